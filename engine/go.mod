@@ -1,0 +1,3 @@
+module github.com/sdods/sdods/engine
+
+go 1.22
