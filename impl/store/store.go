@@ -1,0 +1,74 @@
+// Package store is the PostgreSQL adapter of the test automation server: the connection pool,
+// migrations and transactions around the sqlc-generated queries in gen/db.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sdods/sdods/gen/db"
+)
+
+// DefaultURL is the database the server uses when DATABASE_URL is not set.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/sdods?sslmode=disable"
+
+// Store owns the connection pool and hands out queries, alone or inside a transaction.
+type Store struct {
+	Pool *pgxpool.Pool
+	*db.Queries
+}
+
+// Open connects to url and checks the connection; it does not migrate.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database %s@%s/%s: %w", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Database, err)
+	}
+	return &Store{Pool: pool, Queries: db.New(pool)}, nil
+}
+
+// Close releases every connection.
+func (s *Store) Close() { s.Pool.Close() }
+
+// WithTx runs fn in one transaction: committed when fn returns nil, rolled back otherwise.
+func (s *Store) WithTx(ctx context.Context, fn func(q *db.Queries) error) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		return fn(s.Queries.WithTx(tx))
+	})
+}
+
+// Health reports the database round-trip time, or why it failed.
+func (s *Store) Health(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := s.DatabaseNow(ctx); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// IsNotFound reports whether err means that a queried row does not exist.
+func IsNotFound(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+// IsUniqueViolation reports whether err is a violated unique constraint.
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}

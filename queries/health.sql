@@ -1,0 +1,2 @@
+-- name: DatabaseNow :one
+SELECT now()::timestamptz AS now;
