@@ -394,6 +394,9 @@ func (p *parser) class() {
 			return
 		}
 		if c == '-' {
+			if next < 0 {
+				p.fail(len(p.src), msgMissingBracket)
+			}
 			if next == '-' {
 				p.fail(p.pos+1, msgClassDash)
 			}
