@@ -1,0 +1,66 @@
+# sdods — see README.md. `make run` and `make test` are the two commands a newcomer needs.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+GO122 ?= go1.22.12
+BIN := .bin
+export GOFLAGS := -buildvcs=false
+
+.PHONY: run test test-go test-engine test-ts build generate check-generated lint tools clean help
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+run: ## start the test automation server on the local (or a private) PostgreSQL and print its URL
+	@DATABASE_URL="$$(bash scripts/devdb.sh)" $(GO) run ./cmd/sdods serve --create-db
+
+test: test-go test-engine test-ts ## run every test
+
+test-go: ## root module tests against the real PostgreSQL
+	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
+	 SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" $(GO) test -count=1 ./...
+
+test-engine: ## engine module: standard library only, tested with Go 1.22 and the current Go
+	@cd engine && deps="$$($(GO) list -m all)" && [ "$$deps" = "github.com/sdods/sdods/engine" ] \
+	  || { echo "engine/ must depend on nothing but the standard library; go list -m all says:"; echo "$$deps"; exit 1; }
+	cd engine && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd engine && GOTOOLCHAIN=$(GO122) GOFLAGS=-buildvcs=false $(GO) test -count=1 ./...
+
+test-ts: clients/ts/node_modules ## type-check the TypeScript client
+	cd clients/ts && npm run --silent typecheck
+
+clients/ts/node_modules: clients/ts/package-lock.json
+	cd clients/ts && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+build: ## build the binaries into bin/
+	$(GO) build -o bin/ ./cmd/...
+
+$(BIN)/oapi-codegen: go.mod
+	$(GO) build -o $(BIN)/ github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
+$(BIN)/sqlc: go.mod
+	$(GO) build -o $(BIN)/ github.com/sqlc-dev/sqlc/cmd/sqlc
+$(BIN)/staticcheck: go.mod
+	$(GO) build -o $(BIN)/ honnef.co/go/tools/cmd/staticcheck
+
+tools: $(BIN)/oapi-codegen $(BIN)/sqlc $(BIN)/staticcheck ## build the pinned generators and linters
+
+generate: $(BIN)/oapi-codegen $(BIN)/sqlc clients/ts/node_modules ## regenerate gen/ and clients/ from openapi/, schema/ and queries/
+	bash openapi/generate.sh
+	$(BIN)/sqlc generate
+	$(GO) run ./internal/codegen/stubgen -in gen/serverapi -out gen/serverstub/unimplemented.gen.go
+	cd clients/ts && npm run --silent generate
+
+check-generated: generate ## fail when generated code differs from what is committed
+	@if [ -n "$$(git status --porcelain -- gen clients)" ]; then \
+	  echo "generated code is out of date; run make generate and commit:"; git status --porcelain -- gen clients; \
+	  git --no-pager diff --stat -- gen clients; exit 1; fi
+
+lint: $(BIN)/staticcheck ## gofmt, go vet and staticcheck on both modules
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; [ -z "$$out" ] || { echo "gofmt would change:"; echo "$$out"; exit 1; }
+	$(GO) vet ./...
+	$(BIN)/staticcheck ./...
+	cd engine && $(GO) vet ./... && ../$(BIN)/staticcheck ./...
+
+clean: ## remove build output (not the private database)
+	rm -rf bin $(BIN)

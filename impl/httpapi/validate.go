@@ -1,0 +1,165 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+
+	"github.com/sdods/sdods/impl/apierr"
+)
+
+var registerDecoders sync.Once
+
+// registerBodyDecoders teaches kin-openapi the text content types ingest accepts; their content
+// is parsed by the handler, the validator only checks the content type.
+func registerBodyDecoders() {
+	registerDecoders.Do(func() {
+		raw := func(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+			b, err := io.ReadAll(body)
+			return string(b), err
+		}
+		for _, ct := range []string{"application/x-ndjson", "application/xml", "text/xml", "text/event-stream", "text/html"} {
+			if openapi3filter.RegisteredBodyDecoder(ct) == nil {
+				openapi3filter.RegisterBodyDecoder(ct, raw)
+			}
+		}
+	})
+}
+
+// routeError maps the OpenAPI router's refusal to the error body.
+func routeError(r *http.Request, err error) *apierr.Error {
+	var rerr *routers.RouteError
+	if errors.As(err, &rerr) && errors.Is(rerr, routers.ErrMethodNotAllowed) {
+		return apierr.New(apierr.MethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path), "see openapi/server.yaml for the methods of this path")
+	}
+	return apierr.New(apierr.NotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), "see openapi/server.yaml for the API's routes")
+}
+
+// validationError turns what kin-openapi reports into a 400 (or 413/415) whose hint names each
+// offending member or parameter.
+func validationError(err error) *apierr.Error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return apierr.Wrap(err, apierr.PayloadTooLarge, fmt.Sprintf("the request body exceeds the limit of %d bytes", tooLarge.Limit), "send a smaller body")
+	}
+	var problems []string
+	code := apierr.ValidationFailed
+	var walk func(error)
+	walk = func(err error) {
+		var multi openapi3.MultiError
+		if errors.As(err, &multi) {
+			for _, e := range multi {
+				walk(e)
+			}
+			return
+		}
+		var reqErr *openapi3filter.RequestError
+		if errors.As(err, &reqErr) {
+			switch {
+			case reqErr.Parameter != nil:
+				problems = append(problems, fmt.Sprintf("%s parameter %q: %s", reqErr.Parameter.In, reqErr.Parameter.Name, innerReason(reqErr)))
+			case reqErr.RequestBody != nil:
+				if strings.Contains(reqErr.Reason, "Content-Type") || strings.Contains(innerReason(reqErr), "unsupported content type") {
+					code = apierr.UnsupportedMediaType
+				}
+				var multi openapi3.MultiError
+				if errors.As(reqErr.Err, &multi) {
+					for _, e := range multi {
+						problems = append(problems, bodyProblem(e))
+					}
+				} else {
+					problems = append(problems, bodyProblem(reqErr))
+				}
+			default:
+				problems = append(problems, innerReason(reqErr))
+			}
+			return
+		}
+		var secErr *openapi3filter.SecurityRequirementsError
+		if errors.As(err, &secErr) {
+			problems = append(problems, "credentials missing")
+			return
+		}
+		problems = append(problems, err.Error())
+	}
+	walk(err)
+	if len(problems) == 0 {
+		problems = append(problems, err.Error())
+	}
+	if code == apierr.UnsupportedMediaType {
+		return apierr.Wrap(err, code, "the request body has a content type this operation does not accept", strings.Join(problems, "; "))
+	}
+	msg := "the request is invalid"
+	if len(problems) > 1 {
+		msg = fmt.Sprintf("the request has %d problems", len(problems))
+	}
+	return apierr.Wrap(err, code, msg, strings.Join(problems, "; "))
+}
+
+func innerReason(e *openapi3filter.RequestError) string {
+	if e.Err != nil {
+		var se *openapi3.SchemaError
+		if errors.As(e.Err, &se) {
+			return schemaReason(se)
+		}
+		var pe *openapi3filter.ParseError
+		if errors.As(e.Err, &pe) {
+			return pe.Error()
+		}
+		return e.Err.Error()
+	}
+	return e.Reason
+}
+
+func bodyProblem(err error) string {
+	var se *openapi3.SchemaError
+	if errors.As(err, &se) {
+		ptr := "/" + strings.Join(se.JSONPointer(), "/")
+		return fmt.Sprintf("body member %s: %s", ptr, schemaReason(se))
+	}
+	var pe *openapi3filter.ParseError
+	if errors.As(err, &pe) {
+		return "body: " + pe.Error()
+	}
+	var reqErr *openapi3filter.RequestError
+	if errors.As(err, &reqErr) {
+		if reqErr.Err != nil {
+			return bodyProblem(reqErr.Err)
+		}
+		return "body: " + reqErr.Reason
+	}
+	return "body: " + err.Error()
+}
+
+func schemaReason(se *openapi3.SchemaError) string {
+	if se.Reason != "" {
+		return se.Reason
+	}
+	return se.Error()
+}
+
+// validator checks a request against the OpenAPI document before any handler sees it.
+type validator struct {
+	router routers.Router
+}
+
+func (v *validator) validate(ctx context.Context, r *http.Request, route *routers.Route, params map[string]string) error {
+	in := &openapi3filter.RequestValidationInput{
+		Request:    r,
+		PathParams: params,
+		Route:      route,
+		Options: &openapi3filter.Options{
+			MultiError:         true,
+			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+		},
+	}
+	return openapi3filter.ValidateRequest(ctx, in)
+}
