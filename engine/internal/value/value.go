@@ -1,0 +1,317 @@
+// Package value defines the engine's runtime values — nil, bool, float64, string, []any and
+// map[string]any — and the checks at the engine's edges: CheckDepth and Normalize on the way in,
+// Canonical on the way out.
+package value
+
+import (
+	"encoding/json"
+	"math"
+	"unicode/utf8"
+
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/num"
+)
+
+// MaxEnvDepth is the deepest nesting accepted for each environment root.
+const MaxEnvDepth = 64
+
+// TypeOf returns the JSON type name of v: null, boolean, number, string, array or object.
+func TypeOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "unknown"
+}
+
+// Equal reports deep equality: same JSON type and equal value; numbers by numeric value; objects
+// by member names and values regardless of order. There is no coercion between types.
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !Equal(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// Depth returns the nesting depth of v, counting each array or object as one level (a scalar
+// is 0, [] and {} are 1, [[1]] is 2), but stops counting once limit is exceeded, so it is cheap
+// and safe on hostile or cyclic input.
+func Depth(v any, limit int) int {
+	return depth(v, 0, limit)
+}
+
+func depth(v any, d, limit int) int {
+	if d > limit {
+		return d
+	}
+	best := d
+	switch t := v.(type) {
+	case []any:
+		best = d + 1
+		for _, x := range t {
+			if e := depth(x, d+1, limit); e > best {
+				best = e
+				if best > limit {
+					return best
+				}
+			}
+		}
+	case map[string]any:
+		best = d + 1
+		for _, x := range t {
+			if e := depth(x, d+1, limit); e > best {
+				best = e
+				if best > limit {
+					return best
+				}
+			}
+		}
+	}
+	return best
+}
+
+// CheckDepth refuses (BAD_REQUEST) the first root, in name order, nested more than 64 deep.
+func CheckDepth(env map[string]any) *diag.Diagnostic {
+	for _, name := range sortedKeys(env) {
+		if Depth(env[name], MaxEnvDepth) > MaxEnvDepth {
+			return diag.EnvTooDeep(name, MaxEnvDepth)
+		}
+	}
+	return nil
+}
+
+// Normalize returns v as engine values: json.Number, integers and float32 become float64,
+// []T of those kinds are accepted as []any. It refuses (BAD_REQUEST) numbers beyond double range,
+// NaN, infinities, strings that are not UTF-8 and any other Go type. v is not modified; it is
+// returned as is when it is already normalized. Call CheckDepth first: Normalize recurses.
+func Normalize(v any, ptr string) (any, *diag.Diagnostic) {
+	if ok, d := isNormal(v, ptr); d != nil {
+		return nil, d
+	} else if ok {
+		return v, nil
+	}
+	return convert(v, ptr)
+}
+
+// isNormal reports whether v needs no conversion; it returns a diagnostic for refused values.
+func isNormal(v any, ptr string) (bool, *diag.Diagnostic) {
+	switch t := v.(type) {
+	case nil, bool:
+		return true, nil
+	case string:
+		if !utf8.ValidString(t) {
+			return false, diag.EnvValue(ptr, "a string is not valid UTF-8")
+		}
+		return true, nil
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return false, diag.EnvValue(ptr, "a number is not finite")
+		}
+		return !math.Signbit(t) || t != 0, nil
+	case []any:
+		ok := true
+		for i, x := range t {
+			n, d := isNormal(x, diag.Index(ptr, i))
+			if d != nil {
+				return false, d
+			}
+			ok = ok && n
+		}
+		return ok, nil
+	case map[string]any:
+		ok := true
+		for _, k := range sortedKeys(t) {
+			n, d := isNormal(t[k], diag.Pointer(ptr, k))
+			if d != nil {
+				return false, d
+			}
+			ok = ok && n
+		}
+		return ok, nil
+	}
+	return false, nil
+}
+
+func convert(v any, ptr string) (any, *diag.Diagnostic) {
+	switch t := v.(type) {
+	case nil, bool, string:
+		return t, nil
+	case float64:
+		return t + 0, nil // -0 becomes 0
+	case float32:
+		return Normalize(float64(t), ptr)
+	case int:
+		return float64(t), nil
+	case int8:
+		return float64(t), nil
+	case int16:
+		return float64(t), nil
+	case int32:
+		return float64(t), nil
+	case int64:
+		return float64(t), nil
+	case uint:
+		return float64(t), nil
+	case uint8:
+		return float64(t), nil
+	case uint16:
+		return float64(t), nil
+	case uint32:
+		return float64(t), nil
+	case uint64:
+		return float64(t), nil
+	case json.Number:
+		f, ok := num.Parse(string(t))
+		if !ok {
+			return nil, diag.EnvValue(ptr, "number "+clip(string(t))+" is not a JSON number within the range of a double")
+		}
+		return f, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			c, d := convert(x, diag.Index(ptr, i))
+			if d != nil {
+				return nil, d
+			}
+			out[i] = c
+		}
+		return out, nil
+	case []string:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = x
+		}
+		return convert(out, ptr)
+	case []float64:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = x
+		}
+		return convert(out, ptr)
+	case []int:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = float64(x)
+		}
+		return out, nil
+	case []map[string]any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = x
+		}
+		return convert(out, ptr)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for _, k := range sortedKeys(t) {
+			c, d := convert(t[k], diag.Pointer(ptr, k))
+			if d != nil {
+				return nil, d
+			}
+			out[k] = c
+		}
+		return out, nil
+	}
+	return nil, diag.EnvValue(ptr, "a value of Go type "+goType(v)+" is not a JSON value")
+}
+
+// Canonical returns v with every number rounded to 15 significant digits (see package num).
+// It fails when a number is beyond double range after rounding. v is returned as is when every
+// number in it is already canonical.
+func Canonical(v any) (any, bool) {
+	if isCanonical(v) {
+		return v, true
+	}
+	return canon(v)
+}
+
+func isCanonical(v any) bool {
+	switch t := v.(type) {
+	case float64:
+		c, ok := num.Canonical(t)
+		return ok && c == t && !math.Signbit(t)
+	case []any:
+		for _, x := range t {
+			if !isCanonical(x) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, x := range t {
+			if !isCanonical(x) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func canon(v any) (any, bool) {
+	switch t := v.(type) {
+	case float64:
+		return num.Canonical(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			c, ok := canon(x)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			c, ok := canon(x)
+			if !ok {
+				return nil, false
+			}
+			out[k] = c
+		}
+		return out, true
+	}
+	return v, true
+}
