@@ -69,9 +69,15 @@ func TooDeep(ptr string, limit int) *Diagnostic {
 	return newf(ExpressionTooDeep, ptr, "expression nested deeper than %d", limit)
 }
 
-// PatternRefused reports a constant pattern outside the portable subset.
-func PatternRefused(ptr string, err error) *Diagnostic {
-	return newf(PatternNotPortable, ptr, "%v", err)
+// PatternRefused reports a constant pattern outside the portable subset; offset is the code
+// point offset in the pattern where the problem is.
+func PatternRefused(ptr string, offset int, msg string) *Diagnostic {
+	return newf(PatternNotPortable, ptr, "pattern not portable at offset %d: %s", offset, msg)
+}
+
+// DynamicPatternRefused reports a computed pattern outside the portable subset.
+func DynamicPatternRefused(ptr string, offset int, msg string) *Diagnostic {
+	return newf(EvaluationError, ptr, "matches: pattern not portable at offset %d: %s", offset, msg)
 }
 
 // --- load: functions ---

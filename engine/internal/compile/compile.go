@@ -1,0 +1,429 @@
+package compile
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/num"
+)
+
+// FunctionDef is one function definition of a ruleset, in document order.
+type FunctionDef struct {
+	Name    string
+	Params  []string
+	Body    *jsonv.Node
+	Pointer string // pointer of the definition; the body is at Pointer + "/body"
+}
+
+// Config declares what expressions may use.
+type Config struct {
+	Operators []string      // declared custom operators (x-...)
+	Functions []FunctionDef // function definitions
+}
+
+// function is a compiled function.
+type function struct {
+	name   string
+	params []string
+	ptr    string
+	slots  int
+	body   *node
+	calls  []string // functions the body calls, for cycle detection
+}
+
+// Unit is a compiled set of functions and declarations, shared by every expression of a ruleset.
+type Unit struct {
+	declared map[string]bool
+	funcs    map[string]*function
+}
+
+// scope is the lexical scope of one frame: bindings visible at a point, innermost last.
+type scope struct {
+	names []string
+	slots []int
+	n     *int // slots allocated in the frame
+}
+
+func newScope() *scope { return &scope{n: new(int)} }
+
+func (s *scope) lookup(name string) (int, bool) {
+	for i := len(s.names) - 1; i >= 0; i-- {
+		if s.names[i] == name {
+			return s.slots[i], true
+		}
+	}
+	return 0, false
+}
+
+// bind returns a scope with name bound to a fresh slot.
+func (s *scope) bind(name string) (*scope, int) {
+	slot := *s.n
+	*s.n++
+	return &scope{
+		names: append(append([]string(nil), s.names...), name),
+		slots: append(append([]int(nil), s.slots...), slot),
+		n:     s.n,
+	}, slot
+}
+
+// compiler holds the state of one load.
+type compiler struct {
+	unit   *Unit
+	diags  diag.List
+	calls  *[]string       // calls of the function body being compiled
+	custom map[string]bool // custom operators used
+	cur    *function       // function being compiled, nil at top level
+}
+
+func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
+
+// NewUnit compiles the function definitions of cfg. It reports every problem: malformed
+// definitions, FUNCTION_REDEFINED, problems inside bodies and FUNCTION_RECURSIVE for every
+// function on a cycle.
+func NewUnit(cfg Config) (*Unit, diag.List) {
+	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}}
+	for _, name := range cfg.Operators {
+		u.declared[name] = true
+	}
+	c := &compiler{unit: u, custom: map[string]bool{}}
+	var order []*function
+	bodies := map[*function]FunctionDef{}
+	for _, def := range cfg.Functions {
+		if _, dup := u.funcs[def.Name]; dup {
+			c.report(diag.Redefined(def.Pointer, def.Name))
+			continue
+		}
+		if def.Name == "" {
+			c.report(diag.BadFunction(def.Pointer, def.Name, "the name is empty"))
+			continue
+		}
+		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer}
+		seen := map[string]bool{}
+		for i, p := range def.Params {
+			if !validName(p) {
+				c.report(diag.BadFunction(diag.Index(def.Pointer+"/params", i), def.Name, "a parameter name must be a non-empty name without '.'"))
+			}
+			if seen[p] {
+				c.report(diag.BadFunction(diag.Index(def.Pointer+"/params", i), def.Name, "parameter "+p+" appears twice"))
+			}
+			seen[p] = true
+		}
+		if def.Body == nil {
+			c.report(diag.BadFunction(def.Pointer, def.Name, "the body is missing"))
+		}
+		u.funcs[def.Name] = f
+		order = append(order, f)
+		bodies[f] = def
+	}
+	for _, f := range order {
+		def := bodies[f]
+		if def.Body == nil {
+			continue
+		}
+		sc := newScope()
+		for _, p := range f.params {
+			sc, _ = sc.bind(p)
+		}
+		calls := []string{}
+		c.calls, c.cur = &calls, f
+		f.body = c.compile(def.Body, def.Pointer+"/body", sc, 1)
+		f.slots = *sc.n
+		f.calls = calls
+		c.calls, c.cur = nil, nil
+	}
+	c.checkCycles(order)
+	if len(c.diags) > 0 {
+		return nil, c.diags.Sort()
+	}
+	return u, nil
+}
+
+// checkCycles reports FUNCTION_RECURSIVE for every function that reaches itself.
+func (c *compiler) checkCycles(order []*function) {
+	for _, f := range order {
+		if path := c.reach(f.name, f.name, map[string]bool{}); path != nil {
+			c.report(diag.Recursive(f.ptr, append([]string{f.name}, path...)))
+		}
+	}
+}
+
+// reach returns a call path from 'from' to target (excluding from), or nil.
+func (c *compiler) reach(from, target string, seen map[string]bool) []string {
+	f := c.unit.funcs[from]
+	if f == nil {
+		return nil
+	}
+	for _, g := range f.calls {
+		if g == target {
+			return []string{g}
+		}
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		if p := c.reach(g, target, seen); p != nil {
+			return append([]string{g}, p...)
+		}
+	}
+	return nil
+}
+
+func validName(s string) bool { return s != "" && !strings.Contains(s, ".") }
+
+// Compile compiles one expression in the unit; ptr is the pointer of the expression in its
+// document (used in every diagnostic and evaluation error).
+func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
+	c := &compiler{unit: u, custom: map[string]bool{}}
+	sc := newScope()
+	root := c.compile(n, ptr, sc, 1)
+	if len(c.diags) > 0 {
+		return nil, c.diags.Sort()
+	}
+	p := &Program{root: root, slots: *sc.n}
+	for name := range c.custom {
+		p.custom = append(p.custom, name)
+	}
+	sort.Strings(p.custom)
+	return p, nil
+}
+
+// Functions returns the function names of the unit, sorted.
+func (u *Unit) Functions() []string {
+	out := make([]string, 0, len(u.funcs))
+	for n := range u.funcs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func constNode(v any, ptr string) *node {
+	return &node{constant: true, value: v, ptr: ptr, eval: func(*frame) (any, error) { return v, nil }}
+}
+
+// errNode is the placeholder for a node that failed to compile; the load fails anyway.
+func errNode(ptr string) *node { return constNode(nil, ptr) }
+
+// compile compiles the expression n at ptr, at nesting depth depth.
+func (c *compiler) compile(n *jsonv.Node, ptr string, sc *scope, depth int) *node {
+	if depth > MaxDepth {
+		c.report(diag.TooDeep(ptr, MaxDepth))
+		return errNode(ptr)
+	}
+	switch n.Kind {
+	case jsonv.Null:
+		return constNode(nil, ptr)
+	case jsonv.Bool:
+		return constNode(n.Bool, ptr)
+	case jsonv.String:
+		return constNode(n.Text, ptr)
+	case jsonv.Number:
+		f, ok := num.Parse(n.Text)
+		if !ok {
+			c.report(diag.LiteralOutOfRange(ptr, n.Text))
+			return errNode(ptr)
+		}
+		return constNode(f, ptr)
+	case jsonv.Array:
+		return c.compileList(n, ptr, sc, depth)
+	}
+	// object: exactly one of the three forms
+	keys := make([]string, len(n.Members))
+	seen := map[string]bool{}
+	for i, m := range n.Members {
+		keys[i] = m.Key
+		if seen[m.Key] {
+			c.report(diag.DuplicateMember(ptr, m.Key))
+			return errNode(ptr)
+		}
+		seen[m.Key] = true
+	}
+	switch {
+	case len(keys) == 1 && seen["var"]:
+		return c.compileVar(n.Get("var"), ptr, sc)
+	case len(keys) == 2 && seen["op"] && seen["args"]:
+		name := n.Get("op")
+		args := n.Get("args")
+		if name.Kind != jsonv.String {
+			c.report(diag.MemberType(ptr+"/op", "op", "a string"))
+			return errNode(ptr)
+		}
+		if args.Kind != jsonv.Array {
+			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
+			return errNode(ptr)
+		}
+		return c.compileOp(name.Text, args.Items, ptr, sc, depth)
+	case len(keys) == 2 && seen["fn"] && seen["args"]:
+		name := n.Get("fn")
+		args := n.Get("args")
+		if name.Kind != jsonv.String {
+			c.report(diag.MemberType(ptr+"/fn", "fn", "a string"))
+			return errNode(ptr)
+		}
+		if args.Kind != jsonv.Array {
+			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
+			return errNode(ptr)
+		}
+		return c.compileCall(name.Text, args.Items, ptr, sc, depth)
+	}
+	sort.Strings(keys)
+	c.report(diag.NotAnExpression(ptr, keys))
+	return errNode(ptr)
+}
+
+// compileArgs compiles the argument expressions of an op or fn form.
+func (c *compiler) compileArgs(args []*jsonv.Node, ptr string, sc *scope, depth int) []*node {
+	out := make([]*node, len(args))
+	for i, a := range args {
+		out[i] = c.compile(a, diag.Index(ptr+"/args", i), sc, depth+1)
+	}
+	return out
+}
+
+// compileList compiles an array: a list of expressions, evaluated in order.
+func (c *compiler) compileList(n *jsonv.Node, ptr string, sc *scope, depth int) *node {
+	items := make([]*node, len(n.Items))
+	constant := true
+	for i, it := range n.Items {
+		items[i] = c.compile(it, diag.Index(ptr, i), sc, depth+1)
+		constant = constant && items[i].constant
+	}
+	if constant {
+		vals := make([]any, len(items))
+		for i, it := range items {
+			vals[i] = it.value
+		}
+		nd := &node{constant: true, value: vals, ptr: ptr}
+		nd.eval = func(*frame) (any, error) { return vals, nil }
+		return nd
+	}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		if err := fr.rt.charge(ptr, len(items)); err != nil {
+			return nil, err
+		}
+		out := make([]any, len(items))
+		for i, it := range items {
+			v, err := it.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	}}
+}
+
+// segment is one step of a variable path after the root.
+type segment struct {
+	key   string
+	index int // -1 when the segment is not a run of ASCII digits or is too large
+}
+
+// compileVar compiles {var: "root.a.0.b"}.
+func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
+	if p.Kind != jsonv.String {
+		c.report(diag.MemberType(ptr+"/var", "var", "a string path"))
+		return errNode(ptr)
+	}
+	parts := strings.Split(p.Text, ".")
+	for _, s := range parts {
+		if s == "" {
+			c.report(diag.BadVariable(ptr+"/var", p.Text, "a path is one or more non-empty segments separated by '.'"))
+			return errNode(ptr)
+		}
+	}
+	root := parts[0]
+	segs := make([]segment, len(parts)-1)
+	for i, s := range parts[1:] {
+		segs[i] = segment{key: s, index: asIndex(s)}
+	}
+	slot, local := sc.lookup(root)
+	walk := func(v any) any {
+		for _, s := range segs {
+			switch t := v.(type) {
+			case map[string]any:
+				v = t[s.key]
+			case []any:
+				if s.index >= 0 && s.index < len(t) {
+					v = t[s.index]
+				} else {
+					return nil
+				}
+			default:
+				return nil
+			}
+		}
+		return v
+	}
+	if local {
+		if len(segs) == 0 {
+			return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.locals[slot], nil }}
+		}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.locals[slot]), nil }}
+	}
+	if len(segs) == 0 {
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.env[root], nil }}
+	}
+	if len(segs) == 1 && segs[0].index < 0 {
+		key := segs[0].key
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			if m, ok := fr.env[root].(map[string]any); ok {
+				return m[key], nil
+			}
+			return nil, nil
+		}}
+	}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.env[root]), nil }}
+}
+
+// asIndex returns the list index a run of ASCII digits denotes, or -1.
+func asIndex(s string) int {
+	if len(s) == 0 {
+		return -1
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch < '0' || ch > '9' {
+			return -1
+		}
+		if n > 100_000_000 {
+			return 1 << 30 // beyond any list the engine accepts: out of range
+		}
+		n = n*10 + int(ch-'0')
+	}
+	return n
+}
+
+// compileCall compiles {fn, args}.
+func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	f, ok := c.unit.funcs[name]
+	if !ok {
+		c.report(diag.UnknownFunction(ptr+"/fn", name))
+		return errNode(ptr)
+	}
+	if len(args) != len(f.params) {
+		c.report(diag.FunctionArgs(ptr+"/args", name, len(args), len(f.params)))
+		return errNode(ptr)
+	}
+	if c.calls != nil {
+		*c.calls = append(*c.calls, name)
+	}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		if err := fr.rt.charge(ptr, 1); err != nil {
+			return nil, err
+		}
+		callee := &frame{env: fr.env, rt: fr.rt, locals: make([]any, f.slots)}
+		for i, a := range args {
+			v, err := a.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			callee.locals[i] = v
+		}
+		return f.body.eval(callee)
+	}}
+}

@@ -1,0 +1,271 @@
+package compile
+
+import (
+	"sort"
+
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/value"
+)
+
+// builder compiles one operator application whose arity has been checked.
+type builder func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node
+
+// spec describes one core operator.
+type spec struct {
+	min, max int // argument count; max < 0 means no upper bound
+	build    builder
+}
+
+// coreOperators is the core profile: exactly 45 operators. spec/v1/operators.md documents each.
+// It is filled by init only because the builders reach back into the compiler, which reads the
+// table (a package-level initializer would be an initialization cycle).
+var coreOperators map[string]spec
+
+func init() { coreOperators = coreTable() }
+
+func coreTable() map[string]spec {
+	return map[string]spec{
+		// comparison
+		"==":      {2, 2, binary(opEq)},
+		"!=":      {2, 2, binary(opNe)},
+		"<":       {2, 2, binary(cmpOp(func(c int) bool { return c < 0 }))},
+		"<=":      {2, 2, binary(cmpOp(func(c int) bool { return c <= 0 }))},
+		">":       {2, 2, binary(cmpOp(func(c int) bool { return c > 0 }))},
+		">=":      {2, 2, binary(cmpOp(func(c int) bool { return c >= 0 }))},
+		"between": {3, 3, strict(opBetween)},
+		// logic and conditionals (lazy)
+		"and":      {1, -1, buildAnd},
+		"or":       {1, -1, buildOr},
+		"not":      {1, 1, unary(opNot)},
+		"if":       {3, -1, buildIf},
+		"coalesce": {1, -1, buildCoalesce},
+		// arithmetic
+		"+":     {2, -1, strict(opAdd)},
+		"-":     {1, 2, strict(opSub)},
+		"*":     {2, -1, strict(opMul)},
+		"/":     {2, 2, binary(opDiv)},
+		"mod":   {2, 2, binary(opMod)},
+		"abs":   {1, 1, unary(opAbs)},
+		"min":   {1, -1, strict(opMin)},
+		"max":   {1, -1, strict(opMax)},
+		"round": {1, 2, strict(opRound)},
+		"sum":   {1, 1, unary(opSum)},
+		// strings
+		"upper":      {1, 1, unary(opUpper)},
+		"lower":      {1, 1, unary(opLower)},
+		"trim":       {1, 1, unary(opTrim)},
+		"concat":     {1, -1, strict(opConcat)},
+		"substring":  {2, 3, strict(opSubstring)},
+		"text":       {1, 1, unary(opText)},
+		"startsWith": {2, 2, binary(opStartsWith)},
+		"endsWith":   {2, 2, binary(opEndsWith)},
+		"matches":    {2, 2, buildMatches},
+		// strings and lists
+		"length":   {1, 1, unary(opLength)},
+		"contains": {2, 2, binary(opContains)},
+		"in":       {2, 2, binary(func(ptr string, a, b any) (any, error) { return containsOp(ptr, "in", b, a, 1) })},
+		// lists (the body sees each element bound to a name, "it" by default)
+		"map":    {2, 3, iterate(iterMap)},
+		"filter": {2, 3, iterate(iterFilter)},
+		"some":   {2, 3, iterate(iterSome)},
+		"all":    {2, 3, iterate(iterAll)},
+		// types and null
+		"typeOf":  {1, 1, unary(func(_ string, a any) (any, error) { return value.TypeOf(a), nil })},
+		"isEmpty": {1, 1, unary(opIsEmpty)},
+		"literal": {1, 1, buildLiteral},
+		// dates
+		"isDate":       {1, 1, unary(opIsDate)},
+		"yearsBetween": {2, 2, binary(opYearsBetween)},
+		"daysBetween":  {2, 2, binary(opDaysBetween)},
+		"dateAdd":      {3, 3, strict(opDateAdd)},
+	}
+}
+
+// CoreOperators returns the names of the core operators, sorted.
+func CoreOperators() []string {
+	out := make([]string, 0, len(coreOperators))
+	for name := range coreOperators {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func arityText(min, max int) string {
+	switch {
+	case max < 0:
+		return itoa(min) + " or more arguments"
+	case min == max && min == 1:
+		return "1 argument"
+	case min == max:
+		return itoa(min) + " arguments"
+	}
+	return itoa(min) + " to " + itoa(max) + " arguments"
+}
+
+func itoa(i int) string { return diag.Index("", i)[1:] }
+
+// compileOp compiles {op, args}.
+func (c *compiler) compileOp(name string, raw []*jsonv.Node, ptr string, sc *scope, depth int) *node {
+	if len(name) > 2 && name[:2] == "x-" {
+		return c.compileCustom(name, raw, ptr, sc, depth)
+	}
+	s, ok := coreOperators[name]
+	if !ok {
+		c.report(diag.UnknownOperator(ptr+"/op", name))
+		c.compileArgs(raw, ptr, sc, depth) // report problems inside the arguments too
+		return errNode(ptr)
+	}
+	if len(raw) < s.min || (s.max >= 0 && len(raw) > s.max) || (name == "if" && len(raw)%2 == 0) {
+		want := arityText(s.min, s.max)
+		if name == "if" {
+			want = "an odd number of arguments, at least 3"
+		}
+		c.report(diag.Arity(ptr+"/args", name, len(raw), want))
+		c.compileArgs(raw, ptr, sc, depth)
+		return errNode(ptr)
+	}
+	return s.build(c, name, ptr, raw, sc, depth)
+}
+
+// fold evaluates a node whose arguments are all constant once, at load, and turns it into a
+// constant when that succeeds; a failure is left to happen (and be reported) at evaluation.
+func fold(n *node) *node {
+	rt := &runtime{limit: DefaultBudget}
+	v, err := safeEval(n, &frame{rt: rt})
+	if err != nil {
+		return n
+	}
+	return constNode(v, n.ptr)
+}
+
+func safeEval(n *node, fr *frame) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, diag.Panic(n.ptr, r)
+		}
+	}()
+	return n.eval(fr)
+}
+
+func allConstant(args []*node) bool {
+	for _, a := range args {
+		if !a.constant {
+			return false
+		}
+	}
+	return true
+}
+
+// strict builds an operator that evaluates every argument, left to right, then applies fn.
+func strict(fn func(ptr string, args []any) (any, error)) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			vals := make([]any, len(args))
+			for i, a := range args {
+				v, err := a.eval(fr)
+				if err != nil {
+					return nil, err
+				}
+				vals[i] = v
+			}
+			return fn(ptr, vals)
+		}}
+		if allConstant(args) {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+func unary(fn func(ptr string, a any) (any, error)) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		a := args[0]
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			v, err := a.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			return fn(ptr, v)
+		}}
+		if a.constant {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+func binary(fn func(ptr string, a, b any) (any, error)) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		a, b := args[0], args[1]
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			x, err := a.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			y, err := b.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			return fn(ptr, x, y)
+		}}
+		if a.constant && b.constant {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+// compileCustom compiles an x- operator: declared in the unit, supplied by the host at evaluation.
+func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	if !c.unit.declared[name] {
+		c.report(diag.Undeclared(ptr+"/op", name))
+		return errNode(ptr)
+	}
+	c.custom[name] = true
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		op := fr.rt.custom[name]
+		if op == nil {
+			return nil, diag.Unavailable(ptr, name)
+		}
+		if err := fr.rt.charge(ptr, 1); err != nil {
+			return nil, err
+		}
+		vals := make([]any, len(args))
+		for i, a := range args {
+			v, err := a.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = v
+		}
+		return callCustom(ptr, name, op, vals)
+	}}
+}
+
+// callCustom runs a host operator, turning a panic or an error into OPERATOR_FAILED and checking
+// that what it returned is a JSON value.
+func callCustom(ptr, name string, op Operator, args []any) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, diag.Failed(ptr, name, r)
+		}
+	}()
+	v, err = op(args)
+	if err != nil {
+		return nil, diag.Failed(ptr, name, err)
+	}
+	if value.Depth(v, value.MaxEnvDepth) > value.MaxEnvDepth {
+		return nil, diag.Failed(ptr, name, "result nested too deep")
+	}
+	nv, d := value.Normalize(v, ptr)
+	if d != nil {
+		return nil, diag.Failed(ptr, name, d.Message)
+	}
+	return nv, nil
+}

@@ -1,0 +1,672 @@
+package compile
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sdods/sdods/engine/internal/date"
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/value"
+)
+
+func typeErr(ptr, op string, i int, want string, got any) error {
+	return diag.TypeMismatch(ptr, op, i, want, value.TypeOf(got))
+}
+
+func numberOut(ptr string, f float64, ok bool) (any, error) {
+	if !ok {
+		return nil, diag.ResultOutOfRange(ptr)
+	}
+	return f, nil
+}
+
+// --- comparison ---
+
+func opEq(_ string, a, b any) (any, error) { return value.Equal(a, b), nil }
+func opNe(_ string, a, b any) (any, error) { return !value.Equal(a, b), nil }
+
+// order compares two non-null operands: both numbers or both strings (code point order).
+func order(ptr, op string, a, b any, ia, ib int) (int, error) {
+	switch x := a.(type) {
+	case float64:
+		y, ok := b.(float64)
+		if !ok {
+			return 0, typeErr(ptr, op, ib, "a number like argument "+itoa(ia+1), b)
+		}
+		switch {
+		case x < y:
+			return -1, nil
+		case x > y:
+			return 1, nil
+		}
+		return 0, nil
+	case string:
+		y, ok := b.(string)
+		if !ok {
+			return 0, typeErr(ptr, op, ib, "a string like argument "+itoa(ia+1), b)
+		}
+		return strings.Compare(x, y), nil // UTF-8 byte order is code point order
+	}
+	return 0, typeErr(ptr, op, ia, "a number or a string", a)
+}
+
+func cmpOp(test func(int) bool) func(ptr string, a, b any) (any, error) {
+	return func(ptr string, a, b any) (any, error) {
+		if a == nil || b == nil {
+			return false, nil
+		}
+		c, err := order(ptr, "comparison", a, b, 0, 1)
+		if err != nil {
+			return nil, err
+		}
+		return test(c), nil
+	}
+}
+
+func opBetween(ptr string, args []any) (any, error) {
+	x, lo, hi := args[0], args[1], args[2]
+	if x == nil || lo == nil || hi == nil {
+		return false, nil
+	}
+	c1, err := order(ptr, "between", lo, x, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	c2, err := order(ptr, "between", x, hi, 0, 2)
+	if err != nil {
+		return nil, err
+	}
+	return c1 <= 0 && c2 <= 0, nil
+}
+
+// --- logic ---
+
+// truth reads a condition: true, false, or null (which counts as false).
+func truth(ptr, op string, i int, v any) (bool, error) {
+	switch t := v.(type) {
+	case bool:
+		return t, nil
+	case nil:
+		return false, nil
+	}
+	return false, typeErr(ptr, op, i, "a boolean or null", v)
+}
+
+func opNot(ptr string, a any) (any, error) {
+	t, err := truth(ptr, "not", 0, a)
+	if err != nil {
+		return nil, err
+	}
+	return !t, nil
+}
+
+func buildAnd(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return buildShort(c, name, ptr, raw, sc, depth, false)
+}
+
+func buildOr(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return buildShort(c, name, ptr, raw, sc, depth, true)
+}
+
+// buildShort builds and (stop == false) and or (stop == true): arguments are evaluated left to
+// right until one reads as stop.
+func buildShort(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int, stop bool) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		for i, a := range args {
+			v, err := a.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			t, err := truth(ptr, name, i, v)
+			if err != nil {
+				return nil, err
+			}
+			if t == stop {
+				return stop, nil
+			}
+		}
+		return !stop, nil
+	}}
+	if allConstant(args) {
+		return fold(n)
+	}
+	return n
+}
+
+// buildIf builds if(c1, v1, c2, v2, ..., else): only the chosen branch is evaluated.
+func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		i := 0
+		for ; i+1 < len(args); i += 2 {
+			v, err := args[i].eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			t, err := truth(ptr, "if", i, v)
+			if err != nil {
+				return nil, err
+			}
+			if t {
+				return args[i+1].eval(fr)
+			}
+		}
+		return args[i].eval(fr)
+	}}
+	if allConstant(args) {
+		return fold(n)
+	}
+	return n
+}
+
+// buildCoalesce returns the first argument that is not null, evaluating no further.
+func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		for _, a := range args {
+			v, err := a.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			if v != nil {
+				return v, nil
+			}
+		}
+		return nil, nil
+	}}
+	if allConstant(args) {
+		return fold(n)
+	}
+	return n
+}
+
+// --- arithmetic ---
+
+// numbers reads number operands; null (ok false) when any operand is null.
+func numbers(ptr, op string, args []any) ([]float64, bool, error) {
+	out := make([]float64, len(args))
+	null := false
+	for i, a := range args {
+		switch t := a.(type) {
+		case float64:
+			out[i] = t
+		case nil:
+			null = true
+		default:
+			return nil, false, typeErr(ptr, op, i, "a number", a)
+		}
+	}
+	return out, !null, nil
+}
+
+func opAdd(ptr string, args []any) (any, error) {
+	xs, ok, err := numbers(ptr, "+", args)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return numberOutF(ptr)(num.Add(xs...))
+}
+
+func opSub(ptr string, args []any) (any, error) {
+	xs, ok, err := numbers(ptr, "-", args)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if len(xs) == 1 {
+		return numberOutF(ptr)(num.Sub(0, xs[0]))
+	}
+	return numberOutF(ptr)(num.Sub(xs[0], xs[1]))
+}
+
+func opMul(ptr string, args []any) (any, error) {
+	xs, ok, err := numbers(ptr, "*", args)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return numberOutF(ptr)(num.Mul(xs...))
+}
+
+func opDiv(ptr string, a, b any) (any, error) {
+	xs, ok, err := numbers(ptr, "/", []any{a, b})
+	if err != nil || !ok || xs[1] == 0 {
+		return nil, err
+	}
+	return numberOutF(ptr)(num.Div(xs[0], xs[1]))
+}
+
+func opMod(ptr string, a, b any) (any, error) {
+	xs, ok, err := numbers(ptr, "mod", []any{a, b})
+	if err != nil || !ok || xs[1] == 0 {
+		return nil, err
+	}
+	return numberOutF(ptr)(num.Mod(xs[0], xs[1]))
+}
+
+func opAbs(ptr string, a any) (any, error) {
+	xs, ok, err := numbers(ptr, "abs", []any{a})
+	if err != nil || !ok {
+		return nil, err
+	}
+	return num.Abs(xs[0]), nil
+}
+
+// listOrArgs returns the elements of a single array argument, or the arguments themselves.
+func listOrArgs(args []any) []any {
+	if len(args) == 1 {
+		if l, ok := args[0].([]any); ok {
+			return l
+		}
+	}
+	return args
+}
+
+func extreme(ptr, op string, args []any, better func(a, b float64) bool) (any, error) {
+	items := listOrArgs(args)
+	xs, ok, err := numbers(ptr, op, items)
+	if err != nil || !ok || len(xs) == 0 {
+		return nil, err
+	}
+	best := xs[0]
+	for _, x := range xs[1:] {
+		if better(x, best) {
+			best = x
+		}
+	}
+	return best, nil
+}
+
+func opMin(ptr string, args []any) (any, error) {
+	return extreme(ptr, "min", args, func(a, b float64) bool { return a < b })
+}
+
+func opMax(ptr string, args []any) (any, error) {
+	return extreme(ptr, "max", args, func(a, b float64) bool { return a > b })
+}
+
+// integer reads an integral number operand within [lo, hi].
+func integer(ptr, op string, i int, v any, lo, hi float64) (int64, error) {
+	f, ok := v.(float64)
+	if !ok || f != math.Trunc(f) || f < lo || f > hi {
+		if ok {
+			return 0, diag.Eval(ptr, op, "argument "+itoa(i+1)+" must be an integer from "+fmtNum(lo)+" to "+fmtNum(hi))
+		}
+		return 0, typeErr(ptr, op, i, "an integer", v)
+	}
+	return int64(f), nil
+}
+
+func fmtNum(f float64) string { s, _ := num.Format(f); return s }
+
+func opRound(ptr string, args []any) (any, error) {
+	if args[0] == nil || (len(args) == 2 && args[1] == nil) {
+		return nil, nil
+	}
+	x, ok := args[0].(float64)
+	if !ok {
+		return nil, typeErr(ptr, "round", 0, "a number", args[0])
+	}
+	places := int64(0)
+	if len(args) == 2 {
+		p, err := integer(ptr, "round", 1, args[1], -15, 15)
+		if err != nil {
+			return nil, err
+		}
+		places = p
+	}
+	return numberOutF(ptr)(num.Round(x, int(places)))
+}
+
+func opSum(ptr string, a any) (any, error) {
+	if a == nil {
+		return nil, nil
+	}
+	l, ok := a.([]any)
+	if !ok {
+		return nil, typeErr(ptr, "sum", 0, "an array of numbers", a)
+	}
+	xs, ok, err := numbers(ptr, "sum", l)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return numberOutF(ptr)(num.Add(xs...))
+}
+
+// numberOut adapts a (float64, bool) result of package num.
+func numberOutF(ptr string) func(float64, bool) (any, error) {
+	return func(f float64, ok bool) (any, error) { return numberOut(ptr, f, ok) }
+}
+
+// --- strings ---
+
+func str(ptr, op string, i int, v any) (string, bool, error) {
+	switch t := v.(type) {
+	case string:
+		return t, true, nil
+	case nil:
+		return "", false, nil
+	}
+	return "", false, typeErr(ptr, op, i, "a string", v)
+}
+
+func asciiMap(s string, from, to byte) string {
+	i := 0
+	for i < len(s) && (s[i] < from || s[i] > to) {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if b[i] >= from && b[i] <= to {
+			b[i] ^= 0x20
+		}
+	}
+	return string(b)
+}
+
+func opUpper(ptr string, a any) (any, error) {
+	s, ok, err := str(ptr, "upper", 0, a)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return asciiMap(s, 'a', 'z'), nil
+}
+
+func opLower(ptr string, a any) (any, error) {
+	s, ok, err := str(ptr, "lower", 0, a)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return asciiMap(s, 'A', 'Z'), nil
+}
+
+// asciiSpace is what trim removes: tab, line feed, vertical tab, form feed, carriage return, space.
+const asciiSpace = "\t\n\v\f\r "
+
+func opTrim(ptr string, a any) (any, error) {
+	s, ok, err := str(ptr, "trim", 0, a)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return strings.Trim(s, asciiSpace), nil
+}
+
+func opConcat(ptr string, args []any) (any, error) {
+	for _, a := range args {
+		if a == nil {
+			return nil, nil
+		}
+	}
+	switch args[0].(type) {
+	case string:
+		var b strings.Builder
+		for i, a := range args {
+			s, ok := a.(string)
+			if !ok {
+				return nil, typeErr(ptr, "concat", i, "a string like argument 1", a)
+			}
+			b.WriteString(s)
+		}
+		return b.String(), nil
+	case []any:
+		var out []any
+		for i, a := range args {
+			l, ok := a.([]any)
+			if !ok {
+				return nil, typeErr(ptr, "concat", i, "an array like argument 1", a)
+			}
+			out = append(out, l...)
+		}
+		if out == nil {
+			out = []any{}
+		}
+		return out, nil
+	}
+	return nil, typeErr(ptr, "concat", 0, "a string or an array", args[0])
+}
+
+func opSubstring(ptr string, args []any) (any, error) {
+	for _, a := range args {
+		if a == nil {
+			return nil, nil
+		}
+	}
+	s, _, err := str(ptr, "substring", 0, args[0])
+	if err != nil {
+		return nil, err
+	}
+	n := int64(utf8.RuneCountInString(s))
+	start, err := integer(ptr, "substring", 1, args[1], -1e15, 1e15)
+	if err != nil {
+		return nil, err
+	}
+	if start < 0 {
+		start += n
+		if start < 0 {
+			start = 0
+		}
+	}
+	if start > n {
+		start = n
+	}
+	end := n
+	if len(args) == 3 {
+		l, err := integer(ptr, "substring", 2, args[2], 0, 1e15)
+		if err != nil {
+			return nil, err
+		}
+		if start+l < end {
+			end = start + l
+		}
+	}
+	return runeSlice(s, start, end), nil
+}
+
+// runeSlice returns the code points [start, end) of s.
+func runeSlice(s string, start, end int64) string {
+	i, b, e := int64(0), len(s), len(s)
+	for off := range s {
+		if i == start {
+			b = off
+		}
+		if i == end {
+			e = off
+			break
+		}
+		i++
+	}
+	if b > e {
+		return ""
+	}
+	return s[b:e]
+}
+
+func opText(ptr string, a any) (any, error) {
+	switch t := a.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return t, nil
+	case bool:
+		if t {
+			return "true", nil
+		}
+		return "false", nil
+	case float64:
+		s, ok := num.Format(t)
+		if !ok {
+			return nil, diag.ResultOutOfRange(ptr)
+		}
+		return s, nil
+	}
+	return nil, typeErr(ptr, "text", 0, "a string, number or boolean", a)
+}
+
+func twoStrings(ptr, op string, a, b any) (string, string, bool, error) {
+	x, ok1, err := str(ptr, op, 0, a)
+	if err != nil {
+		return "", "", false, err
+	}
+	y, ok2, err := str(ptr, op, 1, b)
+	if err != nil {
+		return "", "", false, err
+	}
+	return x, y, ok1 && ok2, nil
+}
+
+func opStartsWith(ptr string, a, b any) (any, error) {
+	x, y, ok, err := twoStrings(ptr, "startsWith", a, b)
+	if err != nil || !ok {
+		return false, err
+	}
+	return strings.HasPrefix(x, y), nil
+}
+
+func opEndsWith(ptr string, a, b any) (any, error) {
+	x, y, ok, err := twoStrings(ptr, "endsWith", a, b)
+	if err != nil || !ok {
+		return false, err
+	}
+	return strings.HasSuffix(x, y), nil
+}
+
+// --- strings and lists ---
+
+func opLength(ptr string, a any) (any, error) {
+	switch t := a.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return float64(utf8.RuneCountInString(t)), nil
+	case []any:
+		return float64(len(t)), nil
+	case map[string]any:
+		return float64(len(t)), nil
+	}
+	return nil, typeErr(ptr, "length", 0, "a string, an array or an object", a)
+}
+
+func opContains(ptr string, a, b any) (any, error) { return containsOp(ptr, "contains", a, b, 0) }
+
+// containsOp tests whether the container (argument ci of op) holds the item.
+func containsOp(ptr, op string, container, item any, ci int) (any, error) {
+	switch t := container.(type) {
+	case nil:
+		return false, nil
+	case string:
+		switch s := item.(type) {
+		case nil:
+			return false, nil
+		case string:
+			return strings.Contains(t, s), nil
+		}
+		return nil, typeErr(ptr, op, 1-ci, "a string (the container is a string)", item)
+	case []any:
+		for _, x := range t {
+			if value.Equal(x, item) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	return nil, typeErr(ptr, op, ci, "a string or an array", container)
+}
+
+func opIsEmpty(_ string, a any) (any, error) {
+	switch t := a.(type) {
+	case nil:
+		return true, nil
+	case string:
+		return t == "", nil
+	case []any:
+		return len(t) == 0, nil
+	case map[string]any:
+		return len(t) == 0, nil
+	}
+	return false, nil
+}
+
+// --- dates ---
+
+func opIsDate(_ string, a any) (any, error) {
+	s, ok := a.(string)
+	if !ok {
+		return false, nil
+	}
+	_, err := date.Parse(s)
+	return err == nil, nil
+}
+
+func dateArg(ptr, op string, i int, v any) (date.Value, bool, error) {
+	s, ok, err := str(ptr, op, i, v)
+	if err != nil || !ok {
+		return date.Value{}, false, err
+	}
+	d, perr := date.Parse(s)
+	if perr != nil {
+		return date.Value{}, false, diag.Eval(ptr, op, "argument "+itoa(i+1)+": "+perr.Error())
+	}
+	return d, true, nil
+}
+
+func twoDates(ptr, op string, a, b any) (date.Value, date.Value, bool, error) {
+	x, ok1, err := dateArg(ptr, op, 0, a)
+	if err != nil {
+		return x, x, false, err
+	}
+	y, ok2, err := dateArg(ptr, op, 1, b)
+	if err != nil {
+		return x, y, false, err
+	}
+	return x, y, ok1 && ok2, nil
+}
+
+func opYearsBetween(ptr string, a, b any) (any, error) {
+	x, y, ok, err := twoDates(ptr, "yearsBetween", a, b)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return float64(date.YearsBetween(x, y)), nil
+}
+
+func opDaysBetween(ptr string, a, b any) (any, error) {
+	x, y, ok, err := twoDates(ptr, "daysBetween", a, b)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return float64(date.DaysBetween(x, y)), nil
+}
+
+func opDateAdd(ptr string, args []any) (any, error) {
+	for _, a := range args {
+		if a == nil {
+			return nil, nil
+		}
+	}
+	d, _, err := dateArg(ptr, "dateAdd", 0, args[0])
+	if err != nil {
+		return nil, err
+	}
+	n, err := integer(ptr, "dateAdd", 1, args[1], -1e7, 1e7)
+	if err != nil {
+		return nil, err
+	}
+	us, _, err := str(ptr, "dateAdd", 2, args[2])
+	if err != nil {
+		return nil, err
+	}
+	unit, ok := date.ParseUnit(us)
+	if !ok {
+		return nil, diag.Eval(ptr, "dateAdd", `argument 3 must be "days", "months" or "years"`)
+	}
+	r, aerr := date.Add(d, n, unit)
+	if aerr != nil {
+		return nil, diag.Eval(ptr, "dateAdd", aerr.Error())
+	}
+	return r.String(), nil
+}

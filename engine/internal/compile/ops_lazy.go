@@ -1,0 +1,235 @@
+package compile
+
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/pattern"
+)
+
+// DefaultIterName is the name the body of map, filter, some and all sees the element under when
+// the operator is given no name.
+const DefaultIterName = "it"
+
+type iterKind int
+
+const (
+	iterMap iterKind = iota
+	iterFilter
+	iterSome
+	iterAll
+)
+
+var iterNames = [...]string{"map", "filter", "some", "all"}
+
+// iterate builds map, filter, some and all: (list, body) or (list, "name", body). The body is
+// evaluated once per element with the element bound to the name, in a scope nested in the
+// enclosing one.
+func iterate(kind iterKind) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		list := c.compile(raw[0], ptr+"/args/0", sc, depth+1)
+		bind := DefaultIterName
+		bodyAt := 1
+		if len(raw) == 3 {
+			bodyAt = 2
+			if raw[1].Kind != jsonv.String || !validName(raw[1].Text) {
+				c.report(diag.LiteralRequired(ptr+"/args/1", name, 1, "a variable name (a non-empty string without '.')"))
+				return errNode(ptr)
+			}
+			bind = raw[1].Text
+		}
+		inner, slot := sc.bind(bind)
+		body := c.compile(raw[bodyAt], diag.Index(ptr+"/args", bodyAt), inner, depth+1)
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			lv, err := list.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			items, ok := lv.([]any)
+			if !ok {
+				if lv == nil {
+					if kind == iterMap || kind == iterFilter {
+						return nil, nil
+					}
+					return false, nil
+				}
+				return nil, typeErr(ptr, name, 0, "an array", lv)
+			}
+			if err := fr.rt.charge(ptr, len(items)); err != nil {
+				return nil, err
+			}
+			var out []any
+			if kind == iterMap {
+				out = make([]any, 0, len(items))
+			} else if kind == iterFilter {
+				out = []any{}
+			}
+			for _, it := range items {
+				fr.locals[slot] = it
+				v, err := body.eval(fr)
+				if err != nil {
+					return nil, err
+				}
+				if kind == iterMap {
+					out = append(out, v)
+					continue
+				}
+				t, err := truth(ptr, iterNames[kind], bodyAt, v)
+				if err != nil {
+					return nil, err
+				}
+				switch kind {
+				case iterFilter:
+					if t {
+						out = append(out, it)
+					}
+				case iterSome:
+					if t {
+						return true, nil
+					}
+				case iterAll:
+					if !t {
+						return false, nil
+					}
+				}
+			}
+			switch kind {
+			case iterSome:
+				return false, nil
+			case iterAll:
+				return true, nil
+			}
+			return out, nil
+		}}
+	}
+}
+
+// buildMatches builds matches(subject, pattern). A constant pattern is checked and compiled at
+// load; a computed one at evaluation, where a refusal is an evaluation error.
+func buildMatches(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	subj, pat := args[0], args[1]
+	var fixed *pattern.Pattern
+	if src, ok := pat.value.(string); pat.constant && ok {
+		p, err := pattern.Compile(src)
+		if err != nil {
+			off, msg := patternProblem(err)
+			c.report(diag.PatternRefused(ptr+"/args/1", off, msg))
+			return errNode(ptr)
+		}
+		fixed = p
+	}
+	type cached struct {
+		src string
+		p   *pattern.Pattern
+	}
+	var last atomic.Pointer[cached]
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		sv, err := subj.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		p := fixed
+		if p == nil {
+			pv, err := pat.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			src, ok, err := str(ptr, "matches", 1, pv)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return false, nil
+			}
+			if cc := last.Load(); cc != nil && cc.src == src {
+				p = cc.p
+			} else {
+				cp, perr := pattern.Compile(src)
+				if perr != nil {
+					off, msg := patternProblem(perr)
+					return nil, diag.DynamicPatternRefused(ptr, off, msg)
+				}
+				last.Store(&cached{src, cp})
+				p = cp
+			}
+		}
+		s, ok, err := str(ptr, "matches", 0, sv)
+		if err != nil || !ok {
+			return false, err
+		}
+		m, merr := p.Match(s)
+		if merr != nil {
+			return nil, diag.Eval(ptr, "matches", merr.Error())
+		}
+		return m, nil
+	}}
+	if subj.constant && pat.constant {
+		return fold(n)
+	}
+	return n
+}
+
+func patternProblem(err error) (int, string) {
+	var pe *pattern.Error
+	if errors.As(err, &pe) {
+		return pe.Offset, pe.Message
+	}
+	return 0, err.Error()
+}
+
+// buildLiteral builds literal(value): the argument is taken as data, not as an expression. It is
+// the only way to write an object, and a way to write an array without evaluating its elements.
+func buildLiteral(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	v, ok := c.literal(raw[0], ptr+"/args/0", depth+1)
+	if !ok {
+		return errNode(ptr)
+	}
+	return constNode(v, ptr)
+}
+
+func (c *compiler) literal(n *jsonv.Node, ptr string, depth int) (any, bool) {
+	if depth > MaxDepth {
+		c.report(diag.TooDeep(ptr, MaxDepth))
+		return nil, false
+	}
+	switch n.Kind {
+	case jsonv.Null:
+		return nil, true
+	case jsonv.Bool:
+		return n.Bool, true
+	case jsonv.String:
+		return n.Text, true
+	case jsonv.Number:
+		f, ok := num.Parse(n.Text)
+		if !ok {
+			c.report(diag.LiteralOutOfRange(ptr, n.Text))
+		}
+		return f, ok
+	case jsonv.Array:
+		out := make([]any, len(n.Items))
+		ok := true
+		for i, it := range n.Items {
+			v, good := c.literal(it, diag.Index(ptr, i), depth+1)
+			out[i] = v
+			ok = ok && good
+		}
+		return out, ok
+	}
+	out := make(map[string]any, len(n.Members))
+	ok := true
+	for _, m := range n.Members {
+		if _, dup := out[m.Key]; dup {
+			c.report(diag.DuplicateMember(ptr, m.Key))
+			ok = false
+			continue
+		}
+		v, good := c.literal(m.Value, diag.Pointer(ptr, m.Key), depth+1)
+		out[m.Key] = v
+		ok = ok && good
+	}
+	return out, ok
+}

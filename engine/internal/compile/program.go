@@ -1,0 +1,77 @@
+// Package compile turns a JSON expression (already decoded into a jsonv tree) into a tree of Go
+// closures, once. Evaluation runs the closures and never looks at JSON again. The compiler
+// collects every diagnostic of a load; evaluation stops at the first error.
+package compile
+
+import (
+	"github.com/sdods/sdods/engine/internal/diag"
+)
+
+// Operator is a host-supplied custom operator. It receives the evaluated arguments as JSON values
+// (nil, bool, float64, string, []any, map[string]any) and returns one; an error makes the
+// evaluation fail (the rule fails closed). It must not keep or modify its arguments.
+type Operator func(args []any) (any, error)
+
+// Limits of a load and of an evaluation.
+const (
+	MaxDepth      = 128        // nesting of an expression or function body
+	DefaultBudget = 10_000_000 // work units of one evaluation
+)
+
+// evalFn evaluates one compiled node.
+type evalFn func(fr *frame) (any, error)
+
+// node is a compiled expression.
+type node struct {
+	eval     evalFn
+	constant bool
+	value    any // the value when constant
+	ptr      string
+}
+
+// frame is the state of one function activation (or of the top-level expression).
+type frame struct {
+	env    map[string]any
+	locals []any
+	rt     *runtime
+}
+
+// runtime is the state shared by one evaluation.
+type runtime struct {
+	steps  int64
+	limit  int64
+	custom map[string]Operator
+}
+
+// charge spends n work units; it fails once the budget is exhausted.
+func (rt *runtime) charge(ptr string, n int) error {
+	rt.steps += int64(n)
+	if rt.steps > rt.limit {
+		return diag.Budget(ptr, rt.limit)
+	}
+	return nil
+}
+
+// Program is one compiled expression.
+type Program struct {
+	root   *node
+	slots  int
+	custom []string // custom operators the expression uses, sorted
+}
+
+// CustomOperators returns the names of the custom operators the expression uses, sorted.
+func (p *Program) CustomOperators() []string { return append([]string(nil), p.custom...) }
+
+// Eval evaluates the program against an environment whose values are already normalized (see
+// package value). Custom operators are looked up in ops; budget <= 0 means DefaultBudget.
+func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64) (any, error) {
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	rt := &runtime{limit: budget, custom: ops}
+	fr := &frame{env: env, rt: rt}
+	if p.slots > 0 {
+		fr.locals = make([]any, p.slots)
+	}
+	return p.root.eval(fr)
+}
