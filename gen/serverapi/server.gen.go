@@ -6138,8 +6138,6 @@ type PayloadTooLargeJSONResponse Error
 
 type PreconditionFailedJSONResponse Error
 
-type PreconditionRequiredJSONResponse Error
-
 type RangeNotSatisfiableJSONResponse Error
 
 type RateLimitedResponseHeaders struct {
@@ -10974,22 +10972,6 @@ func (response PutFeature422JSONResponse) VisitPutFeatureResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(422)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type PutFeature428JSONResponse struct {
-	PreconditionRequiredJSONResponse
-}
-
-func (response PutFeature428JSONResponse) VisitPutFeatureResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(428)
 	_, err := buf.WriteTo(w)
 	return err
 }

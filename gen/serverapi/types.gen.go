@@ -269,7 +269,6 @@ func (e DatasetUploadFormat) Valid() bool {
 // Defines values for ErrorCode.
 const (
 	ErrorCodeBadRequest           ErrorCode = "bad_request"
-	ErrorCodeBearerRequired       ErrorCode = "bearer_required"
 	ErrorCodeConflict             ErrorCode = "conflict"
 	ErrorCodeCsrfInvalid          ErrorCode = "csrf_invalid"
 	ErrorCodeForbidden            ErrorCode = "forbidden"
@@ -279,7 +278,6 @@ const (
 	ErrorCodeNotImplemented       ErrorCode = "not_implemented"
 	ErrorCodePayloadTooLarge      ErrorCode = "payload_too_large"
 	ErrorCodePreconditionFailed   ErrorCode = "precondition_failed"
-	ErrorCodePreconditionRequired ErrorCode = "precondition_required"
 	ErrorCodeRangeNotSatisfiable  ErrorCode = "range_not_satisfiable"
 	ErrorCodeRateLimited          ErrorCode = "rate_limited"
 	ErrorCodeScopeMissing         ErrorCode = "scope_missing"
@@ -295,8 +293,6 @@ const (
 func (e ErrorCode) Valid() bool {
 	switch e {
 	case ErrorCodeBadRequest:
-		return true
-	case ErrorCodeBearerRequired:
 		return true
 	case ErrorCodeConflict:
 		return true
@@ -315,8 +311,6 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodePayloadTooLarge:
 		return true
 	case ErrorCodePreconditionFailed:
-		return true
-	case ErrorCodePreconditionRequired:
 		return true
 	case ErrorCodeRangeNotSatisfiable:
 		return true
@@ -1033,6 +1027,8 @@ func (e ScheduleStatus) Valid() bool {
 
 // Defines values for Scope.
 const (
+	ScopeAccountRead    Scope = "account:read"
+	ScopeAccountWrite   Scope = "account:write"
 	ScopeAdminRead      Scope = "admin:read"
 	ScopeAdminWrite     Scope = "admin:write"
 	ScopeAgentsRead     Scope = "agents:read"
@@ -1056,6 +1052,10 @@ const (
 // Valid indicates whether the value is a known member of the Scope enum.
 func (e Scope) Valid() bool {
 	switch e {
+	case ScopeAccountRead:
+		return true
+	case ScopeAccountWrite:
+		return true
 	case ScopeAdminRead:
 		return true
 	case ScopeAdminWrite:
@@ -3336,9 +3336,6 @@ type PayloadTooLarge = Error
 // PreconditionFailed The only error body of the API.
 type PreconditionFailed = Error
 
-// PreconditionRequired The only error body of the API.
-type PreconditionRequired = Error
-
 // RangeNotSatisfiable The only error body of the API.
 type RangeNotSatisfiable = Error
 
@@ -3347,9 +3344,6 @@ type RateLimited = Error
 
 // Unauthorized The only error body of the API.
 type Unauthorized = Error
-
-// Unavailable The only error body of the API.
-type Unavailable = Error
 
 // UnexpectedError The only error body of the API.
 type UnexpectedError = Error

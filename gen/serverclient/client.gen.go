@@ -276,7 +276,6 @@ func (e DatasetUploadFormat) Valid() bool {
 // Defines values for ErrorCode.
 const (
 	ErrorCodeBadRequest           ErrorCode = "bad_request"
-	ErrorCodeBearerRequired       ErrorCode = "bearer_required"
 	ErrorCodeConflict             ErrorCode = "conflict"
 	ErrorCodeCsrfInvalid          ErrorCode = "csrf_invalid"
 	ErrorCodeForbidden            ErrorCode = "forbidden"
@@ -286,7 +285,6 @@ const (
 	ErrorCodeNotImplemented       ErrorCode = "not_implemented"
 	ErrorCodePayloadTooLarge      ErrorCode = "payload_too_large"
 	ErrorCodePreconditionFailed   ErrorCode = "precondition_failed"
-	ErrorCodePreconditionRequired ErrorCode = "precondition_required"
 	ErrorCodeRangeNotSatisfiable  ErrorCode = "range_not_satisfiable"
 	ErrorCodeRateLimited          ErrorCode = "rate_limited"
 	ErrorCodeScopeMissing         ErrorCode = "scope_missing"
@@ -302,8 +300,6 @@ const (
 func (e ErrorCode) Valid() bool {
 	switch e {
 	case ErrorCodeBadRequest:
-		return true
-	case ErrorCodeBearerRequired:
 		return true
 	case ErrorCodeConflict:
 		return true
@@ -322,8 +318,6 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodePayloadTooLarge:
 		return true
 	case ErrorCodePreconditionFailed:
-		return true
-	case ErrorCodePreconditionRequired:
 		return true
 	case ErrorCodeRangeNotSatisfiable:
 		return true
@@ -1040,6 +1034,8 @@ func (e ScheduleStatus) Valid() bool {
 
 // Defines values for Scope.
 const (
+	ScopeAccountRead    Scope = "account:read"
+	ScopeAccountWrite   Scope = "account:write"
 	ScopeAdminRead      Scope = "admin:read"
 	ScopeAdminWrite     Scope = "admin:write"
 	ScopeAgentsRead     Scope = "agents:read"
@@ -1063,6 +1059,10 @@ const (
 // Valid indicates whether the value is a known member of the Scope enum.
 func (e Scope) Valid() bool {
 	switch e {
+	case ScopeAccountRead:
+		return true
+	case ScopeAccountWrite:
+		return true
 	case ScopeAdminRead:
 		return true
 	case ScopeAdminWrite:
@@ -3343,9 +3343,6 @@ type PayloadTooLarge = Error
 // PreconditionFailed The only error body of the API.
 type PreconditionFailed = Error
 
-// PreconditionRequired The only error body of the API.
-type PreconditionRequired = Error
-
 // RangeNotSatisfiable The only error body of the API.
 type RangeNotSatisfiable = Error
 
@@ -3354,9 +3351,6 @@ type RateLimited = Error
 
 // Unauthorized The only error body of the API.
 type Unauthorized = Error
-
-// Unavailable The only error body of the API.
-type Unavailable = Error
 
 // UnexpectedError The only error body of the API.
 type UnexpectedError = Error
@@ -4436,7 +4430,7 @@ type ClientInterface interface {
 
 	// PutFeatureWithBody Create or replace a feature
 	//
-	// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (428 without, 412 on mismatch); `If-Match: *` or no header creates a new one.
+	// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (412 `precondition_failed` without it or on mismatch); `If-Match: *` or no header creates a new one.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4445,7 +4439,7 @@ type ClientInterface interface {
 
 	// PutFeature Create or replace a feature
 	//
-	// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (428 without, 412 on mismatch); `If-Match: *` or no header creates a new one.
+	// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (412 `precondition_failed` without it or on mismatch); `If-Match: *` or no header creates a new one.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6000,7 +5994,7 @@ func (c *Client) GetFeature(ctx context.Context, slug ProjectSlug, path FeatureP
 
 // PutFeatureWithBody Create or replace a feature
 //
-// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (428 without, 412 on mismatch); `If-Match: *` or no header creates a new one.
+// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (412 `precondition_failed` without it or on mismatch); `If-Match: *` or no header creates a new one.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6019,7 +6013,7 @@ func (c *Client) PutFeatureWithBody(ctx context.Context, slug ProjectSlug, path 
 
 // PutFeature Create or replace a feature
 //
-// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (428 without, 412 on mismatch); `If-Match: *` or no header creates a new one.
+// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (412 `precondition_failed` without it or on mismatch); `If-Match: *` or no header creates a new one.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14175,7 +14169,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutFeatureWithBodyWithResponse Create or replace a feature
 	//
-	// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (428 without, 412 on mismatch); `If-Match: *` or no header creates a new one.
+	// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (412 `precondition_failed` without it or on mismatch); `If-Match: *` or no header creates a new one.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14184,7 +14178,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutFeatureWithResponse Create or replace a feature
 	//
-	// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (428 without, 412 on mismatch); `If-Match: *` or no header creates a new one.
+	// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (412 `precondition_failed` without it or on mismatch); `If-Match: *` or no header creates a new one.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18432,8 +18426,6 @@ type PutFeatureResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *FeatureDiagnostics
-	// JSON428 the response for an HTTP 428 `application/json` response
-	JSON428 *PreconditionRequired
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -18490,11 +18482,6 @@ func (r PutFeatureResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PutFeatureResponse) GetJSON422() *FeatureDiagnostics {
 	return r.JSON422
-}
-
-// GetJSON428 returns the response for an HTTP 428 `application/json` response
-func (r PutFeatureResponse) GetJSON428() *PreconditionRequired {
-	return r.JSON428
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -24756,7 +24743,7 @@ func (c *ClientWithResponses) GetFeatureWithResponse(ctx context.Context, slug P
 
 // PutFeatureWithBodyWithResponse Create or replace a feature
 //
-// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (428 without, 412 on mismatch); `If-Match: *` or no header creates a new one.
+// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (412 `precondition_failed` without it or on mismatch); `If-Match: *` or no header creates a new one.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24771,7 +24758,7 @@ func (c *ClientWithResponses) PutFeatureWithBodyWithResponse(ctx context.Context
 
 // PutFeatureWithResponse Create or replace a feature
 //
-// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (428 without, 412 on mismatch); `If-Match: *` or no header creates a new one.
+// Parses with the Cucumber parser and lints with the project's rules; any diagnostic of severity `error` answers 422 and saves nothing. Replacing an existing feature needs `If-Match` with its ETag (412 `precondition_failed` without it or on mismatch); `If-Match: *` or no header creates a new one.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29035,13 +29022,6 @@ func ParsePutFeatureResponse(rsp *http.Response) (*PutFeatureResponse, error) {
 			return nil, err
 		}
 		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
-		var dest PreconditionRequired
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON428 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
