@@ -49,11 +49,12 @@ generate: $(BIN)/oapi-codegen $(BIN)/sqlc clients/ts/node_modules ## regenerate 
 	bash openapi/generate.sh
 	$(BIN)/sqlc generate
 	$(GO) run ./internal/codegen/stubgen -in gen/serverapi -out gen/serverstub/unimplemented.gen.go
+	$(GO) test ./impl/httpapi -run 'TestAPIStatus$$' -update >/dev/null
 	cd clients/ts && npm run --silent generate
 
 check-generated: generate ## fail when generated code differs from what is committed
-	@if [ -n "$$(git status --porcelain -- gen clients)" ]; then \
-	  echo "generated code is out of date; run make generate and commit:"; git status --porcelain -- gen clients; \
+	@if [ -n "$$(git status --porcelain -- gen clients docs/api-status.md)" ]; then \
+	  echo "generated code is out of date; run make generate and commit:"; git status --porcelain -- gen clients docs/api-status.md; \
 	  git --no-pager diff --stat -- gen clients; exit 1; fi
 
 lint: $(BIN)/staticcheck ## gofmt, go vet and staticcheck on both modules

@@ -17,7 +17,7 @@ import (
 const insertAuditEntry = `-- name: InsertAuditEntry :one
 INSERT INTO audit_entries (actor_id, actor_label, action, target_type, target_id, request_id, details)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, at, actor_id, actor_label, action, target_type, target_id, request_id, details
+RETURNING id, at, actor_id, actor_label, action, target_type, target_id, request_id, details, outcome, client_addr
 `
 
 type InsertAuditEntryParams struct {
@@ -51,12 +51,14 @@ func (q *Queries) InsertAuditEntry(ctx context.Context, arg InsertAuditEntryPara
 		&i.TargetID,
 		&i.RequestID,
 		&i.Details,
+		&i.Outcome,
+		&i.ClientAddr,
 	)
 	return i, err
 }
 
 const listAuditEntries = `-- name: ListAuditEntries :many
-SELECT id, at, actor_id, actor_label, action, target_type, target_id, request_id, details FROM audit_entries
+SELECT id, at, actor_id, actor_label, action, target_type, target_id, request_id, details, outcome, client_addr FROM audit_entries
 WHERE ($1::timestamptz IS NULL
        OR (at, id) < ($1::timestamptz, $2::uuid))
   AND ($3::uuid IS NULL OR actor_id = $3::uuid)
@@ -102,6 +104,8 @@ func (q *Queries) ListAuditEntries(ctx context.Context, arg ListAuditEntriesPara
 			&i.TargetID,
 			&i.RequestID,
 			&i.Details,
+			&i.Outcome,
+			&i.ClientAddr,
 		); err != nil {
 			return nil, err
 		}

@@ -11,6 +11,19 @@ import (
 	"github.com/google/uuid"
 )
 
+type ApiToken struct {
+	ID         uuid.UUID
+	UserID     uuid.UUID
+	Name       string
+	Prefix     string
+	SecretHash []byte
+	Scopes     []string
+	ExpiresAt  *time.Time
+	LastUsedAt *time.Time
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+}
+
 type AuditEntry struct {
 	ID         uuid.UUID
 	At         time.Time
@@ -21,4 +34,74 @@ type AuditEntry struct {
 	TargetID   string
 	RequestID  string
 	Details    json.RawMessage
+	Outcome    string
+	ClientAddr string
+}
+
+type InstanceSetup struct {
+	Singleton   bool
+	AdminID     uuid.UUID
+	CompletedAt time.Time
+}
+
+type LoginFailure struct {
+	Key         string
+	Failures    int32
+	WindowStart time.Time
+	LockedUntil *time.Time
+}
+
+type Org struct {
+	ID        uuid.UUID
+	Slug      string
+	Name      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+type OrgMember struct {
+	OrgID     uuid.UUID
+	UserID    uuid.UUID
+	Role      string
+	CreatedAt time.Time
+}
+
+type Session struct {
+	ID         uuid.UUID
+	SecretHash []byte
+	UserID     uuid.UUID
+	UserAgent  string
+	ClientAddr string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time
+}
+
+type User struct {
+	ID            uuid.UUID
+	Email         string
+	DisplayName   string
+	PasswordHash  string
+	InstanceAdmin bool
+	Disabled      bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+type Workspace struct {
+	ID          uuid.UUID
+	OrgID       uuid.UUID
+	Slug        string
+	Name        string
+	Description string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type WorkspaceMember struct {
+	WorkspaceID uuid.UUID
+	UserID      uuid.UUID
+	Role        string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }

@@ -7,13 +7,47 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 type Querier interface {
+	ClearLoginFailures(ctx context.Context, key string) error
+	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
+	CountInstanceAdmins(ctx context.Context) (int64, error)
+	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
+	CreateToken(ctx context.Context, arg CreateTokenParams) (ApiToken, error)
+	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
 	DatabaseNow(ctx context.Context) (time.Time, error)
+	DeleteExpiredSessions(ctx context.Context) (int64, error)
+	DeleteOtherSessions(ctx context.Context, arg DeleteOtherSessionsParams) (int64, error)
+	DeleteSession(ctx context.Context, id uuid.UUID) error
+	DeleteUserSession(ctx context.Context, arg DeleteUserSessionParams) (int64, error)
+	GetLoginLock(ctx context.Context, key string) (*time.Time, error)
+	// The session and its user, when the session is live.
+	GetSessionBySecret(ctx context.Context, secretHash []byte) (GetSessionBySecretRow, error)
+	GetSetup(ctx context.Context) (InstanceSetup, error)
+	GetToken(ctx context.Context, id uuid.UUID) (ApiToken, error)
+	// The token and its user, when the token is live.
+	GetTokenBySecret(ctx context.Context, secretHash []byte) (GetTokenBySecretRow, error)
+	GetUser(ctx context.Context, id uuid.UUID) (User, error)
+	GetUserByEmail(ctx context.Context, email string) (User, error)
 	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) (AuditEntry, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
 	ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error)
+	ListTokens(ctx context.Context, arg ListTokensParams) ([]ApiToken, error)
+	ListUserSessions(ctx context.Context, userID uuid.UUID) ([]Session, error)
+	ListUsers(ctx context.Context, arg ListUsersParams) ([]User, error)
+	LockLogin(ctx context.Context, arg LockLoginParams) error
+	// Counts a failure in a window of sqlc.arg('window_seconds'); at sqlc.arg('max_failures') the key is
+	// locked for sqlc.arg('lock_seconds').
+	RecordLoginFailure(ctx context.Context, arg RecordLoginFailureParams) (int32, error)
+	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
+	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
+	// Slides the session's expiry forward.
+	TouchSession(ctx context.Context, arg TouchSessionParams) error
+	TouchToken(ctx context.Context, id uuid.UUID) error
+	UpdateUser(ctx context.Context, arg UpdateUserParams) (User, error)
 }
 
 var _ Querier = (*Queries)(nil)

@@ -26,6 +26,7 @@ const (
 	Conflict             Code = "conflict"
 	PreconditionFailed   Code = "precondition_failed"
 	PayloadTooLarge      Code = "payload_too_large"
+	RangeNotSatisfiable  Code = "range_not_satisfiable"
 	UnsupportedMediaType Code = "unsupported_media_type"
 	Unprocessable        Code = "unprocessable"
 	RateLimited          Code = "rate_limited"
@@ -48,6 +49,7 @@ var statusByCode = map[Code]int{
 	Conflict:             http.StatusConflict,
 	PreconditionFailed:   http.StatusPreconditionFailed,
 	PayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	RangeNotSatisfiable:  http.StatusRequestedRangeNotSatisfiable,
 	UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	Unprocessable:        http.StatusUnprocessableEntity,
 	RateLimited:          http.StatusTooManyRequests,

@@ -2,10 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/mail"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -54,8 +57,9 @@ func validationError(err error) *apierr.Error {
 	code := apierr.ValidationFailed
 	var walk func(error)
 	walk = func(err error) {
-		var multi openapi3.MultiError
-		if errors.As(err, &multi) {
+		// A RequestError unwraps to its cause, which may itself be a MultiError: look at the
+		// outermost error's own type first.
+		if multi, ok := err.(openapi3.MultiError); ok {
 			for _, e := range multi {
 				walk(e)
 			}
@@ -105,6 +109,13 @@ func validationError(err error) *apierr.Error {
 }
 
 func innerReason(e *openapi3filter.RequestError) string {
+	if multi, ok := e.Err.(openapi3.MultiError); ok {
+		reasons := make([]string, 0, len(multi))
+		for _, m := range multi {
+			reasons = append(reasons, innerReason(&openapi3filter.RequestError{Err: m}))
+		}
+		return strings.Join(reasons, ", ")
+	}
 	if e.Err != nil {
 		var se *openapi3.SchemaError
 		if errors.As(e.Err, &se) {
@@ -124,6 +135,11 @@ func bodyProblem(err error) string {
 	if errors.As(err, &se) {
 		ptr := "/" + strings.Join(se.JSONPointer(), "/")
 		return fmt.Sprintf("body member %s: %s", ptr, schemaReason(se))
+	}
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "body: not valid JSON: " + err.Error()
 	}
 	var pe *openapi3filter.ParseError
 	if errors.As(err, &pe) {
@@ -146,6 +162,26 @@ func schemaReason(se *openapi3.SchemaError) string {
 	return se.Error()
 }
 
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// stringFormats are the string formats the document uses that kin-openapi leaves unchecked by
+// default; without them a malformed id would reach a handler.
+var stringFormats = map[string]openapi3.StringFormatValidator{
+	"uuid": openapi3.NewCallbackValidator(func(s string) error {
+		if !uuidRE.MatchString(s) {
+			return fmt.Errorf("not a UUID")
+		}
+		return nil
+	}),
+	"email": openapi3.NewCallbackValidator(func(s string) error {
+		addr, err := mail.ParseAddress(s)
+		if err != nil || addr.Address != s || addr.Name != "" {
+			return fmt.Errorf("not an email address")
+		}
+		return nil
+	}),
+}
+
 // validator checks a request against the OpenAPI document before any handler sees it.
 type validator struct {
 	router routers.Router
@@ -157,8 +193,9 @@ func (v *validator) validate(ctx context.Context, r *http.Request, route *router
 		PathParams: params,
 		Route:      route,
 		Options: &openapi3filter.Options{
-			MultiError:         true,
-			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+			MultiError:              true,
+			AuthenticationFunc:      openapi3filter.NoopAuthenticationFunc,
+			SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.WithStringFormatValidators(stringFormats)},
 		},
 	}
 	return openapi3filter.ValidateRequest(ctx, in)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -35,7 +37,7 @@ type Table struct {
 
 // Get returns the operation with the given id.
 func (t *Table) Get(id string) (*Operation, bool) {
-	op, ok := t.byID[id]
+	op, ok := t.byID[normalizeID(id)]
 	return op, ok
 }
 
@@ -72,7 +74,7 @@ func Build(doc *openapi3.T) (*Table, error) {
 }
 
 func operation(doc *openapi3.T, path, method string, item *openapi3.PathItem, op *openapi3.Operation) (Operation, error) {
-	o := Operation{ID: op.OperationID, Method: method, Path: path, Summary: op.Summary}
+	o := Operation{ID: normalizeID(op.OperationID), Method: method, Path: path, Summary: op.Summary}
 	if o.ID == "" {
 		return o, fmt.Errorf("no operationId")
 	}
@@ -129,4 +131,14 @@ func operation(doc *openapi3.T, path, method string, item *openapi3.PathItem, op
 		}
 	}
 	return o, nil
+}
+
+// normalizeID returns the lowerCamel operation id of the document. oapi-codegen's embedded copy
+// of the document carries the ids converted to UpperCamel; the document itself writes lowerCamel.
+func normalizeID(id string) string {
+	r, size := utf8.DecodeRuneInString(id)
+	if r == utf8.RuneError {
+		return id
+	}
+	return string(unicode.ToLower(r)) + id[size:]
 }

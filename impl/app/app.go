@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/authz"
+	"github.com/sdods/sdods/impl/httpapi"
+	"github.com/sdods/sdods/impl/oas"
+	"github.com/sdods/sdods/impl/store"
+)
+
+// Version is the server's version, set at build time with -ldflags "-X …/impl/app.Version=…".
+var Version = "0.1.0-dev"
+
+// App is a wired server: its handler and what it owns.
+type App struct {
+	Handler http.Handler
+	Store   *store.Store
+	Log     *slog.Logger
+}
+
+// New connects to the database (creating it first with cfg.CreateDB), migrates it and builds the
+// HTTP handler.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.CreateDB {
+		if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+			return nil, err
+		}
+	}
+	if err := store.MigrateUp(cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	h, err := newHandler(cfg, log, st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &App{Handler: h, Store: st, Log: log}, nil
+}
+
+func newHandler(cfg Config, log *slog.Logger, st *store.Store) (http.Handler, error) {
+	doc, err := serverapi.GetSwagger()
+	if err != nil {
+		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
+	}
+	table, err := oas.Build(doc)
+	if err != nil {
+		return nil, err
+	}
+	enforcer, err := authz.New()
+	if err != nil {
+		return nil, err
+	}
+	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL})
+	routes := httpapi.Routes(api, log)
+	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.NoCredentials{}, Enforcer: enforcer, MaxBody: cfg.MaxBody}
+	return pipeline.Handler(routes)
+}
+
+// Close releases the database pool.
+func (a *App) Close() { a.Store.Close() }
+
+// Serve runs the server until ctx ends, then drains in-flight requests for up to 30 seconds.
+func Serve(ctx context.Context, cfg Config) error {
+	log := cfg.Logger()
+	a, err := New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("sdods serving", "url", cfg.BaseURL, "addr", ln.Addr().String(), "version", Version)
+	fmt.Fprintf(os.Stdout, "sdods is running at %s (health: %s/api/health)\n", cfg.BaseURL, cfg.BaseURL)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("sdods shutting down: draining requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

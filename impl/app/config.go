@@ -1,0 +1,72 @@
+// Package app wires the test automation server together: configuration, the database, the
+// policy, the HTTP pipeline and the handlers. It is the only place that calls constructors.
+package app
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sdods/sdods/impl/store"
+)
+
+// Config is the server's configuration, from flags with environment fallbacks.
+type Config struct {
+	Addr        string
+	DatabaseURL string
+	DataDir     string
+	BaseURL     string
+	MaxBody     int64
+	CreateDB    bool
+	LogLevel    slog.Level
+	LogFormat   string
+}
+
+func env(name, fallback string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return fallback
+}
+
+// Flags registers the configuration flags on fs; defaults come from the environment.
+func (c *Config) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", env("SDODS_ADDR", "127.0.0.1:8080"), "listen address (SDODS_ADDR)")
+	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", store.DefaultURL), "PostgreSQL URL (DATABASE_URL)")
+	fs.StringVar(&c.DataDir, "data-dir", env("SDODS_DATA_DIR", ".data/sdods"), "directory for blobs and run files (SDODS_DATA_DIR)")
+	fs.StringVar(&c.BaseURL, "base-url", env("SDODS_BASE_URL", ""), "public base URL, e.g. https://sdods.example.com (SDODS_BASE_URL; default http://<addr>)")
+	maxBody, _ := strconv.ParseInt(env("SDODS_MAX_BODY", "33554432"), 10, 64)
+	fs.Int64Var(&c.MaxBody, "max-body", maxBody, "largest accepted request body in bytes (SDODS_MAX_BODY)")
+	createDB, _ := strconv.ParseBool(env("SDODS_CREATE_DB", "false"))
+	fs.BoolVar(&c.CreateDB, "create-db", createDB, "create the database when it does not exist (SDODS_CREATE_DB)")
+	fs.Func("log-level", "debug, info, warn or error (SDODS_LOG_LEVEL)", func(s string) error { return c.LogLevel.UnmarshalText([]byte(s)) })
+	_ = c.LogLevel.UnmarshalText([]byte(env("SDODS_LOG_LEVEL", "info")))
+	fs.StringVar(&c.LogFormat, "log-format", env("SDODS_LOG_FORMAT", "text"), "text or json (SDODS_LOG_FORMAT)")
+}
+
+// Validate refuses a configuration the server cannot start with.
+func (c *Config) Validate() error {
+	if c.MaxBody <= 0 {
+		return fmt.Errorf("max-body must be positive")
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("log-format must be text or json")
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = "http://" + c.Addr
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	return nil
+}
+
+// Logger returns the configured structured logger.
+func (c *Config) Logger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

@@ -1,0 +1,59 @@
+// Package httpapi is the HTTP adapter of the test automation server: the request pipeline in
+// front of the generated routes, and the handlers behind the generated strict interface, one
+// file per OpenAPI tag.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/gen/serverstub"
+	"github.com/sdods/sdods/impl/apierr"
+	"github.com/sdods/sdods/impl/oas"
+	"github.com/sdods/sdods/impl/store"
+)
+
+// Deps are what the handlers need.
+type Deps struct {
+	Log     *slog.Logger
+	Store   *store.Store
+	Version string
+	Table   *oas.Table
+	BaseURL string
+}
+
+// Server implements the generated strict server interface. Operations without a method here
+// answer 501 through the embedded stub.
+type Server struct {
+	serverstub.Unimplemented
+	Deps
+}
+
+var _ serverapi.StrictServerInterface = (*Server)(nil)
+
+// NewServer returns the handlers.
+func NewServer(d Deps) *Server { return &Server{Deps: d} }
+
+// Routes mounts the strict handlers on a chi router; errors from parameter binding and from
+// handlers go through the one error writer.
+func Routes(s *Server, log *slog.Logger) http.Handler {
+	writeErr := func(w http.ResponseWriter, r *http.Request, err error) { apierr.Write(w, r, log, err) }
+	badRequest := func(w http.ResponseWriter, r *http.Request, err error) {
+		apierr.Write(w, r, log, apierr.Wrap(err, apierr.ValidationFailed, "the request is invalid", err.Error()))
+	}
+	strict := serverapi.NewStrictHandlerWithOptions(s, nil, serverapi.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc:  badRequest,
+		ResponseErrorHandlerFunc: writeErr,
+	})
+	r := chi.NewRouter()
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeErr(w, r, apierr.New(apierr.NotFound, "no route "+r.Method+" "+r.URL.Path, "see openapi/server.yaml"))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeErr(w, r, apierr.New(apierr.MethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path, "see openapi/server.yaml"))
+	})
+	return serverapi.HandlerWithOptions(strict, serverapi.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: badRequest})
+}

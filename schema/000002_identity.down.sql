@@ -1,0 +1,10 @@
+ALTER TABLE audit_entries DROP COLUMN IF EXISTS outcome, DROP COLUMN IF EXISTS client_addr;
+DROP TABLE IF EXISTS workspace_members;
+DROP TABLE IF EXISTS workspaces;
+DROP TABLE IF EXISTS org_members;
+DROP TABLE IF EXISTS orgs;
+DROP TABLE IF EXISTS login_failures;
+DROP TABLE IF EXISTS api_tokens;
+DROP TABLE IF EXISTS sessions;
+DROP TABLE IF EXISTS instance_setup;
+DROP TABLE IF EXISTS users;
