@@ -21,6 +21,7 @@ const (
 	msgCountOrder      = "count {n,m} with n greater than m"
 	msgNestedUnbounded = "a repeating group must not contain an unbounded quantifier (*, + or {n,})"
 	msgProduct         = "nested counts multiplied exceed 1000"
+	msgSize            = "expanded size (every count applied to what it repeats) exceeds 1000"
 	msgBracketLiteral  = "']' outside a class must be written \\]"
 	msgEscape          = "escape not in the portable subset (only \\d \\D \\w \\W \\n \\r \\t \\f \\xHH and escaped ^ $ \\ . * + ? ( ) [ ] { } | /)"
 	msgClassEscape     = "escape not in the portable subset inside a class (only \\d \\D \\w \\W \\n \\r \\t \\f \\xHH and escaped ^ $ \\ . * + ? ( ) [ ] { } | / -)"
@@ -42,6 +43,7 @@ type bailout struct{ err *Error }
 type info struct {
 	unbounded bool // contains *, + or {n,}
 	product   int  // largest product of nested counts on any path; 1 when there is none
+	size      int  // expanded size, capped at MaxCount+1
 }
 
 type parser struct {
@@ -70,9 +72,12 @@ func translate(src string) (goSrc string, err error) {
 	}()
 	p.out.WriteString("(?s:")
 	if len(runes) > 0 {
-		p.alternation()
+		inf := p.alternation()
 		if p.pos < len(p.src) { // only ')' stops an alternation early
 			p.fail(p.pos, msgUnmatchedClose)
+		}
+		if inf.size > MaxCount {
+			p.fail(0, msgSize)
 		}
 	}
 	p.out.WriteString(")")
@@ -126,8 +131,13 @@ func (p *parser) alternation() info {
 	return inf
 }
 
+// merge combines two subexpressions in sequence or in alternation.
 func merge(a, b info) info {
-	return info{unbounded: a.unbounded || b.unbounded, product: max(a.product, b.product)}
+	return info{
+		unbounded: a.unbounded || b.unbounded,
+		product:   max(a.product, b.product),
+		size:      min(a.size+b.size, MaxCount+1),
+	}
 }
 
 // branch parses piece { piece }; an empty branch is refused.
@@ -161,7 +171,7 @@ func (p *parser) piece() info {
 		if isQuantifierStart(p.peek()) {
 			p.fail(p.pos, msgNothingToRepeat)
 		}
-		return info{product: 1}
+		return info{product: 1, size: 0}
 	case '*', '+', '?', '{':
 		p.fail(p.pos, msgNothingToRepeat)
 	}
@@ -211,7 +221,7 @@ func (p *parser) atom() (info, bool) {
 		p.pos++
 		p.out.WriteRune(c)
 	}
-	return info{product: 1}, false
+	return info{product: 1, size: 1}, false
 }
 
 // quantifier parses a quantifier after atom and applies the repetition rules.
@@ -231,11 +241,13 @@ func (p *parser) quantifier(atom info, isGroup bool) info {
 	case '{':
 		lo, hi = p.count(qpos)
 	}
+	// The value of a quantifier: m for {n,m}, n for {n}, n but at least 1 for {n,}, 1 for
+	// *, + and ?. This is also how Go's parser bounds nested repetition.
 	factor := 1
 	if p.src[qpos] == '{' {
 		factor = hi
 		if hi < 0 {
-			factor = lo
+			factor = max(lo, 1)
 		}
 	}
 	p.out.WriteString(string(p.src[qpos:p.pos]))
@@ -253,7 +265,11 @@ func (p *parser) quantifier(atom info, isGroup bool) info {
 	if product > MaxCount {
 		p.fail(qpos, msgProduct)
 	}
-	return info{unbounded: atom.unbounded || hi < 0, product: max(product, 1)}
+	return info{
+		unbounded: atom.unbounded || hi < 0,
+		product:   max(product, 1),
+		size:      min(atom.size*factor, MaxCount+1),
+	}
 }
 
 // count parses {n}, {n,} or {n,m} at qpos; every refusal is reported at the '{'.
