@@ -194,12 +194,19 @@ type Channel string
 
 // Error The only error body of the rule server.
 type Error struct {
-	Error struct {
-		// Code Stable error code, as the engine names it.
-		Code    ErrorCode `json:"code"`
-		Hint    string    `json:"hint"`
-		Message string    `json:"message"`
-	} `json:"error"`
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody defines model for ErrorBody.
+type ErrorBody struct {
+	// Code Stable error code, as the engine names it.
+	Code ErrorCode `json:"code"`
+
+	// Hint What to change (names the offending member or header); may be empty.
+	Hint string `json:"hint"`
+
+	// Message What went wrong.
+	Message string `json:"message"`
 }
 
 // ErrorCode Stable error code, as the engine names it.

@@ -118,13 +118,16 @@ export interface components {
          * @enum {string}
          */
         ErrorCode: "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "CHANNEL_UNAVAILABLE" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EVALUATION_ERROR" | "NOT_READY" | "INTERNAL" | "BUNDLE_INVALID" | "BUNDLE_UNSUPPORTED" | "EXPRESSION_TOO_DEEP" | "PATTERN_NOT_PORTABLE" | "TYPE_UNKNOWN" | "SCOPE_INVALID" | "FUNCTION_UNKNOWN" | "FUNCTION_ARITY" | "FUNCTION_RECURSIVE" | "FUNCTION_REDEFINED" | "OPERATOR_UNDECLARED" | "FIELD_TYPE_REBOUND";
+        ErrorBody: {
+            code: components["schemas"]["ErrorCode"];
+            /** @description What went wrong. */
+            message: string;
+            /** @description What to change (names the offending member or header); may be empty. */
+            hint: string;
+        };
         /** @description The only error body of the rule server. */
         Error: {
-            error: {
-                code: components["schemas"]["ErrorCode"];
-                message: string;
-                hint: string;
-            };
+            error: components["schemas"]["ErrorBody"];
         };
         RulesetRef: {
             id: string;
