@@ -1,7 +1,7 @@
--- name: InsertAuditEntry :one
-INSERT INTO audit_entries (actor_id, actor_label, action, target_type, target_id, request_id, details)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING *;
+-- name: InsertAuditEntry :exec
+INSERT INTO audit_entries (actor_kind, actor_id, actor_name, operation, method, path, status, outcome,
+                           target_kind, target_id, target_name, client_addr, request_id, detail)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14);
 
 -- name: ListAuditEntries :many
 -- Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
@@ -9,7 +9,13 @@ SELECT * FROM audit_entries
 WHERE (sqlc.narg('before_at')::timestamptz IS NULL
        OR (at, id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
   AND (sqlc.narg('actor_id')::uuid IS NULL OR actor_id = sqlc.narg('actor_id')::uuid)
-  AND (sqlc.narg('action')::text IS NULL OR action = sqlc.narg('action')::text)
+  AND (sqlc.narg('operation')::text IS NULL OR operation = sqlc.narg('operation')::text)
+  AND (sqlc.narg('target_kind')::text IS NULL OR target_kind = sqlc.narg('target_kind')::text)
+  AND (sqlc.narg('target_id')::text IS NULL OR target_id = sqlc.narg('target_id')::text)
+  AND (sqlc.narg('outcome')::text IS NULL OR outcome = sqlc.narg('outcome')::text)
   AND (sqlc.narg('since')::timestamptz IS NULL OR at >= sqlc.narg('since')::timestamptz)
 ORDER BY at DESC, id DESC
 LIMIT sqlc.arg('row_limit');
+
+-- name: CountAuditEntries :one
+SELECT count(*) FROM audit_entries;

@@ -28,6 +28,9 @@ UPDATE users SET
 WHERE id = sqlc.arg('id')
 RETURNING *;
 
+-- name: RecordLogin :exec
+UPDATE users SET last_login_at = now() WHERE id = $1;
+
 -- name: SetUserPassword :exec
 UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1;
 

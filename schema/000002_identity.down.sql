@@ -1,4 +1,4 @@
-ALTER TABLE audit_entries DROP COLUMN IF EXISTS outcome, DROP COLUMN IF EXISTS client_addr;
+DROP TABLE IF EXISTS projects;
 DROP TABLE IF EXISTS workspace_members;
 DROP TABLE IF EXISTS workspaces;
 DROP TABLE IF EXISTS org_members;

@@ -8,6 +8,7 @@ CREATE TABLE users (
     password_hash  text        NOT NULL, -- argon2id, PHC string format
     instance_admin boolean     NOT NULL DEFAULT false,
     disabled       boolean     NOT NULL DEFAULT false,
+    last_login_at  timestamptz,
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now()
 );
@@ -63,11 +64,11 @@ CREATE TABLE orgs (
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 
--- Org owners hold the admin role in every workspace of the org.
+-- Org admins hold the admin role in every workspace of the org.
 CREATE TABLE org_members (
     org_id     uuid        NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
     user_id    uuid        NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-    role       text        NOT NULL CHECK (role IN ('member', 'owner')),
+    role       text        NOT NULL CHECK (role IN ('member', 'admin')),
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (org_id, user_id)
 );
@@ -92,6 +93,14 @@ CREATE TABLE workspace_members (
 );
 CREATE INDEX workspace_members_user_idx ON workspace_members (user_id);
 
-ALTER TABLE audit_entries
-    ADD COLUMN outcome     text NOT NULL DEFAULT 'success',
-    ADD COLUMN client_addr text NOT NULL DEFAULT '';
+-- Projects belong to a workspace; their slug addresses them (/api/projects/{slug}).
+CREATE TABLE projects (
+    id           uuid        PRIMARY KEY DEFAULT gen_random_uuid(),
+    workspace_id uuid        NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    slug         text        NOT NULL UNIQUE,
+    name         text        NOT NULL,
+    description  text        NOT NULL DEFAULT '',
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    updated_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX projects_workspace_idx ON projects (workspace_id);

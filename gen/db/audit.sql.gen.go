@@ -14,67 +14,84 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const insertAuditEntry = `-- name: InsertAuditEntry :one
-INSERT INTO audit_entries (actor_id, actor_label, action, target_type, target_id, request_id, details)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, at, actor_id, actor_label, action, target_type, target_id, request_id, details, outcome, client_addr
+const countAuditEntries = `-- name: CountAuditEntries :one
+SELECT count(*) FROM audit_entries
+`
+
+func (q *Queries) CountAuditEntries(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, countAuditEntries)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const insertAuditEntry = `-- name: InsertAuditEntry :exec
+INSERT INTO audit_entries (actor_kind, actor_id, actor_name, operation, method, path, status, outcome,
+                           target_kind, target_id, target_name, client_addr, request_id, detail)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 `
 
 type InsertAuditEntryParams struct {
+	ActorKind  string
 	ActorID    uuid.NullUUID
-	ActorLabel string
-	Action     string
-	TargetType string
+	ActorName  string
+	Operation  string
+	Method     string
+	Path       string
+	Status     int32
+	Outcome    string
+	TargetKind string
 	TargetID   string
+	TargetName string
+	ClientAddr string
 	RequestID  string
-	Details    json.RawMessage
+	Detail     json.RawMessage
 }
 
-func (q *Queries) InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) (AuditEntry, error) {
-	row := q.db.QueryRow(ctx, insertAuditEntry,
+func (q *Queries) InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error {
+	_, err := q.db.Exec(ctx, insertAuditEntry,
+		arg.ActorKind,
 		arg.ActorID,
-		arg.ActorLabel,
-		arg.Action,
-		arg.TargetType,
+		arg.ActorName,
+		arg.Operation,
+		arg.Method,
+		arg.Path,
+		arg.Status,
+		arg.Outcome,
+		arg.TargetKind,
 		arg.TargetID,
+		arg.TargetName,
+		arg.ClientAddr,
 		arg.RequestID,
-		arg.Details,
+		arg.Detail,
 	)
-	var i AuditEntry
-	err := row.Scan(
-		&i.ID,
-		&i.At,
-		&i.ActorID,
-		&i.ActorLabel,
-		&i.Action,
-		&i.TargetType,
-		&i.TargetID,
-		&i.RequestID,
-		&i.Details,
-		&i.Outcome,
-		&i.ClientAddr,
-	)
-	return i, err
+	return err
 }
 
 const listAuditEntries = `-- name: ListAuditEntries :many
-SELECT id, at, actor_id, actor_label, action, target_type, target_id, request_id, details, outcome, client_addr FROM audit_entries
+SELECT id, at, actor_kind, actor_id, actor_name, operation, method, path, status, outcome, target_kind, target_id, target_name, client_addr, request_id, detail FROM audit_entries
 WHERE ($1::timestamptz IS NULL
        OR (at, id) < ($1::timestamptz, $2::uuid))
   AND ($3::uuid IS NULL OR actor_id = $3::uuid)
-  AND ($4::text IS NULL OR action = $4::text)
-  AND ($5::timestamptz IS NULL OR at >= $5::timestamptz)
+  AND ($4::text IS NULL OR operation = $4::text)
+  AND ($5::text IS NULL OR target_kind = $5::text)
+  AND ($6::text IS NULL OR target_id = $6::text)
+  AND ($7::text IS NULL OR outcome = $7::text)
+  AND ($8::timestamptz IS NULL OR at >= $8::timestamptz)
 ORDER BY at DESC, id DESC
-LIMIT $6
+LIMIT $9
 `
 
 type ListAuditEntriesParams struct {
-	BeforeAt *time.Time
-	BeforeID uuid.NullUUID
-	ActorID  uuid.NullUUID
-	Action   pgtype.Text
-	Since    *time.Time
-	RowLimit int32
+	BeforeAt   *time.Time
+	BeforeID   uuid.NullUUID
+	ActorID    uuid.NullUUID
+	Operation  pgtype.Text
+	TargetKind pgtype.Text
+	TargetID   pgtype.Text
+	Outcome    pgtype.Text
+	Since      *time.Time
+	RowLimit   int32
 }
 
 // Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
@@ -83,7 +100,10 @@ func (q *Queries) ListAuditEntries(ctx context.Context, arg ListAuditEntriesPara
 		arg.BeforeAt,
 		arg.BeforeID,
 		arg.ActorID,
-		arg.Action,
+		arg.Operation,
+		arg.TargetKind,
+		arg.TargetID,
+		arg.Outcome,
 		arg.Since,
 		arg.RowLimit,
 	)
@@ -97,15 +117,20 @@ func (q *Queries) ListAuditEntries(ctx context.Context, arg ListAuditEntriesPara
 		if err := rows.Scan(
 			&i.ID,
 			&i.At,
+			&i.ActorKind,
 			&i.ActorID,
-			&i.ActorLabel,
-			&i.Action,
-			&i.TargetType,
-			&i.TargetID,
-			&i.RequestID,
-			&i.Details,
+			&i.ActorName,
+			&i.Operation,
+			&i.Method,
+			&i.Path,
+			&i.Status,
 			&i.Outcome,
+			&i.TargetKind,
+			&i.TargetID,
+			&i.TargetName,
 			&i.ClientAddr,
+			&i.RequestID,
+			&i.Detail,
 		); err != nil {
 			return nil, err
 		}

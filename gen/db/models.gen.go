@@ -27,15 +27,20 @@ type ApiToken struct {
 type AuditEntry struct {
 	ID         uuid.UUID
 	At         time.Time
+	ActorKind  string
 	ActorID    uuid.NullUUID
-	ActorLabel string
-	Action     string
-	TargetType string
-	TargetID   string
-	RequestID  string
-	Details    json.RawMessage
+	ActorName  string
+	Operation  string
+	Method     string
+	Path       string
+	Status     int32
 	Outcome    string
+	TargetKind string
+	TargetID   string
+	TargetName string
 	ClientAddr string
+	RequestID  string
+	Detail     json.RawMessage
 }
 
 type InstanceSetup struct {
@@ -66,6 +71,16 @@ type OrgMember struct {
 	CreatedAt time.Time
 }
 
+type Project struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+	Slug        string
+	Name        string
+	Description string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type Session struct {
 	ID         uuid.UUID
 	SecretHash []byte
@@ -84,6 +99,7 @@ type User struct {
 	PasswordHash  string
 	InstanceAdmin bool
 	Disabled      bool
+	LastLoginAt   *time.Time
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 }

@@ -12,18 +12,31 @@ import (
 )
 
 type Querier interface {
+	AddWorkspaceMember(ctx context.Context, arg AddWorkspaceMemberParams) (WorkspaceMember, error)
+	AllOrgMembers(ctx context.Context, orgID uuid.UUID) ([]AllOrgMembersRow, error)
+	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
 	ClearLoginFailures(ctx context.Context, key string) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
+	CountAuditEntries(ctx context.Context) (int64, error)
 	CountInstanceAdmins(ctx context.Context) (int64, error)
+	CountWorkspaceAdmins(ctx context.Context, workspaceID uuid.UUID) (int32, error)
+	CreateOrg(ctx context.Context, arg CreateOrgParams) (Org, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateToken(ctx context.Context, arg CreateTokenParams) (ApiToken, error)
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
+	CreateWorkspace(ctx context.Context, arg CreateWorkspaceParams) (Workspace, error)
 	DatabaseNow(ctx context.Context) (time.Time, error)
 	DeleteExpiredSessions(ctx context.Context) (int64, error)
+	DeleteOrg(ctx context.Context, id uuid.UUID) error
 	DeleteOtherSessions(ctx context.Context, arg DeleteOtherSessionsParams) (int64, error)
 	DeleteSession(ctx context.Context, id uuid.UUID) error
 	DeleteUserSession(ctx context.Context, arg DeleteUserSessionParams) (int64, error)
+	DeleteWorkspace(ctx context.Context, id uuid.UUID) error
+	// The user's role in a workspace: the explicit membership or, for an org admin, admin; the higher
+	// of the two. Empty when the user has neither.
+	EffectiveWorkspaceRole(ctx context.Context, arg EffectiveWorkspaceRoleParams) (string, error)
 	GetLoginLock(ctx context.Context, key string) (*time.Time, error)
+	GetOrgBySlug(ctx context.Context, slug string) (Org, error)
 	// The session and its user, when the session is live.
 	GetSessionBySecret(ctx context.Context, secretHash []byte) (GetSessionBySecretRow, error)
 	GetSetup(ctx context.Context) (InstanceSetup, error)
@@ -32,22 +45,41 @@ type Querier interface {
 	GetTokenBySecret(ctx context.Context, secretHash []byte) (GetTokenBySecretRow, error)
 	GetUser(ctx context.Context, id uuid.UUID) (User, error)
 	GetUserByEmail(ctx context.Context, email string) (User, error)
-	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) (AuditEntry, error)
+	GetWorkspaceBySlug(ctx context.Context, slug string) (GetWorkspaceBySlugRow, error)
+	GetWorkspaceMember(ctx context.Context, arg GetWorkspaceMemberParams) (GetWorkspaceMemberRow, error)
+	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error
+	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
 	ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error)
+	ListOrgMembers(ctx context.Context, arg ListOrgMembersParams) ([]ListOrgMembersRow, error)
+	ListOrgWorkspaces(ctx context.Context, orgID uuid.UUID) ([]Workspace, error)
+	// The orgs a user sees (all of them for an instance admin), with their counts.
+	ListOrgs(ctx context.Context, arg ListOrgsParams) ([]ListOrgsRow, error)
 	ListTokens(ctx context.Context, arg ListTokensParams) ([]ApiToken, error)
 	ListUserSessions(ctx context.Context, userID uuid.UUID) ([]Session, error)
 	ListUsers(ctx context.Context, arg ListUsersParams) ([]User, error)
+	ListWorkspaceMembers(ctx context.Context, arg ListWorkspaceMembersParams) ([]ListWorkspaceMembersRow, error)
+	// The workspaces a user sees with the user's effective role and the counts.
+	ListWorkspacesForUser(ctx context.Context, arg ListWorkspacesForUserParams) ([]ListWorkspacesForUserRow, error)
 	LockLogin(ctx context.Context, arg LockLoginParams) error
+	RecordLogin(ctx context.Context, id uuid.UUID) error
 	// Counts a failure in a window of sqlc.arg('window_seconds'); at sqlc.arg('max_failures') the key is
 	// locked for sqlc.arg('lock_seconds').
 	RecordLoginFailure(ctx context.Context, arg RecordLoginFailureParams) (int32, error)
+	RemoveOrgMember(ctx context.Context, arg RemoveOrgMemberParams) (int64, error)
+	RemoveWorkspaceMember(ctx context.Context, arg RemoveWorkspaceMemberParams) (int64, error)
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error
+	UpdateOrgName(ctx context.Context, arg UpdateOrgNameParams) error
 	UpdateUser(ctx context.Context, arg UpdateUserParams) (User, error)
+	UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams) error
+	UpdateWorkspaceMember(ctx context.Context, arg UpdateWorkspaceMemberParams) (int64, error)
+	UpsertOrgMember(ctx context.Context, arg UpsertOrgMemberParams) (OrgMember, error)
+	UpsertWorkspaceMember(ctx context.Context, arg UpsertWorkspaceMemberParams) (WorkspaceMember, error)
+	WorkspaceCounts(ctx context.Context, workspaceID uuid.UUID) (WorkspaceCountsRow, error)
 }
 
 var _ Querier = (*Queries)(nil)

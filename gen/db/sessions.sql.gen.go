@@ -104,7 +104,7 @@ func (q *Queries) DeleteUserSession(ctx context.Context, arg DeleteUserSessionPa
 }
 
 const getSessionBySecret = `-- name: GetSessionBySecret :one
-SELECT sessions.id, sessions.secret_hash, sessions.user_id, sessions.user_agent, sessions.client_addr, sessions.created_at, sessions.last_seen_at, sessions.expires_at, users.id, users.email, users.display_name, users.password_hash, users.instance_admin, users.disabled, users.created_at, users.updated_at
+SELECT sessions.id, sessions.secret_hash, sessions.user_id, sessions.user_agent, sessions.client_addr, sessions.created_at, sessions.last_seen_at, sessions.expires_at, users.id, users.email, users.display_name, users.password_hash, users.instance_admin, users.disabled, users.last_login_at, users.created_at, users.updated_at
 FROM sessions JOIN users ON users.id = sessions.user_id
 WHERE sessions.secret_hash = $1 AND sessions.expires_at > now() AND NOT users.disabled
 `
@@ -133,6 +133,7 @@ func (q *Queries) GetSessionBySecret(ctx context.Context, secretHash []byte) (Ge
 		&i.User.PasswordHash,
 		&i.User.InstanceAdmin,
 		&i.User.Disabled,
+		&i.User.LastLoginAt,
 		&i.User.CreatedAt,
 		&i.User.UpdatedAt,
 	)

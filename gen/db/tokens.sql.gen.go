@@ -75,7 +75,7 @@ func (q *Queries) GetToken(ctx context.Context, id uuid.UUID) (ApiToken, error) 
 }
 
 const getTokenBySecret = `-- name: GetTokenBySecret :one
-SELECT api_tokens.id, api_tokens.user_id, api_tokens.name, api_tokens.prefix, api_tokens.secret_hash, api_tokens.scopes, api_tokens.expires_at, api_tokens.last_used_at, api_tokens.created_at, api_tokens.revoked_at, users.id, users.email, users.display_name, users.password_hash, users.instance_admin, users.disabled, users.created_at, users.updated_at
+SELECT api_tokens.id, api_tokens.user_id, api_tokens.name, api_tokens.prefix, api_tokens.secret_hash, api_tokens.scopes, api_tokens.expires_at, api_tokens.last_used_at, api_tokens.created_at, api_tokens.revoked_at, users.id, users.email, users.display_name, users.password_hash, users.instance_admin, users.disabled, users.last_login_at, users.created_at, users.updated_at
 FROM api_tokens JOIN users ON users.id = api_tokens.user_id
 WHERE api_tokens.secret_hash = $1 AND api_tokens.revoked_at IS NULL
   AND (api_tokens.expires_at IS NULL OR api_tokens.expires_at > now()) AND NOT users.disabled
@@ -107,6 +107,7 @@ func (q *Queries) GetTokenBySecret(ctx context.Context, secretHash []byte) (GetT
 		&i.User.PasswordHash,
 		&i.User.InstanceAdmin,
 		&i.User.Disabled,
+		&i.User.LastLoginAt,
 		&i.User.CreatedAt,
 		&i.User.UpdatedAt,
 	)

@@ -38,7 +38,7 @@ func (q *Queries) CountInstanceAdmins(ctx context.Context) (int64, error) {
 const createUser = `-- name: CreateUser :one
 INSERT INTO users (email, display_name, password_hash, instance_admin)
 VALUES ($1, $2, $3, $4)
-RETURNING id, email, display_name, password_hash, instance_admin, disabled, created_at, updated_at
+RETURNING id, email, display_name, password_hash, instance_admin, disabled, last_login_at, created_at, updated_at
 `
 
 type CreateUserParams struct {
@@ -63,6 +63,7 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, e
 		&i.PasswordHash,
 		&i.InstanceAdmin,
 		&i.Disabled,
+		&i.LastLoginAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -81,7 +82,7 @@ func (q *Queries) GetSetup(ctx context.Context) (InstanceSetup, error) {
 }
 
 const getUser = `-- name: GetUser :one
-SELECT id, email, display_name, password_hash, instance_admin, disabled, created_at, updated_at FROM users WHERE id = $1
+SELECT id, email, display_name, password_hash, instance_admin, disabled, last_login_at, created_at, updated_at FROM users WHERE id = $1
 `
 
 func (q *Queries) GetUser(ctx context.Context, id uuid.UUID) (User, error) {
@@ -94,6 +95,7 @@ func (q *Queries) GetUser(ctx context.Context, id uuid.UUID) (User, error) {
 		&i.PasswordHash,
 		&i.InstanceAdmin,
 		&i.Disabled,
+		&i.LastLoginAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -101,7 +103,7 @@ func (q *Queries) GetUser(ctx context.Context, id uuid.UUID) (User, error) {
 }
 
 const getUserByEmail = `-- name: GetUserByEmail :one
-SELECT id, email, display_name, password_hash, instance_admin, disabled, created_at, updated_at FROM users WHERE lower(email) = lower($1)
+SELECT id, email, display_name, password_hash, instance_admin, disabled, last_login_at, created_at, updated_at FROM users WHERE lower(email) = lower($1)
 `
 
 func (q *Queries) GetUserByEmail(ctx context.Context, email string) (User, error) {
@@ -114,6 +116,7 @@ func (q *Queries) GetUserByEmail(ctx context.Context, email string) (User, error
 		&i.PasswordHash,
 		&i.InstanceAdmin,
 		&i.Disabled,
+		&i.LastLoginAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -121,7 +124,7 @@ func (q *Queries) GetUserByEmail(ctx context.Context, email string) (User, error
 }
 
 const listUsers = `-- name: ListUsers :many
-SELECT id, email, display_name, password_hash, instance_admin, disabled, created_at, updated_at FROM users
+SELECT id, email, display_name, password_hash, instance_admin, disabled, last_login_at, created_at, updated_at FROM users
 WHERE ($1::text IS NULL OR lower(email) > lower($1::text))
   AND ($2::text IS NULL
        OR email ILIKE '%' || $2::text || '%'
@@ -152,6 +155,7 @@ func (q *Queries) ListUsers(ctx context.Context, arg ListUsersParams) ([]User, e
 			&i.PasswordHash,
 			&i.InstanceAdmin,
 			&i.Disabled,
+			&i.LastLoginAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
 		); err != nil {
@@ -163,6 +167,15 @@ func (q *Queries) ListUsers(ctx context.Context, arg ListUsersParams) ([]User, e
 		return nil, err
 	}
 	return items, nil
+}
+
+const recordLogin = `-- name: RecordLogin :exec
+UPDATE users SET last_login_at = now() WHERE id = $1
+`
+
+func (q *Queries) RecordLogin(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, recordLogin, id)
+	return err
 }
 
 const setUserPassword = `-- name: SetUserPassword :exec
@@ -187,7 +200,7 @@ UPDATE users SET
     disabled       = coalesce($4, disabled),
     updated_at     = now()
 WHERE id = $5
-RETURNING id, email, display_name, password_hash, instance_admin, disabled, created_at, updated_at
+RETURNING id, email, display_name, password_hash, instance_admin, disabled, last_login_at, created_at, updated_at
 `
 
 type UpdateUserParams struct {
@@ -214,6 +227,7 @@ func (q *Queries) UpdateUser(ctx context.Context, arg UpdateUserParams) (User, e
 		&i.PasswordHash,
 		&i.InstanceAdmin,
 		&i.Disabled,
+		&i.LastLoginAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)

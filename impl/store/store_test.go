@@ -34,7 +34,7 @@ func TestWithTxRollsBackOnError(t *testing.T) {
 	ctx := context.Background()
 	boom := errTest("boom")
 	err := s.WithTx(ctx, func(q *db.Queries) error {
-		if _, err := q.InsertAuditEntry(ctx, db.InsertAuditEntryParams{ActorLabel: "t", Action: "createThing", Details: json.RawMessage(`{}`)}); err != nil {
+		if err := q.InsertAuditEntry(ctx, db.InsertAuditEntryParams{ActorKind: "system", Operation: "createThing", Outcome: "success", Detail: json.RawMessage(`{}`)}); err != nil {
 			return err
 		}
 		return boom
@@ -48,13 +48,12 @@ func TestWithTxRollsBackOnError(t *testing.T) {
 	}
 	actor := uuid.New()
 	if err := s.WithTx(ctx, func(q *db.Queries) error {
-		_, err := q.InsertAuditEntry(ctx, db.InsertAuditEntryParams{ActorID: uuid.NullUUID{UUID: actor, Valid: true}, ActorLabel: "t", Action: "createThing", Details: json.RawMessage(`{"a":1}`)})
-		return err
+		return q.InsertAuditEntry(ctx, db.InsertAuditEntryParams{ActorKind: "user", ActorID: uuid.NullUUID{UUID: actor, Valid: true}, Operation: "createThing", Outcome: "success", Detail: json.RawMessage(`{"a":1}`)})
 	}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err = s.ListAuditEntries(ctx, db.ListAuditEntriesParams{RowLimit: 10, ActorID: uuid.NullUUID{UUID: actor, Valid: true}})
-	if err != nil || len(rows) != 1 || rows[0].Action != "createThing" {
+	if err != nil || len(rows) != 1 || rows[0].Operation != "createThing" {
 		t.Fatalf("after commit: %+v, err %v", rows, err)
 	}
 }
