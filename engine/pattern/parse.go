@@ -250,6 +250,14 @@ func (p *parser) quantifier(atom info, isGroup bool) info {
 			factor = max(lo, 1)
 		}
 	}
+	// Checked before what follows the quantifier, so that the leftmost refusal is reported.
+	if isGroup && atom.unbounded && (hi < 0 || hi >= 2) {
+		p.fail(qpos, msgNestedUnbounded)
+	}
+	product := atom.product * factor
+	if product > MaxCount {
+		p.fail(qpos, msgProduct)
+	}
 	p.out.WriteString(string(p.src[qpos:p.pos]))
 	if p.peek() == '?' { // lazy: the same yes/no answer as greedy
 		p.pos++
@@ -257,13 +265,6 @@ func (p *parser) quantifier(atom info, isGroup bool) info {
 	}
 	if isQuantifierStart(p.peek()) {
 		p.fail(p.pos, msgDoubleQuant)
-	}
-	if isGroup && atom.unbounded && (hi < 0 || hi >= 2) {
-		p.fail(qpos, msgNestedUnbounded)
-	}
-	product := atom.product * factor
-	if product > MaxCount {
-		p.fail(qpos, msgProduct)
 	}
 	return info{
 		unbounded: atom.unbounded || hi < 0,
