@@ -15,6 +15,7 @@ WHERE (sqlc.narg('after_email')::text IS NULL OR lower(email) > lower(sqlc.narg(
   AND (sqlc.narg('query')::text IS NULL
        OR email ILIKE '%' || sqlc.narg('query')::text || '%'
        OR display_name ILIKE '%' || sqlc.narg('query')::text || '%')
+  AND (sqlc.narg('disabled')::boolean IS NULL OR disabled = sqlc.narg('disabled')::boolean)
 ORDER BY lower(email)
 LIMIT sqlc.arg('row_limit');
 
@@ -42,3 +43,6 @@ SELECT * FROM instance_setup;
 
 -- name: CompleteSetup :execrows
 INSERT INTO instance_setup (admin_id) VALUES ($1) ON CONFLICT DO NOTHING;
+
+-- name: DeleteSessionsOfUser :exec
+DELETE FROM sessions WHERE user_id = $1;

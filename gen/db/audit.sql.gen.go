@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const countAuditEntries = `-- name: CountAuditEntries :one
@@ -86,10 +85,10 @@ type ListAuditEntriesParams struct {
 	BeforeAt   *time.Time
 	BeforeID   uuid.NullUUID
 	ActorID    uuid.NullUUID
-	Operation  pgtype.Text
-	TargetKind pgtype.Text
-	TargetID   pgtype.Text
-	Outcome    pgtype.Text
+	Operation  *string
+	TargetKind *string
+	TargetID   *string
+	Outcome    *string
 	Since      *time.Time
 	RowLimit   int32
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const addWorkspaceMember = `-- name: AddWorkspaceMember :one
@@ -333,7 +332,7 @@ LIMIT $3
 
 type ListOrgMembersParams struct {
 	OrgID      uuid.UUID
-	AfterEmail pgtype.Text
+	AfterEmail *string
 	RowLimit   int32
 }
 
@@ -426,8 +425,8 @@ LIMIT $5
 type ListOrgsParams struct {
 	AllOrgs   bool
 	UserID    uuid.UUID
-	AfterSlug pgtype.Text
-	Query     pgtype.Text
+	AfterSlug *string
+	Query     *string
 	RowLimit  int32
 }
 
@@ -488,8 +487,8 @@ LIMIT $4
 
 type ListWorkspaceMembersParams struct {
 	WorkspaceID uuid.UUID
-	Role        pgtype.Text
-	AfterEmail  pgtype.Text
+	Role        *string
+	AfterEmail  *string
 	RowLimit    int32
 }
 
@@ -560,9 +559,9 @@ LIMIT $6
 type ListWorkspacesForUserParams struct {
 	InstanceAdmin bool
 	UserID        uuid.UUID
-	OrgSlug       pgtype.Text
-	AfterSlug     pgtype.Text
-	Query         pgtype.Text
+	OrgSlug       *string
+	AfterSlug     *string
+	Query         *string
 	RowLimit      int32
 }
 

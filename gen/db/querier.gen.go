@@ -30,6 +30,7 @@ type Querier interface {
 	DeleteOrg(ctx context.Context, id uuid.UUID) error
 	DeleteOtherSessions(ctx context.Context, arg DeleteOtherSessionsParams) (int64, error)
 	DeleteSession(ctx context.Context, id uuid.UUID) error
+	DeleteSessionsOfUser(ctx context.Context, userID uuid.UUID) error
 	DeleteUserSession(ctx context.Context, arg DeleteUserSessionParams) (int64, error)
 	DeleteWorkspace(ctx context.Context, id uuid.UUID) error
 	// The user's role in a workspace: the explicit membership or, for an org admin, admin; the higher

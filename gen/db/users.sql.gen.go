@@ -9,7 +9,6 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const completeSetup = `-- name: CompleteSetup :execrows
@@ -68,6 +67,15 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, e
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const deleteSessionsOfUser = `-- name: DeleteSessionsOfUser :exec
+DELETE FROM sessions WHERE user_id = $1
+`
+
+func (q *Queries) DeleteSessionsOfUser(ctx context.Context, userID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, deleteSessionsOfUser, userID)
+	return err
 }
 
 const getSetup = `-- name: GetSetup :one
@@ -129,18 +137,25 @@ WHERE ($1::text IS NULL OR lower(email) > lower($1::text))
   AND ($2::text IS NULL
        OR email ILIKE '%' || $2::text || '%'
        OR display_name ILIKE '%' || $2::text || '%')
+  AND ($3::boolean IS NULL OR disabled = $3::boolean)
 ORDER BY lower(email)
-LIMIT $3
+LIMIT $4
 `
 
 type ListUsersParams struct {
-	AfterEmail pgtype.Text
-	Query      pgtype.Text
+	AfterEmail *string
+	Query      *string
+	Disabled   *bool
 	RowLimit   int32
 }
 
 func (q *Queries) ListUsers(ctx context.Context, arg ListUsersParams) ([]User, error) {
-	rows, err := q.db.Query(ctx, listUsers, arg.AfterEmail, arg.Query, arg.RowLimit)
+	rows, err := q.db.Query(ctx, listUsers,
+		arg.AfterEmail,
+		arg.Query,
+		arg.Disabled,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -204,10 +219,10 @@ RETURNING id, email, display_name, password_hash, instance_admin, disabled, last
 `
 
 type UpdateUserParams struct {
-	Email         pgtype.Text
-	DisplayName   pgtype.Text
-	InstanceAdmin pgtype.Bool
-	Disabled      pgtype.Bool
+	Email         *string
+	DisplayName   *string
+	InstanceAdmin *bool
+	Disabled      *bool
 	ID            uuid.UUID
 }
 

@@ -83,7 +83,9 @@ type Error struct {
 	Hint    string
 	// Details is an optional extra member of the error object (for example feature diagnostics).
 	Details any
-	Cause   error
+	// RetryAfter, in seconds, becomes the Retry-After header when positive.
+	RetryAfter int
+	Cause      error
 }
 
 func (e *Error) Error() string {

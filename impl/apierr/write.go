@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 )
 
 // body is the wire shape of every error response.
@@ -37,6 +38,9 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body{Error: wireError{Code: e.Code, Message: e.Message, Hint: e.Hint, Details: e.Details}})
 }

@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/authz"
 	"github.com/sdods/sdods/impl/httpapi"
+	"github.com/sdods/sdods/impl/identity"
 	"github.com/sdods/sdods/impl/oas"
 	"github.com/sdods/sdods/impl/store"
 )
@@ -70,9 +72,14 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store) (http.Handler, er
 	if err != nil {
 		return nil, err
 	}
-	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL})
+	ident, err := identity.New(st, identity.DefaultThrottle)
+	if err != nil {
+		return nil, err
+	}
+	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer})
 	routes := httpapi.Routes(api, log)
-	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.NoCredentials{}, Enforcer: enforcer, MaxBody: cfg.MaxBody}
+	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
+		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://")}
 	return pipeline.Handler(routes)
 }
 

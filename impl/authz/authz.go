@@ -6,6 +6,7 @@ package authz
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
@@ -84,6 +85,10 @@ type Principal struct {
 	Scopes []string
 	// CredentialID is the session or token id (never its secret).
 	CredentialID string
+	// CSRFToken is the value a browser session sends in x-csrf-token (sessions only).
+	CSRFToken string
+	// ExpiresAt is when the session or token expires (zero: never).
+	ExpiresAt time.Time
 }
 
 // HasScope reports whether the principal's credential allows scope.

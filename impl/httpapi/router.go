@@ -5,13 +5,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/sdods/sdods/impl/apierr"
+	"github.com/sdods/sdods/impl/audit"
 	"github.com/sdods/sdods/impl/authz"
 	"github.com/sdods/sdods/impl/oas"
+	"github.com/sdods/sdods/impl/store"
 )
 
 // Authenticator finds the principal of a request. It returns nil and no error when the request
@@ -41,6 +46,10 @@ type Pipeline struct {
 	Enforcer *authz.Enforcer
 	// MaxBody caps request bodies in bytes.
 	MaxBody int64
+	// Store receives the audit entries of refused and failed mutating requests.
+	Store *store.Store
+	// SecureCookies marks cookies Secure even on plain HTTP (the server sits behind a TLS proxy).
+	SecureCookies bool
 }
 
 // Handler wraps api (the generated routes) in the pipeline: request id, logging, recovery, body
@@ -65,22 +74,38 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 			apierr.Write(w, r, p.Log, apierr.New(apierr.Forbidden, "operation unknown to the policy", ""))
 			return
 		}
+		meta := clientMeta{UserAgent: r.UserAgent(), ClientAddr: clientAddr(r), Secure: p.SecureCookies || r.TLS != nil}
+		rec := &audit.Request{Operation: op.ID, Method: r.Method, Path: r.URL.Path, RequestID: RequestID(r.Context()),
+			ClientAddr: meta.ClientAddr, SuccessStatus: op.SuccessStatus, Actor: audit.Actor{Kind: "anonymous"}}
 		ctx := context.WithValue(r.Context(), ctxOperation, op)
+		ctx = context.WithValue(ctx, ctxClientMeta, meta)
+		ctx = audit.WithRequest(ctx, rec)
 		r = r.WithContext(ctx)
+		sw := &statusRecorder{ResponseWriter: w}
+		defer p.auditOutcome(r, op, rec, sw)
 		principal, err := p.Auth.Authenticate(r, op)
 		if err != nil {
-			apierr.Write(w, r, p.Log, err)
+			apierr.Write(sw, r, p.Log, err)
 			return
 		}
+		if principal != nil {
+			rec.Actor = actorOf(principal)
+			if principal.Method == authz.MethodSession {
+				// The session slides: so does the cookie's expiry.
+				if c, err := r.Cookie(SessionCookie); err == nil {
+					sw.Header().Set("Set-Cookie", sessionCookie(c.Value, principal.ExpiresAt, meta.Secure))
+				}
+			}
+		}
 		if err := v.validate(ctx, r, route, params); err != nil {
-			apierr.Write(w, r, p.Log, validationError(err))
+			apierr.Write(sw, r, p.Log, validationError(err))
 			return
 		}
 		if err := p.Enforcer.CheckOperation(principal, op.Permission); err != nil {
-			apierr.Write(w, r, p.Log, err)
+			apierr.Write(sw, r, p.Log, err)
 			return
 		}
-		api.ServeHTTP(w, r.WithContext(WithPrincipal(ctx, principal)))
+		api.ServeHTTP(sw, r.WithContext(WithPrincipal(ctx, principal)))
 	})
 	var h http.Handler = guarded
 	h = withWildcardPaths(wildcardRoutes(p.Table.Ops))(h)
@@ -89,4 +114,44 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 	h = withLogging(p.Log)(h)
 	h = withRequestID(h)
 	return h, nil
+}
+
+func actorOf(p *authz.Principal) audit.Actor {
+	id, _ := uuid.Parse(p.UserID)
+	kind := "user"
+	if p.Method == authz.MethodToken {
+		kind = "token"
+	}
+	return audit.Actor{Kind: kind, ID: id, Name: p.Label}
+}
+
+// auditOutcome records a refused or failed mutating request, and reports a successful one whose
+// handler recorded nothing (a bug: every change must be audited in its transaction).
+func (p Pipeline) auditOutcome(r *http.Request, op *oas.Operation, rec *audit.Request, sw *statusRecorder) {
+	if safeMethod(r.Method) || op.Tag == "MCP" {
+		return
+	}
+	status := sw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status < 400 {
+		if !rec.Recorded() {
+			p.Log.ErrorContext(r.Context(), "mutating operation recorded no audit entry", "operation", op.ID, "request_id", rec.RequestID)
+		}
+		return
+	}
+	if rec.Recorded() || p.Store == nil {
+		return
+	}
+	outcome := "failed"
+	if status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusTooManyRequests {
+		outcome = "denied"
+	}
+	// The request's own context may be cancelled by now; the entry must still be written.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+	defer cancel()
+	if err := audit.RecordOutcome(ctx, p.Store.Queries, rec, outcome, status); err != nil {
+		p.Log.ErrorContext(ctx, "audit entry lost", "operation", op.ID, "error", err)
+	}
 }

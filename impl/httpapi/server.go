@@ -12,17 +12,21 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/gen/serverstub"
 	"github.com/sdods/sdods/impl/apierr"
+	"github.com/sdods/sdods/impl/authz"
+	"github.com/sdods/sdods/impl/identity"
 	"github.com/sdods/sdods/impl/oas"
 	"github.com/sdods/sdods/impl/store"
 )
 
 // Deps are what the handlers need.
 type Deps struct {
-	Log     *slog.Logger
-	Store   *store.Store
-	Version string
-	Table   *oas.Table
-	BaseURL string
+	Log      *slog.Logger
+	Store    *store.Store
+	Version  string
+	Table    *oas.Table
+	BaseURL  string
+	Identity *identity.Service
+	Enforcer *authz.Enforcer
 }
 
 // Server implements the generated strict server interface. Operations without a method here

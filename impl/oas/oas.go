@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -25,6 +26,8 @@ type Operation struct {
 	Permission authz.Permission
 	// Cookie and Bearer say which credentials the operation accepts.
 	Cookie, Bearer bool
+	// SuccessStatus is the operation's first 2xx response code.
+	SuccessStatus int
 	// Wildcards are path parameters whose value may contain '/' (x-wildcard: true).
 	Wildcards []string
 }
@@ -120,6 +123,18 @@ func operation(doc *openapi3.T, path, method string, item *openapi3.PathItem, op
 	}
 	if o.Permission.Target != authz.TargetPublic && !o.Cookie && !o.Bearer {
 		return o, fmt.Errorf("operation needs a principal but accepts no credential")
+	}
+	o.SuccessStatus = 200
+	if op.Responses != nil {
+		best := 0
+		for code := range op.Responses.Map() {
+			if n, err := strconv.Atoi(code); err == nil && n >= 200 && n < 300 && (best == 0 || n < best) {
+				best = n
+			}
+		}
+		if best != 0 {
+			o.SuccessStatus = best
+		}
 	}
 	params := append(openapi3.Parameters{}, item.Parameters...)
 	params = append(params, op.Parameters...)

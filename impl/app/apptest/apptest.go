@@ -6,11 +6,15 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/sdods/sdods/gen/serverclient"
 	"github.com/sdods/sdods/impl/app"
@@ -91,4 +95,114 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Browser is a client with a cookie jar that sends the CSRF token of its session, as the web UI does.
+type Browser struct {
+	*serverclient.ClientWithResponses
+	CSRF string
+	Jar  http.CookieJar
+}
+
+// NewBrowser returns a client with an empty cookie jar.
+func (s *Server) NewBrowser(tb testing.TB) *Browser {
+	tb.Helper()
+	jar, _ := cookiejar.New(nil)
+	b := &Browser{Jar: jar}
+	hc := &http.Client{Jar: jar}
+	c, err := serverclient.NewClientWithResponses(s.URL, serverclient.WithHTTPClient(hc),
+		serverclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			if b.CSRF != "" && req.Method != http.MethodGet {
+				req.Header.Set("x-csrf-token", b.CSRF)
+			}
+			return nil
+		}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b.ClientWithResponses = c
+	return b
+}
+
+// Bearer returns a client that sends an API token.
+func (s *Server) Bearer(tb testing.TB, token string) *serverclient.ClientWithResponses {
+	tb.Helper()
+	c, err := serverclient.NewClientWithResponses(s.URL, serverclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Authorization", "Bearer "+token)
+		return nil
+	}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// AdminPassword is the password of the administrator Setup creates.
+const AdminPassword = "correct horse battery staple"
+
+// Setup creates the first administrator (admin@example.com) and returns their signed-in browser.
+func (s *Server) Setup(tb testing.TB) *Browser {
+	tb.Helper()
+	b := s.NewBrowser(tb)
+	resp, err := b.SetupWithResponse(context.Background(), serverclient.SetupJSONRequestBody{Email: "admin@example.com", Password: AdminPassword, DisplayName: "Admin"})
+	if err != nil || resp.StatusCode() != http.StatusCreated {
+		tb.Fatalf("setup: %v %s", err, bodyOf(resp))
+	}
+	b.CSRF = *resp.JSON201.CsrfToken
+	return b
+}
+
+// SignIn creates a user (through the admin browser) and returns that user's signed-in browser.
+func (s *Server) SignIn(tb testing.TB, admin *Browser, email string) (*Browser, serverclient.User) {
+	tb.Helper()
+	ctx := context.Background()
+	const pw = "a long enough password"
+	cu, err := admin.CreateUserWithResponse(ctx, serverclient.CreateUserJSONRequestBody{Email: openapi_types.Email(email), DisplayName: email, Password: pw})
+	if err != nil || cu.StatusCode() != http.StatusCreated {
+		tb.Fatalf("create user %s: %v %s", email, err, bodyOf(cu))
+	}
+	b := s.NewBrowser(tb)
+	lr, err := b.LoginWithResponse(ctx, serverclient.LoginJSONRequestBody{Email: openapi_types.Email(email), Password: pw})
+	if err != nil || lr.StatusCode() != http.StatusOK {
+		tb.Fatalf("login %s: %v %s", email, err, bodyOf(lr))
+	}
+	b.CSRF = *lr.JSON200.CsrfToken
+	return b, *cu.JSON201
+}
+
+// Token creates an API token with scopes through a browser and returns it.
+func Token(tb testing.TB, b *Browser, scopes ...string) string {
+	tb.Helper()
+	sc := make([]serverclient.Scope, len(scopes))
+	for i, s := range scopes {
+		sc[i] = serverclient.Scope(s)
+	}
+	resp, err := b.CreateTokenWithResponse(context.Background(), serverclient.CreateTokenJSONRequestBody{Name: "test", Scopes: sc})
+	if err != nil || resp.StatusCode() != http.StatusCreated {
+		tb.Fatalf("create token: %v %s", err, bodyOf(resp))
+	}
+	return resp.JSON201.Token
+}
+
+// bodyOf describes a generated response for a failure message.
+func bodyOf(r any) string {
+	switch v := r.(type) {
+	case *serverclient.SetupResponse:
+		if v != nil {
+			return fmt.Sprintf("%d %s", v.StatusCode(), v.Body)
+		}
+	case *serverclient.LoginResponse:
+		if v != nil {
+			return fmt.Sprintf("%d %s", v.StatusCode(), v.Body)
+		}
+	case *serverclient.CreateUserResponse:
+		if v != nil {
+			return fmt.Sprintf("%d %s", v.StatusCode(), v.Body)
+		}
+	case *serverclient.CreateTokenResponse:
+		if v != nil {
+			return fmt.Sprintf("%d %s", v.StatusCode(), v.Body)
+		}
+	}
+	return "<no response>"
 }
