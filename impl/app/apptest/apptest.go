@@ -5,8 +5,8 @@ package apptest
 import (
 	"bytes"
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
