@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/sdods/sdods/impl/app"
@@ -21,6 +22,8 @@ const usage = `usage: sdods <command> [flags]
 commands:
   serve                     run the test automation server
   migrate up|down [N]|version   apply, revert (all or N) or show database migrations
+  token create --user EMAIL --scopes a,b --name NAME [--expires 720h]
+                            create an API token (printed once)
   version                   print the version
 Run "sdods <command> -h" for the flags of a command.
 `
@@ -56,6 +59,23 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return migrate(ctx, cfg, fs.Args())
+	case "token":
+		if len(args) < 2 || args[1] != "create" {
+			return fmt.Errorf("usage: sdods token create --user EMAIL --scopes a,b --name NAME [--expires DURATION]")
+		}
+		user := fs.String("user", "", "email of the token's owner")
+		scopes := fs.String("scopes", "", "comma-separated scopes, e.g. runs:read,runs:write")
+		name := fs.String("name", "", "name shown in the token list")
+		expires := fs.Duration("expires", 0, "lifetime, e.g. 720h (default: no expiry)")
+		if err := fs.Parse(args[2:]); err != nil {
+			return err
+		}
+		token, err := app.CreateToken(ctx, cfg, *user, strings.Split(*scopes, ","), *name, *expires)
+		if err != nil {
+			return err
+		}
+		fmt.Println(token)
+		return nil
 	case "version":
 		fmt.Println("sdods", app.Version)
 		return nil

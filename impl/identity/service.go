@@ -83,7 +83,7 @@ func (s *Service) SetupRequired(ctx context.Context) (bool, error) {
 // ErrSetupDone is the answer to a second setup.
 var ErrSetupDone = apierr.New(apierr.Conflict, "setup has already been completed", "sign in with the administrator account")
 
-// Setup creates the first administrator, exactly once: concurrent calls race for the single
+// Setup creates the first administrator, with a default organisation and workspace, exactly once: concurrent calls race for the single
 // row of instance_setup and all but one roll back with ErrSetupDone.
 func (s *Service) Setup(ctx context.Context, email, password, displayName string) (db.User, error) {
 	if err := CheckPassword(password); err != nil {
@@ -115,6 +115,22 @@ func (s *Service) Setup(ctx context.Context, email, password, displayName string
 			return ErrSetupDone
 		}
 		user = u
+		// A fresh instance gets an organisation and a workspace to start in, administered by
+		// the first admin; the hierarchy can be reshaped later (POST /api/hierarchy/sync).
+		org, err := q.CreateOrg(ctx, db.CreateOrgParams{Slug: "default", Name: "Default"})
+		if err != nil {
+			return err
+		}
+		if _, err := q.UpsertOrgMember(ctx, db.UpsertOrgMemberParams{OrgID: org.ID, UserID: u.ID, Role: "admin"}); err != nil {
+			return err
+		}
+		ws, err := q.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: org.ID, Slug: "default", Name: "Default"})
+		if err != nil {
+			return err
+		}
+		if _, err := q.AddWorkspaceMember(ctx, db.AddWorkspaceMemberParams{WorkspaceID: ws.ID, UserID: u.ID, Role: "admin"}); err != nil {
+			return err
+		}
 		if r := audit.RequestFrom(ctx); r != nil {
 			r.Actor = audit.Actor{Kind: "user", ID: u.ID, Name: u.Email}
 		}

@@ -23,10 +23,11 @@ import (
 
 // Server is a running server under test.
 type Server struct {
-	URL    string
-	App    *app.App
-	Client *serverclient.ClientWithResponses
-	logs   *syncBuffer
+	URL         string
+	DatabaseURL string
+	App         *app.App
+	Client      *serverclient.ClientWithResponses
+	logs        *syncBuffer
 }
 
 // Start wires the application on a new database, serves it and closes both when tb ends.
@@ -49,7 +50,7 @@ func Start(tb testing.TB) *Server {
 	if err != nil {
 		tb.Fatalf("client: %v", err)
 	}
-	return &Server{URL: ts.URL, App: a, Client: c, logs: logs}
+	return &Server{URL: ts.URL, DatabaseURL: dbURL, App: a, Client: c, logs: logs}
 }
 
 // Logs returns everything the server logged so far.

@@ -1,0 +1,48 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sdods/sdods/impl/identity"
+	"github.com/sdods/sdods/impl/store"
+)
+
+// CreateToken issues an API token for the user with the given email, as `sdods token create`
+// does, and returns the token (shown once; only its hash is stored).
+func CreateToken(ctx context.Context, cfg Config, email string, scopes []string, name string, lifetime time.Duration) (string, error) {
+	if email == "" || name == "" {
+		return "", fmt.Errorf("--user and --name are required")
+	}
+	for i := range scopes {
+		scopes[i] = strings.TrimSpace(scopes[i])
+	}
+	if err := store.MigrateUp(cfg.DatabaseURL); err != nil {
+		return "", err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	ident, err := identity.New(st, identity.DefaultThrottle)
+	if err != nil {
+		return "", err
+	}
+	u, err := ident.UserByEmail(ctx, email)
+	if err != nil {
+		return "", err
+	}
+	var expires *time.Time
+	if lifetime > 0 {
+		t := time.Now().Add(lifetime)
+		expires = &t
+	}
+	t, err := ident.CreateToken(ctx, u.ID, name, scopes, expires)
+	if err != nil {
+		return "", err
+	}
+	return t.Secret, nil
+}
