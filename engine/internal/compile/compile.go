@@ -133,18 +133,51 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 		f.calls = calls
 		c.calls, c.cur = nil, nil
 	}
-	c.checkCycles(order)
+	if !c.checkCycles(order) {
+		c.checkCallDepth(order)
+	}
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
 	}
 	return u, nil
 }
 
-// checkCycles reports FUNCTION_RECURSIVE for every function that reaches itself.
-func (c *compiler) checkCycles(order []*function) {
+// checkCycles reports FUNCTION_RECURSIVE for every function that reaches itself; it returns
+// whether there was any.
+func (c *compiler) checkCycles(order []*function) bool {
+	found := false
 	for _, f := range order {
 		if path := c.reach(f.name, f.name, map[string]bool{}); path != nil {
 			c.report(diag.Recursive(f.ptr, append([]string{f.name}, path...)))
+			found = true
+		}
+	}
+	return found
+}
+
+// checkCallDepth reports EXPRESSION_TOO_DEEP for a function whose longest chain of nested calls
+// (itself included) is longer than MaxCallDepth. The call graph has no cycles here.
+func (c *compiler) checkCallDepth(order []*function) {
+	memo := map[string]int{}
+	var chain func(name string) int
+	chain = func(name string) int {
+		if d, ok := memo[name]; ok {
+			return d
+		}
+		best := 0
+		if f := c.unit.funcs[name]; f != nil {
+			for _, g := range f.calls {
+				if d := chain(g); d > best {
+					best = d
+				}
+			}
+		}
+		memo[name] = best + 1
+		return best + 1
+	}
+	for _, f := range order {
+		if chain(f.name) > MaxCallDepth {
+			c.report(diag.CallsTooDeep(f.ptr, MaxCallDepth))
 		}
 	}
 }

@@ -27,8 +27,8 @@ func init() { coreOperators = coreTable() }
 func coreTable() map[string]spec {
 	return map[string]spec{
 		// comparison
-		"==":      {2, 2, binary(opEq)},
-		"!=":      {2, 2, binary(opNe)},
+		"==":      {2, 2, deep(opEq)},
+		"!=":      {2, 2, deep(opNe)},
 		"<":       {2, 2, binary(cmpOp(func(c int) bool { return c < 0 }))},
 		"<=":      {2, 2, binary(cmpOp(func(c int) bool { return c <= 0 }))},
 		">":       {2, 2, binary(cmpOp(func(c int) bool { return c > 0 }))},
@@ -63,8 +63,8 @@ func coreTable() map[string]spec {
 		"matches":    {2, 2, buildMatches},
 		// strings and lists
 		"length":   {1, 1, unary(opLength)},
-		"contains": {2, 2, binary(opContains)},
-		"in":       {2, 2, binary(func(ptr string, a, b any) (any, error) { return containsOp(ptr, "in", b, a, 1) })},
+		"contains": {2, 2, deep(opContains)},
+		"in":       {2, 2, deep(func(ptr string, a, b any) (any, error) { return containsOp(ptr, "in", b, a, 1) })},
 		// lists (the body sees each element bound to a name, "it" by default)
 		"map":    {2, 3, iterate(iterMap)},
 		"filter": {2, 3, iterate(iterFilter)},
@@ -171,6 +171,9 @@ func strict(fn func(ptr string, args []any) (any, error)) builder {
 				}
 				vals[i] = v
 			}
+			if err := fr.rt.charge(ptr, argCost(vals...)); err != nil {
+				return nil, err
+			}
 			return fn(ptr, vals)
 		}}
 		if allConstant(args) {
@@ -187,6 +190,9 @@ func unary(fn func(ptr string, a any) (any, error)) builder {
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			v, err := a.eval(fr)
 			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.charge(ptr, argCost(v)); err != nil {
 				return nil, err
 			}
 			return fn(ptr, v)
@@ -211,9 +217,42 @@ func binary(fn func(ptr string, a, b any) (any, error)) builder {
 			if err != nil {
 				return nil, err
 			}
+			if err := fr.rt.charge(ptr, argCost(x, y)); err != nil {
+				return nil, err
+			}
 			return fn(ptr, x, y)
 		}}
 		if a.constant && b.constant {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+// deep builds an operator that compares values deeply (==, !=, contains, in): the whole of
+// both operands is charged to the budget before the comparison reads them.
+func deep(fn func(ptr string, a, b any) (any, error)) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		x, y := args[0], args[1]
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			a, err := x.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			b, err := y.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.chargeWeight(ptr, a); err != nil {
+				return nil, err
+			}
+			if err := fr.rt.chargeWeight(ptr, b); err != nil {
+				return nil, err
+			}
+			return fn(ptr, a, b)
+		}}
+		if x.constant && y.constant {
 			return fold(n)
 		}
 		return n
@@ -243,6 +282,9 @@ func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc 
 				return nil, err
 			}
 			vals[i] = v
+			if err := fr.rt.chargeWeight(ptr, v); err != nil {
+				return nil, err
+			}
 		}
 		return callCustom(ptr, name, op, vals)
 	}}

@@ -161,6 +161,9 @@ func buildMatches(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, d
 		if err != nil || !ok {
 			return false, err
 		}
+		if err := fr.rt.charge(ptr, argCost(s)); err != nil {
+			return nil, err
+		}
 		m, merr := p.Match(s)
 		if merr != nil {
 			return nil, diag.Eval(ptr, "matches", merr.Error())

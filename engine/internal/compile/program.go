@@ -5,6 +5,7 @@ package compile
 
 import (
 	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/value"
 )
 
 // Operator is a host-supplied custom operator. It receives the evaluated arguments as JSON values
@@ -15,6 +16,7 @@ type Operator func(args []any) (any, error)
 // Limits of a load and of an evaluation.
 const (
 	MaxDepth      = 128        // nesting of an expression or function body
+	MaxCallDepth  = 32         // functions in the longest chain of nested calls
 	DefaultBudget = 10_000_000 // work units of one evaluation
 )
 
@@ -52,6 +54,37 @@ func (rt *runtime) charge(ptr string, n int) error {
 	return nil
 }
 
+// remaining returns the units left in the budget.
+func (rt *runtime) remaining() int64 { return rt.limit - rt.steps }
+
+// chargeWeight charges the tree size of v (see value.Weight).
+func (rt *runtime) chargeWeight(ptr string, v any) error {
+	w := value.Weight(v, rt.remaining())
+	rt.steps += w
+	if rt.steps > rt.limit {
+		return diag.Budget(ptr, rt.limit)
+	}
+	return nil
+}
+
+// argCost is the work an operator does to read its arguments: one per argument, plus one per 64
+// bytes of a string and one per element of an array or member of an object (read shallowly;
+// deep reads are charged by weight).
+func argCost(args ...any) int {
+	n := len(args)
+	for _, a := range args {
+		switch t := a.(type) {
+		case string:
+			n += len(t) / 64
+		case []any:
+			n += len(t)
+		case map[string]any:
+			n += len(t)
+		}
+	}
+	return n
+}
+
 // Program is one compiled expression.
 type Program struct {
 	root   *node
@@ -73,5 +106,13 @@ func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64
 	if p.slots > 0 {
 		fr.locals = make([]any, p.slots)
 	}
-	return p.root.eval(fr)
+	v, err := p.root.eval(fr)
+	if err != nil {
+		return nil, err
+	}
+	// the result is read once more on its way out
+	if err := rt.chargeWeight(p.root.ptr, v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }

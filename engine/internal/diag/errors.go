@@ -69,6 +69,11 @@ func TooDeep(ptr string, limit int) *Diagnostic {
 	return newf(ExpressionTooDeep, ptr, "expression nested deeper than %d", limit)
 }
 
+// CallsTooDeep reports a chain of nested function calls beyond the limit.
+func CallsTooDeep(ptr string, limit int) *Diagnostic {
+	return newf(ExpressionTooDeep, ptr, "function calls nested more than %d deep", limit)
+}
+
 // PatternRefused reports a constant pattern outside the portable subset; offset is the code
 // point offset in the pattern where the problem is.
 func PatternRefused(ptr string, offset int, msg string) *Diagnostic {

@@ -315,3 +315,38 @@ func canon(v any) (any, bool) {
 	}
 	return v, true
 }
+
+// Weight returns the number of values in v counted as a tree (each array, object, member and
+// element is one, strings count one per 64 bytes), stopping once the count exceeds limit. Values
+// built by an evaluation may share parts, so the tree can be much larger than memory; Weight is
+// how traversals are charged to the evaluation budget.
+func Weight(v any, limit int64) int64 {
+	var n int64
+	weigh(v, &n, limit)
+	return n
+}
+
+func weigh(v any, n *int64, limit int64) {
+	*n++
+	if *n > limit {
+		return
+	}
+	switch t := v.(type) {
+	case string:
+		*n += int64(len(t) / 64)
+	case []any:
+		for _, x := range t {
+			weigh(x, n, limit)
+			if *n > limit {
+				return
+			}
+		}
+	case map[string]any:
+		for _, x := range t {
+			weigh(x, n, limit)
+			if *n > limit {
+				return
+			}
+		}
+	}
+}
