@@ -60,7 +60,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 }
 
 func newHandler(cfg Config, log *slog.Logger, st *store.Store) (http.Handler, error) {
-	doc, err := serverapi.GetSwagger()
+	doc, err := serverapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
 	}

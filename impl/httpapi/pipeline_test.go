@@ -32,7 +32,7 @@ func (bearerAnyone) Authenticate(r *http.Request, _ *oas.Operation) (*authz.Prin
 
 func mustPipeline(tb testing.TB, api http.Handler, log *slog.Logger) http.Handler {
 	tb.Helper()
-	doc, err := serverapi.GetSwagger()
+	doc, err := serverapi.GetSpec()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestWildcardPathReachesTheHandlerAsOneParameter(t *testing.T) {
 }
 
 func TestErrorCodesEqualTheDocumentEnum(t *testing.T) {
-	doc, err := serverapi.GetSwagger()
+	doc, err := serverapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -23,13 +24,13 @@ var update = flag.Bool("update", false, "rewrite docs/api-status.md and other go
 func implementedOperations(tb testing.TB) map[string]bool {
 	tb.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	files, err := parseGoFiles(fset, ".", func(name string) bool { return !strings.HasSuffix(name, "_test.go") })
 	if err != nil {
 		tb.Fatal(err)
 	}
 	out := map[string]bool{}
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
+	{
+		for _, f := range files {
 			for _, d := range f.Decls {
 				fn, ok := d.(*ast.FuncDecl)
 				if !ok || fn.Recv == nil || !fn.Name.IsExported() {
@@ -53,7 +54,7 @@ func implementedOperations(tb testing.TB) map[string]bool {
 // TestAPIStatus keeps docs/api-status.md equal to what the code implements.
 // Refresh it with: go test ./impl/httpapi -run TestAPIStatus -update
 func TestAPIStatus(t *testing.T) {
-	doc, err := serverapi.GetSwagger()
+	doc, err := serverapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,4 +113,24 @@ func TestAPIStatus(t *testing.T) {
 	if err != nil || string(want) != got {
 		t.Fatalf("docs/api-status.md is out of date; run: go test ./impl/httpapi -run TestAPIStatus -update")
 	}
+}
+
+// parseGoFiles parses the .go files of dir that keep says to keep.
+func parseGoFiles(fset *token.FileSet, dir string, keep func(name string) bool) ([]*ast.File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || !keep(e.Name()) {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
 }

@@ -33,13 +33,20 @@ func main() {
 
 func run(in, out, pkgPath string) error {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, in, func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), ".go") }, 0)
+	entries, err := os.ReadDir(in)
 	if err != nil {
 		return err
 	}
 	var methods []*ast.Field
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(in, e.Name()), nil, 0)
+		if err != nil {
+			return err
+		}
+		{
 			ast.Inspect(f, func(n ast.Node) bool {
 				ts, ok := n.(*ast.TypeSpec)
 				if !ok || ts.Name.Name != "StrictServerInterface" {
