@@ -104,14 +104,14 @@ func TestBudget(t *testing.T) {
 		fns = append(fns, engine.Function{Name: "f" + itoa(i), Params: []string{"x"},
 			Body: json.RawMessage(`{"fn":"` + prev + `","args":[{"fn":"` + prev + `","args":[{"var":"x"}]}]}`)})
 	}
-	c, err := engine.NewCompiler(engine.WithFunctions("/functions", fns...))
+	c, err := engine.NewCompiler(engine.WithFunctions("/functions", fns...), engine.WithBudget(1_000_000))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := map[string]string{
-		"exponential calls": `{"fn":"f30","args":[1]}`,
+		"exponential calls":         `{"fn":"f30","args":[1]}`,
 		"shared structure compared": `{"op":"==","args":[{"fn":"f12","args":[1]},{"fn":"f12","args":[1]}]}`,
-		"nested iteration": `{"op":"map","args":[{"var":"data.l"},"a",{"op":"map","args":[{"var":"data.l"},"b",{"op":"map","args":[{"var":"data.l"},"c",1]}]}]}`,
+		"nested iteration":          `{"op":"map","args":[{"var":"data.l"},"a",{"op":"map","args":[{"var":"data.l"},"b",{"op":"map","args":[{"var":"data.l"},"c",1]}]}]}`,
 	}
 	l := make([]any, 1000)
 	env := map[string]any{"data": map[string]any{"l": l}}
