@@ -6,7 +6,7 @@ GO122 ?= go1.22.12
 BIN := .bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run test test-go test-engine test-ts build generate check-generated lint tools clean help
+.PHONY: deps run test test-go test-engine test-ts build generate check-generated lint tools clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -14,7 +14,13 @@ help: ## list the targets
 run: ## start the test automation server on the local (or a private) PostgreSQL and print its URL
 	@DATABASE_URL="$$(bash scripts/devdb.sh)" $(GO) run ./cmd/sdods serve --create-db
 
-test: test-go test-engine test-ts ## run every test
+test: deps test-go test-engine test-ts ## run every test
+
+deps: ## install what the tests need from the system's packages (Chromium for browser steps) where missing
+	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: install it (Debian: sudo apt-get install chromium)"; exit 1; fi; fi
 
 test-go: ## root module tests against the real PostgreSQL
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
