@@ -88,6 +88,9 @@ func (a *App) Close() { a.Store.Close() }
 
 // Serve runs the server until ctx ends, then drains in-flight requests for up to 30 seconds.
 func Serve(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	log := cfg.Logger()
 	a, err := New(ctx, cfg, log)
 	if err != nil {
