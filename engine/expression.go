@@ -161,7 +161,12 @@ type Compiler struct {
 
 // NewCompiler compiles the functions given in opts. It returns Diagnostics listing every problem
 // (FUNCTION_REDEFINED, FUNCTION_RECURSIVE, FUNCTION_UNKNOWN, ... inside bodies).
-func NewCompiler(opts ...Option) (*Compiler, error) {
+func NewCompiler(opts ...Option) (c *Compiler, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, diag.List{diag.Panic("", r)}
+		}
+	}()
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
@@ -194,7 +199,12 @@ func (c *Compiler) CompileValue(v any, pointer string) (*Expression, error) {
 	return c.compile(n, pointer)
 }
 
-func (c *Compiler) compile(n *jsonv.Node, pointer string) (*Expression, error) {
+func (c *Compiler) compile(n *jsonv.Node, pointer string) (e *Expression, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, diag.List{diag.Panic(pointer, r)}
+		}
+	}()
 	prog, ds := c.unit.Compile(n, pointer)
 	if len(ds) > 0 {
 		return nil, ds
@@ -237,7 +247,8 @@ func (e *Expression) MissingOperators() []string {
 // Evaluate evaluates the expression against env, whose members are the roots variables name
 // (data, original, actor, ctx, ...). env is checked first: a root nested more than 64 deep, a
 // non-finite number or a value that is not JSON is BAD_REQUEST. The result is a JSON value
-// whose numbers are canonical. Any failure is a *Diagnostic.
+// whose numbers are canonical; it may share memory with env and with the expression's constants,
+// so treat it as read-only. Any failure is a *Diagnostic.
 func (e *Expression) Evaluate(env map[string]any) (result any, err error) {
 	env, err = PrepareEnv(env)
 	if err != nil {

@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/sdods/sdods/engine"
 	"github.com/sdods/sdods/engine/testops"
@@ -72,6 +74,9 @@ func FuzzCompile(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, src, _ string) {
+		// a watchdog: an input that runs unbounded crashes the worker, and the fuzzer records it
+		timer := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("hung on %q", src)) })
+		defer timer.Stop()
 		e, err := c.Compile(json.RawMessage(src), "")
 		if err != nil {
 			var list engine.Diagnostics
@@ -93,6 +98,8 @@ func FuzzEvaluate(f *testing.F) {
 	seedCases(f, true)
 	c := fuzzCompiler(f)
 	f.Fuzz(func(t *testing.T, src, envText string) {
+		timer := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("hung on %q with %q", src, envText)) })
+		defer timer.Stop()
 		e, err := c.Compile(json.RawMessage(src), "")
 		if err != nil {
 			return

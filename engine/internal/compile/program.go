@@ -101,8 +101,13 @@ func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	rt := &runtime{limit: budget, custom: ops}
-	fr := &frame{env: env, rt: rt}
+	// one allocation for both: most evaluations allocate nothing else
+	st := &struct {
+		rt runtime
+		fr frame
+	}{rt: runtime{limit: budget, custom: ops}}
+	rt, fr := &st.rt, &st.fr
+	fr.env, fr.rt = env, rt
 	if p.slots > 0 {
 		fr.locals = make([]any, p.slots)
 	}
