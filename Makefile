@@ -63,11 +63,12 @@ check-generated: generate ## fail when generated code differs from what is commi
 	  echo "generated code is out of date; run make generate and commit:"; git status --porcelain -- gen clients docs/api-status.md; \
 	  git --no-pager diff --stat -- gen clients; exit 1; fi
 
-lint: $(BIN)/staticcheck ## gofmt, go vet and staticcheck on both modules
+lint: $(BIN)/staticcheck clients/ts/node_modules ## gofmt, go vet, staticcheck on both modules; Redocly on the API documents
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; [ -z "$$out" ] || { echo "gofmt would change:"; echo "$$out"; exit 1; }
 	$(GO) vet ./...
 	$(BIN)/staticcheck $$($(GO) list ./... | grep -v '/gen/')
 	cd engine && $(GO) vet ./... && ../$(BIN)/staticcheck ./...
+	cd clients/ts && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npm run --silent lint:openapi
 
 clean: ## remove build output (not the private database)
 	rm -rf bin $(BIN)
