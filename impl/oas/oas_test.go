@@ -7,6 +7,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/sdods/sdods/gen/rulesapi"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/oas"
 )
@@ -76,5 +77,17 @@ func TestEveryServerOperationHasAPermission(t *testing.T) {
 	}
 	if len(table.Ops) < 100 {
 		t.Fatalf("only %d operations", len(table.Ops))
+	}
+}
+
+func TestBothDocumentsValidate(t *testing.T) {
+	for name, load := range map[string]func() (*openapi3.T, error){"server.yaml": serverapi.GetSpec, "rules.yaml": rulesapi.GetSpec} {
+		doc, err := load()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := doc.Validate(context.Background()); err != nil {
+			t.Errorf("%s does not validate: %v", name, err)
+		}
 	}
 }
