@@ -256,13 +256,14 @@ func Add(xs ...float64) (float64, bool) {
 	fast := true
 	var s float64
 	for _, x := range xs {
-		if !smallInt(x) {
+		// exact while every partial sum stays an integer below 2^53
+		if !smallInt(x) || math.Abs(s)+math.Abs(x) >= 1<<53 {
 			fast = false
 			break
 		}
-		s += x // exact: every partial sum is an integer below 2^53 for up to 4000 operands
+		s += x
 	}
-	if fast && len(xs) < 4000 {
+	if fast {
 		return Canonical(s)
 	}
 	acc := &dec{}

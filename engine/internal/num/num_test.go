@@ -125,6 +125,9 @@ func TestArithmetic(t *testing.T) {
 		{"round 0.000001 2", func() (float64, bool) { return num.Round(0.000001, 2) }, "0"},
 		{"round -0.4", func() (float64, bool) { return num.Round(-0.4, 0) }, "0"},
 		{"sum", func() (float64, bool) { return num.Add(0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1) }, "1"},
+		{"large integer sum", func() (float64, bool) {
+			return num.Add(999999999999999, 999999999999999, 999999999999999, 999999999999999, 999999999999999, 999999999999999, 999999999999999, 999999999999999, 999999999999999, 999999999999999, 999999999999999, 999999999999999)
+		}, "12000000000000000"},
 		{"1e308*10", func() (float64, bool) { return num.Mul(1e308, 10) }, ""},
 		{"1e308+1e308", func() (float64, bool) { return num.Add(1e308, 1e308) }, ""},
 		{"1e-300*1e-300", func() (float64, bool) { return num.Mul(1e-300, 1e-300) }, "0"},
