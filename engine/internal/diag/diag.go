@@ -84,7 +84,7 @@ func index(s string) (int, bool) {
 
 // Pointer appends one reference token to a JSON pointer, escaping "~" and "/" as RFC 6901 says.
 func Pointer(base, token string) string {
-	if strings.IndexAny(token, "~/") >= 0 {
+	if strings.ContainsAny(token, "~/") {
 		token = strings.ReplaceAll(token, "~", "~0")
 		token = strings.ReplaceAll(token, "/", "~1")
 	}
