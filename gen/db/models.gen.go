@@ -43,10 +43,63 @@ type AuditEntry struct {
 	Detail     json.RawMessage
 }
 
+type Dataset struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+	Name      string
+	Format    string
+	SizeBytes int64
+	RowCount  int32
+	Columns   json.RawMessage
+	Sha256    string
+	BlobKey   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+type Environment struct {
+	ID          uuid.UUID
+	ProjectID   uuid.UUID
+	Name        string
+	BaseUrl     string
+	Description string
+	Variables   json.RawMessage
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type Feature struct {
+	ID            uuid.UUID
+	ProjectID     uuid.UUID
+	Path          string
+	Module        string
+	Content       string
+	Etag          string
+	Name          *string
+	Tags          []string
+	ScenarioCount int32
+	SizeBytes     int32
+	SyncedEtag    *string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
 type InstanceSetup struct {
 	Singleton   bool
 	AdminID     uuid.UUID
 	CompletedAt time.Time
+}
+
+type Integration struct {
+	ProjectID uuid.UUID
+	Kind      string
+	Enabled   bool
+	Config    json.RawMessage
+	SecretEnc []byte
+	LastTest  []byte
+	LastSync  []byte
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 type LoginFailure struct {
@@ -71,6 +124,33 @@ type OrgMember struct {
 	CreatedAt time.Time
 }
 
+type PoolAccount struct {
+	ID              uuid.UUID
+	ProjectID       uuid.UUID
+	Username        string
+	PasswordEnc     []byte
+	Tags            []string
+	Attributes      json.RawMessage
+	Environment     *string
+	LeaseRunID      uuid.NullUUID
+	LeaseScenarioID uuid.NullUUID
+	LeasedAt        *time.Time
+	LeaseExpiresAt  *time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+type Process struct {
+	ID          uuid.UUID
+	ProjectID   uuid.UUID
+	Name        string
+	Description string
+	Content     string
+	Parameters  []string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type Project struct {
 	ID          uuid.UUID
 	WorkspaceID uuid.UUID
@@ -79,6 +159,7 @@ type Project struct {
 	Description string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	Settings    json.RawMessage
 }
 
 type Session struct {

@@ -13,22 +13,38 @@ import (
 
 type Querier interface {
 	AddWorkspaceMember(ctx context.Context, arg AddWorkspaceMemberParams) (WorkspaceMember, error)
+	// Every feature of a project with its content, for linting, step usage and sync.
+	AllFeatures(ctx context.Context, projectID uuid.UUID) ([]Feature, error)
 	AllOrgMembers(ctx context.Context, orgID uuid.UUID) ([]AllOrgMembersRow, error)
+	AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Process, error)
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
 	ClearLoginFailures(ctx context.Context, key string) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
 	CountAuditEntries(ctx context.Context) (int64, error)
+	CountDatasetsByBlob(ctx context.Context, blobKey string) (int32, error)
 	CountInstanceAdmins(ctx context.Context) (int64, error)
 	CountWorkspaceAdmins(ctx context.Context, workspaceID uuid.UUID) (int32, error)
+	CreateDataset(ctx context.Context, arg CreateDatasetParams) (Dataset, error)
+	CreateEnvironment(ctx context.Context, arg CreateEnvironmentParams) (Environment, error)
 	CreateOrg(ctx context.Context, arg CreateOrgParams) (Org, error)
+	CreatePoolAccount(ctx context.Context, arg CreatePoolAccountParams) (PoolAccount, error)
+	CreateProcess(ctx context.Context, arg CreateProcessParams) (Process, error)
+	CreateProject(ctx context.Context, arg CreateProjectParams) (Project, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateToken(ctx context.Context, arg CreateTokenParams) (ApiToken, error)
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
 	CreateWorkspace(ctx context.Context, arg CreateWorkspaceParams) (Workspace, error)
 	DatabaseNow(ctx context.Context) (time.Time, error)
+	DeleteDataset(ctx context.Context, arg DeleteDatasetParams) (string, error)
+	DeleteEnvironment(ctx context.Context, arg DeleteEnvironmentParams) (int64, error)
 	DeleteExpiredSessions(ctx context.Context) (int64, error)
+	DeleteFeature(ctx context.Context, arg DeleteFeatureParams) (int64, error)
+	DeleteIntegration(ctx context.Context, arg DeleteIntegrationParams) (int64, error)
 	DeleteOrg(ctx context.Context, id uuid.UUID) error
 	DeleteOtherSessions(ctx context.Context, arg DeleteOtherSessionsParams) (int64, error)
+	// Refuses (0 rows) an account under a live lease.
+	DeletePoolAccount(ctx context.Context, arg DeletePoolAccountParams) (int64, error)
+	DeleteProcess(ctx context.Context, arg DeleteProcessParams) (int64, error)
 	DeleteSession(ctx context.Context, id uuid.UUID) error
 	DeleteSessionsOfUser(ctx context.Context, userID uuid.UUID) error
 	DeleteUserSession(ctx context.Context, arg DeleteUserSessionParams) (int64, error)
@@ -36,8 +52,19 @@ type Querier interface {
 	// The user's role in a workspace: the explicit membership or, for an org admin, admin; the higher
 	// of the two. Empty when the user has neither.
 	EffectiveWorkspaceRole(ctx context.Context, arg EffectiveWorkspaceRoleParams) (string, error)
+	// The enabled webhook integrations of a project, for notifying run outcomes.
+	EnabledWebhooks(ctx context.Context, projectID uuid.UUID) ([]Integration, error)
+	GetDataset(ctx context.Context, arg GetDatasetParams) (Dataset, error)
+	GetEnvironment(ctx context.Context, arg GetEnvironmentParams) (Environment, error)
+	GetEnvironmentForUpdate(ctx context.Context, arg GetEnvironmentForUpdateParams) (Environment, error)
+	GetFeature(ctx context.Context, arg GetFeatureParams) (Feature, error)
+	GetFeatureForUpdate(ctx context.Context, arg GetFeatureForUpdateParams) (Feature, error)
+	GetIntegration(ctx context.Context, arg GetIntegrationParams) (Integration, error)
 	GetLoginLock(ctx context.Context, key string) (*time.Time, error)
 	GetOrgBySlug(ctx context.Context, slug string) (Org, error)
+	GetPoolAccount(ctx context.Context, arg GetPoolAccountParams) (PoolAccount, error)
+	GetProcess(ctx context.Context, arg GetProcessParams) (Process, error)
+	GetProjectBySlug(ctx context.Context, slug string) (GetProjectBySlugRow, error)
 	// The session and its user, when the session is live.
 	GetSessionBySecret(ctx context.Context, secretHash []byte) (GetSessionBySecretRow, error)
 	GetSetup(ctx context.Context) (InstanceSetup, error)
@@ -49,13 +76,25 @@ type Querier interface {
 	GetWorkspaceBySlug(ctx context.Context, slug string) (GetWorkspaceBySlugRow, error)
 	GetWorkspaceMember(ctx context.Context, arg GetWorkspaceMemberParams) (GetWorkspaceMemberRow, error)
 	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error
+	InsertFeature(ctx context.Context, arg InsertFeatureParams) (Feature, error)
+	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
+	// callers skip each other's candidates, so no account is leased twice.
+	LeasePoolAccount(ctx context.Context, arg LeasePoolAccountParams) (PoolAccount, error)
 	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
 	ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error)
+	ListDatasets(ctx context.Context, arg ListDatasetsParams) ([]Dataset, error)
+	ListEnvironments(ctx context.Context, arg ListEnvironmentsParams) ([]Environment, error)
+	ListFeatures(ctx context.Context, arg ListFeaturesParams) ([]ListFeaturesRow, error)
+	ListIntegrations(ctx context.Context, arg ListIntegrationsParams) ([]Integration, error)
 	ListOrgMembers(ctx context.Context, arg ListOrgMembersParams) ([]ListOrgMembersRow, error)
 	ListOrgWorkspaces(ctx context.Context, orgID uuid.UUID) ([]Workspace, error)
 	// The orgs a user sees (all of them for an instance admin), with their counts.
 	ListOrgs(ctx context.Context, arg ListOrgsParams) ([]ListOrgsRow, error)
+	ListPoolAccounts(ctx context.Context, arg ListPoolAccountsParams) ([]PoolAccount, error)
+	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
+	// The projects of the workspaces where the user has a role (all of them for an instance admin).
+	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
 	ListTokens(ctx context.Context, arg ListTokensParams) ([]ApiToken, error)
 	ListUserSessions(ctx context.Context, userID uuid.UUID) ([]Session, error)
 	ListUsers(ctx context.Context, arg ListUsersParams) ([]User, error)
@@ -67,17 +106,30 @@ type Querier interface {
 	// Counts a failure in a window of sqlc.arg('window_seconds'); at sqlc.arg('max_failures') the key is
 	// locked for sqlc.arg('lock_seconds').
 	RecordLoginFailure(ctx context.Context, arg RecordLoginFailureParams) (int32, error)
+	ReleasePoolLease(ctx context.Context, arg ReleasePoolLeaseParams) (int64, error)
+	// Releases every account a run holds (the run ended, or was found dead).
+	ReleaseRunLeases(ctx context.Context, leaseRunID uuid.NullUUID) (int64, error)
 	RemoveOrgMember(ctx context.Context, arg RemoveOrgMemberParams) (int64, error)
 	RemoveWorkspaceMember(ctx context.Context, arg RemoveWorkspaceMemberParams) (int64, error)
+	RenewPoolLease(ctx context.Context, arg RenewPoolLeaseParams) (int64, error)
+	ReplaceDataset(ctx context.Context, arg ReplaceDatasetParams) (Dataset, error)
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
+	SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error
+	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error
+	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)
+	UpdateFeature(ctx context.Context, arg UpdateFeatureParams) (Feature, error)
 	UpdateOrgName(ctx context.Context, arg UpdateOrgNameParams) error
+	UpdatePoolAccount(ctx context.Context, arg UpdatePoolAccountParams) (PoolAccount, error)
+	UpdateProcess(ctx context.Context, arg UpdateProcessParams) (Process, error)
+	UpdateProject(ctx context.Context, arg UpdateProjectParams) (Project, error)
 	UpdateUser(ctx context.Context, arg UpdateUserParams) (User, error)
 	UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams) error
 	UpdateWorkspaceMember(ctx context.Context, arg UpdateWorkspaceMemberParams) (int64, error)
+	UpsertIntegration(ctx context.Context, arg UpsertIntegrationParams) (UpsertIntegrationRow, error)
 	UpsertOrgMember(ctx context.Context, arg UpsertOrgMemberParams) (OrgMember, error)
 	UpsertWorkspaceMember(ctx context.Context, arg UpsertWorkspaceMemberParams) (WorkspaceMember, error)
 	WorkspaceCounts(ctx context.Context, workspaceID uuid.UUID) (WorkspaceCountsRow, error)
