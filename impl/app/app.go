@@ -8,14 +8,18 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/authz"
+	"github.com/sdods/sdods/impl/blob"
 	"github.com/sdods/sdods/impl/httpapi"
 	"github.com/sdods/sdods/impl/identity"
+	"github.com/sdods/sdods/impl/integrations"
 	"github.com/sdods/sdods/impl/oas"
+	"github.com/sdods/sdods/impl/secrets"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -51,7 +55,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	h, err := newHandler(cfg, log, st)
+	key, err := secrets.LoadOrCreate(cfg.SecretKey, cfg.DataDir)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	box, err := secrets.New(key)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	blobs, err := blob.NewFS(filepath.Join(cfg.DataDir, "blobs"))
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	h, err := newHandler(cfg, log, st, box, blobs)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -59,7 +78,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return &App{Handler: h, Store: st, Log: log}, nil
 }
 
-func newHandler(cfg Config, log *slog.Logger, st *store.Store) (http.Handler, error) {
+func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store) (http.Handler, error) {
 	doc, err := serverapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
@@ -76,7 +95,8 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store) (http.Handler, er
 	if err != nil {
 		return nil, err
 	}
-	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer})
+	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
+		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal}, Steps: stepLibrary{}})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
 		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://")}

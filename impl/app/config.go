@@ -23,6 +23,13 @@ type Config struct {
 	CreateDB    bool
 	LogLevel    slog.Level
 	LogFormat   string
+	// SecretKey encrypts secrets at rest (64 hex digits or base64 of 32 bytes); empty: the key
+	// file secret.key in DataDir, created on first start.
+	SecretKey string
+	// MaxDataset is the largest dataset upload in bytes (0: 16 MiB, capped by MaxBody).
+	MaxDataset int64
+	// GitAllowLocal permits Git integrations on local paths and file:// URLs.
+	GitAllowLocal bool
 }
 
 func env(name, fallback string) string {
@@ -44,6 +51,11 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.CreateDB, "create-db", createDB, "create the database when it does not exist (SDODS_CREATE_DB)")
 	fs.Func("log-level", "debug, info, warn or error (SDODS_LOG_LEVEL)", func(s string) error { return c.LogLevel.UnmarshalText([]byte(s)) })
 	_ = c.LogLevel.UnmarshalText([]byte(env("SDODS_LOG_LEVEL", "info")))
+	fs.StringVar(&c.SecretKey, "secret-key", env("SDODS_SECRET_KEY", ""), "key encrypting secrets at rest: 64 hex digits or base64 of 32 bytes (SDODS_SECRET_KEY; default: <data-dir>/secret.key, created on first start)")
+	maxDataset, _ := strconv.ParseInt(env("SDODS_MAX_DATASET", "16777216"), 10, 64)
+	fs.Int64Var(&c.MaxDataset, "max-dataset", maxDataset, "largest dataset upload in bytes (SDODS_MAX_DATASET)")
+	gitLocal, _ := strconv.ParseBool(env("SDODS_GIT_ALLOW_LOCAL", "false"))
+	fs.BoolVar(&c.GitAllowLocal, "git-allow-local", gitLocal, "allow Git integrations on local paths and file:// URLs (SDODS_GIT_ALLOW_LOCAL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("SDODS_LOG_FORMAT", "text"), "text or json (SDODS_LOG_FORMAT)")
 }
 
@@ -54,6 +66,12 @@ func (c *Config) Validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("log-format must be text or json")
+	}
+	if c.MaxDataset <= 0 {
+		c.MaxDataset = 16 << 20
+	}
+	if c.MaxDataset > c.MaxBody {
+		c.MaxDataset = c.MaxBody
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = "http://" + c.Addr

@@ -32,12 +32,12 @@ type Library interface {
 	Definitions() []StepDef
 }
 
-// processStep is how a feature calls a project process: `When I run process "login"`, with the
-// process parameters given as a two-column data table (name | value) or taken from variables.
-var processStep = regexp.MustCompile(`^I run process "((?:[^"\\]|\\.)*)"$`)
+// processStep is how a feature calls a project process (the step library's process.run step):
+// `When I run the process "sign in"`.
+var processStep = regexp.MustCompile(`^I run the process "((?:[^"\\]|\\.)*)"$`)
 
 // ProcessStepText returns the step text that calls the process name.
-func ProcessStepText(name string) string { return `I run process ` + strconv.Quote(name) }
+func ProcessStepText(name string) string { return `I run the process ` + strconv.Quote(name) }
 
 // ProcessCalled returns the process a step text calls, if it calls one.
 func ProcessCalled(text string) (string, bool) {

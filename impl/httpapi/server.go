@@ -13,8 +13,12 @@ import (
 	"github.com/sdods/sdods/gen/serverstub"
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/authz"
+	"github.com/sdods/sdods/impl/blob"
+	"github.com/sdods/sdods/impl/features"
 	"github.com/sdods/sdods/impl/identity"
+	"github.com/sdods/sdods/impl/integrations"
 	"github.com/sdods/sdods/impl/oas"
+	"github.com/sdods/sdods/impl/secrets"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -27,6 +31,17 @@ type Deps struct {
 	BaseURL  string
 	Identity *identity.Service
 	Enforcer *authz.Enforcer
+	// Secrets seals and opens secret values at rest.
+	Secrets *secrets.Box
+	// Blobs holds dataset content.
+	Blobs blob.Store
+	// MaxDatasetBytes is the largest dataset upload (413 beyond).
+	MaxDatasetBytes int64
+	// Git and Webhook reach a project's integrations.
+	Git     integrations.Git
+	Webhook integrations.Webhook
+	// Steps is the built-in step library; nil disables the unknown-step and ambiguous-step rules.
+	Steps features.Library
 }
 
 // Server implements the generated strict server interface. Operations without a method here

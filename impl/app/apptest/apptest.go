@@ -36,7 +36,7 @@ func Start(tb testing.TB) *Server {
 	dbURL := storetest.NewDatabase(tb)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: tb.TempDir(), MaxBody: 1 << 20, LogFormat: "text"}
+	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: tb.TempDir(), MaxBody: 1 << 20, LogFormat: "text", GitAllowLocal: true}
 	a, err := app.New(context.Background(), cfg, log)
 	if err != nil {
 		tb.Fatalf("start app: %v", err)
