@@ -1,0 +1,352 @@
+// Package eval compiles a resolved ruleset (package ruleset) into rules made of compiled
+// expressions, and evaluates requests against them: the shape check, views, semantic type
+// bindings, findings with messages from the locale catalogs, state rules, and rules that fail
+// closed.
+package eval
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/sdods/sdods/engine/internal/compile"
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/ruleset"
+)
+
+// Ref identifies a compiled ruleset.
+type Ref struct {
+	ID       string `json:"id"`
+	Version  string `json:"version"`
+	Checksum string `json:"checksum"`
+}
+
+// Program is the compiled rules of one ruleset (all channels); ForChannel narrows it.
+type Program struct {
+	Ref           Ref
+	defaultLocale string
+	catalogs      map[string]*catalog // lower-cased tag
+	rules         []*rule
+	states        []*state
+	declared      []string
+	ops           map[string]compile.Operator
+	budget        int64
+}
+
+type catalog struct {
+	tag      string
+	messages map[string][]ruleset.Part
+}
+
+type expr struct {
+	name string
+	prog *compile.Program
+}
+
+type rule struct {
+	id, code, severity string
+	level              int // index in ruleset.Levels
+	loc                Location
+	channels           []string
+	fields             []fieldRef
+	typed              []*binding // bindings of the target type, nil when the rule has none
+	hasType            bool
+	when               *compile.Program
+	key                string
+	params             []expr
+	missing            string // a custom operator the rule needs that the host lacks
+}
+
+type state struct {
+	id       string
+	level    int
+	loc      Location
+	channels []string
+	when     *compile.Program
+	effects  []effect
+	missing  string
+}
+
+type effect struct {
+	field string
+	props []expr
+}
+
+// fieldRef is a static field path.
+type fieldRef struct {
+	path string
+	segs []string
+}
+
+// binding is one field bound to a type through an entity.
+type binding struct {
+	entity []string // path of the record, or of the list when many
+	many   bool
+	field  fieldRef // path inside the record
+	path   string   // entity path + "." + field, for single records
+}
+
+// Compile compiles every expression of rs and resolves type bindings. ops are the host's custom
+// operators; a rule that needs a declared operator the host lacks fails closed at evaluation.
+// It reports every problem.
+func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budget int64) (*Program, diag.List) {
+	var ds diag.List
+	declared := make([]string, 0, len(rs.Operators))
+	for _, o := range rs.Operators {
+		declared = append(declared, o.Name)
+	}
+	defs := make([]compile.FunctionDef, 0, len(rs.Functions))
+	for _, f := range rs.Functions {
+		defs = append(defs, compile.FunctionDef{Name: f.Name, Params: f.Params, Body: f.Body, Pointer: f.Ptr})
+	}
+	unit, uds := compile.NewUnit(compile.Config{Operators: declared, Functions: defs})
+	if len(uds) > 0 {
+		ds = append(ds, uds...)
+		// Keep checking the rules against stand-in functions (same names and parameters, null
+		// bodies), so a load reports the problems of the rules too.
+		stub := make([]compile.FunctionDef, 0, len(defs))
+		seen := map[string]bool{}
+		for _, d := range defs {
+			if seen[d.Name] || d.Name == "" {
+				continue
+			}
+			seen[d.Name] = true
+			stub = append(stub, compile.FunctionDef{Name: d.Name, Params: uniq(d.Params), Body: &jsonv.Node{Kind: jsonv.Null}, Pointer: d.Pointer})
+		}
+		unit, _ = compile.NewUnit(compile.Config{Operators: declared, Functions: stub})
+		if unit == nil {
+			unit, _ = compile.NewUnit(compile.Config{Operators: declared})
+		}
+	}
+	c := &compiler{unit: unit, fnOps: functionOps(rs), ops: ops}
+	p := &Program{Ref: ref, defaultLocale: rs.DefaultLocale, catalogs: map[string]*catalog{}, declared: declared, ops: ops, budget: budget}
+	sort.Strings(p.declared)
+	for _, cat := range rs.Locales {
+		cc := &catalog{tag: cat.Tag, messages: map[string][]ruleset.Part{}}
+		for _, m := range cat.Messages {
+			parts, _, _ := ruleset.ParseTemplate(m.Template)
+			cc.messages[m.Key] = parts
+		}
+		p.catalogs[strings.ToLower(cat.Tag)] = cc
+	}
+	bindings := typeBindings(rs)
+	for _, r := range rs.Rules {
+		cr := &rule{id: r.ID, code: r.Code, severity: r.Severity, level: levelIndex(r.Scope), loc: loc(r.Target),
+			channels: r.Channels, key: r.Key}
+		for _, f := range r.Target.Fields {
+			cr.fields = append(cr.fields, fieldRef{path: f, segs: strings.Split(f, ".")})
+		}
+		if r.Target.Type != "" {
+			cr.hasType = true
+			cr.typed = bindings[r.Target.Type]
+		}
+		var used []*jsonv.Node
+		if r.When != nil {
+			cr.when = c.compile(r.When, r.Ptr+"/when")
+			used = append(used, r.When)
+		}
+		for _, pm := range r.Params {
+			cr.params = append(cr.params, expr{name: pm.Name, prog: c.compile(pm.Expr, pm.Ptr)})
+			used = append(used, pm.Expr)
+		}
+		cr.missing = c.missing(used)
+		p.rules = append(p.rules, cr)
+	}
+	for _, r := range rs.StateRules {
+		cs := &state{id: r.ID, level: levelIndex(r.Scope), loc: loc(r.Target), channels: r.Channels}
+		cs.when = c.compile(r.When, r.Ptr+"/when")
+		used := []*jsonv.Node{r.When}
+		for _, e := range r.Effects {
+			ce := effect{field: e.Field}
+			for _, pm := range e.Props {
+				ce.props = append(ce.props, expr{name: pm.Name, prog: c.compile(pm.Expr, pm.Ptr)})
+				used = append(used, pm.Expr)
+			}
+			cs.effects = append(cs.effects, ce)
+		}
+		cs.missing = c.missing(used)
+		p.states = append(p.states, cs)
+	}
+	ds = append(ds, c.diags...)
+	if len(ds) > 0 {
+		return nil, ds
+	}
+	return p, nil
+}
+
+func uniq(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		dup := false
+		for _, o := range out {
+			dup = dup || o == s
+		}
+		if !dup {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ForChannel returns the program restricted to the rules of one channel.
+func (p *Program) ForChannel(ch string) *Program {
+	q := *p
+	q.rules, q.states = nil, nil
+	for _, r := range p.rules {
+		if ruleset.HasChannel(r.channels, ch) {
+			q.rules = append(q.rules, r)
+		}
+	}
+	for _, s := range p.states {
+		if ruleset.HasChannel(s.channels, ch) {
+			q.states = append(q.states, s)
+		}
+	}
+	return &q
+}
+
+// Declared returns the custom operators the ruleset declares, sorted.
+func (p *Program) Declared() []string { return append([]string(nil), p.declared...) }
+
+type compiler struct {
+	unit  *compile.Unit
+	diags diag.List
+	fnOps map[string][]string
+	ops   map[string]compile.Operator
+}
+
+func (c *compiler) compile(n *jsonv.Node, ptr string) *compile.Program {
+	prog, ds := c.unit.Compile(n, ptr)
+	c.diags = append(c.diags, ds...)
+	return prog
+}
+
+// missing returns the first (in name order) custom operator the expressions need, directly or
+// through the functions they call, that the host has not supplied; "" when none.
+func (c *compiler) missing(exprs []*jsonv.Node) string {
+	set := map[string]bool{}
+	for _, e := range exprs {
+		walk(e, func(op, fn string) {
+			if op != "" {
+				set[op] = true
+			}
+			for _, o := range c.fnOps[fn] {
+				set[o] = true
+			}
+		})
+	}
+	var need []string
+	for o := range set {
+		if c.ops[o] == nil {
+			need = append(need, o)
+		}
+	}
+	sort.Strings(need)
+	if len(need) == 0 {
+		return ""
+	}
+	return need[0]
+}
+
+// walk calls visit for every custom operator application (op) and function call (fn) in an
+// expression, without entering literal arguments.
+func walk(n *jsonv.Node, visit func(op, fn string)) {
+	if n == nil {
+		return
+	}
+	switch n.Kind {
+	case jsonv.Array:
+		for _, it := range n.Items {
+			walk(it, visit)
+		}
+	case jsonv.Object:
+		op, fn, args := n.Get("op"), n.Get("fn"), n.Get("args")
+		if op != nil && op.Kind == jsonv.String {
+			if op.Text == "literal" {
+				return
+			}
+			if strings.HasPrefix(op.Text, "x-") {
+				visit(op.Text, "")
+			}
+		}
+		if fn != nil && fn.Kind == jsonv.String {
+			visit("", fn.Text)
+		}
+		if args != nil {
+			walk(args, visit)
+		}
+	}
+}
+
+// functionOps returns, for every function, the custom operators it reaches through its body and
+// the functions it calls.
+func functionOps(rs *ruleset.Ruleset) map[string][]string {
+	direct := map[string]map[string]bool{}
+	calls := map[string][]string{}
+	for _, f := range rs.Functions {
+		if direct[f.Name] != nil {
+			continue
+		}
+		ops := map[string]bool{}
+		walk(f.Body, func(op, fn string) {
+			if op != "" {
+				ops[op] = true
+			}
+			if fn != "" {
+				calls[f.Name] = append(calls[f.Name], fn)
+			}
+		})
+		direct[f.Name] = ops
+	}
+	out := map[string][]string{}
+	for name := range direct {
+		seen := map[string]bool{}
+		set := map[string]bool{}
+		var visit func(string)
+		visit = func(fn string) {
+			if seen[fn] {
+				return
+			}
+			seen[fn] = true
+			for o := range direct[fn] {
+				set[o] = true
+			}
+			for _, g := range calls[fn] {
+				visit(g)
+			}
+		}
+		visit(name)
+		for o := range set {
+			out[name] = append(out[name], o)
+		}
+		sort.Strings(out[name])
+	}
+	return out
+}
+
+func levelIndex(s string) int {
+	for i, l := range ruleset.Levels {
+		if l == s {
+			return i
+		}
+	}
+	return 0
+}
+
+func loc(t ruleset.Target) Location {
+	return Location{Page: t.Page, Screen: t.Screen, Section: t.Section, Component: t.Component}
+}
+
+// typeBindings lists, per type, the fields bound to it: entities in document order, and within
+// an entity its fieldTypes in document order.
+func typeBindings(rs *ruleset.Ruleset) map[string][]*binding {
+	out := map[string][]*binding{}
+	for _, e := range rs.Entities {
+		ep := strings.Split(e.Path, ".")
+		for _, f := range e.Fields {
+			b := &binding{entity: ep, many: e.Many, field: fieldRef{path: f.Field, segs: strings.Split(f.Field, ".")}, path: e.Path + "." + f.Field}
+			out[f.Type] = append(out[f.Type], b)
+		}
+	}
+	return out
+}

@@ -1,0 +1,394 @@
+package eval
+
+import (
+	"strings"
+
+	"github.com/sdods/sdods/engine/internal/compile"
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/ruleset"
+	"github.com/sdods/sdods/engine/internal/value"
+)
+
+// Location names a place of the user interface; empty members name nothing and are left out of
+// JSON.
+type Location struct {
+	Page      string `json:"page,omitempty"`
+	Screen    string `json:"screen,omitempty"`
+	Section   string `json:"section,omitempty"`
+	Component string `json:"component,omitempty"`
+}
+
+func (l *Location) get(i int) string {
+	switch i {
+	case 2:
+		return l.Page
+	case 3:
+		return l.Screen
+	case 4:
+		return l.Section
+	case 5:
+		return l.Component
+	}
+	return ""
+}
+
+// Finding is one problem a rule found.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity string   `json:"severity"`
+	Message  string   `json:"message"`
+	Field    string   `json:"field,omitempty"`
+	Rule     string   `json:"rule"`
+	Location Location `json:"location"`
+}
+
+// Result is the outcome of one evaluation.
+type Result struct {
+	Ruleset  Ref                       `json:"ruleset"`
+	Findings []Finding                 `json:"findings"`
+	States   map[string]map[string]any `json:"states"`
+}
+
+// Request is a checked evaluation request: roots are nil or normalized JSON objects.
+type Request struct {
+	Data, Original, Actor, Ctx any
+	View                       *Location
+	Locale                     string
+}
+
+// inView reports whether a rule at level with location l is evaluated under view v: rules
+// scoped project or module always are; otherwise every location level from page down to the
+// rule's scope that both name must agree.
+func inView(v *Location, level int, l *Location) bool {
+	if v == nil || level < 2 {
+		return true
+	}
+	for i := 2; i <= level; i++ {
+		a, b := v.get(i), l.get(i)
+		if a != "" && b != "" && a != b {
+			return false
+		}
+	}
+	return true
+}
+
+type run struct {
+	p       *Program
+	env     map[string]any
+	chain   [8]*catalog
+	nchain  int
+	res     *Result
+	scratch []any
+}
+
+// Evaluate runs the program against a checked request. It never fails because of a rule: a rule
+// that cannot be evaluated fails closed (a RULE_FAILED finding).
+func (p *Program) Evaluate(req *Request) *Result {
+	res := &Result{Ruleset: p.Ref, Findings: []Finding{}, States: map[string]map[string]any{}}
+	r := &run{p: p, res: res}
+	r.env = map[string]any{"data": req.Data, "original": req.Original, "actor": req.Actor, "ctx": req.Ctx}
+	r.locales(req.Locale)
+	for _, ru := range p.rules {
+		if !inView(req.View, ru.level, &ru.loc) {
+			continue
+		}
+		r.rule(ru)
+	}
+	for _, st := range p.states {
+		if !inView(req.View, st.level, &st.loc) {
+			continue
+		}
+		r.state(st)
+	}
+	return res
+}
+
+// locales resolves the catalog chain: the requested tag, each shorter prefix, the default.
+func (r *run) locales(tag string) {
+	add := func(t string) {
+		c := r.p.catalogs[t]
+		if c == nil {
+			return
+		}
+		for i := 0; i < r.nchain; i++ {
+			if r.chain[i] == c {
+				return
+			}
+		}
+		if r.nchain < len(r.chain) {
+			r.chain[r.nchain] = c
+			r.nchain++
+		}
+	}
+	if tag != "" {
+		t := strings.ToLower(tag)
+		for {
+			add(t)
+			i := strings.LastIndexByte(t, '-')
+			if i < 0 {
+				break
+			}
+			t = t[:i]
+		}
+	}
+	add(strings.ToLower(r.p.defaultLocale))
+}
+
+func (r *run) template(key string) ([]ruleset.Part, bool) {
+	for i := 0; i < r.nchain; i++ {
+		if t, ok := r.chain[i].messages[key]; ok {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+func (r *run) eval(prog *compile.Program) (any, error) {
+	v, err := prog.Eval(r.env, r.p.ops, r.p.budget)
+	if err != nil {
+		return nil, err
+	}
+	out, ok := value.Canonical(v)
+	if !ok {
+		return nil, diag.ResultOutOfRange("")
+	}
+	return out, nil
+}
+
+func (r *run) rule(ru *rule) {
+	switch {
+	case ru.hasType:
+		for _, b := range ru.typed {
+			base := lookup(r.env["data"], b.entity)
+			if !b.many {
+				r.bound(ru, b.path, lookup(base, b.field.segs))
+				continue
+			}
+			list, _ := base.([]any)
+			for i, el := range list {
+				path := strings.Join(b.entity, ".") + "." + itoa(i) + "." + b.field.path
+				r.bound(ru, path, lookup(el, b.field.segs))
+			}
+		}
+	case len(ru.fields) > 0:
+		for _, f := range ru.fields {
+			r.bound(ru, f.path, lookup(r.env["data"], f.segs))
+		}
+	default:
+		delete(r.env, "value")
+		delete(r.env, "field")
+		r.check(ru, "", nil)
+	}
+}
+
+func (r *run) bound(ru *rule, field string, v any) {
+	r.env["value"] = v
+	r.env["field"] = field
+	r.check(ru, field, v)
+}
+
+func (r *run) check(ru *rule, field string, v any) {
+	if ru.missing != "" {
+		r.failed(ru.id, &ru.loc, field, diag.OperatorUnavailable)
+		return
+	}
+	got, err := r.eval(ru.when)
+	if err != nil {
+		r.failed(ru.id, &ru.loc, field, code(err))
+		return
+	}
+	switch got {
+	case true:
+	case false, nil:
+		return
+	default:
+		r.failed(ru.id, &ru.loc, field, diag.EvaluationError)
+		return
+	}
+	var params [16]any
+	vals := params[:0]
+	for _, pm := range ru.params {
+		pv, err := r.eval(pm.prog)
+		if err != nil {
+			r.failed(ru.id, &ru.loc, field, code(err))
+			return
+		}
+		vals = append(vals, pv)
+	}
+	parts, _ := r.template(ru.key)
+	var sb strings.Builder
+	for _, part := range parts {
+		if !part.Param {
+			sb.WriteString(part.Text)
+			continue
+		}
+		found := false
+		for i, pm := range ru.params {
+			if pm.name == part.Text {
+				sb.WriteString(Text(vals[i]))
+				found = true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		switch part.Text {
+		case "field":
+			sb.WriteString(field)
+		case "value":
+			sb.WriteString(Text(v))
+		default:
+			sb.WriteString("{" + part.Text + "}")
+		}
+	}
+	r.res.Findings = append(r.res.Findings, Finding{Code: ru.code, Severity: ru.severity, Message: sb.String(),
+		Field: field, Rule: ru.id, Location: ru.loc})
+}
+
+func code(err error) string {
+	if d, ok := err.(*diag.Diagnostic); ok {
+		return d.Code
+	}
+	return diag.Internal
+}
+
+// failed records a rule that failed closed: a RULE_FAILED error finding whose message is the
+// catalog's RULE_FAILED template (parameters rule, reason, field) or the built-in English text.
+func (r *run) failed(id string, l *Location, field, reason string) {
+	msg := "rule " + id + " failed closed: " + reason
+	if parts, ok := r.template(diag.RuleFailed); ok {
+		var sb strings.Builder
+		for _, part := range parts {
+			switch {
+			case !part.Param:
+				sb.WriteString(part.Text)
+			case part.Text == "rule":
+				sb.WriteString(id)
+			case part.Text == "reason":
+				sb.WriteString(reason)
+			case part.Text == "field":
+				sb.WriteString(field)
+			default:
+				sb.WriteString("{" + part.Text + "}")
+			}
+		}
+		msg = sb.String()
+	}
+	r.res.Findings = append(r.res.Findings, Finding{Code: diag.RuleFailed, Severity: "error", Message: msg,
+		Field: field, Rule: id, Location: *l})
+}
+
+type change struct {
+	field, prop string
+	v           any
+}
+
+// state applies the effects of a state rule, all or none.
+func (r *run) state(st *state) {
+	delete(r.env, "value")
+	delete(r.env, "field")
+	if st.missing != "" {
+		r.failed(st.id, &st.loc, "", diag.OperatorUnavailable)
+		return
+	}
+	got, err := r.eval(st.when)
+	if err != nil {
+		r.failed(st.id, &st.loc, "", code(err))
+		return
+	}
+	switch got {
+	case true:
+	case false, nil:
+		return
+	default:
+		r.failed(st.id, &st.loc, "", diag.EvaluationError)
+		return
+	}
+	var buf [8]change
+	changes := buf[:0]
+	for _, e := range st.effects {
+		for _, pm := range e.props {
+			v, err := r.eval(pm.prog)
+			if err != nil {
+				r.failed(st.id, &st.loc, "", code(err))
+				return
+			}
+			if _, isBool := v.(bool); pm.name != "value" && !isBool {
+				r.failed(st.id, &st.loc, "", diag.EvaluationError)
+				return
+			}
+			changes = append(changes, change{e.field, pm.name, v})
+		}
+	}
+	for _, c := range changes {
+		m := r.res.States[c.field]
+		if m == nil {
+			m = map[string]any{}
+			r.res.States[c.field] = m
+		}
+		m[c.prop] = c.v
+	}
+}
+
+// lookup reads a path from a value as variables do: object members by name, array elements by
+// runs of ASCII digits, null for anything absent.
+func lookup(v any, segs []string) any {
+	for _, s := range segs {
+		switch t := v.(type) {
+		case map[string]any:
+			v = t[s]
+		case []any:
+			i := index(s)
+			if i < 0 || i >= len(t) {
+				return nil
+			}
+			v = t[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+func index(s string) int {
+	if s == "" {
+		return -1
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return -1
+		}
+		if n > 1<<40 {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func itoa(i int) string { return diag.Index("", i)[1:] }
+
+// Text writes a message parameter: strings as they are, numbers in canonical form, true and
+// false, null as nothing, arrays and objects as canonical JSON.
+func Text(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	case bool:
+		if t {
+			return "true"
+		}
+		return "false"
+	case float64:
+		s, _ := num.Format(t)
+		return s
+	}
+	b, _ := AppendJSON(nil, v)
+	return string(b)
+}
