@@ -27,12 +27,12 @@ func init() { coreOperators = coreTable() }
 func coreTable() map[string]spec {
 	return map[string]spec{
 		// comparison
-		"==":      {2, 2, deep(opEq)},
-		"!=":      {2, 2, deep(opNe)},
-		"<":       {2, 2, binary(cmpOp(func(c int) bool { return c < 0 }))},
-		"<=":      {2, 2, binary(cmpOp(func(c int) bool { return c <= 0 }))},
-		">":       {2, 2, binary(cmpOp(func(c int) bool { return c > 0 }))},
-		">=":      {2, 2, binary(cmpOp(func(c int) bool { return c >= 0 }))},
+		"==":      {2, 2, buildEquality(false)},
+		"!=":      {2, 2, buildEquality(true)},
+		"<":       {2, 2, compare(cmpLT)},
+		"<=":      {2, 2, compare(cmpLE)},
+		">":       {2, 2, compare(cmpGT)},
+		">=":      {2, 2, compare(cmpGE)},
 		"between": {3, 3, strict(opBetween)},
 		// logic and conditionals (lazy)
 		"and":      {1, -1, buildAnd},
@@ -41,9 +41,9 @@ func coreTable() map[string]spec {
 		"if":       {3, -1, buildIf},
 		"coalesce": {1, -1, buildCoalesce},
 		// arithmetic
-		"+":     {2, -1, strict(opAdd)},
-		"-":     {1, 2, strict(opSub)},
-		"*":     {2, -1, strict(opMul)},
+		"+":     {2, -1, arith(arAdd, opAdd)},
+		"-":     {1, 2, arith(arSub, opSub)},
+		"*":     {2, -1, arith(arMul, opMul)},
 		"/":     {2, 2, binary(opDiv)},
 		"mod":   {2, 2, binary(opMod)},
 		"abs":   {1, 1, unary(opAbs)},
@@ -55,7 +55,7 @@ func coreTable() map[string]spec {
 		"upper":      {1, 1, unary(opUpper)},
 		"lower":      {1, 1, unary(opLower)},
 		"trim":       {1, 1, unary(opTrim)},
-		"concat":     {1, -1, strict(opConcat)},
+		"concat":     {1, -1, buildConcat},
 		"substring":  {2, 3, strict(opSubstring)},
 		"text":       {1, 1, unary(opText)},
 		"startsWith": {2, 2, binary(opStartsWith)},
@@ -165,7 +165,7 @@ func strict(fn func(ptr string, args []any) (any, error)) builder {
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			vals := make([]any, len(args))
 			for i, a := range args {
-				v, err := a.eval(fr)
+				v, err := a.get(fr)
 				if err != nil {
 					return nil, err
 				}
@@ -188,7 +188,7 @@ func unary(fn func(ptr string, a any) (any, error)) builder {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a := args[0]
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			v, err := a.eval(fr)
+			v, err := a.get(fr)
 			if err != nil {
 				return nil, err
 			}
@@ -209,11 +209,11 @@ func binary(fn func(ptr string, a, b any) (any, error)) builder {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			x, err := a.eval(fr)
+			x, err := a.get(fr)
 			if err != nil {
 				return nil, err
 			}
-			y, err := b.eval(fr)
+			y, err := b.get(fr)
 			if err != nil {
 				return nil, err
 			}
@@ -236,11 +236,11 @@ func deep(fn func(ptr string, a, b any) (any, error)) builder {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		x, y := args[0], args[1]
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			a, err := x.eval(fr)
+			a, err := x.get(fr)
 			if err != nil {
 				return nil, err
 			}
-			b, err := y.eval(fr)
+			b, err := y.get(fr)
 			if err != nil {
 				return nil, err
 			}
@@ -277,7 +277,7 @@ func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc 
 		}
 		vals := make([]any, len(args))
 		for i, a := range args {
-			v, err := a.eval(fr)
+			v, err := a.get(fr)
 			if err != nil {
 				return nil, err
 			}

@@ -20,13 +20,10 @@ func numberOut(ptr string, f float64, ok bool) (any, error) {
 	if !ok {
 		return nil, diag.ResultOutOfRange(ptr)
 	}
-	return f, nil
+	return value.Number(f), nil
 }
 
 // --- comparison ---
-
-func opEq(_ string, a, b any) (any, error) { return value.Equal(a, b), nil }
-func opNe(_ string, a, b any) (any, error) { return !value.Equal(a, b), nil }
 
 // order compares two non-null operands: both numbers or both strings (code point order).
 func order(ptr, op string, a, b any, ia, ib int) (int, error) {
@@ -121,9 +118,11 @@ func buildShort(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, dep
 			if err != nil {
 				return nil, err
 			}
-			t, err := truth(ptr, name, i, v)
-			if err != nil {
-				return nil, err
+			t, ok := v.(bool)
+			if !ok {
+				if t, err = truth(ptr, name, i, v); err != nil {
+					return nil, err
+				}
 			}
 			if t == stop {
 				return stop, nil

@@ -4,6 +4,8 @@
 package compile
 
 import (
+	"sync"
+
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/value"
 )
@@ -59,8 +61,17 @@ func (rt *runtime) remaining() int64 { return rt.limit - rt.steps }
 
 // chargeWeight charges the tree size of v (see value.Weight).
 func (rt *runtime) chargeWeight(ptr string, v any) error {
-	w := value.Weight(v, rt.remaining())
-	rt.steps += w
+	return rt.chargeWeightPlus(ptr, v, 0)
+}
+
+// chargeWeightPlus charges the tree size of v and extra more units: the same outcome as
+// charging v, then extra.
+func (rt *runtime) chargeWeightPlus(ptr string, v any, extra int64) error {
+	w := scalarWeight(v)
+	if w == 0 {
+		w = value.Weight(v, rt.remaining())
+	}
+	rt.steps += w + extra
 	if rt.steps > rt.limit {
 		return diag.Budget(ptr, rt.limit)
 	}
@@ -95,28 +106,43 @@ type Program struct {
 // CustomOperators returns the names of the custom operators the expression uses, sorted.
 func (p *Program) CustomOperators() []string { return append([]string(nil), p.custom...) }
 
+// evalState is the state of one evaluation: the runtime and the top-level frame, with room for
+// the frame's locals. It is recycled through statePool, so a typical evaluation allocates
+// nothing of its own.
+type evalState struct {
+	rt     runtime
+	fr     frame
+	locals [4]any
+}
+
+var statePool = sync.Pool{New: func() any { return new(evalState) }}
+
 // Eval evaluates the program against an environment whose values are already normalized (see
 // package value). Custom operators are looked up in ops; budget <= 0 means DefaultBudget.
 func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64) (any, error) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	// one allocation for both: most evaluations allocate nothing else
-	st := &struct {
-		rt runtime
-		fr frame
-	}{rt: runtime{limit: budget, custom: ops}}
-	rt, fr := &st.rt, &st.fr
-	fr.env, fr.rt = env, rt
+	st := statePool.Get().(*evalState)
+	st.rt = runtime{limit: budget, custom: ops}
+	st.fr = frame{env: env, rt: &st.rt}
 	if p.slots > 0 {
-		fr.locals = make([]any, p.slots)
+		if p.slots <= len(st.locals) {
+			st.fr.locals = st.locals[:p.slots]
+		} else {
+			st.fr.locals = make([]any, p.slots)
+		}
 	}
-	v, err := p.root.eval(fr)
+	v, err := p.root.eval(&st.fr)
+	if err == nil {
+		// the result is read once more on its way out
+		err = st.rt.chargeWeight(p.root.ptr, v)
+	}
+	// nothing of this evaluation may stay reachable from the pool
+	clear(st.locals[:])
+	st.rt, st.fr = runtime{}, frame{}
+	statePool.Put(st)
 	if err != nil {
-		return nil, err
-	}
-	// the result is read once more on its way out
-	if err := rt.chargeWeight(p.root.ptr, v); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -279,6 +279,14 @@ func Add(xs ...float64) (float64, bool) {
 	return round15(&acc.m, acc.e, false)
 }
 
+// Add2 is Add(a, b) without the variadic slice; the integer fast path is the same.
+func Add2(a, b float64) (float64, bool) {
+	if smallInt(a) && smallInt(b) && math.Abs(a)+math.Abs(b) < 1<<53 {
+		return Canonical(a + b)
+	}
+	return Add(a, b)
+}
+
 // Sub returns the canonical difference a - b.
 func Sub(a, b float64) (float64, bool) {
 	if smallInt(a) && smallInt(b) {
@@ -314,6 +322,14 @@ func Mul(xs ...float64) (float64, bool) {
 		// nothing for short lists, so the exact product is kept (at most 15 digits per operand)
 	}
 	return round15(&acc.m, acc.e, false)
+}
+
+// Mul2 is Mul(a, b) without the variadic slice; the integer fast path is the same.
+func Mul2(a, b float64) (float64, bool) {
+	if smallInt(a) && smallInt(b) && math.Abs(a*b) < 1<<53 {
+		return Canonical(a * b)
+	}
+	return Mul(a, b)
 }
 
 // Div returns the canonical quotient a / b; ok false on overflow. The caller handles b == 0.

@@ -178,3 +178,27 @@ func FuzzFormatRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestTwoOperandForms checks Add2 and Mul2 against the variadic forms, around the integer fast
+// path's edges and on fractions.
+func TestTwoOperandForms(t *testing.T) {
+	xs := []float64{0, 1, -1, 2, 0.1, 0.2, 1.1, -2.5, 7, 100, 999999999999999, -999999999999999,
+		1e15, 1e15 + 1, 4503599627370496, 9007199254740991, 94906265, 94906267, 1e308, -1e308,
+		1e-300, 0.30000000000000004, 123456789.123456789, 5e-324}
+	for _, a := range xs {
+		for _, b := range xs {
+			if f, ok := num.Add2(a, b); true {
+				g, okg := num.Add(a, b)
+				if f != g || ok != okg || math.Signbit(f) != math.Signbit(g) {
+					t.Errorf("Add2(%v, %v) = %v %v, Add = %v %v", a, b, f, ok, g, okg)
+				}
+			}
+			if f, ok := num.Mul2(a, b); true {
+				g, okg := num.Mul(a, b)
+				if f != g || ok != okg || math.Signbit(f) != math.Signbit(g) {
+					t.Errorf("Mul2(%v, %v) = %v %v, Mul = %v %v", a, b, f, ok, g, okg)
+				}
+			}
+		}
+	}
+}

@@ -350,3 +350,26 @@ func weigh(v any, n *int64, limit int64) {
 		}
 	}
 }
+
+// smallInts holds the integers -smallIntMin..smallIntMax already boxed as numbers, so the
+// arithmetic results that are most common in rules (counts, ages, indexes, small amounts) become
+// values without an allocation, as the Go runtime does for small integers.
+const smallIntMin, smallIntMax = 1024, 1024
+
+var smallInts = func() (out [smallIntMin + smallIntMax + 1]any) {
+	for i := range out {
+		out[i] = float64(i - smallIntMin)
+	}
+	return out
+}()
+
+// Number returns f as a value. An integer in -1024..1024 is returned from a table of boxed
+// numbers (negative zero becomes 0, as everywhere in the engine); any other f is boxed.
+func Number(f float64) any {
+	if f >= -smallIntMin && f <= smallIntMax {
+		if i := int(f); float64(i) == f {
+			return smallInts[i+smallIntMin]
+		}
+	}
+	return f
+}

@@ -1,6 +1,7 @@
 package value_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/sdods/sdods/engine/internal/value"
@@ -39,5 +40,20 @@ func TestWeightStops(t *testing.T) {
 	}
 	if w := value.Weight(x, 1000); w <= 1000 || w > 1002 {
 		t.Fatalf("Weight = %d, want just over the limit", w)
+	}
+}
+
+func TestNumber(t *testing.T) {
+	for _, f := range []float64{0, 1, -1, 2, 200, -1024, 1024, 1025, -1025, 0.5, -0.5, 1e300, 1023.5} {
+		v, ok := value.Number(f).(float64)
+		if !ok || v != f {
+			t.Errorf("Number(%v) = %v", f, v)
+		}
+	}
+	if v := value.Number(math.Copysign(0, -1)).(float64); math.Signbit(v) {
+		t.Error("Number(-0) is negative zero")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = value.Number(200) }); n != 0 {
+		t.Errorf("Number(200) allocates %v times", n)
 	}
 }

@@ -1,0 +1,273 @@
+package compile
+
+import (
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/value"
+)
+
+// Builders for the operators that dominate real rules (comparisons, equality, two-operand
+// arithmetic and concatenation). Each evaluates and charges exactly as the generic builders do
+// (binary, deep, strict), then takes a direct path for the common operand types, without the
+// argument slices, the indirect calls and the boxing of the generic ones; every other case is
+// handed to the generic operator function, so errors and results are the same.
+
+// get evaluates n; a constant is read without a call.
+func (n *node) get(fr *frame) (any, error) {
+	if n.constant {
+		return n.value, nil
+	}
+	return n.eval(fr)
+}
+
+// cost1 is argCost of a single argument.
+func cost1(v any) int {
+	switch t := v.(type) {
+	case string:
+		return 1 + len(t)/64
+	case []any:
+		return 1 + len(t)
+	case map[string]any:
+		return 1 + len(t)
+	}
+	return 1
+}
+
+// scalarWeight is value.Weight of a scalar, 0 for an array or an object.
+func scalarWeight(v any) int64 {
+	switch t := v.(type) {
+	case string:
+		return 1 + int64(len(t)/64)
+	case []any, map[string]any:
+		return 0
+	}
+	return 1
+}
+
+const (
+	cmpLT = iota
+	cmpLE
+	cmpGT
+	cmpGE
+)
+
+var cmpTests = [...]func(int) bool{
+	cmpLT: func(c int) bool { return c < 0 },
+	cmpLE: func(c int) bool { return c <= 0 },
+	cmpGT: func(c int) bool { return c > 0 },
+	cmpGE: func(c int) bool { return c >= 0 },
+}
+
+// compare builds <, <=, >, >= (binary(cmpOp(...)) with a direct path for two numbers).
+func compare(kind int) builder {
+	slow := cmpOp(cmpTests[kind])
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		a, b := args[0], args[1]
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			x, err := a.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			y, err := b.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
+				return nil, err
+			}
+			if xf, ok := x.(float64); ok {
+				if yf, ok := y.(float64); ok {
+					// numbers are never NaN, so these agree with the three-way order
+					switch kind {
+					case cmpLT:
+						return xf < yf, nil
+					case cmpLE:
+						return xf <= yf, nil
+					case cmpGT:
+						return xf > yf, nil
+					}
+					return xf >= yf, nil
+				}
+			}
+			return slow(ptr, x, y)
+		}}
+		if a.constant && b.constant {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+// buildEquality builds == (negate false) and != (negate true): deep(opEq) with the weight of a
+// constant operand computed once and a direct comparison against a constant string or number.
+func buildEquality(negate bool) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		x, y := args[0], args[1]
+		if x.constant && y.constant {
+			return fold(&node{ptr: ptr, eval: func(fr *frame) (any, error) {
+				if err := fr.rt.chargeWeight(ptr, x.value); err != nil {
+					return nil, err
+				}
+				if err := fr.rt.chargeWeight(ptr, y.value); err != nil {
+					return nil, err
+				}
+				return value.Equal(x.value, y.value) != negate, nil
+			}})
+		}
+		// one constant scalar operand: the other is evaluated (constants have no effects, so
+		// the order of evaluation does not matter) and both weights are charged at once, which
+		// fails exactly when charging them one after the other would
+		other, k := x, y
+		if x.constant {
+			other, k = y, x
+		}
+		if k.constant {
+			if w := scalarWeight(k.value); w > 0 {
+				switch cv := k.value.(type) {
+				case string:
+					return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+						v, err := other.eval(fr)
+						if err != nil {
+							return nil, err
+						}
+						if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+							return nil, err
+						}
+						s, ok := v.(string)
+						return (ok && s == cv) != negate, nil
+					}}
+				case float64:
+					return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+						v, err := other.eval(fr)
+						if err != nil {
+							return nil, err
+						}
+						if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+							return nil, err
+						}
+						f, ok := v.(float64)
+						return (ok && f == cv) != negate, nil
+					}}
+				}
+				return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+					v, err := other.eval(fr)
+					if err != nil {
+						return nil, err
+					}
+					if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+						return nil, err
+					}
+					return value.Equal(v, k.value) != negate, nil
+				}}
+			}
+		}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			a, err := x.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			b, err := y.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.chargeWeight(ptr, a); err != nil {
+				return nil, err
+			}
+			if err := fr.rt.chargeWeight(ptr, b); err != nil {
+				return nil, err
+			}
+			return value.Equal(a, b) != negate, nil
+		}}
+	}
+}
+
+const (
+	arAdd = iota
+	arSub
+	arMul
+)
+
+// arith builds +, - and *: with two arguments, binary with a direct path for two numbers whose
+// result is boxed without an allocation when it is a small integer; otherwise strict(slow).
+func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
+	generic := strict(slow)
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		if len(raw) != 2 {
+			return generic(c, name, ptr, raw, sc, depth)
+		}
+		args := c.compileArgs(raw, ptr, sc, depth)
+		a, b := args[0], args[1]
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			x, err := a.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			y, err := b.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
+				return nil, err
+			}
+			xf, ok1 := x.(float64)
+			yf, ok2 := y.(float64)
+			if !ok1 || !ok2 {
+				return slow(ptr, []any{x, y})
+			}
+			var f float64
+			var ok bool
+			switch kind {
+			case arAdd:
+				f, ok = num.Add2(xf, yf)
+			case arSub:
+				f, ok = num.Sub(xf, yf)
+			default:
+				f, ok = num.Mul2(xf, yf)
+			}
+			if !ok {
+				return nil, diag.ResultOutOfRange(ptr)
+			}
+			return value.Number(f), nil
+		}}
+		if a.constant && b.constant {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+// buildConcat builds concat: with two arguments, binary with a direct path for two strings;
+// otherwise strict(opConcat).
+func buildConcat(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	if len(raw) != 2 {
+		return strict(opConcat)(c, name, ptr, raw, sc, depth)
+	}
+	args := c.compileArgs(raw, ptr, sc, depth)
+	a, b := args[0], args[1]
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		x, err := a.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
+			return nil, err
+		}
+		if xs, ok := x.(string); ok {
+			if ys, ok := y.(string); ok {
+				return xs + ys, nil
+			}
+		}
+		return opConcat(ptr, []any{x, y})
+	}}
+	if a.constant && b.constant {
+		return fold(n)
+	}
+	return n
+}
