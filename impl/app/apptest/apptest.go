@@ -25,6 +25,7 @@ import (
 type Server struct {
 	URL         string
 	DatabaseURL string
+	DataDir     string
 	App         *app.App
 	Client      *serverclient.ClientWithResponses
 	logs        *syncBuffer
@@ -36,7 +37,8 @@ func Start(tb testing.TB) *Server {
 	dbURL := storetest.NewDatabase(tb)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: tb.TempDir(), MaxBody: 1 << 20, LogFormat: "text", GitAllowLocal: true}
+	dataDir := tb.TempDir()
+	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: dataDir, MaxBody: 1 << 20, LogFormat: "text", GitAllowLocal: true}
 	a, err := app.New(context.Background(), cfg, log)
 	if err != nil {
 		tb.Fatalf("start app: %v", err)
@@ -50,7 +52,7 @@ func Start(tb testing.TB) *Server {
 	if err != nil {
 		tb.Fatalf("client: %v", err)
 	}
-	return &Server{URL: ts.URL, DatabaseURL: dbURL, App: a, Client: c, logs: logs}
+	return &Server{URL: ts.URL, DatabaseURL: dbURL, DataDir: dataDir, App: a, Client: c, logs: logs}
 }
 
 // Logs returns everything the server logged so far.
