@@ -1,0 +1,19 @@
+// Command rulecheck lints and compiles rulesets; see impl/rulecheck.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sdods/sdods/impl/rulecheck"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	m := &rulecheck.Main{Args: os.Args[1:], Stdout: os.Stdout, Stderr: os.Stderr}
+	code := m.Run(ctx)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,224 @@
+// Package rulecheck is the rulecheck tool: check lints source rulesets, compile writes their
+// bundles. cmd/rulecheck parses nothing but calls Main.Run.
+package rulecheck
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sdods/sdods/engine"
+	"github.com/sdods/sdods/impl/yamlrules"
+)
+
+// Main is one invocation of the tool.
+type Main struct {
+	Args   []string // arguments after the program name
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+const usage = `usage: rulecheck <command> [flags] FILE...
+
+commands:
+  check    lint source rulesets (YAML or JSON): schema and load problems with file:line:column,
+           YAML_NOT_PORTABLE and NUMBER_NOT_PORTABLE; exit status 1 on any problem
+  compile  check, then write NAME.bundle.json next to each source (or into -o DIR), atomically
+`
+
+// Run executes the command and returns the exit status: 0 success, 1 problems found, 2 usage.
+func (m *Main) Run(ctx context.Context) int {
+	if len(m.Args) == 0 {
+		fmt.Fprint(m.Stderr, usage)
+		return 2
+	}
+	switch m.Args[0] {
+	case "check":
+		return m.check(ctx, m.Args[1:])
+	case "compile":
+		return m.compile(ctx, m.Args[1:])
+	case "help", "-h", "--help":
+		fmt.Fprint(m.Stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(m.Stderr, "rulecheck: unknown command %q\n%s", m.Args[0], usage)
+	return 2
+}
+
+func (m *Main) check(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(m.Stderr, "rulecheck check: no files")
+		return 2
+	}
+	status := 0
+	for _, file := range fs.Args() {
+		if ctx.Err() != nil {
+			return 1
+		}
+		_, problems, err := Load(file)
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "rulecheck: %v\n", err)
+			status = 1
+			continue
+		}
+		for _, p := range problems {
+			fmt.Fprintln(m.Stdout, Format(file, p))
+		}
+		if len(problems) > 0 {
+			status = 1
+		}
+	}
+	return status
+}
+
+func (m *Main) compile(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("compile", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	out := fs.String("o", "", "directory for the bundles (default: next to each source)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(m.Stderr, "rulecheck compile: no files")
+		return 2
+	}
+	status := 0
+	for _, file := range fs.Args() {
+		if ctx.Err() != nil {
+			return 1
+		}
+		rs, problems, err := Load(file)
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "rulecheck: %v\n", err)
+			status = 1
+			continue
+		}
+		if len(problems) > 0 {
+			for _, p := range problems {
+				fmt.Fprintln(m.Stdout, Format(file, p))
+			}
+			status = 1
+			continue
+		}
+		b, err := rs.Bundle()
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "rulecheck: %s: %v\n", file, err)
+			status = 1
+			continue
+		}
+		dir := *out
+		if dir == "" {
+			dir = filepath.Dir(file)
+		}
+		dst := filepath.Join(dir, BundleName(file))
+		if err := WriteAtomic(dst, b); err != nil {
+			fmt.Fprintf(m.Stderr, "rulecheck: %v\n", err)
+			status = 1
+			continue
+		}
+		fmt.Fprintf(m.Stdout, "%s: %s %s %s\n", dst, rs.ID(), rs.Version(), rs.Checksum())
+	}
+	return status
+}
+
+// BundleName returns NAME.bundle.json for a source file NAME.yaml, NAME.yml or NAME.json.
+func BundleName(file string) string {
+	base := filepath.Base(file)
+	for _, ext := range []string{".yaml", ".yml", ".json"} {
+		if strings.HasSuffix(base, ext) {
+			base = strings.TrimSuffix(base, ext)
+			break
+		}
+	}
+	return base + ".bundle.json"
+}
+
+// Format writes a problem as FILE:LINE:COLUMN: CODE at POINTER: message.
+func Format(file string, p yamlrules.Problem) string {
+	ptr := p.Pointer
+	if ptr == "" {
+		ptr = "/"
+	}
+	return fmt.Sprintf("%s:%d:%d: %s at %s: %s", file, p.Line, p.Column, p.Code, ptr, p.Message)
+}
+
+// Load reads and compiles a source ruleset file. problems holds every problem (reading, lint,
+// then load diagnostics with positions), in that order; err is an I/O error.
+func Load(file string) (*engine.RuleSet, []yamlrules.Problem, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, problems := Compile(src, strings.HasSuffix(file, ".json"))
+	return rs, problems, nil
+}
+
+// Compile reads a source (JSON when isJSON, YAML otherwise), lints it and compiles it. It returns
+// the ruleset only when there is no problem at all.
+func Compile(src []byte, isJSON bool) (*engine.RuleSet, []yamlrules.Problem) {
+	var doc *yamlrules.Document
+	var problems []yamlrules.Problem
+	if isJSON {
+		doc, problems = yamlrules.ReadJSON(src)
+	} else {
+		doc, problems = yamlrules.ReadYAML(src)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	problems = doc.Lint()
+	rs, err := engine.Compile(doc.JSON)
+	if err != nil {
+		var ds engine.Diagnostics
+		if !errors.As(err, &ds) {
+			return nil, append(problems, yamlrules.Problem{Code: "INTERNAL", Line: 1, Column: 1, Message: err.Error()})
+		}
+		for _, d := range ds {
+			pos := doc.Position(d.Pointer)
+			problems = append(problems, yamlrules.Problem{Code: d.Code, Pointer: d.Pointer, Line: pos.Line, Column: pos.Column, Message: d.Message})
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return rs, nil
+}
+
+// WriteAtomic writes b to path through a temporary file in the same directory and a rename, so
+// readers never see a partial bundle.
+func WriteAtomic(path string, b []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(b); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
