@@ -181,7 +181,7 @@ func describe(s runner.ScenarioResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenario %q: %s %s\n", s.Name, s.Status, s.Error)
 	for _, st := range s.Steps {
-		fmt.Fprintf(&b, "  %s%s: %s %s\n", st.Keyword, st.Text, st.Status, st.Error)
+		fmt.Fprintf(&b, "  %s%s: %s %s %s\n", st.Keyword, st.Text, st.Status, st.Duration, st.Error)
 		for _, l := range st.Logs {
 			fmt.Fprintf(&b, "    log %s: %s\n", l.Level, l.Message)
 		}

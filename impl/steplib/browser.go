@@ -524,11 +524,18 @@ func browserImpls(m map[string]stepFunc) {
 		if strings.TrimSpace(name) == "" {
 			return errors.New("a baseline needs a name")
 		}
+		p, err := s.browserPage(ctx)
+		if err != nil {
+			return err
+		}
+		// A blinking caret or a running animation would make two captures of one page differ.
+		if _, err := runPage(ctx, p, chromedp.Evaluate[chromedp.Void](stableCSS)); err != nil {
+			return fmt.Errorf("prepare the page for a visual check: %w", err)
+		}
 		png, sel, err := s.screenshot(ctx, c, selector)
 		if err != nil {
 			return err
 		}
-		p, _ := s.browserPage(ctx)
 		c.rep.VisualCheck(VisualCheck{
 			Name: name, Browser: s.cfg.Browser.Name(), Viewport: fmt.Sprintf("%dx%d", p.width, p.height),
 			Selector: sel, MediaType: "image/png", Image: png,
@@ -542,6 +549,15 @@ func browserImpls(m map[string]stepFunc) {
 		return visual(ctx, s, c, c.str(0), c.str(1))
 	}
 }
+
+// stableCSS hides the text caret and stops animations and transitions before a visual capture.
+const stableCSS = `(function () {
+  if (document.getElementById('sdods-stable')) return;
+  const st = document.createElement('style');
+  st.id = 'sdods-stable';
+  st.textContent = '*, *::before, *::after { caret-color: transparent !important; animation: none !important; transition: none !important; }';
+  (document.head || document.documentElement).appendChild(st);
+})()`
 
 func doPage(ctx context.Context, p *page, actions ...chromedp.Action[chromedp.Void]) error {
 	_, err := runPage(ctx, p, chromedp.Steps(actions...))
