@@ -10,6 +10,7 @@ import (
 
 	"github.com/sdods/sdods/engine/internal/compile"
 	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jcs"
 	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/ruleset"
 )
@@ -337,13 +338,18 @@ func loc(t ruleset.Target) Location {
 	return Location{Page: t.Page, Screen: t.Screen, Section: t.Section, Component: t.Component}
 }
 
-// typeBindings lists, per type, the fields bound to it: entities in document order, and within
-// an entity its fieldTypes in document order.
+// typeBindings lists, per type, the fields bound to it: entities ordered by name, and within an
+// entity its fields ordered by path, both in RFC 8785 order (UTF-16 code units), the order a
+// bundle keeps them in, so a ruleset compiled from source and one read from its bundle agree.
 func typeBindings(rs *ruleset.Ruleset) map[string][]*binding {
 	out := map[string][]*binding{}
-	for _, e := range rs.Entities {
+	ents := append([]*ruleset.Entity(nil), rs.Entities...)
+	sort.SliceStable(ents, func(i, j int) bool { return jcs.Less(ents[i].Name, ents[j].Name) })
+	for _, e := range ents {
 		ep := strings.Split(e.Path, ".")
-		for _, f := range e.Fields {
+		fields := append([]*ruleset.FieldType(nil), e.Fields...)
+		sort.SliceStable(fields, func(i, j int) bool { return jcs.Less(fields[i].Field, fields[j].Field) })
+		for _, f := range fields {
 			b := &binding{entity: ep, many: e.Many, field: fieldRef{path: f.Field, segs: strings.Split(f.Field, ".")}, path: e.Path + "." + f.Field}
 			out[f.Type] = append(out[f.Type], b)
 		}
