@@ -24,6 +24,21 @@ type ApiToken struct {
 	RevokedAt  *time.Time
 }
 
+type Artifact struct {
+	ID          uuid.UUID
+	RunID       uuid.NullUUID
+	ProjectID   uuid.UUID
+	ScenarioKey *string
+	StepIndex   *int32
+	Name        string
+	Kind        string
+	MediaType   string
+	SizeBytes   int64
+	Sha256      string
+	BlobKey     string
+	CreatedAt   time.Time
+}
+
 type AuditEntry struct {
 	ID         uuid.UUID
 	At         time.Time
@@ -96,8 +111,8 @@ type Integration struct {
 	Enabled   bool
 	Config    json.RawMessage
 	SecretEnc []byte
-	LastTest  []byte
-	LastSync  []byte
+	LastTest  json.RawMessage
+	LastSync  json.RawMessage
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -160,6 +175,66 @@ type Project struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	Settings    json.RawMessage
+}
+
+type Run struct {
+	ID              uuid.UUID
+	ProjectID       uuid.UUID
+	Status          string
+	Trigger         string
+	Source          string
+	Label           *string
+	Paths           []string
+	Tags            *string
+	Environment     *string
+	Branch          *string
+	CommitSha       *string
+	Variables       json.RawMessage
+	Datasets        json.RawMessage
+	ProcessName     *string
+	ScheduleID      uuid.NullUUID
+	Retries         int32
+	TimeoutSeconds  int32
+	CreatedBy       uuid.NullUUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	StartedAt       *time.Time
+	FinishedAt      *time.Time
+	WorkerID        *string
+	HeartbeatAt     *time.Time
+	CancelRequested bool
+	Error           *string
+	Counts          json.RawMessage
+	LastSeq         int64
+}
+
+type RunEvent struct {
+	RunID uuid.UUID
+	Seq   int64
+	At    time.Time
+	Type  string
+	Data  json.RawMessage
+}
+
+type RunScenario struct {
+	ID          uuid.UUID
+	RunID       uuid.UUID
+	ScenarioKey string
+	Position    int32
+	Module      string
+	FeaturePath string
+	FeatureName string
+	Name        string
+	Line        int32
+	Tags        []string
+	ExampleRow  *int32
+	Status      string
+	Error       json.RawMessage
+	Attempts    int32
+	StartedAt   *time.Time
+	FinishedAt  *time.Time
+	DurationMs  *int64
+	Steps       json.RawMessage
 }
 
 type Session struct {

@@ -772,7 +772,7 @@ UPDATE integrations SET last_sync = $3 WHERE project_id = $1 AND kind = $2
 type SetIntegrationLastSyncParams struct {
 	ProjectID uuid.UUID
 	Kind      string
-	LastSync  []byte
+	LastSync  json.RawMessage
 }
 
 func (q *Queries) SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error {
@@ -787,7 +787,7 @@ UPDATE integrations SET last_test = $3 WHERE project_id = $1 AND kind = $2
 type SetIntegrationLastTestParams struct {
 	ProjectID uuid.UUID
 	Kind      string
-	LastTest  []byte
+	LastTest  json.RawMessage
 }
 
 func (q *Queries) SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error {
@@ -915,8 +915,8 @@ type UpsertIntegrationRow struct {
 	Enabled   bool
 	Config    json.RawMessage
 	SecretEnc []byte
-	LastTest  []byte
-	LastSync  []byte
+	LastTest  json.RawMessage
+	LastSync  json.RawMessage
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Inserted  bool

@@ -18,18 +18,23 @@ type Querier interface {
 	AllOrgMembers(ctx context.Context, orgID uuid.UUID) ([]AllOrgMembersRow, error)
 	AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Process, error)
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
+	AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error
+	// Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
+	ClaimRun(ctx context.Context, workerID *string) (Run, error)
 	ClearLoginFailures(ctx context.Context, key string) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
 	CountAuditEntries(ctx context.Context) (int64, error)
 	CountDatasetsByBlob(ctx context.Context, blobKey string) (int32, error)
 	CountInstanceAdmins(ctx context.Context) (int64, error)
 	CountWorkspaceAdmins(ctx context.Context, workspaceID uuid.UUID) (int32, error)
+	CreateArtifact(ctx context.Context, arg CreateArtifactParams) (Artifact, error)
 	CreateDataset(ctx context.Context, arg CreateDatasetParams) (Dataset, error)
 	CreateEnvironment(ctx context.Context, arg CreateEnvironmentParams) (Environment, error)
 	CreateOrg(ctx context.Context, arg CreateOrgParams) (Org, error)
 	CreatePoolAccount(ctx context.Context, arg CreatePoolAccountParams) (PoolAccount, error)
 	CreateProcess(ctx context.Context, arg CreateProcessParams) (Process, error)
 	CreateProject(ctx context.Context, arg CreateProjectParams) (Project, error)
+	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateToken(ctx context.Context, arg CreateTokenParams) (ApiToken, error)
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
@@ -54,6 +59,8 @@ type Querier interface {
 	EffectiveWorkspaceRole(ctx context.Context, arg EffectiveWorkspaceRoleParams) (string, error)
 	// The enabled webhook integrations of a project, for notifying run outcomes.
 	EnabledWebhooks(ctx context.Context, projectID uuid.UUID) ([]Integration, error)
+	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
+	FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error
 	GetDataset(ctx context.Context, arg GetDatasetParams) (Dataset, error)
 	GetEnvironment(ctx context.Context, arg GetEnvironmentParams) (Environment, error)
 	GetEnvironmentForUpdate(ctx context.Context, arg GetEnvironmentForUpdateParams) (Environment, error)
@@ -65,6 +72,8 @@ type Querier interface {
 	GetPoolAccount(ctx context.Context, arg GetPoolAccountParams) (PoolAccount, error)
 	GetProcess(ctx context.Context, arg GetProcessParams) (Process, error)
 	GetProjectBySlug(ctx context.Context, slug string) (GetProjectBySlugRow, error)
+	GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error)
+	GetRunScenario(ctx context.Context, arg GetRunScenarioParams) (RunScenario, error)
 	// The session and its user, when the session is live.
 	GetSessionBySecret(ctx context.Context, secretHash []byte) (GetSessionBySecretRow, error)
 	GetSetup(ctx context.Context) (InstanceSetup, error)
@@ -75,8 +84,11 @@ type Querier interface {
 	GetUserByEmail(ctx context.Context, email string) (User, error)
 	GetWorkspaceBySlug(ctx context.Context, slug string) (GetWorkspaceBySlugRow, error)
 	GetWorkspaceMember(ctx context.Context, arg GetWorkspaceMemberParams) (GetWorkspaceMemberRow, error)
+	// Keeps this worker's runs alive and tells it which of them were asked to stop.
+	HeartbeatRuns(ctx context.Context, arg HeartbeatRunsParams) ([]HeartbeatRunsRow, error)
 	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error
 	InsertFeature(ctx context.Context, arg InsertFeatureParams) (Feature, error)
+	InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error
 	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
 	// callers skip each other's candidates, so no account is leased twice.
 	LeasePoolAccount(ctx context.Context, arg LeasePoolAccountParams) (PoolAccount, error)
@@ -95,6 +107,10 @@ type Querier interface {
 	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
 	// The projects of the workspaces where the user has a role (all of them for an instance admin).
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
+	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
+	ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]RunEvent, error)
+	ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error)
+	ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error)
 	ListTokens(ctx context.Context, arg ListTokensParams) ([]ApiToken, error)
 	ListUserSessions(ctx context.Context, userID uuid.UUID) ([]Session, error)
 	ListUsers(ctx context.Context, arg ListUsersParams) ([]User, error)
@@ -102,6 +118,10 @@ type Querier interface {
 	// The workspaces a user sees with the user's effective role and the counts.
 	ListWorkspacesForUser(ctx context.Context, arg ListWorkspacesForUserParams) ([]ListWorkspacesForUserRow, error)
 	LockLogin(ctx context.Context, arg LockLoginParams) error
+	NotifyRunEvent(ctx context.Context, payload string) error
+	NotifyRunQueued(ctx context.Context, runID string) error
+	// Runs whose worker stopped heartbeating died with it.
+	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error
 	// Counts a failure in a window of sqlc.arg('window_seconds'); at sqlc.arg('max_failures') the key is
 	// locked for sqlc.arg('lock_seconds').
@@ -113,10 +133,14 @@ type Querier interface {
 	RemoveWorkspaceMember(ctx context.Context, arg RemoveWorkspaceMemberParams) (int64, error)
 	RenewPoolLease(ctx context.Context, arg RenewPoolLeaseParams) (int64, error)
 	ReplaceDataset(ctx context.Context, arg ReplaceDatasetParams) (Dataset, error)
+	// A queued run is cancelled at once; a running one is flagged for its worker.
+	RequestCancel(ctx context.Context, id uuid.UUID) (Run, error)
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
 	SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error
 	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error
+	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
+	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error
@@ -132,6 +156,8 @@ type Querier interface {
 	UpsertIntegration(ctx context.Context, arg UpsertIntegrationParams) (UpsertIntegrationRow, error)
 	UpsertOrgMember(ctx context.Context, arg UpsertOrgMemberParams) (OrgMember, error)
 	UpsertWorkspaceMember(ctx context.Context, arg UpsertWorkspaceMemberParams) (WorkspaceMember, error)
+	// The workspaces a user holds a role in, explicitly or as an organisation admin.
+	UserWorkspaceIDs(ctx context.Context, userID uuid.UUID) ([]uuid.UUID, error)
 	WorkspaceCounts(ctx context.Context, workspaceID uuid.UUID) (WorkspaceCountsRow, error)
 }
 

@@ -892,19 +892,26 @@ func (e RunEventLevel) Valid() bool {
 
 // Defines values for RunEventType.
 const (
+	RunEventTypeAttachment       RunEventType = "attachment"
 	RunEventTypeEnd              RunEventType = "end"
+	RunEventTypeHeal             RunEventType = "heal"
 	RunEventTypeLog              RunEventType = "log"
 	RunEventTypeRunStatus        RunEventType = "run.status"
 	RunEventTypeScenarioFinished RunEventType = "scenario.finished"
 	RunEventTypeScenarioStarted  RunEventType = "scenario.started"
 	RunEventTypeStepFinished     RunEventType = "step.finished"
 	RunEventTypeStepStarted      RunEventType = "step.started"
+	RunEventTypeVisualCheck      RunEventType = "visual_check"
 )
 
 // Valid indicates whether the value is a known member of the RunEventType enum.
 func (e RunEventType) Valid() bool {
 	switch e {
+	case RunEventTypeAttachment:
+		return true
 	case RunEventTypeEnd:
+		return true
+	case RunEventTypeHeal:
 		return true
 	case RunEventTypeLog:
 		return true
@@ -917,6 +924,8 @@ func (e RunEventType) Valid() bool {
 	case RunEventTypeStepFinished:
 		return true
 	case RunEventTypeStepStarted:
+		return true
+	case RunEventTypeVisualCheck:
 		return true
 	default:
 		return false
@@ -2626,22 +2635,31 @@ type RunCreate struct {
 
 // RunEvent `data` of one event of `GET /api/runs/{runId}/events`.
 type RunEvent struct {
-	At time.Time `json:"at"`
+	// ArtifactId The stored file of an `attachment` event.
+	ArtifactId *openapi_types.UUID `json:"artifactId,omitempty"`
+	At         time.Time           `json:"at"`
 
 	// Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
-	Counts *Counts        `json:"counts,omitempty"`
-	Level  *RunEventLevel `json:"level,omitempty"`
+	Counts *Counts `json:"counts,omitempty"`
+
+	// Heal A self-healed locator.
+	Heal  *Heal          `json:"heal,omitempty"`
+	Level *RunEventLevel `json:"level,omitempty"`
 
 	// Message Log line for `log`.
-	Message    *string             `json:"message,omitempty"`
+	Message *string `json:"message,omitempty"`
+
+	// Name Attachment name, or the visual check's baseline name.
+	Name       *string             `json:"name,omitempty"`
 	RunId      openapi_types.UUID  `json:"runId"`
 	ScenarioId *openapi_types.UUID `json:"scenarioId,omitempty"`
 	Sequence   int64               `json:"sequence"`
 
 	// Status Run, scenario or step status after the event.
-	Status    *string      `json:"status,omitempty"`
-	StepIndex *int         `json:"stepIndex,omitempty"`
-	Type      RunEventType `json:"type"`
+	Status      *string      `json:"status,omitempty"`
+	StepIndex   *int         `json:"stepIndex,omitempty"`
+	Type        RunEventType `json:"type"`
+	VisualCheck *VisualCheck `json:"visualCheck,omitempty"`
 }
 
 // RunEventLevel defines model for RunEvent.Level.

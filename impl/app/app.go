@@ -19,7 +19,10 @@ import (
 	"github.com/sdods/sdods/impl/identity"
 	"github.com/sdods/sdods/impl/integrations"
 	"github.com/sdods/sdods/impl/oas"
+	"github.com/sdods/sdods/impl/runner"
+	"github.com/sdods/sdods/impl/runs"
 	"github.com/sdods/sdods/impl/secrets"
+	"github.com/sdods/sdods/impl/steplib"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -31,7 +34,12 @@ type App struct {
 	Handler http.Handler
 	Store   *store.Store
 	Log     *slog.Logger
+	// Runs executes queued runs once Start is called.
+	Runs *runs.Service
 }
+
+// Start runs the run workers until ctx ends; the returned function waits for them to stop.
+func (a *App) Start(ctx context.Context) (wait func()) { return a.Runs.Start(ctx) }
 
 // New connects to the database (creating it first with cfg.CreateDB), migrates it and builds the
 // HTTP handler.
@@ -70,15 +78,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	h, err := newHandler(cfg, log, st, box, blobs)
+	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: steplib.NewMemoryLocatorStore()})
+	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat})
+	h, err := newHandler(cfg, log, st, box, blobs, rs)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	return &App{Handler: h, Store: st, Log: log}, nil
+	return &App{Handler: h, Store: st, Log: log, Runs: rs}, nil
 }
 
-func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store) (http.Handler, error) {
+func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service) (http.Handler, error) {
 	doc, err := serverapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
@@ -96,7 +106,7 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 		return nil, err
 	}
 	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
-		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal}, Steps: stepLibrary{}})
+		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal}, Steps: stepLibrary{}, Runs: rs})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
 		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://")}
@@ -117,6 +127,9 @@ func Serve(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer a.Close()
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	waitWork := a.Start(workCtx)
+	defer func() { stopWork(); waitWork() }()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)

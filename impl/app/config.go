@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sdods/sdods/impl/store"
 )
@@ -22,7 +23,13 @@ type Config struct {
 	MaxBody     int64
 	CreateDB    bool
 	LogLevel    slog.Level
-	LogFormat   string
+	// Workers is how many runs this process executes at once.
+	Workers int
+	// Chromium is the browser of browser steps: a path or a name in PATH.
+	Chromium string
+	// RunHeartbeat and RunStaleAfter tune how a dead worker's runs are found (defaults 5s, 30s).
+	RunHeartbeat, RunStaleAfter time.Duration
+	LogFormat                   string
 	// SecretKey encrypts secrets at rest (64 hex digits or base64 of 32 bytes); empty: the key
 	// file secret.key in DataDir, created on first start.
 	SecretKey string
@@ -56,6 +63,9 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxDataset, "max-dataset", maxDataset, "largest dataset upload in bytes (SDODS_MAX_DATASET)")
 	gitLocal, _ := strconv.ParseBool(env("SDODS_GIT_ALLOW_LOCAL", "false"))
 	fs.BoolVar(&c.GitAllowLocal, "git-allow-local", gitLocal, "allow Git integrations on local paths and file:// URLs (SDODS_GIT_ALLOW_LOCAL)")
+	workers, _ := strconv.Atoi(env("SDODS_WORKERS", "2"))
+	fs.IntVar(&c.Workers, "workers", workers, "runs executed at once by this process (SDODS_WORKERS)")
+	fs.StringVar(&c.Chromium, "chromium", env("SDODS_CHROMIUM", "chromium"), "browser for browser steps: path or name in PATH (SDODS_CHROMIUM)")
 	fs.StringVar(&c.LogFormat, "log-format", env("SDODS_LOG_FORMAT", "text"), "text or json (SDODS_LOG_FORMAT)")
 }
 

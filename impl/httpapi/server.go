@@ -18,6 +18,7 @@ import (
 	"github.com/sdods/sdods/impl/identity"
 	"github.com/sdods/sdods/impl/integrations"
 	"github.com/sdods/sdods/impl/oas"
+	"github.com/sdods/sdods/impl/runs"
 	"github.com/sdods/sdods/impl/secrets"
 	"github.com/sdods/sdods/impl/store"
 )
@@ -31,6 +32,8 @@ type Deps struct {
 	BaseURL  string
 	Identity *identity.Service
 	Enforcer *authz.Enforcer
+	// Runs queues, cancels and streams runs.
+	Runs *runs.Service
 	// Secrets seals and opens secret values at rest.
 	Secrets *secrets.Box
 	// Blobs holds dataset content.

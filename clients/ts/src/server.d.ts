@@ -2730,7 +2730,7 @@ export interface components {
         /** @description `data` of one event of `GET /api/runs/{runId}/events`. */
         RunEvent: {
             /** @enum {string} */
-            type: "run.status" | "scenario.started" | "scenario.finished" | "step.started" | "step.finished" | "log" | "end";
+            type: "run.status" | "scenario.started" | "scenario.finished" | "step.started" | "step.finished" | "log" | "attachment" | "heal" | "visual_check" | "end";
             /** Format: uuid */
             runId: string;
             /** Format: date-time */
@@ -2747,6 +2747,15 @@ export interface components {
             /** @enum {string} */
             level?: "debug" | "info" | "warn" | "error";
             counts?: components["schemas"]["Counts"];
+            /**
+             * Format: uuid
+             * @description The stored file of an `attachment` event.
+             */
+            artifactId?: string;
+            /** @description Attachment name, or the visual check's baseline name. */
+            name?: string;
+            heal?: components["schemas"]["Heal"];
+            visualCheck?: components["schemas"]["VisualCheck"];
         };
         RunReport: {
             /** Format: uuid */

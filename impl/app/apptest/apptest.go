@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
@@ -23,6 +24,8 @@ import (
 
 // Server is a running server under test.
 type Server struct {
+	// Stop ends the server's run workers; calling it again does nothing more.
+	Stop        func()
 	URL         string
 	DatabaseURL string
 	DataDir     string
@@ -34,25 +37,44 @@ type Server struct {
 // Start wires the application on a new database, serves it and closes both when tb ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	dbURL := storetest.NewDatabase(tb)
+	return StartOn(tb, storetest.NewDatabase(tb), nil)
+}
+
+// StartOn starts another server process on an existing database (for tests of several
+// processes sharing one database); tune, when given, adjusts the configuration first.
+func StartOn(tb testing.TB, dbURL string, tune func(*app.Config)) *Server {
+	tb.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dataDir := tb.TempDir()
-	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: dataDir, MaxBody: 1 << 20, LogFormat: "text", GitAllowLocal: true}
+	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: dataDir, MaxBody: 1 << 20, LogFormat: "text", GitAllowLocal: true,
+		Workers: 2, Chromium: "chromium", RunHeartbeat: 500 * time.Millisecond, RunStaleAfter: 5 * time.Second}
+	if tune != nil {
+		tune(&cfg)
+	}
 	a, err := app.New(context.Background(), cfg, log)
 	if err != nil {
 		tb.Fatalf("start app: %v", err)
 	}
+	ctx, stop := context.WithCancel(context.Background())
+	wait := a.Start(ctx)
 	ts := httptest.NewServer(a.Handler)
+	s := &Server{DatabaseURL: dbURL, DataDir: dataDir, App: a, logs: logs}
+	s.Stop = func() {
+		stop()
+		wait()
+	}
 	tb.Cleanup(func() {
 		ts.Close()
+		s.Stop()
 		a.Close()
 	})
 	c, err := serverclient.NewClientWithResponses(ts.URL)
 	if err != nil {
 		tb.Fatalf("client: %v", err)
 	}
-	return &Server{URL: ts.URL, DatabaseURL: dbURL, DataDir: dataDir, App: a, Client: c, logs: logs}
+	s.URL, s.Client = ts.URL, c
+	return s
 }
 
 // Logs returns everything the server logged so far.

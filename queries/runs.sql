@@ -1,0 +1,108 @@
+-- name: CreateRun :one
+INSERT INTO runs (project_id, status, trigger, source, label, paths, tags, environment, branch, commit_sha,
+                  variables, datasets, process_name, schedule_id, retries, timeout_seconds, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+RETURNING *;
+
+-- name: NotifyRunQueued :exec
+SELECT pg_notify('sdods_runs', sqlc.arg('run_id')::text);
+
+-- name: NotifyRunEvent :exec
+SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text);
+
+-- name: ClaimRun :one
+-- Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
+UPDATE runs SET status = 'running', worker_id = sqlc.arg('worker_id'), started_at = now(), heartbeat_at = now(), updated_at = now()
+WHERE id = (SELECT r.id FROM runs r WHERE r.status = 'queued' ORDER BY r.created_at, r.id FOR UPDATE SKIP LOCKED LIMIT 1)
+RETURNING *;
+
+-- name: HeartbeatRuns :many
+-- Keeps this worker's runs alive and tells it which of them were asked to stop.
+UPDATE runs SET heartbeat_at = now()
+WHERE status = 'running' AND worker_id = sqlc.arg('worker_id') AND id = ANY(sqlc.arg('ids')::uuid[])
+RETURNING id, cancel_requested;
+
+-- name: ReconcileLostRuns :many
+-- Runs whose worker stopped heartbeating died with it.
+UPDATE runs SET status = 'errored', finished_at = now(), updated_at = now(),
+                error = 'the worker executing this run stopped (process exit or crash); run it again'
+WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => sqlc.arg('stale_seconds')::int)
+RETURNING id;
+
+-- name: FinishRun :one
+UPDATE runs SET status = $2, error = $3, counts = $4, finished_at = now(), updated_at = now()
+WHERE id = $1 AND status = 'running'
+RETURNING *;
+
+-- name: RequestCancel :one
+-- A queued run is cancelled at once; a running one is flagged for its worker.
+UPDATE runs SET
+    cancel_requested = true,
+    status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
+    finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END,
+    updated_at = now()
+WHERE id = $1
+RETURNING *;
+
+-- name: GetRun :one
+SELECT r.*, p.slug AS project_slug, p.workspace_id
+FROM runs r JOIN projects p ON p.id = r.project_id
+WHERE r.id = $1;
+
+-- name: ListRuns :many
+SELECT r.*, p.slug AS project_slug
+FROM runs r JOIN projects p ON p.id = r.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (cardinality(sqlc.arg('statuses')::text[]) = 0 OR r.status = ANY(sqlc.arg('statuses')::text[]))
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND (sqlc.narg('schedule_id')::uuid IS NULL OR r.schedule_id = sqlc.narg('schedule_id')::uuid)
+  AND (sqlc.narg('tag')::text IS NULL OR r.tags ILIKE '%' || sqlc.narg('tag')::text || '%')
+  AND (sqlc.narg('since')::timestamptz IS NULL OR r.created_at >= sqlc.narg('since')::timestamptz)
+  AND (sqlc.narg('until')::timestamptz IS NULL OR r.created_at < sqlc.narg('until')::timestamptz)
+  AND (sqlc.narg('before_at')::timestamptz IS NULL
+       OR (r.created_at, r.id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: UserWorkspaceIDs :many
+-- The workspaces a user holds a role in, explicitly or as an organisation admin.
+SELECT w.id FROM workspaces w
+WHERE EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = w.id AND m.user_id = $1)
+   OR EXISTS (SELECT 1 FROM org_members o WHERE o.org_id = w.org_id AND o.user_id = $1 AND o.role = 'admin');
+
+-- name: AppendRunEvent :exec
+INSERT INTO run_events (run_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5);
+
+-- name: SetRunLastSeq :exec
+UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $2;
+
+-- name: ListRunEvents :many
+SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT sqlc.arg('row_limit');
+
+-- name: InsertRunScenario :exec
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'unknown')
+ON CONFLICT (run_id, scenario_key) DO NOTHING;
+
+-- name: StartRunScenario :exec
+UPDATE run_scenarios SET started_at = $3 WHERE run_id = $1 AND id = $2;
+
+-- name: FinishRunScenario :exec
+UPDATE run_scenarios SET status = $3, error = $4, finished_at = $5, duration_ms = $6, steps = $7
+WHERE run_id = $1 AND id = $2;
+
+-- name: ListRunScenarios :many
+SELECT * FROM run_scenarios WHERE run_id = $1 ORDER BY position;
+
+-- name: GetRunScenario :one
+SELECT * FROM run_scenarios WHERE run_id = $1 AND id = $2;
+
+-- name: CreateArtifact :one
+INSERT INTO artifacts (run_id, project_id, scenario_key, step_index, name, kind, media_type, size_bytes, sha256, blob_key)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+RETURNING *;
+
+-- name: ListRunArtifacts :many
+SELECT * FROM artifacts WHERE run_id = $1 ORDER BY created_at, id;
