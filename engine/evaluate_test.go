@@ -1,0 +1,135 @@
+package engine_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sdods/sdods/engine"
+)
+
+func mustRuleSet(tb testing.TB, src []byte, opts ...engine.Option) *engine.RuleSet {
+	tb.Helper()
+	rs, err := engine.Compile(src, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rs
+}
+
+func TestBadRequests(t *testing.T) {
+	rs := mustRuleSet(t, doc(`"rules":[`+okRule+`]`))
+	deep := strings.Repeat(`{"a":`, 65) + "1" + strings.Repeat("}", 65)
+	ok64 := strings.Repeat(`{"a":`, 63) + "1" + strings.Repeat("}", 63)
+	cases := []struct{ name, body, ptr, text string }{
+		{"not JSON", `{`, "", "not valid JSON"},
+		{"not an object", `[]`, "", "JSON object"},
+		{"data missing", `{"ctx":{}}`, "", `"data"`},
+		{"unknown member", `{"data":{},"extra":1}`, "/extra", "unknown member"},
+		{"duplicate member", `{"data":{},"data":{}}`, "/data", "more than once"},
+		{"data not an object", `{"data":[1]}`, "/data", "object or null"},
+		{"ctx a string", `{"data":{},"ctx":"x"}`, "/ctx", "object or null"},
+		{"data too deep", `{"data":{"x":` + deep + `}}`, "/data", "64"},
+		{"actor too deep is checked first", `{"data":{"x":` + deep + `},"actor":{"x":` + deep + `}}`, "/actor", "64"},
+		{"number beyond double range", `{"data":{"n":1e999}}`, "/data/n", "range"},
+		{"duplicate inside data", `{"data":{"a":1,"a":2}}`, "/data/a", "more than once"},
+		{"view not an object", `{"data":{},"view":"p"}`, "/view", "view"},
+		{"view unknown member", `{"data":{},"view":{"tab":"x"}}`, "/view/tab", "unknown view member"},
+		{"view member too long", `{"data":{},"view":{"page":"` + strings.Repeat("p", 257) + `"}}`, "/view/page", "256"},
+		{"locale malformed", `{"data":{},"locale":"fr_CA"}`, "/locale", "language tag"},
+		{"other ruleset", `{"ruleset":"other","data":{}}`, "/ruleset", "other"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := rs.EvaluateJSON([]byte(tc.body))
+			var d *engine.Diagnostic
+			if !errors.As(err, &d) || d.Code != "BAD_REQUEST" || d.Pointer != tc.ptr || !strings.Contains(d.Message, tc.text) {
+				t.Errorf("want BAD_REQUEST at %q mentioning %q, got %v", tc.ptr, tc.text, err)
+			}
+		})
+	}
+	if _, err := rs.EvaluateJSON([]byte(`{"data":{"x":` + ok64 + `},"original":null,"actor":null,"ctx":null,"view":null,"locale":null}`)); err != nil {
+		t.Errorf("64 deep with null members: %v", err)
+	}
+	if _, err := rs.Evaluate(&engine.Request{Data: map[string]any{"f": func() {}}}); err == nil {
+		t.Error("a Go value that is not JSON was accepted")
+	}
+	if _, err := rs.Evaluate(&engine.Request{Data: []any{}}); err == nil {
+		t.Error("data that is an array was accepted")
+	}
+}
+
+func TestFailClosedAndMissingOperators(t *testing.T) {
+	src := doc(`"operators":{"x-luhn":{},"x-test-sum":{}},
+		"functions":{"check":{"params":["v"],"body":{"op":"x-luhn","args":[{"var":"v"}]}}},
+		"rules":[
+		 {"id":"direct","code":"C","when":{"op":"x-test-sum","args":[1]},"message":"m"},
+		 {"id":"through-function","code":"C","target":{"fields":["a"]},"when":{"op":"and","args":[false,{"fn":"check","args":[{"var":"value"}]}]},"message":"m"},
+		 {"id":"error","code":"C","when":{"op":"<","args":[1,"x"]},"message":"m"},
+		 {"id":"not-boolean","code":"C","when":1,"message":"m"}],
+		"stateRules":[{"id":"s","when":true,"effects":[{"field":"a","hidden":true},{"field":"b","value":{"op":"+","args":[1,"x"]}}]},
+		              {"id":"t","when":true,"effects":[{"field":"c","required":"yes"}]}]`)
+	rs := mustRuleSet(t, src)
+	if got := strings.Join(rs.MissingOperators(), ","); got != "x-luhn,x-test-sum" {
+		t.Errorf("missing %s", got)
+	}
+	if got := strings.Join(rs.RequiredOperators(), ","); got != "x-luhn,x-test-sum" {
+		t.Errorf("required %s", got)
+	}
+	res, err := rs.Evaluate(&engine.Request{Data: map[string]any{"a": "4111111111111111"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"direct OPERATOR_UNAVAILABLE", "through-function OPERATOR_UNAVAILABLE", "error EVALUATION_ERROR",
+		"not-boolean EVALUATION_ERROR", "s EVALUATION_ERROR", "t EVALUATION_ERROR"}
+	var got []string
+	for _, f := range res.Findings {
+		if f.Code != engine.RuleFailed || f.Severity != "error" {
+			t.Errorf("finding %+v", f)
+		}
+		got = append(got, f.Rule+" "+f.Message[strings.LastIndex(f.Message, " ")+1:])
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+	if len(res.States) != 0 {
+		t.Errorf("a failed state rule applied effects: %v", res.States)
+	}
+	// With the operators registered, nothing fails.
+	ops := map[string]engine.Operator{
+		"x-luhn":     func([]any) (any, error) { return false, nil },
+		"x-test-sum": func([]any) (any, error) { return nil, errors.New("boom") },
+	}
+	rs = mustRuleSet(t, src, engine.WithOperators(ops))
+	if len(rs.MissingOperators()) != 0 {
+		t.Errorf("missing %v", rs.MissingOperators())
+	}
+	res, _ = rs.Evaluate(&engine.Request{Data: map[string]any{}})
+	if res.Findings[0].Rule != "direct" || !strings.HasSuffix(res.Findings[0].Message, "OPERATOR_FAILED") {
+		t.Errorf("a failing operator: %+v", res.Findings[0])
+	}
+}
+
+func TestConcurrentEvaluations(t *testing.T) {
+	for _, f := range loadFixtures(t) {
+		tc := f.golden.Tests[len(f.golden.Tests)-1]
+		req, err := engine.ParseRequest(tc.Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _ := f.rs.Evaluate(req)
+		want := string(expectedOf(t, first))
+		done := make(chan string, 8)
+		for i := 0; i < 8; i++ {
+			go func() {
+				r, _ := f.rs.Evaluate(req)
+				done <- string(expectedOf(t, r))
+			}()
+		}
+		for i := 0; i < 8; i++ {
+			if got := <-done; got != want {
+				t.Errorf("%s: concurrent result differs", tc.ID)
+			}
+		}
+	}
+}
