@@ -106,3 +106,10 @@ RETURNING *;
 
 -- name: ListRunArtifacts :many
 SELECT * FROM artifacts WHERE run_id = $1 ORDER BY created_at, id;
+
+-- name: GetLocatorAlternatives :one
+SELECT alternatives FROM locator_alternatives WHERE project_id = $1 AND selector = $2;
+
+-- name: SaveLocatorAlternatives :exec
+INSERT INTO locator_alternatives (project_id, selector, alternatives) VALUES ($1, $2, $3)
+ON CONFLICT (project_id, selector) DO UPDATE SET alternatives = EXCLUDED.alternatives, updated_at = now();

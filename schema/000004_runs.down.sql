@@ -1,3 +1,4 @@
+DROP TABLE IF EXISTS locator_alternatives;
 DROP TABLE IF EXISTS artifacts;
 DROP TABLE IF EXISTS run_events;
 DROP TABLE IF EXISTS run_scenarios;

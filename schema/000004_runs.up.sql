@@ -83,3 +83,13 @@ CREATE TABLE artifacts (
     created_at   timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX artifacts_run_idx ON artifacts (run_id);
+
+-- Self-healing locators: for each selector a project's passing scenarios used, the element's
+-- alternatives (test id, id, role, text, label, attributes), tried when the selector stops matching.
+CREATE TABLE locator_alternatives (
+    project_id   uuid        NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    selector     text        NOT NULL,
+    alternatives jsonb       NOT NULL,
+    updated_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (project_id, selector)
+);

@@ -117,6 +117,13 @@ type Integration struct {
 	UpdatedAt time.Time
 }
 
+type LocatorAlternative struct {
+	ProjectID    uuid.UUID
+	Selector     string
+	Alternatives json.RawMessage
+	UpdatedAt    time.Time
+}
+
 type LoginFailure struct {
 	Key         string
 	Failures    int32

@@ -6,6 +6,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,6 +68,7 @@ type Querier interface {
 	GetFeature(ctx context.Context, arg GetFeatureParams) (Feature, error)
 	GetFeatureForUpdate(ctx context.Context, arg GetFeatureForUpdateParams) (Feature, error)
 	GetIntegration(ctx context.Context, arg GetIntegrationParams) (Integration, error)
+	GetLocatorAlternatives(ctx context.Context, arg GetLocatorAlternativesParams) (json.RawMessage, error)
 	GetLoginLock(ctx context.Context, key string) (*time.Time, error)
 	GetOrgBySlug(ctx context.Context, slug string) (Org, error)
 	GetPoolAccount(ctx context.Context, arg GetPoolAccountParams) (PoolAccount, error)
@@ -136,6 +138,7 @@ type Querier interface {
 	// A queued run is cancelled at once; a running one is flagged for its worker.
 	RequestCancel(ctx context.Context, id uuid.UUID) (Run, error)
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
+	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error
 	SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error
 	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error
 	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error

@@ -292,6 +292,22 @@ func (q *Queries) FinishRunScenario(ctx context.Context, arg FinishRunScenarioPa
 	return err
 }
 
+const getLocatorAlternatives = `-- name: GetLocatorAlternatives :one
+SELECT alternatives FROM locator_alternatives WHERE project_id = $1 AND selector = $2
+`
+
+type GetLocatorAlternativesParams struct {
+	ProjectID uuid.UUID
+	Selector  string
+}
+
+func (q *Queries) GetLocatorAlternatives(ctx context.Context, arg GetLocatorAlternativesParams) (json.RawMessage, error) {
+	row := q.db.QueryRow(ctx, getLocatorAlternatives, arg.ProjectID, arg.Selector)
+	var alternatives json.RawMessage
+	err := row.Scan(&alternatives)
+	return alternatives, err
+}
+
 const getRun = `-- name: GetRun :one
 SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch, r.commit_sha, r.variables, r.datasets, r.process_name, r.schedule_id, r.retries, r.timeout_seconds, r.created_by, r.created_at, r.updated_at, r.started_at, r.finished_at, r.worker_id, r.heartbeat_at, r.cancel_requested, r.error, r.counts, r.last_seq, p.slug AS project_slug, p.workspace_id
 FROM runs r JOIN projects p ON p.id = r.project_id
@@ -815,6 +831,22 @@ func (q *Queries) RequestCancel(ctx context.Context, id uuid.UUID) (Run, error) 
 		&i.LastSeq,
 	)
 	return i, err
+}
+
+const saveLocatorAlternatives = `-- name: SaveLocatorAlternatives :exec
+INSERT INTO locator_alternatives (project_id, selector, alternatives) VALUES ($1, $2, $3)
+ON CONFLICT (project_id, selector) DO UPDATE SET alternatives = EXCLUDED.alternatives, updated_at = now()
+`
+
+type SaveLocatorAlternativesParams struct {
+	ProjectID    uuid.UUID
+	Selector     string
+	Alternatives json.RawMessage
+}
+
+func (q *Queries) SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error {
+	_, err := q.db.Exec(ctx, saveLocatorAlternatives, arg.ProjectID, arg.Selector, arg.Alternatives)
+	return err
 }
 
 const setRunLastSeq = `-- name: SetRunLastSeq :exec

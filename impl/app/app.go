@@ -22,7 +22,6 @@ import (
 	"github.com/sdods/sdods/impl/runner"
 	"github.com/sdods/sdods/impl/runs"
 	"github.com/sdods/sdods/impl/secrets"
-	"github.com/sdods/sdods/impl/steplib"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -78,7 +77,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: steplib.NewMemoryLocatorStore()})
+	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st)})
 	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat})
 	h, err := newHandler(cfg, log, st, box, blobs, rs)
 	if err != nil {

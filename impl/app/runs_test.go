@@ -402,3 +402,48 @@ func freeAddr(t *testing.T) string {
 	srv.Close()
 	return addr
 }
+
+// TestSelfHealingAcrossRuns: a passing run records the button's alternatives in PostgreSQL; after
+// the button's id changes, the next run finds it by its test id and records the heal.
+func TestSelfHealingAcrossRuns(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Fatal("chromium is required for browser steps: make deps installs it")
+	}
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	var mu sync.Mutex
+	buttonID := "submit"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		id := buttonID
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><body><button id=%q data-testid="submit-btn" onclick="document.getElementById('out').textContent='Sent'">Send</button><p id="out"></p></body></html>`, id)
+	})
+	web := httptest.NewServer(mux)
+	t.Cleanup(web.Close)
+	project(t, admin, web.URL, map[string]string{"heal.feature": `Feature: Heal
+  Scenario: Send
+    When I open "/"
+    And I click "#submit"
+    Then I should see "Sent"
+`})
+	first := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	if run := waitRun(t, admin.ClientWithResponses, first, terminal); run.Status != "passed" {
+		t.Fatalf("first run %s", run.Status)
+	}
+	mu.Lock()
+	buttonID = "send-button"
+	mu.Unlock()
+	second := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	run := waitRun(t, admin.ClientWithResponses, second, terminal)
+	if run.Status != "passed" {
+		t.Fatalf("second run %s: the selector was not healed", run.Status)
+	}
+	sc, _ := admin.GetRunScenarioWithResponse(context.Background(), second, run.Modules[0].Features[0].Scenarios[0].Id)
+	heals := sc.JSON200.Steps[1].Heals
+	if len(heals) != 1 || heals[0].OldSelector != "#submit" || heals[0].Strategy != "test-id" || heals[0].Score < 0.5 {
+		t.Fatalf("heals %+v", heals)
+	}
+}
