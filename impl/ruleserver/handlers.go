@@ -1,0 +1,129 @@
+package ruleserver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/sdods/sdods/engine"
+	"github.com/sdods/sdods/gen/rulesapi"
+)
+
+// GetLivez answers 200 while the process runs.
+func (s *Server) GetLivez(context.Context, rulesapi.GetLivezRequestObject) (rulesapi.GetLivezResponseObject, error) {
+	return rulesapi.GetLivez200JSONResponse{Status: rulesapi.LivenessStatusOk}, nil
+}
+
+// GetReadyz answers 200 with the loaded rulesets, or 503 before the first successful load and
+// while draining; both carry the last reload's problems.
+func (s *Server) GetReadyz(context.Context, rulesapi.GetReadyzRequestObject) (rulesapi.GetReadyzResponseObject, error) {
+	r, ok := s.readiness()
+	if !ok {
+		return rulesapi.GetReadyz503JSONResponse(r), nil
+	}
+	return rulesapi.GetReadyz200JSONResponse(r), nil
+}
+
+// ListRulesets lists the published rulesets; those from bundles carry id, version, checksum and
+// source only.
+func (s *Server) ListRulesets(context.Context, rulesapi.ListRulesetsRequestObject) (rulesapi.ListRulesetsResponseObject, error) {
+	rs := s.rules.Load()
+	if rs == nil {
+		return rulesapi.ListRulesets200JSONResponse{Items: []rulesapi.RulesetInfo{}}, nil
+	}
+	return rulesapi.ListRulesets200JSONResponse{Items: rs.infos}, nil
+}
+
+// GetBundle answers the ruleset's bundle with its checksum as entity tag, or 304 when
+// If-None-Match matches it.
+func (s *Server) GetBundle(_ context.Context, req rulesapi.GetBundleRequestObject) (rulesapi.GetBundleResponseObject, error) {
+	e, err := s.lookup(req.RulesetId)
+	if err != nil {
+		return nil, err
+	}
+	if e.bundle == nil {
+		return nil, newError(rulesapi.ErrorCodeCHANNELUNAVAILABLE, "use GET /rulesets/{rulesetId}/manifest", "ruleset %q has no bundle", e.rs.ID())
+	}
+	return cached{etag: e.etag, body: e.bundle, notModified: noneMatch(headerList(req.Params.IfNoneMatch), e.etag)}, nil
+}
+
+// GetManifest answers one channel's manifest, as GetBundle does; a channel the ruleset lacks is
+// CHANNEL_UNAVAILABLE.
+func (s *Server) GetManifest(_ context.Context, req rulesapi.GetManifestRequestObject) (rulesapi.GetManifestResponseObject, error) {
+	e, err := s.lookup(req.RulesetId)
+	if err != nil {
+		return nil, err
+	}
+	m := e.manifests[string(req.Params.Channel)]
+	if m == nil {
+		_, err := e.rs.Manifest(string(req.Params.Channel))
+		return nil, engineError(err)
+	}
+	return cached{etag: e.etag, body: m, notModified: noneMatch(headerList(req.Params.IfNoneMatch), e.etag)}, nil
+}
+
+// Evaluate shape-checks the raw body with the engine (the check every runtime applies) and
+// evaluates it against the ruleset it names.
+func (s *Server) Evaluate(ctx context.Context, _ rulesapi.EvaluateRequestObject) (rulesapi.EvaluateResponseObject, error) {
+	req, err := engine.ParseRequest(rawBody(ctx))
+	if err != nil {
+		return nil, engineError(err)
+	}
+	e, err := s.lookup(req.Ruleset)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.rs.Evaluate(req)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	b, err := res.JSON()
+	if err != nil {
+		return nil, engineError(err)
+	}
+	return jsonBody(b), nil
+}
+
+// cached is a bundle or manifest answer: the bytes encoded at load time, or 304.
+type cached struct {
+	etag        string
+	body        []byte
+	notModified bool
+}
+
+func (c cached) visit(w http.ResponseWriter) error {
+	h := w.Header()
+	h.Set("ETag", c.etag)
+	h.Set("Cache-Control", "no-cache") // cache, but revalidate: a reload may change the rules
+	if c.notModified {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(c.body)))
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(c.body)
+	return err
+}
+
+func (c cached) VisitGetBundleResponse(w http.ResponseWriter) error   { return c.visit(w) }
+func (c cached) VisitGetManifestResponse(w http.ResponseWriter) error { return c.visit(w) }
+
+// jsonBody is an evaluation result, already canonical JSON.
+type jsonBody []byte
+
+func (b jsonBody) VisitEvaluateResponse(w http.ResponseWriter) error {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(b)
+	return err
+}
+
+func headerList(v *string) []string {
+	if v == nil {
+		return nil
+	}
+	return []string{*v}
+}
