@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"math"
 	"sort"
 	"unicode/utf8"
 
@@ -225,6 +226,9 @@ func PrepareRequest(req *Request) (*Request, *diag.Diagnostic) {
 		if *p == nil {
 			continue
 		}
+		if m, ok := (*p).(map[string]any); ok && fastNormal(m, 1) {
+			continue
+		}
 		if value.Depth(*p, value.MaxEnvDepth) > value.MaxEnvDepth {
 			return nil, diag.EnvTooDeep(k, value.MaxEnvDepth)
 		}
@@ -259,4 +263,39 @@ func PrepareRequest(req *Request) (*Request, *diag.Diagnostic) {
 		}
 	}
 	return &out, nil
+}
+
+// fastNormal reports whether v is already an engine value nested at most 64 deep (depth counts
+// the containers around v), without building pointers or sorting keys; only when it says no does
+// the slow path run to find and name the problem deterministically.
+func fastNormal(v any, depth int) bool {
+	switch t := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(t)
+	case float64:
+		return t-t == 0 && (t != 0 || !math.Signbit(t))
+	case []any:
+		if depth > value.MaxEnvDepth {
+			return false
+		}
+		for _, x := range t {
+			if !fastNormal(x, depth+1) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		if depth > value.MaxEnvDepth {
+			return false
+		}
+		for _, x := range t {
+			if !fastNormal(x, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
