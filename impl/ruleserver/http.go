@@ -21,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/sdods/sdods/engine"
 	"github.com/sdods/sdods/gen/rulesapi"
 )
 
@@ -117,7 +118,15 @@ func (s *Server) Handler(o HandlerOptions) (http.Handler, error) {
 		}
 		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: valOpts}
 		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
-			fail(w, r, validationError(err))
+			verr := validationError(err)
+			if e, ok := verr.(*Error); ok && e.Code == rulesapi.ErrorCodeBADREQUEST && strings.EqualFold(route.Operation.OperationID, "evaluate") {
+				// The engine's shape check is the one every runtime applies: when it names the
+				// problem too, its words are the ones a client sees from any runtime.
+				if _, perr := engine.ParseRequest(rawBody(r.Context())); perr != nil {
+					verr = engineError(perr)
+				}
+			}
+			fail(w, r, verr)
 			return
 		}
 		api.ServeHTTP(w, r)
