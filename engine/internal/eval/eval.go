@@ -74,12 +74,11 @@ func inView(v *Location, level int, l *Location) bool {
 }
 
 type run struct {
-	p       *Program
-	env     map[string]any
-	chain   [8]*catalog
-	nchain  int
-	res     *Result
-	scratch []any
+	p      *Program
+	env    map[string]any
+	chain  [8]*catalog
+	nchain int
+	res    *Result
 }
 
 // Evaluate runs the program against a checked request. It never fails because of a rule: a rule
