@@ -214,6 +214,14 @@ var (
 	binErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 func ruleserverBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
