@@ -200,6 +200,9 @@ func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 		}
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
+		if yf, ok := b.value.(float64); ok && b.constant && !a.constant {
+			return arithConst(kind, slow, ptr, a, yf)
+		}
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			x, err := a.get(fr)
 			if err != nil {
@@ -237,6 +240,37 @@ func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 		}
 		return n
 	}
+}
+
+// arithConst is arith's two-argument node when the second argument is a constant number y
+// (x * 2, x + 1): the same node without reading and checking the constant at each evaluation.
+func arithConst(kind int, slow func(ptr string, args []any) (any, error), ptr string, a *node, y float64) *node {
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		x, err := a.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.rt.charge(ptr, cost1(x)+1); err != nil {
+			return nil, err
+		}
+		xf, ok := x.(float64)
+		if !ok {
+			return slow(ptr, []any{x, y})
+		}
+		var f float64
+		switch kind {
+		case arAdd:
+			f, ok = num.Add2(xf, y)
+		case arSub:
+			f, ok = num.Sub(xf, y)
+		default:
+			f, ok = num.Mul2(xf, y)
+		}
+		if !ok {
+			return nil, diag.ResultOutOfRange(ptr)
+		}
+		return value.Number(f), nil
+	}}
 }
 
 // buildConcat builds concat: with two arguments, binary with a direct path for two strings;

@@ -1,10 +1,13 @@
 package compile
 
 import (
+	"math"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/num"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
@@ -267,6 +270,24 @@ func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc 
 		return errNode(ptr)
 	}
 	c.custom[name] = true
+	// all arguments constant scalars: their weights are charged with the call's unit, at once,
+	// which fails exactly when charging them one after the other would
+	if w, ok := constScalarWeight(args); ok {
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			op := fr.rt.custom[name]
+			if op == nil {
+				return nil, diag.Unavailable(ptr, name)
+			}
+			if err := fr.rt.charge(ptr, w); err != nil {
+				return nil, err
+			}
+			vals := make([]any, len(args))
+			for i, a := range args {
+				vals[i] = a.value
+			}
+			return callCustom(ptr, name, op, vals)
+		}}
+	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		op := fr.rt.custom[name]
 		if op == nil {
@@ -302,6 +323,19 @@ func callCustom(ptr, name string, op Operator, args []any) (v any, err error) {
 	if err != nil {
 		return nil, diag.Failed(ptr, name, err)
 	}
+	// a scalar that needs no conversion is returned as is, as Normalize would
+	switch t := v.(type) {
+	case nil, bool:
+		return v, nil
+	case string:
+		if utf8.ValidString(t) {
+			return v, nil
+		}
+	case float64:
+		if num.Finite(t) && (t != 0 || !math.Signbit(t)) {
+			return v, nil
+		}
+	}
 	if value.Depth(v, value.MaxEnvDepth) > value.MaxEnvDepth {
 		return nil, diag.Failed(ptr, name, "result nested too deep")
 	}
@@ -310,4 +344,20 @@ func callCustom(ptr, name string, op Operator, args []any) (v any, err error) {
 		return nil, diag.Failed(ptr, name, d.Message)
 	}
 	return nv, nil
+}
+
+// constScalarWeight returns 1 plus the weights of args when every one is a constant scalar.
+func constScalarWeight(args []*node) (int, bool) {
+	w := 1
+	for _, a := range args {
+		if !a.constant {
+			return 0, false
+		}
+		sw := scalarWeight(a.value)
+		if sw == 0 {
+			return 0, false
+		}
+		w += int(sw)
+	}
+	return w, true
 }

@@ -115,7 +115,11 @@ type evalState struct {
 	locals [4]any
 }
 
-var statePool = sync.Pool{New: func() any { return new(evalState) }}
+var statePool = sync.Pool{New: func() any {
+	st := new(evalState)
+	st.fr.rt = &st.rt
+	return st
+}}
 
 // Eval evaluates the program against an environment whose values are already normalized (see
 // package value). Custom operators are looked up in ops; budget <= 0 means DefaultBudget.
@@ -124,8 +128,8 @@ func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64
 		budget = DefaultBudget
 	}
 	st := statePool.Get().(*evalState)
-	st.rt = runtime{limit: budget, custom: ops}
-	st.fr = frame{env: env, rt: &st.rt}
+	st.rt.steps, st.rt.limit, st.rt.custom = 0, budget, ops
+	st.fr.env = env
 	if p.slots > 0 {
 		if p.slots <= len(st.locals) {
 			st.fr.locals = st.locals[:p.slots]
@@ -138,9 +142,12 @@ func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64
 		// the result is read once more on its way out
 		err = st.rt.chargeWeight(p.root.ptr, v)
 	}
-	// nothing of this evaluation may stay reachable from the pool
-	clear(st.locals[:])
-	st.rt, st.fr = runtime{}, frame{}
+	// nothing of this evaluation stays reachable from the pool
+	if p.slots > 0 {
+		clear(st.fr.locals)
+		st.fr.locals = nil
+	}
+	st.rt.custom, st.fr.env = nil, nil
 	statePool.Put(st)
 	if err != nil {
 		return nil, err

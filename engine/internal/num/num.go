@@ -97,12 +97,14 @@ func Finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 // rounded value is beyond double range (for example the largest double, 1.7976931348623157e308,
 // rounds to 1.79769313486232e308).
 func Canonical(f float64) (float64, bool) {
-	if f == math.Trunc(f) && f > -1e15 && f < 1e15 {
-		if f == 0 {
-			return 0, true
-		}
-		return f, true
+	if smallInt(f) {
+		return f + 0, true // -0 + 0 is 0
 	}
+	return canonical(f)
+}
+
+// canonical is Canonical for numbers that are not integers of at most 15 digits.
+func canonical(f float64) (float64, bool) {
 	if !Finite(f) {
 		return 0, false
 	}

@@ -115,6 +115,16 @@ func depth(v any, d, limit int) int {
 
 // CheckDepth refuses (BAD_REQUEST) the first root, in name order, nested more than 64 deep.
 func CheckDepth(env map[string]any) *diag.Diagnostic {
+	deep := false
+	for _, v := range env {
+		if Depth(v, MaxEnvDepth) > MaxEnvDepth {
+			deep = true
+			break
+		}
+	}
+	if !deep {
+		return nil
+	}
 	for _, name := range sortedKeys(env) {
 		if Depth(env[name], MaxEnvDepth) > MaxEnvDepth {
 			return diag.EnvTooDeep(name, MaxEnvDepth)
@@ -128,12 +138,145 @@ func CheckDepth(env map[string]any) *diag.Diagnostic {
 // NaN, infinities, strings that are not UTF-8 and any other Go type. v is not modified; it is
 // returned as is when it is already normalized. Call CheckDepth first: Normalize recurses.
 func Normalize(v any, ptr string) (any, *diag.Diagnostic) {
-	if ok, d := isNormal(v, ptr); d != nil {
+	// the quick passes build no pointers and sort nothing; on a refusal the passes that name
+	// the first refused value (in member name order) run again to report it
+	normal, refused := quickNormal(v)
+	if refused {
+		_, d := isNormal(v, ptr)
 		return nil, d
-	} else if ok {
+	}
+	if normal {
 		return v, nil
 	}
+	if out, ok := quickConvert(v); ok {
+		return out, nil
+	}
 	return convert(v, ptr)
+}
+
+// quickNormal is isNormal without pointers: whether v needs no conversion, and whether some
+// value in it is refused.
+func quickNormal(v any) (normal, refused bool) {
+	switch t := v.(type) {
+	case nil, bool:
+		return true, false
+	case string:
+		return utf8.ValidString(t), !utf8.ValidString(t)
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return false, true
+		}
+		return !math.Signbit(t) || t != 0, false
+	case []any:
+		ok := true
+		for _, x := range t {
+			n, r := quickNormal(x)
+			if r {
+				return false, true
+			}
+			ok = ok && n
+		}
+		return ok, false
+	case map[string]any:
+		ok := true
+		for _, x := range t {
+			n, r := quickNormal(x)
+			if r {
+				return false, true
+			}
+			ok = ok && n
+		}
+		return ok, false
+	}
+	return false, false
+}
+
+// quickConvert is convert without pointers and without sorting: ok is false where convert
+// refuses, and then convert runs to say why.
+func quickConvert(v any) (any, bool) {
+	switch t := v.(type) {
+	case nil, bool, string:
+		return t, true
+	case float64:
+		return t + 0, true
+	case float32:
+		f := float64(t)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, false
+		}
+		return f + 0, true
+	case int:
+		return float64(t), true
+	case int8:
+		return float64(t), true
+	case int16:
+		return float64(t), true
+	case int32:
+		return float64(t), true
+	case int64:
+		return float64(t), true
+	case uint:
+		return float64(t), true
+	case uint8:
+		return float64(t), true
+	case uint16:
+		return float64(t), true
+	case uint32:
+		return float64(t), true
+	case uint64:
+		return float64(t), true
+	case json.Number:
+		return num.Parse(string(t))
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			c, ok := quickConvert(x)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	case []string:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = x
+		}
+		return out, true
+	case []float64:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = x + 0
+		}
+		return out, true
+	case []int:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = float64(x)
+		}
+		return out, true
+	case []map[string]any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			c, ok := quickConvert(x)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			c, ok := quickConvert(x)
+			if !ok {
+				return nil, false
+			}
+			out[k] = c
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // isNormal reports whether v needs no conversion; it returns a diagnostic for refused values.
@@ -270,8 +413,11 @@ func Canonical(v any) (any, bool) {
 func isCanonical(v any) bool {
 	switch t := v.(type) {
 	case float64:
+		if t == math.Trunc(t) && t > -1e15 && t < 1e15 {
+			return t != 0 || !math.Signbit(t) // an integer of at most 15 digits, not -0
+		}
 		c, ok := num.Canonical(t)
-		return ok && c == t && !math.Signbit(t)
+		return ok && c == t
 	case []any:
 		for _, x := range t {
 			if !isCanonical(x) {
@@ -336,7 +482,17 @@ func weigh(v any, n *int64, limit int64) {
 		*n += int64(len(t) / 64)
 	case []any:
 		for _, x := range t {
-			weigh(x, n, limit)
+			// scalars inline, counted exactly as weigh counts them
+			switch s := x.(type) {
+			case nil, bool, float64:
+				*n++
+			case string:
+				if *n++; *n <= limit {
+					*n += int64(len(s) / 64)
+				}
+			default:
+				weigh(x, n, limit)
+			}
 			if *n > limit {
 				return
 			}

@@ -57,3 +57,15 @@ func TestNumber(t *testing.T) {
 		t.Errorf("Number(200) allocates %v times", n)
 	}
 }
+
+func TestCanonicalKeepsCanonicalValues(t *testing.T) {
+	in := []any{-5.0, 0.3, -0.25, "x", map[string]any{"n": -1.0}}
+	out, ok := value.Canonical(in)
+	if !ok || &out.([]any)[0] != &in[0] {
+		t.Fatalf("Canonical copied a canonical value: %v %v", out, ok)
+	}
+	out, ok = value.Canonical([]any{math.Copysign(0, -1), 0.30000000000000004})
+	if l := out.([]any); !ok || math.Signbit(l[0].(float64)) || l[1] != 0.3 {
+		t.Fatalf("Canonical = %v %v", out, ok)
+	}
+}
