@@ -48,8 +48,9 @@ var actionSteps = map[string]func(a Action) (kind, text string, err string){
 	"select": func(a Action) (string, string, string) {
 		return "When", "I select " + q(a.Value) + " in " + q(a.Selector), need(a.Selector, "selector")
 	},
+	// The library has no check step: checking a box is clicking it.
 	"check": func(a Action) (string, string, string) {
-		return "When", "I check " + q(a.Selector), need(a.Selector, "selector")
+		return "When", "I click " + q(a.Selector), need(a.Selector, "selector")
 	},
 	"press": func(a Action) (string, string, string) {
 		return "When", "I press " + q(a.Value), need(a.Value, "value")
@@ -59,16 +60,15 @@ var actionSteps = map[string]func(a Action) (kind, text string, err string){
 	},
 	"assertText": func(a Action) (string, string, string) {
 		if a.Selector != "" {
-			return "Then", q(a.Selector) + " should contain " + q(a.Text), need(a.Text, "text")
+			return "Then", "I should see " + q(a.Text) + " in " + q(a.Selector), need(a.Text, "text")
 		}
 		return "Then", "I should see " + q(a.Text), need(a.Text, "text")
 	},
 	"screenshot": func(a Action) (string, string, string) {
-		name := a.Name
-		if name == "" {
-			name = "screenshot"
+		if a.Name == "" {
+			return "Then", "I take a screenshot", ""
 		}
-		return "Then", "I take a screenshot " + q(name), ""
+		return "Then", "I take a screenshot named " + q(a.Name), ""
 	},
 }
 
@@ -198,13 +198,13 @@ func DraftFromHAR(name string, har map[string]any) (string, error) {
 			body = e.Request.PostData.Text
 		}
 		if body != "" {
-			d.step("When", "I send a "+strings.ToUpper(e.Request.Method)+" request to "+q(u.String())+" with body:")
+			d.step("When", "I send a "+strings.ToUpper(e.Request.Method)+" request to "+q(u.String()))
 			d.docString(body)
 		} else {
 			d.step("When", "I send a "+strings.ToUpper(e.Request.Method)+" request to "+q(u.String()))
 		}
 		if e.Response.Status > 0 {
-			d.step("Then", "the response status should be "+strconv.Itoa(e.Response.Status))
+			d.step("Then", "the response status is "+strconv.Itoa(e.Response.Status))
 		}
 		d.last = ""
 	}
