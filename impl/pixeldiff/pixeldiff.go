@@ -69,7 +69,7 @@ func Compare(a, b, out []byte, width, height int, o Options) (int, error) {
 	a32, b32 := words(a), words(b)
 	var o32 []uint32
 	if out != nil {
-		out = out[:4*n:4*n]
+		out = out[: 4*n : 4*n]
 		o32 = words(aligned(out))
 		defer func() {
 			if unsafe.SliceData(o32) != (*uint32)(unsafe.Pointer(unsafe.SliceData(out))) {
