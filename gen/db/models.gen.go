@@ -223,6 +223,17 @@ type RunEvent struct {
 	Data  json.RawMessage
 }
 
+type RunIngest struct {
+	RunID          uuid.UUID
+	IdempotencyKey string
+	Sha256         string
+	Format         string
+	ArtifactID     uuid.NullUUID
+	Scenarios      int32
+	Result         json.RawMessage
+	CreatedAt      time.Time
+}
+
 type RunScenario struct {
 	ID          uuid.UUID
 	RunID       uuid.UUID

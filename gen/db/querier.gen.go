@@ -20,6 +20,8 @@ type Querier interface {
 	AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Process, error)
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
 	AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error
+	// No worker executes an ingest-only run: cancelling it ends it at once.
+	CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error)
 	// Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
 	ClaimRun(ctx context.Context, workerID *string) (Run, error)
 	ClearLoginFailures(ctx context.Context, key string) error
@@ -51,6 +53,8 @@ type Querier interface {
 	// Refuses (0 rows) an account under a live lease.
 	DeletePoolAccount(ctx context.Context, arg DeletePoolAccountParams) (int64, error)
 	DeleteProcess(ctx context.Context, arg DeleteProcessParams) (int64, error)
+	// Artifacts of scenarios an ingest replaces.
+	DeleteScenarioArtifacts(ctx context.Context, arg DeleteScenarioArtifactsParams) error
 	DeleteSession(ctx context.Context, id uuid.UUID) error
 	DeleteSessionsOfUser(ctx context.Context, userID uuid.UUID) error
 	DeleteUserSession(ctx context.Context, arg DeleteUserSessionParams) (int64, error)
@@ -60,6 +64,8 @@ type Querier interface {
 	EffectiveWorkspaceRole(ctx context.Context, arg EffectiveWorkspaceRoleParams) (string, error)
 	// The enabled webhook integrations of a project, for notifying run outcomes.
 	EnabledWebhooks(ctx context.Context, projectID uuid.UUID) ([]Integration, error)
+	// An ingest-only run takes the status of everything ingested into it so far.
+	FinishIngestRun(ctx context.Context, arg FinishIngestRunParams) (Run, error)
 	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
 	FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error
 	GetDataset(ctx context.Context, arg GetDatasetParams) (Dataset, error)
@@ -75,6 +81,7 @@ type Querier interface {
 	GetProcess(ctx context.Context, arg GetProcessParams) (Process, error)
 	GetProjectBySlug(ctx context.Context, slug string) (GetProjectBySlugRow, error)
 	GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error)
+	GetRunIngest(ctx context.Context, arg GetRunIngestParams) (RunIngest, error)
 	GetRunScenario(ctx context.Context, arg GetRunScenarioParams) (RunScenario, error)
 	// The session and its user, when the session is live.
 	GetSessionBySecret(ctx context.Context, secretHash []byte) (GetSessionBySecretRow, error)
@@ -90,6 +97,7 @@ type Querier interface {
 	HeartbeatRuns(ctx context.Context, arg HeartbeatRunsParams) ([]HeartbeatRunsRow, error)
 	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error
 	InsertFeature(ctx context.Context, arg InsertFeatureParams) (Feature, error)
+	InsertRunIngest(ctx context.Context, arg InsertRunIngestParams) error
 	InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error
 	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
 	// callers skip each other's candidates, so no account is leased twice.
@@ -111,6 +119,8 @@ type Querier interface {
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]RunEvent, error)
+	// Log lines of a run for its trace (oldest first).
+	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
 	ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error)
 	ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error)
 	ListTokens(ctx context.Context, arg ListTokensParams) ([]ApiToken, error)
@@ -120,6 +130,9 @@ type Querier interface {
 	// The workspaces a user sees with the user's effective role and the counts.
 	ListWorkspacesForUser(ctx context.Context, arg ListWorkspacesForUserParams) ([]ListWorkspacesForUserRow, error)
 	LockLogin(ctx context.Context, arg LockLoginParams) error
+	// Serialises the ingests of one run.
+	LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error)
+	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
 	NotifyRunEvent(ctx context.Context, payload string) error
 	NotifyRunQueued(ctx context.Context, runID string) error
 	// Runs whose worker stopped heartbeating died with it.
@@ -156,6 +169,7 @@ type Querier interface {
 	UpdateUser(ctx context.Context, arg UpdateUserParams) (User, error)
 	UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams) error
 	UpdateWorkspaceMember(ctx context.Context, arg UpdateWorkspaceMemberParams) (int64, error)
+	UpsertIngestedScenario(ctx context.Context, arg UpsertIngestedScenarioParams) (uuid.UUID, error)
 	UpsertIntegration(ctx context.Context, arg UpsertIntegrationParams) (UpsertIntegrationRow, error)
 	UpsertOrgMember(ctx context.Context, arg UpsertOrgMemberParams) (OrgMember, error)
 	UpsertWorkspaceMember(ctx context.Context, arg UpsertWorkspaceMemberParams) (WorkspaceMember, error)

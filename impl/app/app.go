@@ -72,7 +72,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	blobs, err := blob.NewFS(filepath.Join(cfg.DataDir, "blobs"))
+	blobs, err := cfg.Blob.open(filepath.Join(cfg.DataDir, "blobs"))
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -105,7 +105,7 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 		return nil, err
 	}
 	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
-		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal}, Steps: stepLibrary{}, Runs: rs})
+		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal}, Steps: stepLibrary{}, Runs: rs})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
 		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://")}

@@ -35,6 +35,10 @@ type Config struct {
 	SecretKey string
 	// MaxDataset is the largest dataset upload in bytes (0: 16 MiB, capped by MaxBody).
 	MaxDataset int64
+	// MaxIngest is the largest ingested results document in bytes (0: 16 MiB, capped by MaxBody).
+	MaxIngest int64
+	// Blob chooses and configures the blob store of run files and artifacts.
+	Blob BlobConfig
 	// GitAllowLocal permits Git integrations on local paths and file:// URLs.
 	GitAllowLocal bool
 }
@@ -61,6 +65,9 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.SecretKey, "secret-key", env("SDODS_SECRET_KEY", ""), "key encrypting secrets at rest: 64 hex digits or base64 of 32 bytes (SDODS_SECRET_KEY; default: <data-dir>/secret.key, created on first start)")
 	maxDataset, _ := strconv.ParseInt(env("SDODS_MAX_DATASET", "16777216"), 10, 64)
 	fs.Int64Var(&c.MaxDataset, "max-dataset", maxDataset, "largest dataset upload in bytes (SDODS_MAX_DATASET)")
+	maxIngest, _ := strconv.ParseInt(env("SDODS_MAX_INGEST", "16777216"), 10, 64)
+	fs.Int64Var(&c.MaxIngest, "max-ingest", maxIngest, "largest ingested results document in bytes (SDODS_MAX_INGEST)")
+	c.Blob.flags(fs)
 	gitLocal, _ := strconv.ParseBool(env("SDODS_GIT_ALLOW_LOCAL", "false"))
 	fs.BoolVar(&c.GitAllowLocal, "git-allow-local", gitLocal, "allow Git integrations on local paths and file:// URLs (SDODS_GIT_ALLOW_LOCAL)")
 	workers, _ := strconv.Atoi(env("SDODS_WORKERS", "2"))
@@ -82,6 +89,15 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxDataset > c.MaxBody {
 		c.MaxDataset = c.MaxBody
+	}
+	if c.MaxIngest <= 0 {
+		c.MaxIngest = 16 << 20
+	}
+	if c.MaxIngest > c.MaxBody {
+		c.MaxIngest = c.MaxBody
+	}
+	if err := c.Blob.validate(); err != nil {
+		return err
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = "http://" + c.Addr

@@ -173,6 +173,19 @@ func withWildcardPaths(routes []wildcardRoute) func(http.Handler) http.Handler {
 			raw := r.URL.EscapedPath()
 			segs := strings.Split(strings.TrimPrefix(raw, "/"), "/")
 			for _, route := range routes {
+				if route.method == r.Method && len(segs) == len(route.segments)+1 && segs[len(segs)-1] == "" &&
+					route.segments[0] != "api" && segmentsMatch(route.segments, segs) {
+					// A static route's folder (/reports/{runId}/, /trace/) serves its index.html.
+					u := *r.URL
+					u.Path += "index.html"
+					if u.RawPath != "" {
+						u.RawPath += "index.html"
+					}
+					r2 := r.Clone(r.Context())
+					r2.URL = &u
+					next.ServeHTTP(w, r2)
+					return
+				}
 				if route.method != r.Method || len(segs) <= len(route.segments)+1 {
 					continue
 				}

@@ -26,7 +26,7 @@ import (
 func (s *Server) CreateRun(ctx context.Context, req serverapi.CreateRunRequestObject) (serverapi.CreateRunResponseObject, error) {
 	b := req.Body
 	if b.Source != nil && *b.Source == serverapi.RunSourceIngest {
-		return nil, apierr.New(apierr.NotImplemented, "runs for ingest are not implemented yet", "see docs/api-status.md")
+		return s.createIngestRun(ctx, *b)
 	}
 	p, _, err := s.projectBySlug(ctx, b.Project)
 	if err != nil {
@@ -451,7 +451,15 @@ func (s *Server) CancelRun(ctx context.Context, req serverapi.CancelRunRequestOb
 	var after db.Run
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
 		var err error
-		if after, err = s.Runs.Cancel(ctx, q, r.ID); err != nil {
+		if r.Source == "ingest" { // no worker executes it: it ends at once
+			after, err = q.CancelIngestRun(ctx, r.ID)
+			if store.IsNotFound(err) {
+				return apierr.New(apierr.Conflict, "the run already ended", "only queued and running runs can be cancelled")
+			}
+		} else {
+			after, err = s.Runs.Cancel(ctx, q, r.ID)
+		}
+		if err != nil {
 			return err
 		}
 		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.ID.String(), Name: r.ProjectSlug}, map[string]any{"was": r.Status})

@@ -40,6 +40,8 @@ type Deps struct {
 	Blobs blob.Store
 	// MaxDatasetBytes is the largest dataset upload (413 beyond).
 	MaxDatasetBytes int64
+	// MaxIngestBytes is the largest ingested results document (413 beyond; 0: 16 MiB).
+	MaxIngestBytes int64
 	// Git and Webhook reach a project's integrations.
 	Git     integrations.Git
 	Webhook integrations.Webhook

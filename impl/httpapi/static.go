@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"io/fs"
+	"mime"
+	"path"
+
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/apierr"
+)
+
+//go:embed trace
+var traceFiles embed.FS
+
+// GetRunHtmlReport serves the run's self-contained HTML report: /reports/{runId}/ (and
+// index.html) is the page, report.json its data.
+func (s *Server) GetRunHtmlReport(ctx context.Context, req serverapi.GetRunHtmlReportRequestObject) (serverapi.GetRunHtmlReportResponseObject, error) {
+	r, err := s.runOf(ctx, req.RunId)
+	if err != nil {
+		return nil, err
+	}
+	switch req.Path {
+	case "index.html":
+		b, err := s.htmlReport(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		return serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(b), ContentType: "text/html; charset=utf-8", ContentLength: int64(len(b))}, nil
+	case "report.json":
+		f, err := s.findRunFile(ctx, r, fileReport)
+		if err != nil {
+			return nil, err
+		}
+		return serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(f.content), ContentType: f.contentType, ContentLength: int64(len(f.content))}, nil
+	}
+	return nil, apierr.New(apierr.NotFound, "the report has no file "+req.Path, "open /reports/"+r.ID.String()+"/")
+}
+
+// GetTraceViewer serves the trace viewer, a static page that loads a run's trace.json from the
+// API with the caller's own credentials (same origin): /trace/?run={runId}.
+func (s *Server) GetTraceViewer(ctx context.Context, req serverapi.GetTraceViewerRequestObject) (serverapi.GetTraceViewerResponseObject, error) {
+	p := path.Clean("/" + req.Path)[1:]
+	if p == "" {
+		p = "index.html"
+	}
+	b, err := fs.ReadFile(traceFiles, "trace/"+p)
+	if err != nil {
+		return nil, apierr.New(apierr.NotFound, "the trace viewer has no file "+req.Path, "open /trace/?run=<runId>")
+	}
+	ct := mime.TypeByExtension(path.Ext(p))
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	return serverapi.GetTraceViewer200AsteriskResponse{Body: bytes.NewReader(b), ContentType: ct, ContentLength: int64(len(b))}, nil
+}

@@ -1,0 +1,195 @@
+// Package reports summarises a run: the report (counts by status, durations, failures with their
+// step and error, flaky retries, the slowest scenarios) and its self-contained HTML page, which
+// inlines its screenshots, style and script so that it works offline once downloaded.
+package reports
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/serverapi"
+)
+
+// Run is what a report is made of.
+type Run struct {
+	ID         uuid.UUID
+	Project    string
+	Label      string
+	Status     string
+	Source     string
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+	Error      string
+	Scenarios  []Scenario
+}
+
+// Scenario is one scenario of a run with its steps.
+type Scenario struct {
+	ID          uuid.UUID
+	Module      string
+	FeaturePath string
+	FeatureName string
+	Name        string
+	Line        int
+	Tags        []string
+	Status      string
+	Attempts    int
+	DurationMs  *int64
+	Error       *serverapi.RunStepError
+	Steps       []serverapi.RunStep
+}
+
+// SlowestCount is how many scenarios the report lists as the slowest.
+const SlowestCount = 10
+
+// Counts counts scenarios by status; flaky counts those that passed after a retry.
+func Counts(scenarios []Scenario) serverapi.Counts {
+	var c serverapi.Counts
+	for _, sc := range scenarios {
+		Add(&c, sc.Status, sc.Attempts)
+	}
+	return c
+}
+
+// Add counts one scenario of status and attempts into c.
+func Add(c *serverapi.Counts, status string, attempts int) {
+	c.Total++
+	switch status {
+	case "passed":
+		c.Passed++
+		if attempts > 1 {
+			c.Flaky++
+		}
+	case "failed", "ambiguous":
+		c.Failed++
+	case "pending":
+		c.Pending++
+	case "skipped":
+		c.Skipped++
+	case "undefined":
+		c.Undefined++
+	}
+}
+
+// Build returns the report of r; htmlURL is where its HTML page is served.
+func Build(r Run, htmlURL string) serverapi.RunReport {
+	out := serverapi.RunReport{RunId: r.ID, Status: serverapi.RunStatus(r.Status), Counts: Counts(r.Scenarios), HtmlUrl: htmlURL,
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		Failures: []struct {
+			Error                *serverapi.RunStepError `json:"error,omitempty"`
+			FeaturePath          string                  `json:"featurePath"`
+			Scenario             string                  `json:"scenario"`
+			ScenarioId           uuid.UUID               `json:"scenarioId"`
+			ScreenshotArtifactId *uuid.UUID              `json:"screenshotArtifactId,omitempty"`
+			Step                 *string                 `json:"step,omitempty"`
+		}{},
+		Flaky: []struct {
+			Attempts    int       `json:"attempts"`
+			FeaturePath string    `json:"featurePath"`
+			Scenario    string    `json:"scenario"`
+			ScenarioId  uuid.UUID `json:"scenarioId"`
+		}{},
+		Slowest: []struct {
+			DurationMs  int64     `json:"durationMs"`
+			FeaturePath string    `json:"featurePath"`
+			Scenario    string    `json:"scenario"`
+			ScenarioId  uuid.UUID `json:"scenarioId"`
+		}{},
+	}
+	if r.StartedAt != nil && r.FinishedAt != nil {
+		out.DurationMs = ptr(r.FinishedAt.Sub(*r.StartedAt).Milliseconds())
+	}
+	for _, sc := range r.Scenarios {
+		if f, ok := FailureOf(sc); ok {
+			out.Failures = append(out.Failures, struct {
+				Error                *serverapi.RunStepError `json:"error,omitempty"`
+				FeaturePath          string                  `json:"featurePath"`
+				Scenario             string                  `json:"scenario"`
+				ScenarioId           uuid.UUID               `json:"scenarioId"`
+				ScreenshotArtifactId *uuid.UUID              `json:"screenshotArtifactId,omitempty"`
+				Step                 *string                 `json:"step,omitempty"`
+			}{Error: f.Error, FeaturePath: sc.FeaturePath, Scenario: sc.Name, ScenarioId: sc.ID, ScreenshotArtifactId: f.Screenshot, Step: f.Step})
+		}
+		if sc.Attempts > 1 {
+			out.Flaky = append(out.Flaky, struct {
+				Attempts    int       `json:"attempts"`
+				FeaturePath string    `json:"featurePath"`
+				Scenario    string    `json:"scenario"`
+				ScenarioId  uuid.UUID `json:"scenarioId"`
+			}{Attempts: sc.Attempts, FeaturePath: sc.FeaturePath, Scenario: sc.Name, ScenarioId: sc.ID})
+		}
+	}
+	slow := slices.Clone(r.Scenarios)
+	slow = slices.DeleteFunc(slow, func(s Scenario) bool { return s.DurationMs == nil })
+	slices.SortStableFunc(slow, func(a, b Scenario) int { return cmp.Compare(*b.DurationMs, *a.DurationMs) })
+	for i, sc := range slow {
+		if i == SlowestCount {
+			break
+		}
+		out.Slowest = append(out.Slowest, struct {
+			DurationMs  int64     `json:"durationMs"`
+			FeaturePath string    `json:"featurePath"`
+			Scenario    string    `json:"scenario"`
+			ScenarioId  uuid.UUID `json:"scenarioId"`
+		}{DurationMs: *sc.DurationMs, FeaturePath: sc.FeaturePath, Scenario: sc.Name, ScenarioId: sc.ID})
+	}
+	if out.DurationMs == nil {
+		var total int64
+		for _, sc := range r.Scenarios {
+			if sc.DurationMs != nil {
+				total += *sc.DurationMs
+			}
+		}
+		out.DurationMs = &total
+	}
+	return out
+}
+
+// Failure is why a scenario failed: its failing step, the error, and the screenshot closest to
+// the failure (the last one taken up to the failing step).
+type Failure struct {
+	StepIndex  int
+	Step       *string
+	Error      *serverapi.RunStepError
+	Screenshot *uuid.UUID
+}
+
+// FailureOf returns the failure of a failed scenario; ok is false for any other.
+func FailureOf(sc Scenario) (Failure, bool) {
+	switch sc.Status {
+	case "failed", "ambiguous", "undefined":
+	default:
+		return Failure{}, false
+	}
+	f := Failure{StepIndex: -1, Error: sc.Error}
+	for i, st := range sc.Steps {
+		for _, a := range st.Attachments {
+			if a.Kind == serverapi.AttachmentKindScreenshot || a.Kind == serverapi.AttachmentKindDiff {
+				id := a.ArtifactId
+				f.Screenshot = &id
+			}
+		}
+		switch st.Status {
+		case "failed", "ambiguous", "undefined":
+			f.StepIndex = i
+			f.Step = ptr(st.Keyword + st.Text)
+			if st.Error != nil {
+				f.Error = st.Error
+			}
+			if f.Error == nil {
+				f.Error = &serverapi.RunStepError{Message: "the step is " + string(st.Status)}
+			}
+			return f, true
+		}
+	}
+	if f.Error == nil {
+		f.Error = &serverapi.RunStepError{Message: "the scenario " + sc.Status}
+	}
+	return f, true
+}
+
+func ptr[T any](v T) *T { return &v }

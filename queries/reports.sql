@@ -1,0 +1,47 @@
+-- name: LockRun :one
+-- Serialises the ingests of one run.
+SELECT id, status, source FROM runs WHERE id = $1 FOR UPDATE;
+
+-- name: GetRunIngest :one
+SELECT * FROM run_ingests WHERE run_id = $1 AND idempotency_key = $2;
+
+-- name: InsertRunIngest :exec
+INSERT INTO run_ingests (run_id, idempotency_key, sha256, format, artifact_id, scenarios, result)
+VALUES ($1, $2, $3, $4, $5, $6, $7);
+
+-- name: DeleteScenarioArtifacts :exec
+-- Artifacts of scenarios an ingest replaces.
+DELETE FROM artifacts WHERE run_id = $1 AND scenario_key = ANY(sqlc.arg('keys')::text[]);
+
+-- name: UpsertIngestedScenario :one
+INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
+                           status, error, attempts, started_at, finished_at, duration_ms, steps)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+ON CONFLICT (run_id, scenario_key) DO UPDATE SET
+    module = EXCLUDED.module, feature_path = EXCLUDED.feature_path, feature_name = EXCLUDED.feature_name,
+    name = EXCLUDED.name, line = EXCLUDED.line, tags = EXCLUDED.tags, example_row = EXCLUDED.example_row,
+    status = EXCLUDED.status, error = EXCLUDED.error, attempts = EXCLUDED.attempts, started_at = EXCLUDED.started_at,
+    finished_at = EXCLUDED.finished_at, duration_ms = EXCLUDED.duration_ms, steps = EXCLUDED.steps
+RETURNING id;
+
+-- name: NextScenarioPosition :one
+SELECT COALESCE(MAX(position) + 1, 0)::integer FROM run_scenarios WHERE run_id = $1;
+
+-- name: FinishIngestRun :one
+-- An ingest-only run takes the status of everything ingested into it so far.
+UPDATE runs SET status = $2, counts = $3, error = NULL,
+    started_at = LEAST(COALESCE(started_at, sqlc.arg('started_at')::timestamptz), sqlc.arg('started_at')::timestamptz),
+    finished_at = GREATEST(COALESCE(finished_at, sqlc.arg('finished_at')::timestamptz), sqlc.arg('finished_at')::timestamptz),
+    updated_at = now()
+WHERE id = $1 AND source = 'ingest'
+RETURNING *;
+
+-- name: CancelIngestRun :one
+-- No worker executes an ingest-only run: cancelling it ends it at once.
+UPDATE runs SET status = 'cancelled', cancel_requested = true, finished_at = now(), updated_at = now()
+WHERE id = $1 AND source = 'ingest' AND status IN ('queued', 'running')
+RETURNING *;
+
+-- name: ListRunLogEvents :many
+-- Log lines of a run for its trace (oldest first).
+SELECT seq, at, data FROM run_events WHERE run_id = $1 AND type = 'log' ORDER BY seq LIMIT sqlc.arg('row_limit');
