@@ -495,10 +495,21 @@ func TestProcesses(t *testing.T) {
 	if l, _ := w.viewer.ListProcessesWithResponse(ctx, "web", nil); l.JSON200 == nil || len(l.JSON200.Items) != 1 || l.JSON200.Items[0].UsageCount != 1 {
 		t.Fatalf("list: %s", l.Body)
 	}
-	// runProcess starts runs once the runs issue provides them; it is declared, not built here.
-	r, _ := w.editor.RunProcessWithResponse(ctx, "web", "sign-in", serverclient.RunProcessJSONRequestBody{})
-	if r.StatusCode() != http.StatusNotImplemented && r.StatusCode() != http.StatusAccepted {
+	// Running a process queues a run of just that process.
+	r, _ := w.editor.RunProcessWithResponse(ctx, "web", "sign-in", serverclient.RunProcessJSONRequestBody{Label: ptr("smoke")})
+	if r.StatusCode() != http.StatusAccepted || r.JSON202 == nil || r.JSON202.Project != "web" || r.HTTPResponse.Header.Get("Location") != r.JSON202.Url {
 		t.Fatalf("run process: %d %s", r.StatusCode(), r.Body)
+	}
+	if g, _ := w.viewer.GetRunWithResponse(ctx, r.JSON202.Id); g.StatusCode() != http.StatusOK {
+		t.Fatalf("the process run does not exist: %d %s", g.StatusCode(), g.Body)
+	}
+	r, _ = w.viewer.RunProcessWithResponse(ctx, "web", "sign-in", serverclient.RunProcessJSONRequestBody{})
+	expect(t, "viewer runs", r.StatusCode(), r.Body, 403, "forbidden")
+	r, _ = w.editor.RunProcessWithResponse(ctx, "web", "missing", serverclient.RunProcessJSONRequestBody{})
+	expect(t, "run missing process", r.StatusCode(), r.Body, 404, "not_found")
+	r, _ = w.editor.RunProcessWithResponse(ctx, "web", "sign-in", serverclient.RunProcessJSONRequestBody{Environment: ptr("nowhere")})
+	if r.StatusCode() < 400 || r.StatusCode() >= 500 {
+		t.Fatalf("run in a missing environment: %d %s", r.StatusCode(), r.Body)
 	}
 	if dl, _ := w.editor.DeleteFeatureWithResponse(ctx, "web", "checkout.feature", nil); dl.StatusCode() != 204 {
 		t.Fatalf("delete feature: %s", dl.Body)

@@ -9,6 +9,8 @@ import (
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/audit"
 	"github.com/sdods/sdods/impl/features"
+	"github.com/sdods/sdods/impl/projects"
+	"github.com/sdods/sdods/impl/runs"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -207,4 +209,39 @@ func (s *Server) DeleteProcess(ctx context.Context, req serverapi.DeleteProcessR
 		return nil, err
 	}
 	return serverapi.DeleteProcess204Response{}, nil
+}
+
+// RunProcess queues a run of just this process, through the same path as POST /api/runs.
+func (s *Server) RunProcess(ctx context.Context, req serverapi.RunProcessRequestObject) (serverapi.RunProcessResponseObject, error) {
+	p, _, err := s.projectBySlug(ctx, req.Slug)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Store.GetProcess(ctx, db.GetProcessParams{ProjectID: p.ID, Name: req.ProcessName}); store.IsNotFound(err) {
+		return nil, processNotFound(req.ProcessName)
+	} else if err != nil {
+		return nil, err
+	}
+	settings := projects.DecodeSettings(p.Settings)
+	params := runs.CreateParams{ProjectID: p.ID, Trigger: triggerOf(ctx), ProcessName: ptr(req.ProcessName), CreatedBy: callerID(ctx),
+		TimeoutSeconds: settings.RunTimeoutSeconds, Retries: settings.Retries}
+	if b := req.Body; b != nil {
+		params.Environment, params.Label = b.Environment, b.Label
+		if b.Variables != nil {
+			params.Variables = *b.Variables
+		}
+	}
+	if params.Environment == nil && settings.DefaultEnvironment != "" {
+		params.Environment = &settings.DefaultEnvironment
+	}
+	if err := s.checkRunInputs(ctx, p.ID, params); err != nil {
+		return nil, err
+	}
+	r, err := s.queueRun(ctx, params, p.Slug)
+	if err != nil {
+		return nil, err
+	}
+	url := "/api/runs/" + r.ID.String()
+	return serverapi.RunProcess202JSONResponse{Body: serverapi.RunAccepted{Id: r.ID, Status: serverapi.RunStatus(r.Status), Project: p.Slug,
+		CreatedAt: r.CreatedAt, Url: url}, Headers: serverapi.RunProcess202ResponseHeaders{Location: &url}}, nil
 }
