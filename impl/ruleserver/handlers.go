@@ -69,6 +69,9 @@ func (s *Server) Evaluate(ctx context.Context, _ rulesapi.EvaluateRequestObject)
 	if err != nil {
 		return nil, engineError(err)
 	}
+	if req.Ruleset == "" { // optional for the engine, required by openapi/rules.yaml
+		return nil, newError(rulesapi.ErrorCodeBADREQUEST, "the problem is at /ruleset of the request", "ruleset is missing: name the ruleset to evaluate")
+	}
 	e, err := s.lookup(req.Ruleset)
 	if err != nil {
 		return nil, err
