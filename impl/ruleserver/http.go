@@ -22,7 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/go-chi/chi/v5"
 
-		"github.com/sdods/sdods/gen/rulesapi"
+	"github.com/sdods/sdods/gen/rulesapi"
 )
 
 // DefaultMaxBody is the default request body limit: 1 MiB.
