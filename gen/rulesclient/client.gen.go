@@ -293,10 +293,18 @@ type LivenessStatus string
 
 // LoadProblem defines model for LoadProblem.
 type LoadProblem struct {
-	// Code Stable error code, as the engine names it.
-	Code    ErrorCode `json:"code"`
-	File    string    `json:"file"`
-	Message string    `json:"message"`
+	// Code A load code of the engine (the load codes of ErrorCode, and the others spec/v1 defines, such as `EXPRESSION_INVALID`), of the YAML reader (`YAML_INVALID`), or of the rules directory (`RULESET_DUPLICATE`, `FILE_UNREADABLE`, `RULES_DIR_UNREADABLE`).
+	//
+	// Example: TYPE_UNKNOWN
+	Code string `json:"code"`
+
+	// Column Column in a source ruleset (1-based); absent for bundles.
+	Column *int   `json:"column,omitempty"`
+	File   string `json:"file"`
+
+	// Line Line in a source ruleset (1-based); absent for bundles.
+	Line    *int   `json:"line,omitempty"`
+	Message string `json:"message"`
 
 	// Pointer JSON pointer into the file.
 	Pointer *string `json:"pointer,omitempty"`

@@ -195,9 +195,9 @@ func assemble(loaded []*entry) (*ruleSet, []rulesapi.LoadProblem) {
 }
 
 func problem(file, code, pointer string, line, col int, msg string) rulesapi.LoadProblem {
-	p := rulesapi.LoadProblem{File: file, Code: rulesapi.ErrorCode(code), Message: msg}
+	p := rulesapi.LoadProblem{File: file, Code: code, Message: msg}
 	if line > 0 {
-		p.Message = fmt.Sprintf("line %d, column %d: %s", line, col, msg)
+		p.Line, p.Column = &line, &col
 	}
 	if pointer != "" {
 		p.Pointer = &pointer
@@ -214,7 +214,7 @@ func diagProblems(file string, err error, doc *yamlrules.Document) []rulesapi.Lo
 		if errors.As(err, &d) {
 			ds = engine.Diagnostics{d}
 		} else {
-			return []rulesapi.LoadProblem{{File: file, Code: rulesapi.ErrorCodeINTERNAL, Message: err.Error()}}
+			return []rulesapi.LoadProblem{{File: file, Code: string(rulesapi.ErrorCodeINTERNAL), Message: err.Error()}}
 		}
 	}
 	out := make([]rulesapi.LoadProblem, 0, len(ds))

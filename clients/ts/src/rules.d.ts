@@ -275,10 +275,18 @@ export interface components {
         };
         LoadProblem: {
             file: string;
-            code: components["schemas"]["ErrorCode"];
+            /**
+             * @description A load code of the engine (the load codes of ErrorCode, and the others spec/v1 defines, such as `EXPRESSION_INVALID`), of the YAML reader (`YAML_INVALID`), or of the rules directory (`RULESET_DUPLICATE`, `FILE_UNREADABLE`, `RULES_DIR_UNREADABLE`).
+             * @example TYPE_UNKNOWN
+             */
+            code: string;
             message: string;
             /** @description JSON pointer into the file. */
             pointer?: string;
+            /** @description Line in a source ruleset (1-based); absent for bundles. */
+            line?: number;
+            /** @description Column in a source ruleset (1-based); absent for bundles. */
+            column?: number;
         };
         Readiness: {
             /** @enum {string} */
