@@ -16,12 +16,26 @@ import (
 
 	"github.com/sdods/sdods/gen/rulesapi"
 	"github.com/sdods/sdods/impl/ruleserver"
+	"github.com/sdods/sdods/impl/yamlrules"
 )
 
 // fixtureServer serves signup (YAML source), checkout (source and its bundle) and loan (bundle
 // only).
 func fixtureServer(t *testing.T) *server {
 	dir := rulesDir(t, "signup/signup.yaml", "checkout/checkout.yaml", "checkout/checkout.bundle.json", "loan/loan.bundle.json")
+	// A JSON source: the address book fixture, written as JSON.
+	src, err := os.ReadFile(filepath.Join(fixtures, "addressbook", "addressbook.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, problems := yamlrules.ReadYAML(src)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	writeAtomic(t, filepath.Join(dir, "addressbook.json"), doc.JSON)
+	// Not rulesets: ignored.
+	writeAtomic(t, filepath.Join(dir, "README.md"), []byte("# rules\n"))
+	writeAtomic(t, filepath.Join(dir, ".signup.yaml.swp"), []byte("not yaml: ["))
 	return startServer(t, ruleserver.Config{RulesDir: dir, Token: token})
 }
 
@@ -383,8 +397,11 @@ func TestListingAndReadiness(t *testing.T) {
 	for _, it := range list.Items {
 		byID[it["id"].(string)] = it
 	}
-	if len(byID) != 3 {
+	if len(byID) != 4 {
 		t.Fatalf("listing %s", r.Body)
+	}
+	if ab := byID["address-book"]; ab == nil || ab["source"] != "source" || ab["channels"] == nil {
+		t.Fatalf("the JSON source is not listed as one: %v", ab)
 	}
 	loan := byID["loan-application"]
 	if len(loan) != 4 || loan["source"] != "bundle" || loan["version"] == nil || loan["checksum"] == nil {
@@ -402,7 +419,7 @@ func TestListingAndReadiness(t *testing.T) {
 	var ready rulesapi.Readiness
 	rr := do(t, nil, "GET", s.URL+"/readyz", nil)
 	readJSON(t, rr.Body, &ready)
-	if rr.Status != 200 || ready.Status != "ready" || len(ready.Rulesets) != 3 || ready.LastReload == nil || !ready.LastReload.Ok {
+	if rr.Status != 200 || ready.Status != "ready" || len(ready.Rulesets) != 4 || ready.LastReload == nil || !ready.LastReload.Ok {
 		t.Fatalf("readiness %d %s", rr.Status, rr.Body)
 	}
 	// The union includes the loan bundle's operators, which its listing does not show.
@@ -434,5 +451,16 @@ func TestNotReadyWithoutRules(t *testing.T) {
 	}
 	if r := do(t, nil, "POST", s.URL+"/evaluations", []byte(`{"ruleset":"broken","data":{}}`), auth()...); r.Status != 503 || r.errorCode() != "NOT_READY" {
 		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+}
+
+func TestDuplicateRulesetRefused(t *testing.T) {
+	dir := t.TempDir()
+	writeAtomic(t, filepath.Join(dir, "signup.yaml"), signupVersion(t, "1.0.0"))
+	writeAtomic(t, filepath.Join(dir, "signup-next.yaml"), signupVersion(t, "2.0.0"))
+	s := startServer(t, ruleserver.Config{RulesDir: dir, Token: token})
+	status, r := readiness(t, s.URL)
+	if status != 503 || r.LastReload == nil || len(r.LastReload.Problems) != 1 || r.LastReload.Problems[0].Code != "RULESET_DUPLICATE" {
+		t.Fatalf("%d %+v", status, r)
 	}
 }
