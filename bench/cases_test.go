@@ -155,10 +155,12 @@ func TestSameResults(t *testing.T) {
 	}
 }
 
+// Benchmark runs every case in every engine. The names are case=NAME/engine=NAME so that
+// benchstat can lay them out as a table: benchstat -row /case -col /engine.
 func Benchmark(b *testing.B) {
 	for _, c := range cases {
 		for _, e := range engines {
-			b.Run(fmt.Sprintf("%s/%s", c.name, e.name), func(b *testing.B) { e.bench(b, c) })
+			b.Run(fmt.Sprintf("case=%s/engine=%s", c.name, e.name), func(b *testing.B) { e.bench(b, c) })
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"strings"
+
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/num"
@@ -273,35 +275,100 @@ func arithConst(kind int, slow func(ptr string, args []any) (any, error), ptr st
 	}}
 }
 
-// buildConcat builds concat: with two arguments, binary with a direct path for two strings;
-// otherwise strict(opConcat).
+// buildConcat builds concat: with two arguments, binary with a direct path for two strings
+// (also offered unboxed, as the node's str); otherwise strict(opConcat).
 func buildConcat(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 	if len(raw) != 2 {
 		return strict(opConcat)(c, name, ptr, raw, sc, depth)
 	}
 	args := c.compileArgs(raw, ptr, sc, depth)
 	a, b := args[0], args[1]
-	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+	str := func(fr *frame) (string, bool, any, error) {
 		x, err := a.get(fr)
 		if err != nil {
-			return nil, err
+			return "", false, nil, err
 		}
 		y, err := b.get(fr)
 		if err != nil {
-			return nil, err
+			return "", false, nil, err
 		}
 		if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
-			return nil, err
+			return "", false, nil, err
 		}
 		if xs, ok := x.(string); ok {
 			if ys, ok := y.(string); ok {
-				return xs + ys, nil
+				return xs + ys, true, nil, nil
 			}
 		}
-		return opConcat(ptr, []any{x, y})
+		v, err := opConcat(ptr, []any{x, y})
+		return "", false, v, err
+	}
+	n := &node{ptr: ptr, str: str, eval: func(fr *frame) (any, error) {
+		s, ok, v, err := str(fr)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return s, nil
+		}
+		return v, nil
 	}}
 	if a.constant && b.constant {
 		return fold(n)
 	}
 	return n
+}
+
+// buildAffix builds startsWith (suffix false) and endsWith (suffix true): binary(opStartsWith)
+// and binary(opEndsWith), reading a string argument unboxed when its node offers it.
+func buildAffix(suffix bool) builder {
+	slow := opStartsWith
+	if suffix {
+		slow = opEndsWith
+	}
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		a, b := args[0], args[1]
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			x, err := a.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			var y any
+			var ys string
+			isStr := false
+			if b.str != nil {
+				ys, isStr, y, err = b.str(fr)
+			} else {
+				y, err = b.get(fr)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !isStr {
+				ys, isStr = y.(string)
+			}
+			cy := cost1(y)
+			if isStr {
+				cy = 1 + len(ys)/64
+			}
+			if err := fr.rt.charge(ptr, cost1(x)+cy); err != nil {
+				return nil, err
+			}
+			if xs, ok := x.(string); ok && isStr {
+				if suffix {
+					return strings.HasSuffix(xs, ys), nil
+				}
+				return strings.HasPrefix(xs, ys), nil
+			}
+			if isStr {
+				y = ys
+			}
+			return slow(ptr, x, y)
+		}}
+		if a.constant && b.constant {
+			return fold(n)
+		}
+		return n
+	}
 }

@@ -61,8 +61,8 @@ func coreTable() map[string]spec {
 		"concat":     {1, -1, buildConcat},
 		"substring":  {2, 3, strict(opSubstring)},
 		"text":       {1, 1, unary(opText)},
-		"startsWith": {2, 2, binary(opStartsWith)},
-		"endsWith":   {2, 2, binary(opEndsWith)},
+		"startsWith": {2, 2, buildAffix(false)},
+		"endsWith":   {2, 2, buildAffix(true)},
 		"matches":    {2, 2, buildMatches},
 		// strings and lists
 		"length":   {1, 1, unary(opLength)},

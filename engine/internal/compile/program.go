@@ -31,7 +31,13 @@ type node struct {
 	constant bool
 	value    any // the value when constant
 	ptr      string
+	str      strFn // when not nil, evaluates the node without boxing a string result
 }
+
+// strFn evaluates a node whose value is usually a string: ok reports that the value is the
+// string s, otherwise it is v. It is the node's eval without the interface conversion, so a
+// consumer that wants a string (startsWith, endsWith) saves an allocation.
+type strFn func(fr *frame) (s string, ok bool, v any, err error)
 
 // frame is the state of one function activation (or of the top-level expression).
 type frame struct {
