@@ -137,7 +137,8 @@ func fromError(err error) *Failure {
 	}
 	var list engine.Diagnostics
 	if errors.As(err, &list) && len(list) > 0 {
-		return &Failure{Code: list[0].Code, Message: list.Error(), Diagnostics: list}
+		p := list[0].Pointer
+		return &Failure{Code: list[0].Code, Message: list.Error(), Pointer: &p, Diagnostics: list}
 	}
 	var d *engine.Diagnostic
 	if errors.As(err, &d) {
@@ -444,7 +445,8 @@ type loadResult struct {
 	MissingOperators  []string          `json:"missingOperators"`
 }
 
-// hostOps returns the registered operators, narrowed to names when names is not nil.
+// hostOps returns the operators the host registers: all of them, or when given is set only
+// those named (a case can so make a declared operator missing).
 func (s *Server) hostOps(names []string, given bool) map[string]engine.Operator {
 	if !given {
 		return s.ops
@@ -460,7 +462,7 @@ func (s *Server) hostOps(names []string, given bool) map[string]engine.Operator 
 
 func (s *Server) load(req map[string]json.RawMessage) (any, *Failure) {
 	if f := check("load", req, spec{"bundle", "object", false}, spec{"manifest", "object", false},
-		spec{"channel", "string", false}, spec{"operators", "array", false}); f != nil {
+		spec{"channel", "string", false}, spec{"registered", "array", false}); f != nil {
 		return nil, f
 	}
 	bundle, manifest := req["bundle"], req["manifest"]
@@ -470,11 +472,11 @@ func (s *Server) load(req map[string]json.RawMessage) (any, *Failure) {
 	if f := channelOK("load", req["channel"]); f != nil {
 		return nil, f
 	}
-	names, f := stringList("load", "operators", req["operators"])
+	names, f := stringList("load", "registered", req["registered"])
 	if f != nil {
 		return nil, f
 	}
-	opt := engine.WithOperators(s.hostOps(names, req["operators"] != nil))
+	opt := engine.WithOperators(s.hostOps(names, req["registered"] != nil))
 	var rs *engine.RuleSet
 	var err error
 	if bundle != nil {
@@ -566,12 +568,19 @@ func (s *Server) evaluate(req map[string]json.RawMessage) (any, *Failure) {
 
 func (s *Server) expression(req map[string]json.RawMessage) (any, *Failure) {
 	if f := check("expression", req, spec{"expression", "any", true}, spec{"env", "object", false},
-		spec{"functions", "object", false}, spec{"operators", "array", false}); f != nil {
+		spec{"functions", "object", false}, spec{"operators", "array", false}, spec{"registered", "array", false}); f != nil {
 		return nil, f
 	}
 	declared, f := stringList("expression", "operators", req["operators"])
 	if f != nil {
 		return nil, f
+	}
+	registered, f := stringList("expression", "registered", req["registered"])
+	if f != nil {
+		return nil, f
+	}
+	if req["registered"] == nil {
+		registered = declared
 	}
 	env := map[string]any{}
 	if raw := req["env"]; raw != nil {
@@ -580,7 +589,7 @@ func (s *Server) expression(req map[string]json.RawMessage) (any, *Failure) {
 			return nil, fromError(err)
 		}
 	}
-	opts := []engine.Option{engine.WithDeclaredOperators(declared...), engine.WithOperators(s.hostOps(declared, true))}
+	opts := []engine.Option{engine.WithDeclaredOperators(declared...), engine.WithOperators(s.hostOps(registered, true))}
 	if fns := req["functions"]; fns != nil {
 		opts = append(opts, engine.WithFunctionsJSON("/functions", fns))
 	}

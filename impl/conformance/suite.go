@@ -166,17 +166,14 @@ func resolve(suite fs.FS, req json.RawMessage) (json.RawMessage, error) {
 		k, _ := json.Marshal(m.key)
 		b.Write(k)
 		b.WriteByte(':')
-		var ref struct {
-			File string `json:"$file"`
-		}
-		if bytes.HasPrefix(bytes.TrimSpace(m.raw), []byte(`{"$file"`)) && json.Unmarshal(m.raw, &ref) == nil && ref.File != "" {
-			data, err := fs.ReadFile(suite, path.Clean(ref.File))
+		if ref := fileRef(m.raw); ref != "" {
+			data, err := fs.ReadFile(suite, path.Clean(ref))
 			if err != nil {
 				return nil, err
 			}
 			var c bytes.Buffer
 			if err := json.Compact(&c, data); err != nil {
-				return nil, fmt.Errorf("%s: %w", ref.File, err)
+				return nil, fmt.Errorf("%s: %w", ref, err)
 			}
 			b.Write(c.Bytes())
 			continue
@@ -215,4 +212,21 @@ func members(obj []byte) ([]member, error) {
 		out = append(out, member{key, v})
 	}
 	return out, nil
+}
+
+// fileRef returns PATH for a value {"$file": "PATH"}, else "".
+func fileRef(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(t, &m) != nil || len(m) != 1 || m["$file"] == nil {
+		return ""
+	}
+	var p string
+	if json.Unmarshal(m["$file"], &p) != nil {
+		return ""
+	}
+	return p
 }

@@ -29,6 +29,11 @@ commands:
   check    lint source rulesets (YAML or JSON): schema and load problems with file:line:column,
            YAML_NOT_PORTABLE and NUMBER_NOT_PORTABLE; exit status 1 on any problem
   compile  check, then write NAME.bundle.json next to each source (or into -o DIR), atomically
+  conformance --engine "COMMAND" [--level evaluator|compiler] [--filter RE] [--timeout D] [--json FILE]
+           certify an engine over the engine protocol with the 1899-case suite; exit status 1 on any failure
+  sync [--check] [--root DIR]
+           regenerate the schema copies, the fixtures' bundles, the golden and compiler expectations, the
+           evaluation corpus and the example client manifest; --check lists what drifted and exits 1
 `
 
 // Run executes the command and returns the exit status: 0 success, 1 problems found, 2 usage.
@@ -42,6 +47,10 @@ func (m *Main) Run(ctx context.Context) int {
 		return m.check(ctx, m.Args[1:])
 	case "compile":
 		return m.compile(ctx, m.Args[1:])
+	case "conformance":
+		return m.conformance(ctx, m.Args[1:])
+	case "sync":
+		return m.sync(ctx, m.Args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(m.Stdout, usage)
 		return 0

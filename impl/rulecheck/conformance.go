@@ -1,0 +1,189 @@
+package rulecheck
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/sdods/sdods/conformance"
+	runner "github.com/sdods/sdods/impl/conformance"
+)
+
+// suiteFS returns the suite: a directory when given, else the copy built into the tool.
+func suiteFS(dir string) (fs.FS, error) {
+	if dir == "" {
+		return conformance.Suite(), nil
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
+	return os.DirFS(dir), nil
+}
+
+func (m *Main) conformance(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	engineCmd := fs.String("engine", "", `the engine command, for example "rules engine" (required)`)
+	level := fs.String("level", runner.LevelCompiler, "conformance level: evaluator or compiler (compiler runs every case)")
+	filter := fs.String("filter", "", "run only the cases whose id matches this regular expression")
+	timeout := fs.Duration("timeout", 10*time.Second, "time allowed for each case")
+	jsonOut := fs.String("json", "", "write the report as JSON to this file (- for standard output)")
+	suite := fs.String("suite", "", "suite directory (default: the suite built into rulecheck)")
+	quiet := fs.Bool("q", false, "no progress on standard error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *engineCmd == "" || fs.NArg() > 0 {
+		fmt.Fprintln(m.Stderr, `rulecheck conformance: usage: rulecheck conformance --engine "COMMAND" [--level L] [--filter RE] [--timeout D] [--json FILE]`)
+		return 2
+	}
+	words, err := SplitCommand(*engineCmd)
+	if err != nil || len(words) == 0 {
+		fmt.Fprintf(m.Stderr, "rulecheck conformance: --engine: %v\n", err)
+		return 2
+	}
+	o := runner.Options{Engine: words, Level: *level, Timeout: *timeout}
+	if !*quiet {
+		o.Progress = m.Stderr
+	}
+	if *filter != "" {
+		re, err := regexp.Compile(*filter)
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "rulecheck conformance: --filter: %v\n", err)
+			return 2
+		}
+		o.Filter = re
+	}
+	sfs, err := suiteFS(*suite)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "rulecheck conformance: %v\n", err)
+		return 2
+	}
+	rep, err := runner.Run(ctx, sfs, o)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "rulecheck conformance: %v\n", err)
+		return 1
+	}
+	out := m.Stdout
+	if *jsonOut == "-" {
+		out = m.Stderr
+	}
+	WriteReport(out, rep)
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		b = append(b, '\n')
+		if *jsonOut == "-" {
+			_, _ = m.Stdout.Write(b)
+		} else if err := WriteAtomic(*jsonOut, b); err != nil {
+			fmt.Fprintf(m.Stderr, "rulecheck conformance: %v\n", err)
+			return 1
+		}
+	}
+	if !rep.OK() {
+		return 1
+	}
+	return 0
+}
+
+// WriteReport writes the failures with their diffs, then the summary per category.
+func WriteReport(w interface{ Write([]byte) (int, error) }, rep *runner.Report) {
+	for _, f := range rep.Failures {
+		fmt.Fprintf(w, "FAIL %s\n", f.ID)
+		for _, line := range strings.Split(f.Diff, "\n") {
+			fmt.Fprintf(w, "     %s\n", line)
+		}
+	}
+	var eng struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	_ = json.Unmarshal(rep.Engine, &eng)
+	fmt.Fprintf(w, "engine %s %s (%s), level %s\n", eng.Name, eng.Version, rep.Command, rep.Level)
+	fmt.Fprintf(w, "%-12s %6s %6s %6s %6s\n", "category", "total", "passed", "failed", "skipped")
+	cats := make([]string, 0, len(rep.Categories))
+	for _, c := range runner.Categories {
+		if _, ok := rep.Categories[c.Name]; ok {
+			cats = append(cats, c.Name)
+		}
+	}
+	for _, c := range cats {
+		t := rep.Categories[c]
+		fmt.Fprintf(w, "%-12s %6d %6d %6d %6d\n", c, t.Total, t.Passed, t.Failed, t.Skipped)
+	}
+	t := rep.Totals
+	fmt.Fprintf(w, "%-12s %6d %6d %6d %6d\n", "all", t.Total, t.Passed, t.Failed, t.Skipped)
+	reasons := map[string]int{}
+	for _, s := range rep.Skips {
+		reasons[s.Reason]++
+	}
+	keys := make([]string, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "skipped %d: %s\n", reasons[k], k)
+	}
+	verdict := "PASS"
+	if !rep.OK() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "%s %d of %d passed in %.2f s\n", verdict, t.Passed, t.Total, float64(rep.DurationMS)/1000)
+}
+
+// SplitCommand splits a command line into words: white space separates, single and double quotes
+// group, a backslash outside single quotes escapes the next character.
+func SplitCommand(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	esc := false
+	for _, r := range s {
+		switch {
+		case esc:
+			cur.WriteRune(r)
+			esc = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\\':
+			esc, inWord = true, true
+		case quote == '"':
+			if r == '"' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case unicode.IsSpace(r):
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 || esc {
+		return nil, fmt.Errorf("unterminated quote or escape in %q", s)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
