@@ -139,6 +139,7 @@ func (s *Server) Handler(o HandlerOptions) (http.Handler, error) {
 	})
 	var h http.Handler = guarded
 	h = withIfNoneMatchList(h)
+	h = s.withDrainClose(h)
 	h = withBodyLimit(o.MaxBody, s.log)(h)
 	h = withEscapeCheck(s.log)(h)
 	h = withAccessLog(s.log)(h)
@@ -374,4 +375,15 @@ func (h rawEvaluate) Evaluate(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.fail(w, r, err)
 	}
+}
+
+// withDrainClose asks keep-alive clients to reconnect once draining has begun: a connection
+// kept open would bypass the load balancer that has already taken this instance out.
+func (s *Server) withDrainClose(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }

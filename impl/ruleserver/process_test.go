@@ -136,7 +136,7 @@ func TestSIGHUPReloads(t *testing.T) {
 func TestSIGTERMDrains(t *testing.T) {
 	dir := rulesDir(t, "signup/signup.yaml")
 	p := startProcess(t, []string{"RULE_SERVER_TOKEN=" + token, "RULE_SERVER_RULES_DIR=" + dir},
-		"-drain-delay", "1s", "-drain-timeout", "30s", "-log-level", "debug")
+		"-drain-delay", "3s", "-drain-timeout", "30s", "-log-level", "debug")
 	waitFor(t, "readiness", func() bool { return do(t, nil, "GET", p.URL+"/readyz", nil).Status == 200 })
 
 	body := `{"ruleset":"signup","data":{"account":{"email":"x"}},"ctx":{"today":"2025-06-15"}}`
@@ -201,6 +201,11 @@ func TestSIGTERMDrains(t *testing.T) {
 		_ = json.Unmarshal(r.Body, &rd)
 		return r.Status == 503 && rd.Status == "draining"
 	})
+	if resp, err := http.Get(p.URL + "/livez"); err != nil || resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("while draining, answers must close keep-alive connections: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	// Finish the in-flight uploads: each must be answered 200.
 	for i, c := range conns {
 		if _, err := io.WriteString(c, body[len(body)/2:]); err != nil {
