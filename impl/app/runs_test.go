@@ -447,3 +447,38 @@ func TestSelfHealingAcrossRuns(t *testing.T) {
 		t.Fatalf("heals %+v", heals)
 	}
 }
+
+// TestWebhookHearsRunOutcome: a project's webhook receives the outcome of each finished run.
+func TestWebhookHearsRunOutcome(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	web := webApp(t)
+	project(t, admin, web.URL, map[string]string{"api/health.feature": strings.Split(healthFeature, "  Scenario: A check that fails")[0]})
+	got := make(chan map[string]any, 4)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if r.Header.Get("X-Sdods-Signature") == "" {
+			body["unsigned"] = true
+		}
+		got <- body
+	}))
+	t.Cleanup(receiver.Close)
+	ctx := context.Background()
+	pr, err := admin.PutIntegrationWithResponse(ctx, "shop", "webhook", serverclient.PutIntegrationJSONRequestBody{Webhook: &serverclient.WebhookConfigInput{
+		Url: receiver.URL, Events: []serverclient.WebhookEvent{"run.finished"}, Secret: ptr("hook secret")}})
+	if err != nil || pr.StatusCode() >= 300 {
+		t.Fatalf("put webhook: %v %d %s", err, pr.StatusCode(), pr.Body)
+	}
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	waitRun(t, admin.ClientWithResponses, id, terminal)
+	select {
+	case body := <-got:
+		data, _ := body["data"].(map[string]any)
+		if body["event"] != "run.finished" || data["runId"] != id.String() || data["status"] != "passed" || data["project"] != "shop" || body["unsigned"] == true {
+			t.Fatalf("webhook body %v", body)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the webhook heard nothing")
+	}
+}

@@ -68,4 +68,5 @@ func (s *Service) Stream(ctx context.Context, run uuid.UUID, after int64, w io.W
 func (s *Service) EndQueued(r db.Run) {
 	snk := &sink{s: s, run: r, seq: r.LastSeq}
 	snk.appendEvent(apiEvent{Type: "end", Status: &r.Status, Message: ptr("cancelled before it started")})
+	s.notifyFinished(r.ID)
 }

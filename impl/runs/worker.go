@@ -85,6 +85,7 @@ func (s *Service) reconcile(ctx context.Context) {
 		snk := &sink{s: s, run: db.Run{ID: id}}
 		snk.seq = s.lastSeq(ctx, id)
 		snk.appendEvent(apiEvent{Type: "end", Status: ptr("errored"), Message: ptr("the worker executing this run stopped")})
+		s.notifyFinished(id)
 	}
 }
 
@@ -173,6 +174,7 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	}
 	snk.appendEvent(apiEvent{Type: "end", Status: &fin.Status, Counts: ptr(apiCounts(counts)), Message: errp})
 	log.Info("run finished", "status", fin.Status)
+	s.notifyFinished(r.ID)
 }
 
 // load gathers what a run executes: the project's features and processes, the environment with
