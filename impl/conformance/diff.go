@@ -26,7 +26,12 @@ func sameJSON(a, b json.RawMessage) bool {
 
 // Diff compares two JSON values as JSON values (numbers by the doubles they denote, object
 // members in any order) and returns one line per difference, with the JSON pointer of each.
-func Diff(want, got json.RawMessage) []string {
+func Diff(want, got json.RawMessage) []string { return diff(want, got, false) }
+
+// DiffSubset is Diff ignoring object members that want does not name.
+func DiffSubset(want, got json.RawMessage) []string { return diff(want, got, true) }
+
+func diff(want, got json.RawMessage, subset bool) []string {
 	w, err := decode(want)
 	if err != nil {
 		return []string{"the expected value is not JSON: " + err.Error()}
@@ -36,7 +41,7 @@ func Diff(want, got json.RawMessage) []string {
 		return []string{"the response is not JSON: " + err.Error()}
 	}
 	var out []string
-	diffValue("", w, g, &out)
+	diffValue("", w, g, subset, &out)
 	if len(out) > maxDiffs {
 		out = append(out[:maxDiffs], fmt.Sprintf("… and %d more differences", len(out)-maxDiffs))
 	}
@@ -62,7 +67,7 @@ func escape(tok string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 }
 
-func diffValue(ptr string, w, g any, out *[]string) {
+func diffValue(ptr string, w, g any, subset bool, out *[]string) {
 	if len(*out) > maxDiffs {
 		return
 	}
@@ -90,10 +95,11 @@ func diffValue(ptr string, w, g any, out *[]string) {
 			switch {
 			case !inG:
 				*out = append(*out, fmt.Sprintf("%s: missing, expected %s", at(p), show(a)))
+			case !inW && subset:
 			case !inW:
 				*out = append(*out, fmt.Sprintf("%s: unexpected %s", at(p), show(b)))
 			default:
-				diffValue(p, a, b, out)
+				diffValue(p, a, b, subset, out)
 			}
 		}
 	case []any:
@@ -106,7 +112,7 @@ func diffValue(ptr string, w, g any, out *[]string) {
 			*out = append(*out, fmt.Sprintf("%s: expected %d elements, got %d", at(ptr), len(wv), len(gv)))
 		}
 		for i := 0; i < len(wv) && i < len(gv); i++ {
-			diffValue(ptr+"/"+strconv.Itoa(i), wv[i], gv[i], out)
+			diffValue(ptr+"/"+strconv.Itoa(i), wv[i], gv[i], subset, out)
 		}
 		for i := len(gv); i < len(wv); i++ {
 			*out = append(*out, fmt.Sprintf("%s/%d: missing, expected %s", at(ptr), i, show(wv[i])))

@@ -398,7 +398,11 @@ func (r *runner) run(c Case) CaseResult {
 			diffs = append(diffs, "expected a result, the response has none")
 			break
 		}
-		diffs = Diff(want.Result, resp.Result)
+		if want.Subset {
+			diffs = DiffSubset(want.Result, resp.Result)
+		} else {
+			diffs = Diff(want.Result, resp.Result)
+		}
 	case resp.Error == nil:
 		diffs = append(diffs, fmt.Sprintf("expected error %s\n     got result %s", want.Error.Code, clip(compactText(resp.Result))))
 	default:

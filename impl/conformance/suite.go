@@ -60,7 +60,10 @@ type Case struct {
 // Expected is the expected response: exactly one of Result and Error. ID, when set, is the id the
 // response must carry (for raw lines); otherwise the request's id.
 type Expected struct {
-	ID     json.RawMessage `json:"id,omitempty"`
+	ID json.RawMessage `json:"id,omitempty"`
+	// Subset, when true, compares only the object members the expected result names (an
+	// engine's version answer carries its own name).
+	Subset bool            `json:"subset,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *ExpectedError  `json:"error,omitempty"`
 }
