@@ -182,6 +182,12 @@ func TestMalformedPercentEncoding(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a header block over the limit is answered in the error body too", func(t *testing.T) {
+		r := rawRequest(t, s.Addr, "GET /livez HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("a", 100<<10)+"\r\n\r\n")
+		if r.Status != 431 || r.errorCode() != "BAD_REQUEST" {
+			t.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+	})
 	t.Run("the server still serves", func(t *testing.T) {
 		if r := do(t, nil, "GET", s.URL+"/rulesets", nil, auth()...); r.Status != 200 {
 			t.Fatalf("%d", r.Status)
