@@ -34,6 +34,7 @@ type Page struct {
 type failureView struct {
 	Scenario Scenario
 	Failure  Failure
+	Image    template.URL // the inlined screenshot at the failure, if any
 }
 
 type pageView struct {
@@ -53,7 +54,11 @@ func WriteHTML(w io.Writer, p Page) error {
 	}
 	for _, sc := range p.Run.Scenarios {
 		if f, ok := FailureOf(sc); ok {
-			v.Failures = append(v.Failures, failureView{Scenario: sc, Failure: f})
+			fv := failureView{Scenario: sc, Failure: f}
+			if f.Screenshot != nil {
+				fv.Image = p.Images[*f.Screenshot]
+			}
+			v.Failures = append(v.Failures, fv)
 		}
 	}
 	// Failed scenarios come first, then the others in run order.
