@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -204,30 +203,4 @@ func drain(s *Server, srv *http.Server, c Config, log *slog.Logger) error {
 	}
 	log.Info("drained; exiting", "took_ms", time.Since(start).Milliseconds())
 	return nil
-}
-
-// Main is the whole command: configuration from env and args, the fatal line and the exit
-// status (0 after a clean drain, 1 on any refusal or failure, 2 for bad usage).
-func Main(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
-	var c Config
-	cfgErr := c.FromEnv(getenv)
-	fs := flag.NewFlagSet("ruleserver", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	c.Flags(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	log, err := NewLogger(stderr, c.LogLevel)
-	if err != nil {
-		log, _ = NewLogger(stderr, "info")
-		cfgErr = errors.Join(cfgErr, err)
-	}
-	if cfgErr == nil {
-		cfgErr = Run(ctx, c, log)
-	}
-	if cfgErr != nil {
-		log.Log(ctx, LevelFatal, strings.ReplaceAll(cfgErr.Error(), "\n", "; "))
-		return 1
-	}
-	return 0
 }
