@@ -449,7 +449,7 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 		if err := fr.rt.charge(ptr, 1); err != nil {
 			return nil, err
 		}
-		callee := &frame{env: fr.env, rt: fr.rt, locals: make([]any, f.slots)}
+		callee := fr.rt.newFrame(fr.env, f.slots)
 		for i, a := range args {
 			v, err := a.eval(fr)
 			if err != nil {
@@ -457,6 +457,8 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 			}
 			callee.locals[i] = v
 		}
-		return f.body.eval(callee)
+		v, err := f.body.eval(callee)
+		fr.rt.freeFrame(callee)
+		return v, err
 	}}
 }

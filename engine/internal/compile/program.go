@@ -51,6 +51,33 @@ type runtime struct {
 	steps  int64
 	limit  int64
 	custom map[string]Operator
+	frames []*frame // function frames free for reuse (calls nest, so they are freed in order)
+}
+
+// newFrame returns a frame for a function call with slots locals, reusing a freed one.
+func (rt *runtime) newFrame(env map[string]any, slots int) *frame {
+	var f *frame
+	if n := len(rt.frames); n > 0 {
+		f = rt.frames[n-1]
+		rt.frames = rt.frames[:n-1]
+	} else {
+		f = &frame{rt: rt}
+	}
+	f.env = env
+	if cap(f.locals) >= slots {
+		f.locals = f.locals[:slots]
+	} else {
+		f.locals = make([]any, slots)
+	}
+	return f
+}
+
+// freeFrame takes back a frame newFrame returned, once its call is over; nothing keeps a frame
+// after its call.
+func (rt *runtime) freeFrame(f *frame) {
+	clear(f.locals)
+	f.env = nil
+	rt.frames = append(rt.frames, f)
 }
 
 // charge spends n work units; it fails once the budget is exhausted.
