@@ -580,3 +580,132 @@ func errorLines(logs string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// cucumberJSVersion is the cucumber-js whose Cucumber Messages the ingest test feeds the server.
+const cucumberJSVersion = "12.2.0"
+
+// TestIngestCucumberMessagesFromCucumberJS runs cucumber-js (installed from the npm registry into
+// a temporary folder) with the message formatter and a retry, ingests its NDJSON and compares the
+// run with cucumber-js's own summary and pickles.
+func TestIngestCucumberMessagesFromCucumberJS(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatal("npm is required to run cucumber-js")
+	}
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "package.json"), `{"name": "basket", "version": "1.0.0", "private": true}`)
+	mustWrite(t, filepath.Join(dir, "features", "basket.feature"), basketFeature)
+	mustWrite(t, filepath.Join(dir, "features", "step_definitions", "steps.js"), basketSteps)
+	npm := func(args ...string) []byte {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = dir
+		out, _ := cmd.CombinedOutput()
+		return out
+	}
+	if out := npm("npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "@cucumber/cucumber@"+cucumberJSVersion); !fileExists(filepath.Join(dir, "node_modules", ".bin", "cucumber-js")) {
+		t.Fatalf("npm install @cucumber/cucumber: %s", out)
+	}
+	out := npm(filepath.Join(dir, "node_modules", ".bin", "cucumber-js"), "--format", "message:out.ndjson", "--format", "summary", "--retry", "1")
+	doc, err := os.ReadFile(filepath.Join(dir, "out.ndjson"))
+	if err != nil {
+		t.Fatalf("cucumber-js wrote no messages: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`(\d+) scenarios? \(([^)]*)\)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no summary in\n%s", out)
+	}
+	want := map[string]int{"total": atoi(t, string(m[1]))}
+	for _, part := range strings.Split(string(m[2]), ", ") {
+		n, kind, _ := strings.Cut(part, " ")
+		want[kind] = atoi(t, n)
+	}
+	if want["passed"] != 4 || want["failed"] != 1 || want["undefined"] != 1 {
+		t.Fatalf("the generated suite should give 4 passed, 1 failed, 1 undefined; cucumber-js says %v", want)
+	}
+	var wantNames []string
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		var env struct {
+			Pickle *struct {
+				URI  string `json:"uri"`
+				Name string `json:"name"`
+			} `json:"pickle"`
+		}
+		if json.Unmarshal(line, &env) == nil && env.Pickle != nil {
+			wantNames = append(wantNames, env.Pickle.URI+" › "+env.Pickle.Name)
+		}
+	}
+
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write")
+	bearer := s.Bearer(t, token)
+	id := ingestRun(t, bearer)
+	status, res, body := ingestDoc(t, s, token, id, "application/x-ndjson", doc)
+	if status != http.StatusOK || res.Format != "cucumber-messages" || res.Status != "failed" {
+		t.Fatalf("ingest: %d %s", status, body)
+	}
+	c := res.Counts
+	if c.Total != want["total"] || c.Passed != want["passed"] || c.Failed != want["failed"] || c.Undefined != want["undefined"] || c.Flaky != 1 {
+		t.Fatalf("counts %+v, cucumber-js says %v (and one scenario passed on its retry)", c, want)
+	}
+	run := waitRun(t, admin.ClientWithResponses, id, terminal)
+	if got := scenarioNames(run); strings.Join(got, "\n") != strings.Join(wantNames, "\n") {
+		t.Fatalf("names\n got %q\nwant %q", got, wantNames)
+	}
+	rep, _ := bearer.GetRunReportWithResponse(context.Background(), id)
+	if rep.JSON200 == nil || len(rep.JSON200.Flaky) != 2 || len(rep.JSON200.Failures) != 2 {
+		t.Fatalf("report %s", rep.Body)
+	}
+	f := rep.JSON200.Failures[0]
+	if f.Scenario != "Miscounts" || f.Step == nil || *f.Step != "Then the basket holds 3 apple" || !strings.Contains(f.Error.Message, "Expected values to be strictly equal") {
+		t.Fatalf("failure %+v %+v", f, f.Error)
+	}
+	// Example rows and lines come from the gherkin document.
+	outline := run.Modules[0].Features[0].Scenarios[2]
+	if outline.Name != "Adds fruit" || outline.ExampleRow == nil || *outline.ExampleRow != 1 || outline.Line != 13 {
+		t.Fatalf("outline %+v", outline)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+const basketFeature = `Feature: Basket
+
+  Scenario: Adds an apple
+    Given an empty basket
+    When I add 1 apple
+    Then the basket holds 1 apple
+
+  Scenario: Miscounts
+    Given an empty basket
+    When I add 2 apple
+    Then the basket holds 3 apple
+
+  Scenario Outline: Adds fruit
+    Given an empty basket
+    When I add <n> apple
+    Then the basket holds <n> apple
+
+    Examples:
+      | n |
+      | 4 |
+      | 5 |
+
+  Scenario: Flaky
+    Given a flaky step
+
+  Scenario: Not written yet
+    Given a step nobody wrote
+`
+
+const basketSteps = `const { Given, When, Then } = require('@cucumber/cucumber');
+const assert = require('assert');
+let flaky = 0;
+Given('an empty basket', function () { this.n = 0; });
+When('I add {int} apple', function (k) { this.n += k; });
+Then('the basket holds {int} apple', function (k) { assert.strictEqual(this.n, k); });
+Given('a flaky step', function () { flaky++; if (flaky < 2) throw new Error('first attempt fails'); });
+`
