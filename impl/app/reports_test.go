@@ -505,6 +505,19 @@ func TestReportFilesAndTraceInChromium(t *testing.T) {
 		}
 	}
 
+	// The folders of the static routes, without their slash, redirect to it.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for path, want := range map[string]string{"/reports/" + id.String(): "/reports/" + id.String() + "/", "/trace?run=x": "/trace/?run=x"} {
+		resp, err := noFollow.Get(s.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != want {
+			t.Fatalf("GET %s: %d %q", path, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+
 	// The HTML report and the trace viewer in headless Chromium, signed in with the session cookie.
 	u, _ := http.NewRequest("GET", s.URL, nil)
 	var sid string

@@ -173,8 +173,17 @@ func withWildcardPaths(routes []wildcardRoute) func(http.Handler) http.Handler {
 			raw := r.URL.EscapedPath()
 			segs := strings.Split(strings.TrimPrefix(raw, "/"), "/")
 			for _, route := range routes {
-				if route.method == r.Method && len(segs) == len(route.segments)+1 && segs[len(segs)-1] == "" &&
-					route.segments[0] != "api" && segmentsMatch(route.segments, segs) {
+				static := route.method == http.MethodGet && route.method == r.Method && route.segments[0] != "api"
+				if static && len(segs) == len(route.segments) && segmentsMatch(route.segments, segs) {
+					// /reports/{runId} and /trace: the folder, so that the page's relative links resolve.
+					target := r.URL.EscapedPath() + "/"
+					if r.URL.RawQuery != "" {
+						target += "?" + r.URL.RawQuery
+					}
+					http.Redirect(w, r, target, http.StatusMovedPermanently)
+					return
+				}
+				if static && len(segs) == len(route.segments)+1 && segs[len(segs)-1] == "" && segmentsMatch(route.segments, segs) {
 					// A static route's folder (/reports/{runId}/, /trace/) serves its index.html.
 					u := *r.URL
 					u.Path += "index.html"
