@@ -307,6 +307,11 @@ func (rs *RuleSet) EvaluateJSON(raw []byte) (*Result, error) {
 // member, data missing, a root that is not an object or null or is nested more than 64 deep, a
 // number beyond double range, a malformed view or locale (spec/v1/evaluation.md).
 func ParseRequest(raw []byte) (*Request, error) {
+	if er, id, ok := eval.QuickParseRequest(raw); ok {
+		return &Request{Ruleset: id, Data: er.Data, Original: er.Original, Actor: er.Actor, Ctx: er.Ctx,
+			View: er.View, Locale: er.Locale}, nil
+	}
+	// the slow path names the problem
 	n, err := jsonv.Decode(raw)
 	if err != nil {
 		return nil, diag.Request("", "the request is not valid JSON: %v", err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/sdods/sdods/engine/internal/jcs"
 	"github.com/sdods/sdods/engine/internal/num"
@@ -60,9 +61,112 @@ func AppendJSON(b []byte, v any) ([]byte, error) {
 	return nil, errors.New("not a JSON value")
 }
 
-// JSON returns the result as canonical JSON (see AppendJSON).
+// JSON returns the result as canonical JSON (see AppendJSON): what AppendJSON writes for Value,
+// written straight from the result.
 func (r *Result) JSON() ([]byte, error) {
-	return AppendJSON(nil, r.Value())
+	bp := bufPool.Get().(*[]byte)
+	b, err := r.AppendJSON((*bp)[:0])
+	var out []byte
+	if err == nil {
+		out = append([]byte(nil), b...)
+	}
+	if cap(b) <= 1<<16 {
+		*bp = b[:0]
+		bufPool.Put(bp)
+	}
+	return out, err
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// AppendJSON appends the result as canonical JSON; members are written in RFC 8785 order:
+// findings, ruleset, states; in a finding code, field, location, message, rule, severity; in a
+// location component, page, screen, section.
+func (r *Result) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"findings":[`...)
+	for i := range r.Findings {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = r.Findings[i].appendJSON(b)
+	}
+	b = append(b, `],"ruleset":{"checksum":`...)
+	b = jcs.AppendString(b, r.Ruleset.Checksum)
+	b = append(b, `,"id":`...)
+	b = jcs.AppendString(b, r.Ruleset.ID)
+	b = append(b, `,"version":`...)
+	b = jcs.AppendString(b, r.Ruleset.Version)
+	b = append(b, `},"states":{`...)
+	var err error
+	var kbuf [16]string
+	fields := sortedKeys(kbuf[:0], r.States)
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jcs.AppendString(b, f)
+		b = append(b, ":{"...)
+		m := r.States[f]
+		var pbuf [8]string
+		props := sortedKeys(pbuf[:0], m)
+		for j, p := range props {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = jcs.AppendString(b, p)
+			b = append(b, ':')
+			if b, err = AppendJSON(b, m[p]); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}}"...), nil
+}
+
+// sortedKeys appends the keys of m to out in RFC 8785 order.
+func sortedKeys[V any](out []string, m map[string]V) []string {
+	for k := range m {
+		out = append(out, k)
+	}
+	// insertion sort: a result has few states
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && jcs.Less(out[j], out[j-1]); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func (f *Finding) appendJSON(b []byte) []byte {
+	b = append(b, `{"code":`...)
+	b = jcs.AppendString(b, f.Code)
+	if f.Field != "" {
+		b = append(b, `,"field":`...)
+		b = jcs.AppendString(b, f.Field)
+	}
+	b = append(b, `,"location":{`...)
+	l := &f.Location
+	sep := false
+	for _, m := range [...]struct{ k, v string }{{`"component":`, l.Component}, {`"page":`, l.Page},
+		{`"screen":`, l.Screen}, {`"section":`, l.Section}} {
+		if m.v == "" {
+			continue
+		}
+		if sep {
+			b = append(b, ',')
+		}
+		sep = true
+		b = append(b, m.k...)
+		b = jcs.AppendString(b, m.v)
+	}
+	b = append(b, `},"message":`...)
+	b = jcs.AppendString(b, f.Message)
+	b = append(b, `,"rule":`...)
+	b = jcs.AppendString(b, f.Rule)
+	b = append(b, `,"severity":`...)
+	b = jcs.AppendString(b, f.Severity)
+	return append(b, '}')
 }
 
 // Value returns the result as a JSON value (maps and slices).

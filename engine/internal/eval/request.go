@@ -299,3 +299,131 @@ func fastNormal(v any, depth int) bool {
 	}
 	return false
 }
+
+// QuickParseRequest is ParseRequest straight from the JSON text in one pass, for requests that
+// pass every check: ok is false for anything ParseRequest would refuse or that the decoder would
+// have to repair, and then the caller runs the slow path (jsonv.Decode and ParseRequest), which
+// names the problem. When ok, the request is what the slow path returns.
+func QuickParseRequest(raw []byte) (req *Request, id string, ok bool) {
+	sc := jsonv.NewScanner(raw)
+	defer sc.Release()
+	if !sc.Consume('{') {
+		return nil, "", false
+	}
+	req = &Request{}
+	var seen uint
+	if !sc.Consume('}') {
+		for {
+			k, ok := sc.String()
+			if !ok || !sc.Consume(':') {
+				return nil, "", false
+			}
+			bit := uint(0)
+			for i, m := range RequestMembers {
+				if m == k {
+					bit = 1 << i
+					break
+				}
+			}
+			if bit == 0 || seen&bit != 0 {
+				return nil, "", false
+			}
+			seen |= bit
+			if !quickMember(sc, req, k, &id) {
+				return nil, "", false
+			}
+			if sc.Consume(',') {
+				continue
+			}
+			if sc.Consume('}') {
+				break
+			}
+			return nil, "", false
+		}
+	}
+	if !sc.End() || seen&(1<<2) == 0 { // data is required
+		return nil, "", false
+	}
+	return req, id, true
+}
+
+func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string) bool {
+	switch k {
+	case "actor", "ctx", "data", "original":
+		var v any
+		if !sc.Null() {
+			m, ok := sc.Object(value.MaxEnvDepth)
+			if !ok {
+				return false
+			}
+			v = m
+		}
+		switch k {
+		case "actor":
+			req.Actor = v
+		case "ctx":
+			req.Ctx = v
+		case "data":
+			req.Data = v
+		case "original":
+			req.Original = v
+		}
+	case "locale":
+		if sc.Null() {
+			return true
+		}
+		s, ok := sc.String()
+		if !ok || !ruleset.ValidTag(s) {
+			return false
+		}
+		req.Locale = s
+	case "ruleset":
+		s, ok := sc.String()
+		if !ok || s == "" || len(s) > 256 {
+			return false
+		}
+		*id = s
+	case "view":
+		if sc.Null() {
+			return true
+		}
+		if !sc.Consume('{') {
+			return false
+		}
+		view := &Location{}
+		if !sc.Consume('}') {
+			var seen uint
+			for {
+				vk, ok := sc.String()
+				if !ok || !sc.Consume(':') {
+					return false
+				}
+				bit := uint(0)
+				for i, m := range viewMembers {
+					if m == vk {
+						bit = 1 << i
+						break
+					}
+				}
+				if bit == 0 || seen&bit != 0 {
+					return false
+				}
+				seen |= bit
+				s, ok := sc.String()
+				if !ok || s == "" || len(s) > MaxView {
+					return false
+				}
+				setView(view, vk, s)
+				if sc.Consume(',') {
+					continue
+				}
+				if sc.Consume('}') {
+					break
+				}
+				return false
+			}
+		}
+		req.View = view
+	}
+	return true
+}

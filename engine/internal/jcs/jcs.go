@@ -200,8 +200,14 @@ const hexDigits = "0123456789abcdef"
 // characters U+0000..U+001F as \b \t \n \f \r or \u00xx, everything else as is.
 func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
+	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		start = i + 1
 		switch {
 		case c == '"' || c == '\\':
 			b = append(b, '\\', c)
@@ -215,11 +221,10 @@ func AppendString(b []byte, s string) []byte {
 			b = append(b, '\\', 'f')
 		case c == '\r':
 			b = append(b, '\\', 'r')
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		default:
-			b = append(b, c)
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }

@@ -127,17 +127,22 @@ func ValidTag(s string) bool {
 	if s == "" || len(s) > 35 {
 		return false
 	}
-	for i, sub := range strings.Split(s, "-") {
-		if len(sub) < 1 || len(sub) > 8 {
-			return false
-		}
-		for j := 0; j < len(sub); j++ {
-			c := sub[j]
-			letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-			if !letter && (i == 0 || c < '0' || c > '9') {
+	first := true
+	n := 0 // length of the current subtag
+	for j := 0; j <= len(s); j++ {
+		if j == len(s) || s[j] == '-' {
+			if n < 1 || n > 8 {
 				return false
 			}
+			first, n = false, 0
+			continue
 		}
+		c := s[j]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (first || c < '0' || c > '9') {
+			return false
+		}
+		n++
 	}
 	return true
 }

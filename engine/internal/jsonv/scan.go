@@ -1,0 +1,373 @@
+package jsonv
+
+import (
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/sdods/sdods/engine/internal/num"
+)
+
+// Scanner reads one JSON text in a single pass, straight into the engine's values (nil, bool,
+// float64, string, []any, map[string]any), without a tree in between. It is the fast path of
+// request decoding: it accepts only what Decode followed by the request checks would accept
+// unchanged, and says no (ok false) to anything else — malformed JSON, a duplicate member, a
+// number beyond double range, a string Decode would have to repair (invalid UTF-8, a lone
+// surrogate escape), nesting past the limit. The caller then runs the slow path, which names the
+// problem. The input is copied once into a string; strings without escapes are slices of it.
+type Scanner struct {
+	s     string
+	i     int
+	items []any  // scratch for array elements, used as a stack
+	buf   []byte // scratch for strings with escapes
+}
+
+var scanners = sync.Pool{New: func() any { return new(Scanner) }}
+
+// NewScanner returns a pooled scanner over data; give it back with Release.
+func NewScanner(data []byte) *Scanner {
+	sc := scanners.Get().(*Scanner)
+	sc.s, sc.i = string(data), 0
+	return sc
+}
+
+// Release returns the scanner to the pool; nothing it decoded is kept.
+func (sc *Scanner) Release() {
+	clear(sc.items[:cap(sc.items)])
+	sc.items = sc.items[:0]
+	sc.s, sc.i = "", 0
+	if cap(sc.buf) > 1<<16 {
+		sc.buf = nil
+	}
+	if cap(sc.items) > 1<<12 {
+		sc.items = nil
+	}
+	scanners.Put(sc)
+}
+
+func (sc *Scanner) ws() {
+	for sc.i < len(sc.s) {
+		switch sc.s[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
+		}
+	}
+}
+
+// Peek returns the next byte that is not white space, or 0 at the end.
+func (sc *Scanner) Peek() byte {
+	sc.ws()
+	if sc.i < len(sc.s) {
+		return sc.s[sc.i]
+	}
+	return 0
+}
+
+// Consume skips white space and c when c comes next, reporting whether it did.
+func (sc *Scanner) Consume(c byte) bool {
+	if sc.Peek() == c {
+		sc.i++
+		return true
+	}
+	return false
+}
+
+// End reports whether only white space remains.
+func (sc *Scanner) End() bool {
+	sc.ws()
+	return sc.i == len(sc.s)
+}
+
+// Null consumes the literal null when it comes next.
+func (sc *Scanner) Null() bool {
+	sc.ws()
+	if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "null" {
+		sc.i += 4
+		return true
+	}
+	return false
+}
+
+// String reads a string.
+func (sc *Scanner) String() (string, bool) {
+	if !sc.Consume('"') {
+		return "", false
+	}
+	start := sc.i
+	ascii := true
+	for sc.i < len(sc.s) {
+		c := sc.s[sc.i]
+		switch {
+		case c == '"':
+			s := sc.s[start:sc.i]
+			sc.i++
+			if !ascii && !utf8.ValidString(s) {
+				return "", false
+			}
+			return s, true
+		case c == '\\':
+			return sc.escaped(start)
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+		sc.i++
+	}
+	return "", false
+}
+
+// escaped finishes a string that holds an escape; start is the offset after the opening quote.
+func (sc *Scanner) escaped(start int) (string, bool) {
+	b := append(sc.buf[:0], sc.s[start:sc.i]...)
+	defer func() { sc.buf = b[:0] }()
+	for sc.i < len(sc.s) {
+		c := sc.s[sc.i]
+		switch {
+		case c == '"':
+			sc.i++
+			if !utf8.Valid(b) {
+				return "", false
+			}
+			return string(b), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			b = append(b, c)
+			sc.i++
+			continue
+		}
+		if sc.i+1 >= len(sc.s) {
+			return "", false
+		}
+		e := sc.s[sc.i+1]
+		sc.i += 2
+		switch e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := sc.hex4()
+			if !ok {
+				return "", false
+			}
+			if utf16.IsSurrogate(r) {
+				// only a well-formed pair; Decode repairs the rest, and the slow path says how
+				if r >= 0xdc00 || len(sc.s)-sc.i < 2 || sc.s[sc.i] != '\\' || sc.s[sc.i+1] != 'u' {
+					return "", false
+				}
+				sc.i += 2
+				r2, ok := sc.hex4()
+				if !ok {
+					return "", false
+				}
+				r = utf16.DecodeRune(r, r2)
+				if r == utf8.RuneError {
+					return "", false
+				}
+			}
+			b = utf8.AppendRune(b, r)
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+func (sc *Scanner) hex4() (rune, bool) {
+	if len(sc.s)-sc.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for k := 0; k < 4; k++ {
+		c := sc.s[sc.i+k]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	sc.i += 4
+	return r, true
+}
+
+// number reads a number by the JSON grammar; integers of at most 15 digits are converted here,
+// everything else by num.Parse.
+func (sc *Scanner) number() (float64, bool) {
+	start := sc.i
+	s := sc.s
+	i := sc.i
+	neg := false
+	if i < len(s) && s[i] == '-' {
+		neg = true
+		i++
+	}
+	if i >= len(s) {
+		return 0, false
+	}
+	digits := i
+	switch {
+	case s[i] == '0':
+		i++
+	case s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		return 0, false
+	}
+	plain := i-digits <= 15
+	if i < len(s) && s[i] == '.' {
+		plain = false
+		i++
+		k := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == k {
+			return 0, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		plain = false
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		k := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == k {
+			return 0, false
+		}
+	}
+	sc.i = i
+	if plain {
+		var n int64
+		for k := digits; k < i; k++ {
+			n = n*10 + int64(s[k]-'0')
+		}
+		f := float64(n)
+		if neg && n != 0 {
+			f = -f
+		}
+		return f, true
+	}
+	return num.Parse(s[start:i])
+}
+
+// Value reads any value as an engine value; arrays and objects may nest at most depth deep
+// (an object or array counts one).
+func (sc *Scanner) Value(depth int) (any, bool) {
+	switch sc.Peek() {
+	case '{':
+		return sc.Object(depth)
+	case '[':
+		if depth < 1 {
+			return nil, false
+		}
+		sc.i++
+		base := len(sc.items)
+		if !sc.Consume(']') {
+			for {
+				v, ok := sc.Value(depth - 1)
+				if !ok {
+					sc.items = sc.items[:base]
+					return nil, false
+				}
+				sc.items = append(sc.items, v)
+				if sc.Consume(',') {
+					continue
+				}
+				if sc.Consume(']') {
+					break
+				}
+				sc.items = sc.items[:base]
+				return nil, false
+			}
+		}
+		out := make([]any, len(sc.items)-base)
+		copy(out, sc.items[base:])
+		clear(sc.items[base:])
+		sc.items = sc.items[:base]
+		return out, true
+	case '"':
+		s, ok := sc.String()
+		if !ok {
+			return nil, false
+		}
+		return s, true
+	case 't':
+		if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "true" {
+			sc.i += 4
+			return true, true
+		}
+	case 'f':
+		if len(sc.s)-sc.i >= 5 && sc.s[sc.i:sc.i+5] == "false" {
+			sc.i += 5
+			return false, true
+		}
+	case 'n':
+		if sc.Null() {
+			return nil, true
+		}
+	default:
+		f, ok := sc.number()
+		if !ok {
+			return nil, false
+		}
+		return f, true
+	}
+	return nil, false
+}
+
+// Object reads an object as a map[string]any (see Value); a duplicate member says no.
+func (sc *Scanner) Object(depth int) (map[string]any, bool) {
+	if depth < 1 || !sc.Consume('{') {
+		return nil, false
+	}
+	m := map[string]any{}
+	if sc.Consume('}') {
+		return m, true
+	}
+	for {
+		k, ok := sc.String()
+		if !ok || !sc.Consume(':') {
+			return nil, false
+		}
+		v, ok := sc.Value(depth - 1)
+		if !ok {
+			return nil, false
+		}
+		n := len(m)
+		m[k] = v
+		if len(m) == n {
+			return nil, false
+		}
+		if sc.Consume(',') {
+			continue
+		}
+		if sc.Consume('}') {
+			return m, true
+		}
+		return nil, false
+	}
+}
