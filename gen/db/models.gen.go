@@ -278,6 +278,46 @@ type User struct {
 	UpdatedAt     time.Time
 }
 
+type VisualBaseline struct {
+	ID          uuid.UUID
+	ProjectID   uuid.UUID
+	Name        string
+	Browser     string
+	Viewport    string
+	Status      string
+	MediaType   string
+	SizeBytes   int64
+	Sha256      string
+	BlobKey     string
+	SourceRunID uuid.NullUUID
+	AcceptedBy  uuid.NullUUID
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type VisualCheck struct {
+	ID                 uuid.UUID
+	RunID              uuid.UUID
+	ProjectID          uuid.UUID
+	ScenarioID         uuid.UUID
+	StepIndex          int32
+	Name               string
+	Browser            string
+	Viewport           string
+	Selector           *string
+	Status             string
+	ActualArtifactID   uuid.NullUUID
+	ExpectedArtifactID uuid.NullUUID
+	DiffArtifactID     uuid.NullUUID
+	MismatchPixels     *int64
+	MismatchRatio      float64
+	Threshold          float64
+	SizeMismatch       bool
+	CreatedAt          time.Time
+	AcceptedAt         *time.Time
+	AcceptedBy         uuid.NullUUID
+}
+
 type Workspace struct {
 	ID          uuid.UUID
 	OrgID       uuid.UUID

@@ -13,6 +13,7 @@ import (
 )
 
 type Querier interface {
+	AcceptBaseline(ctx context.Context, arg AcceptBaselineParams) error
 	AddWorkspaceMember(ctx context.Context, arg AddWorkspaceMemberParams) (WorkspaceMember, error)
 	// Every feature of a project with its content, for linting, step usage and sync.
 	AllFeatures(ctx context.Context, projectID uuid.UUID) ([]Feature, error)
@@ -64,10 +65,13 @@ type Querier interface {
 	EffectiveWorkspaceRole(ctx context.Context, arg EffectiveWorkspaceRoleParams) (string, error)
 	// The enabled webhook integrations of a project, for notifying run outcomes.
 	EnabledWebhooks(ctx context.Context, projectID uuid.UUID) ([]Integration, error)
+	// A run-less artifact of a project with this name and content (a computed diff), to reuse it.
+	FindProjectArtifact(ctx context.Context, arg FindProjectArtifactParams) (Artifact, error)
 	// An ingest-only run takes the status of everything ingested into it so far.
 	FinishIngestRun(ctx context.Context, arg FinishIngestRunParams) (Run, error)
 	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
 	FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error
+	GetArtifactWithWorkspace(ctx context.Context, id uuid.UUID) (GetArtifactWithWorkspaceRow, error)
 	GetDataset(ctx context.Context, arg GetDatasetParams) (Dataset, error)
 	GetEnvironment(ctx context.Context, arg GetEnvironmentParams) (Environment, error)
 	GetEnvironmentForUpdate(ctx context.Context, arg GetEnvironmentForUpdateParams) (Environment, error)
@@ -91,14 +95,19 @@ type Querier interface {
 	GetTokenBySecret(ctx context.Context, secretHash []byte) (GetTokenBySecretRow, error)
 	GetUser(ctx context.Context, id uuid.UUID) (User, error)
 	GetUserByEmail(ctx context.Context, email string) (User, error)
+	GetVisualBaseline(ctx context.Context, arg GetVisualBaselineParams) (VisualBaseline, error)
 	GetWorkspaceBySlug(ctx context.Context, slug string) (GetWorkspaceBySlugRow, error)
 	GetWorkspaceMember(ctx context.Context, arg GetWorkspaceMemberParams) (GetWorkspaceMemberRow, error)
 	// Keeps this worker's runs alive and tells it which of them were asked to stop.
 	HeartbeatRuns(ctx context.Context, arg HeartbeatRunsParams) ([]HeartbeatRunsRow, error)
 	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error
 	InsertFeature(ctx context.Context, arg InsertFeatureParams) (Feature, error)
+	// The first capture of a name, browser and viewport becomes the baseline (pending review); a
+	// concurrent first capture loses (no row) and compares with the winner's.
+	InsertPendingBaseline(ctx context.Context, arg InsertPendingBaselineParams) (VisualBaseline, error)
 	InsertRunIngest(ctx context.Context, arg InsertRunIngestParams) error
 	InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error
+	InsertVisualCheck(ctx context.Context, arg InsertVisualCheckParams) (VisualCheck, error)
 	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
 	// callers skip each other's candidates, so no account is leased twice.
 	LeasePoolAccount(ctx context.Context, arg LeasePoolAccountParams) (PoolAccount, error)
@@ -118,6 +127,8 @@ type Querier interface {
 	// The projects of the workspaces where the user has a role (all of them for an instance admin).
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
+	// A page of a run's checks needing (or having had) review, oldest first.
+	ListRunBaselineChecks(ctx context.Context, arg ListRunBaselineChecksParams) ([]VisualCheck, error)
 	ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]RunEvent, error)
 	// Log lines of a run for its trace (oldest first).
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
@@ -132,6 +143,9 @@ type Querier interface {
 	LockLogin(ctx context.Context, arg LockLoginParams) error
 	// Serialises the ingests of one run.
 	LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error)
+	// Every reviewable check of a run, locked for acceptance.
+	LockRunBaselineChecks(ctx context.Context, runID uuid.UUID) ([]LockRunBaselineChecksRow, error)
+	MarkVisualChecksAccepted(ctx context.Context, arg MarkVisualChecksAcceptedParams) error
 	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
 	NotifyRunEvent(ctx context.Context, payload string) error
 	NotifyRunQueued(ctx context.Context, runID string) error

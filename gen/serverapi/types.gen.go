@@ -1491,7 +1491,7 @@ type ArtifactComparison struct {
 	MismatchPixels int64              `json:"mismatchPixels"`
 	MismatchRatio  float32            `json:"mismatchRatio"`
 
-	// SizeMismatch The images differ in size; both were padded to the larger width and height with transparent pixels, which count as mismatched.
+	// SizeMismatch The images differ in size; both were padded at the right and bottom to the larger width and height with transparent pixels and compared as pixelmatch compares equal sizes, so a padded pixel against a visible one counts as mismatched.
 	SizeMismatch bool    `json:"sizeMismatch"`
 	Threshold    float32 `json:"threshold"`
 	Width        int     `json:"width"`
@@ -3148,10 +3148,23 @@ type ValidationResult struct {
 
 // VisualCheck defines model for VisualCheck.
 type VisualCheck struct {
-	MismatchPixels *int              `json:"mismatchPixels,omitempty"`
-	MismatchRatio  *float32          `json:"mismatchRatio,omitempty"`
-	Name           string            `json:"name"`
-	Status         VisualCheckStatus `json:"status"`
+	ActualArtifactId *openapi_types.UUID `json:"actualArtifactId,omitempty"`
+
+	// DiffArtifactId The diff image; set when the check failed.
+	DiffArtifactId *openapi_types.UUID `json:"diffArtifactId,omitempty"`
+
+	// ExpectedArtifactId The baseline image; set when the check failed.
+	ExpectedArtifactId *openapi_types.UUID `json:"expectedArtifactId,omitempty"`
+	MismatchPixels     *int                `json:"mismatchPixels,omitempty"`
+	MismatchRatio      *float32            `json:"mismatchRatio,omitempty"`
+	Name               string              `json:"name"`
+
+	// SizeMismatch The capture and the baseline differ in size.
+	SizeMismatch *bool             `json:"sizeMismatch,omitempty"`
+	Status       VisualCheckStatus `json:"status"`
+
+	// Threshold YIQ colour-distance threshold of the comparison (pixelmatch's).
+	Threshold *float32 `json:"threshold,omitempty"`
 }
 
 // VisualCheckStatus defines model for VisualCheck.Status.

@@ -1498,7 +1498,7 @@ type ArtifactComparison struct {
 	MismatchPixels int64              `json:"mismatchPixels"`
 	MismatchRatio  float32            `json:"mismatchRatio"`
 
-	// SizeMismatch The images differ in size; both were padded to the larger width and height with transparent pixels, which count as mismatched.
+	// SizeMismatch The images differ in size; both were padded at the right and bottom to the larger width and height with transparent pixels and compared as pixelmatch compares equal sizes, so a padded pixel against a visible one counts as mismatched.
 	SizeMismatch bool    `json:"sizeMismatch"`
 	Threshold    float32 `json:"threshold"`
 	Width        int     `json:"width"`
@@ -3155,10 +3155,23 @@ type ValidationResult struct {
 
 // VisualCheck defines model for VisualCheck.
 type VisualCheck struct {
-	MismatchPixels *int              `json:"mismatchPixels,omitempty"`
-	MismatchRatio  *float32          `json:"mismatchRatio,omitempty"`
-	Name           string            `json:"name"`
-	Status         VisualCheckStatus `json:"status"`
+	ActualArtifactId *openapi_types.UUID `json:"actualArtifactId,omitempty"`
+
+	// DiffArtifactId The diff image; set when the check failed.
+	DiffArtifactId *openapi_types.UUID `json:"diffArtifactId,omitempty"`
+
+	// ExpectedArtifactId The baseline image; set when the check failed.
+	ExpectedArtifactId *openapi_types.UUID `json:"expectedArtifactId,omitempty"`
+	MismatchPixels     *int                `json:"mismatchPixels,omitempty"`
+	MismatchRatio      *float32            `json:"mismatchRatio,omitempty"`
+	Name               string              `json:"name"`
+
+	// SizeMismatch The capture and the baseline differ in size.
+	SizeMismatch *bool             `json:"sizeMismatch,omitempty"`
+	Status       VisualCheckStatus `json:"status"`
+
+	// Threshold YIQ colour-distance threshold of the comparison (pixelmatch's).
+	Threshold *float32 `json:"threshold,omitempty"`
 }
 
 // VisualCheckStatus defines model for VisualCheck.Status.
@@ -4114,7 +4127,7 @@ type ClientInterface interface {
 
 	// CompareArtifacts Pixel diff of two image artifacts
 	//
-	// pixelmatch's method. Artifacts that are not PNG images are 422.
+	// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
 	//
 	// Corresponds with GET /api/artifacts/compare (the `CompareArtifacts` operationId).
 	CompareArtifacts(ctx context.Context, params *CompareArtifactsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5178,7 +5191,7 @@ func (c *Client) StreamAgentJobEvents(ctx context.Context, jobId JobId, params *
 
 // CompareArtifacts Pixel diff of two image artifacts
 //
-// pixelmatch's method. Artifacts that are not PNG images are 422.
+// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
 //
 // Corresponds with GET /api/artifacts/compare (the `CompareArtifacts` operationId).
 func (c *Client) CompareArtifacts(ctx context.Context, params *CompareArtifactsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13801,7 +13814,7 @@ type ClientWithResponsesInterface interface {
 
 	// CompareArtifactsWithResponse Pixel diff of two image artifacts
 	//
-	// pixelmatch's method. Artifacts that are not PNG images are 422.
+	// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -24075,7 +24088,7 @@ func (c *ClientWithResponses) StreamAgentJobEventsWithResponse(ctx context.Conte
 
 // CompareArtifactsWithResponse Pixel diff of two image artifacts
 //
-// pixelmatch's method. Artifacts that are not PNG images are 422.
+// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
 //
 // Returns a wrapper object for the known response body format(s).
 //

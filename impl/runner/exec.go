@@ -171,6 +171,7 @@ func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, br
 		StepTimeout: r.cfg.StepTimeout,
 		Lease:       lease,
 		Process:     procs.steps,
+		Baselines:   run.Baselines,
 	})
 
 	stopped := false
@@ -360,7 +361,11 @@ func (r *stepReporter) VisualCheck(v steplib.VisualCheck) {
 	}
 	idx := r.idx
 	seq := r.em.emit(Event{Type: EventVisualCheck, ScenarioID: r.sid, Step: &idx, VisualCheck: &v})
-	r.res.VisualChecks = append(r.res.VisualChecks, VisualCheckRef{Seq: seq, Name: v.Name, Browser: v.Browser, Viewport: v.Viewport, Selector: v.Selector})
+	ref := VisualCheckRef{Seq: seq, Name: v.Name, Browser: v.Browser, Viewport: v.Viewport, Selector: v.Selector}
+	if v.Result != nil {
+		ref.Status = v.Result.Status
+	}
+	r.res.VisualChecks = append(r.res.VisualChecks, ref)
 }
 
 // processCache parses each process once per run.

@@ -139,6 +139,8 @@ type VisualCheckRef struct {
 	Browser  string `json:"browser"`
 	Viewport string `json:"viewport"`
 	Selector string `json:"selector,omitempty"`
+	// Status is the comparison's outcome (passed, failed, pending) when one was made.
+	Status string `json:"status,omitempty"`
 }
 
 // Problem is a feature or outline that could not be turned into scenarios (a syntax error, a

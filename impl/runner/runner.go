@@ -90,6 +90,9 @@ type Run struct {
 	Processes map[string]string
 	// Leaser leases users-pool accounts; nil makes lease steps and @user tags fail.
 	Leaser Leaser
+	// Baselines compares visual checks with the project's baselines (the step fails on a
+	// mismatch); nil records the captures without comparing.
+	Baselines steplib.BaselineChecker
 	// Timeout bounds the whole run; zero means none.
 	Timeout time.Duration
 }

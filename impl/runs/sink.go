@@ -133,19 +133,7 @@ func (k *sink) Emit(e runner.Event) {
 		}
 		k.appendEvent(apiEvent{Type: "heal", ScenarioID: scID, StepIndex: e.Step, Heal: &h})
 	case runner.EventVisualCheck:
-		v := serverapi.VisualCheck{Name: e.VisualCheck.Name, Status: "pending"}
-		if st := step(sc, e.Step); st != nil {
-			st.VisualCheck = &v
-		}
-		if len(e.VisualCheck.Image) > 0 {
-			// The captured image is kept as the step's attachment until the visual comparison
-			// (baselines) takes it over.
-			img := runner.Event{Type: runner.EventAttachment, ScenarioID: e.ScenarioID, Step: e.Step,
-				Attachment: &runner.AttachmentEvent{Name: "visual-" + e.VisualCheck.Name + ".png", MediaType: e.VisualCheck.MediaType,
-					Size: len(e.VisualCheck.Image), Data: e.VisualCheck.Image}}
-			k.attachment(ctx, img, sc)
-		}
-		k.appendEvent(apiEvent{Type: "visual_check", ScenarioID: scID, StepIndex: e.Step, Name: &v.Name, VisualCheck: &v})
+		k.visualCheck(ctx, e, sc)
 	case runner.EventStepFinished:
 		if st := step(sc, e.Step); st != nil && e.StepEnd != nil {
 			st.Status = serverapi.ResultStatus(e.StepEnd.Status)
@@ -187,13 +175,14 @@ func step(sc *scenarioState, i *int) *serverapi.RunStep {
 	return &sc.steps[*i]
 }
 
-// attachment stores a step's file in the blob store and records it as an artifact of the run.
-func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState) {
+// attachment stores a step's file in the blob store and records it as an artifact of the run;
+// it returns the artifact's id, or nil when it could not be stored.
+func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState) *uuid.UUID {
 	a := e.Attachment
 	info, err := k.s.blobs.Put(ctx, bytes.NewReader(a.Data), 0)
 	if err != nil {
 		k.s.log.Error("runs: store attachment", "error", err)
-		return
+		return nil
 	}
 	kind := attachmentKind(a.MediaType, a.Name)
 	var key *string
@@ -209,7 +198,7 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 		Sha256: info.SHA256, BlobKey: info.Key})
 	if err != nil {
 		k.s.log.Error("runs: record artifact", "error", err)
-		return
+		return nil
 	}
 	att := serverapi.Attachment{ArtifactId: art.ID, Kind: kind, MediaType: a.MediaType, Name: a.Name, SizeBytes: art.SizeBytes}
 	if st := step(sc, e.Step); st != nil {
@@ -220,6 +209,7 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 		scID = &sc.id
 	}
 	k.appendEvent(apiEvent{Type: "attachment", ScenarioID: scID, StepIndex: e.Step, ArtifactID: &art.ID, Name: &a.Name})
+	return &art.ID
 }
 
 func attachmentKind(mediaType, name string) serverapi.AttachmentKind {

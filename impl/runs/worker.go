@@ -218,6 +218,7 @@ func (s *Service) load(ctx context.Context, r db.Run) (runner.Run, error) {
 		return in, err
 	}
 	in.Leaser = &leaser{s: s, projectID: r.ProjectID, runID: r.ID, environment: env.Name}
+	in.Baselines = &baselines{s: s, run: r}
 	return in, nil
 }
 

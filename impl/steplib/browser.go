@@ -536,10 +536,27 @@ func browserImpls(m map[string]stepFunc) {
 		if err != nil {
 			return err
 		}
-		c.rep.VisualCheck(VisualCheck{
+		v := VisualCheck{
 			Name: name, Browser: s.cfg.Browser.Name(), Viewport: fmt.Sprintf("%dx%d", p.width, p.height),
 			Selector: sel, MediaType: "image/png", Image: png,
-		})
+		}
+		if s.cfg.Baselines == nil {
+			c.rep.VisualCheck(v)
+			return nil
+		}
+		res, err := s.cfg.Baselines.CheckBaseline(ctx, v)
+		if err != nil {
+			c.rep.VisualCheck(v)
+			return fmt.Errorf("compare with the baseline %q: %w", name, err)
+		}
+		v.Result = &res
+		c.rep.VisualCheck(v)
+		if res.Status == VisualFailed {
+			if res.SizeMismatch {
+				return fmt.Errorf("the capture differs from the baseline %q in size: %d pixels (%.2f%%) differ", name, res.MismatchPixels, 100*res.MismatchRatio)
+			}
+			return fmt.Errorf("the capture differs from the baseline %q: %d pixels (%.2f%%) differ at threshold %g", name, res.MismatchPixels, 100*res.MismatchRatio, res.Threshold)
+		}
 		return nil
 	}
 	m["browser.visual_check"] = func(ctx context.Context, s *Session, c *call) error {

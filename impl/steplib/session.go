@@ -81,6 +81,38 @@ type VisualCheck struct {
 	Selector  string
 	MediaType string // image/png
 	Image     []byte
+	// Result is the comparison with the baseline, when a BaselineChecker made one.
+	Result *VisualResult
+}
+
+// BaselineChecker compares a visual capture with the project's current baseline of its name,
+// browser and viewport. The visual-check steps call it synchronously, so that a mismatch fails
+// the step itself.
+type BaselineChecker interface {
+	// CheckBaseline returns the comparison; an error (the baseline could not be read) fails the step.
+	CheckBaseline(ctx context.Context, v VisualCheck) (VisualResult, error)
+}
+
+// The visual check outcomes.
+const (
+	VisualPassed  = "passed"
+	VisualFailed  = "failed"
+	VisualPending = "pending" // no baseline existed: the capture became it, pending review
+)
+
+// VisualResult is the outcome of comparing a capture with its baseline.
+type VisualResult struct {
+	// Status is VisualPassed, VisualFailed or VisualPending.
+	Status string
+	// MismatchPixels and MismatchRatio are the pixel diff's figures at Threshold (YIQ, 0..1).
+	MismatchPixels int
+	MismatchRatio  float64
+	Threshold      float64
+	// SizeMismatch tells that the capture and the baseline differ in size.
+	SizeMismatch bool
+	// Expected is the baseline image and Diff the diff image (PNG), both set when the check failed.
+	Expected []byte
+	Diff     []byte
 }
 
 // Reporter receives what a step produces besides its outcome. Calls come from the goroutine
@@ -120,6 +152,9 @@ type Config struct {
 	Lease func(ctx context.Context, label string) (map[string]string, error)
 	// Process returns the steps of a named process of the project; nil makes process.run fail.
 	Process func(name string) ([]Step, error)
+	// Baselines compares visual checks with the project's baselines; nil records the captures
+	// without comparing them.
+	Baselines BaselineChecker
 }
 
 // Session executes the steps of one scenario, keeping its variables, HTTP state and browser page.

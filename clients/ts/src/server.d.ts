@@ -1077,7 +1077,7 @@ export interface paths {
         };
         /**
          * Pixel diff of two image artifacts
-         * @description pixelmatch's method. Artifacts that are not PNG images are 422.
+         * @description pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
          */
         get: operations["compareArtifacts"];
         put?: never;
@@ -2610,6 +2610,22 @@ export interface components {
             status: "passed" | "failed" | "pending";
             mismatchPixels?: number;
             mismatchRatio?: number;
+            /** @description YIQ colour-distance threshold of the comparison (pixelmatch's). */
+            threshold?: number;
+            /** @description The capture and the baseline differ in size. */
+            sizeMismatch?: boolean;
+            /** Format: uuid */
+            actualArtifactId?: string;
+            /**
+             * Format: uuid
+             * @description The baseline image; set when the check failed.
+             */
+            expectedArtifactId?: string;
+            /**
+             * Format: uuid
+             * @description The diff image; set when the check failed.
+             */
+            diffArtifactId?: string;
         };
         RunStep: {
             index: number;
@@ -2881,7 +2897,7 @@ export interface components {
             /** Format: int64 */
             mismatchPixels: number;
             mismatchRatio: number;
-            /** @description The images differ in size; both were padded to the larger width and height with transparent pixels, which count as mismatched. */
+            /** @description The images differ in size; both were padded at the right and bottom to the larger width and height with transparent pixels and compared as pixelmatch compares equal sizes, so a padded pixel against a visible one counts as mismatched. */
             sizeMismatch: boolean;
             /**
              * Format: uuid

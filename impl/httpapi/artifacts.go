@@ -1,0 +1,211 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/apierr"
+	"github.com/sdods/sdods/impl/blob"
+	"github.com/sdods/sdods/impl/pixeldiff"
+	"github.com/sdods/sdods/impl/store"
+)
+
+// maxCompareBytes bounds each image compareArtifacts reads.
+const maxCompareBytes = 64 << 20
+
+// artifactOf loads an artifact the caller may act on with the current operation; one in a
+// workspace where the caller has no role does not exist for them.
+func (s *Server) artifactOf(ctx context.Context, id uuid.UUID) (db.GetArtifactWithWorkspaceRow, error) {
+	a, err := s.Store.GetArtifactWithWorkspace(ctx, id)
+	notFound := apierr.New(apierr.NotFound, "artifact "+id.String()+" not found", "artifact ids are in a run's steps (attachments, visual checks)")
+	if store.IsNotFound(err) {
+		return a, notFound
+	}
+	if err != nil {
+		return a, err
+	}
+	if _, err := s.authorizeWorkspace(ctx, a.WorkspaceID); err != nil {
+		if apierr.From(err).Code == apierr.NotFound {
+			return a, notFound
+		}
+		return a, err
+	}
+	return a, nil
+}
+
+// GetArtifact returns an artifact's content with its media type (one a browser would execute on
+// this origin is served as text or bytes) and an ETag (its SHA-256): 304 when If-None-Match
+// matches, 206 for a satisfiable single byte range, 416 with Content-Range for another.
+func (s *Server) GetArtifact(ctx context.Context, req serverapi.GetArtifactRequestObject) (serverapi.GetArtifactResponseObject, error) {
+	a, err := s.artifactOf(ctx, req.ArtifactId)
+	if err != nil {
+		return nil, err
+	}
+	etag := `"` + a.Sha256 + `"`
+	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, etag) {
+		return serverapi.GetArtifact304Response{}, nil
+	}
+	size := a.SizeBytes
+	start, length, partial, err := byteRange(req.Params.Range, size)
+	if err != nil {
+		if apierr.From(err).Code == apierr.RangeNotSatisfiable {
+			return rangeNotSatisfiable{size: size, err: apierr.From(err)}, nil
+		}
+		return nil, err
+	}
+	body, err := s.openArtifact(ctx, a.BlobKey, start, length)
+	if err != nil {
+		return nil, err
+	}
+	accept, contentType := "bytes", servedType(a.MediaType)
+	if partial {
+		cr := fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, size)
+		return serverapi.GetArtifact206AsteriskResponse{Body: body, ContentType: contentType, ContentLength: length,
+			Headers: serverapi.GetArtifact206ResponseHeaders{AcceptRanges: &accept, ContentRange: &cr, ETag: &etag}}, nil
+	}
+	return serverapi.GetArtifact200AsteriskResponse{Body: body, ContentType: contentType, ContentLength: length,
+		Headers: serverapi.GetArtifact200ResponseHeaders{AcceptRanges: &accept, ETag: &etag}}, nil
+}
+
+// openArtifact returns length bytes of a blob from start.
+func (s *Server) openArtifact(ctx context.Context, key string, start, length int64) (io.ReadCloser, error) {
+	var rc io.ReadCloser
+	var err error
+	ranged := false
+	if ro, ok := s.Blobs.(blob.RangeOpener); ok && start > 0 {
+		rc, err = ro.OpenRange(ctx, key, start, length)
+		ranged = true
+	} else {
+		rc, err = s.Blobs.Open(ctx, key)
+	}
+	if err != nil {
+		if isBlobNotFound(err) {
+			return nil, apierr.Wrap(err, apierr.NotFound, "the artifact's content is missing from the blob store", "its run may have been purged")
+		}
+		return nil, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
+	}
+	if start > 0 && !ranged {
+		if sk, ok := rc.(io.Seeker); ok {
+			_, err = sk.Seek(start, io.SeekStart)
+		} else {
+			_, err = io.CopyN(io.Discard, rc, start)
+		}
+		if err != nil {
+			_ = rc.Close()
+			return nil, fmt.Errorf("seek artifact: %w", err)
+		}
+	}
+	return readCloser{Reader: io.LimitReader(rc, length), Closer: rc}, nil
+}
+
+// rangeNotSatisfiable is the 416 answer with the Content-Range the generated response lacks.
+type rangeNotSatisfiable struct {
+	size int64
+	err  *apierr.Error
+}
+
+func (r rangeNotSatisfiable) VisitGetArtifactResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", r.size))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+	return json.NewEncoder(w).Encode(serverapi.Error{Error: serverapi.ErrorBody{Code: serverapi.ErrorCode(r.err.Code),
+		Message: r.err.Message, Hint: r.err.Hint}})
+}
+
+// CompareArtifacts computes the pixel diff of two PNG artifacts by pixelmatch's method, stores
+// the diff image as an artifact of the project of after, and returns it with the figures. Images
+// of different sizes are padded to the larger width and height with transparent pixels.
+func (s *Server) CompareArtifacts(ctx context.Context, req serverapi.CompareArtifactsRequestObject) (serverapi.CompareArtifactsResponseObject, error) {
+	p := req.Params
+	before, err := s.artifactOf(ctx, p.Before)
+	if err != nil {
+		return nil, err
+	}
+	after, err := s.artifactOf(ctx, p.After)
+	if err != nil {
+		return nil, err
+	}
+	opt := pixeldiff.Defaults()
+	if p.Threshold != nil {
+		// The query carries a decimal; float32 → float64 would add binary noise (0.1 → 0.10000000149).
+		opt.Threshold, _ = strconv.ParseFloat(strconv.FormatFloat(float64(*p.Threshold), 'g', -1, 32), 64)
+	}
+	if p.IncludeAA != nil {
+		opt.IncludeAA = *p.IncludeAA
+	}
+	a, err := s.readImage(ctx, before, "before")
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.readImage(ctx, after, "after")
+	if err != nil {
+		return nil, err
+	}
+	res, err := pixeldiff.Diff(a, b, opt)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := pixeldiff.EncodePNG(&buf, res.Diff); err != nil {
+		return nil, err
+	}
+	diffID, err := s.storeDiff(ctx, after.ProjectID, fmt.Sprintf("diff-%s-%s.png", before.ID, after.ID), buf.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.CompareArtifacts200JSONResponse{Before: before.ID, After: after.ID, Threshold: float32(opt.Threshold), IncludeAA: opt.IncludeAA,
+		Width: res.Width, Height: res.Height, MismatchPixels: int64(res.Mismatch), MismatchRatio: float32(res.Ratio), SizeMismatch: res.SizeMismatch,
+		DiffArtifactId: diffID}, nil
+}
+
+// readImage reads and decodes a PNG artifact; anything else is 422.
+func (s *Server) readImage(ctx context.Context, a db.GetArtifactWithWorkspaceRow, which string) (*image.NRGBA, error) {
+	if a.SizeBytes > maxCompareBytes {
+		return nil, apierr.New(apierr.Unprocessable, which+" is too large to compare", fmt.Sprintf("at most %d bytes", maxCompareBytes))
+	}
+	rc, err := s.Blobs.Open(ctx, a.BlobKey)
+	if err != nil {
+		return nil, apierr.Wrap(err, apierr.Unavailable, "the artifact's content cannot be read", "")
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, maxCompareBytes+1))
+	if err != nil {
+		return nil, apierr.Wrap(err, apierr.Unavailable, "the artifact's content cannot be read", "")
+	}
+	img, err := pixeldiff.DecodePNG(data)
+	if errors.Is(err, pixeldiff.ErrNotPNG) {
+		return nil, apierr.Wrap(err, apierr.Unprocessable, which+" ("+a.ID.String()+", "+a.MediaType+") is not a PNG image", err.Error())
+	}
+	return img, err
+}
+
+// storeDiff keeps a computed diff image as a run-less artifact of the project; the same diff
+// computed again reuses it.
+func (s *Server) storeDiff(ctx context.Context, projectID uuid.UUID, name string, data []byte) (uuid.UUID, error) {
+	info, err := s.Blobs.Put(ctx, bytes.NewReader(data), 0)
+	if err != nil {
+		return uuid.Nil, apierr.Wrap(err, apierr.Unavailable, "the diff image cannot be stored", "")
+	}
+	if a, err := s.Store.FindProjectArtifact(ctx, db.FindProjectArtifactParams{ProjectID: projectID, Name: name, Sha256: info.SHA256}); err == nil {
+		return a.ID, nil
+	} else if !store.IsNotFound(err) {
+		return uuid.Nil, err
+	}
+	a, err := s.Store.CreateArtifact(ctx, db.CreateArtifactParams{ProjectID: projectID, Name: name, Kind: "diff", MediaType: "image/png",
+		SizeBytes: info.Size, Sha256: info.SHA256, BlobKey: info.Key})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return a.ID, nil
+}

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS visual_checks;
+DROP TABLE IF EXISTS visual_baselines;
