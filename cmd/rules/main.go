@@ -10,7 +10,7 @@ import (
 
 func main() {
 	ctx, stop := notifyContext(context.Background())
-	m := &rulescmd.Main{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	m := &rulescmd.Main{Args: os.Args[1:], Stdin: stdin(), Stdout: os.Stdout, Stderr: os.Stderr}
 	code := m.Run(ctx)
 	stop()
 	os.Exit(code)
