@@ -26,6 +26,7 @@ type Ref struct {
 type Program struct {
 	Ref           Ref
 	defaultLocale string
+	defaultLower  string
 	catalogs      map[string]*catalog // lower-cased tag
 	rules         []*rule
 	states        []*state
@@ -36,8 +37,31 @@ type Program struct {
 
 type catalog struct {
 	tag      string
+	index    int // in rule.messages
 	messages map[string][]ruleset.Part
 }
+
+// message is a rule's message template in one catalog, resolved at load: placeholders bound to
+// the rule's parameters, field or value.
+type message struct {
+	ok     bool   // the catalog has the key
+	static bool   // no placeholders: the message is text
+	text   string // when static
+	parts  []part
+}
+
+// part is literal text (param == partText) or a placeholder: the index of a rule parameter,
+// partField or partValue.
+type part struct {
+	text  string
+	param int
+}
+
+const (
+	partText  = -1
+	partField = -2
+	partValue = -3
+)
 
 type expr struct {
 	name string
@@ -54,6 +78,7 @@ type rule struct {
 	hasType            bool
 	when               *compile.Program
 	key                string
+	messages           []message // by catalog index
 	params             []expr
 	missing            string // a custom operator the rule needs that the host lacks
 }
@@ -75,9 +100,13 @@ type effect struct {
 
 // fieldRef is a static field path.
 type fieldRef struct {
-	path string
-	segs []string
+	path      string
+	pathValue any // path as an interface value, boxed once
+	segs      []string
 }
+
+// listPaths is how many element paths of a list binding are built at load.
+const listPaths = 32
 
 // binding is one field bound to a type through an entity.
 type binding struct {
@@ -85,6 +114,12 @@ type binding struct {
 	many   bool
 	field  fieldRef // path inside the record
 	path   string   // entity path + "." + field, for single records
+	// for lists: the path of element i is prefix + i + suffix; those of the first elements are
+	// built at load
+	pathValue      any
+	prefix, suffix string
+	paths          []string
+	pathValues     []any
 }
 
 // Compile compiles every expression of rs and resolves type bindings. ops are the host's custom
@@ -120,10 +155,13 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		}
 	}
 	c := &compiler{unit: unit, fnOps: functionOps(rs), ops: ops}
-	p := &Program{Ref: ref, defaultLocale: rs.DefaultLocale, catalogs: map[string]*catalog{}, declared: declared, ops: ops, budget: budget}
+	p := &Program{Ref: ref, defaultLocale: rs.DefaultLocale, defaultLower: strings.ToLower(rs.DefaultLocale),
+		catalogs: map[string]*catalog{}, declared: declared, ops: ops, budget: budget}
 	sort.Strings(p.declared)
+	var cats []*catalog
 	for _, cat := range rs.Locales {
-		cc := &catalog{tag: cat.Tag, messages: map[string][]ruleset.Part{}}
+		cc := &catalog{tag: cat.Tag, index: len(cats), messages: map[string][]ruleset.Part{}}
+		cats = append(cats, cc)
 		for _, m := range cat.Messages {
 			parts, _, _ := ruleset.ParseTemplate(m.Template)
 			cc.messages[m.Key] = parts
@@ -135,7 +173,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		cr := &rule{id: r.ID, code: r.Code, severity: r.Severity, level: levelIndex(r.Scope), loc: loc(r.Target),
 			channels: r.Channels, key: r.Key}
 		for _, f := range r.Target.Fields {
-			cr.fields = append(cr.fields, fieldRef{path: f, segs: strings.Split(f, ".")})
+			cr.fields = append(cr.fields, fieldRef{path: f, pathValue: f, segs: strings.Split(f, ".")})
 		}
 		if r.Target.Type != "" {
 			cr.hasType = true
@@ -151,6 +189,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 			used = append(used, pm.Expr)
 		}
 		cr.missing = c.missing(used)
+		cr.messages = messages(cats, cr)
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {
@@ -173,6 +212,52 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		return nil, ds
 	}
 	return p, nil
+}
+
+// messages resolves the rule's template in every catalog.
+func messages(cats []*catalog, ru *rule) []message {
+	out := make([]message, len(cats))
+	for i, c := range cats {
+		parts, ok := c.messages[ru.key]
+		if !ok {
+			continue
+		}
+		m := message{ok: true, static: true}
+		var text []byte
+		for _, p := range parts {
+			if !p.Param {
+				text = append(text, p.Text...)
+				m.parts = append(m.parts, part{text: p.Text, param: partText})
+				continue
+			}
+			pt := part{param: partText, text: "{" + p.Text + "}"}
+			found := false
+			for j, pm := range ru.params {
+				if pm.name == p.Text {
+					pt.param, found = j, true
+					break
+				}
+			}
+			if !found {
+				switch p.Text {
+				case "field":
+					pt.param = partField
+				case "value":
+					pt.param = partValue
+				}
+			}
+			if pt.param != partText {
+				m.static = false
+			}
+			text = append(text, pt.text...)
+			m.parts = append(m.parts, pt)
+		}
+		if m.static {
+			m.text, m.parts = string(text), nil
+		}
+		out[i] = m
+	}
+	return out
 }
 
 func uniq(ss []string) []string {
@@ -351,6 +436,15 @@ func typeBindings(rs *ruleset.Ruleset) map[string][]*binding {
 		sort.SliceStable(fields, func(i, j int) bool { return jcs.Less(fields[i].Field, fields[j].Field) })
 		for _, f := range fields {
 			b := &binding{entity: ep, many: e.Many, field: fieldRef{path: f.Field, segs: strings.Split(f.Field, ".")}, path: e.Path + "." + f.Field}
+			b.pathValue = b.path
+			if e.Many {
+				b.prefix, b.suffix = strings.Join(ep, ".")+".", "."+f.Field
+				for i := 0; i < listPaths; i++ {
+					p := b.prefix + itoa(i) + b.suffix
+					b.paths = append(b.paths, p)
+					b.pathValues = append(b.pathValues, p)
+				}
+			}
 			out[f.Type] = append(out[f.Type], b)
 		}
 	}

@@ -1,7 +1,10 @@
 package eval
 
 import (
+	"math"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sdods/sdods/engine/internal/compile"
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -74,19 +77,25 @@ func inView(v *Location, level int, l *Location) bool {
 }
 
 type run struct {
-	p      *Program
-	env    map[string]any
-	chain  [8]*catalog
-	nchain int
-	res    *Result
+	p        *Program
+	env      map[string]any
+	data     any
+	chain    [8]*catalog
+	nchain   int
+	res      *Result
+	findings []Finding // scratch; copied into the result at the end
+	buf      []byte    // scratch for messages
 }
+
+var runPool = sync.Pool{New: func() any { return &run{env: make(map[string]any, 8)} }}
 
 // Evaluate runs the program against a checked request. It never fails because of a rule: a rule
 // that cannot be evaluated fails closed (a RULE_FAILED finding).
 func (p *Program) Evaluate(req *Request) *Result {
-	res := &Result{Ruleset: p.Ref, Findings: []Finding{}, States: map[string]map[string]any{}}
-	r := &run{p: p, res: res}
-	r.env = map[string]any{"data": req.Data, "original": req.Original, "actor": req.Actor, "ctx": req.Ctx}
+	res := &Result{Ruleset: p.Ref, States: map[string]map[string]any{}}
+	r := runPool.Get().(*run)
+	r.p, r.res, r.data = p, res, req.Data
+	r.env["data"], r.env["original"], r.env["actor"], r.env["ctx"] = req.Data, req.Original, req.Actor, req.Ctx
 	r.locales(req.Locale)
 	for _, ru := range p.rules {
 		if !inView(req.View, ru.level, &ru.loc) {
@@ -100,6 +109,24 @@ func (p *Program) Evaluate(req *Request) *Result {
 		}
 		r.state(st)
 	}
+	if len(r.findings) == 0 {
+		res.Findings = []Finding{}
+	} else {
+		res.Findings = append(make([]Finding, 0, len(r.findings)), r.findings...)
+	}
+	// nothing of this evaluation stays reachable from the pool
+	clear(r.findings)
+	r.findings = r.findings[:0]
+	clear(r.env)
+	clear(r.chain[:])
+	r.p, r.res, r.data, r.nchain = nil, nil, nil, 0
+	if cap(r.buf) > 1<<16 {
+		r.buf = nil
+	}
+	if cap(r.findings) > 1<<10 {
+		r.findings = nil
+	}
+	runPool.Put(r)
 	return res
 }
 
@@ -121,7 +148,7 @@ func (r *run) locales(tag string) {
 		}
 	}
 	if tag != "" {
-		t := strings.ToLower(tag)
+		t := lower(tag)
 		for {
 			add(t)
 			i := strings.LastIndexByte(t, '-')
@@ -131,7 +158,18 @@ func (r *run) locales(tag string) {
 			t = t[:i]
 		}
 	}
-	add(strings.ToLower(r.p.defaultLocale))
+	add(r.p.defaultLower)
+}
+
+// lower is strings.ToLower for the ASCII tags the request check lets through, without
+// allocating when the tag is lower case already.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 func (r *run) template(key string) ([]ruleset.Part, bool) {
@@ -141,6 +179,16 @@ func (r *run) template(key string) ([]ruleset.Part, bool) {
 		}
 	}
 	return nil, false
+}
+
+// message returns the rule's template in the first catalog of the chain that has its key.
+func (r *run) message(ru *rule) *message {
+	for i := 0; i < r.nchain; i++ {
+		if m := &ru.messages[r.chain[i].index]; m.ok {
+			return m
+		}
+	}
+	return nil
 }
 
 func (r *run) eval(prog *compile.Program) (any, error) {
@@ -159,20 +207,25 @@ func (r *run) rule(ru *rule) {
 	switch {
 	case ru.hasType:
 		for _, b := range ru.typed {
-			base := lookup(r.env["data"], b.entity)
+			base := lookup(r.data, b.entity)
 			if !b.many {
-				r.bound(ru, b.path, lookup(base, b.field.segs))
+				r.bound(ru, b.path, b.pathValue, lookup(base, b.field.segs))
 				continue
 			}
 			list, _ := base.([]any)
 			for i, el := range list {
-				path := strings.Join(b.entity, ".") + "." + itoa(i) + "." + b.field.path
-				r.bound(ru, path, lookup(el, b.field.segs))
+				if i < len(b.paths) {
+					r.bound(ru, b.paths[i], b.pathValues[i], lookup(el, b.field.segs))
+					continue
+				}
+				path := b.prefix + itoa(i) + b.suffix
+				r.bound(ru, path, path, lookup(el, b.field.segs))
 			}
 		}
 	case len(ru.fields) > 0:
-		for _, f := range ru.fields {
-			r.bound(ru, f.path, lookup(r.env["data"], f.segs))
+		for i := range ru.fields {
+			f := &ru.fields[i]
+			r.bound(ru, f.path, f.pathValue, lookup(r.data, f.segs))
 		}
 	default:
 		delete(r.env, "value")
@@ -181,9 +234,11 @@ func (r *run) rule(ru *rule) {
 	}
 }
 
-func (r *run) bound(ru *rule, field string, v any) {
+// bound checks a rule for one field; fieldValue is field as an interface value, boxed once at
+// load for static paths.
+func (r *run) bound(ru *rule, field string, fieldValue, v any) {
 	r.env["value"] = v
-	r.env["field"] = field
+	r.env["field"] = fieldValue
 	r.check(ru, field, v)
 }
 
@@ -205,6 +260,8 @@ func (r *run) check(ru *rule, field string, v any) {
 		r.failed(ru.id, &ru.loc, field, diag.EvaluationError)
 		return
 	}
+	// parameters are evaluated even when the message does not show them: one that fails makes
+	// the rule fail closed
 	var params [16]any
 	vals := params[:0]
 	for _, pm := range ru.params {
@@ -215,34 +272,30 @@ func (r *run) check(ru *rule, field string, v any) {
 		}
 		vals = append(vals, pv)
 	}
-	parts, _ := r.template(ru.key)
-	var sb strings.Builder
-	for _, part := range parts {
-		if !part.Param {
-			sb.WriteString(part.Text)
-			continue
-		}
-		found := false
-		for i, pm := range ru.params {
-			if pm.name == part.Text {
-				sb.WriteString(Text(vals[i]))
-				found = true
-				break
+	m := r.message(ru)
+	var msg string
+	switch {
+	case m == nil:
+	case m.static:
+		msg = m.text
+	default:
+		b := r.buf[:0]
+		for _, part := range m.parts {
+			switch {
+			case part.param >= 0:
+				b = appendText(b, vals[part.param])
+			case part.param == partField:
+				b = append(b, field...)
+			case part.param == partValue:
+				b = appendText(b, v)
+			default:
+				b = append(b, part.text...)
 			}
 		}
-		if found {
-			continue
-		}
-		switch part.Text {
-		case "field":
-			sb.WriteString(field)
-		case "value":
-			sb.WriteString(Text(v))
-		default:
-			sb.WriteString("{" + part.Text + "}")
-		}
+		msg = string(b)
+		r.buf = b[:0]
 	}
-	r.res.Findings = append(r.res.Findings, Finding{Code: ru.code, Severity: ru.severity, Message: sb.String(),
+	r.findings = append(r.findings, Finding{Code: ru.code, Severity: ru.severity, Message: msg,
 		Field: field, Rule: ru.id, Location: ru.loc})
 }
 
@@ -275,7 +328,7 @@ func (r *run) failed(id string, l *Location, field, reason string) {
 		}
 		msg = sb.String()
 	}
-	r.res.Findings = append(r.res.Findings, Finding{Code: diag.RuleFailed, Severity: "error", Message: msg,
+	r.findings = append(r.findings, Finding{Code: diag.RuleFailed, Severity: "error", Message: msg,
 		Field: field, Rule: id, Location: *l})
 }
 
@@ -324,7 +377,13 @@ func (r *run) state(st *state) {
 	for _, c := range changes {
 		m := r.res.States[c.field]
 		if m == nil {
-			m = map[string]any{}
+			n := 0 // the changes of this field, so the map is made once at its size
+			for _, d := range changes {
+				if d.field == c.field {
+					n++
+				}
+			}
+			m = make(map[string]any, n)
 			r.res.States[c.field] = m
 		}
 		m[c.prop] = c.v
@@ -370,6 +429,29 @@ func index(s string) int {
 }
 
 func itoa(i int) string { return diag.Index("", i)[1:] }
+
+// appendText appends what Text returns for v.
+func appendText(b []byte, v any) []byte {
+	switch t := v.(type) {
+	case nil:
+		return b
+	case string:
+		return append(b, t...)
+	case bool:
+		return strconv.AppendBool(b, t)
+	case float64:
+		if t == math.Trunc(t) && t > -1e15 && t < 1e15 {
+			// num.Format's integers, without the string
+			return strconv.AppendInt(b, int64(t), 10)
+		}
+		s, _ := num.Format(t)
+		return append(b, s...)
+	}
+	if out, err := AppendJSON(b, v); err == nil {
+		return out
+	}
+	return b
+}
 
 // Text writes a message parameter: strings as they are, numbers in canonical form, true and
 // false, null as nothing, arrays and objects as canonical JSON.

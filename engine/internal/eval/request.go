@@ -2,7 +2,6 @@ package eval
 
 import (
 	"math"
-	"sort"
 	"unicode/utf8"
 
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -218,11 +217,11 @@ func clip(s string) string {
 // a valid locale. Roots are checked in code point order of their names.
 func PrepareRequest(req *Request) (*Request, *diag.Diagnostic) {
 	out := *req
-	roots := map[string]*any{"actor": &out.Actor, "ctx": &out.Ctx, "data": &out.Data, "original": &out.Original}
-	names := []string{"actor", "ctx", "data", "original"}
-	sort.Strings(names)
-	for _, k := range names {
-		p := roots[k]
+	// in code point order of the names
+	names := [...]string{"actor", "ctx", "data", "original"}
+	roots := [...]*any{&out.Actor, &out.Ctx, &out.Data, &out.Original}
+	for i, k := range names {
+		p := roots[i]
 		if *p == nil {
 			continue
 		}
