@@ -78,11 +78,15 @@ func Compare(a, b, out []byte, width, height int, o Options) (int, error) {
 		}()
 	}
 	drawGray := out != nil && !o.DiffMask
-	gray := grayCache{alpha: o.Alpha}
+	// Screenshots repeat colours in long runs: the grey of the last pixel drawn is kept.
+	last, lastGray := a32[0], grayOf(a[0:4], o.Alpha)
 	if string(a) == string(b) { // identical: the fast path of pixelmatch
 		if drawGray {
 			for i, p := range a32 {
-				o32[i] = gray.pixel(p, a[4*i:4*i+4])
+				if p != last {
+					last, lastGray = p, grayOf(a[4*i:4*i+4], o.Alpha)
+				}
+				o32[i] = lastGray
 			}
 		}
 		return 0, nil
@@ -101,21 +105,25 @@ func Compare(a, b, out []byte, width, height int, o Options) (int, error) {
 	if o32 != nil {
 		o32 = o32[:len(a32)]
 	}
-	for i, pa := range a32 {
-		if pa == b32[i] {
-			// Equal pixels: a delta of 0 never exceeds maxDelta (a negative threshold aside).
-			if maxDelta >= 0 {
-				if drawGray {
-					o32[i] = gray.pixel(pa, a[4*i:4*i+4])
+	for i := 0; i < len(a32); {
+		if a32[i] == b32[i] {
+			// A run of equal pixels: their delta is 0, never above the threshold.
+			if drawGray {
+				for ; i < len(a32) && a32[i] == b32[i]; i++ {
+					if p := a32[i]; p != last {
+						last, lastGray = p, grayOf(a[4*i:4*i+4], o.Alpha)
+					}
+					o32[i] = lastGray
 				}
-				continue
+			} else {
+				for i < len(a32) && a32[i] == b32[i] {
+					i++
+				}
 			}
+			continue
 		}
 		pos := 4 * i
-		delta := 0.0
-		if pa != b32[i] {
-			delta = colorDelta(a, b, pos, checker)
-		}
+		delta := colorDelta(a, b, pos, checker)
 		if math.Abs(delta) > maxDelta {
 			x, y := i%width, i/width
 			if !o.IncludeAA && (antialiased(a, b, x, y, width, height, checker) || antialiased(b, a, x, y, width, height, checker)) {
@@ -133,8 +141,9 @@ func Compare(a, b, out []byte, width, height int, o Options) (int, error) {
 				diff++
 			}
 		} else if drawGray {
-			o32[i] = gray.pixel(pa, a[pos:pos+4])
+			o32[i] = grayOf(a[pos:pos+4], o.Alpha)
 		}
+		i++
 	}
 	return diff, nil
 }
@@ -167,32 +176,23 @@ func pix(r, g, b, a uint8) uint32 {
 
 func opaque(c [3]uint8) uint32 { return pix(c[0], c[1], c[2], 255) }
 
-// grayCache draws the first image in grey blended with white. Screenshots repeat colours in
-// long runs, so the last pixel's grey is kept.
-type grayCache struct {
-	alpha float64
-	ok    bool
-	last  uint32
-	val   uint32
-}
-
-// pixel returns the grey of the pixel p whose bytes are rgba.
-func (g *grayCache) pixel(p uint32, rgba []byte) uint32 {
-	if p != g.last || !g.ok {
-		r, gr, b, a := float64(rgba[0]), float64(rgba[1]), float64(rgba[2]), float64(rgba[3])
-		// pixelmatch's drawGrayPixel, operation by operation (explicit conversions keep the
-		// compiler from fusing multiply-adds, which would round differently).
-		l := float64(float64(float64(r*0.29889531)+float64(gr*0.58662247)) + float64(b*0.11448223))
-		v := 255 + float64(float64(float64(l-255)*g.alpha)*a)/255
-		c := toUint8(v)
-		g.ok, g.last, g.val = true, p, pix(c, c, c, 255)
-	}
-	return g.val
+// grayOf is the diff image's pixel for a similar pixel rgba of the first image: its luma blended
+// with white at alpha (pixelmatch's drawGrayPixel, operation by operation; explicit conversions
+// keep the compiler from fusing multiply-adds, which would round differently).
+func grayOf(rgba []byte, alpha float64) uint32 {
+	r, g, b, a := float64(rgba[0]), float64(rgba[1]), float64(rgba[2]), float64(rgba[3])
+	l := float64(float64(float64(r*0.29889531)+float64(g*0.58662247)) + float64(b*0.11448223))
+	v := 255 + float64(float64(float64(l-255)*alpha)*a)/255
+	c := toUint8(v)
+	return pix(c, c, c, 255)
 }
 
 // toUint8 converts like an assignment to a JavaScript Uint8Array element (pixelmatch's output
 // is usually a Node.js Buffer): truncation, then modulo 256.
 func toUint8(v float64) uint8 {
+	if v >= 0 && v < 256 { // the usual case: Go's conversion truncates too
+		return uint8(v)
+	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0
 	}
