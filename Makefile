@@ -72,3 +72,21 @@ lint: $(BIN)/staticcheck clients/ts/node_modules ## gofmt, go vet, staticcheck o
 
 clean: ## remove build output (not the private database)
 	rm -rf bin $(BIN)
+
+.PHONY: dist conformance
+DIST := dist
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+
+dist: ## the single-file rules command: CGO_ENABLED=0 for six platforms, and WebAssembly (wasip1), into dist/
+	@mkdir -p $(DIST)
+	@for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; ext=; [ "$$os" = windows ] && ext=.exe; \
+	  echo "$(DIST)/rules-$$os-$$arch$$ext"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags=-s -o $(DIST)/rules-$$os-$$arch$$ext ./cmd/rules; done
+	CGO_ENABLED=0 GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(DIST)/rules.wasm ./cmd/rules
+
+conformance: ## rulecheck sync --check, then the 1899-case suite against the native rules command and the WebAssembly module
+	$(GO) build -o $(BIN)/ ./cmd/rules ./cmd/rulecheck
+	CGO_ENABLED=0 GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(BIN)/rules.wasm ./cmd/rules
+	$(BIN)/rulecheck sync --check
+	$(BIN)/rulecheck conformance -q --engine "$(BIN)/rules engine" --json $(BIN)/conformance-native.json
+	$(BIN)/rulecheck conformance -q --engine "node --no-warnings conformance/wasi.mjs $(BIN)/rules.wasm engine" --json $(BIN)/conformance-wasm.json

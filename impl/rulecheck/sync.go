@@ -49,6 +49,14 @@ func (m *Main) sync(_ context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "rulecheck sync: %v\n", err)
 		return 1
 	}
+	versions, err := CheckVersions(*root)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "rulecheck sync: %v\n", err)
+		return 1
+	}
+	for _, v := range versions {
+		fmt.Fprintln(m.Stdout, v)
+	}
 	if *check {
 		for _, d := range drift {
 			fmt.Fprintln(m.Stdout, d)
@@ -59,6 +67,10 @@ func (m *Main) sync(_ context.Context, args []string) int {
 		}
 		if len(drift) > 0 {
 			fmt.Fprintf(m.Stderr, "rulecheck sync: %d generated files drifted; run rulecheck sync and commit\n", len(drift))
+			return 1
+		}
+		if len(versions) > 0 {
+			fmt.Fprintf(m.Stderr, "rulecheck sync: the places that declare the version disagree\n")
 			return 1
 		}
 		fmt.Fprintf(m.Stderr, "rulecheck sync: %d generated files up to date\n", len(want))
@@ -93,6 +105,9 @@ func (m *Main) sync(_ context.Context, args []string) int {
 	}
 	if err := checkSuite(*root); err != nil {
 		fmt.Fprintf(m.Stderr, "rulecheck sync: %v\n", err)
+		return 1
+	}
+	if len(versions) > 0 {
 		return 1
 	}
 	return 0
