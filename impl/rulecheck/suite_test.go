@@ -1,0 +1,127 @@
+package rulecheck_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sdods/sdods/conformance"
+	"github.com/sdods/sdods/engine/protocol"
+	"github.com/sdods/sdods/engine/testops"
+	runner "github.com/sdods/sdods/impl/conformance"
+	"github.com/sdods/sdods/impl/rulecheck"
+)
+
+const engineEnv = "RULECHECK_TEST_ENGINE"
+
+// TestMain lets the test binary stand in for an engine: with RULECHECK_TEST_ENGINE=1 it speaks
+// the engine protocol on standard input and output, as `rules engine` does.
+func TestMain(m *testing.M) {
+	if os.Getenv(engineEnv) == "1" {
+		srv := protocol.New(protocol.WithOperators(testops.Operators()))
+		if err := srv.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestSuiteCounts(t *testing.T) {
+	files, err := runner.Load(conformance.Suite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.CheckCounts(files); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range runner.Counts(files) {
+		total += n
+	}
+	if total != runner.Total {
+		t.Fatalf("%d cases, want %d", total, runner.Total)
+	}
+}
+
+// TestConformance certifies the Go engine over the protocol with the whole suite.
+func TestConformance(t *testing.T) {
+	t.Setenv(engineEnv, "1")
+	rep, err := runner.Run(context.Background(), conformance.Suite(), runner.Options{Engine: []string{os.Args[0]}, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Totals.Passed != runner.Total {
+		var b bytes.Buffer
+		rulecheck.WriteReport(&b, rep)
+		t.Fatalf("conformance:\n%s", b.String())
+	}
+}
+
+func TestConformanceLevelAndFilter(t *testing.T) {
+	t.Setenv(engineEnv, "1")
+	var stdout, stderr bytes.Buffer
+	m := &rulecheck.Main{Args: []string{"conformance", "-q", "--engine", os.Args[0], "--level", "evaluator", "--filter", "^(compiler|protocol)/"},
+		Stdout: &stdout, Stderr: &stderr}
+	if code := m.Run(context.Background()); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "skipped 61: compiler-level case; the run is at the evaluator level") {
+		t.Errorf("compiler cases not skipped at the evaluator level:\n%s", out)
+	}
+	if !strings.Contains(out, "PASS 82 of 143 passed") {
+		t.Errorf("unexpected summary:\n%s", out)
+	}
+}
+
+func TestSyncCheck(t *testing.T) {
+	root := filepath.Join("..", "..")
+	want, err := rulecheck.Generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drift, err := rulecheck.Drift(root, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drift) > 0 {
+		t.Fatalf("generated files drifted (run rulecheck sync): %v", drift)
+	}
+	v, err := rulecheck.CheckVersions(root)
+	if err != nil || len(v) > 0 {
+		t.Fatalf("versions: %v %v", v, err)
+	}
+	// An edited generated file is reported.
+	for name := range want {
+		if strings.HasPrefix(name, "conformance/corpus/") {
+			want[name] = append(append([]byte{}, want[name]...), ' ')
+			break
+		}
+	}
+	drift, err = rulecheck.Drift(root, want)
+	if err != nil || len(drift) != 1 || !strings.HasPrefix(drift[0], "changed conformance/corpus/") {
+		t.Fatalf("drift after an edit: %v %v", drift, err)
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	for in, want := range map[string]string{
+		`rules engine`:                  "rules|engine",
+		`node "my dir/wasi.mjs" x.wasm`: "node|my dir/wasi.mjs|x.wasm",
+		`a 'b c' d\ e`:                  "a|b c|d e",
+		`  spaced   out  `:              "spaced|out",
+	} {
+		got, err := rulecheck.SplitCommand(in)
+		if err != nil || strings.Join(got, "|") != want {
+			t.Errorf("SplitCommand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := rulecheck.SplitCommand(`a "b`); err == nil {
+		t.Error("unterminated quote accepted")
+	}
+}
