@@ -33,7 +33,9 @@ const (
 // goTool runs the go command in dir with an environment that ignores this repository's module.
 func goTool(t *testing.T, dir string, args ...string) ([]byte, error) {
 	t.Helper()
-	cmd := exec.Command("go", args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false", "GOTOOLCHAIN=local")
 	return cmd.CombinedOutput()
@@ -609,7 +611,9 @@ func TestIngestCucumberMessagesFromCucumberJS(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, "features", "basket.feature"), basketFeature)
 	mustWrite(t, filepath.Join(dir, "features", "step_definitions", "steps.js"), basketSteps)
 	npm := func(args ...string) []byte {
-		cmd := exec.Command(args[0], args[1:]...)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Dir = dir
 		out, _ := cmd.CombinedOutput()
 		return out

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +54,9 @@ func runFilePaths(scenarios []db.RunScenario, arts []db.Artifact) map[uuid.UUID]
 	}
 	out := map[uuid.UUID]string{}
 	taken := map[string]bool{}
+	// In step order, then in the order they were made (the store lists them by time).
+	arts = slices.Clone(arts)
+	slices.SortStableFunc(arts, func(a, b db.Artifact) int { return cmp.Compare(stepOf(a), stepOf(b)) })
 	for _, a := range arts {
 		dir := "run"
 		if a.ScenarioKey != nil {
@@ -71,6 +76,13 @@ func runFilePaths(scenarios []db.RunScenario, arts []db.Artifact) map[uuid.UUID]
 		out[a.ID] = p
 	}
 	return out
+}
+
+func stepOf(a db.Artifact) int32 {
+	if a.StepIndex == nil {
+		return -1
+	}
+	return *a.StepIndex
 }
 
 var unsafeNameChars = regexp.MustCompile(`[/\\\x00-\x1f\x7f]+`)
