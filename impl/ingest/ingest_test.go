@@ -70,6 +70,16 @@ func TestParse(t *testing.T) {
 			t.Fatalf("module %q, started %v", r.Scenarios[0].Module, r.StartedAt)
 		}
 	})
+	t.Run("latin-1", func(t *testing.T) {
+		r, err := ingest.Parse([]byte("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<testsuite name=\"s\"><testcase name=\"caf\xe9\"/></testsuite>"), "")
+		if err != nil || len(r.Scenarios) != 1 || r.Scenarios[0].Name != "café" {
+			t.Fatalf("%v %+v", err, r.Scenarios)
+		}
+		_, err = ingest.Parse([]byte("<?xml version=\"1.0\" encoding=\"EBCDIC\"?>\n<testsuite/>"), "")
+		if err == nil || !strings.Contains(err.Error(), "UTF-8") {
+			t.Fatalf("unsupported encoding: %v", err)
+		}
+	})
 	t.Run("cucumber json with backgrounds and outlines", func(t *testing.T) {
 		r, err := ingest.Parse(mustRead(t, "cucumber.json"), "")
 		if err != nil {

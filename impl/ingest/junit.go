@@ -45,6 +45,7 @@ type junitSuite struct {
 func parseJUnit(data []byte) (Result, error) {
 	d := xml.NewDecoder(bytes.NewReader(data))
 	d.Strict = true
+	d.CharsetReader = charsetReader
 	var (
 		res   Result
 		stack []junitSuite
@@ -224,4 +225,24 @@ func problemError(p junitProblem) *StepError {
 		msg = "failed"
 	}
 	return &StepError{Message: msg, Type: p.Type, Stack: stack}
+}
+
+// charsetReader decodes the encodings besides UTF-8 that JUnit writers declare: Latin-1 (and its
+// ASCII subset), whose bytes are the first 256 code points.
+func charsetReader(label string, in io.Reader) (io.Reader, error) {
+	switch strings.ToLower(strings.TrimSpace(label)) {
+	case "utf8":
+		return in, nil
+	case "iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii":
+		b, err := io.ReadAll(in)
+		if err != nil {
+			return nil, err
+		}
+		r := make([]rune, len(b))
+		for i, c := range b {
+			r[i] = rune(c)
+		}
+		return strings.NewReader(string(r)), nil
+	}
+	return nil, errors.New("the encoding " + strconv.Quote(label) + " is not supported; write the document in UTF-8")
 }
