@@ -24,7 +24,7 @@ deps: ## install what the tests need from the system's packages (Chromium for br
 
 test-go: ## root module tests against the real PostgreSQL
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
-	 SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" $(GO) test -count=1 ./...
+	 SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" $(GO) test -count=1 -timeout 25m ./...
 
 test-engine: ## engine module: standard library only, tested with Go 1.22 and the current Go
 	@cd engine && deps="$$($(GO) list -m all)" && [ "$$deps" = "github.com/sdods/sdods/engine" ] \
