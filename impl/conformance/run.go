@@ -296,7 +296,7 @@ func (r *runner) send(input json.RawMessage) (sentID json.RawMessage, resp *resp
 		}
 		out = []byte(s)
 	} else {
-		req, err := resolve(r.suite, input)
+		req, err := Resolve(r.suite, input)
 		if err != nil {
 			return nil, nil, nil, err
 		}

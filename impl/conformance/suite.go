@@ -149,9 +149,9 @@ func CheckCounts(files []*File) error {
 	return nil
 }
 
-// resolve replaces every top-level member of a request written {"$file": "PATH"} with the JSON
+// Resolve replaces every top-level member of a request written {"$file": "PATH"} with the JSON
 // text of that file of the suite (bundles and manifests are kept once, next to the cases).
-func resolve(suite fs.FS, req json.RawMessage) (json.RawMessage, error) {
+func Resolve(suite fs.FS, req json.RawMessage) (json.RawMessage, error) {
 	if !bytes.Contains(req, []byte(`"$file"`)) {
 		return req, nil
 	}
