@@ -55,3 +55,50 @@ func BenchmarkFixtureEvaluationJSON(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFixtureParseRequest measures decoding and shape-checking the JSON request bodies of
+// each fixture (engine.ParseRequest), cycling through its golden requests.
+func BenchmarkFixtureParseRequest(b *testing.B) {
+	for _, f := range loadFixtures(b) {
+		b.Run(f.golden.Fixture, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				tc := f.golden.Tests[i%len(f.golden.Tests)]
+				if _, err := engine.ParseRequest(tc.Request); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFixtureResultJSON measures writing the results of each fixture's golden requests as
+// canonical JSON (Result.JSON).
+func BenchmarkFixtureResultJSON(b *testing.B) {
+	for _, f := range loadFixtures(b) {
+		var results []*engine.Result
+		for _, tc := range f.golden.Tests {
+			ch := tc.Channel
+			if ch == "" {
+				ch = engine.ChannelServer
+			}
+			req, err := engine.ParseRequest(tc.Request)
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := f.rs.EvaluateChannel(ch, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			results = append(results, res)
+		}
+		b.Run(f.golden.Fixture, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := results[i%len(results)].JSON(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -81,7 +81,16 @@ type rule struct {
 	messages           []message // by catalog index
 	params             []expr
 	missing            string // a custom operator the rule needs that the host lacks
+	reads              uint8  // readsValue, readsField: whether the expressions may read them
 }
+
+// What a rule's or state rule's expressions may read of the variables the engine sets per
+// field; the engine sets (or clears) only those, since nothing else can observe them.
+const (
+	readsValue uint8 = 1 << iota
+	readsField
+	readsAll = readsValue | readsField
+)
 
 type state struct {
 	id       string
@@ -91,6 +100,7 @@ type state struct {
 	when     *compile.Program
 	effects  []effect
 	missing  string
+	reads    uint8
 }
 
 type effect struct {
@@ -169,6 +179,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		p.catalogs[strings.ToLower(cat.Tag)] = cc
 	}
 	bindings := typeBindings(rs)
+	fnReads := functionReads(rs)
 	for _, r := range rs.Rules {
 		cr := &rule{id: r.ID, code: r.Code, severity: r.Severity, level: levelIndex(r.Scope), loc: loc(r.Target),
 			channels: r.Channels, key: r.Key}
@@ -189,6 +200,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 			used = append(used, pm.Expr)
 		}
 		cr.missing = c.missing(used)
+		cr.reads = exprReads(used, fnReads)
 		cr.messages = messages(cats, cr)
 		p.rules = append(p.rules, cr)
 	}
@@ -205,6 +217,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 			cs.effects = append(cs.effects, ce)
 		}
 		cs.missing = c.missing(used)
+		cs.reads = exprReads(used, fnReads)
 		p.states = append(p.states, cs)
 	}
 	ds = append(ds, c.diags...)
@@ -362,6 +375,94 @@ func walk(n *jsonv.Node, visit func(op, fn string)) {
 			walk(args, visit)
 		}
 	}
+}
+
+// exprReads returns what the expressions may read of value and field, directly or through the
+// functions they call (fnReads): every {"var": ...} anywhere in them counts, even one a local
+// binding shadows, and anything not understood counts as reading both.
+func exprReads(exprs []*jsonv.Node, fnReads map[string]uint8) uint8 {
+	var out uint8
+	for _, e := range exprs {
+		out |= reads(e, func(fn string) uint8 {
+			r, ok := fnReads[fn]
+			if !ok {
+				return readsAll
+			}
+			return r
+		})
+	}
+	return out
+}
+
+// reads is exprReads of one node; fn says what a called function may read.
+func reads(n *jsonv.Node, fn func(string) uint8) uint8 {
+	if n == nil {
+		return 0
+	}
+	var out uint8
+	switch n.Kind {
+	case jsonv.Array:
+		for _, it := range n.Items {
+			out |= reads(it, fn)
+		}
+	case jsonv.Object:
+		for _, m := range n.Members {
+			switch m.Key {
+			case "var":
+				if m.Value.Kind != jsonv.String {
+					return readsAll
+				}
+				root, _, _ := strings.Cut(m.Value.Text, ".")
+				switch root {
+				case "value":
+					out |= readsValue
+				case "field":
+					out |= readsField
+				}
+			case "fn":
+				if m.Value.Kind != jsonv.String {
+					return readsAll
+				}
+				out |= fn(m.Value.Text)
+			default:
+				out |= reads(m.Value, fn)
+			}
+		}
+	}
+	return out
+}
+
+// functionReads returns, for every function, what its body may read of value and field,
+// through the functions it calls too.
+func functionReads(rs *ruleset.Ruleset) map[string]uint8 {
+	bodies := map[string]*jsonv.Node{}
+	for _, f := range rs.Functions {
+		if _, dup := bodies[f.Name]; !dup {
+			bodies[f.Name] = f.Body
+		}
+	}
+	out := map[string]uint8{}
+	var of func(name string, seen map[string]bool) uint8
+	of = func(name string, seen map[string]bool) uint8 {
+		if r, ok := out[name]; ok {
+			return r
+		}
+		body, ok := bodies[name]
+		if !ok || seen[name] {
+			return readsAll // unknown, or a cycle (refused at load anyway)
+		}
+		seen[name] = true
+		r := reads(body, func(fn string) uint8 { return of(fn, seen) })
+		delete(seen, name)
+		// kept even when a cycle made it readsAll: more than the truth is safe, and a
+		// ruleset with a cycle does not load
+		out[name] = r
+		return r
+	}
+	for name := range bodies {
+		of(name, map[string]bool{})
+	}
+	return out
 }
 
 // functionOps returns, for every function, the custom operators it reaches through its body and

@@ -228,17 +228,30 @@ func (r *run) rule(ru *rule) {
 			r.bound(ru, f.path, f.pathValue, lookup(r.data, f.segs))
 		}
 	default:
-		delete(r.env, "value")
-		delete(r.env, "field")
+		r.unbind(ru.reads)
 		r.check(ru, "", nil)
+	}
+}
+
+// unbind clears value and field for a rule run on no field, where it may read them.
+func (r *run) unbind(reads uint8) {
+	if reads&readsValue != 0 {
+		delete(r.env, "value")
+	}
+	if reads&readsField != 0 {
+		delete(r.env, "field")
 	}
 }
 
 // bound checks a rule for one field; fieldValue is field as an interface value, boxed once at
 // load for static paths.
 func (r *run) bound(ru *rule, field string, fieldValue, v any) {
-	r.env["value"] = v
-	r.env["field"] = fieldValue
+	if ru.reads&readsValue != 0 {
+		r.env["value"] = v
+	}
+	if ru.reads&readsField != 0 {
+		r.env["field"] = fieldValue
+	}
 	r.check(ru, field, v)
 }
 
@@ -339,8 +352,7 @@ type change struct {
 
 // state applies the effects of a state rule, all or none.
 func (r *run) state(st *state) {
-	delete(r.env, "value")
-	delete(r.env, "field")
+	r.unbind(st.reads)
 	if st.missing != "" {
 		r.failed(st.id, &st.loc, "", diag.OperatorUnavailable)
 		return
