@@ -8,11 +8,13 @@ import (
 	"syscall"
 
 	"github.com/sdods/sdods/impl/rulecheck"
+	"github.com/sdods/sdods/impl/rulecheck/suitecmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	m := &rulecheck.Main{Args: os.Args[1:], Stdout: os.Stdout, Stderr: os.Stderr}
+	suite := &suitecmd.Main{Stdout: os.Stdout, Stderr: os.Stderr}
+	m := &rulecheck.Main{Args: os.Args[1:], Stdout: os.Stdout, Stderr: os.Stderr, Suite: suite.Run}
 	code := m.Run(ctx)
 	stop()
 	os.Exit(code)

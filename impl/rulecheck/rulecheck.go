@@ -21,6 +21,10 @@ type Main struct {
 	Args   []string // arguments after the program name
 	Stdout io.Writer
 	Stderr io.Writer
+	// Suite runs the conformance and sync commands (impl/rulecheck/suitecmd, wired by
+	// cmd/rulecheck); kept apart so that the rules command, which shares check and compile, does
+	// not carry the suite.
+	Suite func(ctx context.Context, cmd string, args []string) int
 }
 
 const usage = `usage: rulecheck <command> [flags] FILE...
@@ -47,10 +51,12 @@ func (m *Main) Run(ctx context.Context) int {
 		return m.check(ctx, m.Args[1:])
 	case "compile":
 		return m.compile(ctx, m.Args[1:])
-	case "conformance":
-		return m.conformance(ctx, m.Args[1:])
-	case "sync":
-		return m.sync(ctx, m.Args[1:])
+	case "conformance", "sync":
+		if m.Suite == nil {
+			fmt.Fprintf(m.Stderr, "rulecheck: %s is not available in this build\n", m.Args[0])
+			return 2
+		}
+		return m.Suite(ctx, m.Args[0], m.Args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(m.Stdout, usage)
 		return 0

@@ -1,4 +1,4 @@
-package rulecheck
+package suitecmd
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/sdods/sdods/engine"
 	"github.com/sdods/sdods/engine/testops"
 	runner "github.com/sdods/sdods/impl/conformance"
+	"github.com/sdods/sdods/impl/rulecheck"
 	"github.com/sdods/sdods/impl/yamlrules"
 )
 
@@ -87,7 +88,7 @@ func (m *Main) sync(_ context.Context, args []string) int {
 			fmt.Fprintf(m.Stderr, "rulecheck sync: %v\n", err)
 			return 1
 		}
-		if err := WriteAtomic(p, want[name]); err != nil {
+		if err := rulecheck.WriteAtomic(p, want[name]); err != nil {
 			fmt.Fprintf(m.Stderr, "rulecheck sync: %v\n", err)
 			return 1
 		}
@@ -267,9 +268,9 @@ func readFixture(dir string) (*fixture, error) {
 		return nil, fmt.Errorf("%s: %v", f.golden.Source, problems[0])
 	}
 	f.source = doc.JSON
-	rs, problems := Compile(src, false)
+	rs, problems := rulecheck.Compile(src, false)
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%s: %s", f.golden.Source, Format(f.golden.Source, problems[0]))
+		return nil, fmt.Errorf("%s: %s", f.golden.Source, rulecheck.Format(f.golden.Source, problems[0]))
 	}
 	f.bundle, err = rs.Bundle()
 	if err != nil {

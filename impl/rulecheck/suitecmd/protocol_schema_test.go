@@ -1,8 +1,9 @@
-package rulecheck_test
+package suitecmd_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 // request the harness sends against spec/v1/protocol.schema.json, and every response of the Go
 // engine to it.
 func TestProtocolSchema(t *testing.T) {
-	schema := readJSON(t, filepath.Join("..", "..", "spec", "v1", "protocol.schema.json"))
+	schema := readJSON(t, filepath.Join("..", "..", "..", "spec", "v1", "protocol.schema.json"))
 	files, err := runner.Load(conformance.Suite())
 	if err != nil {
 		t.Fatal(err)
@@ -81,4 +82,17 @@ func clipLine(b []byte) string {
 		return string(b[:400]) + "…"
 	}
 	return string(b)
+}
+
+func readJSON(t *testing.T, path string) any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
 }

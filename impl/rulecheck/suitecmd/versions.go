@@ -1,4 +1,4 @@
-package rulecheck
+package suitecmd
 
 import (
 	"errors"

@@ -1,10 +1,15 @@
-package rulecheck
+// Package suitecmd holds the rulecheck commands about the conformance suite: conformance (certify
+// an engine over the engine protocol) and sync [--check] (regenerate the suite's generated files,
+// check the release line). It is apart from rulecheck so that the rules command, which shares
+// rulecheck's check and compile, does not carry the suite.
+package suitecmd
 
 import (
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"regexp"
@@ -15,7 +20,27 @@ import (
 
 	"github.com/sdods/sdods/conformance"
 	runner "github.com/sdods/sdods/impl/conformance"
+	"github.com/sdods/sdods/impl/rulecheck"
 )
+
+// Main runs one of the suite commands.
+type Main struct {
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Run executes conformance or sync with its arguments and returns the exit status: 0 success, 1
+// failure or drift, 2 usage.
+func (m *Main) Run(ctx context.Context, cmd string, args []string) int {
+	switch cmd {
+	case "conformance":
+		return m.conformance(ctx, args)
+	case "sync":
+		return m.sync(ctx, args)
+	}
+	fmt.Fprintf(m.Stderr, "rulecheck: unknown command %q\n", cmd)
+	return 2
+}
 
 // suiteFS returns the suite: a directory when given, else the copy built into the tool.
 func suiteFS(dir string) (fs.FS, error) {
@@ -82,7 +107,7 @@ func (m *Main) conformance(ctx context.Context, args []string) int {
 		b = append(b, '\n')
 		if *jsonOut == "-" {
 			_, _ = m.Stdout.Write(b)
-		} else if err := WriteAtomic(*jsonOut, b); err != nil {
+		} else if err := rulecheck.WriteAtomic(*jsonOut, b); err != nil {
 			fmt.Fprintf(m.Stderr, "rulecheck conformance: %v\n", err)
 			return 1
 		}
@@ -94,7 +119,7 @@ func (m *Main) conformance(ctx context.Context, args []string) int {
 }
 
 // WriteReport writes the failures with their diffs, then the summary per category.
-func WriteReport(w interface{ Write([]byte) (int, error) }, rep *runner.Report) {
+func WriteReport(w io.Writer, rep *runner.Report) {
 	for _, f := range rep.Failures {
 		fmt.Fprintf(w, "FAIL %s\n", f.ID)
 		for _, line := range strings.Split(f.Diff, "\n") {

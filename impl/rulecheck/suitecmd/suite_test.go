@@ -1,4 +1,4 @@
-package rulecheck_test
+package suitecmd_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/sdods/sdods/engine/protocol"
 	"github.com/sdods/sdods/engine/testops"
 	runner "github.com/sdods/sdods/impl/conformance"
-	"github.com/sdods/sdods/impl/rulecheck"
+	"github.com/sdods/sdods/impl/rulecheck/suitecmd"
 )
 
 const engineEnv = "RULECHECK_TEST_ENGINE"
@@ -57,7 +57,7 @@ func TestConformance(t *testing.T) {
 	}
 	if !rep.OK() || rep.Totals.Passed != runner.Total {
 		var b bytes.Buffer
-		rulecheck.WriteReport(&b, rep)
+		suitecmd.WriteReport(&b, rep)
 		t.Fatalf("conformance:\n%s", b.String())
 	}
 }
@@ -65,9 +65,9 @@ func TestConformance(t *testing.T) {
 func TestConformanceLevelAndFilter(t *testing.T) {
 	t.Setenv(engineEnv, "1")
 	var stdout, stderr bytes.Buffer
-	m := &rulecheck.Main{Args: []string{"conformance", "-q", "--engine", os.Args[0], "--level", "evaluator", "--filter", "^(compiler|protocol)/"},
-		Stdout: &stdout, Stderr: &stderr}
-	if code := m.Run(context.Background()); code != 0 {
+	m := &suitecmd.Main{Stdout: &stdout, Stderr: &stderr}
+	args := []string{"-q", "--engine", os.Args[0], "--level", "evaluator", "--filter", "^(compiler|protocol)/"}
+	if code := m.Run(context.Background(), "conformance", args); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
@@ -80,19 +80,19 @@ func TestConformanceLevelAndFilter(t *testing.T) {
 }
 
 func TestSyncCheck(t *testing.T) {
-	root := filepath.Join("..", "..")
-	want, err := rulecheck.Generate(root)
+	root := filepath.Join("..", "..", "..")
+	want, err := suitecmd.Generate(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	drift, err := rulecheck.Drift(root, want)
+	drift, err := suitecmd.Drift(root, want)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(drift) > 0 {
 		t.Fatalf("generated files drifted (run rulecheck sync): %v", drift)
 	}
-	v, err := rulecheck.CheckVersions(root)
+	v, err := suitecmd.CheckVersions(root)
 	if err != nil || len(v) > 0 {
 		t.Fatalf("versions: %v %v", v, err)
 	}
@@ -103,7 +103,7 @@ func TestSyncCheck(t *testing.T) {
 			break
 		}
 	}
-	drift, err = rulecheck.Drift(root, want)
+	drift, err = suitecmd.Drift(root, want)
 	if err != nil || len(drift) != 1 || !strings.HasPrefix(drift[0], "changed conformance/corpus/") {
 		t.Fatalf("drift after an edit: %v %v", drift, err)
 	}
@@ -116,12 +116,12 @@ func TestSplitCommand(t *testing.T) {
 		`a 'b c' d\ e`:                  "a|b c|d e",
 		`  spaced   out  `:              "spaced|out",
 	} {
-		got, err := rulecheck.SplitCommand(in)
+		got, err := suitecmd.SplitCommand(in)
 		if err != nil || strings.Join(got, "|") != want {
 			t.Errorf("SplitCommand(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := rulecheck.SplitCommand(`a "b`); err == nil {
+	if _, err := suitecmd.SplitCommand(`a "b`); err == nil {
 		t.Error("unterminated quote accepted")
 	}
 }
