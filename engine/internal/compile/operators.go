@@ -281,7 +281,7 @@ func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc 
 			if err := fr.rt.charge(ptr, w); err != nil {
 				return nil, err
 			}
-			vals := make([]any, len(args))
+			vals := fr.rt.argList(len(args))
 			for i, a := range args {
 				vals[i] = a.value
 			}
@@ -296,7 +296,7 @@ func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc 
 		if err := fr.rt.charge(ptr, 1); err != nil {
 			return nil, err
 		}
-		vals := make([]any, len(args))
+		vals := fr.rt.argList(len(args))
 		for i, a := range args {
 			v, err := a.get(fr)
 			if err != nil {

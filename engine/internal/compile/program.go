@@ -52,6 +52,30 @@ type runtime struct {
 	limit  int64
 	custom map[string]Operator
 	frames []*frame // function frames free for reuse (calls nest, so they are freed in order)
+	slab   []any    // the unused rest of the block argument lists are cut from
+}
+
+// argSlab is the number of values in one block of argument lists.
+const argSlab = 64
+
+// argList returns a new list of n values for the arguments of a custom operator. Lists are cut
+// from a block of argSlab values, so that a call allocates only once in a while. A part of a
+// block is handed out once and never written again by the engine, and its capacity ends where
+// it does, so a host that keeps its arguments, or appends to them, sees exactly what it would
+// with a list of its own.
+func (rt *runtime) argList(n int) []any {
+	if n == 0 {
+		return []any{}
+	}
+	if n > len(rt.slab) {
+		if n > argSlab/4 {
+			return make([]any, n)
+		}
+		rt.slab = make([]any, argSlab)
+	}
+	a := rt.slab[:n:n]
+	rt.slab = rt.slab[n:]
+	return a
 }
 
 // newFrame returns a frame for a function call with slots locals, reusing a freed one.

@@ -1,0 +1,65 @@
+package compile
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sdods/sdods/engine/internal/jsonv"
+)
+
+func compileTest(t *testing.T, src string, ops ...string) *Program {
+	t.Helper()
+	u, ds := NewUnit(Config{Operators: ops})
+	if len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	n, err := jsonv.Decode([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ds := u.Compile(n, "")
+	if len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	return p
+}
+
+// Argument lists are cut from shared blocks: a host that keeps its arguments, or appends to
+// them, must see exactly what it would with lists of its own, across calls and evaluations.
+func TestArgListsAreNeverReused(t *testing.T) {
+	var kept [][]any
+	ops := map[string]Operator{
+		"x-keep": func(args []any) (any, error) {
+			kept = append(kept, args)
+			grown := append(args, "appended") // must not land in a later list
+			_ = grown
+			return len(args), nil
+		},
+	}
+	p := compileTest(t, `{"op":"map","args":[{"var":"xs"},{"op":"x-keep","args":[{"var":"it"},{"op":"x-keep","args":[{"var":"it"}]},"c"]}]}`, "x-keep")
+	for round := 0; round < 5; round++ {
+		xs := make([]any, 50)
+		for i := range xs {
+			xs[i] = fmt.Sprint(round, "-", i)
+		}
+		if _, err := p.Eval(map[string]any{"xs": xs}, ops, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(kept) != 500 {
+		t.Fatalf("%d calls", len(kept))
+	}
+	for k, args := range kept {
+		round, i := k/100, (k%100)/2
+		want := fmt.Sprint(round, "-", i)
+		if k%2 == 0 { // the inner call comes first
+			if len(args) != 1 || args[0] != want {
+				t.Fatalf("call %d kept %v, want [%s]", k, args, want)
+			}
+			continue
+		}
+		if len(args) != 3 || args[0] != want || args[1] != 1.0 || args[2] != "c" {
+			t.Fatalf("call %d kept %v, want [%s 1 c]", k, args, want)
+		}
+	}
+}
