@@ -1,10 +1,14 @@
 package suitecmd_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +25,9 @@ const engineEnv = "RULECHECK_TEST_ENGINE"
 // TestMain lets the test binary stand in for an engine: with RULECHECK_TEST_ENGINE=1 it speaks
 // the engine protocol on standard input and output, as `rules engine` does.
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(engineEnv); mode == "skip" || mode == "hang" {
+		os.Exit(oddEngine(mode))
+	}
 	if os.Getenv(engineEnv) == "1" {
 		srv := protocol.New(protocol.WithOperators(testops.Operators()))
 		if err := srv.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
@@ -29,6 +36,51 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// oddEngine is the Go engine except for compile: "skip" answers it skipped, "hang" never answers.
+func oddEngine(mode string) int {
+	srv := protocol.New(protocol.WithOperators(testops.Operators()))
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if bytes.Contains(line, []byte(`"cmd":"compile"`)) {
+			if mode == "hang" {
+				select {}
+			}
+			var req struct{ ID json.RawMessage }
+			_ = json.Unmarshal(line, &req)
+			fmt.Printf("{\"id\":%s,\"skipped\":{\"reason\":\"no compiler here\"}}\n", req.ID)
+			continue
+		}
+		fmt.Printf("%s\n", srv.Handle(line))
+	}
+	return 0
+}
+
+func TestSkippedAndTimeout(t *testing.T) {
+	t.Setenv(engineEnv, "skip")
+	filter := regexp.MustCompile(`^(compiler/signup/|golden/signup-)`)
+	rep, err := runner.Run(context.Background(), conformance.Suite(), runner.Options{Engine: []string{os.Args[0]}, Filter: filter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Totals.Skipped != 11 || rep.Totals.Passed != 13 || !rep.OK() || rep.Skips[0].Reason != "no compiler here" {
+		t.Fatalf("skip: %+v", rep.Totals)
+	}
+	t.Setenv(engineEnv, "hang")
+	filter = regexp.MustCompile(`^(load-error/structure/001|golden/signup-0[1-3])$`)
+	rep, err = runner.Run(context.Background(), conformance.Suite(), runner.Options{Engine: []string{os.Args[0]}, Filter: filter, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hung engine is killed and restarted: the cases after it still pass.
+	if rep.OK() || rep.Totals.Failed != 1 || rep.Totals.Passed != 3 || !strings.HasPrefix(rep.Failures[0].Diff, "timeout") {
+		var b bytes.Buffer
+		suitecmd.WriteReport(&b, rep)
+		t.Fatalf("timeout:\n%s", b.String())
+	}
 }
 
 func TestSuiteCounts(t *testing.T) {
