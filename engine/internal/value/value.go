@@ -191,40 +191,40 @@ func quickNormal(v any) (normal, refused bool) {
 	return false, false
 }
 
-// quickConvert is convert without pointers and without sorting: ok is false where convert
-// refuses, and then convert runs to say why.
+// quickConvert is convert without pointers and without sorting, and with numbers boxed by
+// Number: ok is false where convert refuses, and then convert runs to say why.
 func quickConvert(v any) (any, bool) {
 	switch t := v.(type) {
 	case nil, bool, string:
 		return t, true
 	case float64:
-		return t + 0, true
+		return Number(t + 0), true
 	case float32:
 		f := float64(t)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, false
 		}
-		return f + 0, true
+		return Number(f + 0), true
 	case int:
-		return float64(t), true
+		return Number(float64(t)), true
 	case int8:
-		return float64(t), true
+		return Number(float64(t)), true
 	case int16:
-		return float64(t), true
+		return Number(float64(t)), true
 	case int32:
-		return float64(t), true
+		return Number(float64(t)), true
 	case int64:
-		return float64(t), true
+		return Number(float64(t)), true
 	case uint:
-		return float64(t), true
+		return Number(float64(t)), true
 	case uint8:
-		return float64(t), true
+		return Number(float64(t)), true
 	case uint16:
-		return float64(t), true
+		return Number(float64(t)), true
 	case uint32:
-		return float64(t), true
+		return Number(float64(t)), true
 	case uint64:
-		return float64(t), true
+		return Number(float64(t)), true
 	case json.Number:
 		return num.Parse(string(t))
 	case []any:
@@ -246,13 +246,13 @@ func quickConvert(v any) (any, bool) {
 	case []float64:
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = x + 0
+			out[i] = Number(x + 0)
 		}
 		return out, true
 	case []int:
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = float64(x)
+			out[i] = Number(float64(x))
 		}
 		return out, true
 	case []map[string]any:
