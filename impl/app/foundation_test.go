@@ -62,6 +62,7 @@ func TestHealthAndMcpInfo(t *testing.T) {
 
 func TestHealthDegradedWhenDatabaseIsGone(t *testing.T) {
 	s := apptest.Start(t)
+	s.Stop() // the run workers hold a listening connection; closing the pool waits for it
 	s.App.Store.Close()
 	h, err := s.Client.GetHealthWithResponse(context.Background())
 	if err != nil {
