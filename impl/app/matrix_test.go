@@ -59,6 +59,16 @@ func TestPolicyMatrix(t *testing.T) {
 	if r, err := admin.CreateProjectWithResponse(ctx, serverclient.CreateProjectJSONRequestBody{Slug: "shop-web", Name: "Shop web", WorkspaceSlug: "shop"}); err != nil || r.StatusCode() != 201 {
 		t.Fatalf("create project: %v", err)
 	}
+	// A finished run of that project, for the routes that address a run and its scenario.
+	if r, err := admin.PutFeatureWithResponse(ctx, "shop-web", "smoke/log.feature", &serverclient.PutFeatureParams{IfMatch: ptr("*")},
+		serverclient.PutFeatureJSONRequestBody{Content: "Feature: Log\n\n  Scenario: Logs\n    Given I log \"matrix\"\n"}); err != nil || r.StatusCode() >= 300 {
+		t.Fatalf("put feature: %v %s", err, r.Body)
+	}
+	runID := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop-web"})
+	run := waitRun(t, admin.ClientWithResponses, runID, terminal)
+	if run.Status != "passed" {
+		t.Fatalf("matrix run %s", run.Status)
+	}
 	allScopes := []string{"account:read", "account:write", "admin:read", "admin:write", "agents:read", "agents:write", "artifacts:read",
 		"features:read", "features:write", "mcp", "projects:read", "projects:write", "runs:ingest", "runs:read", "runs:write",
 		"schedules:read", "schedules:write", "stats:read", "tokens:read", "tokens:write"}
@@ -87,6 +97,7 @@ func TestPolicyMatrix(t *testing.T) {
 	last := map[string]int{"login": 1, "logout": 2}
 	sort.SliceStable(ops, func(i, j int) bool { return last[ops[i].ID] < last[ops[j].ID] })
 	params := map[string]string{"workspaceSlug": "shop", "orgSlug": "acme", "userId": victim.Id.String(), "projectSlug": "shop-web", "slug": "shop-web",
+		"runId": runID.String(), "scenarioId": run.Modules[0].Features[0].Scenarios[0].Id.String(),
 		"path": "checkout/pay.feature", "name": "smoke", "kind": "git", "envName": "staging", "datasetName": "users"}
 
 	var golden strings.Builder
@@ -135,6 +146,12 @@ func TestPolicyMatrix(t *testing.T) {
 	if diff := lineDiff(string(want), golden.String()); diff != "" {
 		t.Fatalf("policy matrix differs from policy/matrix.golden (run with -update after review):\n%s", diff)
 	}
+}
+
+// bodyOverride gives the operations whose synthesized body would only reach a 404 one that names
+// the matrix's real resources.
+var bodyOverride = map[string]string{
+	"createRun": `{"project":"shop-web"}`,
 }
 
 func checkInvariant(t *testing.T, op oas.Operation, c caller, status int, body []byte) {
@@ -216,6 +233,9 @@ func send(t *testing.T, s *apptest.Server, doc *openapi3.T, op oas.Operation, pa
 		case content.Get("application/json") != nil:
 			contentType = "application/json"
 			raw, _ := json.Marshal(example(content.Get("application/json").Schema.Value, 0))
+			if b, ok := bodyOverride[op.ID]; ok {
+				raw = []byte(b)
+			}
 			body = bytes.NewReader(raw)
 		case content.Get("multipart/form-data") != nil:
 			var buf bytes.Buffer
