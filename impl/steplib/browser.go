@@ -238,13 +238,16 @@ func (s *Session) waitFor(ctx context.Context, cond func() (bool, error), descri
 	deadline := time.Now().Add(s.cfg.WaitTimeout)
 	for {
 		ok, err := cond()
-		if err != nil {
+		if err != nil && !navigating(err) {
 			return err
 		}
-		if ok {
+		if ok && err == nil {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("%s after %s: %w", describe(), s.cfg.WaitTimeout, err)
+			}
 			return fmt.Errorf("%s after %s", describe(), s.cfg.WaitTimeout)
 		}
 		select {
@@ -253,6 +256,18 @@ func (s *Session) waitFor(ctx context.Context, cond func() (bool, error), descri
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// navigating reports whether err only says that the page was replaced while it was read (a click
+// that submitted a form, a redirect): the next poll reads the new page.
+func navigating(err error) bool {
+	msg := err.Error()
+	for _, transient := range []string{"navigated or closed", "Execution context was destroyed", "Cannot find context with specified id"} {
+		if strings.Contains(msg, transient) {
+			return true
+		}
+	}
+	return false
 }
 
 func jsString(s string) string {

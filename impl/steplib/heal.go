@@ -238,8 +238,16 @@ func (s *Session) locate(ctx context.Context, c *call, selector string, visible 
 			}
 		}
 		r, err := probe(ctx, p, selector)
-		if err != nil {
+		if err != nil && !(navigating(err) && time.Now().Before(deadline)) {
 			return "", err
+		}
+		if err != nil { // the page is being replaced: look again in a moment
+			select {
+			case <-ctx.Done():
+				return "", stepContextError(ctx)
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
 		}
 		if r.Invalid != "" {
 			return "", fmt.Errorf("invalid CSS selector %q: %s", selector, r.Invalid)
