@@ -107,13 +107,14 @@ func iterate(kind iterKind) builder {
 	}
 }
 
-// buildMatches builds matches(subject, pattern). A constant pattern is checked and compiled at
-// load; a computed one at evaluation, where a refusal is an evaluation error.
+// buildMatches builds matches(subject, pattern). A pattern written as a string literal is checked
+// and compiled at load; any other one (even one that folds to a constant, such as a concat of
+// literals) at evaluation, where a refusal is an evaluation error (spec/v1/operators.md).
 func buildMatches(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	subj, pat := args[0], args[1]
 	var fixed *pattern.Pattern
-	if src, ok := pat.value.(string); pat.constant && ok {
+	if src, ok := pat.value.(string); pat.constant && ok && stringLiteral(raw[1]) {
 		p, err := pattern.Compile(src)
 		if err != nil {
 			off, msg := patternProblem(err)
@@ -235,4 +236,29 @@ func (c *compiler) literal(n *jsonv.Node, ptr string, depth int) (any, bool) {
 		ok = ok && good
 	}
 	return out, ok
+}
+
+// stringLiteral reports whether an argument is written as a string literal: a JSON string, or
+// {"op": "literal", "args": [string]}.
+func stringLiteral(n *jsonv.Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.Kind == jsonv.String {
+		return true
+	}
+	if n.Kind != jsonv.Object {
+		return false
+	}
+	var op, args *jsonv.Node
+	for _, m := range n.Members {
+		switch m.Key {
+		case "op":
+			op = m.Value
+		case "args":
+			args = m.Value
+		}
+	}
+	return op != nil && op.Kind == jsonv.String && op.Text == "literal" && args != nil && args.Kind == jsonv.Array &&
+		len(args.Items) == 1 && args.Items[0].Kind == jsonv.String
 }
