@@ -240,12 +240,18 @@ func quickConvert(v any) (any, bool) {
 	case []string:
 		out := make([]any, len(t))
 		for i, x := range t {
+			if !utf8.ValidString(x) {
+				return nil, false
+			}
 			out[i] = x
 		}
 		return out, true
 	case []float64:
 		out := make([]any, len(t))
 		for i, x := range t {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, false
+			}
 			out[i] = Number(x + 0)
 		}
 		return out, true
@@ -367,11 +373,19 @@ func convert(v any, ptr string) (any, *diag.Diagnostic) {
 		for i, x := range t {
 			out[i] = x
 		}
+		// typed slices are checked like any other list: each string must be valid UTF-8
+		if _, d := isNormal(out, ptr); d != nil {
+			return nil, d
+		}
 		return convert(out, ptr)
 	case []float64:
 		out := make([]any, len(t))
 		for i, x := range t {
 			out[i] = x
+		}
+		// and each number finite
+		if _, d := isNormal(out, ptr); d != nil {
+			return nil, d
 		}
 		return convert(out, ptr)
 	case []int:

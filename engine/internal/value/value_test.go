@@ -69,3 +69,19 @@ func TestCanonicalKeepsCanonicalValues(t *testing.T) {
 		t.Fatalf("Canonical = %v %v", out, ok)
 	}
 }
+
+func TestTypedSlicesAreCheckedLikeLists(t *testing.T) {
+	for name, v := range map[string]any{
+		"NaN in []float64":        []float64{1, math.NaN()},
+		"Inf in []float64":        []float64{math.Inf(1)},
+		"invalid UTF-8 []string":  []string{"ok", "\xff"},
+		"nested []float64 in map": map[string]any{"a": []float64{math.NaN()}},
+	} {
+		if _, d := value.Normalize(v, ""); d == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if out, d := value.Normalize([]float64{1, 2.5}, ""); d != nil || len(out.([]any)) != 2 {
+		t.Errorf("finite []float64: %v %v", out, d)
+	}
+}
