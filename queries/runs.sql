@@ -50,7 +50,7 @@ FROM runs r JOIN projects p ON p.id = r.project_id
 WHERE r.id = $1;
 
 -- name: ListRuns :many
-SELECT r.*, p.slug AS project_slug
+SELECT sqlc.embed(r), p.slug AS project_slug
 FROM runs r JOIN projects p ON p.id = r.project_id
 WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)

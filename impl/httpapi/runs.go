@@ -237,18 +237,12 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 	out := serverapi.ListRuns200JSONResponse{Items: []serverapi.RunSummary{}}
 	for i, r := range rows {
 		if i == limit {
-			out.NextCursor = encodeCursor(runCursor{At: rows[i-1].CreatedAt, ID: rows[i-1].ID})
+			out.NextCursor = encodeCursor(runCursor{At: rows[i-1].Run.CreatedAt, ID: rows[i-1].Run.ID})
 			break
 		}
-		out.Items = append(out.Items, runSummary(runFromList(r), r.ProjectSlug))
+		out.Items = append(out.Items, runSummary(r.Run, r.ProjectSlug))
 	}
 	return out, nil
-}
-
-func runFromList(r db.ListRunsRow) db.Run {
-	return db.Run{ID: r.ID, ProjectID: r.ProjectID, Status: r.Status, Trigger: r.Trigger, Source: r.Source, Label: r.Label, Paths: r.Paths,
-		Tags: r.Tags, Environment: r.Environment, Branch: r.Branch, CommitSha: r.CommitSha, ProcessName: r.ProcessName, ScheduleID: r.ScheduleID,
-		Counts: r.Counts, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 }
 
 func runFromGet(r db.GetRunRow) db.Run {
