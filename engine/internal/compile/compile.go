@@ -3,6 +3,7 @@ package compile
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jsonv"
@@ -21,6 +22,10 @@ type FunctionDef struct {
 type Config struct {
 	Operators []string      // declared custom operators (x-...)
 	Functions []FunctionDef // function definitions
+	// Globals are variable roots given the global indexes 0, 1, ... in this order, so that a host
+	// that evaluates with EvalGlobals can set them by index. Other roots get the next indexes as
+	// expressions using them are compiled.
+	Globals []string
 }
 
 // function is a compiled function.
@@ -31,12 +36,51 @@ type function struct {
 	slots  int
 	body   *node
 	calls  []string // functions the body calls, for cycle detection
+	roots  []int    // global indexes the body reads, itself or through the functions it calls
 }
 
 // Unit is a compiled set of functions and declarations, shared by every expression of a ruleset.
 type Unit struct {
 	declared map[string]bool
 	funcs    map[string]*function
+
+	mu      sync.Mutex // guards globals: expressions may be compiled concurrently
+	globals map[string]int
+}
+
+// global returns the index of the variable root name, assigning the next one to a new name.
+func (u *Unit) global(name string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	i, ok := u.globals[name]
+	if !ok {
+		i = len(u.globals)
+		u.globals[name] = i
+	}
+	return i
+}
+
+// globalNames returns the root names of global indexes.
+func (u *Unit) globalNames(idx []int) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	byIndex := make(map[int]string, len(u.globals))
+	for name, i := range u.globals {
+		byIndex[i] = name
+	}
+	out := make([]string, len(idx))
+	for k, i := range idx {
+		out[k] = byIndex[i]
+	}
+	return out
+}
+
+// NumGlobals returns how many variable roots have an index so far: a globals slice of this
+// length serves every program compiled until now.
+func (u *Unit) NumGlobals() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.globals)
 }
 
 // scope is the lexical scope of one frame: bindings visible at a point, innermost last.
@@ -75,6 +119,7 @@ type compiler struct {
 	calls  *[]string       // calls of the function body being compiled
 	custom map[string]bool // custom operators used
 	cur    *function       // function being compiled, nil at top level
+	roots  map[int]bool    // global indexes read by what is being compiled
 }
 
 func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
@@ -83,7 +128,10 @@ func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
 // definitions, FUNCTION_REDEFINED, problems inside bodies and FUNCTION_RECURSIVE for every
 // function on a cycle.
 func NewUnit(cfg Config) (*Unit, diag.List) {
-	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}}
+	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{}}
+	for _, name := range cfg.Globals {
+		u.global(name)
+	}
 	for _, name := range cfg.Operators {
 		u.declared[name] = true
 	}
@@ -127,14 +175,16 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 			sc, _ = sc.bind(p)
 		}
 		calls := []string{}
-		c.calls, c.cur = &calls, f
+		c.calls, c.cur, c.roots = &calls, f, map[int]bool{}
 		f.body = c.compile(def.Body, def.Pointer+"/body", sc, 1)
 		f.slots = *sc.n
 		f.calls = calls
-		c.calls, c.cur = nil, nil
+		f.roots = sortedKeys(c.roots)
+		c.calls, c.cur, c.roots = nil, nil, nil
 	}
 	if !c.checkCycles(order) {
 		c.checkCallDepth(order)
+		closeRoots(order, u.funcs)
 	}
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
@@ -203,18 +253,60 @@ func (c *compiler) reach(from, target string, seen map[string]bool) []string {
 	return nil
 }
 
+// closeRoots adds to each function the roots of the functions it calls, directly or not. The
+// call graph has no cycles here.
+func closeRoots(order []*function, funcs map[string]*function) {
+	done := map[*function]bool{}
+	var visit func(f *function)
+	visit = func(f *function) {
+		if done[f] {
+			return
+		}
+		done[f] = true
+		set := map[int]bool{}
+		for _, r := range f.roots {
+			set[r] = true
+		}
+		for _, name := range f.calls {
+			if g := funcs[name]; g != nil {
+				visit(g)
+				for _, r := range g.roots {
+					set[r] = true
+				}
+			}
+		}
+		f.roots = sortedKeys(set)
+	}
+	for _, f := range order {
+		visit(f)
+	}
+}
+
+func sortedKeys(set map[int]bool) []int {
+	out := make([]int, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
 func validName(s string) bool { return s != "" && !strings.Contains(s, ".") }
 
 // Compile compiles one expression in the unit; ptr is the pointer of the expression in its
 // document (used in every diagnostic and evaluation error).
 func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
-	c := &compiler{unit: u, custom: map[string]bool{}}
+	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
 	sc := newScope()
 	root := c.compile(n, ptr, sc, 1)
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
 	}
-	p := &Program{root: root, slots: *sc.n}
+	p := &Program{root: root, slots: *sc.n, globals: sortedKeys(c.roots)}
+	if k := len(p.globals); k > 0 {
+		p.nglobals = p.globals[k-1] + 1
+	}
+	p.names = u.globalNames(p.globals)
 	for name := range c.custom {
 		p.custom = append(p.custom, name)
 	}
@@ -396,19 +488,32 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.locals[slot]), nil }}
 	}
+	g := c.unit.global(root)
+	c.roots[g] = true
 	if len(segs) == 0 {
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.env[root], nil }}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.globals[g], nil }}
 	}
 	if len(segs) == 1 && segs[0].index < 0 {
 		key := segs[0].key
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			if m, ok := fr.env[root].(map[string]any); ok {
+			if m, ok := fr.globals[g].(map[string]any); ok {
 				return m[key], nil
 			}
 			return nil, nil
 		}}
 	}
-	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.env[root]), nil }}
+	if len(segs) == 2 && segs[0].index < 0 && segs[1].index < 0 {
+		k1, k2 := segs[0].key, segs[1].key
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			if m, ok := fr.globals[g].(map[string]any); ok {
+				if m, ok := m[k1].(map[string]any); ok {
+					return m[k2], nil
+				}
+			}
+			return nil, nil
+		}}
+	}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.globals[g]), nil }}
 }
 
 // asIndex returns the list index a run of ASCII digits denotes, or -1.
@@ -445,11 +550,14 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 	if c.calls != nil {
 		*c.calls = append(*c.calls, name)
 	}
+	for _, r := range f.roots {
+		c.roots[r] = true
+	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		if err := fr.rt.charge(ptr, 1); err != nil {
 			return nil, err
 		}
-		callee := fr.rt.newFrame(fr.env, f.slots)
+		callee := fr.rt.newFrame(fr.globals, f.slots)
 		for i, a := range args {
 			v, err := a.eval(fr)
 			if err != nil {

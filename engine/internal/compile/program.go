@@ -41,9 +41,9 @@ type strFn func(fr *frame) (s string, ok bool, v any, err error)
 
 // frame is the state of one function activation (or of the top-level expression).
 type frame struct {
-	env    map[string]any
-	locals []any
-	rt     *runtime
+	globals []any // variable roots by global index (see Unit.NumGlobals)
+	locals  []any
+	rt      *runtime
 }
 
 // runtime is the state shared by one evaluation.
@@ -79,7 +79,7 @@ func (rt *runtime) argList(n int) []any {
 }
 
 // newFrame returns a frame for a function call with slots locals, reusing a freed one.
-func (rt *runtime) newFrame(env map[string]any, slots int) *frame {
+func (rt *runtime) newFrame(globals []any, slots int) *frame {
 	var f *frame
 	if n := len(rt.frames); n > 0 {
 		f = rt.frames[n-1]
@@ -87,7 +87,7 @@ func (rt *runtime) newFrame(env map[string]any, slots int) *frame {
 	} else {
 		f = &frame{rt: rt}
 	}
-	f.env = env
+	f.globals = globals
 	if cap(f.locals) >= slots {
 		f.locals = f.locals[:slots]
 	} else {
@@ -100,7 +100,7 @@ func (rt *runtime) newFrame(env map[string]any, slots int) *frame {
 // after its call.
 func (rt *runtime) freeFrame(f *frame) {
 	clear(f.locals)
-	f.env = nil
+	f.globals = nil
 	rt.frames = append(rt.frames, f)
 }
 
@@ -155,57 +155,80 @@ func argCost(args ...any) int {
 
 // Program is one compiled expression.
 type Program struct {
-	root   *node
-	slots  int
-	custom []string // custom operators the expression uses, sorted
+	root     *node
+	slots    int
+	custom   []string // custom operators the expression uses, sorted
+	globals  []int    // global indexes of the roots it reads, itself or through functions, sorted
+	nglobals int      // 1 + the largest of globals
+	names    []string // the root names of globals, in the same order
 }
 
 // CustomOperators returns the names of the custom operators the expression uses, sorted.
 func (p *Program) CustomOperators() []string { return append([]string(nil), p.custom...) }
 
-// evalState is the state of one evaluation: the runtime and the top-level frame, with room for
-// the frame's locals. It is recycled through statePool, so a typical evaluation allocates
-// nothing of its own.
-type evalState struct {
-	rt     runtime
-	fr     frame
-	locals [4]any
+// Machine is the reusable state of evaluations: one goroutine at a time evaluates programs
+// with it, one after the other, without allocating a runtime or a frame for each. The zero
+// value is ready to use.
+type Machine struct {
+	rt      runtime
+	fr      frame
+	locals  [8]any
+	globals [8]any // for Eval's environment
 }
 
-var statePool = sync.Pool{New: func() any {
-	st := new(evalState)
-	st.fr.rt = &st.rt
-	return st
-}}
+var machinePool = sync.Pool{New: func() any { return new(Machine) }}
 
 // Eval evaluates the program against an environment whose values are already normalized (see
 // package value). Custom operators are looked up in ops; budget <= 0 means DefaultBudget.
 func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64) (any, error) {
+	m := machinePool.Get().(*Machine)
+	var globals []any
+	if p.nglobals <= len(m.globals) {
+		globals = m.globals[:p.nglobals]
+	} else {
+		globals = make([]any, p.nglobals)
+	}
+	if len(env) > 0 {
+		for i, g := range p.globals {
+			globals[g] = env[p.names[i]]
+		}
+	}
+	v, err := m.EvalGlobals(p, globals, ops, budget)
+	clear(globals)
+	machinePool.Put(m)
+	return v, err
+}
+
+// EvalGlobals evaluates the program with the variable roots given by global index (Config.Globals
+// and Unit.NumGlobals; a root beyond the slice is null). Its values must be normalized.
+func (m *Machine) EvalGlobals(p *Program, globals []any, ops map[string]Operator, budget int64) (any, error) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	st := statePool.Get().(*evalState)
-	st.rt.steps, st.rt.limit, st.rt.custom = 0, budget, ops
-	st.fr.env = env
+	if len(globals) < p.nglobals {
+		globals = append(append(make([]any, 0, p.nglobals), globals...), make([]any, p.nglobals-len(globals))...)
+	}
+	m.fr.rt = &m.rt
+	m.rt.steps, m.rt.limit, m.rt.custom = 0, budget, ops
+	m.fr.globals = globals
 	if p.slots > 0 {
-		if p.slots <= len(st.locals) {
-			st.fr.locals = st.locals[:p.slots]
+		if p.slots <= len(m.locals) {
+			m.fr.locals = m.locals[:p.slots]
 		} else {
-			st.fr.locals = make([]any, p.slots)
+			m.fr.locals = make([]any, p.slots)
 		}
 	}
-	v, err := p.root.eval(&st.fr)
+	v, err := p.root.eval(&m.fr)
 	if err == nil {
 		// the result is read once more on its way out
-		err = st.rt.chargeWeight(p.root.ptr, v)
+		err = m.rt.chargeWeight(p.root.ptr, v)
 	}
-	// nothing of this evaluation stays reachable from the pool
+	// nothing of this evaluation stays reachable from the machine
 	if p.slots > 0 {
-		clear(st.fr.locals)
-		st.fr.locals = nil
+		clear(m.fr.locals)
+		m.fr.locals = nil
 	}
-	st.rt.custom, st.fr.env = nil, nil
-	statePool.Put(st)
+	m.rt.custom, m.fr.globals = nil, nil
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,21 @@ type Program struct {
 	declared      []string
 	ops           map[string]compile.Operator
 	budget        int64
+	nglobals      int // variable roots of the unit: the globals below, then any other root read
 }
+
+// Global indexes of the variables an evaluation sets (compile.Config.Globals); any other root
+// an expression reads gets a later index and stays null.
+const (
+	gData = iota
+	gOriginal
+	gActor
+	gCtx
+	gValue
+	gField
+)
+
+var globalRoots = []string{gData: "data", gOriginal: "original", gActor: "actor", gCtx: "ctx", gValue: "value", gField: "field"}
 
 type catalog struct {
 	tag      string
@@ -145,7 +159,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	for _, f := range rs.Functions {
 		defs = append(defs, compile.FunctionDef{Name: f.Name, Params: f.Params, Body: f.Body, Pointer: f.Ptr})
 	}
-	unit, uds := compile.NewUnit(compile.Config{Operators: declared, Functions: defs})
+	unit, uds := compile.NewUnit(compile.Config{Operators: declared, Functions: defs, Globals: globalRoots})
 	if len(uds) > 0 {
 		ds = append(ds, uds...)
 		// Keep checking the rules against stand-in functions (same names and parameters, null
@@ -159,9 +173,9 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 			seen[d.Name] = true
 			stub = append(stub, compile.FunctionDef{Name: d.Name, Params: uniq(d.Params), Body: &jsonv.Node{Kind: jsonv.Null}, Pointer: d.Pointer})
 		}
-		unit, _ = compile.NewUnit(compile.Config{Operators: declared, Functions: stub})
+		unit, _ = compile.NewUnit(compile.Config{Operators: declared, Functions: stub, Globals: globalRoots})
 		if unit == nil {
-			unit, _ = compile.NewUnit(compile.Config{Operators: declared})
+			unit, _ = compile.NewUnit(compile.Config{Operators: declared, Globals: globalRoots})
 		}
 	}
 	c := &compiler{unit: unit, fnOps: functionOps(rs), ops: ops}
@@ -224,6 +238,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	if len(ds) > 0 {
 		return nil, ds
 	}
+	p.nglobals = unit.NumGlobals()
 	return p, nil
 }
 

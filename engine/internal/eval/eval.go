@@ -78,7 +78,8 @@ func inView(v *Location, level int, l *Location) bool {
 
 type run struct {
 	p        *Program
-	env      map[string]any
+	m        compile.Machine
+	globals  []any // by global index (gData, ...)
 	data     any
 	chain    [8]*catalog
 	nchain   int
@@ -87,7 +88,7 @@ type run struct {
 	buf      []byte    // scratch for messages
 }
 
-var runPool = sync.Pool{New: func() any { return &run{env: make(map[string]any, 8)} }}
+var runPool = sync.Pool{New: func() any { return new(run) }}
 
 // Evaluate runs the program against a checked request. It never fails because of a rule: a rule
 // that cannot be evaluated fails closed (a RULE_FAILED finding).
@@ -95,7 +96,12 @@ func (p *Program) Evaluate(req *Request) *Result {
 	res := &Result{Ruleset: p.Ref, States: map[string]map[string]any{}}
 	r := runPool.Get().(*run)
 	r.p, r.res, r.data = p, res, req.Data
-	r.env["data"], r.env["original"], r.env["actor"], r.env["ctx"] = req.Data, req.Original, req.Actor, req.Ctx
+	if cap(r.globals) < p.nglobals {
+		r.globals = make([]any, p.nglobals)
+	}
+	r.globals = r.globals[:p.nglobals]
+	g := r.globals
+	g[gData], g[gOriginal], g[gActor], g[gCtx] = req.Data, req.Original, req.Actor, req.Ctx
 	r.locales(req.Locale)
 	for _, ru := range p.rules {
 		if !inView(req.View, ru.level, &ru.loc) {
@@ -117,7 +123,7 @@ func (p *Program) Evaluate(req *Request) *Result {
 	// nothing of this evaluation stays reachable from the pool
 	clear(r.findings)
 	r.findings = r.findings[:0]
-	clear(r.env)
+	clear(r.globals)
 	clear(r.chain[:])
 	r.p, r.res, r.data, r.nchain = nil, nil, nil, 0
 	if cap(r.buf) > 1<<16 {
@@ -192,7 +198,7 @@ func (r *run) message(ru *rule) *message {
 }
 
 func (r *run) eval(prog *compile.Program) (any, error) {
-	v, err := prog.Eval(r.env, r.p.ops, r.p.budget)
+	v, err := r.m.EvalGlobals(prog, r.globals, r.p.ops, r.p.budget)
 	if err != nil {
 		return nil, err
 	}
@@ -236,10 +242,10 @@ func (r *run) rule(ru *rule) {
 // unbind clears value and field for a rule run on no field, where it may read them.
 func (r *run) unbind(reads uint8) {
 	if reads&readsValue != 0 {
-		delete(r.env, "value")
+		r.globals[gValue] = nil
 	}
 	if reads&readsField != 0 {
-		delete(r.env, "field")
+		r.globals[gField] = nil
 	}
 }
 
@@ -247,10 +253,10 @@ func (r *run) unbind(reads uint8) {
 // load for static paths.
 func (r *run) bound(ru *rule, field string, fieldValue, v any) {
 	if ru.reads&readsValue != 0 {
-		r.env["value"] = v
+		r.globals[gValue] = v
 	}
 	if ru.reads&readsField != 0 {
-		r.env["field"] = fieldValue
+		r.globals[gField] = fieldValue
 	}
 	r.check(ru, field, v)
 }
