@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"reflect"
+
 	"github.com/sdods/sdods/engine/internal/bundle"
 	"github.com/sdods/sdods/engine/internal/compile"
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -47,6 +49,11 @@ type RulesetRef = eval.Ref
 // Request is an evaluation request. Data, Original, Actor and Ctx are JSON objects (as
 // map[string]any) or nil; View narrows evaluation; Locale picks the messages. Ruleset, when set,
 // must be the id of the ruleset evaluating it.
+//
+// A request built in Go is checked by every evaluation. A request ParseRequest returned was
+// checked there and is not checked again while its fields hold what ParseRequest put in them
+// (replacing a field, the View included, makes the next evaluation check it); the objects inside
+// it must then be treated as read-only, as the evaluation does.
 type Request struct {
 	Ruleset  string
 	Data     any
@@ -55,6 +62,50 @@ type Request struct {
 	Ctx      any
 	View     *View
 	Locale   string
+
+	parsed *parsedRequest // set by ParseRequest
+}
+
+// parsedRequest is what ParseRequest checked: evaluating the request does not check it again
+// while its fields still hold these roots, view and locale.
+type parsedRequest struct {
+	req  eval.Request
+	view View // a copy: a host may change *Request.View
+}
+
+// checkedAs returns the checked request when req still holds what ParseRequest returned.
+func (req *Request) checkedAs() *eval.Request {
+	p := req.parsed
+	if p == nil || !sameRoot(req.Data, p.req.Data) || !sameRoot(req.Original, p.req.Original) ||
+		!sameRoot(req.Actor, p.req.Actor) || !sameRoot(req.Ctx, p.req.Ctx) || req.Locale != p.req.Locale {
+		return nil
+	}
+	if (req.View == nil) != (p.req.View == nil) || req.View != nil && *req.View != p.view {
+		return nil
+	}
+	return &p.req
+}
+
+// sameRoot reports whether a and b are both nil or the same object (the same map, not an equal
+// one).
+func sameRoot(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	ma, ok := a.(map[string]any)
+	mb, ok2 := b.(map[string]any)
+	return ok && ok2 && reflect.ValueOf(ma).UnsafePointer() == reflect.ValueOf(mb).UnsafePointer()
+}
+
+func newParsed(er *eval.Request, id string) *Request {
+	p := &parsedRequest{req: *er}
+	req := &Request{Ruleset: id, Data: er.Data, Original: er.Original, Actor: er.Actor, Ctx: er.Ctx,
+		View: er.View, Locale: er.Locale, parsed: p}
+	if er.View != nil {
+		p.view = *er.View
+		p.req.View = &p.view
+	}
+	return req
 }
 
 // RuleSet is a loaded ruleset: compiled from source, or read from a bundle or a manifest. It is
@@ -278,10 +329,14 @@ func (rs *RuleSet) EvaluateChannel(channel string, req *Request) (res *Result, e
 	if req.Ruleset != "" && req.Ruleset != rs.ref.ID {
 		return nil, diag.Request("/ruleset", "the request names ruleset %q, this ruleset is %q", req.Ruleset, rs.ref.ID)
 	}
-	er, d := eval.PrepareRequest(&eval.Request{Data: req.Data, Original: req.Original, Actor: req.Actor,
-		Ctx: req.Ctx, View: req.View, Locale: req.Locale})
-	if d != nil {
-		return nil, d
+	er := req.checkedAs()
+	if er == nil {
+		var d *diag.Diagnostic
+		er, d = eval.PrepareRequest(&eval.Request{Data: req.Data, Original: req.Original, Actor: req.Actor,
+			Ctx: req.Ctx, View: req.View, Locale: req.Locale})
+		if d != nil {
+			return nil, d
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -308,8 +363,7 @@ func (rs *RuleSet) EvaluateJSON(raw []byte) (*Result, error) {
 // number beyond double range, a malformed view or locale (spec/v1/evaluation.md).
 func ParseRequest(raw []byte) (*Request, error) {
 	if er, id, ok := eval.QuickParseRequest(raw); ok {
-		return &Request{Ruleset: id, Data: er.Data, Original: er.Original, Actor: er.Actor, Ctx: er.Ctx,
-			View: er.View, Locale: er.Locale}, nil
+		return newParsed(er, id), nil
 	}
 	// the slow path names the problem
 	n, err := jsonv.Decode(raw)
@@ -320,6 +374,5 @@ func ParseRequest(raw []byte) (*Request, error) {
 	if d != nil {
 		return nil, d
 	}
-	return &Request{Ruleset: id, Data: er.Data, Original: er.Original, Actor: er.Actor, Ctx: er.Ctx,
-		View: er.View, Locale: er.Locale}, nil
+	return newParsed(er, id), nil
 }
