@@ -392,7 +392,10 @@ func opTrim(ptr string, a any) (any, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	return strings.Trim(s, asciiSpace), nil
+	if t := strings.Trim(s, asciiSpace); len(t) != len(s) {
+		return t, nil
+	}
+	return a, nil // unchanged: the argument's own box, no new one
 }
 
 func opConcat(ptr string, args []any) (any, error) {
@@ -490,7 +493,7 @@ func opText(ptr string, a any) (any, error) {
 	case nil:
 		return nil, nil
 	case string:
-		return t, nil
+		return a, nil // the argument's own box, no new one
 	case bool:
 		if t {
 			return "true", nil
@@ -541,11 +544,11 @@ func opLength(ptr string, a any) (any, error) {
 	case nil:
 		return nil, nil
 	case string:
-		return float64(utf8.RuneCountInString(t)), nil
+		return value.Number(float64(utf8.RuneCountInString(t))), nil
 	case []any:
-		return float64(len(t)), nil
+		return value.Number(float64(len(t))), nil
 	case map[string]any:
-		return float64(len(t)), nil
+		return value.Number(float64(len(t))), nil
 	}
 	return nil, typeErr(ptr, "length", 0, "a string, an array or an object", a)
 }
@@ -630,7 +633,7 @@ func opYearsBetween(ptr string, a, b any) (any, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	return float64(date.YearsBetween(x, y)), nil
+	return value.Number(float64(date.YearsBetween(x, y))), nil
 }
 
 func opDaysBetween(ptr string, a, b any) (any, error) {
@@ -638,7 +641,7 @@ func opDaysBetween(ptr string, a, b any) (any, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	return float64(date.DaysBetween(x, y)), nil
+	return value.Number(float64(date.DaysBetween(x, y))), nil
 }
 
 func opDateAdd(ptr string, args []any) (any, error) {

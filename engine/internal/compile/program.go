@@ -167,13 +167,14 @@ type Program struct {
 func (p *Program) CustomOperators() []string { return append([]string(nil), p.custom...) }
 
 // Machine is the reusable state of evaluations: one goroutine at a time evaluates programs
-// with it, one after the other, without allocating a runtime or a frame for each. The zero
-// value is ready to use.
+// with it, one after the other, without allocating a runtime or a frame for each. Begin binds
+// the variables, operators and budget, Run evaluates one program (each with a fresh budget), and
+// End drops every reference to them. The zero value is ready to use.
 type Machine struct {
 	rt      runtime
 	fr      frame
 	locals  [8]any
-	globals [8]any // for Eval's environment
+	globals [8]any // for Program.Eval's environment
 }
 
 var machinePool = sync.Pool{New: func() any { return new(Machine) }}
@@ -193,24 +194,39 @@ func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64
 			globals[g] = env[p.names[i]]
 		}
 	}
-	v, err := m.EvalGlobals(p, globals, ops, budget)
+	m.Begin(globals, ops, budget)
+	v, err := m.Run(p)
+	m.End()
 	clear(globals)
 	machinePool.Put(m)
 	return v, err
 }
 
-// EvalGlobals evaluates the program with the variable roots given by global index (Config.Globals
-// and Unit.NumGlobals; a root beyond the slice is null). Its values must be normalized.
-func (m *Machine) EvalGlobals(p *Program, globals []any, ops map[string]Operator, budget int64) (any, error) {
+// Begin binds the variable roots by global index (Config.Globals and Unit.NumGlobals; a root
+// beyond the slice is null), whose values must be normalized, the custom operators and the
+// budget of each Run (<= 0 means DefaultBudget).
+func (m *Machine) Begin(globals []any, ops map[string]Operator, budget int64) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	if len(globals) < p.nglobals {
-		globals = append(append(make([]any, 0, p.nglobals), globals...), make([]any, p.nglobals-len(globals))...)
-	}
 	m.fr.rt = &m.rt
-	m.rt.steps, m.rt.limit, m.rt.custom = 0, budget, ops
+	m.rt.limit, m.rt.custom = budget, ops
 	m.fr.globals = globals
+}
+
+// End drops the references Begin took.
+func (m *Machine) End() {
+	m.rt.custom, m.fr.globals = nil, nil
+}
+
+// Run evaluates one program with what Begin bound.
+func (m *Machine) Run(p *Program) (any, error) {
+	if len(m.fr.globals) < p.nglobals {
+		// a program compiled after the caller sized its globals: the roots it adds are null
+		defer func(g []any) { m.fr.globals = g }(m.fr.globals)
+		m.fr.globals = append(append(make([]any, 0, p.nglobals), m.fr.globals...), make([]any, p.nglobals-len(m.fr.globals))...)
+	}
+	m.rt.steps = 0
 	if p.slots > 0 {
 		if p.slots <= len(m.locals) {
 			m.fr.locals = m.locals[:p.slots]
@@ -223,12 +239,10 @@ func (m *Machine) EvalGlobals(p *Program, globals []any, ops map[string]Operator
 		// the result is read once more on its way out
 		err = m.rt.chargeWeight(p.root.ptr, v)
 	}
-	// nothing of this evaluation stays reachable from the machine
 	if p.slots > 0 {
+		// nothing of this evaluation stays reachable from the locals
 		clear(m.fr.locals)
-		m.fr.locals = nil
 	}
-	m.rt.custom, m.fr.globals = nil, nil
 	if err != nil {
 		return nil, err
 	}

@@ -102,6 +102,7 @@ func (p *Program) Evaluate(req *Request) *Result {
 	r.globals = r.globals[:p.nglobals]
 	g := r.globals
 	g[gData], g[gOriginal], g[gActor], g[gCtx] = req.Data, req.Original, req.Actor, req.Ctx
+	r.m.Begin(g, p.ops, p.budget)
 	r.locales(req.Locale)
 	for _, ru := range p.rules {
 		if !inView(req.View, ru.level, &ru.loc) {
@@ -124,6 +125,7 @@ func (p *Program) Evaluate(req *Request) *Result {
 	clear(r.findings)
 	r.findings = r.findings[:0]
 	clear(r.globals)
+	r.m.End()
 	clear(r.chain[:])
 	r.p, r.res, r.data, r.nchain = nil, nil, nil, 0
 	if cap(r.buf) > 1<<16 {
@@ -198,7 +200,7 @@ func (r *run) message(ru *rule) *message {
 }
 
 func (r *run) eval(prog *compile.Program) (any, error) {
-	v, err := r.m.EvalGlobals(prog, r.globals, r.p.ops, r.p.budget)
+	v, err := r.m.Run(prog)
 	if err != nil {
 		return nil, err
 	}
