@@ -10,10 +10,10 @@
 package pixeldiff
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -67,7 +67,8 @@ func Compare(a, b, out []byte, width, height int, o Options) (int, error) {
 	}
 	a, b = aligned(a[:4*n:4*n]), aligned(b[:4*n:4*n])
 	a32, b32 := words(a), words(b)
-	var o32 []uint32
+	b32 = b32[:len(a32)]
+	var o32 []uint32 // nil when the diff image is not drawn
 	if out != nil {
 		out = out[: 4*n : 4*n]
 		o32 = words(aligned(out))
@@ -77,75 +78,95 @@ func Compare(a, b, out []byte, width, height int, o Options) (int, error) {
 			}
 		}()
 	}
-	drawGray := out != nil && !o.DiffMask
-	// Screenshots repeat colours in long runs: the grey of the last pixel drawn is kept.
-	last, lastGray := a32[0], grayOf(a[0:4], o.Alpha)
+	g := grayer{o.Alpha}
 	if string(a) == string(b) { // identical: the fast path of pixelmatch
-		if drawGray {
-			for i, p := range a32 {
-				if p != last {
-					last, lastGray = p, grayOf(a[4*i:4*i+4], o.Alpha)
-				}
-				o32[i] = lastGray
-			}
+		if out != nil && !o.DiffMask {
+			g.draw(a32, o32, a32[0], g.of(a32[0]))
 		}
 		return 0, nil
 	}
-	// 35215 is the largest value the YIQ distance takes (black against white).
-	maxDelta := 35215 * o.Threshold * o.Threshold
+	c := comparison{
+		a: a32, b: b32, width: width, height: height,
+		// 35215 is the largest value the YIQ distance takes (black against white).
+		maxDelta: 35215 * o.Threshold * o.Threshold,
+		checker:  !o.PlainBackground,
+		aa:       !o.IncludeAA,
+	}
 	aaPix := opaque(o.AAColor)
 	diffPix := opaque(o.DiffColor)
 	altPix := diffPix
 	if o.DiffColorAlt != nil {
 		altPix = opaque(*o.DiffColorAlt)
 	}
-	checker := !o.PlainBackground
+	return c.run(a, b, o32, out != nil && !o.DiffMask, g, aaPix, diffPix, altPix), nil
+}
+
+// comparison is one comparison of two images of equal size, as 32-bit pixel words.
+type comparison struct {
+	a, b          []uint32
+	width, height int
+	maxDelta      float64
+	checker       bool // blend semi-transparent pixels over the checkerboard, not white
+	aa            bool // leave anti-aliased pixels out
+}
+
+// chunk is the number of pixels compared at a time: small enough for its list of unequal
+// pixels to live on the stack, large enough for the equality test of a whole chunk to pay.
+const chunk = 512
+
+// run counts the differing pixels and draws them into out (unless nil); with drawGray it draws
+// the whole diff image: the first image in grey, differences and excluded anti-aliasing.
+//
+// Each chunk is drawn in grey first, then its unequal pixels are listed without a branch (random
+// content makes "equal?" unpredictable), then only those are compared and drawn over the grey.
+// ab and bb are the images' bytes, for the equality test of a chunk.
+func (c *comparison) run(ab, bb []byte, out []uint32, drawGray bool, g grayer, aaPix, diffPix, altPix uint32) int {
+	a, b := c.a, c.b[:len(c.a)]
 	diff := 0
-	b32 = b32[:len(a32)]
-	if o32 != nil {
-		o32 = o32[:len(a32)]
-	}
-	for i := 0; i < len(a32); {
-		if a32[i] == b32[i] {
-			// A run of equal pixels: their delta is 0, never above the threshold.
-			if drawGray {
-				for ; i < len(a32) && a32[i] == b32[i]; i++ {
-					if p := a32[i]; p != last {
-						last, lastGray = p, grayOf(a[4*i:4*i+4], o.Alpha)
-					}
-					o32[i] = lastGray
-				}
-			} else {
-				for i < len(a32) && a32[i] == b32[i] {
-					i++
-				}
-			}
+	var idx [chunk]int32
+	last := a[0]
+	lastGray := g.of(last)
+	for s := 0; s < len(a); s += chunk {
+		e := min(s+chunk, len(a))
+		ca, cb := a[s:e], b[s:e]
+		if drawGray {
+			last, lastGray = g.draw(ca, out[s:e], last, lastGray)
+		}
+		if string(ab[4*s:4*e]) == string(bb[4*s:4*e]) {
 			continue
 		}
-		pos := 4 * i
-		delta := colorDelta(a, b, pos, checker)
-		if math.Abs(delta) > maxDelta {
-			x, y := i%width, i/width
-			if !o.IncludeAA && (antialiased(a, b, x, y, width, height, checker) || antialiased(b, a, x, y, width, height, checker)) {
-				if drawGray {
-					o32[i] = aaPix
-				}
-			} else {
-				if o32 != nil {
-					if delta < 0 {
-						o32[i] = altPix
-					} else {
-						o32[i] = diffPix
-					}
-				}
-				diff++
-			}
-		} else if drawGray {
-			o32[i] = grayOf(a[pos:pos+4], o.Alpha)
+		n := 0
+		cb = cb[:len(ca)]
+		for j, p := range ca {
+			idx[n&(chunk-1)] = int32(j)
+			x := uint64(p ^ cb[j])
+			n += int((x | -x) >> 63) // 1 when p != cb[j]
 		}
-		i++
+		for _, j := range idx[:n] {
+			i := s + int(j)
+			delta := colorDelta(ca[j], cb[j], 4*i, c.checker)
+			if math.Abs(delta) <= c.maxDelta {
+				continue // similar: grey, drawn already
+			}
+			if c.aa {
+				x, y := i%c.width, i/c.width
+				if antialiased(a, b, x, y, c.width, c.height, c.checker) || antialiased(b, a, x, y, c.width, c.height, c.checker) {
+					if drawGray {
+						out[i] = aaPix
+					}
+					continue
+				}
+			}
+			if out != nil {
+				out[i] = diffPix
+				if delta < 0 {
+					out[i] = altPix
+				}
+			}
+			diff++
+		}
 	}
-	return diff, nil
+	return diff
 }
 
 // aligned returns p, or a copy of it when it does not start at a multiple of 4 bytes (so that
@@ -160,7 +181,7 @@ func aligned(p []byte) []byte {
 }
 
 // words views p (aligned, a multiple of 4 bytes long) as one 32-bit word per pixel, in the
-// machine's byte order: words are only compared with each other and with pixels made by pix.
+// machine's byte order (channels and pix convert).
 func words(p []byte) []uint32 {
 	if len(p) == 0 {
 		return nil
@@ -170,27 +191,64 @@ func words(p []byte) []uint32 {
 
 // pix returns the word of an RGBA pixel.
 func pix(r, g, b, a uint8) uint32 {
-	p := [4]uint8{r, g, b, a}
-	return *(*uint32)(unsafe.Pointer(&p))
+	p := uint32(r) | uint32(g)<<8 | uint32(b)<<16 | uint32(a)<<24
+	if !littleEndian {
+		p = bits.ReverseBytes32(p)
+	}
+	return p
+}
+
+// channels returns the red, green, blue and alpha of a pixel word.
+func channels(p uint32) (r, g, b, a int) {
+	if !littleEndian {
+		p = bits.ReverseBytes32(p)
+	}
+	return int(p & 0xff), int(p >> 8 & 0xff), int(p >> 16 & 0xff), int(p >> 24)
 }
 
 func opaque(c [3]uint8) uint32 { return pix(c[0], c[1], c[2], 255) }
 
-// grayOf is the diff image's pixel for a similar pixel rgba of the first image: its luma blended
-// with white at alpha (pixelmatch's drawGrayPixel, operation by operation; explicit conversions
-// keep the compiler from fusing multiply-adds, which would round differently).
-func grayOf(rgba []byte, alpha float64) uint32 {
-	r, g, b, a := float64(rgba[0]), float64(rgba[1]), float64(rgba[2]), float64(rgba[3])
-	l := float64(float64(float64(r*0.29889531)+float64(g*0.58662247)) + float64(b*0.11448223))
-	v := 255 + float64(float64(float64(l-255)*alpha)*a)/255
-	c := toUint8(v)
-	return pix(c, c, c, 255)
+// grayer draws similar pixels: the first image's luma blended with white at alpha.
+type grayer struct{ alpha float64 }
+
+// of is the diff image's pixel for a similar pixel p of the first image (pixelmatch's
+// drawGrayPixel, operation by operation; explicit conversions keep the compiler from fusing
+// multiply-adds, which would round differently).
+func (g grayer) of(p uint32) uint32 {
+	r, gr, b, a := channels(p)
+	l := float64(float64(float64(r)*0.29889531)+float64(float64(gr)*0.58662247)) + float64(float64(b)*0.11448223)
+	v := 255 + float64(float64(float64(l-255)*g.alpha)*float64(a))/255
+	if v >= 0 && v < 256 { // the usual case: Go's conversion truncates too
+		return grayPix(uint32(v))
+	}
+	return grayPix(uint32(toUint8(v)))
+}
+
+// grayPix returns the opaque pixel word of grey c (0..255) without going through memory.
+func grayPix(c uint32) uint32 {
+	if !littleEndian {
+		return c*0x01010100 | 0xff
+	}
+	return c*0x010101 | 0xff000000
+}
+
+// draw draws every pixel of a in grey into out; last and its grey lastGray are the previous
+// pixel drawn (colours come in runs), returned updated.
+func (g grayer) draw(a, out []uint32, last, lastGray uint32) (uint32, uint32) {
+	out = out[:len(a)]
+	for i, p := range a {
+		if p != last {
+			last, lastGray = p, g.of(p)
+		}
+		out[i] = lastGray
+	}
+	return last, lastGray
 }
 
 // toUint8 converts like an assignment to a JavaScript Uint8Array element (pixelmatch's output
 // is usually a Node.js Buffer): truncation, then modulo 256.
 func toUint8(v float64) uint8 {
-	if v >= 0 && v < 256 { // the usual case: Go's conversion truncates too
+	if v >= 0 && v < 256 {
 		return uint8(v)
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -199,7 +257,7 @@ func toUint8(v float64) uint8 {
 	return uint8(int64(math.Trunc(v)))
 }
 
-// background is pixelmatch's checkerboard colour channel for byte offset k of a pixel.
+// background is pixelmatch's checkerboard colour for byte offset k of a pixel.
 func background(k int, checker bool) (float64, float64, float64) {
 	if !checker {
 		return 255, 255, 255
@@ -211,11 +269,11 @@ func background(k int, checker bool) (float64, float64, float64) {
 	return rb, gb, bb
 }
 
-// colorDelta is the squared YIQ distance between the pixels at byte offset k of a and b,
-// negative when b's pixel is darker (Kotsarenko and Ramos).
-func colorDelta(a, b []byte, k int, checker bool) float64 {
-	r1, g1, b1, a1 := int(a[k]), int(a[k+1]), int(a[k+2]), int(a[k+3])
-	r2, g2, b2, a2 := int(b[k]), int(b[k+1]), int(b[k+2]), int(b[k+3])
+// colorDelta is the squared YIQ distance between the pixels p and q at byte offset k, negative
+// when q is darker (Kotsarenko and Ramos).
+func colorDelta(p, q uint32, k int, checker bool) float64 {
+	r1, g1, b1, a1 := channels(p)
+	r2, g2, b2, a2 := channels(q)
 	dr, dg, db := float64(r1-r2), float64(g1-g2), float64(b1-b2)
 	if a1 < 255 || a2 < 255 {
 		rb, gb, bb := background(k, checker)
@@ -226,21 +284,18 @@ func colorDelta(a, b []byte, k int, checker bool) float64 {
 	}
 	y := float64(float64(dr*0.29889531)+float64(dg*0.58662247)) + float64(db*0.11448223)
 	i := float64(float64(dr*0.59597799)-float64(dg*0.27417610)) - float64(db*0.32180189)
-	q := float64(float64(dr*0.21147017)-float64(dg*0.52261711)) + float64(db*0.31114694)
-	delta := float64(float64(float64(0.5053*y)*y)+float64(float64(0.299*i)*i)) + float64(float64(0.1957*q)*q)
+	q2 := float64(float64(dr*0.21147017)-float64(dg*0.52261711)) + float64(db*0.31114694)
+	delta := float64(float64(float64(0.5053*y)*y)+float64(float64(0.299*i)*i)) + float64(float64(0.1957*q2)*q2)
 	if y > 0 {
 		return -delta
 	}
 	return delta
 }
 
-// brightnessDelta is the YIQ luma difference between the centre pixel (r1, g1, b1, a1 at byte
-// offset k) and the pixel at byte offset m of img.
-func brightnessDelta(img []byte, k, m int, r1, g1, b1, a1 int, checker bool) float64 {
-	r2, g2, b2, a2 := int(img[m]), int(img[m+1]), int(img[m+2]), int(img[m+3])
-	if r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2 {
-		return 0
-	}
+// brightnessDelta is the YIQ luma difference between the centre pixel (channels r1, g1, b1, a1,
+// byte offset k) and the pixel q.
+func brightnessDelta(q uint32, k int, r1, g1, b1, a1 int, checker bool) float64 {
+	r2, g2, b2, a2 := channels(q)
 	dr, dg, db := float64(r1-r2), float64(g1-g2), float64(b1-b2)
 	if a1 < 255 || a2 < 255 {
 		rb, gb, bb := background(k, checker)
@@ -255,11 +310,12 @@ func brightnessDelta(img []byte, k, m int, r1, g1, b1, a1 int, checker bool) flo
 // antialiased reports whether the pixel (x1, y1) of img is likely part of anti-aliasing: among
 // its 8 neighbours at most two equal it, some are darker and some brighter, and the darkest or
 // the brightest has 3 or more equal neighbours in both images (img and other).
-func antialiased(img, other []byte, x1, y1, width, height int, checker bool) bool {
+func antialiased(img, other []uint32, x1, y1, width, height int, checker bool) bool {
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, width-1), min(y1+1, height-1)
+	centre := img[y1*width+x1]
 	pos4 := (y1*width + x1) * 4
-	cr, cg, cb, ca := int(img[pos4]), int(img[pos4+1]), int(img[pos4+2]), int(img[pos4+3])
+	cr, cg, cb, ca := channels(centre)
 	zeroes := 0
 	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
 		zeroes = 1
@@ -271,7 +327,15 @@ func antialiased(img, other []byte, x1, y1, width, height int, checker bool) boo
 			if x == x1 && y == y1 {
 				continue
 			}
-			delta := brightnessDelta(img, pos4, (y*width+x)*4, cr, cg, cb, ca, checker)
+			q := img[y*width+x]
+			if q == centre {
+				zeroes++
+				if zeroes > 2 {
+					return false
+				}
+				continue
+			}
+			delta := brightnessDelta(q, pos4, cr, cg, cb, ca, checker)
 			switch {
 			case delta == 0:
 				zeroes++
@@ -296,10 +360,10 @@ func antialiased(img, other []byte, x1, y1, width, height int, checker bool) boo
 
 // hasManySiblings reports whether the pixel (x1, y1) has 3 or more neighbours of exactly its
 // colour (a border counts as one).
-func hasManySiblings(img []byte, x1, y1, width, height int) bool {
+func hasManySiblings(img []uint32, x1, y1, width, height int) bool {
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, width-1), min(y1+1, height-1)
-	val := binary.LittleEndian.Uint32(img[(y1*width+x1)*4:])
+	val := img[y1*width+x1]
 	zeroes := 0
 	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
 		zeroes = 1
@@ -309,7 +373,7 @@ func hasManySiblings(img []byte, x1, y1, width, height int) bool {
 			if x == x1 && y == y1 {
 				continue
 			}
-			if binary.LittleEndian.Uint32(img[(y*width+x)*4:]) == val {
+			if img[y*width+x] == val {
 				zeroes++
 				if zeroes > 2 {
 					return true
