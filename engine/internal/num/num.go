@@ -11,9 +11,8 @@ package num
 
 import (
 	"math"
-	"math/big"
+	"math/bits"
 	"strconv"
-	"strings"
 )
 
 // Digits is the number of significant digits numbers leaving the engine keep.
@@ -108,148 +107,86 @@ func canonical(f float64) (float64, bool) {
 	if !Finite(f) {
 		return 0, false
 	}
-	g, err := strconv.ParseFloat(strconv.FormatFloat(f, 'e', Digits-1, 64), 64)
-	if err != nil || math.IsInf(g, 0) {
-		return 0, false
+	if _, _, ok := shortDec(math.Abs(f)); ok {
+		return f, true // f is the nearest double to its own canonical decimal
 	}
-	if g == 0 {
-		g = 0
-	}
-	return g, true
+	neg, m, e := slowDec(f)
+	return fromDec(neg, m, e)
 }
 
 // Format writes the canonical text of f: the canonical decimal laid out as ECMAScript's
 // Number::toString lays out a number (the form RFC 8785 uses): plain digits when the decimal
 // exponent is in [-7, 21), otherwise d.ddde±x. ok is false when f has no canonical value.
 func Format(f float64) (string, bool) {
-	if f == math.Trunc(f) && f > -1e15 && f < 1e15 {
+	if smallInt(f) {
 		return strconv.FormatInt(int64(f), 10), true
 	}
-	c, ok := Canonical(f)
+	// The digits written are those of the canonical decimal of c = Canonical(f). When f is
+	// already the nearest double to its canonical decimal d, c is f and its decimal is d.
+	neg := f < 0
+	m, e, ok := shortDec(math.Abs(f))
 	if !ok {
-		return "", false
+		c, ok := canonical(f)
+		if !ok {
+			return "", false
+		}
+		neg = c < 0
+		_, m, e = decOf(c)
 	}
-	neg := c < 0
-	digits, exp := decimalDigits(math.Abs(c))
-	s := layout(digits, exp)
+	var buf [48]byte
+	return string(appendLayout(buf[:0], neg, m, e)), true
+}
+
+// appendLayout appends the ECMAScript layout of the decimal ±m × 10^e (m > 0, no trailing zeros).
+func appendLayout(b []byte, neg bool, m uint64, e int) []byte {
+	if m == 0 {
+		return append(b, '0')
+	}
+	var db [20]byte
+	s := strconv.AppendUint(db[:0], m, 10)
 	if neg {
-		s = "-" + s
+		b = append(b, '-')
 	}
-	return s, true
-}
-
-// decimalDigits returns the significant digits of a positive canonical double (no trailing zeros)
-// and n such that the value is 0.digits × 10^n.
-func decimalDigits(c float64) (string, int) {
-	t := strconv.FormatFloat(c, 'e', Digits-1, 64) // d.dddddddddddddde±xx
-	mant, expPart, _ := strings.Cut(t, "e")
-	e, _ := strconv.Atoi(expPart)
-	digits := strings.TrimRight(strings.Replace(mant, ".", "", 1), "0")
-	if digits == "" {
-		digits = "0"
-	}
-	return digits, e + 1
-}
-
-func layout(s string, n int) string {
 	k := len(s)
+	n := k + e // the value is 0.s × 10^n
 	switch {
 	case k <= n && n <= 21:
-		return s + strings.Repeat("0", n-k)
+		b = append(b, s...)
+		for i := k; i < n; i++ {
+			b = append(b, '0')
+		}
+		return b
 	case 0 < n && n <= 21:
-		return s[:n] + "." + s[n:]
+		b = append(b, s[:n]...)
+		b = append(b, '.')
+		return append(b, s[n:]...)
 	case -6 < n && n <= 0:
-		return "0." + strings.Repeat("0", -n) + s
+		b = append(b, '0', '.')
+		for i := n; i < 0; i++ {
+			b = append(b, '0')
+		}
+		return append(b, s...)
 	}
-	e := n - 1
-	sign := "+"
-	if e < 0 {
-		sign = "-"
-		e = -e
+	b = append(b, s[0])
+	if k > 1 {
+		b = append(b, '.')
+		b = append(b, s[1:]...)
 	}
-	if k == 1 {
-		return s + "e" + sign + strconv.Itoa(e)
+	b = append(b, 'e')
+	x := n - 1
+	if x < 0 {
+		b = append(b, '-')
+		x = -x
+	} else {
+		b = append(b, '+')
 	}
-	return s[:1] + "." + s[1:] + "e" + sign + strconv.Itoa(e)
+	return strconv.AppendInt(b, int64(x), 10)
 }
 
 // Abs returns |f|. abs works to 34 significant digits, and every double is exactly representable
 // in 17, so the magnitude is kept exactly: abs(0.30000000000000004) is 0.30000000000000004,
 // not the canonical 0.3 an arithmetic operator would produce.
 func Abs(f float64) float64 { return math.Abs(f) }
-
-// dec is an exact decimal m × 10^e.
-type dec struct {
-	m big.Int
-	e int
-}
-
-// toDec returns the canonical decimal of a finite double.
-func toDec(f float64) *dec {
-	d := &dec{}
-	if f == math.Trunc(f) && f > -1e15 && f < 1e15 {
-		d.m.SetInt64(int64(f))
-		return d
-	}
-	t := strconv.FormatFloat(f, 'e', Digits-1, 64)
-	mant, expPart, _ := strings.Cut(t, "e")
-	e, _ := strconv.Atoi(expPart)
-	m, _ := strconv.ParseInt(strings.Replace(mant, ".", "", 1), 10, 64)
-	d.m.SetInt64(m)
-	d.e = e - (Digits - 1)
-	return d
-}
-
-var bigTen = big.NewInt(10)
-
-func pow10(n int) *big.Int {
-	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
-}
-
-// align returns the mantissas of a and b scaled to the smaller exponent.
-func align(a, b *dec) (*big.Int, *big.Int, int) {
-	x, y := new(big.Int).Set(&a.m), new(big.Int).Set(&b.m)
-	switch {
-	case a.e > b.e:
-		x.Mul(x, pow10(a.e-b.e))
-		return x, y, b.e
-	case b.e > a.e:
-		y.Mul(y, pow10(b.e-a.e))
-		return x, y, a.e
-	}
-	return x, y, a.e
-}
-
-// round15 rounds m × 10^e (with sticky meaning "a nonzero remainder was already dropped below m")
-// to 15 significant digits, ties to even, and returns the nearest double.
-func round15(m *big.Int, e int, sticky bool) (float64, bool) {
-	neg := m.Sign() < 0
-	a := new(big.Int).Abs(m)
-	s := a.String()
-	if len(s) > Digits {
-		k := len(s) - Digits
-		div := pow10(k)
-		q, r := new(big.Int).QuoRem(a, div, new(big.Int))
-		half := new(big.Int).Rsh(div, 1) // div is even (a power of ten, k >= 1)
-		c := r.Cmp(half)
-		if c > 0 || (c == 0 && sticky) || (c == 0 && q.Bit(0) == 1) {
-			q.Add(q, big.NewInt(1))
-		}
-		a, e = q, e+k
-	}
-	t := a.String() + "e" + strconv.Itoa(e)
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil && math.IsInf(f, 0) {
-		return 0, false
-	}
-	if neg {
-		f = -f
-	}
-	if f == 0 {
-		f = 0
-	}
-	return f, true
-}
 
 func smallInt(f float64) bool { return f == math.Trunc(f) && f > -1e15 && f < 1e15 }
 
@@ -268,17 +205,16 @@ func Add(xs ...float64) (float64, bool) {
 	if fast {
 		return Canonical(s)
 	}
-	acc := &dec{}
+	if len(xs) == 2 {
+		return add2(xs[0], xs[1])
+	}
+	var acc sum128
 	for _, x := range xs {
-		d := toDec(x)
-		a, b, e := align(acc, d)
-		acc.m.Add(a, b)
-		acc.e = e
-		if acc.m.Sign() == 0 {
-			acc.e = 0
+		if !acc.add(decOf(x)) {
+			return addBig(xs)
 		}
 	}
-	return round15(&acc.m, acc.e, false)
+	return round15(acc.neg, acc.hi, acc.lo, acc.e, false)
 }
 
 // Add2 is Add(a, b) without the variadic slice; the integer fast path is the same.
@@ -286,7 +222,26 @@ func Add2(a, b float64) (float64, bool) {
 	if smallInt(a) && smallInt(b) && math.Abs(a)+math.Abs(b) < 1<<53 {
 		return Canonical(a + b)
 	}
-	return Add(a, b)
+	return add2(a, b)
+}
+
+// add2 is the decimal sum of two operands.
+func add2(a, b float64) (float64, bool) {
+	na, ma, ea := decOf(a)
+	nb, mb, eb := decOf(b)
+	var acc sum128
+	acc.add(na, ma, ea)
+	if !acc.add(nb, mb, eb) {
+		// Aligning overflowed 128 bits: one operand has more than 38-len(m) digits of exponent
+		// over the other, so the smaller lies below 10^-23 of the larger, under half a unit of
+		// its 15th digit even where the grid is ten times finer below a power of ten; the sum
+		// rounds to the larger operand.
+		if ea > eb {
+			return fromDec(na, ma, ea)
+		}
+		return fromDec(nb, mb, eb)
+	}
+	return round15(acc.neg, acc.hi, acc.lo, acc.e, false)
 }
 
 // Sub returns the canonical difference a - b.
@@ -294,13 +249,11 @@ func Sub(a, b float64) (float64, bool) {
 	if smallInt(a) && smallInt(b) {
 		return Canonical(a - b)
 	}
-	return Add(a, -b)
+	return add2(a, -b)
 }
 
 // Mul returns the canonical product of the canonical decimals of the operands.
 func Mul(xs ...float64) (float64, bool) {
-	acc := &dec{}
-	acc.m.SetInt64(1)
 	fast := true
 	p := 1.0
 	for _, x := range xs {
@@ -313,17 +266,26 @@ func Mul(xs ...float64) (float64, bool) {
 	if fast {
 		return Canonical(p)
 	}
+	var neg bool
+	var hi, lo uint64 = 0, 1
+	e := 0
 	for _, x := range xs {
-		d := toDec(x)
-		acc.m.Mul(&acc.m, &d.m)
-		acc.e += d.e
-		if acc.m.Sign() == 0 {
+		n, m, k := decOf(x)
+		if m == 0 {
 			return 0, true
 		}
-		// keep the running product short: rounding to 40 digits with a sticky bit would change
-		// nothing for short lists, so the exact product is kept (at most 15 digits per operand)
+		h1, l1 := bits.Mul64(lo, m)
+		h2, l2 := bits.Mul64(hi, m)
+		var c uint64
+		hi, c = bits.Add64(l2, h1, 0)
+		if h2 != 0 || c != 0 {
+			return mulBig(xs)
+		}
+		lo = l1
+		neg = neg != n
+		e += k
 	}
-	return round15(&acc.m, acc.e, false)
+	return round15(neg, hi, lo, e, false)
 }
 
 // Mul2 is Mul(a, b) without the variadic slice; the integer fast path is the same.
@@ -331,23 +293,37 @@ func Mul2(a, b float64) (float64, bool) {
 	if smallInt(a) && smallInt(b) && math.Abs(a*b) < 1<<53 {
 		return Canonical(a * b)
 	}
-	return Mul(a, b)
+	na, ma, ea := decOf(a)
+	nb, mb, eb := decOf(b)
+	if ma == 0 || mb == 0 {
+		return 0, true
+	}
+	hi, lo := bits.Mul64(ma, mb) // below 10^30: mantissas have at most 15 digits
+	return round15(na != nb, hi, lo, ea+eb, false)
 }
 
 // Div returns the canonical quotient a / b; ok false on overflow. The caller handles b == 0.
 func Div(a, b float64) (float64, bool) {
-	x, y := toDec(a), toDec(b)
-	if x.m.Sign() == 0 {
+	na, x, ea := decOf(a)
+	nb, y, eb := decOf(b)
+	if x == 0 {
 		return 0, true
 	}
-	// scale the numerator so the integer quotient has at least 17 digits
-	shift := 17 + len(new(big.Int).Abs(&y.m).String()) - len(new(big.Int).Abs(&x.m).String()) + 1
-	if shift < 0 {
-		shift = 0
+	if y == 0 {
+		return divBig(a, b) // divides by zero as it always did
 	}
-	n := new(big.Int).Mul(&x.m, pow10(shift))
-	q, r := new(big.Int).QuoRem(n, &y.m, new(big.Int))
-	return round15(q, x.e-y.e-shift, r.Sign() != 0)
+	// Scale the numerator so the integer quotient has 16 or 17 digits: x × 10^shift has
+	// 16+len(y) digits, so x × 10^shift / y lies in (10^15, 10^17) and at least one digit is left
+	// for rounding, with the remainder as the sticky bit.
+	shift := 16 + digits64(y) - digits64(x)
+	hi, lo, _ := scale128(0, x, shift) // at most 31 digits: fits
+	var q, r uint64
+	if hi == 0 {
+		q, r = lo/y, lo%y
+	} else {
+		q, r = bits.Div64(hi, lo, y) // hi < y since the quotient is below 10^17
+	}
+	return round15(na != nb, 0, q, ea-eb-shift, r != 0)
 }
 
 // Mod returns the canonical truncated remainder of a / b (the sign follows a). The caller
@@ -360,31 +336,48 @@ func Mod(a, b float64) (float64, bool) {
 		}
 		return r, true
 	}
-	x, y, e := align(toDec(a), toDec(b))
-	r := new(big.Int).Rem(x, y)
-	return round15(r, e, false)
+	na, x, ea := decOf(a)
+	_, y, eb := decOf(b)
+	if y == 0 {
+		return modBig(a, b) // divides by zero as it always did
+	}
+	if ea >= eb {
+		// (x × 10^(ea-eb)) mod y, one power of ten at a time: r × 10^j < y × 2^64, so Div64
+		// cannot overflow
+		r := x % y
+		for k := ea - eb; k > 0; {
+			j := min(k, 19)
+			k -= j
+			hi, lo := bits.Mul64(r, pow10u[j])
+			_, r = bits.Div64(hi, lo, y)
+		}
+		return round15(na, 0, r, eb, false)
+	}
+	// x mod (y × 10^(eb-ea)); a divisor beyond 64 bits exceeds x
+	r := x
+	if yh, yl, ok := scale128(0, y, eb-ea); ok && yh == 0 {
+		r = x % yl
+	}
+	return round15(na, 0, r, ea, false)
 }
 
 // Round rounds the canonical decimal of f to places decimal places (negative places round to
 // tens, hundreds, ...), ties away from zero, and returns the canonical result.
 func Round(f float64, places int) (float64, bool) {
-	d := toDec(f)
-	if d.e >= -places {
+	if places < -1000 || places > 1000 {
+		return roundPlacesBig(f, places)
+	}
+	neg, m, e := decOf(f)
+	if e >= -places {
 		return Canonical(f)
 	}
-	k := -places - d.e
-	if k > 40 {
-		return 0, true
+	k := -places - e
+	if k > 15 {
+		return 0, true // |m| < 10^15 is below half of 10^k
 	}
-	div := pow10(k)
-	neg := d.m.Sign() < 0
-	a := new(big.Int).Abs(&d.m)
-	q, r := new(big.Int).QuoRem(a, div, new(big.Int))
-	if new(big.Int).Lsh(r, 1).Cmp(div) >= 0 {
-		q.Add(q, big.NewInt(1))
+	q, r := divPow10(m, k)
+	if 2*r >= pow10u[k] {
+		q++
 	}
-	if neg {
-		q.Neg(q)
-	}
-	return round15(q, -places, false)
+	return round15(neg, 0, q, -places, false)
 }
