@@ -46,8 +46,9 @@ func (e *Error) Error() string {
 
 // Pattern is a compiled portable pattern, safe for concurrent use.
 type Pattern struct {
-	src string
-	re  *regexp.Regexp
+	src  string
+	re   *regexp.Regexp
+	fast *matcher // nil when the pattern is beyond the bit-parallel matcher: re matches
 }
 
 // Compile validates src against the portable subset and compiles it. It refuses, with an
@@ -63,7 +64,7 @@ func Compile(src string) (*Pattern, error) {
 		// refusal rather than a panic so that no input can crash the engine.
 		return nil, &Error{Code: CodeNotPortable, Offset: 0, Message: "internal: Go regexp refused the translation: " + cerr.Error()}
 	}
-	return &Pattern{src: src, re: re}, nil
+	return &Pattern{src: src, re: re, fast: newMatcher(goSrc)}, nil
 }
 
 // Match reports whether the pattern matches anywhere in subject (a search, not a full match).
@@ -76,6 +77,9 @@ func (p *Pattern) Match(subject string) (bool, error) {
 			Offset:  MaxSubjectCodePoints,
 			Message: fmt.Sprintf("subject longer than %d code points", MaxSubjectCodePoints),
 		}
+	}
+	if p.fast != nil {
+		return p.fast.match(subject), nil
 	}
 	return p.re.MatchString(subject), nil
 }
