@@ -28,10 +28,79 @@ func decOf(f float64) (neg bool, m uint64, e int) {
 		}
 		return false, uint64(f), 0
 	}
-	if m, e, ok := shortDec(math.Abs(f)); ok {
+	a := math.Abs(f)
+	if m, e, ok := exactDec(a); ok {
+		return f < 0, m, e
+	}
+	if m, e, ok := shortDec(a); ok {
 		return f < 0, m, e
 	}
 	return slowDec(f)
+}
+
+// exactDec returns the canonical decimal m × 10^e of a positive double a (m without trailing
+// zeros) computed exactly in 128 bits: with a = M × 2^e2 and s = 14 - ⌊log10 a⌋, m is
+// M × 10^s / 2^-e2 rounded to an integer, ties to even. ok is false outside the range where
+// M × 10^s fits in 128 bits and e2 < 0 (about 1e-8 ≤ a < 1e15).
+func exactDec(a float64) (m uint64, e int, ok bool) {
+	b := math.Float64bits(a)
+	be := int(b>>52) & 0x7ff
+	if be == 0 || be == 0x7ff {
+		return 0, 0, false // zero, subnormal, Inf, NaN
+	}
+	mant := b&(1<<52-1) | 1<<52
+	e2 := be - 1075                       // a = mant × 2^e2 ∈ [2^(e2+52), 2^(e2+53))
+	s := 14 - (((e2 + 52) * 78913) >> 18) // ⌊log10 a⌋ is ⌊(e2+52) log10 2⌋ or one more
+	if e2 >= 0 || s > 22 {
+		return 0, 0, false
+	}
+	n := uint(-e2) // 1 to 82
+	for {
+		if s < 0 {
+			return 0, 0, false
+		}
+		var hi, lo uint64
+		if s <= 19 {
+			hi, lo = bits.Mul64(mant, pow10u[s])
+		} else {
+			hi, lo = bits.Mul64(mant, pow10u[19])
+			hi, lo, _ = scale128(hi, lo, s-19) // below 2^53 × 10^22 < 2^127
+		}
+		// q = (hi·2^64 + lo) >> n, with the first dropped bit and whether any other is set
+		var q uint64
+		var half, sticky bool
+		switch {
+		case n < 64:
+			if hi>>n != 0 {
+				s--
+				continue
+			}
+			q = hi<<(64-n) | lo>>n
+			half = lo>>(n-1)&1 != 0
+			sticky = lo&(1<<(n-1)-1) != 0
+		case n == 64:
+			q = hi
+			half = lo>>63 != 0
+			sticky = lo<<1 != 0
+		default:
+			k := n - 64
+			q = hi >> k
+			half = hi>>(k-1)&1 != 0
+			sticky = hi&(1<<(k-1)-1) != 0 || lo != 0
+		}
+		if q >= 1e15 {
+			s-- // ⌊log10 a⌋ was the larger candidate
+			continue
+		}
+		if q < 1e14 {
+			return 0, 0, false // cannot happen: s was at most one too large
+		}
+		if half && (sticky || q&1 == 1) {
+			q++ // may reach 10^15, still exact
+		}
+		m, z := trimZeros(q)
+		return m, z - s, true
+	}
 }
 
 // shortDec returns the canonical decimal m × 10^e of a positive double a (m without trailing

@@ -16,7 +16,7 @@ import (
 // integers around 2^53 and 10^15, 16-digit decimals ending in 5 (ties), random doubles,
 // subnormals and the ends of the double range.
 
-var diffCases = flag.Int("diff.cases", 150000, "operand draws per function in TestDifferential")
+var diffCases = flag.Int("diff.cases", 100000, "operand draws per function in TestDifferential")
 
 // outcome is a result as the tests compare it: the bits of the double (or the text), the ok flag,
 // or the panic a division by zero raises.
