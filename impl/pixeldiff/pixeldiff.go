@@ -292,17 +292,16 @@ func colorDelta(p, q uint32, k int, checker bool) float64 {
 	return delta
 }
 
-// brightnessDelta is the YIQ luma difference between the centre pixel (channels r1, g1, b1, a1,
-// byte offset k) and the pixel q.
-func brightnessDelta(q uint32, k int, r1, g1, b1, a1 int, checker bool) float64 {
-	r2, g2, b2, a2 := channels(q)
+// brightnessDelta is the YIQ luma difference between the centre pixel (channels r1, g1, b1, a1)
+// and the pixel of channels r2, g2, b2, a2; bg is the checkerboard colour at the centre (as in
+// pixelmatch), used when either is not opaque.
+func brightnessDelta(r1, g1, b1, a1, r2, g2, b2, a2 int, bg *[3]float64) float64 {
 	dr, dg, db := float64(r1-r2), float64(g1-g2), float64(b1-b2)
 	if a1 < 255 || a2 < 255 {
-		rb, gb, bb := background(k, checker)
 		da := float64(a1 - a2)
-		dr = (float64(r1*a1-r2*a2) - float64(rb*da)) / 255
-		dg = (float64(g1*a1-g2*a2) - float64(gb*da)) / 255
-		db = (float64(b1*a1-b2*a2) - float64(bb*da)) / 255
+		dr = (float64(r1*a1-r2*a2) - float64(bg[0]*da)) / 255
+		dg = (float64(g1*a1-g2*a2) - float64(bg[1]*da)) / 255
+		db = (float64(b1*a1-b2*a2) - float64(bg[2]*da)) / 255
 	}
 	return float64(float64(dr*0.29889531)+float64(dg*0.58662247)) + float64(db*0.11448223)
 }
@@ -310,12 +309,80 @@ func brightnessDelta(q uint32, k int, r1, g1, b1, a1 int, checker bool) float64 
 // antialiased reports whether the pixel (x1, y1) of img is likely part of anti-aliasing: among
 // its 8 neighbours at most two equal it, some are darker and some brighter, and the darkest or
 // the brightest has 3 or more equal neighbours in both images (img and other).
+//
+// Away from the border, where the pixel and its neighbours are opaque (nearly always), the
+// neighbours are visited without a data-dependent branch, which random content would mispredict:
+// pixelmatch's early return on a third equal neighbour only saves work, a zero delta never
+// updates the darkest or the brightest, and only a strictly darker (brighter) one replaces it, so
+// the first in pixelmatch's order (by column, then by row) is kept.
 func antialiased(img, other []uint32, x1, y1, width, height int, checker bool) bool {
+	if x1 == 0 || y1 == 0 || x1 >= width-1 || y1 >= height-1 {
+		return antialiasedEdge(img, other, x1, y1, width, height, checker)
+	}
+	i := y1*width + x1
+	up := img[i-width-1 : i-width+2 : i-width+2]
+	mid := img[i-1 : i+2 : i+2]
+	down := img[i+width-1 : i+width+2 : i+width+2]
+	centre := mid[1]
+	nb := [8]uint32{up[0], mid[0], down[0], up[1], down[1], up[2], mid[2], down[2]}
+	// An equal neighbour has a zero delta: flat areas end here, before any arithmetic.
+	eq := 0
+	all := centre
+	for _, q := range nb {
+		if q == centre {
+			eq++
+		}
+		all &= q
+	}
+	if eq > 2 {
+		return false
+	}
+	if all&pix(0, 0, 0, 255) != pix(0, 0, 0, 255) {
+		return antialiasedEdge(img, other, x1, y1, width, height, checker)
+	}
+	cr, cg, cb, _ := channels(centre)
+	zeroes := 0
+	var minB, maxB uint64 // the darkest and the brightest delta (bits), 0 until one is found
+	minJ, maxJ := 0, 0
+	for j, q := range nb {
+		r2, g2, b2, _ := channels(q)
+		d := float64(float64(float64(cr-r2)*0.29889531)+float64(float64(cg-g2)*0.58662247)) + float64(float64(cb-b2)*0.11448223)
+		if d == 0 {
+			zeroes++
+		}
+		// Selected without a branch: the delta's bits, not the float, so that the compiler can.
+		b := math.Float64bits(d)
+		if d < math.Float64frombits(minB) {
+			minJ, minB = j, b
+		}
+		if d > math.Float64frombits(maxB) {
+			maxJ, maxB = j, b
+		}
+	}
+	if zeroes > 2 || minB == 0 || maxB == 0 {
+		return false
+	}
+	// Neighbour j is at column j/3 (0..2, with the centre's column holding 2) and the row below:
+	// offsets in pixelmatch's order.
+	dx := [8]int{-1, -1, -1, 0, 0, 1, 1, 1}
+	dy := [8]int{-1, 0, 1, -1, 1, -1, 0, 1}
+	minX, minY := x1+dx[minJ&7], y1+dy[minJ&7]
+	maxX, maxY := x1+dx[maxJ&7], y1+dy[maxJ&7]
+	// pixelmatch passes its two 32-bit views in the order (this image, the other one); the
+	// conjunction makes the order irrelevant.
+	return (hasManySiblings(img, minX, minY, width, height) && hasManySiblings(other, minX, minY, width, height)) ||
+		(hasManySiblings(img, maxX, maxY, width, height) && hasManySiblings(other, maxX, maxY, width, height))
+}
+
+// antialiasedEdge is antialiased for any pixel, at the border or with transparency around:
+// pixelmatch's loop.
+func antialiasedEdge(img, other []uint32, x1, y1, width, height int, checker bool) bool {
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, width-1), min(y1+1, height-1)
 	centre := img[y1*width+x1]
-	pos4 := (y1*width + x1) * 4
 	cr, cg, cb, ca := channels(centre)
+	var bg [3]float64
+	bgDone := false
 	zeroes := 0
 	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
 		zeroes = 1
@@ -328,14 +395,16 @@ func antialiased(img, other []uint32, x1, y1, width, height int, checker bool) b
 				continue
 			}
 			q := img[y*width+x]
-			if q == centre {
-				zeroes++
-				if zeroes > 2 {
-					return false
+			var delta float64
+			if q != centre {
+				r2, g2, b2, a2 := channels(q)
+				if (ca < 255 || a2 < 255) && !bgDone {
+					// pixelmatch blends both over the checkerboard colour at the centre.
+					bg[0], bg[1], bg[2] = background((y1*width+x1)*4, checker)
+					bgDone = true
 				}
-				continue
+				delta = brightnessDelta(cr, cg, cb, ca, r2, g2, b2, a2, &bg)
 			}
-			delta := brightnessDelta(q, pos4, cr, cg, cb, ca, checker)
 			switch {
 			case delta == 0:
 				zeroes++
@@ -352,8 +421,6 @@ func antialiased(img, other []uint32, x1, y1, width, height int, checker bool) b
 	if minD == 0 || maxD == 0 {
 		return false
 	}
-	// pixelmatch passes its two 32-bit views in the order (this image, the other one); the
-	// conjunction makes the order irrelevant.
 	return (hasManySiblings(img, minX, minY, width, height) && hasManySiblings(other, minX, minY, width, height)) ||
 		(hasManySiblings(img, maxX, maxY, width, height) && hasManySiblings(other, maxX, maxY, width, height))
 }
@@ -361,13 +428,25 @@ func antialiased(img, other []uint32, x1, y1, width, height int, checker bool) b
 // hasManySiblings reports whether the pixel (x1, y1) has 3 or more neighbours of exactly its
 // colour (a border counts as one).
 func hasManySiblings(img []uint32, x1, y1, width, height int) bool {
+	if x1 > 0 && y1 > 0 && x1 < width-1 && y1 < height-1 {
+		// Counted without a branch: the count decides, not which neighbours.
+		i := y1*width + x1
+		up := img[i-width-1 : i-width+2 : i-width+2]
+		mid := img[i-1 : i+2 : i+2]
+		down := img[i+width-1 : i+width+2 : i+width+2]
+		val := mid[1]
+		n := 0
+		for _, q := range [8]uint32{up[0], up[1], up[2], mid[0], mid[2], down[0], down[1], down[2]} {
+			if q == val {
+				n++
+			}
+		}
+		return n > 2
+	}
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, width-1), min(y1+1, height-1)
 	val := img[y1*width+x1]
-	zeroes := 0
-	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
-		zeroes = 1
-	}
+	zeroes := 1 // on the border
 	for x := x0; x <= x2; x++ {
 		for y := y0; y <= y2; y++ {
 			if x == x1 && y == y1 {
