@@ -566,7 +566,10 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 			callee.locals[i] = v
 		}
 		v, err := f.body.eval(callee)
-		fr.rt.freeFrame(callee)
-		return v, err
+		if err != nil {
+			return nil, err
+		}
+		fr.rt.freeFrame(callee, f.slots)
+		return v, nil
 	}}
 }

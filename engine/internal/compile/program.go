@@ -44,6 +44,7 @@ type frame struct {
 	globals []any // variable roots by global index (see Unit.NumGlobals)
 	locals  []any
 	rt      *runtime
+	own     [4]any // backing of locals when a function needs no more
 }
 
 // runtime is the state shared by one evaluation.
@@ -51,7 +52,8 @@ type runtime struct {
 	steps  int64
 	limit  int64
 	custom map[string]Operator
-	frames []*frame // function frames free for reuse (calls nest, so they are freed in order)
+	frames []*frame // function frames by call depth, reused: calls nest, so they end in order
+	depth  int      // frames in use
 	slab   []any    // the unused rest of the block argument lists are cut from
 }
 
@@ -78,30 +80,32 @@ func (rt *runtime) argList(n int) []any {
 	return a
 }
 
-// newFrame returns a frame for a function call with slots locals, reusing a freed one.
+// newFrame returns the frame of a function call with slots locals, all nil: the one of the
+// next call depth, reused. The globals and locals slices are set only when they change, since
+// each write of a pointer costs a write barrier while the collector runs.
 func (rt *runtime) newFrame(globals []any, slots int) *frame {
-	var f *frame
-	if n := len(rt.frames); n > 0 {
-		f = rt.frames[n-1]
-		rt.frames = rt.frames[:n-1]
-	} else {
-		f = &frame{rt: rt}
+	if rt.depth == len(rt.frames) {
+		f := &frame{rt: rt}
+		f.locals = f.own[:]
+		rt.frames = append(rt.frames, f)
 	}
-	f.globals = globals
-	if cap(f.locals) >= slots {
-		f.locals = f.locals[:slots]
-	} else {
+	f := rt.frames[rt.depth]
+	rt.depth++
+	if len(f.globals) != len(globals) || len(globals) > 0 && &f.globals[0] != &globals[0] {
+		f.globals = globals
+	}
+	if len(f.locals) < slots {
 		f.locals = make([]any, slots)
 	}
 	return f
 }
 
-// freeFrame takes back a frame newFrame returned, once its call is over; nothing keeps a frame
-// after its call.
-func (rt *runtime) freeFrame(f *frame) {
-	clear(f.locals)
-	f.globals = nil
-	rt.frames = append(rt.frames, f)
+// freeFrame ends the call of the innermost frame newFrame returned, which used slots locals;
+// nothing keeps a frame after its call. A call that fails is not ended: the evaluation stops,
+// and the next Run starts from depth 0.
+func (rt *runtime) freeFrame(f *frame, slots int) {
+	clear(f.locals[:slots])
+	rt.depth--
 }
 
 // charge spends n work units; it fails once the budget is exhausted.
@@ -217,6 +221,10 @@ func (m *Machine) Begin(globals []any, ops map[string]Operator, budget int64) {
 // End drops the references Begin took.
 func (m *Machine) End() {
 	m.rt.custom, m.fr.globals = nil, nil
+	for _, f := range m.rt.frames {
+		clear(f.locals) // a call that failed leaves its arguments
+		f.globals = nil
+	}
 }
 
 // Run evaluates one program with what Begin bound.
@@ -226,7 +234,7 @@ func (m *Machine) Run(p *Program) (any, error) {
 		defer func(g []any) { m.fr.globals = g }(m.fr.globals)
 		m.fr.globals = append(append(make([]any, 0, p.nglobals), m.fr.globals...), make([]any, p.nglobals-len(m.fr.globals))...)
 	}
-	m.rt.steps = 0
+	m.rt.steps, m.rt.depth = 0, 0
 	if p.slots > 0 {
 		if p.slots <= len(m.locals) {
 			m.fr.locals = m.locals[:p.slots]
