@@ -107,11 +107,15 @@ func canonical(f float64) (float64, bool) {
 	if !Finite(f) {
 		return 0, false
 	}
-	if _, _, ok := shortDec(math.Abs(f)); ok {
+	a := math.Abs(f)
+	if _, _, ok := shortDec(a); ok {
 		return f, true // f is the nearest double to its own canonical decimal
 	}
-	neg, m, e := slowDec(f)
-	return fromDec(neg, m, e)
+	m, e, ok := exactDec(a)
+	if !ok {
+		_, m, e = slowDec(f)
+	}
+	return fromDec(f < 0, m, e)
 }
 
 // Format writes the canonical text of f: the canonical decimal laid out as ECMAScript's
