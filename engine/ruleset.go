@@ -39,8 +39,8 @@ type View = eval.Location
 type Finding = eval.Finding
 
 // Result is the outcome of an evaluation: the ruleset reference, the findings in their documented
-// order and the states set by state rules, keyed by field path. MarshalJSON writes it
-// canonically.
+// order and the states set by state rules, keyed by field path (nil when none applied; its JSON
+// still has an empty object). MarshalJSON writes it canonically.
 type Result = eval.Result
 
 // RulesetRef identifies a compiled ruleset: id, version and checksum.

@@ -50,7 +50,8 @@ type Finding struct {
 type Result struct {
 	Ruleset  Ref                       `json:"ruleset"`
 	Findings []Finding                 `json:"findings"`
-	States   map[string]map[string]any `json:"states"`
+	States   map[string]map[string]any `json:"states"` // nil when no state rule applied
+
 }
 
 // Request is a checked evaluation request: roots are nil or normalized JSON objects.
@@ -93,7 +94,7 @@ var runPool = sync.Pool{New: func() any { return new(run) }}
 // Evaluate runs the program against a checked request. It never fails because of a rule: a rule
 // that cannot be evaluated fails closed (a RULE_FAILED finding).
 func (p *Program) Evaluate(req *Request) *Result {
-	res := &Result{Ruleset: p.Ref, States: map[string]map[string]any{}}
+	res := &Result{Ruleset: p.Ref}
 	r := runPool.Get().(*run)
 	r.p, r.res, r.data = p, res, req.Data
 	if cap(r.globals) < p.nglobals {
@@ -395,6 +396,9 @@ func (r *run) state(st *state) {
 		}
 	}
 	for _, c := range changes {
+		if r.res.States == nil {
+			r.res.States = make(map[string]map[string]any, len(st.effects))
+		}
 		m := r.res.States[c.field]
 		if m == nil {
 			n := 0 // the changes of this field, so the map is made once at its size

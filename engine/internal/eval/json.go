@@ -213,4 +213,4 @@ func (f *Finding) Value() map[string]any {
 }
 
 // MarshalJSON writes the result as canonical JSON.
-func (r *Result) MarshalJSON() ([]byte, error) { return r.JSON() }
+func (r Result) MarshalJSON() ([]byte, error) { return r.JSON() }
