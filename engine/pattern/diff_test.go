@@ -213,6 +213,12 @@ func FuzzDifferential(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if _, ok, _ := pattern.MatchBoth(p, ""); !ok {
+			return // Go's regexp compared with itself
+		}
+		if len(subj) > 1000 { // long subjects only slow the fuzzer down
+			subj = subj[:1000]
+		}
 		for _, s := range []string{genSubject(subj), string(subj), ""} {
 			compare(t, p, s)
 		}

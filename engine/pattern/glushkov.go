@@ -61,8 +61,8 @@ type matcher struct {
 
 // chunk is the follow function of the exception positions of one byte of the state.
 type chunk struct {
-	shift uint
-	tab   *[256]uint64
+	off uint // bit offset of the byte in the state
+	tab *[256]uint64
 }
 
 // match reports whether the pattern matches anywhere in s; invalid UTF-8 is read one byte at
@@ -92,7 +92,7 @@ func (m *matcher) match(s string) bool {
 		f := (d<<1)&shift | (d&loop | init)
 		if e := d & exc; e != 0 {
 			for _, c := range m.chunks {
-				f |= c.tab[byte(e>>c.shift)]
+				f |= c.tab[byte(e>>c.off)]
 			}
 		}
 		d = f & acc
@@ -388,7 +388,7 @@ func (b *builder) matcher(g glu) *matcher {
 			}
 			tab[v] = f
 		}
-		m.chunks = append(m.chunks, chunk{shift: k, tab: tab})
+		m.chunks = append(m.chunks, chunk{off: k, tab: tab})
 	}
 	for c := rune(0); c < utf8.RuneSelf; c++ {
 		m.ascii[c] = b.accepting(c)

@@ -3,7 +3,10 @@
 // the same way, as specified in spec/v1/patterns.md.
 //
 // A pattern is validated by a parser written for this package, then translated into Go regexp
-// syntax; Go's regexp (RE2) matches in time linear in the length of the subject.
+// syntax. A pattern of at most 64 positions (code-point sets, once counts are expanded) is
+// matched by a bit-parallel simulation of its position automaton, a few word operations per
+// code point; a larger one by Go's regexp (RE2). Both take time linear in the length of the
+// subject and give the same answers.
 package pattern
 
 import (
