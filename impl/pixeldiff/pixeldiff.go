@@ -324,14 +324,15 @@ func antialiased(img, other []uint32, x1, y1, width, height int, checker bool) b
 	mid := img[i-1 : i+2 : i+2]
 	down := img[i+width-1 : i+width+2 : i+width+2]
 	centre := mid[1]
-	nb := [8]uint32{up[0], mid[0], down[0], up[1], down[1], up[2], mid[2], down[2]}
+	// In pixelmatch's order, element by element: an array literal would be built aside and
+	// copied in 16-byte loads from 4-byte stores, a store-forwarding stall.
+	var nb [8]uint32
+	nb[0], nb[1], nb[2], nb[3], nb[4], nb[5], nb[6], nb[7] = up[0], mid[0], down[0], up[1], down[1], up[2], mid[2], down[2]
 	// An equal neighbour has a zero delta: flat areas end here, before any arithmetic.
 	eq := 0
 	all := centre
-	for _, q := range nb {
-		if q == centre {
-			eq++
-		}
+	for _, q := range &nb {
+		eq += b2i(q == centre)
 		all &= q
 	}
 	if eq > 2 {
@@ -341,23 +342,25 @@ func antialiased(img, other []uint32, x1, y1, width, height int, checker bool) b
 		return antialiasedEdge(img, other, x1, y1, width, height, checker)
 	}
 	cr, cg, cb, _ := channels(centre)
+	var ds [8]float64
+	for j, q := range &nb {
+		r2, g2, b2, _ := channels(q)
+		ds[j] = float64(float64(float64(cr-r2)*0.29889531)+float64(float64(cg-g2)*0.58662247)) + float64(float64(cb-b2)*0.11448223)
+	}
 	zeroes := 0
 	var minB, maxB uint64 // the darkest and the brightest delta (bits), 0 until one is found
 	minJ, maxJ := 0, 0
-	for j, q := range nb {
-		r2, g2, b2, _ := channels(q)
-		d := float64(float64(float64(cr-r2)*0.29889531)+float64(float64(cg-g2)*0.58662247)) + float64(float64(cb-b2)*0.11448223)
-		if d == 0 {
-			zeroes++
-		}
-		// Selected without a branch: the delta's bits, not the float, so that the compiler can.
+	for j, d := range &ds {
+		zeroes += b2i(d == 0)
+		// Selected by masks, not by a branch or a float register the compiler cannot move
+		// conditionally.
 		b := math.Float64bits(d)
-		if d < math.Float64frombits(minB) {
-			minJ, minB = j, b
-		}
-		if d > math.Float64frombits(maxB) {
-			maxJ, maxB = j, b
-		}
+		lt := -uint64(b2i(d < math.Float64frombits(minB)))
+		minB ^= (minB ^ b) & lt
+		minJ ^= (minJ ^ j) & int(lt)
+		gt := -uint64(b2i(d > math.Float64frombits(maxB)))
+		maxB ^= (maxB ^ b) & gt
+		maxJ ^= (maxJ ^ j) & int(gt)
 	}
 	if zeroes > 2 || minB == 0 || maxB == 0 {
 		return false
@@ -372,6 +375,15 @@ func antialiased(img, other []uint32, x1, y1, width, height int, checker bool) b
 	// conjunction makes the order irrelevant.
 	return (hasManySiblings(img, minX, minY, width, height) && hasManySiblings(other, minX, minY, width, height)) ||
 		(hasManySiblings(img, maxX, maxY, width, height) && hasManySiblings(other, maxX, maxY, width, height))
+}
+
+// b2i is 1 for true and 0 for false, without a branch.
+func b2i(b bool) int {
+	n := 0
+	if b {
+		n = 1
+	}
+	return n
 }
 
 // antialiasedEdge is antialiased for any pixel, at the border or with transparency around:
@@ -435,12 +447,8 @@ func hasManySiblings(img []uint32, x1, y1, width, height int) bool {
 		mid := img[i-1 : i+2 : i+2]
 		down := img[i+width-1 : i+width+2 : i+width+2]
 		val := mid[1]
-		n := 0
-		for _, q := range [8]uint32{up[0], up[1], up[2], mid[0], mid[2], down[0], down[1], down[2]} {
-			if q == val {
-				n++
-			}
-		}
+		n := b2i(up[0] == val) + b2i(up[1] == val) + b2i(up[2] == val) + b2i(mid[0] == val) +
+			b2i(mid[2] == val) + b2i(down[0] == val) + b2i(down[1] == val) + b2i(down[2] == val)
 		return n > 2
 	}
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
