@@ -56,8 +56,12 @@ func printResult(res *engine.Result) {
 	for _, f := range res.Findings {
 		fmt.Printf("%s %s %s: %s\n", f.Severity, f.Code, f.Field, f.Message)
 	}
-	for field, st := range res.States {
-		fmt.Println("state", field, st)
+	for _, st := range res.States {
+		fmt.Print("state ", st.Field)
+		for _, p := range st.Props {
+			fmt.Printf(" %s=%v", p.Name, p.Value)
+		}
+		fmt.Println()
 	}
 }
 
@@ -108,7 +112,7 @@ func ExampleRuleSet_Evaluate() {
 	// error EMAIL_INVALID account.email: ana is not an e-mail address.
 	// error NAME_REQUIRED account.name: account.name est obligatoire.
 	// error CARD_INVALID account.card: Check the card.
-	// state account.company map[hidden:false required:true]
+	// state account.company hidden=false required=true
 }
 
 // A view narrows evaluation to one place; a malformed request is refused before evaluation.

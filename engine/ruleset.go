@@ -43,6 +43,17 @@ type Finding = eval.Finding
 // still has an empty object). MarshalJSON writes it canonically.
 type Result = eval.Result
 
+// States are the states set by state rules: one FieldState per field in the order of the field
+// paths, each with its properties in order of name; Get reads one property, Map returns them as
+// maps.
+type States = eval.States
+
+// FieldState is the state of one field: its properties.
+type FieldState = eval.FieldState
+
+// Property is one state property of a field and its value.
+type Property = eval.Property
+
 // RulesetRef identifies a compiled ruleset: id, version and checksum.
 type RulesetRef = eval.Ref
 

@@ -2,12 +2,14 @@ package eval
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/sdods/sdods/engine/internal/compile"
 	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jcs"
 	"github.com/sdods/sdods/engine/internal/num"
 	"github.com/sdods/sdods/engine/internal/ruleset"
 	"github.com/sdods/sdods/engine/internal/value"
@@ -48,10 +50,62 @@ type Finding struct {
 
 // Result is the outcome of one evaluation.
 type Result struct {
-	Ruleset  Ref                       `json:"ruleset"`
-	Findings []Finding                 `json:"findings"`
-	States   map[string]map[string]any `json:"states"` // nil when no state rule applied
+	Ruleset  Ref       `json:"ruleset"`
+	Findings []Finding `json:"findings"`
+	States   States    `json:"states"` // nil when no state rule applied
+}
 
+// States are the states state rules set: one FieldState per field, in the RFC 8785 order of the
+// field paths (the order of the JSON object), each with its properties in that order too. When
+// two state rules set the same property of a field, the later one (in document order) wins.
+type States []FieldState
+
+// FieldState is the state of one field: properties such as hidden, required, readOnly, value.
+type FieldState struct {
+	Field string
+	Props []Property
+}
+
+// Property is one state property of a field and its value (a boolean, or any JSON value for
+// value).
+type Property struct {
+	Name  string
+	Value any
+}
+
+// Get returns the value of property prop of field, and whether a state rule set it.
+func (s States) Get(field, prop string) (any, bool) {
+	if i, ok := s.find(field); ok {
+		for _, p := range s[i].Props {
+			if p.Name == prop {
+				return p.Value, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// find returns the index of field's state.
+func (s States) find(field string) (int, bool) {
+	for i := range s {
+		if s[i].Field == field {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// Map returns the states as a map of field paths to maps of properties.
+func (s States) Map() map[string]map[string]any {
+	out := make(map[string]map[string]any, len(s))
+	for _, f := range s {
+		m := make(map[string]any, len(f.Props))
+		for _, p := range f.Props {
+			m[p.Name] = p.Value
+		}
+		out[f.Field] = m
+	}
+	return out
 }
 
 // Request is a checked evaluation request: roots are nil or normalized JSON objects.
@@ -86,6 +140,7 @@ type run struct {
 	nchain   int
 	res      *Result
 	findings []Finding // scratch; copied into the result at the end
+	changes  []change  // scratch: the effects of the state rules that applied, in order
 	buf      []byte    // scratch for messages
 }
 
@@ -122,9 +177,14 @@ func (p *Program) Evaluate(req *Request) *Result {
 	} else {
 		res.Findings = append(make([]Finding, 0, len(r.findings)), r.findings...)
 	}
+	if len(r.changes) > 0 {
+		res.States = buildStates(r.changes)
+	}
 	// nothing of this evaluation stays reachable from the pool
 	clear(r.findings)
 	r.findings = r.findings[:0]
+	clear(r.changes)
+	r.changes = r.changes[:0]
 	clear(r.globals)
 	r.m.End()
 	clear(r.chain[:])
@@ -379,39 +439,76 @@ func (r *run) state(st *state) {
 		r.failed(st.id, &st.loc, "", diag.EvaluationError)
 		return
 	}
-	var buf [8]change
-	changes := buf[:0]
+	// all or none: the changes of this rule are dropped again when one of its effects fails
+	start := len(r.changes)
+	fail := func(reason string) {
+		clear(r.changes[start:])
+		r.changes = r.changes[:start]
+		r.failed(st.id, &st.loc, "", reason)
+	}
 	for _, e := range st.effects {
 		for _, pm := range e.props {
 			v, err := r.eval(pm.prog)
 			if err != nil {
-				r.failed(st.id, &st.loc, "", code(err))
+				fail(code(err))
 				return
 			}
 			if _, isBool := v.(bool); pm.name != "value" && !isBool {
-				r.failed(st.id, &st.loc, "", diag.EvaluationError)
+				fail(diag.EvaluationError)
 				return
 			}
-			changes = append(changes, change{e.field, pm.name, v})
+			r.changes = append(r.changes, change{e.field, pm.name, v})
 		}
 	}
-	for _, c := range changes {
-		if r.res.States == nil {
-			r.res.States = make(map[string]map[string]any, len(st.effects))
+}
+
+// buildStates turns the changes of an evaluation into States with two allocations: changes are
+// sorted by field and property (stable, so that of equal ones the last applied is last) and the
+// last of each pair wins.
+func buildStates(changes []change) States {
+	less := func(a, b *change) bool {
+		if a.field != b.field {
+			return jcs.Less(a.field, b.field)
 		}
-		m := r.res.States[c.field]
-		if m == nil {
-			n := 0 // the changes of this field, so the map is made once at its size
-			for _, d := range changes {
-				if d.field == c.field {
-					n++
-				}
+		return jcs.Less(a.prop, b.prop)
+	}
+	if len(changes) <= 32 {
+		for i := 1; i < len(changes); i++ {
+			for j := i; j > 0 && less(&changes[j], &changes[j-1]); j-- {
+				changes[j], changes[j-1] = changes[j-1], changes[j]
 			}
-			m = make(map[string]any, n)
-			r.res.States[c.field] = m
 		}
-		m[c.prop] = c.v
+	} else {
+		sort.SliceStable(changes, func(i, j int) bool { return less(&changes[i], &changes[j]) })
 	}
+	// keep the last of each field and property
+	n := 0
+	for i := range changes {
+		if i+1 < len(changes) && changes[i+1].field == changes[i].field && changes[i+1].prop == changes[i].prop {
+			continue
+		}
+		changes[n] = changes[i]
+		n++
+	}
+	changes = changes[:n]
+	fields := 0
+	for i := range changes {
+		if i == 0 || changes[i].field != changes[i-1].field {
+			fields++
+		}
+	}
+	out := make(States, 0, fields)
+	props := make([]Property, len(changes))
+	start := 0
+	for i, c := range changes {
+		props[i] = Property{Name: c.prop, Value: c.v}
+		if i+1 == len(changes) || changes[i+1].field != c.field {
+			// a field's properties end here; each field's list has its own capacity
+			out = append(out, FieldState{Field: c.field, Props: props[start : i+1 : i+1]})
+			start = i + 1
+		}
+	}
+	return out
 }
 
 // lookup reads a path from a value as variables do: object members by name, array elements by

@@ -98,24 +98,21 @@ func (r *Result) AppendJSON(b []byte) ([]byte, error) {
 	b = jcs.AppendString(b, r.Ruleset.Version)
 	b = append(b, `},"states":{`...)
 	var err error
-	var kbuf [16]string
-	fields := sortedKeys(kbuf[:0], r.States)
-	for i, f := range fields {
+	states := canonicalStates(r.States)
+	for i := range states {
+		f := &states[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jcs.AppendString(b, f)
+		b = jcs.AppendString(b, f.Field)
 		b = append(b, ":{"...)
-		m := r.States[f]
-		var pbuf [8]string
-		props := sortedKeys(pbuf[:0], m)
-		for j, p := range props {
+		for j, p := range f.Props {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			b = jcs.AppendString(b, p)
+			b = jcs.AppendString(b, p.Name)
 			b = append(b, ':')
-			if b, err = AppendJSON(b, m[p]); err != nil {
+			if b, err = AppendJSON(b, p.Value); err != nil {
 				return nil, err
 			}
 		}
@@ -124,17 +121,39 @@ func (r *Result) AppendJSON(b []byte) ([]byte, error) {
 	return append(b, "}}"...), nil
 }
 
-// sortedKeys appends the keys of m to out in RFC 8785 order.
-func sortedKeys[V any](out []string, m map[string]V) []string {
-	for k := range m {
-		out = append(out, k)
-	}
-	// insertion sort: a result has few states
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && jcs.Less(out[j], out[j-1]); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
+// canonicalStates returns s when its fields and properties are in RFC 8785 order without
+// repeats, as evaluations make them; otherwise (a result built by hand) an ordered copy.
+func canonicalStates(s States) States {
+	ordered := true
+	for i := range s {
+		if i > 0 && !jcs.Less(s[i-1].Field, s[i].Field) {
+			ordered = false
+		}
+		for j := 1; j < len(s[i].Props); j++ {
+			if !jcs.Less(s[i].Props[j-1].Name, s[i].Props[j].Name) {
+				ordered = false
+			}
 		}
 	}
+	if ordered {
+		return s
+	}
+	var changes []change
+	for _, f := range s {
+		for _, p := range f.Props {
+			changes = append(changes, change{f.Field, p.Name, p.Value})
+		}
+	}
+	out := buildStates(changes)
+	// a field given without properties still appears, as an empty object
+	for _, f := range s {
+		if len(f.Props) == 0 {
+			if _, found := out.find(f.Field); !found {
+				out = append(out, FieldState{Field: f.Field})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return jcs.Less(out[i].Field, out[j].Field) })
 	return out
 }
 
@@ -176,12 +195,12 @@ func (r *Result) Value() any {
 		fs[i] = f.Value()
 	}
 	st := make(map[string]any, len(r.States))
-	for k, v := range r.States {
-		m := make(map[string]any, len(v))
-		for kk, vv := range v {
-			m[kk] = vv
+	for _, f := range r.States {
+		m := make(map[string]any, len(f.Props))
+		for _, p := range f.Props {
+			m[p.Name] = p.Value
 		}
-		st[k] = m
+		st[f.Field] = m
 	}
 	return map[string]any{
 		"ruleset":  map[string]any{"id": r.Ruleset.ID, "version": r.Ruleset.Version, "checksum": r.Ruleset.Checksum},

@@ -8,7 +8,7 @@ import (
 // TestResultJSON checks the hand-written encoder against AppendJSON of Value.
 func TestResultJSON(t *testing.T) {
 	results := []*Result{
-		{Findings: []Finding{}, States: map[string]map[string]any{}},
+		{Findings: []Finding{}},
 		{
 			Ruleset: Ref{ID: "r\"1", Version: "1.0", Checksum: "sha256:ab"},
 			Findings: []Finding{
@@ -17,12 +17,19 @@ func TestResultJSON(t *testing.T) {
 				{Code: "B", Severity: "info", Message: "", Rule: "r2", Location: Location{Section: "x"}},
 				{Code: "C", Severity: "warning", Message: "x", Rule: "r3"},
 			},
-			States: map[string]map[string]any{
-				"b":            {"visible": true, "value": map[string]any{"z": 1.5, "a": []any{nil, "s", 1e21}}},
-				"a.\U0001F600": {"required": false},
-				"a.\uFFFD":     {"readonly": true, "value": 0.1},
-				"a":            {},
+			// by hand, out of order: the encoder orders them
+			States: States{
+				{Field: "b", Props: []Property{{"visible", true}, {"value", map[string]any{"z": 1.5, "a": []any{nil, "s", 1e21}}}}},
+				{Field: "a.\U0001F600", Props: []Property{{"required", false}}},
+				{Field: "a.\uFFFD", Props: []Property{{"readonly", true}, {"value", 0.1}}},
+				{Field: "a"},
 			},
+		},
+		{
+			Findings: []Finding{},
+			// as evaluations make them: the later of two changes of one property wins
+			States: buildStates([]change{{"b", "visible", true}, {"a.\U0001F600", "required", false},
+				{"a.\uFFFD", "value", 0.1}, {"b", "visible", false}, {"a.\uFFFD", "readonly", true}}),
 		},
 	}
 	for _, r := range results {
@@ -38,7 +45,10 @@ func TestResultJSON(t *testing.T) {
 			t.Fatalf("got\n%s\nwant\n%s", got, want)
 		}
 	}
-	bad := &Result{Findings: []Finding{}, States: map[string]map[string]any{"a": {"value": 1.7976931348623157e308}}}
+	if v, _ := results[2].States.Get("b", "visible"); v != false {
+		t.Fatalf("the later change wins: got %v", v)
+	}
+	bad := &Result{Findings: []Finding{}, States: States{{Field: "a", Props: []Property{{"value", 1.7976931348623157e308}}}}}
 	if _, err := bad.JSON(); err == nil {
 		t.Fatal("a number beyond range after rounding is refused")
 	}
