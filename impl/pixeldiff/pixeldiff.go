@@ -78,10 +78,13 @@ func Compare(a, b, out []byte, width, height int, o Options) (int, error) {
 			}
 		}()
 	}
-	g := grayer{o.Alpha}
+	g := newGrayer(o.Alpha, a32[0])
 	if string(a) == string(b) { // identical: the fast path of pixelmatch
 		if out != nil && !o.DiffMask {
-			g.draw(a32, o32, a32[0], g.of(a32[0]))
+			for s := 0; s < len(a32); s += chunk {
+				e := min(s+chunk, len(a32))
+				g.draw(a32[s:e], o32[s:e])
+			}
 		}
 		return 0, nil
 	}
@@ -98,7 +101,7 @@ func Compare(a, b, out []byte, width, height int, o Options) (int, error) {
 	if o.DiffColorAlt != nil {
 		altPix = opaque(*o.DiffColorAlt)
 	}
-	return c.run(a, b, o32, out != nil && !o.DiffMask, g, aaPix, diffPix, altPix), nil
+	return c.run(a, b, o32, out != nil && !o.DiffMask, &g, aaPix, diffPix, altPix), nil
 }
 
 // comparison is one comparison of two images of equal size, as 32-bit pixel words.
@@ -120,17 +123,15 @@ const chunk = 512
 // Each chunk is drawn in grey first, then its unequal pixels are listed without a branch (random
 // content makes "equal?" unpredictable), then only those are compared and drawn over the grey.
 // ab and bb are the images' bytes, for the equality test of a chunk.
-func (c *comparison) run(ab, bb []byte, out []uint32, drawGray bool, g grayer, aaPix, diffPix, altPix uint32) int {
+func (c *comparison) run(ab, bb []byte, out []uint32, drawGray bool, g *grayer, aaPix, diffPix, altPix uint32) int {
 	a, b := c.a, c.b[:len(c.a)]
 	diff := 0
 	var idx [chunk]int32
-	last := a[0]
-	lastGray := g.of(last)
 	for s := 0; s < len(a); s += chunk {
 		e := min(s+chunk, len(a))
 		ca, cb := a[s:e], b[s:e]
 		if drawGray {
-			last, lastGray = g.draw(ca, out[s:e], last, lastGray)
+			g.draw(ca, out[s:e])
 		}
 		if string(ab[4*s:4*e]) == string(bb[4*s:4*e]) {
 			continue
@@ -209,18 +210,27 @@ func channels(p uint32) (r, g, b, a int) {
 func opaque(c [3]uint8) uint32 { return pix(c[0], c[1], c[2], 255) }
 
 // grayer draws similar pixels: the first image's luma blended with white at alpha.
-type grayer struct{ alpha float64 }
+type grayer struct {
+	alpha          float64
+	last, lastGray uint32 // the last pixel drawn and its grey
+	// each tells that colours changed often in the last pixels drawn: each pixel's grey is
+	// computed then, instead of comparing it with the last one first.
+	each bool
+}
+
+func newGrayer(alpha float64, first uint32) grayer {
+	g := grayer{alpha: alpha, last: first}
+	g.lastGray = g.of(first)
+	return g
+}
 
 // of is the diff image's pixel for a similar pixel p of the first image (pixelmatch's
 // drawGrayPixel, operation by operation; explicit conversions keep the compiler from fusing
 // multiply-adds, which would round differently).
-func (g grayer) of(p uint32) uint32 {
+func (g *grayer) of(p uint32) uint32 {
 	r, gr, b, a := channels(p)
 	l := float64(float64(float64(r)*0.29889531)+float64(float64(gr)*0.58662247)) + float64(float64(b)*0.11448223)
 	v := 255 + float64(float64(float64(l-255)*g.alpha)*float64(a))/255
-	if v >= 0 && v < 256 { // the usual case: Go's conversion truncates too
-		return grayPix(uint32(v))
-	}
 	return grayPix(uint32(toUint8(v)))
 }
 
@@ -232,18 +242,86 @@ func grayPix(c uint32) uint32 {
 	return c*0x010101 | 0xff000000
 }
 
-// draw draws every pixel of a in grey into out; last and its grey lastGray are the previous
-// pixel drawn (colours come in runs), returned updated.
-func (g grayer) draw(a, out []uint32, last, lastGray uint32) (uint32, uint32) {
+// draw draws every pixel of a in grey into out, by one of two loops of the same result: runs of
+// a colour (screenshots) or a colour each (noise, gradients), as the previous call found.
+func (g *grayer) draw(a, out []uint32) {
+	// For alpha in 0..1 every grey is in 0..255 (each operation is monotonic: at least
+	// 255 + (0-255)*1*255/255 = 0, at most 255 + 0.0000026), converted as JavaScript does by
+	// truncation; the loops leave out toUint8's checks.
+	if !(g.alpha >= 0 && g.alpha <= 1) {
+		for i, p := range a {
+			out[i] = g.of(p)
+		}
+		g.last, g.lastGray = a[len(a)-1], out[len(a)-1]
+		return
+	}
+	var changes int
+	if g.each {
+		changes = g.drawEach(a, out)
+	} else {
+		changes = g.drawRuns(a, out)
+	}
+	g.each = changes > len(a)/4
+}
+
+// drawRuns is draw for pixels that mostly repeat the previous one; it returns how many did
+// not.
+func (g *grayer) drawRuns(a, out []uint32) int {
 	out = out[:len(a)]
+	last, lastGray := g.last, g.lastGray
+	changes := 0
 	for i, p := range a {
 		if p != last {
-			last, lastGray = p, g.of(p)
+			last, lastGray = p, grayOf(p, g.alpha)
+			changes++
 		}
 		out[i] = lastGray
 	}
-	return last, lastGray
+	g.last, g.lastGray = last, lastGray
+	return changes
 }
+
+// drawEach is draw for pixels that mostly differ from the previous one: without the
+// comparison's branch, and with grayOf written out.
+func (g *grayer) drawEach(a, out []uint32) int {
+	out = out[:len(a)]
+	alpha, t := g.alpha, &luma
+	prev := g.last
+	changes := 0
+	for i, p := range a {
+		changes += b2i(p != prev)
+		prev = p
+		r, gr, b, al := channels(p)
+		l := float64(t.r[r&255]+t.g[gr&255]) + t.b[b&255]
+		v := 255 + float64(float64(float64(l-255)*alpha)*t.f[al&255])/255
+		out[i] = grayPix(uint32(v))
+	}
+	g.last, g.lastGray = prev, out[len(a)-1]
+	return changes
+}
+
+// grayOf is g.of for alpha in 0..1.
+func grayOf(p uint32, alpha float64) uint32 {
+	r, gr, b, a := channels(p)
+	t := &luma
+	l := float64(t.r[r&255]+t.g[gr&255]) + t.b[b&255]
+	v := 255 + float64(float64(float64(l-255)*alpha)*t.f[a&255])/255
+	return grayPix(uint32(v))
+}
+
+// lumaTables holds pixelmatch's luma coefficients multiplied by each byte value, and the byte
+// values as floats: a product of a byte and a constant is rounded once, so the table's is the
+// product pixelmatch computes, bit for bit.
+type lumaTables struct{ r, g, b, f [256]float64 }
+
+// luma is read only.
+var luma = func() (t lumaTables) {
+	for i := range 256 {
+		x := float64(i)
+		t.r[i], t.g[i], t.b[i], t.f[i] = x*0.29889531, x*0.58662247, x*0.11448223, x
+	}
+	return t
+}()
 
 // toUint8 converts like an assignment to a JavaScript Uint8Array element (pixelmatch's output
 // is usually a Node.js Buffer): truncation, then modulo 256.
