@@ -443,8 +443,7 @@ func antialiased(img, other []uint32, x1, y1, width, height int, checker bool) b
 	if zeroes > 2 || minB == 0 || maxB == 0 {
 		return false
 	}
-	// Neighbour j is at column j/3 (0..2, with the centre's column holding 2) and the row below:
-	// offsets in pixelmatch's order.
+	// Where neighbour j is, relative to the centre.
 	dx := [8]int{-1, -1, -1, 0, 0, 1, 1, 1}
 	dy := [8]int{-1, 0, 1, -1, 1, -1, 0, 1}
 	minX, minY := x1+dx[minJ&7], y1+dy[minJ&7]

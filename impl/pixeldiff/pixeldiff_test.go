@@ -199,12 +199,19 @@ func optionCases() []optCase {
 	loose.DiffColorAlt = &[3]uint8{0, 160, 0}
 	plain := pixeldiff.Defaults()
 	plain.PlainBackground, plain.DiffMask = true, true
+	opaqueGray := pixeldiff.Defaults()
+	opaqueGray.Alpha = 1
+	// Greys out of 0..255 wrap around as in a JavaScript Uint8Array (a path of their own).
+	wrap := pixeldiff.Defaults()
+	wrap.Alpha = 2.5
 	return []optCase{
 		{"default", pixeldiff.Defaults(), map[string]any{}},
 		{"threshold0", strict, map[string]any{"threshold": 0}},
 		{"includeAA", aa, map[string]any{"includeAA": true}},
 		{"loose-alt", loose, map[string]any{"threshold": 0.3, "alpha": 0.5, "diffColorAlt": []int{0, 160, 0}}},
 		{"plain-mask", plain, map[string]any{"checkerboard": false, "diffMask": true}},
+		{"alpha1", opaqueGray, map[string]any{"alpha": 1}},
+		{"alpha-wrap", wrap, map[string]any{"alpha": 2.5}},
 	}
 }
 
