@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -131,5 +132,46 @@ func TestConcurrentEvaluations(t *testing.T) {
 				t.Errorf("%s: concurrent result differs", tc.ID)
 			}
 		}
+	}
+}
+
+// TestStatesOrderAndOverride: states come out ordered by field path and property name (the order
+// of the JSON), the later of two state rules setting one property wins, and a state rule whose
+// effect fails sets nothing, not even the effects evaluated before the failure.
+func TestStatesOrderAndOverride(t *testing.T) {
+	src := doc(`"stateRules":[
+		 {"id":"first","when":true,"effects":[{"field":"z.b","hidden":true,"required":true},{"field":"a","value":1}]},
+		 {"id":"broken","when":true,"effects":[{"field":"m","hidden":false},{"field":"z.b","value":{"op":"+","args":[1,"x"]}}]},
+		 {"id":"second","when":true,"effects":[{"field":"z.b","hidden":false},{"field":"\u00e9","readOnly":true}]},
+		 {"id":"off","when":false,"effects":[{"field":"a","value":2}]}]`)
+	res, err := mustRuleSet(t, src).Evaluate(&engine.Request{Data: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range res.States {
+		for _, p := range st.Props {
+			got = append(got, fmt.Sprintf("%s.%s=%v", st.Field, p.Name, p.Value))
+		}
+	}
+	want := "a.value=1|z.b.hidden=false|z.b.required=true|\u00e9.readOnly=true"
+	if strings.Join(got, "|") != want {
+		t.Errorf("states %v\nwant      %s", got, want)
+	}
+	if v, ok := res.States.Get("z.b", "hidden"); !ok || v != false {
+		t.Errorf("Get: %v %v", v, ok)
+	}
+	if _, ok := res.States.Get("m", "hidden"); ok {
+		t.Error("the failed rule's first effect was applied")
+	}
+	if m := res.States.Map(); len(m) != 3 || m["a"]["value"] != 1.0 {
+		t.Errorf("Map: %v", m)
+	}
+	b, err := res.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\"states\":{\"a\":{\"value\":1},\"z.b\":{\"hidden\":false,\"required\":true},\"\u00e9\":{\"readOnly\":true}}") {
+		t.Errorf("JSON %s", b)
 	}
 }

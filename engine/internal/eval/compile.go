@@ -34,6 +34,7 @@ type Program struct {
 	ops           map[string]compile.Operator
 	budget        int64
 	nglobals      int // variable roots of the unit: the globals below, then any other root read
+	slots         []stateSlot
 }
 
 // Global indexes of the variables an evaluation sets (compile.Config.Globals); any other root
@@ -80,6 +81,15 @@ const (
 type expr struct {
 	name string
 	prog *compile.Program
+	slot int // for a state property: its index in Program.slots
+}
+
+// stateSlot is one property of one field that some state rule may set. A program's slots are
+// in the order of the result's States (field paths, then property names, in RFC 8785 order), so
+// an evaluation writes each value to its slot, the later rule winning, and reads them out in
+// order without sorting.
+type stateSlot struct {
+	field, prop string
 }
 
 type rule struct {
@@ -239,7 +249,43 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		return nil, ds
 	}
 	p.nglobals = unit.NumGlobals()
+	p.slots = stateSlots(p.states)
 	return p, nil
+}
+
+// stateSlots orders the properties the state rules set and gives each effect its slot.
+func stateSlots(states []*state) []stateSlot {
+	var slots []stateSlot
+	seen := map[stateSlot]bool{}
+	for _, st := range states {
+		for _, e := range st.effects {
+			for _, pm := range e.props {
+				k := stateSlot{e.field, pm.name}
+				if !seen[k] {
+					seen[k] = true
+					slots = append(slots, k)
+				}
+			}
+		}
+	}
+	sort.Slice(slots, func(i, j int) bool {
+		if slots[i].field != slots[j].field {
+			return jcs.Less(slots[i].field, slots[j].field)
+		}
+		return jcs.Less(slots[i].prop, slots[j].prop)
+	})
+	index := make(map[stateSlot]int, len(slots))
+	for i, k := range slots {
+		index[k] = i
+	}
+	for _, st := range states {
+		for _, e := range st.effects {
+			for i := range e.props {
+				e.props[i].slot = index[stateSlot{e.field, e.props[i].name}]
+			}
+		}
+	}
+	return slots
 }
 
 // messages resolves the rule's template in every catalog.

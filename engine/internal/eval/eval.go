@@ -140,8 +140,11 @@ type run struct {
 	nchain   int
 	res      *Result
 	findings []Finding // scratch; copied into the result at the end
-	changes  []change  // scratch: the effects of the state rules that applied, in order
-	buf      []byte    // scratch for messages
+	pending  []pending // scratch: the effects of the state rule being applied
+	slotVals []any     // by state slot: the value set, while slotSet says so
+	slotSet  []bool
+	nset     int
+	buf      []byte // scratch for messages
 }
 
 var runPool = sync.Pool{New: func() any { return new(run) }}
@@ -177,14 +180,16 @@ func (p *Program) Evaluate(req *Request) *Result {
 	} else {
 		res.Findings = append(make([]Finding, 0, len(r.findings)), r.findings...)
 	}
-	if len(r.changes) > 0 {
-		res.States = buildStates(r.changes)
+	if r.nset > 0 {
+		res.States = r.states()
 	}
 	// nothing of this evaluation stays reachable from the pool
 	clear(r.findings)
 	r.findings = r.findings[:0]
-	clear(r.changes)
-	r.changes = r.changes[:0]
+	clear(r.slotVals)
+	clear(r.slotSet)
+	r.nset = 0
+	clear(r.pending[:cap(r.pending)]) // a state rule that failed leaves its values
 	clear(r.globals)
 	r.m.End()
 	clear(r.chain[:])
@@ -439,27 +444,72 @@ func (r *run) state(st *state) {
 		r.failed(st.id, &st.loc, "", diag.EvaluationError)
 		return
 	}
-	// all or none: the changes of this rule are dropped again when one of its effects fails
-	start := len(r.changes)
-	fail := func(reason string) {
-		clear(r.changes[start:])
-		r.changes = r.changes[:start]
-		r.failed(st.id, &st.loc, "", reason)
-	}
+	// all or none: the effects are kept aside until every one of them has been evaluated
+	r.pending = r.pending[:0]
 	for _, e := range st.effects {
 		for _, pm := range e.props {
 			v, err := r.eval(pm.prog)
 			if err != nil {
-				fail(code(err))
+				r.failed(st.id, &st.loc, "", code(err))
 				return
 			}
 			if _, isBool := v.(bool); pm.name != "value" && !isBool {
-				fail(diag.EvaluationError)
+				r.failed(st.id, &st.loc, "", diag.EvaluationError)
 				return
 			}
-			r.changes = append(r.changes, change{e.field, pm.name, v})
+			r.pending = append(r.pending, pending{pm.slot, v})
 		}
 	}
+	if len(r.slotVals) < len(r.p.slots) {
+		r.slotVals = make([]any, len(r.p.slots))
+		r.slotSet = make([]bool, len(r.p.slots))
+	}
+	for _, c := range r.pending {
+		r.slotVals[c.slot] = c.v
+		if !r.slotSet[c.slot] {
+			r.slotSet[c.slot] = true
+			r.nset++
+		}
+	}
+	clear(r.pending)
+}
+
+// pending is the value of a state property waiting for the other effects of its rule.
+type pending struct {
+	slot int
+	v    any
+}
+
+// states reads the set slots out as States, with two allocations.
+func (r *run) states() States {
+	slots := r.p.slots
+	fields := 0
+	last := -1
+	for i, set := range r.slotSet[:len(slots)] {
+		if set {
+			if last < 0 || slots[last].field != slots[i].field {
+				fields++
+			}
+			last = i
+		}
+	}
+	out := make(States, 0, fields)
+	props := make([]Property, 0, r.nset)
+	start := 0
+	for i, set := range r.slotSet[:len(slots)] {
+		if !set {
+			continue
+		}
+		if len(props) > start && slots[i].field != out[len(out)-1].Field {
+			start = len(props)
+		}
+		props = append(props, Property{Name: slots[i].prop, Value: r.slotVals[i]})
+		if len(props)-1 == start {
+			out = append(out, FieldState{Field: slots[i].field})
+		}
+		out[len(out)-1].Props = props[start:len(props):len(props)]
+	}
+	return out
 }
 
 // buildStates turns the changes of an evaluation into States with two allocations: changes are
