@@ -37,6 +37,8 @@ type function struct {
 	body   *node
 	calls  []string // functions the body calls, for cycle detection
 	roots  []int    // global indexes the body reads, itself or through the functions it calls
+	def    *jsonv.Node
+	size   int // nodes of the body, for the inlining decision
 }
 
 // Unit is a compiled set of functions and declarations, shared by every expression of a ruleset.
@@ -120,6 +122,33 @@ type compiler struct {
 	custom map[string]bool // custom operators used
 	cur    *function       // function being compiled, nil at top level
 	roots  map[int]bool    // global indexes read by what is being compiled
+	inlined int            // body nodes inlined into the expression so far
+}
+
+// Inlining limits: a call is inlined when the body has at most inlineBody nodes and the
+// expression has not yet received inlineTotal nodes of inlined bodies (nested calls inline
+// too, so this bounds the growth).
+const (
+	inlineBody  = 48
+	inlineTotal = 1024
+)
+
+// inlining is switched off by a test that compares inlined calls with calls.
+var inlining = true
+
+// size counts the nodes of a JSON tree.
+func size(n *jsonv.Node) int {
+	if n == nil {
+		return 0
+	}
+	k := 1
+	for _, it := range n.Items {
+		k += size(it)
+	}
+	for _, m := range n.Members {
+		k += size(m.Value)
+	}
+	return k
 }
 
 func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
@@ -147,7 +176,7 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 			c.report(diag.BadFunction(def.Pointer, def.Name, "the name is empty"))
 			continue
 		}
-		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer}
+		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer, def: def.Body, size: size(def.Body)}
 		seen := map[string]bool{}
 		for i, p := range def.Params {
 			if !validName(p) {
@@ -446,6 +475,39 @@ type segment struct {
 	index int // -1 when the segment is not a run of ASCII digits or is too large
 }
 
+// inline compiles a call of a small function into the caller's frame: the arguments go to fresh
+// slots of the caller, and the body is compiled again with its parameters bound to them (and
+// nothing else of the caller in scope). It evaluates and charges exactly as a call does: one
+// unit for the call, the arguments in order, then the body; the body's nodes keep the pointers
+// of the definition. Only expressions compiled after the unit inline (every body is valid then).
+func (c *compiler) inline(f *function, args []*node, ptr string, caller *scope) *node {
+	c.inlined += f.size
+	body := &scope{n: caller.n}
+	slots := make([]int, len(f.params))
+	for i, p := range f.params {
+		body, slots[i] = body.bind(p)
+	}
+	// what the expression reports as used stays as for a call: the body's own operators are
+	// the function's
+	saved := c.custom
+	c.custom = map[string]bool{}
+	b := c.compile(f.def, f.ptr+"/body", body, 1)
+	c.custom = saved
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		if err := fr.rt.charge(ptr, 1); err != nil {
+			return nil, err
+		}
+		for i, a := range args {
+			v, err := a.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			fr.locals[slots[i]] = v
+		}
+		return b.get(fr)
+	}}
+}
+
 // compileVar compiles {var: "root.a.0.b"}.
 func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	if p.Kind != jsonv.String {
@@ -552,6 +614,9 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 	}
 	for _, r := range f.roots {
 		c.roots[r] = true
+	}
+	if inlining && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
+		return c.inline(f, args, ptr, sc)
 	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		if err := fr.rt.charge(ptr, 1); err != nil {

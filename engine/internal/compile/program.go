@@ -177,7 +177,8 @@ func (p *Program) CustomOperators() []string { return append([]string(nil), p.cu
 type Machine struct {
 	rt      runtime
 	fr      frame
-	locals  [8]any
+	locals  [16]any
+	more    []any // locals of a program that needs more, kept for the next one
 	globals [8]any // for Program.Eval's environment
 }
 
@@ -236,10 +237,14 @@ func (m *Machine) Run(p *Program) (any, error) {
 	}
 	m.rt.steps, m.rt.depth = 0, 0
 	if p.slots > 0 {
-		if p.slots <= len(m.locals) {
+		switch {
+		case p.slots <= len(m.locals):
 			m.fr.locals = m.locals[:p.slots]
-		} else {
-			m.fr.locals = make([]any, p.slots)
+		case p.slots <= cap(m.more):
+			m.fr.locals = m.more[:p.slots]
+		default:
+			m.more = make([]any, p.slots)
+			m.fr.locals = m.more
 		}
 	}
 	v, err := p.root.eval(&m.fr)
