@@ -116,13 +116,13 @@ func (s *scope) bind(name string) (*scope, int) {
 
 // compiler holds the state of one load.
 type compiler struct {
-	unit   *Unit
-	diags  diag.List
-	calls  *[]string       // calls of the function body being compiled
-	custom map[string]bool // custom operators used
-	cur    *function       // function being compiled, nil at top level
-	roots  map[int]bool    // global indexes read by what is being compiled
-	inlined int            // body nodes inlined into the expression so far
+	unit    *Unit
+	diags   diag.List
+	calls   *[]string       // calls of the function body being compiled
+	custom  map[string]bool // custom operators used
+	cur     *function       // function being compiled, nil at top level
+	roots   map[int]bool    // global indexes read by what is being compiled
+	inlined int             // body nodes inlined into the expression so far
 }
 
 // Inlining limits: a call is inlined when the body has at most inlineBody nodes and the

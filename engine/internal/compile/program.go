@@ -178,7 +178,7 @@ type Machine struct {
 	rt      runtime
 	fr      frame
 	locals  [16]any
-	more    []any // locals of a program that needs more, kept for the next one
+	more    []any  // locals of a program that needs more, kept for the next one
 	globals [8]any // for Program.Eval's environment
 }
 
