@@ -74,31 +74,16 @@ func (m *matcher) match(s string) bool {
 	if len(s) == 0 {
 		return m.emptyWhole
 	}
+	// The first code point is the only one where positions behind a ^ may start.
+	acc, i := m.at(s, 0)
+	d := (m.first | m.firstStart) & acc
+	if d&m.last != 0 {
+		return true
+	}
 	// Locals, so that the loop keeps them in registers.
 	ascii := &m.ascii
 	shift, loop, exc, first, last := m.shift, m.loop, m.exc, m.first, m.last
-	var d uint64
-	init := first | m.firstStart
-	for i := 0; i < len(s); {
-		var acc uint64
-		if c := s[i]; c < utf8.RuneSelf {
-			acc = ascii[c]
-			i++
-		} else {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			acc = m.runeMask(r)
-			i += n
-		}
-		f := (d<<1)&shift | (d&loop | init)
-		if e := d & exc; e != 0 {
-			for _, c := range m.chunks {
-				f |= c.tab[byte(e>>c.off)]
-			}
-		}
-		d = f & acc
-		if d&last != 0 {
-			return true
-		}
+	for {
 		if d == 0 {
 			if first == 0 { // anchored at the start, and the attempt from offset 0 failed
 				return false
@@ -111,13 +96,49 @@ func (m *matcher) match(s string) bool {
 				i += j
 			}
 		}
-		init = first
+		// The hot loop: ASCII code points, no calls, so nothing is spilled. It stops when the
+		// state empties, to let the code above skip ahead.
+		for i < len(s) {
+			c := s[i]
+			if c >= utf8.RuneSelf {
+				break
+			}
+			i++
+			f := (d<<1)&shift | (d&loop | first)
+			if e := d & exc; e != 0 {
+				for _, c := range m.chunks {
+					f |= c.tab[byte(e>>c.off)]
+				}
+			}
+			d = f & ascii[c]
+			if d&last != 0 {
+				return true
+			}
+			if d == 0 {
+				break
+			}
+		}
+		if i >= len(s) {
+			return d&m.lastEnd != 0
+		}
+		if s[i] < utf8.RuneSelf {
+			continue // the hot loop stopped on an empty state
+		}
+		acc, n := m.at(s, i)
+		i += n
+		d = (m.follow(d) | first) & acc
+		if d&last != 0 {
+			return true
+		}
 	}
-	return d&m.lastEnd != 0
 }
 
-// runeMask returns the positions whose set holds r, for r at least utf8.RuneSelf.
-func (m *matcher) runeMask(r rune) uint64 {
+// at returns the positions that accept the code point at s[i:] and its length in bytes.
+func (m *matcher) at(s string, i int) (uint64, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return m.ascii[c], 1
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
 	lo, hi := 0, len(m.bounds) // invariant: bounds[lo] <= r, and r < bounds[hi] when hi < len
 	for hi-lo > 1 {
 		mid := int(uint(lo+hi) >> 1)
@@ -127,7 +148,18 @@ func (m *matcher) runeMask(r rune) uint64 {
 			hi = mid
 		}
 	}
-	return m.masks[lo]
+	return m.masks[lo], n
+}
+
+// follow returns the positions that may come right after one of those of d.
+func (m *matcher) follow(d uint64) uint64 {
+	f := (d<<1)&m.shift | d&m.loop
+	if e := d & m.exc; e != 0 {
+		for _, c := range m.chunks {
+			f |= c.tab[byte(e>>c.off)]
+		}
+	}
+	return f
 }
 
 // glu is what the Glushkov construction knows of a subexpression: the conditions under which
