@@ -23,9 +23,12 @@ type Config struct {
 	Operators []string      // declared custom operators (x-...)
 	Functions []FunctionDef // function definitions
 	// Globals are variable roots given the global indexes 0, 1, ... in this order, so that a host
-	// that evaluates with EvalGlobals can set them by index. Other roots get the next indexes as
+	// that evaluates with a Machine can set them by index. Other roots get the next indexes as
 	// expressions using them are compiled.
 	Globals []string
+	// Varying are the roots a host changes between the runs of one evaluation (Machine.Begin to
+	// End); paths under every other root are memoized within an evaluation.
+	Varying []string
 }
 
 // function is a compiled function.
@@ -46,8 +49,10 @@ type Unit struct {
 	declared map[string]bool
 	funcs    map[string]*function
 
-	mu      sync.Mutex // guards globals: expressions may be compiled concurrently
+	mu      sync.Mutex // guards globals and paths: expressions may be compiled concurrently
 	globals map[string]int
+	paths   map[string]*Path // by root and segments
+	varying map[string]bool
 }
 
 // global returns the index of the variable root name, assigning the next one to a new name.
@@ -157,7 +162,11 @@ func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
 // definitions, FUNCTION_REDEFINED, problems inside bodies and FUNCTION_RECURSIVE for every
 // function on a cycle.
 func NewUnit(cfg Config) (*Unit, diag.List) {
-	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{}}
+	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{},
+		paths: map[string]*Path{}, varying: map[string]bool{}}
+	for _, name := range cfg.Varying {
+		u.varying[name] = true
+	}
 	for _, name := range cfg.Globals {
 		u.global(name)
 	}
@@ -555,22 +564,14 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	if len(segs) == 0 {
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.globals[g], nil }}
 	}
+	if p := c.unit.Path(root, parts[1:]); p != nil {
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.rt.value(p, fr.globals), nil }}
+	}
 	if len(segs) == 1 && segs[0].index < 0 {
 		key := segs[0].key
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			if m, ok := fr.globals[g].(map[string]any); ok {
 				return m[key], nil
-			}
-			return nil, nil
-		}}
-	}
-	if len(segs) == 2 && segs[0].index < 0 && segs[1].index < 0 {
-		k1, k2 := segs[0].key, segs[1].key
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			if m, ok := fr.globals[g].(map[string]any); ok {
-				if m, ok := m[k1].(map[string]any); ok {
-					return m[k2], nil
-				}
 			}
 			return nil, nil
 		}}

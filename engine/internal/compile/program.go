@@ -54,6 +54,11 @@ type runtime struct {
 	custom map[string]Operator
 	frames []*frame // function frames by call depth, reused: calls nest, so they end in order
 	depth  int      // frames in use
+	// memoized paths (see Path): memo[i] holds path i's value when memoGen[i] == gen; Begin
+	// moves to the next generation
+	memo    []any
+	memoGen []uint32
+	gen     uint32
 	slab   []any    // the unused rest of the block argument lists are cut from
 }
 
@@ -217,11 +222,16 @@ func (m *Machine) Begin(globals []any, ops map[string]Operator, budget int64) {
 	m.fr.rt = &m.rt
 	m.rt.limit, m.rt.custom = budget, ops
 	m.fr.globals = globals
+	if m.rt.gen++; m.rt.gen == 0 {
+		clear(m.rt.memoGen)
+		m.rt.gen = 1
+	}
 }
 
 // End drops the references Begin took.
 func (m *Machine) End() {
 	m.rt.custom, m.fr.globals = nil, nil
+	clear(m.rt.memo)
 	for _, f := range m.rt.frames {
 		clear(f.locals) // a call that failed leaves its arguments
 		f.globals = nil

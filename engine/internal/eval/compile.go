@@ -48,6 +48,9 @@ const (
 	gField
 )
 
+// varyingRoots change from one field to the next within an evaluation.
+var varyingRoots = []string{"value", "field"}
+
 var globalRoots = []string{gData: "data", gOriginal: "original", gActor: "actor", gCtx: "ctx", gValue: "value", gField: "field"}
 
 type catalog struct {
@@ -137,6 +140,7 @@ type fieldRef struct {
 	path      string
 	pathValue any // path as an interface value, boxed once
 	segs      []string
+	memo      *compile.Path // data.path, memoized within an evaluation
 }
 
 // listPaths is how many element paths of a list binding are built at load.
@@ -144,10 +148,11 @@ const listPaths = 32
 
 // binding is one field bound to a type through an entity.
 type binding struct {
-	entity []string // path of the record, or of the list when many
-	many   bool
-	field  fieldRef // path inside the record
-	path   string   // entity path + "." + field, for single records
+	entity     []string      // path of the record, or of the list when many
+	entityMemo *compile.Path // data.entity, memoized within an evaluation
+	many       bool
+	field      fieldRef // path inside the record
+	path       string   // entity path + "." + field, for single records
 	// for lists: the path of element i is prefix + i + suffix; those of the first elements are
 	// built at load
 	pathValue      any
@@ -169,7 +174,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	for _, f := range rs.Functions {
 		defs = append(defs, compile.FunctionDef{Name: f.Name, Params: f.Params, Body: f.Body, Pointer: f.Ptr})
 	}
-	unit, uds := compile.NewUnit(compile.Config{Operators: declared, Functions: defs, Globals: globalRoots})
+	unit, uds := compile.NewUnit(compile.Config{Operators: declared, Functions: defs, Globals: globalRoots, Varying: varyingRoots})
 	if len(uds) > 0 {
 		ds = append(ds, uds...)
 		// Keep checking the rules against stand-in functions (same names and parameters, null
@@ -183,9 +188,9 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 			seen[d.Name] = true
 			stub = append(stub, compile.FunctionDef{Name: d.Name, Params: uniq(d.Params), Body: &jsonv.Node{Kind: jsonv.Null}, Pointer: d.Pointer})
 		}
-		unit, _ = compile.NewUnit(compile.Config{Operators: declared, Functions: stub, Globals: globalRoots})
+		unit, _ = compile.NewUnit(compile.Config{Operators: declared, Functions: stub, Globals: globalRoots, Varying: varyingRoots})
 		if unit == nil {
-			unit, _ = compile.NewUnit(compile.Config{Operators: declared, Globals: globalRoots})
+			unit, _ = compile.NewUnit(compile.Config{Operators: declared, Globals: globalRoots, Varying: varyingRoots})
 		}
 	}
 	c := &compiler{unit: unit, fnOps: functionOps(rs), ops: ops}
@@ -203,12 +208,21 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		p.catalogs[strings.ToLower(cat.Tag)] = cc
 	}
 	bindings := typeBindings(rs)
+	for _, bs := range bindings {
+		for _, b := range bs {
+			b.entityMemo = unit.Path("data", b.entity)
+			if !b.many {
+				b.field.memo = unit.Path("data", append(append([]string(nil), b.entity...), b.field.segs...))
+			}
+		}
+	}
 	fnReads := functionReads(rs)
 	for _, r := range rs.Rules {
 		cr := &rule{id: r.ID, code: r.Code, severity: r.Severity, level: levelIndex(r.Scope), loc: loc(r.Target),
 			channels: r.Channels, key: r.Key}
 		for _, f := range r.Target.Fields {
-			cr.fields = append(cr.fields, fieldRef{path: f, pathValue: f, segs: strings.Split(f, ".")})
+			segs := strings.Split(f, ".")
+			cr.fields = append(cr.fields, fieldRef{path: f, pathValue: f, segs: segs, memo: unit.Path("data", segs)})
 		}
 		if r.Target.Type != "" {
 			cr.hasType = true

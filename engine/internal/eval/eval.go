@@ -281,10 +281,21 @@ func (r *run) rule(ru *rule) {
 	switch {
 	case ru.hasType:
 		for _, b := range ru.typed {
-			base := lookup(r.data, b.entity)
 			if !b.many {
-				r.bound(ru, b.path, b.pathValue, lookup(base, b.field.segs))
+				var v any
+				if b.field.memo != nil {
+					v = r.m.Value(b.field.memo)
+				} else {
+					v = lookup(lookup(r.data, b.entity), b.field.segs)
+				}
+				r.bound(ru, b.path, b.pathValue, v)
 				continue
+			}
+			var base any
+			if b.entityMemo != nil {
+				base = r.m.Value(b.entityMemo)
+			} else {
+				base = lookup(r.data, b.entity)
 			}
 			list, _ := base.([]any)
 			for i, el := range list {
@@ -299,7 +310,13 @@ func (r *run) rule(ru *rule) {
 	case len(ru.fields) > 0:
 		for i := range ru.fields {
 			f := &ru.fields[i]
-			r.bound(ru, f.path, f.pathValue, lookup(r.data, f.segs))
+			var v any
+			if f.memo != nil {
+				v = r.m.Value(f.memo)
+			} else {
+				v = lookup(r.data, f.segs)
+			}
+			r.bound(ru, f.path, f.pathValue, v)
 		}
 	default:
 		r.unbind(ru.reads)

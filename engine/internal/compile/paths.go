@@ -1,0 +1,78 @@
+package compile
+
+// Variable paths whose values are memoized within an evaluation. Rules read the same paths over
+// and over (data.account.email is a field of three rules and a variable of two), and each step
+// of a path is a map lookup. A path under a root that stays the same for a whole evaluation
+// (every root but Config.Varying) gets a Path at load: the first read in an evaluation walks it
+// (through its parent, itself memoized) and stores the value; the next reads take it from the
+// memo. Values are never modified during an evaluation, so a memoized read returns exactly what
+// a walk would, and reads charge no budget either way.
+
+// Path is a memoized variable path: its parent path (nil for a step from the root), the root's
+// global index and the last step.
+type Path struct {
+	id     int
+	parent *Path
+	root   int
+	seg    segment
+}
+
+// step reads one path segment of v as variables do.
+func (s segment) step(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return t[s.key]
+	case []any:
+		if s.index >= 0 && s.index < len(t) {
+			return t[s.index]
+		}
+	}
+	return nil
+}
+
+// Path returns the memoized path root.segs[0]...; nil when root varies within an evaluation or
+// segs is empty.
+func (u *Unit) Path(root string, segs []string) *Path {
+	if len(segs) == 0 || u.varying[root] {
+		return nil
+	}
+	g := u.global(root)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var p *Path
+	key := root
+	for _, s := range segs {
+		key += "\x00" + s
+		q := u.paths[key]
+		if q == nil {
+			q = &Path{id: len(u.paths), parent: p, root: g, seg: segment{key: s, index: asIndex(s)}}
+			u.paths[key] = q
+		}
+		p = q
+	}
+	return p
+}
+
+// value returns the value of p in the current evaluation.
+func (rt *runtime) value(p *Path, globals []any) any {
+	if p.id < len(rt.memoGen) && rt.memoGen[p.id] == rt.gen {
+		return rt.memo[p.id]
+	}
+	var base any
+	if p.parent == nil {
+		base = globals[p.root]
+	} else {
+		base = rt.value(p.parent, globals)
+	}
+	v := p.seg.step(base)
+	if p.id >= len(rt.memoGen) {
+		n := 2*p.id + 8
+		rt.memo = append(rt.memo, make([]any, n-len(rt.memo))...)
+		rt.memoGen = append(rt.memoGen, make([]uint32, n-len(rt.memoGen))...)
+	}
+	rt.memo[p.id], rt.memoGen[p.id] = v, rt.gen
+	return v
+}
+
+// Value returns the value of p in the evaluation Begin started.
+func (m *Machine) Value(p *Path) any { return m.rt.value(p, m.fr.globals) }
