@@ -59,7 +59,7 @@ type runtime struct {
 	memo    []any
 	memoGen []uint32
 	gen     uint32
-	slab   []any    // the unused rest of the block argument lists are cut from
+	slab    []any // the unused rest of the block argument lists are cut from
 }
 
 // argSlab is the number of values in one block of argument lists.
