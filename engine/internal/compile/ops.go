@@ -185,9 +185,14 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 
 // --- arithmetic ---
 
-// numbers reads number operands; null (ok false) when any operand is null.
-func numbers(ptr, op string, args []any) ([]float64, bool, error) {
-	out := make([]float64, len(args))
+// numbers reads number operands into buf (grown when short, so a caller's small array saves
+// the allocation); null (ok false) when any operand is null.
+func numbers(buf []float64, ptr, op string, args []any) ([]float64, bool, error) {
+	out := buf[:0]
+	if cap(out) < len(args) {
+		out = make([]float64, 0, len(args))
+	}
+	out = out[:len(args)]
 	null := false
 	for i, a := range args {
 		switch t := a.(type) {
@@ -203,7 +208,8 @@ func numbers(ptr, op string, args []any) ([]float64, bool, error) {
 }
 
 func opAdd(ptr string, args []any) (any, error) {
-	xs, ok, err := numbers(ptr, "+", args)
+	var buf [16]float64
+	xs, ok, err := numbers(buf[:0], ptr, "+", args)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -211,7 +217,8 @@ func opAdd(ptr string, args []any) (any, error) {
 }
 
 func opSub(ptr string, args []any) (any, error) {
-	xs, ok, err := numbers(ptr, "-", args)
+	var buf [16]float64
+	xs, ok, err := numbers(buf[:0], ptr, "-", args)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -222,7 +229,8 @@ func opSub(ptr string, args []any) (any, error) {
 }
 
 func opMul(ptr string, args []any) (any, error) {
-	xs, ok, err := numbers(ptr, "*", args)
+	var buf [16]float64
+	xs, ok, err := numbers(buf[:0], ptr, "*", args)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -230,7 +238,8 @@ func opMul(ptr string, args []any) (any, error) {
 }
 
 func opDiv(ptr string, a, b any) (any, error) {
-	xs, ok, err := numbers(ptr, "/", []any{a, b})
+	var buf [16]float64
+	xs, ok, err := numbers(buf[:0], ptr, "/", []any{a, b})
 	if err != nil || !ok || xs[1] == 0 {
 		return nil, err
 	}
@@ -238,7 +247,8 @@ func opDiv(ptr string, a, b any) (any, error) {
 }
 
 func opMod(ptr string, a, b any) (any, error) {
-	xs, ok, err := numbers(ptr, "mod", []any{a, b})
+	var buf [16]float64
+	xs, ok, err := numbers(buf[:0], ptr, "mod", []any{a, b})
 	if err != nil || !ok || xs[1] == 0 {
 		return nil, err
 	}
@@ -246,7 +256,8 @@ func opMod(ptr string, a, b any) (any, error) {
 }
 
 func opAbs(ptr string, a any) (any, error) {
-	xs, ok, err := numbers(ptr, "abs", []any{a})
+	var buf [16]float64
+	xs, ok, err := numbers(buf[:0], ptr, "abs", []any{a})
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -265,7 +276,8 @@ func listOrArgs(args []any) []any {
 
 func extreme(ptr, op string, args []any, better func(a, b float64) bool) (any, error) {
 	items := listOrArgs(args)
-	xs, ok, err := numbers(ptr, op, items)
+	var buf [16]float64
+	xs, ok, err := numbers(buf[:0], ptr, op, items)
 	if err != nil || !ok || len(xs) == 0 {
 		return nil, err
 	}
@@ -327,7 +339,8 @@ func opSum(ptr string, a any) (any, error) {
 	if !ok {
 		return nil, typeErr(ptr, "sum", 0, "an array of numbers", a)
 	}
-	xs, ok, err := numbers(ptr, "sum", l)
+	var buf [16]float64
+	xs, ok, err := numbers(buf[:0], ptr, "sum", l)
 	if err != nil || !ok {
 		return nil, err
 	}
