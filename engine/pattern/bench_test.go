@@ -16,6 +16,11 @@ func BenchmarkWorstCase(b *testing.B) {
 		{"stars", strings.Repeat(".*", 499) + "c", strings.Repeat("a", 10000)},
 		{"ambiguous-star", strings.Repeat("(?:a|a)*", 100) + "b", strings.Repeat("a", 10000)},
 		{"optional-then-count", "^" + strings.Repeat("a?", 300) + strings.Repeat("a", 300) + "$", strings.Repeat("a", 300)},
+		// The costliest patterns of the bit-parallel matcher (64 positions at most): every
+		// position followed by others than the next one, and a long optional count.
+		{"64-positions-stars", strings.Repeat("(?:a|b)*", 31) + "c", strings.Repeat("a", 10000)},
+		{"64-positions-count", ".{0,62}c", strings.Repeat("a", 10000)},
+		{"64-positions-non-ascii", strings.Repeat("(?:é|[^a])*", 31) + "c", strings.Repeat("é", 10000)},
 	} {
 		p := mustCompile(b, bc.pattern)
 		b.Run(bc.name, func(b *testing.B) {
