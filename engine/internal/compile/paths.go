@@ -71,6 +71,9 @@ func (rt *runtime) value(p *Path, globals []any) any {
 		rt.memoGen = append(rt.memoGen, make([]uint32, n-len(rt.memoGen))...)
 	}
 	rt.memo[p.id], rt.memoGen[p.id] = v, rt.gen
+	if p.id >= rt.memoHigh {
+		rt.memoHigh = p.id + 1
+	}
 	return v
 }
 

@@ -56,10 +56,12 @@ type runtime struct {
 	depth  int      // frames in use
 	// memoized paths (see Path): memo[i] holds path i's value when memoGen[i] == gen; Begin
 	// moves to the next generation
-	memo    []any
-	memoGen []uint32
-	gen     uint32
-	slab    []any // the unused rest of the block argument lists are cut from
+	memo     []any
+	memoGen  []uint32
+	gen      uint32
+	memoHigh int   // memo[memoHigh:] holds nothing of this evaluation
+	dirty    int   // frames[:dirty] may hold the arguments of calls that failed
+	slab     []any // the unused rest of the block argument lists are cut from
 }
 
 // argSlab is the number of values in one block of argument lists.
@@ -231,11 +233,14 @@ func (m *Machine) Begin(globals []any, ops map[string]Operator, budget int64) {
 // End drops the references Begin took.
 func (m *Machine) End() {
 	m.rt.custom, m.fr.globals = nil, nil
-	clear(m.rt.memo)
-	for _, f := range m.rt.frames {
-		clear(f.locals) // a call that failed leaves its arguments
-		f.globals = nil
+	clear(m.rt.memo[:m.rt.memoHigh])
+	m.rt.memoHigh = 0
+	// a call that failed left its arguments in the frames up to the depth it failed at (frames
+	// keep their globals slice: it is the caller's own, cleared by the caller)
+	for _, f := range m.rt.frames[:m.rt.dirty] {
+		clear(f.locals)
 	}
+	m.rt.dirty = 0
 }
 
 // Run evaluates one program with what Begin bound.
@@ -258,6 +263,9 @@ func (m *Machine) Run(p *Program) (any, error) {
 		}
 	}
 	v, err := p.root.eval(&m.fr)
+	if m.rt.depth > m.rt.dirty {
+		m.rt.dirty = m.rt.depth // an error left frames in use
+	}
 	if err == nil {
 		// the result is read once more on its way out
 		err = m.rt.chargeWeight(p.root.ptr, v)

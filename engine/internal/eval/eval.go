@@ -183,13 +183,15 @@ func (p *Program) Evaluate(req *Request) *Result {
 	if r.nset > 0 {
 		res.States = r.states()
 	}
-	// nothing of this evaluation stays reachable from the pool
-	clear(r.findings)
+	// Nothing of the request stays reachable from the pool. The findings scratch is not cleared
+	// (each pointer cleared costs a write barrier while the collector runs): it holds the
+	// ruleset's strings and messages already handed out in results, until overwritten.
 	r.findings = r.findings[:0]
-	clear(r.slotVals)
-	clear(r.slotSet)
-	r.nset = 0
-	clear(r.pending[:cap(r.pending)]) // a state rule that failed leaves its values
+	if r.nset > 0 {
+		clear(r.slotVals)
+		clear(r.slotSet)
+		r.nset = 0
+	}
 	clear(r.globals)
 	r.m.End()
 	clear(r.chain[:])
@@ -467,10 +469,12 @@ func (r *run) state(st *state) {
 		for _, pm := range e.props {
 			v, err := r.eval(pm.prog)
 			if err != nil {
+				clear(r.pending)
 				r.failed(st.id, &st.loc, "", code(err))
 				return
 			}
 			if _, isBool := v.(bool); pm.name != "value" && !isBool {
+				clear(r.pending)
 				r.failed(st.id, &st.loc, "", diag.EvaluationError)
 				return
 			}
