@@ -195,7 +195,7 @@ func unary(fn func(ptr string, a any) (any, error)) builder {
 			if err != nil {
 				return nil, err
 			}
-			if err := fr.rt.charge(ptr, argCost(v)); err != nil {
+			if err := fr.rt.charge(ptr, cost1(v)); err != nil {
 				return nil, err
 			}
 			return fn(ptr, v)
@@ -220,7 +220,7 @@ func binary(fn func(ptr string, a, b any) (any, error)) builder {
 			if err != nil {
 				return nil, err
 			}
-			if err := fr.rt.charge(ptr, argCost(x, y)); err != nil {
+			if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
 				return nil, err
 			}
 			return fn(ptr, x, y)

@@ -162,7 +162,7 @@ func buildMatches(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, d
 		if err != nil || !ok {
 			return false, err
 		}
-		if err := fr.rt.charge(ptr, argCost(s)); err != nil {
+		if err := fr.rt.charge(ptr, cost1(s)); err != nil {
 			return nil, err
 		}
 		m, merr := p.Match(s)
