@@ -67,21 +67,6 @@ func (u *Unit) global(name string) int {
 	return i
 }
 
-// globalNames returns the root names of global indexes.
-func (u *Unit) globalNames(idx []int) []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	byIndex := make(map[int]string, len(u.globals))
-	for name, i := range u.globals {
-		byIndex[i] = name
-	}
-	out := make([]string, len(idx))
-	for k, i := range idx {
-		out[k] = byIndex[i]
-	}
-	return out
-}
-
 // NumGlobals returns how many variable roots have an index so far: a globals slice of this
 // length serves every program compiled until now.
 func (u *Unit) NumGlobals() int {
@@ -340,11 +325,10 @@ func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
 	}
-	p := &Program{root: root, slots: *sc.n, globals: sortedKeys(c.roots)}
-	if k := len(p.globals); k > 0 {
-		p.nglobals = p.globals[k-1] + 1
+	p := &Program{root: root, slots: *sc.n}
+	for g := range c.roots {
+		p.nglobals = max(p.nglobals, g+1)
 	}
-	p.names = u.globalNames(p.globals)
 	for name := range c.custom {
 		p.custom = append(p.custom, name)
 	}
@@ -562,21 +546,21 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	g := c.unit.global(root)
 	c.roots[g] = true
 	if len(segs) == 0 {
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.globals[g], nil }}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
 	}
 	if p := c.unit.Path(root, parts[1:]); p != nil {
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.rt.value(p, fr.globals), nil }}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.rt.value(p), nil }}
 	}
 	if len(segs) == 1 && segs[0].index < 0 {
 		key := segs[0].key
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			if m, ok := fr.globals[g].(map[string]any); ok {
+			if m, ok := fr.rt.root(g, root).(map[string]any); ok {
 				return m[key], nil
 			}
 			return nil, nil
 		}}
 	}
-	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.globals[g]), nil }}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.rt.root(g, root)), nil }}
 }
 
 // asIndex returns the list index a run of ASCII digits denotes, or -1.
@@ -623,7 +607,7 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 		if err := fr.rt.charge(ptr, 1); err != nil {
 			return nil, err
 		}
-		callee := fr.rt.newFrame(fr.globals, f.slots)
+		callee := fr.rt.newFrame(f.slots)
 		for i, a := range args {
 			v, err := a.eval(fr)
 			if err != nil {

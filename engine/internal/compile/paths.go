@@ -11,10 +11,11 @@ package compile
 // Path is a memoized variable path: its parent path (nil for a step from the root), the root's
 // global index and the last step.
 type Path struct {
-	id     int
-	parent *Path
-	root   int
-	seg    segment
+	id       int
+	parent   *Path
+	root     int
+	rootName string
+	seg      segment
 }
 
 // step reads one path segment of v as variables do.
@@ -45,7 +46,7 @@ func (u *Unit) Path(root string, segs []string) *Path {
 		key += "\x00" + s
 		q := u.paths[key]
 		if q == nil {
-			q = &Path{id: len(u.paths), parent: p, root: g, seg: segment{key: s, index: asIndex(s)}}
+			q = &Path{id: len(u.paths), parent: p, root: g, rootName: root, seg: segment{key: s, index: asIndex(s)}}
 			u.paths[key] = q
 		}
 		p = q
@@ -54,15 +55,15 @@ func (u *Unit) Path(root string, segs []string) *Path {
 }
 
 // value returns the value of p in the current evaluation.
-func (rt *runtime) value(p *Path, globals []any) any {
+func (rt *runtime) value(p *Path) any {
 	if p.id < len(rt.memoGen) && rt.memoGen[p.id] == rt.gen {
 		return rt.memo[p.id]
 	}
 	var base any
 	if p.parent == nil {
-		base = globals[p.root]
+		base = rt.root(p.root, p.rootName)
 	} else {
-		base = rt.value(p.parent, globals)
+		base = rt.value(p.parent)
 	}
 	v := p.seg.step(base)
 	if p.id >= len(rt.memoGen) {
@@ -78,4 +79,4 @@ func (rt *runtime) value(p *Path, globals []any) any {
 }
 
 // Value returns the value of p in the evaluation Begin started.
-func (m *Machine) Value(p *Path) any { return m.rt.value(p, m.fr.globals) }
+func (m *Machine) Value(p *Path) any { return m.rt.value(p) }

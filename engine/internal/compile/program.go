@@ -41,19 +41,22 @@ type strFn func(fr *frame) (s string, ok bool, v any, err error)
 
 // frame is the state of one function activation (or of the top-level expression).
 type frame struct {
-	globals []any // variable roots by global index (see Unit.NumGlobals)
-	locals  []any
-	rt      *runtime
-	own     [4]any // backing of locals when a function needs no more
+	locals []any
+	rt     *runtime
+	own    [4]any // backing of locals when a function needs no more
 }
 
 // runtime is the state shared by one evaluation.
 type runtime struct {
-	steps  int64
-	limit  int64
-	custom map[string]Operator
-	frames []*frame // function frames by call depth, reused: calls nest, so they end in order
-	depth  int      // frames in use
+	// The variable roots: by global index (see Unit.NumGlobals), or by name from env when env is
+	// not nil (Program.Eval reads only the roots an evaluation reaches, as a map lookup each).
+	globals []any
+	env     map[string]any
+	steps   int64
+	limit   int64
+	custom  map[string]Operator
+	frames  []*frame // function frames by call depth, reused: calls nest, so they end in order
+	depth   int      // frames in use
 	// memoized paths (see Path): memo[i] holds path i's value when memoGen[i] == gen; Begin
 	// moves to the next generation
 	memo     []any
@@ -88,9 +91,8 @@ func (rt *runtime) argList(n int) []any {
 }
 
 // newFrame returns the frame of a function call with slots locals, all nil: the one of the
-// next call depth, reused. The globals and locals slices are set only when they change, since
-// each write of a pointer costs a write barrier while the collector runs.
-func (rt *runtime) newFrame(globals []any, slots int) *frame {
+// next call depth, reused.
+func (rt *runtime) newFrame(slots int) *frame {
 	if rt.depth == len(rt.frames) {
 		f := &frame{rt: rt}
 		f.locals = f.own[:]
@@ -98,13 +100,21 @@ func (rt *runtime) newFrame(globals []any, slots int) *frame {
 	}
 	f := rt.frames[rt.depth]
 	rt.depth++
-	if len(f.globals) != len(globals) || len(globals) > 0 && &f.globals[0] != &globals[0] {
-		f.globals = globals
-	}
 	if len(f.locals) < slots {
 		f.locals = make([]any, slots)
 	}
 	return f
+}
+
+// root returns variable root g, named name.
+func (rt *runtime) root(g int, name string) any {
+	if rt.env != nil {
+		return rt.env[name]
+	}
+	if g < len(rt.globals) {
+		return rt.globals[g]
+	}
+	return nil
 }
 
 // freeFrame ends the call of the innermost frame newFrame returned, which used slots locals;
@@ -169,9 +179,7 @@ type Program struct {
 	root     *node
 	slots    int
 	custom   []string // custom operators the expression uses, sorted
-	globals  []int    // global indexes of the roots it reads, itself or through functions, sorted
-	nglobals int      // 1 + the largest of globals
-	names    []string // the root names of globals, in the same order
+	nglobals int      // 1 + the largest global index of the roots it reads, itself or through functions
 }
 
 // CustomOperators returns the names of the custom operators the expression uses, sorted.
@@ -195,21 +203,9 @@ var machinePool = sync.Pool{New: func() any { return new(Machine) }}
 // package value). Custom operators are looked up in ops; budget <= 0 means DefaultBudget.
 func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64) (any, error) {
 	m := machinePool.Get().(*Machine)
-	var globals []any
-	if p.nglobals <= len(m.globals) {
-		globals = m.globals[:p.nglobals]
-	} else {
-		globals = make([]any, p.nglobals)
-	}
-	if len(env) > 0 {
-		for i, g := range p.globals {
-			globals[g] = env[p.names[i]]
-		}
-	}
-	m.Begin(globals, ops, budget)
+	m.begin(nil, env, ops, budget)
 	v, err := m.Run(p)
 	m.End()
-	clear(globals)
 	machinePool.Put(m)
 	return v, err
 }
@@ -218,37 +214,54 @@ func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64
 // beyond the slice is null), whose values must be normalized, the custom operators and the
 // budget of each Run (<= 0 means DefaultBudget).
 func (m *Machine) Begin(globals []any, ops map[string]Operator, budget int64) {
+	m.begin(globals, nil, ops, budget)
+}
+
+func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operator, budget int64) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	m.fr.rt = &m.rt
+	if m.fr.rt == nil {
+		m.fr.rt = &m.rt
+	}
 	m.rt.limit, m.rt.custom = budget, ops
-	m.fr.globals = globals
+	m.rt.globals, m.rt.env = globals, env
 	if m.rt.gen++; m.rt.gen == 0 {
 		clear(m.rt.memoGen)
 		m.rt.gen = 1
 	}
 }
 
+// runExtended runs a program compiled after the caller sized its globals: the roots it adds
+// are null.
+func (m *Machine) runExtended(p *Program) (any, error) {
+	g := m.rt.globals
+	m.rt.globals = append(append(make([]any, 0, p.nglobals), g...), make([]any, p.nglobals-len(g))...)
+	v, err := m.Run(p)
+	m.rt.globals = g
+	return v, err
+}
+
 // End drops the references Begin took.
 func (m *Machine) End() {
-	m.rt.custom, m.fr.globals = nil, nil
-	clear(m.rt.memo[:m.rt.memoHigh])
-	m.rt.memoHigh = 0
-	// a call that failed left its arguments in the frames up to the depth it failed at (frames
-	// keep their globals slice: it is the caller's own, cleared by the caller)
-	for _, f := range m.rt.frames[:m.rt.dirty] {
-		clear(f.locals)
+	m.rt.custom, m.rt.globals, m.rt.env = nil, nil, nil
+	if m.rt.memoHigh > 0 {
+		clear(m.rt.memo[:m.rt.memoHigh])
+		m.rt.memoHigh = 0
 	}
-	m.rt.dirty = 0
+	if m.rt.dirty > 0 {
+		// a call that failed left its arguments in the frames up to the depth it failed at
+		for _, f := range m.rt.frames[:m.rt.dirty] {
+			clear(f.locals)
+		}
+		m.rt.dirty = 0
+	}
 }
 
 // Run evaluates one program with what Begin bound.
 func (m *Machine) Run(p *Program) (any, error) {
-	if len(m.fr.globals) < p.nglobals {
-		// a program compiled after the caller sized its globals: the roots it adds are null
-		defer func(g []any) { m.fr.globals = g }(m.fr.globals)
-		m.fr.globals = append(append(make([]any, 0, p.nglobals), m.fr.globals...), make([]any, p.nglobals-len(m.fr.globals))...)
+	if m.rt.env == nil && len(m.rt.globals) < p.nglobals {
+		return m.runExtended(p)
 	}
 	m.rt.steps, m.rt.depth = 0, 0
 	if p.slots > 0 {
