@@ -46,14 +46,17 @@ func (sc *Scanner) Release() {
 }
 
 func (sc *Scanner) ws() {
-	for sc.i < len(sc.s) {
-		switch sc.s[sc.i] {
-		case ' ', '\t', '\n', '\r':
-			sc.i++
-		default:
-			return
-		}
+	s, i := sc.s, sc.i
+	if i < len(s) && s[i] > ' ' {
+		return // the usual case: no white space
 	}
+	for i < len(s) {
+		if c := s[i]; c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+			break
+		}
+		i++
+	}
+	sc.i = i
 }
 
 // Peek returns the next byte that is not white space, or 0 at the end.
