@@ -190,11 +190,10 @@ func (p *Program) CustomOperators() []string { return append([]string(nil), p.cu
 // the variables, operators and budget, Run evaluates one program (each with a fresh budget), and
 // End drops every reference to them. The zero value is ready to use.
 type Machine struct {
-	rt      runtime
-	fr      frame
-	locals  [16]any
-	more    []any  // locals of a program that needs more, kept for the next one
-	globals [8]any // for Program.Eval's environment
+	rt     runtime
+	fr     frame
+	locals [16]any
+	more   []any // locals of a program that needs more, kept for the next one
 }
 
 var machinePool = sync.Pool{New: func() any { return new(Machine) }}

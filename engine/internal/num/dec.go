@@ -254,7 +254,7 @@ func round15(neg bool, hi, lo uint64, e int, sticky bool) (float64, bool) {
 	k := digits128(hi, lo) - Digits // digits to drop, 1 to 24
 	if k > 1 {
 		var r uint64
-		hi, lo, r = divPow10x128(hi, lo, k-1)
+		_, lo, r = divPow10x128(hi, lo, k-1) // the quotient has 16 digits: its high word is 0
 		sticky = sticky || r != 0
 	}
 	// 16 digits left: lo holds them

@@ -96,11 +96,6 @@ func refLayout(s string, n int) string {
 	return s[:1] + "." + s[1:] + "e" + sign + strconv.Itoa(e)
 }
 
-// refAbs returns |f|. abs works to 34 significant digits, and every double is exactly representable
-// in 17, so the magnitude is kept exactly: abs(0.30000000000000004) is 0.30000000000000004,
-// not the canonical 0.3 an arithmetic operator would produce.
-func refAbs(f float64) float64 { return math.Abs(f) }
-
 // refDec is an exact decimal m × 10^e.
 type refDec struct {
 	m big.Int
