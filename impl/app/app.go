@@ -78,7 +78,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st)})
-	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat})
+	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat,
+		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
 	h, err := newHandler(cfg, log, st, box, blobs, rs)
 	if err != nil {
 		st.Close()
@@ -105,7 +106,8 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 		return nil, err
 	}
 	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
-		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal}, Steps: stepLibrary{}, Runs: rs})
+		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal},
+		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
 		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://")}

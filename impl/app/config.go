@@ -41,6 +41,9 @@ type Config struct {
 	Blob BlobConfig
 	// GitAllowLocal permits Git integrations on local paths and file:// URLs.
 	GitAllowLocal bool
+	// WebhookAllowPrivate permits webhook deliveries to loopback, private and link-local
+	// addresses (refused by default).
+	WebhookAllowPrivate bool
 }
 
 func env(name, fallback string) string {
@@ -70,6 +73,8 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	c.Blob.flags(fs)
 	gitLocal, _ := strconv.ParseBool(env("SDODS_GIT_ALLOW_LOCAL", "false"))
 	fs.BoolVar(&c.GitAllowLocal, "git-allow-local", gitLocal, "allow Git integrations on local paths and file:// URLs (SDODS_GIT_ALLOW_LOCAL)")
+	hookPrivate, _ := strconv.ParseBool(env("SDODS_WEBHOOK_ALLOW_PRIVATE", "false"))
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", hookPrivate, "allow webhook deliveries to loopback, private and link-local addresses (SDODS_WEBHOOK_ALLOW_PRIVATE)")
 	workers, _ := strconv.Atoi(env("SDODS_WORKERS", "2"))
 	fs.IntVar(&c.Workers, "workers", workers, "runs executed at once by this process (SDODS_WORKERS)")
 	fs.StringVar(&c.Chromium, "chromium", env("SDODS_CHROMIUM", "chromium"), "browser for browser steps: path or name in PATH (SDODS_CHROMIUM)")

@@ -721,12 +721,12 @@ func TestWebhookIntegration(t *testing.T) {
 	var projectID uuid.UUID
 	_ = w.s.App.Store.Pool.QueryRow(ctx, `SELECT id FROM projects WHERE slug = 'web'`).Scan(&projectID)
 	got = nil
-	err := integrations.Webhook{}.NotifyRunFinished(ctx, w.s.App.Store.Queries, box, projectID, integrations.RunOutcome{RunID: uuid.New(), Project: "web", Status: "failed", FinishedAt: time.Now()})
+	err := integrations.Webhook{AllowPrivate: true}.NotifyRunFinished(ctx, w.s.App.Store.Queries, box, projectID, integrations.RunOutcome{RunID: uuid.New(), Project: "web", Status: "failed", FinishedAt: time.Now()})
 	if err != nil || len(got) != 2 || got[0].event != "run.finished" || got[1].event != "run.failed" {
 		t.Fatalf("notify failed run: %v %+v", err, got)
 	}
 	got = nil
-	_ = integrations.Webhook{}.NotifyRunFinished(ctx, w.s.App.Store.Queries, box, projectID, integrations.RunOutcome{RunID: uuid.New(), Project: "web", Status: "passed"})
+	_ = integrations.Webhook{AllowPrivate: true}.NotifyRunFinished(ctx, w.s.App.Store.Queries, box, projectID, integrations.RunOutcome{RunID: uuid.New(), Project: "web", Status: "passed"})
 	if len(got) != 1 || got[0].event != "run.finished" {
 		t.Fatalf("notify passed run: %+v", got)
 	}

@@ -7,10 +7,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,15 +36,55 @@ const (
 
 // Webhook posts deliveries.
 type Webhook struct {
-	Client *http.Client // nil: a client with a 10 s timeout
+	Client *http.Client // nil: a client with a 10 s timeout that refuses internal addresses
+	// AllowPrivate lets the default client deliver to loopback, private, link-local and other
+	// internal addresses. Off by default: a webhook URL is chosen by a project editor, and the
+	// server must not become a way to reach what only it can reach (cloud metadata, databases,
+	// admin consoles).
+	AllowPrivate bool
 }
+
+// ErrInternalAddress is returned for a delivery to an address the webhook may not reach.
+var ErrInternalAddress = errors.New("the webhook URL resolves to an internal address (loopback, private, link-local or unspecified); the server does not deliver there unless SDODS_WEBHOOK_ALLOW_PRIVATE is set")
 
 func (w Webhook) client() *http.Client {
 	if w.Client != nil {
 		return w.Client
 	}
-	return &http.Client{Timeout: 10 * time.Second}
+	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	if !w.AllowPrivate {
+		// checked on the address actually dialled, after name resolution and on every redirect,
+		// so a name that resolves to an internal address (or rebinds to one) is refused too
+		dialer.Control = func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			if ip, err := netip.ParseAddr(host); err != nil || internal(ip) {
+				return ErrInternalAddress
+			}
+			return nil
+		}
+	}
+	// no proxy: a proxy would dial on the server's behalf, out of reach of the check above;
+	// no keep-alive: each delivery has a client of its own
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: dialer.DialContext, DisableKeepAlives: true, TLSHandshakeTimeout: 10 * time.Second,
+	}}
 }
+
+// internal reports whether ip is an address a webhook may not reach by default.
+func internal(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
+		sharedSpace.Contains(ip) || thisNetwork.Contains(ip)
+}
+
+var (
+	sharedSpace = netip.MustParsePrefix("100.64.0.0/10") // RFC 6598 carrier-grade NAT
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")     // RFC 1122 "this network"
+)
 
 // Sign returns the signature header value of body under secret.
 func Sign(secret string, body []byte) string {

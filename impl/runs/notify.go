@@ -29,7 +29,7 @@ func (s *Service) notifyFinished(id uuid.UUID) {
 				out.DurationMs = r.FinishedAt.Sub(*r.StartedAt).Milliseconds()
 			}
 		}
-		if err := (integrations.Webhook{}).NotifyRunFinished(ctx, s.st.Queries, s.box, r.ProjectID, out); err != nil {
+		if err := s.cfg.Webhook.NotifyRunFinished(ctx, s.st.Queries, s.box, r.ProjectID, out); err != nil {
 			s.log.Warn("runs: webhook delivery failed", "run_id", id, "error", err)
 		}
 	}()

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/sdods/sdods/impl/integrations"
 	"log/slog"
 	"os"
 	"sync"
@@ -36,6 +37,8 @@ type Config struct {
 	StaleAfter time.Duration
 	// Poll is how often idle workers look for queued runs without a notification (default 5s).
 	Poll time.Duration
+	// Webhook delivers the run events to the project's webhooks.
+	Webhook integrations.Webhook
 }
 
 func (c *Config) defaults() {

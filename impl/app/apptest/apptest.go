@@ -47,7 +47,7 @@ func StartOn(tb testing.TB, dbURL string, tune func(*app.Config)) *Server {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dataDir := tb.TempDir()
-	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: dataDir, MaxBody: 1 << 20, LogFormat: "text", GitAllowLocal: true,
+	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: dataDir, MaxBody: 1 << 20, LogFormat: "text", GitAllowLocal: true, WebhookAllowPrivate: true,
 		Workers: 2, Chromium: "chromium", RunHeartbeat: 500 * time.Millisecond, RunStaleAfter: 5 * time.Second}
 	if tune != nil {
 		tune(&cfg)
