@@ -60,8 +60,15 @@ WHERE id = $1 RETURNING *;
 -- name: DeleteDataset :one
 DELETE FROM datasets WHERE project_id = $1 AND name = $2 RETURNING blob_key;
 
--- name: CountDatasetsByBlob :one
-SELECT count(*)::int FROM datasets WHERE blob_key = $1;
+-- name: CountBlobReferences :one
+-- Rows of every table that holds keys of the shared blob store.
+SELECT ((SELECT count(*) FROM datasets d WHERE d.blob_key = sqlc.arg('key')::text)
+      + (SELECT count(*) FROM artifacts a WHERE a.blob_key = sqlc.arg('key')::text)
+      + (SELECT count(*) FROM visual_baselines v WHERE v.blob_key = sqlc.arg('key')::text))::int AS refs;
+
+-- name: LockBlob :exec
+-- Serializes, until the end of the transaction, the writers and the deleter of one blob key.
+SELECT pg_advisory_xact_lock(hashtextextended('blob:' || sqlc.arg('key')::text, 0));
 
 -- name: ListDatasets :many
 SELECT * FROM datasets

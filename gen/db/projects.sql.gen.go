@@ -46,15 +46,18 @@ func (q *Queries) AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Proc
 	return items, nil
 }
 
-const countDatasetsByBlob = `-- name: CountDatasetsByBlob :one
-SELECT count(*)::int FROM datasets WHERE blob_key = $1
+const countBlobReferences = `-- name: CountBlobReferences :one
+SELECT ((SELECT count(*) FROM datasets d WHERE d.blob_key = $1::text)
+      + (SELECT count(*) FROM artifacts a WHERE a.blob_key = $1::text)
+      + (SELECT count(*) FROM visual_baselines v WHERE v.blob_key = $1::text))::int AS refs
 `
 
-func (q *Queries) CountDatasetsByBlob(ctx context.Context, blobKey string) (int32, error) {
-	row := q.db.QueryRow(ctx, countDatasetsByBlob, blobKey)
-	var column_1 int32
-	err := row.Scan(&column_1)
-	return column_1, err
+// Rows of every table that holds keys of the shared blob store.
+func (q *Queries) CountBlobReferences(ctx context.Context, key string) (int32, error) {
+	row := q.db.QueryRow(ctx, countBlobReferences, key)
+	var refs int32
+	err := row.Scan(&refs)
+	return refs, err
 }
 
 const createDataset = `-- name: CreateDataset :one
@@ -721,6 +724,16 @@ func (q *Queries) ListProjectsForUser(ctx context.Context, arg ListProjectsForUs
 		return nil, err
 	}
 	return items, nil
+}
+
+const lockBlob = `-- name: LockBlob :exec
+SELECT pg_advisory_xact_lock(hashtextextended('blob:' || $1::text, 0))
+`
+
+// Serializes, until the end of the transaction, the writers and the deleter of one blob key.
+func (q *Queries) LockBlob(ctx context.Context, key string) error {
+	_, err := q.db.Exec(ctx, lockBlob, key)
+	return err
 }
 
 const replaceDataset = `-- name: ReplaceDataset :one

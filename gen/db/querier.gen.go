@@ -28,7 +28,8 @@ type Querier interface {
 	ClearLoginFailures(ctx context.Context, key string) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
 	CountAuditEntries(ctx context.Context) (int64, error)
-	CountDatasetsByBlob(ctx context.Context, blobKey string) (int32, error)
+	// Rows of every table that holds keys of the shared blob store.
+	CountBlobReferences(ctx context.Context, key string) (int32, error)
 	CountInstanceAdmins(ctx context.Context) (int64, error)
 	CountWorkspaceAdmins(ctx context.Context, workspaceID uuid.UUID) (int32, error)
 	CreateArtifact(ctx context.Context, arg CreateArtifactParams) (Artifact, error)
@@ -140,6 +141,8 @@ type Querier interface {
 	ListWorkspaceMembers(ctx context.Context, arg ListWorkspaceMembersParams) ([]ListWorkspaceMembersRow, error)
 	// The workspaces a user sees with the user's effective role and the counts.
 	ListWorkspacesForUser(ctx context.Context, arg ListWorkspacesForUserParams) ([]ListWorkspacesForUserRow, error)
+	// Serializes, until the end of the transaction, the writers and the deleter of one blob key.
+	LockBlob(ctx context.Context, key string) error
 	LockLogin(ctx context.Context, arg LockLoginParams) error
 	// Serialises the ingests of one run.
 	LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error)

@@ -3,8 +3,11 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +22,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/uuid"
 
+	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverclient"
 	"github.com/sdods/sdods/impl/app/apptest"
 	"github.com/sdods/sdods/impl/integrations"
@@ -732,5 +736,70 @@ func TestWebhookIntegration(t *testing.T) {
 	}
 	if l, _ := w.viewer.ListIntegrationsWithResponse(ctx, "web", nil); l.JSON200 == nil || len(l.JSON200.Items) != 1 || l.JSON200.Items[0].LastTest == nil {
 		t.Fatalf("list: %s", l.Body)
+	}
+}
+
+// The blob store is shared and content-addressed: deleting a dataset keeps content that an
+// artifact also references, and removes content nothing references.
+func TestDatasetDeleteKeepsSharedContent(t *testing.T) {
+	w := newProjectWorld(t)
+	ctx := w.ctx
+	blobExists := func(key string) bool {
+		found := false
+		_ = filepath.WalkDir(w.s.DataDir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() == key {
+				found = true
+			}
+			return nil
+		})
+		return found
+	}
+	upload := func(name, content string) string {
+		ct, body := multipartBody(t, name+".csv", []byte(content))
+		up, _ := w.editor.UploadDatasetWithBodyWithResponse(ctx, "web", ct, body)
+		if up.JSON201 == nil {
+			t.Fatalf("upload %s: %d %s", name, up.StatusCode(), up.Body)
+		}
+		sum := sha256.Sum256([]byte(content))
+		return hex.EncodeToString(sum[:])
+	}
+	del := func(name string) {
+		r, err := w.editor.DeleteDatasetWithResponse(ctx, "web", name)
+		if err != nil || r.StatusCode() != http.StatusNoContent {
+			t.Fatalf("delete %s: %v %d", name, err, r.StatusCode())
+		}
+	}
+	shared := upload("shared", "k\nshared by an artifact\n")
+	var projectID uuid.UUID
+	if err := w.s.App.Store.Pool.QueryRow(ctx, `SELECT id FROM projects WHERE slug = 'web'`).Scan(&projectID); err != nil {
+		t.Fatal(err)
+	}
+	// an artifact holding the same content, as an ingest or a run stores it
+	if _, err := w.s.App.Store.Queries.CreateArtifact(ctx, db.CreateArtifactParams{ProjectID: projectID, Name: "copy.csv", Kind: "attachment",
+		MediaType: "text/csv", SizeBytes: 10, Sha256: shared, BlobKey: shared}); err != nil {
+		t.Fatal(err)
+	}
+	del("shared")
+	if !blobExists(shared) {
+		t.Fatal("deleting the dataset removed content an artifact references")
+	}
+	alone := upload("alone", "k\nreferenced once\n")
+	if !blobExists(alone) {
+		t.Fatal("the upload's content is not in the blob store")
+	}
+	del("alone")
+	if blobExists(alone) {
+		t.Fatal("content nothing references was kept")
+	}
+	// two datasets with the same content: the first delete keeps it, the second removes it
+	twice := upload("one", "k\ntwice\n")
+	upload("two", "k\ntwice\n")
+	del("one")
+	if !blobExists(twice) {
+		t.Fatal("deleting one of two datasets removed their content")
+	}
+	del("two")
+	if blobExists(twice) {
+		t.Fatal("content nothing references was kept")
 	}
 }

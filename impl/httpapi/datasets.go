@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,21 +108,47 @@ func toDataset(d db.Dataset) serverapi.Dataset {
 		Columns: cols, Sha256: d.Sha256, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
 }
 
-// storeBlob puts an upload's content in the blob store.
-func (s *Server) storeBlob(ctx context.Context, u *upload) (string, string, int64, error) {
+// storeBlob puts an upload's content in the blob store inside the transaction that will
+// reference it, holding the key's lock (LockBlob) from before the write until the commit: a
+// concurrent dropBlob of the same content then either deletes it before (and the write puts it
+// back) or counts the new reference after.
+func (s *Server) storeBlob(ctx context.Context, q *db.Queries, u *upload) (string, string, int64, error) {
+	sum := sha256.Sum256(u.content)
+	key := hex.EncodeToString(sum[:]) // the key of a content-addressed store
+	if err := q.LockBlob(ctx, key); err != nil {
+		return "", "", 0, err
+	}
 	info, err := s.Blobs.Put(ctx, bytes.NewReader(u.content), 0)
 	if err != nil {
 		return "", "", 0, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "retry later")
 	}
+	if info.Key != key {
+		// a backend keying content otherwise: lock its key too
+		if err := q.LockBlob(ctx, info.Key); err != nil {
+			return "", "", 0, err
+		}
+	}
 	return info.Key, info.SHA256, info.Size, nil
 }
 
-// dropBlob removes content no dataset references any more (after a refused or replaced write).
+// dropBlob removes content nothing references any more (after a refused, replaced or deleted
+// dataset). The blob store is shared: datasets, artifacts and visual baselines are all counted,
+// under the key's lock, so that a dataset written at the same moment keeps its content.
 func (s *Server) dropBlob(ctx context.Context, key string) {
-	if n, err := s.Store.CountDatasetsByBlob(ctx, key); err == nil && n == 0 {
-		if err := s.Blobs.Delete(ctx, key); err != nil {
-			s.Log.WarnContext(ctx, "delete unreferenced blob", "key", key, "error", err.Error())
+	if key == "" {
+		return
+	}
+	err := s.Store.WithTx(ctx, func(q *db.Queries) error {
+		if err := q.LockBlob(ctx, key); err != nil {
+			return err
 		}
+		if n, err := q.CountBlobReferences(ctx, key); err != nil || n > 0 {
+			return err
+		}
+		return s.Blobs.Delete(ctx, key)
+	})
+	if err != nil {
+		s.Log.WarnContext(ctx, "delete unreferenced blob", "key", key, "error", err.Error())
 	}
 }
 
@@ -167,13 +195,15 @@ func (s *Server) UploadDataset(ctx context.Context, req serverapi.UploadDatasetR
 		return nil, apierr.New(apierr.ValidationFailed, fmt.Sprintf("%q is not a dataset name", u.name),
 			"multipart part name: letters, digits, '.', '_', '-' (1 to 64), starting and ending with a letter or digit")
 	}
-	key, sum, size, err := s.storeBlob(ctx, u)
-	if err != nil {
-		return nil, err
-	}
 	cols, _ := json.Marshal(u.table.Columns)
 	var d db.Dataset
+	var key string
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+		var sum string
+		var size int64
+		if key, sum, size, err = s.storeBlob(ctx, q, u); err != nil {
+			return err
+		}
 		d, err = q.CreateDataset(ctx, db.CreateDatasetParams{ProjectID: p.ID, Name: u.name, Format: u.format, SizeBytes: size,
 			RowCount: int32(len(u.table.Rows)), Columns: cols, Sha256: sum, BlobKey: key})
 		if store.IsUniqueViolation(err) {
@@ -227,13 +257,15 @@ func (s *Server) ReplaceDataset(ctx context.Context, req serverapi.ReplaceDatase
 	if u.name != "" && u.name != req.DatasetName {
 		return nil, apierr.New(apierr.ValidationFailed, "the name part differs from the path", "multipart part name: omit it or send "+req.DatasetName)
 	}
-	key, sum, size, err := s.storeBlob(ctx, u)
-	if err != nil {
-		return nil, err
-	}
 	cols, _ := json.Marshal(u.table.Columns)
 	var d db.Dataset
+	var key string
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+		var sum string
+		var size int64
+		if key, sum, size, err = s.storeBlob(ctx, q, u); err != nil {
+			return err
+		}
 		d, err = q.ReplaceDataset(ctx, db.ReplaceDatasetParams{ID: old.ID, Format: u.format, SizeBytes: size, RowCount: int32(len(u.table.Rows)),
 			Columns: cols, Sha256: sum, BlobKey: key})
 		if store.IsNotFound(err) {
