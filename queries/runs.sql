@@ -90,7 +90,7 @@ ON CONFLICT (run_id, scenario_key) DO NOTHING;
 UPDATE run_scenarios SET started_at = $3 WHERE run_id = $1 AND id = $2;
 
 -- name: FinishRunScenario :exec
-UPDATE run_scenarios SET status = $3, error = $4, finished_at = $5, duration_ms = $6, steps = $7
+UPDATE run_scenarios SET status = $3, error = $4, finished_at = $5, duration_ms = $6, steps = $7, attempts = $8
 WHERE run_id = $1 AND id = $2;
 
 -- name: ListRunScenarios :many

@@ -265,7 +265,7 @@ func (q *Queries) FinishRun(ctx context.Context, arg FinishRunParams) (Run, erro
 }
 
 const finishRunScenario = `-- name: FinishRunScenario :exec
-UPDATE run_scenarios SET status = $3, error = $4, finished_at = $5, duration_ms = $6, steps = $7
+UPDATE run_scenarios SET status = $3, error = $4, finished_at = $5, duration_ms = $6, steps = $7, attempts = $8
 WHERE run_id = $1 AND id = $2
 `
 
@@ -277,6 +277,7 @@ type FinishRunScenarioParams struct {
 	FinishedAt *time.Time
 	DurationMs *int64
 	Steps      json.RawMessage
+	Attempts   int32
 }
 
 func (q *Queries) FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error {
@@ -288,6 +289,7 @@ func (q *Queries) FinishRunScenario(ctx context.Context, arg FinishRunScenarioPa
 		arg.FinishedAt,
 		arg.DurationMs,
 		arg.Steps,
+		arg.Attempts,
 	)
 	return err
 }

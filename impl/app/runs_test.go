@@ -482,3 +482,42 @@ func TestWebhookHearsRunOutcome(t *testing.T) {
 		t.Fatal("the webhook heard nothing")
 	}
 }
+
+// A project's retries run a failed scenario again: the run records the attempts, counts the pass
+// after retries as flaky, and its report says so.
+func TestRunRetriesFailedScenarios(t *testing.T) {
+	s := apptest.Start(t)
+	ctx := context.Background()
+	admin := s.Setup(t)
+	var mu sync.Mutex
+	calls := 0
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer app.Close()
+	project(t, admin, app.URL, map[string]string{"api/flaky.feature": "Feature: Flaky\n  Scenario: Comes up late\n    When I send a GET request to \"/\"\n    Then the response status is 200\n"})
+	if r, err := admin.UpdateProjectWithResponse(ctx, "shop", serverclient.UpdateProjectJSONRequestBody{Name: "Shop",
+		Settings: &serverclient.ProjectSettingsInput{Retries: ptr(2)}}); err != nil || r.StatusCode() != http.StatusOK {
+		t.Fatalf("settings: %v %s", err, r.Body)
+	}
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	run := waitRun(t, admin.ClientWithResponses, id, terminal)
+	if run.Status != "passed" || run.Counts.Passed != 1 || run.Counts.Flaky != 1 {
+		t.Fatalf("run %s, counts %+v", run.Status, run.Counts)
+	}
+	sc := run.Modules[0].Features[0].Scenarios[0]
+	detail, err := admin.GetRunScenarioWithResponse(ctx, id, sc.Id)
+	if err != nil || detail.JSON200 == nil || detail.JSON200.Attempts != 3 || detail.JSON200.Status != "passed" || len(detail.JSON200.Steps) != 2 {
+		t.Fatalf("scenario: %v %s", err, detail.Body)
+	}
+	rep, err := admin.GetRunReportWithResponse(ctx, id)
+	if err != nil || rep.JSON200 == nil || rep.JSON200.Counts.Flaky != 1 {
+		t.Fatalf("report: %v %s", err, rep.Body)
+	}
+}

@@ -66,6 +66,7 @@ type ScenarioSummary struct {
 	Status   Status        `json:"status"`
 	Error    string        `json:"error,omitempty"`
 	Duration time.Duration `json:"duration"`
+	Attempt  int           `json:"attempt"` // 1, then 2, ... for the retries of a failed scenario
 }
 
 // StepRef identifies a step when it starts.

@@ -75,7 +75,13 @@ func (r *Runner) Run(ctx context.Context, run Run, events Events) (*Result, erro
 					results[i] = notRun(planned[i], runCtx)
 					continue
 				}
-				results[i] = r.runScenario(runCtx, run, planned[i], browser, procs, em)
+				res := r.runScenario(runCtx, run, planned[i], browser, procs, em, 1)
+				for res.Status == steplib.StatusFailed && res.Attempts <= run.Retries && runCtx.Err() == nil {
+					em.emit(Event{Type: EventLog, ScenarioID: planned[i].ref.ID, Log: &LogLine{Level: "warn",
+						Message: fmt.Sprintf("scenario %q failed (%s); retry %d of %d", planned[i].ref.Name, res.Error, res.Attempts, run.Retries)}})
+					res = r.runScenario(runCtx, run, planned[i], browser, procs, em, res.Attempts+1)
+				}
+				results[i] = res
 			}
 		}()
 	}
@@ -93,6 +99,7 @@ func (r *Runner) Run(ctx context.Context, run Run, events Events) (*Result, erro
 		res.Counts.Failed += m.Counts.Failed
 		res.Counts.Pending += m.Counts.Pending
 		res.Counts.Skipped += m.Counts.Skipped
+		res.Counts.Flaky += m.Counts.Flaky
 	}
 	switch {
 	case errors.Is(context.Cause(runCtx), errTimedOut):
@@ -116,7 +123,7 @@ func notRun(p plannedScenario, ctx context.Context) ScenarioResult {
 	if errors.Is(context.Cause(ctx), errTimedOut) {
 		why = "not run: the run timed out"
 	}
-	sr := ScenarioResult{ScenarioRef: p.ref, Status: steplib.StatusSkipped, Error: why}
+	sr := ScenarioResult{ScenarioRef: p.ref, Status: steplib.StatusSkipped, Error: why, Attempts: 1}
 	for i, st := range p.steps {
 		sr.Steps = append(sr.Steps, StepResult{Index: i, Keyword: st.Keyword, Text: st.Text, Line: st.Line, Status: steplib.StatusSkipped})
 		sr.Counts.add(steplib.StatusSkipped)
@@ -124,8 +131,8 @@ func notRun(p plannedScenario, ctx context.Context) ScenarioResult {
 	return sr
 }
 
-func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, browser *steplib.Browser, procs *processCache, em *emitter) ScenarioResult {
-	sr := ScenarioResult{ScenarioRef: p.ref, Started: time.Now()}
+func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, browser *steplib.Browser, procs *processCache, em *emitter, attempt int) ScenarioResult {
+	sr := ScenarioResult{ScenarioRef: p.ref, Started: time.Now(), Attempts: attempt}
 	sid := p.ref.ID
 	ref := p.ref
 	em.emit(Event{Type: EventScenarioStarted, ScenarioID: sid, Scenario: &ref})
@@ -239,7 +246,7 @@ func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, br
 	}
 	ccancel()
 	sr.Duration = time.Since(sr.Started)
-	em.emit(Event{Type: EventScenarioFinished, ScenarioID: sid, ScenarioEnd: &ScenarioSummary{Status: sr.Status, Error: sr.Error, Duration: sr.Duration}})
+	em.emit(Event{Type: EventScenarioFinished, ScenarioID: sid, ScenarioEnd: &ScenarioSummary{Status: sr.Status, Error: sr.Error, Duration: sr.Duration, Attempt: attempt}})
 	return sr
 }
 
@@ -271,9 +278,9 @@ func buildTree(results []ScenarioResult) []ModuleResult {
 		}
 		f := &mods[mi].Features[fi[1]]
 		f.Scenarios = append(f.Scenarios, sr)
-		f.Counts.add(sr.Status)
+		f.Counts.addScenario(sr)
 		f.Duration += sr.Duration
-		mods[mi].Counts.add(sr.Status)
+		mods[mi].Counts.addScenario(sr)
 		mods[mi].Duration += sr.Duration
 	}
 	sort.Slice(mods, func(i, j int) bool { return mods[i].Name < mods[j].Name })

@@ -27,6 +27,16 @@ type Counts struct {
 	Skipped   int `json:"skipped"`
 	Undefined int `json:"undefined"`
 	Ambiguous int `json:"ambiguous"`
+	// Flaky counts the scenarios that passed on a retry (they count as passed too).
+	Flaky int `json:"flaky"`
+}
+
+// addScenario counts a scenario's result, a pass after a retry as flaky too.
+func (c *Counts) addScenario(sr ScenarioResult) {
+	c.add(sr.Status)
+	if sr.Status == steplib.StatusPassed && sr.Attempts > 1 {
+		c.Flaky++
+	}
 }
 
 func (c *Counts) add(s Status) {
@@ -100,6 +110,8 @@ type ScenarioRef struct {
 // ScenarioResult is an executed (or skipped) scenario.
 type ScenarioResult struct {
 	ScenarioRef
+	// Attempts is 1 plus the retries made (Run.Retries); the result is the last attempt's.
+	Attempts int           `json:"attempts"`
 	Status   Status        `json:"status"`
 	Error    string        `json:"error,omitempty"`
 	Started  time.Time     `json:"started"`

@@ -95,6 +95,9 @@ type Run struct {
 	Baselines steplib.BaselineChecker
 	// Timeout bounds the whole run; zero means none.
 	Timeout time.Duration
+	// Retries runs a failed scenario again, up to this many times; the last attempt is its
+	// result, and a scenario that passes on a retry counts as flaky.
+	Retries int
 }
 
 // Environment is the environment a run executes in.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -617,5 +619,81 @@ func TestProcesses(t *testing.T) {
 	}
 	if s := scenarioNamed(t, res, "Unknown"); !strings.Contains(s.Error, `no process "nope"`) {
 		t.Errorf("%s", describe(s))
+	}
+}
+
+// A failed scenario runs again up to Run.Retries times: one that passes on a retry is passed and
+// flaky, one that fails every attempt is failed after 1 + Retries attempts, one that passes at
+// once is not retried; each attempt is announced by its own scenario events.
+func TestRetries(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		n := hits[r.URL.Path]
+		mu.Unlock()
+		switch {
+		case r.URL.Path == "/flaky" && n < 3, r.URL.Path == "/broken":
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+	}))
+	defer srv.Close()
+	feature := `Feature: R
+  Scenario: Flaky
+    When I send a GET request to "/flaky"
+    Then the response status is 200
+  Scenario: Broken
+    When I send a GET request to "/broken"
+    Then the response status is 200
+  Scenario: Steady
+    When I send a GET request to "/steady"
+    Then the response status is 200
+`
+	var evMu sync.Mutex
+	attempts := map[string][]int{} // scenario id → attempt numbers of its finished events
+	ev := runner.EventsFunc(func(e runner.Event) {
+		if e.Type == runner.EventScenarioFinished {
+			evMu.Lock()
+			attempts[e.ScenarioID] = append(attempts[e.ScenarioID], e.ScenarioEnd.Attempt)
+			evMu.Unlock()
+		}
+	})
+	r := runner.New(runner.Config{})
+	res := mustRun(t, r, runner.Run{ID: "retries", Features: map[string]string{"r.feature": feature},
+		Environment: runner.Environment{BaseURL: srv.URL}, Retries: 2}, ev)
+	for _, tc := range []struct {
+		name     string
+		status   steplib.Status
+		attempts int
+		hits     int
+	}{
+		{"Flaky", steplib.StatusPassed, 3, 3},
+		{"Broken", steplib.StatusFailed, 3, 3},
+		{"Steady", steplib.StatusPassed, 1, 1},
+	} {
+		s := scenarioNamed(t, res, tc.name)
+		if s.Status != tc.status || s.Attempts != tc.attempts {
+			t.Errorf("%s: %s after %d attempts, want %s after %d", tc.name, s.Status, s.Attempts, tc.status, tc.attempts)
+		}
+		if got := attempts[s.ID]; len(got) != tc.attempts || got[len(got)-1] != tc.attempts {
+			t.Errorf("%s: finished events for attempts %v", tc.name, got)
+		}
+		path := "/" + strings.ToLower(tc.name)
+		if hits[path] != tc.hits {
+			t.Errorf("%s: %d requests, want %d", tc.name, hits[path], tc.hits)
+		}
+	}
+	if res.Status != runner.RunFailed || res.Counts.Passed != 2 || res.Counts.Failed != 1 || res.Counts.Flaky != 1 {
+		t.Errorf("run %s, counts %+v", res.Status, res.Counts)
+	}
+	// Without retries, a failure is final.
+	clear(hits)
+	res = mustRun(t, r, runner.Run{ID: "no-retries", Features: map[string]string{"r.feature": feature},
+		Environment: runner.Environment{BaseURL: srv.URL}}, nil)
+	if s := scenarioNamed(t, res, "Flaky"); s.Status != steplib.StatusFailed || s.Attempts != 1 || res.Counts.Flaky != 0 {
+		t.Errorf("without retries: %s after %d attempts, flaky %d", s.Status, s.Attempts, res.Counts.Flaky)
 	}
 }

@@ -110,6 +110,7 @@ func (k *sink) Emit(e runner.Event) {
 		k.appendEvent(apiEvent{Type: "run.status", Status: ptr("running")})
 	case runner.EventScenarioStarted:
 		if sc != nil {
+			sc.steps = sc.steps[:0] // a retry starts the steps afresh
 			_ = k.s.st.StartRunScenario(ctx, db.StartRunScenarioParams{RunID: k.run.ID, ID: sc.id, StartedAt: ptr(e.Time)})
 		}
 		k.appendEvent(apiEvent{Type: "scenario.started", ScenarioID: scID})
@@ -156,7 +157,8 @@ func (k *sink) Emit(e runner.Event) {
 				errJSON, _ = json.Marshal(serverapi.RunStepError{Message: e.ScenarioEnd.Error})
 			}
 			if err := k.s.st.FinishRunScenario(ctx, db.FinishRunScenarioParams{RunID: k.run.ID, ID: sc.id, Status: string(e.ScenarioEnd.Status),
-				Error: errJSON, FinishedAt: ptr(e.Time), DurationMs: ptr(e.ScenarioEnd.Duration.Milliseconds()), Steps: steps}); err != nil {
+				Error: errJSON, FinishedAt: ptr(e.Time), DurationMs: ptr(e.ScenarioEnd.Duration.Milliseconds()), Steps: steps,
+				Attempts: int32(max(e.ScenarioEnd.Attempt, 1))}); err != nil {
 				k.s.log.Error("runs: store scenario result", "error", err)
 			}
 			k.appendEvent(apiEvent{Type: "scenario.finished", ScenarioID: scID, Status: ptr(string(e.ScenarioEnd.Status)), Message: nonEmpty(e.ScenarioEnd.Error)})
@@ -246,7 +248,7 @@ func nonEmpty(s string) *string {
 }
 
 func apiCounts(c runner.Counts) serverapi.Counts {
-	return serverapi.Counts{Total: c.Total, Passed: c.Passed, Failed: c.Failed + c.Ambiguous, Pending: c.Pending, Skipped: c.Skipped, Undefined: c.Undefined}
+	return serverapi.Counts{Total: c.Total, Passed: c.Passed, Failed: c.Failed + c.Ambiguous, Pending: c.Pending, Skipped: c.Skipped, Undefined: c.Undefined, Flaky: c.Flaky}
 }
 
 // processFeature wraps a process in a one-scenario feature that runs it.

@@ -181,7 +181,8 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 // its secrets opened, the datasets and the users-pool leaser.
 func (s *Service) load(ctx context.Context, r db.Run) (runner.Run, error) {
 	in := runner.Run{ID: r.ID.String(), Project: r.ProjectID.String(), Paths: r.Paths, Features: map[string]string{},
-		Processes: map[string]string{}, Datasets: map[string]runner.Dataset{}, Timeout: time.Duration(r.TimeoutSeconds) * time.Second}
+		Processes: map[string]string{}, Datasets: map[string]runner.Dataset{}, Timeout: time.Duration(r.TimeoutSeconds) * time.Second,
+		Retries: int(r.Retries)}
 	if r.Tags != nil {
 		in.Tags = *r.Tags
 	}
