@@ -45,7 +45,7 @@ WHERE id = $1
 RETURNING *;
 
 -- name: GetRun :one
-SELECT r.*, p.slug AS project_slug, p.workspace_id
+SELECT sqlc.embed(r), p.slug AS project_slug, p.workspace_id
 FROM runs r JOIN projects p ON p.id = r.project_id
 WHERE r.id = $1;
 

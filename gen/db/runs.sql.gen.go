@@ -317,70 +317,43 @@ WHERE r.id = $1
 `
 
 type GetRunRow struct {
-	ID              uuid.UUID
-	ProjectID       uuid.UUID
-	Status          string
-	Trigger         string
-	Source          string
-	Label           *string
-	Paths           []string
-	Tags            *string
-	Environment     *string
-	Branch          *string
-	CommitSha       *string
-	Variables       json.RawMessage
-	Datasets        json.RawMessage
-	ProcessName     *string
-	ScheduleID      uuid.NullUUID
-	Retries         int32
-	TimeoutSeconds  int32
-	CreatedBy       uuid.NullUUID
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	StartedAt       *time.Time
-	FinishedAt      *time.Time
-	WorkerID        *string
-	HeartbeatAt     *time.Time
-	CancelRequested bool
-	Error           *string
-	Counts          json.RawMessage
-	LastSeq         int64
-	ProjectSlug     string
-	WorkspaceID     uuid.UUID
+	Run         Run
+	ProjectSlug string
+	WorkspaceID uuid.UUID
 }
 
 func (q *Queries) GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error) {
 	row := q.db.QueryRow(ctx, getRun, id)
 	var i GetRunRow
 	err := row.Scan(
-		&i.ID,
-		&i.ProjectID,
-		&i.Status,
-		&i.Trigger,
-		&i.Source,
-		&i.Label,
-		&i.Paths,
-		&i.Tags,
-		&i.Environment,
-		&i.Branch,
-		&i.CommitSha,
-		&i.Variables,
-		&i.Datasets,
-		&i.ProcessName,
-		&i.ScheduleID,
-		&i.Retries,
-		&i.TimeoutSeconds,
-		&i.CreatedBy,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.StartedAt,
-		&i.FinishedAt,
-		&i.WorkerID,
-		&i.HeartbeatAt,
-		&i.CancelRequested,
-		&i.Error,
-		&i.Counts,
-		&i.LastSeq,
+		&i.Run.ID,
+		&i.Run.ProjectID,
+		&i.Run.Status,
+		&i.Run.Trigger,
+		&i.Run.Source,
+		&i.Run.Label,
+		&i.Run.Paths,
+		&i.Run.Tags,
+		&i.Run.Environment,
+		&i.Run.Branch,
+		&i.Run.CommitSha,
+		&i.Run.Variables,
+		&i.Run.Datasets,
+		&i.Run.ProcessName,
+		&i.Run.ScheduleID,
+		&i.Run.Retries,
+		&i.Run.TimeoutSeconds,
+		&i.Run.CreatedBy,
+		&i.Run.CreatedAt,
+		&i.Run.UpdatedAt,
+		&i.Run.StartedAt,
+		&i.Run.FinishedAt,
+		&i.Run.WorkerID,
+		&i.Run.HeartbeatAt,
+		&i.Run.CancelRequested,
+		&i.Run.Error,
+		&i.Run.Counts,
+		&i.Run.LastSeq,
 		&i.ProjectSlug,
 		&i.WorkspaceID,
 	)

@@ -119,7 +119,7 @@ func (s *Server) findRunFile(ctx context.Context, r db.GetRunRow, p string) (run
 		if err != nil {
 			return runFile{}, err
 		}
-		b, _ := json.Marshal(buildReport(run, r.ID))
+		b, _ := json.Marshal(buildReport(run, r.Run.ID))
 		return runFile{content: b, contentType: "application/json"}, nil
 	case fileReportHTML:
 		b, err := s.htmlReport(ctx, r)
@@ -128,7 +128,7 @@ func (s *Server) findRunFile(ctx context.Context, r db.GetRunRow, p string) (run
 		b, err := s.traceJSON(ctx, r)
 		return runFile{content: b, contentType: "application/json"}, err
 	}
-	arts, err := s.Store.ListRunArtifacts(ctx, uuid.NullUUID{UUID: r.ID, Valid: true})
+	arts, err := s.Store.ListRunArtifacts(ctx, uuid.NullUUID{UUID: r.Run.ID, Valid: true})
 	if err != nil {
 		return runFile{}, err
 	}
@@ -144,7 +144,7 @@ func (s *Server) findRunFile(ctx context.Context, r db.GetRunRow, p string) (run
 		}
 		return runFile{}, notFound
 	}
-	scenarios, err := s.Store.ListRunScenarios(ctx, r.ID)
+	scenarios, err := s.Store.ListRunScenarios(ctx, r.Run.ID)
 	if err != nil {
 		return runFile{}, err
 	}
@@ -379,20 +379,20 @@ var requestLine = regexp.MustCompile(`^(?:([A-Z]+) |opened )(\S+) → (\d{3}[^()
 
 // traceJSON is the run's trace for the trace viewer.
 func (s *Server) traceJSON(ctx context.Context, r db.GetRunRow) ([]byte, error) {
-	scenarios, err := s.Store.ListRunScenarios(ctx, r.ID)
+	scenarios, err := s.Store.ListRunScenarios(ctx, r.Run.ID)
 	if err != nil {
 		return nil, err
 	}
-	arts, err := s.Store.ListRunArtifacts(ctx, uuid.NullUUID{UUID: r.ID, Valid: true})
+	arts, err := s.Store.ListRunArtifacts(ctx, uuid.NullUUID{UUID: r.Run.ID, Valid: true})
 	if err != nil {
 		return nil, err
 	}
 	paths := runFilePaths(scenarios, arts)
-	logs, err := s.Store.ListRunLogEvents(ctx, db.ListRunLogEventsParams{RunID: r.ID, RowLimit: 20000})
+	logs, err := s.Store.ListRunLogEvents(ctx, db.ListRunLogEventsParams{RunID: r.Run.ID, RowLimit: 20000})
 	if err != nil {
 		return nil, err
 	}
-	doc := traceDoc{RunID: r.ID, Project: r.ProjectSlug, Status: r.Status, Source: r.Source, Scenarios: []traceScenario{}}
+	doc := traceDoc{RunID: r.Run.ID, Project: r.ProjectSlug, Status: r.Run.Status, Source: r.Run.Source, Scenarios: []traceScenario{}}
 	index := map[uuid.UUID]int{}
 	for _, sc := range scenarios {
 		ts := traceScenario{ID: sc.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name, Line: int(sc.Line),

@@ -68,7 +68,7 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 	if err != nil {
 		return nil, err
 	}
-	if r.Source != "ingest" {
+	if r.Run.Source != "ingest" {
 		return nil, apierr.New(apierr.Conflict, "the run executes features; results cannot be ingested into it",
 			"create a run for ingest with POST /api/runs and \"source\": \"ingest\"")
 	}
@@ -90,7 +90,7 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 	if req.Params.IdempotencyKey != nil && *req.Params.IdempotencyKey != "" {
 		key = "key:" + *req.Params.IdempotencyKey
 	}
-	if prev, err := s.Store.GetRunIngest(ctx, db.GetRunIngestParams{RunID: r.ID, IdempotencyKey: key}); err == nil {
+	if prev, err := s.Store.GetRunIngest(ctx, db.GetRunIngestParams{RunID: r.Run.ID, IdempotencyKey: key}); err == nil {
 		return s.duplicateIngest(ctx, r, prev)
 	} else if !store.IsNotFound(err) {
 		return nil, err
@@ -129,13 +129,13 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 	var out serverapi.IngestResult
 	var duplicate *db.RunIngest
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		locked, err := q.LockRun(ctx, r.ID)
+		locked, err := q.LockRun(ctx, r.Run.ID)
 		if err != nil {
 			return err
 		}
-		if prev, err := q.GetRunIngest(ctx, db.GetRunIngestParams{RunID: r.ID, IdempotencyKey: key}); err == nil {
+		if prev, err := q.GetRunIngest(ctx, db.GetRunIngestParams{RunID: r.Run.ID, IdempotencyKey: key}); err == nil {
 			duplicate = &prev // a concurrent request ingested it first
-			return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.ID.String(), Name: r.ProjectSlug}, map[string]any{"duplicate": true, "format": prev.Format})
+			return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.Run.ID.String(), Name: r.ProjectSlug}, map[string]any{"duplicate": true, "format": prev.Format})
 		} else if !store.IsNotFound(err) {
 			return err
 		}
@@ -146,10 +146,10 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 		for i, sc := range doc.Scenarios {
 			keys[i] = sc.Key
 		}
-		if err := q.DeleteScenarioArtifacts(ctx, db.DeleteScenarioArtifactsParams{RunID: uuid.NullUUID{UUID: r.ID, Valid: true}, Keys: keys}); err != nil {
+		if err := q.DeleteScenarioArtifacts(ctx, db.DeleteScenarioArtifactsParams{RunID: uuid.NullUUID{UUID: r.Run.ID, Valid: true}, Keys: keys}); err != nil {
 			return err
 		}
-		pos, err := q.NextScenarioPosition(ctx, r.ID)
+		pos, err := q.NextScenarioPosition(ctx, r.Run.ID)
 		if err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 					a := &st.Attachments[k]
 					info := blobs[a]
 					idx := int32(j)
-					art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.ID, Valid: true}, ProjectID: r.ProjectID,
+					art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.Run.ID, Valid: true}, ProjectID: r.Run.ProjectID,
 						ScenarioKey: ptr(sc.Key), StepIndex: &idx, Name: a.Name, Kind: string(attachmentKindOf(a.MediaType, a.Name)),
 						MediaType: a.MediaType, SizeBytes: info.size, Sha256: info.sha, BlobKey: info.key})
 					if err != nil {
@@ -195,13 +195,13 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 				row = ptr(int32(*sc.ExampleRow))
 			}
 			dur := sc.Duration.Milliseconds()
-			if _, err := q.UpsertIngestedScenario(ctx, db.UpsertIngestedScenarioParams{RunID: r.ID, ScenarioKey: sc.Key, Position: pos + int32(i),
+			if _, err := q.UpsertIngestedScenario(ctx, db.UpsertIngestedScenarioParams{RunID: r.Run.ID, ScenarioKey: sc.Key, Position: pos + int32(i),
 				Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name, Line: int32(sc.Line), Tags: sc.Tags,
 				ExampleRow: row, Status: sc.Status, Error: errJSON, Attempts: int32(max(sc.Attempts, 1)), DurationMs: &dur, Steps: stepsJSON}); err != nil {
 				return err
 			}
 		}
-		all, err := q.ListRunScenarios(ctx, r.ID)
+		all, err := q.ListRunScenarios(ctx, r.Run.ID)
 		if err != nil {
 			return err
 		}
@@ -216,23 +216,23 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 		}
 		finished := started.Add(total)
 		countsJSON, _ := json.Marshal(counts)
-		after, err := q.FinishIngestRun(ctx, db.FinishIngestRunParams{ID: r.ID, Status: status, Counts: countsJSON, StartedAt: started, FinishedAt: finished})
+		after, err := q.FinishIngestRun(ctx, db.FinishIngestRunParams{ID: r.Run.ID, Status: status, Counts: countsJSON, StartedAt: started, FinishedAt: finished})
 		if err != nil {
 			return err
 		}
-		art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.ID, Valid: true}, ProjectID: after.ProjectID,
+		art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.Run.ID, Valid: true}, ProjectID: after.ProjectID,
 			Name: "ingest-" + digest[:12] + documentExt(doc.Format), Kind: string(serverapi.AttachmentKindOther), MediaType: documentType(doc.Format),
 			SizeBytes: docInfo.Size, Sha256: docInfo.SHA256, BlobKey: docInfo.Key})
 		if err != nil {
 			return err
 		}
-		out = serverapi.IngestResult{RunId: r.ID, Format: serverapi.IngestResultFormat(doc.Format), Status: serverapi.RunStatus(after.Status), Counts: counts}
+		out = serverapi.IngestResult{RunId: r.Run.ID, Format: serverapi.IngestResultFormat(doc.Format), Status: serverapi.RunStatus(after.Status), Counts: counts}
 		resultJSON, _ := json.Marshal(out)
-		if err := q.InsertRunIngest(ctx, db.InsertRunIngestParams{RunID: r.ID, IdempotencyKey: key, Sha256: digest, Format: string(doc.Format),
+		if err := q.InsertRunIngest(ctx, db.InsertRunIngestParams{RunID: r.Run.ID, IdempotencyKey: key, Sha256: digest, Format: string(doc.Format),
 			ArtifactID: uuid.NullUUID{UUID: art.ID, Valid: true}, Scenarios: int32(len(doc.Scenarios)), Result: resultJSON}); err != nil {
 			return err
 		}
-		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.ID.String(), Name: r.ProjectSlug},
+		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.Run.ID.String(), Name: r.ProjectSlug},
 			map[string]any{"format": doc.Format, "scenarios": len(doc.Scenarios), "sha256": digest, "status": after.Status})
 	})
 	if err != nil {
@@ -261,7 +261,7 @@ type blobInfo struct {
 // duplicateIngest answers a document ingested before; the request is audited like any other.
 func (s *Server) duplicateIngest(ctx context.Context, r db.GetRunRow, prev db.RunIngest) (serverapi.IngestRunResultsResponseObject, error) {
 	err := s.Store.WithTx(ctx, func(q *db.Queries) error {
-		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.ID.String(), Name: r.ProjectSlug}, map[string]any{"duplicate": true, "format": prev.Format})
+		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.Run.ID.String(), Name: r.ProjectSlug}, map[string]any{"duplicate": true, "format": prev.Format})
 	})
 	if err != nil {
 		return nil, err

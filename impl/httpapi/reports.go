@@ -32,7 +32,7 @@ func (s *Server) GetRunReport(ctx context.Context, req serverapi.GetRunReportReq
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.GetRunReport200JSONResponse(reports.Build(run, htmlReportURL(r.ID))), nil
+	return serverapi.GetRunReport200JSONResponse(reports.Build(run, htmlReportURL(r.Run.ID))), nil
 }
 
 func buildReport(run reports.Run, id uuid.UUID) serverapi.RunReport {
@@ -43,16 +43,16 @@ func htmlReportURL(id uuid.UUID) string { return "/reports/" + id.String() + "/i
 
 // reportRun loads a run's scenarios with their steps.
 func (s *Server) reportRun(ctx context.Context, r db.GetRunRow) (reports.Run, []db.RunScenario, error) {
-	rows, err := s.Store.ListRunScenarios(ctx, r.ID)
+	rows, err := s.Store.ListRunScenarios(ctx, r.Run.ID)
 	if err != nil {
 		return reports.Run{}, nil, err
 	}
-	out := reports.Run{ID: r.ID, Project: r.ProjectSlug, Status: r.Status, Source: r.Source, CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
-	if r.Label != nil {
-		out.Label = *r.Label
+	out := reports.Run{ID: r.Run.ID, Project: r.ProjectSlug, Status: r.Run.Status, Source: r.Run.Source, CreatedAt: r.Run.CreatedAt, StartedAt: r.Run.StartedAt, FinishedAt: r.Run.FinishedAt}
+	if r.Run.Label != nil {
+		out.Label = *r.Run.Label
 	}
-	if r.Error != nil {
-		out.Error = *r.Error
+	if r.Run.Error != nil {
+		out.Error = *r.Run.Error
 	}
 	for _, sc := range rows {
 		rs := reports.Scenario{ID: sc.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name,
@@ -77,7 +77,7 @@ func (s *Server) htmlReport(ctx context.Context, r db.GetRunRow) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	arts, err := s.Store.ListRunArtifacts(ctx, uuid.NullUUID{UUID: r.ID, Valid: true})
+	arts, err := s.Store.ListRunArtifacts(ctx, uuid.NullUUID{UUID: r.Run.ID, Valid: true})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (s *Server) htmlReport(ctx context.Context, r db.GetRunRow) ([]byte, error)
 		images[id] = template.URL("data:" + a.MediaType + ";base64," + base64.StdEncoding.EncodeToString(data))
 	}
 	var buf bytes.Buffer
-	if err := reports.WriteHTML(&buf, reports.Page{Run: run, Report: reports.Build(run, htmlReportURL(r.ID)), Images: images}); err != nil {
+	if err := reports.WriteHTML(&buf, reports.Page{Run: run, Report: reports.Build(run, htmlReportURL(r.Run.ID)), Images: images}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -245,34 +245,27 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 	return out, nil
 }
 
-func runFromGet(r db.GetRunRow) db.Run {
-	return db.Run{ID: r.ID, ProjectID: r.ProjectID, Status: r.Status, Trigger: r.Trigger, Source: r.Source, Label: r.Label, Paths: r.Paths,
-		Tags: r.Tags, Environment: r.Environment, Branch: r.Branch, CommitSha: r.CommitSha, ProcessName: r.ProcessName, ScheduleID: r.ScheduleID,
-		Counts: r.Counts, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Error: r.Error,
-		Variables: r.Variables, CreatedBy: r.CreatedBy}
-}
-
 // GetRun returns a run with its scenario tree: module (feature folder) → feature → scenario.
 func (s *Server) GetRun(ctx context.Context, req serverapi.GetRunRequestObject) (serverapi.GetRunResponseObject, error) {
 	r, err := s.runOf(ctx, req.RunId)
 	if err != nil {
 		return nil, err
 	}
-	scenarios, err := s.Store.ListRunScenarios(ctx, r.ID)
+	scenarios, err := s.Store.ListRunScenarios(ctx, r.Run.ID)
 	if err != nil {
 		return nil, err
 	}
-	sum := runSummary(runFromGet(r), r.ProjectSlug)
+	sum := runSummary(r.Run, r.ProjectSlug)
 	out := serverapi.GetRun200JSONResponse{Id: sum.Id, Project: sum.Project, Status: sum.Status, Trigger: sum.Trigger, Source: sum.Source,
 		Label: sum.Label, Paths: sum.Paths, Tags: sum.Tags, Environment: sum.Environment, Branch: sum.Branch, Commit: sum.Commit,
 		ProcessName: sum.ProcessName, Counts: sum.Counts, CreatedAt: sum.CreatedAt, UpdatedAt: sum.UpdatedAt, StartedAt: sum.StartedAt,
-		FinishedAt: sum.FinishedAt, DurationMs: sum.DurationMs, ScheduleId: sum.ScheduleId, Error: r.Error, Modules: scenarioTree(scenarios)}
+		FinishedAt: sum.FinishedAt, DurationMs: sum.DurationMs, ScheduleId: sum.ScheduleId, Error: r.Run.Error, Modules: scenarioTree(scenarios)}
 	var vars map[string]string
-	if json.Unmarshal(r.Variables, &vars) == nil && len(vars) > 0 {
+	if json.Unmarshal(r.Run.Variables, &vars) == nil && len(vars) > 0 {
 		out.Variables = &vars
 	}
-	if r.CreatedBy.Valid {
-		if u, err := s.Store.GetUser(ctx, r.CreatedBy.UUID); err == nil {
+	if r.Run.CreatedBy.Valid {
+		if u, err := s.Store.GetUser(ctx, r.Run.CreatedBy.UUID); err == nil {
 			out.CreatedBy = ptr(toUserSummary(u))
 		}
 	}
@@ -370,14 +363,14 @@ func (s *Server) GetRunScenario(ctx context.Context, req serverapi.GetRunScenari
 	if err != nil {
 		return nil, err
 	}
-	sc, err := s.Store.GetRunScenario(ctx, db.GetRunScenarioParams{RunID: r.ID, ID: req.ScenarioId})
+	sc, err := s.Store.GetRunScenario(ctx, db.GetRunScenarioParams{RunID: r.Run.ID, ID: req.ScenarioId})
 	if store.IsNotFound(err) {
 		return nil, apierr.New(apierr.NotFound, "scenario not found in this run", "GET /api/runs/{runId} lists the run's scenarios")
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.GetRunScenario200JSONResponse{Id: sc.ID, RunId: r.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: nonEmpty(sc.FeatureName),
+	out := serverapi.GetRunScenario200JSONResponse{Id: sc.ID, RunId: r.Run.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: nonEmpty(sc.FeatureName),
 		Name: sc.Name, Line: int(sc.Line), Tags: sc.Tags, Status: serverapi.ResultStatus(sc.Status), Attempts: int(sc.Attempts),
 		StartedAt: sc.StartedAt, FinishedAt: sc.FinishedAt, DurationMs: sc.DurationMs, Steps: []serverapi.RunStep{}, Attachments: []serverapi.Attachment{}}
 	if sc.ExampleRow != nil {
@@ -414,7 +407,7 @@ func (s *Server) StreamRunEvents(ctx context.Context, req serverapi.StreamRunEve
 	}
 	pr, pw := io.Pipe()
 	go func() {
-		err := s.Runs.Stream(ctx, r.ID, after, pw)
+		err := s.Runs.Stream(ctx, r.Run.ID, after, pw)
 		pw.CloseWithError(err)
 	}()
 	return serverapi.StreamRunEvents200TexteventStreamResponse{Body: eofOnClose{pr}}, nil
@@ -439,24 +432,24 @@ func (s *Server) CancelRun(ctx context.Context, req serverapi.CancelRunRequestOb
 	if err != nil {
 		return nil, err
 	}
-	if runs.Terminal(r.Status) {
-		return nil, apierr.New(apierr.Conflict, "the run already ended ("+r.Status+")", "only queued and running runs can be cancelled")
+	if runs.Terminal(r.Run.Status) {
+		return nil, apierr.New(apierr.Conflict, "the run already ended ("+r.Run.Status+")", "only queued and running runs can be cancelled")
 	}
 	var after db.Run
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
 		var err error
-		if r.Source == "ingest" { // no worker executes it: it ends at once
-			after, err = q.CancelIngestRun(ctx, r.ID)
+		if r.Run.Source == "ingest" { // no worker executes it: it ends at once
+			after, err = q.CancelIngestRun(ctx, r.Run.ID)
 			if store.IsNotFound(err) {
 				return apierr.New(apierr.Conflict, "the run already ended", "only queued and running runs can be cancelled")
 			}
 		} else {
-			after, err = s.Runs.Cancel(ctx, q, r.ID)
+			after, err = s.Runs.Cancel(ctx, q, r.Run.ID)
 		}
 		if err != nil {
 			return err
 		}
-		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.ID.String(), Name: r.ProjectSlug}, map[string]any{"was": r.Status})
+		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.Run.ID.String(), Name: r.ProjectSlug}, map[string]any{"was": r.Run.Status})
 	})
 	if err != nil {
 		return nil, err

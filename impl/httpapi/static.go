@@ -36,7 +36,7 @@ func (s *Server) GetRunHtmlReport(ctx context.Context, req serverapi.GetRunHtmlR
 		}
 		return serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(f.content), ContentType: f.contentType, ContentLength: int64(len(f.content))}, nil
 	}
-	return nil, apierr.New(apierr.NotFound, "the report has no file "+req.Path, "open /reports/"+r.ID.String()+"/")
+	return nil, apierr.New(apierr.NotFound, "the report has no file "+req.Path, "open /reports/"+r.Run.ID.String()+"/")
 }
 
 // GetTraceViewer serves the trace viewer, a static page that loads a run's trace.json from the

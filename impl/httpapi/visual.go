@@ -32,7 +32,7 @@ func (s *Server) ListRunBaselines(ctx context.Context, req serverapi.ListRunBase
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	params := db.ListRunBaselineChecksParams{RunID: r.ID, RowLimit: int32(limit + 1)}
+	params := db.ListRunBaselineChecksParams{RunID: r.Run.ID, RowLimit: int32(limit + 1)}
 	if cur != nil {
 		params.AfterAt, params.AfterID = &cur.At, uuid.NullUUID{UUID: cur.ID, Valid: true}
 	}
@@ -90,7 +90,7 @@ func (s *Server) AcceptBaselines(ctx context.Context, req serverapi.AcceptBaseli
 	}
 	accepted := []string{}
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		checks, err := q.LockRunBaselineChecks(ctx, r.ID)
+		checks, err := q.LockRunBaselineChecks(ctx, r.Run.ID)
 		if err != nil {
 			return err
 		}
@@ -115,7 +115,7 @@ func (s *Server) AcceptBaselines(ctx context.Context, req serverapi.AcceptBaseli
 			}
 			if len(unknown) > 0 {
 				return apierr.New(apierr.BadRequest, "the run has no failed or pending visual check named "+quoteList(unknown),
-					"unknown names: "+strings.Join(unknown, ", ")+"; list them with GET /api/runs/"+r.ID.String()+"/baselines")
+					"unknown names: "+strings.Join(unknown, ", ")+"; list them with GET /api/runs/"+r.Run.ID.String()+"/baselines")
 			}
 		}
 		// The last capture of each name, browser and viewport wins (checks come oldest first).
@@ -130,9 +130,9 @@ func (s *Server) AcceptBaselines(ctx context.Context, req serverapi.AcceptBaseli
 		}
 		by := callerID(ctx)
 		for _, c := range last {
-			if err := q.AcceptBaseline(ctx, db.AcceptBaselineParams{ProjectID: r.ProjectID, Name: c.Name, Browser: c.Browser, Viewport: c.Viewport,
+			if err := q.AcceptBaseline(ctx, db.AcceptBaselineParams{ProjectID: r.Run.ProjectID, Name: c.Name, Browser: c.Browser, Viewport: c.Viewport,
 				MediaType: c.ActualMediaType, SizeBytes: c.ActualSizeBytes, Sha256: c.ActualSha256, BlobKey: c.ActualBlobKey,
-				SourceRunID: uuid.NullUUID{UUID: r.ID, Valid: true}, AcceptedBy: by}); err != nil {
+				SourceRunID: uuid.NullUUID{UUID: r.Run.ID, Valid: true}, AcceptedBy: by}); err != nil {
 				return err
 			}
 		}
@@ -143,7 +143,7 @@ func (s *Server) AcceptBaselines(ctx context.Context, req serverapi.AcceptBaseli
 			accepted = append(accepted, n)
 		}
 		slices.Sort(accepted)
-		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.ID.String(), Name: r.ProjectSlug}, map[string]any{"accepted": accepted, "all": all})
+		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.Run.ID.String(), Name: r.ProjectSlug}, map[string]any{"accepted": accepted, "all": all})
 	})
 	if err != nil {
 		return nil, err

@@ -22,14 +22,14 @@ func (s *Service) notifyFinished(id uuid.UUID) {
 			s.log.Warn("runs: webhook: load run", "run_id", id, "error", err)
 			return
 		}
-		out := integrations.RunOutcome{RunID: r.ID, Project: r.ProjectSlug, Status: r.Status, Counts: runCountsJSON(r.Counts)}
-		if r.FinishedAt != nil {
-			out.FinishedAt = *r.FinishedAt
-			if r.StartedAt != nil {
-				out.DurationMs = r.FinishedAt.Sub(*r.StartedAt).Milliseconds()
+		out := integrations.RunOutcome{RunID: r.Run.ID, Project: r.ProjectSlug, Status: r.Run.Status, Counts: runCountsJSON(r.Run.Counts)}
+		if r.Run.FinishedAt != nil {
+			out.FinishedAt = *r.Run.FinishedAt
+			if r.Run.StartedAt != nil {
+				out.DurationMs = r.Run.FinishedAt.Sub(*r.Run.StartedAt).Milliseconds()
 			}
 		}
-		if err := s.cfg.Webhook.NotifyRunFinished(ctx, s.st.Queries, s.box, r.ProjectID, out); err != nil {
+		if err := s.cfg.Webhook.NotifyRunFinished(ctx, s.st.Queries, s.box, r.Run.ProjectID, out); err != nil {
 			s.log.Warn("runs: webhook delivery failed", "run_id", id, "error", err)
 		}
 	}()

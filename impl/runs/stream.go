@@ -46,9 +46,9 @@ func (s *Service) Stream(ctx context.Context, run uuid.UUID, after int64, w io.W
 		if err != nil {
 			return err
 		}
-		if Terminal(r.Status) && r.LastSeq <= after {
+		if Terminal(r.Run.Status) && r.Run.LastSeq <= after {
 			// Ended without an end event of its own (for example before the end event existed).
-			_, err := fmt.Fprintf(w, "event: end\ndata: {\"type\":\"end\",\"runId\":%q,\"status\":%q,\"sequence\":%d}\n\n", run, r.Status, after+1)
+			_, err := fmt.Fprintf(w, "event: end\ndata: {\"type\":\"end\",\"runId\":%q,\"status\":%q,\"sequence\":%d}\n\n", run, r.Run.Status, after+1)
 			return err
 		}
 		select {

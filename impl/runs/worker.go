@@ -94,7 +94,7 @@ func (s *Service) lastSeq(ctx context.Context, id uuid.UUID) int64 {
 	if err != nil {
 		return 0
 	}
-	return r.LastSeq
+	return r.Run.LastSeq
 }
 
 func (s *Service) work(ctx context.Context) {
@@ -152,7 +152,7 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	}
 	if runCtx.Err() != nil && status != "timed_out" {
 		// Cancelled: by a user (the flag is set), or by this process shutting down.
-		if cur, gerr := s.st.GetRun(bg, r.ID); gerr == nil && cur.CancelRequested {
+		if cur, gerr := s.st.GetRun(bg, r.ID); gerr == nil && cur.Run.CancelRequested {
 			status, msg = "cancelled", "cancelled on request"
 		} else if ctx.Err() != nil {
 			status, msg = "errored", "the server shut down while the run executed"
