@@ -102,3 +102,34 @@ func BenchmarkFixtureResultJSON(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFixtureEvaluationInto is BenchmarkFixtureEvaluation with one Result reused
+// (RuleSet.EvaluateInto), as a server keeping results in a pool evaluates.
+func BenchmarkFixtureEvaluationInto(b *testing.B) {
+	for _, f := range loadFixtures(b) {
+		var reqs []*engine.Request
+		var chans []string
+		for _, tc := range f.golden.Tests {
+			req, err := engine.ParseRequest(tc.Request)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ch := tc.Channel
+			if ch == "" {
+				ch = engine.ChannelServer
+			}
+			reqs = append(reqs, req)
+			chans = append(chans, ch)
+		}
+		b.Run(f.golden.Fixture, func(b *testing.B) {
+			var res engine.Result
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				k := i % len(reqs)
+				if err := f.rs.EvaluateInto(&res, chans[k], reqs[k]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -192,3 +192,46 @@ func TestFixtureBundlesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// EvaluateInto with one Result reused across every golden request of every fixture, in order
+// and again in reverse (results growing and shrinking, with and without states), gives exactly
+// what a fresh evaluation gives.
+func TestEvaluateIntoReusesAResult(t *testing.T) {
+	var res engine.Result
+	for _, f := range loadFixtures(t) {
+		tests := f.golden.Tests
+		order := make([]int, 0, 2*len(tests))
+		for i := range tests {
+			order = append(order, i)
+		}
+		for i := len(tests) - 1; i >= 0; i-- {
+			order = append(order, i)
+		}
+		for _, i := range order {
+			tc := &tests[i]
+			req, err := engine.ParseRequest(tc.Request)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.ID, err)
+			}
+			ch := tc.Channel
+			if ch == "" {
+				ch = engine.ChannelServer
+			}
+			fresh, err := f.rs.EvaluateChannel(ch, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := fresh.JSON()
+			if err := f.rs.EvaluateInto(&res, ch, req); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := res.JSON()
+			if string(got) != string(want) {
+				t.Fatalf("%s: reused result\n%s\nfresh\n%s", tc.ID, got, want)
+			}
+		}
+	}
+	if err := loadFixtures(t)[0].rs.EvaluateInto(&res, "nope", &engine.Request{}); err == nil {
+		t.Fatal("an unknown channel is refused")
+	}
+}

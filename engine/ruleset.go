@@ -329,16 +329,29 @@ func (rs *RuleSet) Evaluate(req *Request) (*Result, error) {
 
 // EvaluateChannel evaluates a request with the rules of one channel; a channel the ruleset lacks
 // is CHANNEL_UNAVAILABLE.
-func (rs *RuleSet) EvaluateChannel(channel string, req *Request) (res *Result, err error) {
+func (rs *RuleSet) EvaluateChannel(channel string, req *Request) (*Result, error) {
+	res := &Result{}
+	if err := rs.EvaluateInto(res, channel, req); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// EvaluateInto is EvaluateChannel writing the result into res, reusing the storage of its
+// findings and states: a host that evaluates request after request with one Result (a server
+// keeping Results in a sync.Pool) allocates almost nothing per evaluation. Everything res held
+// before is overwritten, so nothing of a previous result may be kept; after an error res holds
+// nothing usable.
+func (rs *RuleSet) EvaluateInto(res *Result, channel string, req *Request) (err error) {
 	p := rs.programs[channel]
 	if p == nil {
-		return nil, diag.NoChannel(channel, rs.channels)
+		return diag.NoChannel(channel, rs.channels)
 	}
 	if req == nil {
-		return nil, diag.Request("", "the request is missing")
+		return diag.Request("", "the request is missing")
 	}
 	if req.Ruleset != "" && req.Ruleset != rs.ref.ID {
-		return nil, diag.Request("/ruleset", "the request names ruleset %q, this ruleset is %q", req.Ruleset, rs.ref.ID)
+		return diag.Request("/ruleset", "the request names ruleset %q, this ruleset is %q", req.Ruleset, rs.ref.ID)
 	}
 	er := req.checkedAs()
 	if er == nil {
@@ -346,15 +359,16 @@ func (rs *RuleSet) EvaluateChannel(channel string, req *Request) (res *Result, e
 		er, d = eval.PrepareRequest(&eval.Request{Data: req.Data, Original: req.Original, Actor: req.Actor,
 			Ctx: req.Ctx, View: req.View, Locale: req.Locale})
 		if d != nil {
-			return nil, d
+			return d
 		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			res, err = nil, diag.Panic("", r)
+			err = diag.Panic("", r)
 		}
 	}()
-	return p.Evaluate(er), nil
+	p.EvaluateInto(er, res)
+	return nil
 }
 
 // EvaluateJSON shape-checks and evaluates a request written as JSON (see ParseRequest) on the

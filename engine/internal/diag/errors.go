@@ -2,6 +2,7 @@ package diag
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -128,12 +129,15 @@ func EnvValue(ptr, why string) *Diagnostic {
 
 // TypeMismatch reports an operand of the wrong type.
 func TypeMismatch(ptr, op string, i int, want, got string) *Diagnostic {
-	return newf(EvaluationError, ptr, "%s: argument %d must be %s, got %s", op, i+1, want, got)
+	// concatenated rather than formatted: rules that fail closed on a mistyped field build it
+	// on every evaluation
+	return &Diagnostic{Code: EvaluationError, Pointer: ptr,
+		Message: op + ": argument " + strconv.Itoa(i+1) + " must be " + want + ", got " + got}
 }
 
 // Eval reports any other evaluation failure of a core operator.
 func Eval(ptr, op, why string) *Diagnostic {
-	return newf(EvaluationError, ptr, "%s: %s", op, why)
+	return &Diagnostic{Code: EvaluationError, Pointer: ptr, Message: op + ": " + why}
 }
 
 // ResultOutOfRange reports a number beyond the range of a double on its way out.

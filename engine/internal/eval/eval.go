@@ -53,6 +53,8 @@ type Result struct {
 	Ruleset  Ref       `json:"ruleset"`
 	Findings []Finding `json:"findings"`
 	States   States    `json:"states"` // nil when no state rule applied
+
+	props []Property // backing of the States' properties, reused by EvaluateInto
 }
 
 // States are the states state rules set: one FieldState per field, in the RFC 8785 order of the
@@ -144,7 +146,8 @@ type run struct {
 	slotVals []any     // by state slot: the value set, while slotSet says so
 	slotSet  []bool
 	nset     int
-	buf      []byte // scratch for messages
+	msgs     []byte    // the templated messages of this evaluation's findings, one after another
+	msgAt    []msgSpan // which finding each is
 }
 
 var runPool = sync.Pool{New: func() any { return new(run) }}
@@ -152,7 +155,17 @@ var runPool = sync.Pool{New: func() any { return new(run) }}
 // Evaluate runs the program against a checked request. It never fails because of a rule: a rule
 // that cannot be evaluated fails closed (a RULE_FAILED finding).
 func (p *Program) Evaluate(req *Request) *Result {
-	res := &Result{Ruleset: p.Ref}
+	res := &Result{}
+	p.EvaluateInto(req, res)
+	return res
+}
+
+// EvaluateInto is Evaluate writing into res: its findings, states and their properties are
+// overwritten, in the storage res already has when it is large enough, so that a host evaluating
+// request after request with one Result allocates (almost) nothing. Nothing of the previous
+// contents of res may be used afterwards.
+func (p *Program) EvaluateInto(req *Request, res *Result) {
+	res.Ruleset = p.Ref
 	r := runPool.Get().(*run)
 	r.p, r.res, r.data = p, res, req.Data
 	if cap(r.globals) < p.nglobals {
@@ -175,13 +188,15 @@ func (p *Program) Evaluate(req *Request) *Result {
 		}
 		r.state(st)
 	}
-	if len(r.findings) == 0 {
+	r.messages()
+	if res.Findings == nil && len(r.findings) == 0 {
 		res.Findings = []Finding{}
 	} else {
-		res.Findings = append(make([]Finding, 0, len(r.findings)), r.findings...)
+		res.Findings = append(res.Findings[:0], r.findings...)
 	}
+	res.States = nil
 	if r.nset > 0 {
-		res.States = r.states()
+		res.States, res.props = r.states(res.States[:0:cap(res.States)], res.props[:0])
 	}
 	// Nothing of the request stays reachable from the pool. The findings scratch is not cleared
 	// (each pointer cleared costs a write barrier while the collector runs): it holds the
@@ -196,15 +211,31 @@ func (p *Program) Evaluate(req *Request) *Result {
 	r.m.End()
 	clear(r.chain[:])
 	r.p, r.res, r.data, r.nchain = nil, nil, nil, 0
-	if cap(r.buf) > 1<<16 {
-		r.buf = nil
+	if cap(r.msgs) > 1<<16 {
+		r.msgs = nil
 	}
 	if cap(r.findings) > 1<<10 {
 		r.findings = nil
 	}
 	runPool.Put(r)
-	return res
 }
+
+// messages gives the findings whose messages were written to the message buffer (msgAt) their
+// text: one string for all of them, so that an evaluation allocates once for its messages.
+func (r *run) messages() {
+	if len(r.msgAt) == 0 {
+		return
+	}
+	all := string(r.msgs)
+	for _, m := range r.msgAt {
+		r.findings[m.finding].Message = all[m.start:m.end]
+	}
+	r.msgs = r.msgs[:0]
+	r.msgAt = r.msgAt[:0]
+}
+
+// msgSpan is where a finding's message lies in the message buffer.
+type msgSpan struct{ finding, start, end int }
 
 // locales resolves the catalog chain: the requested tag, each shorter prefix, the default.
 func (r *run) locales(tag string) {
@@ -385,7 +416,8 @@ func (r *run) check(ru *rule, field string, v any) {
 	case m.static:
 		msg = m.text
 	default:
-		b := r.buf[:0]
+		start := len(r.msgs)
+		b := r.msgs
 		for _, part := range m.parts {
 			switch {
 			case part.param >= 0:
@@ -398,8 +430,8 @@ func (r *run) check(ru *rule, field string, v any) {
 				b = append(b, part.text...)
 			}
 		}
-		msg = string(b)
-		r.buf = b[:0]
+		r.msgs = b
+		r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(b)})
 	}
 	r.findings = append(r.findings, Finding{Code: ru.code, Severity: ru.severity, Message: msg,
 		Field: field, Rule: ru.id, Location: ru.loc})
@@ -415,26 +447,29 @@ func code(err error) string {
 // failed records a rule that failed closed: a RULE_FAILED error finding whose message is the
 // catalog's RULE_FAILED template (parameters rule, reason, field) or the built-in English text.
 func (r *run) failed(id string, l *Location, field, reason string) {
-	msg := "rule " + id + " failed closed: " + reason
+	start := len(r.msgs)
+	b := r.msgs
 	if parts, ok := r.template(diag.RuleFailed); ok {
-		var sb strings.Builder
 		for _, part := range parts {
 			switch {
 			case !part.Param:
-				sb.WriteString(part.Text)
+				b = append(b, part.Text...)
 			case part.Text == "rule":
-				sb.WriteString(id)
+				b = append(b, id...)
 			case part.Text == "reason":
-				sb.WriteString(reason)
+				b = append(b, reason...)
 			case part.Text == "field":
-				sb.WriteString(field)
+				b = append(b, field...)
 			default:
-				sb.WriteString("{" + part.Text + "}")
+				b = append(append(append(b, '{'), part.Text...), '}')
 			}
 		}
-		msg = sb.String()
+	} else {
+		b = append(append(append(append(b, "rule "...), id...), " failed closed: "...), reason...)
 	}
-	r.findings = append(r.findings, Finding{Code: diag.RuleFailed, Severity: "error", Message: msg,
+	r.msgs = b
+	r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(b)})
+	r.findings = append(r.findings, Finding{Code: diag.RuleFailed, Severity: "error",
 		Field: field, Rule: id, Location: *l})
 }
 
@@ -495,6 +530,21 @@ func (r *run) state(st *state) {
 	clear(r.pending)
 }
 
+// fieldsSet counts the fields whose state some property was set of.
+func (r *run) fieldsSet() int {
+	slots := r.p.slots
+	n, last := 0, -1
+	for i, set := range r.slotSet[:len(slots)] {
+		if set {
+			if last < 0 || slots[last].field != slots[i].field {
+				n++
+			}
+			last = i
+		}
+	}
+	return n
+}
+
 // pending is the value of a state property waiting for the other effects of its rule.
 type pending struct {
 	slot int
@@ -502,20 +552,14 @@ type pending struct {
 }
 
 // states reads the set slots out as States, with two allocations.
-func (r *run) states() States {
+func (r *run) states(out States, props []Property) (States, []Property) {
 	slots := r.p.slots
-	fields := 0
-	last := -1
-	for i, set := range r.slotSet[:len(slots)] {
-		if set {
-			if last < 0 || slots[last].field != slots[i].field {
-				fields++
-			}
-			last = i
-		}
+	if cap(props) < r.nset {
+		props = make([]Property, 0, r.nset)
 	}
-	out := make(States, 0, fields)
-	props := make([]Property, 0, r.nset)
+	if fields := r.fieldsSet(); cap(out) < fields {
+		out = make(States, 0, fields)
+	}
 	start := 0
 	for i, set := range r.slotSet[:len(slots)] {
 		if !set {
@@ -530,7 +574,7 @@ func (r *run) states() States {
 		}
 		out[len(out)-1].Props = props[start:len(props):len(props)]
 	}
-	return out
+	return out, props
 }
 
 // buildStates turns the changes of an evaluation into States with two allocations: changes are
