@@ -168,6 +168,13 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	res.Ruleset = p.Ref
 	r := runPool.Get().(*run)
 	r.p, r.res, r.data = p, res, req.Data
+	// findings go straight into a reused result's storage; a new result gets a copy of the
+	// scratch at its exact size
+	direct := cap(res.Findings) > 0
+	var scratch []Finding
+	if direct {
+		scratch, r.findings = r.findings, res.Findings[:0]
+	}
 	if cap(r.globals) < p.nglobals {
 		r.globals = make([]any, p.nglobals)
 	}
@@ -189,10 +196,13 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 		r.state(st)
 	}
 	r.messages()
-	if res.Findings == nil && len(r.findings) == 0 {
+	switch {
+	case direct:
+		res.Findings, r.findings = r.findings, scratch
+	case len(r.findings) == 0:
 		res.Findings = []Finding{}
-	} else {
-		res.Findings = append(res.Findings[:0], r.findings...)
+	default:
+		res.Findings = append(make([]Finding, 0, len(r.findings)), r.findings...)
 	}
 	res.States = nil
 	if r.nset > 0 {
