@@ -320,11 +320,16 @@ func (rs *RuleSet) MissingOperators() []string {
 // naming the problem; after that, evaluation does not fail: a rule that cannot be evaluated fails
 // closed with a RULE_FAILED finding.
 func (rs *RuleSet) Evaluate(req *Request) (*Result, error) {
-	ch := ChannelServer
-	if rs.programs[ch] == nil && len(rs.channels) == 1 {
-		ch = rs.channels[0]
+	return rs.EvaluateChannel(rs.defaultChannel(), req)
+}
+
+// defaultChannel is the channel Evaluate uses: server, or the only channel of a ruleset loaded
+// from a manifest.
+func (rs *RuleSet) defaultChannel() string {
+	if rs.programs[ChannelServer] == nil && len(rs.channels) == 1 {
+		return rs.channels[0]
 	}
-	return rs.EvaluateChannel(ch, req)
+	return ChannelServer
 }
 
 // EvaluateChannel evaluates a request with the rules of one channel; a channel the ruleset lacks
@@ -341,8 +346,11 @@ func (rs *RuleSet) EvaluateChannel(channel string, req *Request) (*Result, error
 // findings and states: a host that evaluates request after request with one Result (a server
 // keeping Results in a sync.Pool) allocates almost nothing per evaluation. Everything res held
 // before is overwritten, so nothing of a previous result may be kept; after an error res holds
-// nothing usable.
+// nothing usable. An empty channel is Evaluate's.
 func (rs *RuleSet) EvaluateInto(res *Result, channel string, req *Request) (err error) {
+	if channel == "" {
+		channel = rs.defaultChannel()
+	}
 	p := rs.programs[channel]
 	if p == nil {
 		return diag.NoChannel(channel, rs.channels)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/sdods/sdods/engine"
 	"github.com/sdods/sdods/gen/rulesapi"
@@ -76,16 +77,20 @@ func (s *Server) Evaluate(ctx context.Context, _ rulesapi.EvaluateRequestObject)
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.rs.Evaluate(req)
-	if err != nil {
+	res := resultPool.Get().(*engine.Result)
+	defer resultPool.Put(res)
+	if err := e.rs.EvaluateInto(res, "", req); err != nil {
 		return nil, engineError(err)
 	}
-	b, err := res.JSON()
+	b, err := res.JSON() // a copy: res goes back to the pool
 	if err != nil {
 		return nil, engineError(err)
 	}
 	return jsonBody(b), nil
 }
+
+// resultPool keeps evaluation results for reuse: EvaluateInto writes into their storage.
+var resultPool = sync.Pool{New: func() any { return new(engine.Result) }}
 
 // cached is a bundle or manifest answer: the bytes encoded at load time, or 304.
 type cached struct {
