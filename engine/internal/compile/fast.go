@@ -372,3 +372,46 @@ func buildAffix(suffix bool) builder {
 		return n
 	}
 }
+
+// fusing is switched off by a test that compares fused operators with their parts.
+var fusing = true
+
+// buildLength builds length: unary(opLength), and for the length of a filter the filter's count
+// without the list (the same charges: the filter's, then 1 + the length, as length charges a
+// list it reads).
+func buildLength(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	a := args[0]
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		v, err := a.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+			return nil, err
+		}
+		return opLength(ptr, v)
+	}}
+	if a.constant {
+		return fold(n)
+	}
+	if fusing && a.count != nil {
+		n.eval = func(fr *frame) (any, error) {
+			k, null, err := a.count(fr)
+			if err != nil {
+				return nil, err
+			}
+			if null {
+				if err := fr.rt.charge(ptr, 1); err != nil {
+					return nil, err
+				}
+				return nil, nil
+			}
+			if err := fr.rt.charge(ptr, 1+k); err != nil {
+				return nil, err
+			}
+			return value.Number(float64(k)), nil
+		}
+	}
+	return n
+}

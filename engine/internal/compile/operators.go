@@ -65,7 +65,7 @@ func coreTable() map[string]spec {
 		"endsWith":   {2, 2, buildAffix(true)},
 		"matches":    {2, 2, buildMatches},
 		// strings and lists
-		"length":   {1, 1, unary(opLength)},
+		"length":   {1, 1, buildLength},
 		"contains": {2, 2, deep(opContains)},
 		"in":       {2, 2, deep(func(ptr string, a, b any) (any, error) { return containsOp(ptr, "in", b, a, 1) })},
 		// lists (the body sees each element bound to a name, "it" by default)

@@ -43,7 +43,43 @@ func iterate(kind iterKind) builder {
 		}
 		inner, slot := sc.bind(bind)
 		body := c.compile(raw[bodyAt], diag.Index(ptr+"/args", bodyAt), inner, depth+1)
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		var count func(fr *frame) (int, bool, error)
+		if kind == iterFilter {
+			// filter's evaluation, counting what it would keep
+			count = func(fr *frame) (int, bool, error) {
+				lv, err := list.eval(fr)
+				if err != nil {
+					return 0, false, err
+				}
+				items, ok := lv.([]any)
+				if !ok {
+					if lv == nil {
+						return 0, true, nil
+					}
+					return 0, false, typeErr(ptr, name, 0, "an array", lv)
+				}
+				if err := fr.rt.charge(ptr, len(items)); err != nil {
+					return 0, false, err
+				}
+				n := 0
+				for _, it := range items {
+					fr.locals[slot] = it
+					v, err := body.eval(fr)
+					if err != nil {
+						return 0, false, err
+					}
+					t, err := truth(ptr, iterNames[kind], bodyAt, v)
+					if err != nil {
+						return 0, false, err
+					}
+					if t {
+						n++
+					}
+				}
+				return n, false, nil
+			}
+		}
+		return &node{ptr: ptr, count: count, eval: func(fr *frame) (any, error) {
 			lv, err := list.eval(fr)
 			if err != nil {
 				return nil, err

@@ -32,6 +32,9 @@ type node struct {
 	value    any // the value when constant
 	ptr      string
 	str      strFn // when not nil, evaluates the node without boxing a string result
+	// count, when not nil, evaluates a list-valued node (filter) for the length of its list
+	// without building it, charging exactly what evaluating it would; null reports a null list.
+	count func(fr *frame) (n int, null bool, err error)
 }
 
 // strFn evaluates a node whose value is usually a string: ok reports that the value is the

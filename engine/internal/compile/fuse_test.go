@@ -1,0 +1,48 @@
+package compile
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/sdods/sdods/engine/internal/jsonv"
+)
+
+// length(filter(...)) counts without building the list: results, errors and budget charges
+// must be those of length over the filter's list, for lists of every kind, bodies that fail or
+// are not booleans, null and non-list arguments, under every budget up to the one it needs.
+func TestLengthOfFilterMatchesItsParts(t *testing.T) {
+	defer func() { fusing = true }()
+	lists := []string{`[]`, `[1,2,3,4]`, `[1,"a",null,true]`, `null`, `"not a list"`, `{"var":"data.l"}`, `{"var":"data.missing"}`}
+	bodies := []string{`{"op":">","args":[{"var":"it"},2]}`, `{"op":"==","args":[{"var":"x"},"a"]}`, `true`, `{"var":"it"}`,
+		`{"op":"<","args":[{"var":"it"},"s"]}`, `{"op":"!=","args":[{"var":"it"},null]}`}
+	env := map[string]any{"data": map[string]any{"l": []any{1.0, 5.0, 7.0, nil}}}
+	for _, l := range lists {
+		for _, b := range bodies {
+			src := `{"op":"length","args":[{"op":"filter","args":[` + l + `,` + b + `]}]}`
+			if b == bodies[1] {
+				src = `{"op":"length","args":[{"op":"filter","args":[` + l + `,"x",` + b + `]}]}`
+			}
+			var progs [2]*Program
+			for i, fuse := range []bool{true, false} {
+				fusing = fuse
+				u, _ := NewUnit(Config{})
+				n, err := jsonv.Decode([]byte(src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, ds := u.Compile(n, "")
+				if len(ds) > 0 {
+					t.Fatal(src, ds)
+				}
+				progs[i] = p
+			}
+			for budget := int64(1); budget <= 40; budget++ {
+				va, ea := progs[0].Eval(env, nil, budget)
+				vb, eb := progs[1].Eval(env, nil, budget)
+				if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
+					t.Fatalf("%s, budget %d:\nfused %v %s\nparts %v %s", src, budget, va, describe(ea), vb, describe(eb))
+				}
+			}
+		}
+	}
+}
