@@ -55,6 +55,7 @@ type Result struct {
 	States   States    `json:"states"` // nil when no state rule applied
 
 	props []Property // backing of the States' properties, reused by EvaluateInto
+	spare States     // States' storage while States is nil
 }
 
 // States are the states state rules set: one FieldState per field, in the RFC 8785 order of the
@@ -204,9 +205,15 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	default:
 		res.Findings = append(make([]Finding, 0, len(r.findings)), r.findings...)
 	}
-	res.States = nil
+	states := res.States
+	if states == nil {
+		states = res.spare
+	}
 	if r.nset > 0 {
-		res.States, res.props = r.states(res.States[:0:cap(res.States)], res.props[:0])
+		res.States, res.props = r.states(states[:0], res.props[:0])
+		res.spare = nil
+	} else {
+		res.States, res.spare = nil, states[:0] // kept for the next evaluation into res
 	}
 	// Nothing of the request stays reachable from the pool. The findings scratch is not cleared
 	// (each pointer cleared costs a write barrier while the collector runs): it holds the
