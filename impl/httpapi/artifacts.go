@@ -197,15 +197,24 @@ func (s *Server) storeDiff(ctx context.Context, projectID uuid.UUID, name string
 	if err != nil {
 		return uuid.Nil, apierr.Wrap(err, apierr.Unavailable, "the diff image cannot be stored", "")
 	}
-	if a, err := s.Store.FindProjectArtifact(ctx, db.FindProjectArtifactParams{ProjectID: projectID, Name: name, Sha256: info.SHA256}); err == nil {
-		return a.ID, nil
-	} else if !store.IsNotFound(err) {
-		return uuid.Nil, err
-	}
-	a, err := s.Store.CreateArtifact(ctx, db.CreateArtifactParams{ProjectID: projectID, Name: name, Kind: "diff", MediaType: "image/png",
-		SizeBytes: info.Size, Sha256: info.SHA256, BlobKey: info.Key})
+	var id uuid.UUID
+	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+		if err := store.KeepBlob(ctx, q, s.Blobs, info.Key, data); err != nil {
+			return err
+		}
+		if a, err := q.FindProjectArtifact(ctx, db.FindProjectArtifactParams{ProjectID: projectID, Name: name, Sha256: info.SHA256}); err == nil {
+			id = a.ID
+			return nil
+		} else if !store.IsNotFound(err) {
+			return err
+		}
+		a, err := q.CreateArtifact(ctx, db.CreateArtifactParams{ProjectID: projectID, Name: name, Kind: "diff", MediaType: "image/png",
+			SizeBytes: info.Size, Sha256: info.SHA256, BlobKey: info.Key})
+		id = a.ID
+		return err
+	})
 	if err != nil {
 		return uuid.Nil, err
 	}
-	return a.ID, nil
+	return id, nil
 }

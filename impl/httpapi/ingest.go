@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,6 +19,7 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/audit"
+	"github.com/sdods/sdods/impl/blob"
 	"github.com/sdods/sdods/impl/ingest"
 	"github.com/sdods/sdods/impl/reports"
 	"github.com/sdods/sdods/impl/store"
@@ -131,6 +133,9 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockRun(ctx, r.Run.ID)
 		if err != nil {
+			return err
+		}
+		if err := keepBlobs(ctx, q, s.Blobs, docInfo.Key, data, blobs); err != nil {
 			return err
 		}
 		if prev, err := q.GetRunIngest(ctx, db.GetRunIngestParams{RunID: r.Run.ID, IdempotencyKey: key}); err == nil {
@@ -251,6 +256,26 @@ func scenarioCounts(rows []db.RunScenario) serverapi.Counts {
 		reports.Add(&c, sc.Status, int(sc.Attempts))
 	}
 	return c
+}
+
+// keepBlobs keeps the document's and the attachments' content until the transaction ends (see
+// store.KeepBlob), locking the keys in order so that two ingests cannot wait for each other.
+func keepBlobs(ctx context.Context, q *db.Queries, blobs blob.Store, docKey string, doc []byte, atts map[*ingest.Attachment]blobInfo) error {
+	content := map[string][]byte{docKey: doc}
+	for a, info := range atts {
+		content[info.key] = a.Data
+	}
+	keys := make([]string, 0, len(content))
+	for k := range content {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := store.KeepBlob(ctx, q, blobs, k, content[k]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type blobInfo struct {

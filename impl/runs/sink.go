@@ -15,6 +15,7 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/projects"
 	"github.com/sdods/sdods/impl/runner"
+	"github.com/sdods/sdods/impl/store"
 )
 
 // apiEvent is the stored and streamed form of an event (the API's RunEvent without the
@@ -195,9 +196,16 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 	if e.Step != nil {
 		idx = ptr(int32(*e.Step))
 	}
-	art, err := k.s.st.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: k.run.ID, Valid: true}, ProjectID: k.run.ProjectID,
-		ScenarioKey: key, StepIndex: idx, Name: a.Name, Kind: string(kind), MediaType: a.MediaType, SizeBytes: int64(len(a.Data)),
-		Sha256: info.SHA256, BlobKey: info.Key})
+	var art db.Artifact
+	err = k.s.st.WithTx(ctx, func(q *db.Queries) error {
+		if err := store.KeepBlob(ctx, q, k.s.blobs, info.Key, a.Data); err != nil {
+			return err
+		}
+		art, err = q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: k.run.ID, Valid: true}, ProjectID: k.run.ProjectID,
+			ScenarioKey: key, StepIndex: idx, Name: a.Name, Kind: string(kind), MediaType: a.MediaType, SizeBytes: int64(len(a.Data)),
+			Sha256: info.SHA256, BlobKey: info.Key})
+		return err
+	})
 	if err != nil {
 		k.s.log.Error("runs: record artifact", "error", err)
 		return nil

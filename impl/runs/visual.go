@@ -40,15 +40,26 @@ func (b *baselines) CheckBaseline(ctx context.Context, v steplib.VisualCheck) (s
 		if perr != nil {
 			return res, fmt.Errorf("store the capture: %w", perr)
 		}
-		_, err = b.s.st.InsertPendingBaseline(ctx, db.InsertPendingBaselineParams{ProjectID: b.run.ProjectID, Name: v.Name, Browser: v.Browser,
-			Viewport: v.Viewport, MediaType: v.MediaType, SizeBytes: info.Size, Sha256: info.SHA256, BlobKey: info.Key,
-			SourceRunID: uuid.NullUUID{UUID: b.run.ID, Valid: true}})
-		if err == nil {
+		var inserted bool
+		err = b.s.st.WithTx(ctx, func(q *db.Queries) error {
+			if err := store.KeepBlob(ctx, q, b.s.blobs, info.Key, v.Image); err != nil {
+				return err
+			}
+			_, err := q.InsertPendingBaseline(ctx, db.InsertPendingBaselineParams{ProjectID: b.run.ProjectID, Name: v.Name, Browser: v.Browser,
+				Viewport: v.Viewport, MediaType: v.MediaType, SizeBytes: info.Size, Sha256: info.SHA256, BlobKey: info.Key,
+				SourceRunID: uuid.NullUUID{UUID: b.run.ID, Valid: true}})
+			if store.IsNotFound(err) {
+				return nil // another capture became the baseline meanwhile
+			}
+			inserted = err == nil
+			return err
+		})
+		if err != nil {
+			return res, fmt.Errorf("record the baseline: %w", err)
+		}
+		if inserted {
 			res.Status = steplib.VisualPending
 			return res, nil
-		}
-		if !store.IsNotFound(err) {
-			return res, fmt.Errorf("record the baseline: %w", err)
 		}
 		// Another capture became the baseline meanwhile: compare with it.
 		base, err = b.s.st.GetVisualBaseline(ctx, key)
