@@ -3,8 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,25 +106,15 @@ func toDataset(d db.Dataset) serverapi.Dataset {
 		Columns: cols, Sha256: d.Sha256, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
 }
 
-// storeBlob puts an upload's content in the blob store inside the transaction that will
-// reference it, holding the key's lock (LockBlob) from before the write until the commit: a
-// concurrent dropBlob of the same content then either deletes it before (and the write puts it
-// back) or counts the new reference after.
+// storeBlob puts an upload's content in the blob store and keeps it there until the
+// transaction of q, which will reference it, ends (store.KeepBlob, as every blob writer does).
 func (s *Server) storeBlob(ctx context.Context, q *db.Queries, u *upload) (string, string, int64, error) {
-	sum := sha256.Sum256(u.content)
-	key := hex.EncodeToString(sum[:]) // the key of a content-addressed store
-	if err := q.LockBlob(ctx, key); err != nil {
-		return "", "", 0, err
-	}
 	info, err := s.Blobs.Put(ctx, bytes.NewReader(u.content), 0)
 	if err != nil {
 		return "", "", 0, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "retry later")
 	}
-	if info.Key != key {
-		// a backend keying content otherwise: lock its key too
-		if err := q.LockBlob(ctx, info.Key); err != nil {
-			return "", "", 0, err
-		}
+	if err := store.KeepBlob(ctx, q, s.Blobs, info.Key, u.content); err != nil {
+		return "", "", 0, err
 	}
 	return info.Key, info.SHA256, info.Size, nil
 }
