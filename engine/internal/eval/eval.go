@@ -184,17 +184,25 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	g[gData], g[gOriginal], g[gActor], g[gCtx] = req.Data, req.Original, req.Actor, req.Ctx
 	r.m.Begin(g, p.ops, p.budget)
 	r.locales(req.Locale)
-	for _, ru := range p.rules {
-		if !inView(req.View, ru.level, &ru.loc) {
-			continue
+	if v := req.View; v == nil {
+		// every rule is in view
+		for _, ru := range p.rules {
+			r.rule(ru)
 		}
-		r.rule(ru)
-	}
-	for _, st := range p.states {
-		if !inView(req.View, st.level, &st.loc) {
-			continue
+		for _, st := range p.states {
+			r.state(st)
 		}
-		r.state(st)
+	} else {
+		for _, ru := range p.rules {
+			if inView(v, ru.level, &ru.loc) {
+				r.rule(ru)
+			}
+		}
+		for _, st := range p.states {
+			if inView(v, st.level, &st.loc) {
+				r.state(st)
+			}
+		}
 	}
 	r.messages()
 	switch {
@@ -320,11 +328,32 @@ func (r *run) eval(prog *compile.Program) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch v.(type) {
+	case bool, string, nil:
+		return v, nil // canonical as they are
+	}
 	out, ok := value.Canonical(v)
 	if !ok {
 		return nil, diag.ResultOutOfRange("")
 	}
 	return out, nil
+}
+
+// cond runs a condition: whether it holds (true; false and null do not), or why the rule fails
+// closed. Any other result is an evaluation error, as eval's out-of-range error is, so the result
+// need not be made canonical first.
+func (r *run) cond(prog *compile.Program) (holds bool, reason string) {
+	v, err := r.m.Run(prog)
+	if err != nil {
+		return false, code(err)
+	}
+	switch t := v.(type) {
+	case bool:
+		return t, ""
+	case nil:
+		return false, ""
+	}
+	return false, diag.EvaluationError
 }
 
 func (r *run) rule(ru *rule) {
@@ -338,7 +367,8 @@ func (r *run) rule(ru *rule) {
 				} else {
 					v = lookup(lookup(r.data, b.entity), b.field.segs)
 				}
-				r.bound(ru, b.path, b.pathValue, v)
+				r.bind(ru.reads, b.pathValue, v)
+				r.check(ru, b.path, v)
 				continue
 			}
 			var base any
@@ -349,12 +379,15 @@ func (r *run) rule(ru *rule) {
 			}
 			list, _ := base.([]any)
 			for i, el := range list {
+				v := lookup(el, b.field.segs)
 				if i < len(b.paths) {
-					r.bound(ru, b.paths[i], b.pathValues[i], lookup(el, b.field.segs))
+					r.bind(ru.reads, b.pathValues[i], v)
+					r.check(ru, b.paths[i], v)
 					continue
 				}
 				path := b.prefix + itoa(i) + b.suffix
-				r.bound(ru, path, path, lookup(el, b.field.segs))
+				r.bind(ru.reads, path, v)
+				r.check(ru, path, v)
 			}
 		}
 	case len(ru.fields) > 0:
@@ -366,7 +399,8 @@ func (r *run) rule(ru *rule) {
 			} else {
 				v = lookup(r.data, f.segs)
 			}
-			r.bound(ru, f.path, f.pathValue, v)
+			r.bind(ru.reads, f.pathValue, v)
+			r.check(ru, f.path, v)
 		}
 	default:
 		r.unbind(ru.reads)
@@ -384,16 +418,15 @@ func (r *run) unbind(reads uint8) {
 	}
 }
 
-// bound checks a rule for one field; fieldValue is field as an interface value, boxed once at
-// load for static paths.
-func (r *run) bound(ru *rule, field string, fieldValue, v any) {
-	if ru.reads&readsValue != 0 {
+// bind sets value and field for a rule checked on one field, those of them it may read;
+// fieldValue is the field path as an interface value, boxed once at load for static paths.
+func (r *run) bind(reads uint8, fieldValue, v any) {
+	if reads&readsValue != 0 {
 		r.globals[gValue] = v
 	}
-	if ru.reads&readsField != 0 {
+	if reads&readsField != 0 {
 		r.globals[gField] = fieldValue
 	}
-	r.check(ru, field, v)
 }
 
 func (r *run) check(ru *rule, field string, v any) {
@@ -401,19 +434,17 @@ func (r *run) check(ru *rule, field string, v any) {
 		r.failed(ru.id, &ru.loc, field, diag.OperatorUnavailable)
 		return
 	}
-	got, err := r.eval(ru.when)
-	if err != nil {
-		r.failed(ru.id, &ru.loc, field, code(err))
-		return
+	holds, reason := r.cond(ru.when)
+	switch {
+	case reason != "":
+		r.failed(ru.id, &ru.loc, field, reason)
+	case holds:
+		r.found(ru, field, v)
 	}
-	switch got {
-	case true:
-	case false, nil:
-		return
-	default:
-		r.failed(ru.id, &ru.loc, field, diag.EvaluationError)
-		return
-	}
+}
+
+// found records the finding of a rule whose condition holds.
+func (r *run) found(ru *rule, field string, v any) {
 	// parameters are evaluated even when the message does not show them: one that fails makes
 	// the rule fail closed
 	var params [16]any
@@ -502,17 +533,12 @@ func (r *run) state(st *state) {
 		r.failed(st.id, &st.loc, "", diag.OperatorUnavailable)
 		return
 	}
-	got, err := r.eval(st.when)
-	if err != nil {
-		r.failed(st.id, &st.loc, "", code(err))
+	holds, reason := r.cond(st.when)
+	if reason != "" {
+		r.failed(st.id, &st.loc, "", reason)
 		return
 	}
-	switch got {
-	case true:
-	case false, nil:
-		return
-	default:
-		r.failed(st.id, &st.loc, "", diag.EvaluationError)
+	if !holds {
 		return
 	}
 	// all or none: the effects are kept aside until every one of them has been evaluated

@@ -1,0 +1,76 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sdods/sdods/engine"
+)
+
+// TestResultKinds: what a rule's condition, a message parameter and a state effect do with a
+// result of every kind. The engine takes shortcuts for booleans, null and strings (no canonical
+// form to compute, no interface comparison); this table is what the general path gave.
+func TestResultKinds(t *testing.T) {
+	data := map[string]any{"t": true, "f": false, "n": nil, "z": 0.0, "x": 1.5, "s": "str", "e": "",
+		"a": []any{1.0, "b"}, "o": map[string]any{"k": 1.0}}
+	cases := []struct{ expr, rule, param, hidden, value string }{
+		{`{"var":"data.t"}`, "C", "true", "true", "true"},
+		{`{"var":"data.f"}`, "-", "false", "false", "false"},
+		{`{"var":"data.n"}`, "-", "", "EVALUATION_ERROR", "null"},
+		{`{"var":"data.missing"}`, "-", "", "EVALUATION_ERROR", "null"},
+		{`{"var":"data.z"}`, "EVALUATION_ERROR", "0", "EVALUATION_ERROR", "0"},
+		{`{"var":"data.x"}`, "EVALUATION_ERROR", "1.5", "EVALUATION_ERROR", "1.5"},
+		{`{"op":"*","args":[-1,0]}`, "EVALUATION_ERROR", "0", "EVALUATION_ERROR", "0"},
+		{`{"op":"+","args":[0.1,0.2]}`, "EVALUATION_ERROR", "0.3", "EVALUATION_ERROR", "0.3"},
+		{`{"var":"data.s"}`, "EVALUATION_ERROR", "str", "EVALUATION_ERROR", "str"},
+		{`{"var":"data.e"}`, "EVALUATION_ERROR", "", "EVALUATION_ERROR", ""},
+		{`{"var":"data.a"}`, "EVALUATION_ERROR", `[1,"b"]`, "EVALUATION_ERROR", "[1 b]"},
+		{`{"var":"data.o"}`, "EVALUATION_ERROR", `{"k":1}`, "EVALUATION_ERROR", "map[k:1]"},
+		{`{"op":"<","args":[1,"x"]}`, "EVALUATION_ERROR", "EVALUATION_ERROR", "EVALUATION_ERROR", "EVALUATION_ERROR"},
+	}
+	for _, tc := range cases {
+		src := []byte(`{"ruleset":{"id":"t","version":"1","defaultLocale":"en","locales":{"en":{"m":"msg","p":"<{p}>"}},"rules":[
+			{"id":"when","code":"C","when":` + tc.expr + `,"message":"m"},
+			{"id":"param","code":"P","when":true,"message":{"key":"p","params":{"p":` + tc.expr + `}}}],
+			"stateRules":[{"id":"hidden","when":true,"effects":[{"field":"h","hidden":` + tc.expr + `}]},
+			              {"id":"value","when":true,"effects":[{"field":"v","value":` + tc.expr + `}]},
+			              {"id":"cond","when":` + tc.expr + `,"effects":[{"field":"c","hidden":true}]}]}}`)
+		res, err := mustRuleSet(t, src).Evaluate(&engine.Request{Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{"when": "-", "param": "-", "hidden": "-", "value": "-", "cond": "-"}
+		for _, f := range res.Findings {
+			switch {
+			case f.Code == engine.RuleFailed:
+				got[f.Rule] = f.Message[strings.LastIndex(f.Message, " ")+1:]
+			case f.Rule == "param":
+				got[f.Rule] = strings.TrimSuffix(strings.TrimPrefix(f.Message, "<"), ">")
+			default:
+				got[f.Rule] = f.Code
+			}
+		}
+		for _, st := range res.States {
+			for _, p := range st.Props {
+				rule := map[string]string{"h": "hidden", "v": "value", "c": "cond"}[st.Field]
+				got[rule] = fmt.Sprint(p.Value)
+				if p.Value == nil {
+					got[rule] = "null"
+				}
+			}
+		}
+		cond := "-"
+		if tc.rule == "C" {
+			cond = "true"
+		} else if tc.rule != "-" {
+			cond = tc.rule
+		}
+		want := map[string]string{"when": tc.rule, "param": tc.param, "hidden": tc.hidden, "value": tc.value, "cond": cond}
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("%s: %s gives %q, want %q", tc.expr, k, got[k], w)
+			}
+		}
+	}
+}
