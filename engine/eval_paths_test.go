@@ -74,3 +74,50 @@ func TestResultKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestManyStates: states over more slots than fit in one word of the set-slot bits (and more set
+// slots than the stack buffer reading them holds) come out in order, the later rule winning, in a
+// fresh result and in a reused one.
+func TestManyStates(t *testing.T) {
+	var rules []string
+	want := map[string]map[string]any{}
+	for r := 0; r < 3; r++ {
+		var effects []string
+		for f := r; f < 150; f += r + 1 {
+			field := fmt.Sprintf("f%03d", 149-f)
+			hidden := (f+r)%2 == 0
+			effects = append(effects, fmt.Sprintf(`{"field":%q,"hidden":%v,"value":%d}`, field, hidden, r))
+			if want[field] == nil {
+				want[field] = map[string]any{}
+			}
+			want[field]["hidden"], want[field]["value"] = hidden, float64(r)
+		}
+		rules = append(rules, fmt.Sprintf(`{"id":"s%d","when":true,"effects":[%s]}`, r, strings.Join(effects, ",")))
+	}
+	rules = append(rules, `{"id":"off","when":false,"effects":[{"field":"f000","required":true}]}`)
+	rs := mustRuleSet(t, doc(`"stateRules":[`+strings.Join(rules, ",")+`]`))
+	var reused engine.Result
+	for round := 0; round < 2; round++ {
+		fresh, err := rs.Evaluate(&engine.Request{Data: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.EvaluateInto(&reused, "", &engine.Request{Data: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range []*engine.Result{fresh, &reused} {
+			if len(res.States) != len(want) {
+				t.Fatalf("%d fields, want %d", len(res.States), len(want))
+			}
+			for i, st := range res.States {
+				if i > 0 && res.States[i-1].Field >= st.Field {
+					t.Fatalf("fields out of order: %s after %s", st.Field, res.States[i-1].Field)
+				}
+				if len(st.Props) != 2 || st.Props[0].Name != "hidden" || st.Props[1].Name != "value" ||
+					st.Props[0].Value != want[st.Field]["hidden"] || st.Props[1].Value != want[st.Field]["value"] {
+					t.Fatalf("%s: %+v, want %v", st.Field, st.Props, want[st.Field])
+				}
+			}
+		}
+	}
+}

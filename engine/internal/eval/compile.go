@@ -93,12 +93,13 @@ type expr struct {
 // order without sorting.
 type stateSlot struct {
 	field, prop string
+	fieldAt     int // index of field among the fields of the slots, to tell fields apart quickly
 }
 
 type rule struct {
 	id, code, severity string
-	level              int // index in ruleset.Levels
 	loc                Location
+	scope              []scoped // what inView compares
 	channels           []string
 	fields             []fieldRef
 	typed              []*binding // bindings of the target type, nil when the rule has none
@@ -121,8 +122,8 @@ const (
 
 type state struct {
 	id       string
-	level    int
 	loc      Location
+	scope    []scoped
 	channels []string
 	when     *compile.Program
 	effects  []effect
@@ -218,8 +219,8 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	}
 	fnReads := functionReads(rs)
 	for _, r := range rs.Rules {
-		cr := &rule{id: r.ID, code: r.Code, severity: r.Severity, level: levelIndex(r.Scope), loc: loc(r.Target),
-			channels: r.Channels, key: r.Key}
+		cr := &rule{id: r.ID, code: r.Code, severity: r.Severity, loc: loc(r.Target), channels: r.Channels, key: r.Key}
+		cr.scope = scopeOf(levelIndex(r.Scope), &cr.loc)
 		for _, f := range r.Target.Fields {
 			segs := strings.Split(f, ".")
 			cr.fields = append(cr.fields, fieldRef{path: f, pathValue: f, segs: segs, memo: unit.Path("data", segs)})
@@ -243,7 +244,8 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {
-		cs := &state{id: r.ID, level: levelIndex(r.Scope), loc: loc(r.Target), channels: r.Channels}
+		cs := &state{id: r.ID, loc: loc(r.Target), channels: r.Channels}
+		cs.scope = scopeOf(levelIndex(r.Scope), &cs.loc)
 		cs.when = c.compile(r.When, r.Ptr+"/when")
 		used := []*jsonv.Node{r.When}
 		for _, e := range r.Effects {
@@ -269,15 +271,16 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 
 // stateSlots orders the properties the state rules set and gives each effect its slot.
 func stateSlots(states []*state) []stateSlot {
+	type key struct{ field, prop string }
 	var slots []stateSlot
-	seen := map[stateSlot]bool{}
+	seen := map[key]bool{}
 	for _, st := range states {
 		for _, e := range st.effects {
 			for _, pm := range e.props {
-				k := stateSlot{e.field, pm.name}
+				k := key{e.field, pm.name}
 				if !seen[k] {
 					seen[k] = true
-					slots = append(slots, k)
+					slots = append(slots, stateSlot{field: e.field, prop: pm.name})
 				}
 			}
 		}
@@ -288,14 +291,20 @@ func stateSlots(states []*state) []stateSlot {
 		}
 		return jcs.Less(slots[i].prop, slots[j].prop)
 	})
-	index := make(map[stateSlot]int, len(slots))
+	index := make(map[key]int, len(slots))
 	for i, k := range slots {
-		index[k] = i
+		index[key{k.field, k.prop}] = i
+		if i > 0 {
+			slots[i].fieldAt = slots[i-1].fieldAt
+			if k.field != slots[i-1].field {
+				slots[i].fieldAt++
+			}
+		}
 	}
 	for _, st := range states {
 		for _, e := range st.effects {
 			for i := range e.props {
-				e.props[i].slot = index[stateSlot{e.field, e.props[i].name}]
+				e.props[i].slot = index[key{e.field, e.props[i].name}]
 			}
 		}
 	}

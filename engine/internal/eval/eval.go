@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	mbits "math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,20 +119,35 @@ type Request struct {
 	Locale                     string
 }
 
-// inView reports whether a rule at level with location l is evaluated under view v: rules
-// scoped project or module always are; otherwise every location level from page down to the
-// rule's scope that both name must agree.
-func inView(v *Location, level int, l *Location) bool {
-	if v == nil || level < 2 {
-		return true
-	}
-	for i := 2; i <= level; i++ {
-		a, b := v.get(i), l.get(i)
-		if a != "" && b != "" && a != b {
+// inView reports whether a rule or state rule with the given scope (see scopeOf) is evaluated
+// under a view whose location levels, page to component, are v.
+func inView(v *[4]string, scope []scoped) bool {
+	for _, sc := range scope {
+		if a := v[sc.at]; a != "" && a != sc.name {
 			return false
 		}
 	}
 	return true
+}
+
+// scopeOf is what inView compares of a rule at level with location l: rules scoped project or
+// module are evaluated under every view; otherwise every location level from page down to the
+// rule's scope that both the view and the rule name must agree, so the levels the rule names are
+// kept.
+func scopeOf(level int, l *Location) []scoped {
+	var out []scoped
+	for i := 2; i <= level; i++ {
+		if name := l.get(i); name != "" {
+			out = append(out, scoped{at: i - 2, name: name})
+		}
+	}
+	return out
+}
+
+// scoped is a location level a rule names: at indexes page, screen, section, component.
+type scoped struct {
+	at   int
+	name string
 }
 
 type run struct {
@@ -144,8 +160,9 @@ type run struct {
 	res      *Result
 	findings []Finding // scratch; copied into the result at the end
 	pending  []pending // scratch: the effects of the state rule being applied
-	slotVals []any     // by state slot: the value set, while slotSet says so
-	slotSet  []bool
+	npending int       // how much of pending the evaluation has used, to be cleared at its end
+	slotVals []any     // by state slot: the value set, while slotBits says so
+	slotBits []uint64  // bit i%64 of word i/64: whether slot i was set
 	nset     int
 	msgs     []byte    // the templated messages of this evaluation's findings, one after another
 	msgAt    []msgSpan // which finding each is
@@ -193,13 +210,14 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 			r.state(st)
 		}
 	} else {
+		view := [4]string{v.Page, v.Screen, v.Section, v.Component}
 		for _, ru := range p.rules {
-			if inView(v, ru.level, &ru.loc) {
+			if inView(&view, ru.scope) {
 				r.rule(ru)
 			}
 		}
 		for _, st := range p.states {
-			if inView(v, st.level, &st.loc) {
+			if inView(&view, st.scope) {
 				r.state(st)
 			}
 		}
@@ -229,8 +247,12 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	r.findings = r.findings[:0]
 	if r.nset > 0 {
 		clear(r.slotVals)
-		clear(r.slotSet)
+		clear(r.slotBits)
 		r.nset = 0
+	}
+	if r.npending > 0 {
+		clear(r.pending[:r.npending])
+		r.npending = 0
 	}
 	clear(r.globals)
 	r.m.End()
@@ -541,51 +563,48 @@ func (r *run) state(st *state) {
 	if !holds {
 		return
 	}
-	// all or none: the effects are kept aside until every one of them has been evaluated
-	r.pending = r.pending[:0]
+	// all or none: the effects are kept aside until every one of them has been evaluated; pending
+	// is cleared once, at the end of the evaluation
+	pend := r.pending[:0]
 	for _, e := range st.effects {
 		for _, pm := range e.props {
 			v, err := r.eval(pm.prog)
+			if err == nil && pm.name != "value" {
+				if _, isBool := v.(bool); !isBool {
+					err = errNotBoolean
+				}
+			}
 			if err != nil {
-				clear(r.pending)
+				r.kept(pend)
 				r.failed(st.id, &st.loc, "", code(err))
 				return
 			}
-			if _, isBool := v.(bool); pm.name != "value" && !isBool {
-				clear(r.pending)
-				r.failed(st.id, &st.loc, "", diag.EvaluationError)
-				return
-			}
-			r.pending = append(r.pending, pending{pm.slot, v})
+			pend = append(pend, pending{pm.slot, v})
 		}
 	}
+	r.kept(pend)
 	if len(r.slotVals) < len(r.p.slots) {
 		r.slotVals = make([]any, len(r.p.slots))
-		r.slotSet = make([]bool, len(r.p.slots))
+		r.slotBits = make([]uint64, (len(r.p.slots)+63)/64)
 	}
-	for _, c := range r.pending {
+	for _, c := range pend {
 		r.slotVals[c.slot] = c.v
-		if !r.slotSet[c.slot] {
-			r.slotSet[c.slot] = true
+		if w, bit := c.slot/64, uint64(1)<<(c.slot%64); r.slotBits[w]&bit == 0 {
+			r.slotBits[w] |= bit
 			r.nset++
 		}
 	}
-	clear(r.pending)
 }
 
-// fieldsSet counts the fields whose state some property was set of.
-func (r *run) fieldsSet() int {
-	slots := r.p.slots
-	n, last := 0, -1
-	for i, set := range r.slotSet[:len(slots)] {
-		if set {
-			if last < 0 || slots[last].field != slots[i].field {
-				n++
-			}
-			last = i
-		}
+// errNotBoolean is a state property other than value that is not a boolean.
+var errNotBoolean = &diag.Diagnostic{Code: diag.EvaluationError}
+
+// kept keeps the pending slice for the next state rule, noting how much of it holds values.
+func (r *run) kept(pend []pending) {
+	r.pending = pend
+	if len(pend) > r.npending {
+		r.npending = len(pend)
 	}
-	return n
 }
 
 // pending is the value of a state property waiting for the other effects of its rule.
@@ -594,27 +613,42 @@ type pending struct {
 	v    any
 }
 
+// setSlots appends the indexes of the set slots, in order, to into.
+func (r *run) setSlots(into []int32) []int32 {
+	for w, bits := range r.slotBits {
+		for bits != 0 {
+			into = append(into, int32(w*64+mbits.TrailingZeros64(bits)))
+			bits &= bits - 1
+		}
+	}
+	return into
+}
+
 // states reads the set slots out as States, with two allocations.
 func (r *run) states(out States, props []Property) (States, []Property) {
 	slots := r.p.slots
-	if cap(props) < r.nset {
-		props = make([]Property, 0, r.nset)
+	var buf [64]int32
+	set := r.setSlots(buf[:0])
+	fields, last := 0, -1
+	for _, i := range set {
+		if f := slots[i].fieldAt; f != last {
+			fields, last = fields+1, f
+		}
 	}
-	if fields := r.fieldsSet(); cap(out) < fields {
+	if cap(props) < len(set) {
+		props = make([]Property, 0, len(set))
+	}
+	if cap(out) < fields {
 		out = make(States, 0, fields)
 	}
-	start := 0
-	for i, set := range r.slotSet[:len(slots)] {
-		if !set {
-			continue
+	start, last := 0, -1
+	for _, i := range set {
+		sl := &slots[i]
+		if sl.fieldAt != last {
+			start, last = len(props), sl.fieldAt
+			out = append(out, FieldState{Field: sl.field})
 		}
-		if len(props) > start && slots[i].field != out[len(out)-1].Field {
-			start = len(props)
-		}
-		props = append(props, Property{Name: slots[i].prop, Value: r.slotVals[i]})
-		if len(props)-1 == start {
-			out = append(out, FieldState{Field: slots[i].field})
-		}
+		props = append(props, Property{Name: sl.prop, Value: r.slotVals[i]})
 		out[len(out)-1].Props = props[start:len(props):len(props)]
 	}
 	return out, props
