@@ -28,6 +28,8 @@ type Program struct {
 	defaultLocale string
 	defaultLower  string
 	catalogs      map[string]*catalog // lower-cased tag
+	noTag         *chain              // the catalog chain of a request without a locale
+	chains        map[string]*chain   // of the catalogs' tags, as written and lower-cased
 	rules         []*rule
 	states        []*state
 	declared      []string
@@ -208,6 +210,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		}
 		p.catalogs[strings.ToLower(cat.Tag)] = cc
 	}
+	p.resolveChains(cats)
 	bindings := typeBindings(rs)
 	for _, bs := range bindings {
 		for _, b := range bs {
@@ -267,6 +270,20 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	p.nglobals = unit.NumGlobals()
 	p.slots = stateSlots(p.states)
 	return p, nil
+}
+
+// resolveChains resolves the catalog chains of no locale and of the catalogs' tags.
+func (p *Program) resolveChains(cats []*catalog) {
+	p.noTag = new(chain)
+	p.noTag.resolve(p, "")
+	p.chains = map[string]*chain{}
+	for _, cat := range cats {
+		for _, t := range []string{cat.tag, strings.ToLower(cat.tag)} {
+			c := new(chain)
+			c.resolve(p, t)
+			p.chains[t] = c
+		}
+	}
 }
 
 // stateSlots orders the properties the state rules set and gives each effect its slot.

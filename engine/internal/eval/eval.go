@@ -155,8 +155,8 @@ type run struct {
 	m        compile.Machine
 	globals  []any // by global index (gData, ...)
 	data     any
-	chain    [8]*catalog
-	nchain   int
+	chain    *chain // the catalogs of the request's locale
+	own      chain  // the chain of a tag the program has none for
 	res      *Result
 	findings []Finding // scratch; copied into the result at the end
 	pending  []pending // scratch: the effects of the state rule being applied
@@ -256,8 +256,7 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	}
 	clear(r.globals)
 	r.m.End()
-	clear(r.chain[:])
-	r.p, r.res, r.data, r.nchain = nil, nil, nil, 0
+	r.p, r.res, r.data, r.chain = nil, nil, nil, nil
 	if cap(r.msgs) > 1<<16 {
 		r.msgs = nil
 	}
@@ -284,21 +283,44 @@ func (r *run) messages() {
 // msgSpan is where a finding's message lies in the message buffer.
 type msgSpan struct{ finding, start, end int }
 
-// locales resolves the catalog chain: the requested tag, each shorter prefix, the default.
+// locales finds the catalog chain of the request's locale: built at load for no locale and the
+// tags of the catalogs, resolved here for any other.
 func (r *run) locales(tag string) {
+	if tag == "" {
+		r.chain = r.p.noTag
+	} else if c := r.p.chains[tag]; c != nil {
+		r.chain = c
+	} else {
+		r.own.resolve(r.p, tag)
+		r.chain = &r.own
+	}
+}
+
+// chain is the catalogs messages are looked up in, in order: a locale's, those of each shorter
+// prefix of its tag, the default locale's.
+type chain struct {
+	cats       [8]*catalog
+	n          int
+	ruleFailed []ruleset.Part // the template of RULE_FAILED in the first catalog that has one
+	hasFailed  bool
+}
+
+// resolve sets c to the chain of tag.
+func (c *chain) resolve(p *Program, tag string) {
+	*c = chain{}
 	add := func(t string) {
-		c := r.p.catalogs[t]
-		if c == nil {
+		cat := p.catalogs[t]
+		if cat == nil {
 			return
 		}
-		for i := 0; i < r.nchain; i++ {
-			if r.chain[i] == c {
+		for i := 0; i < c.n; i++ {
+			if c.cats[i] == cat {
 				return
 			}
 		}
-		if r.nchain < len(r.chain) {
-			r.chain[r.nchain] = c
-			r.nchain++
+		if c.n < len(c.cats) {
+			c.cats[c.n] = cat
+			c.n++
 		}
 	}
 	if tag != "" {
@@ -312,7 +334,13 @@ func (r *run) locales(tag string) {
 			t = t[:i]
 		}
 	}
-	add(r.p.defaultLower)
+	add(p.defaultLower)
+	for i := 0; i < c.n; i++ {
+		if t, ok := c.cats[i].messages[diag.RuleFailed]; ok {
+			c.ruleFailed, c.hasFailed = t, true
+			break
+		}
+	}
 }
 
 // lower is strings.ToLower for the ASCII tags the request check lets through, without
@@ -326,19 +354,11 @@ func lower(s string) string {
 	return s
 }
 
-func (r *run) template(key string) ([]ruleset.Part, bool) {
-	for i := 0; i < r.nchain; i++ {
-		if t, ok := r.chain[i].messages[key]; ok {
-			return t, true
-		}
-	}
-	return nil, false
-}
-
 // message returns the rule's template in the first catalog of the chain that has its key.
 func (r *run) message(ru *rule) *message {
-	for i := 0; i < r.nchain; i++ {
-		if m := &ru.messages[r.chain[i].index]; m.ok {
+	c := r.chain
+	for i := 0; i < c.n; i++ {
+		if m := &ru.messages[c.cats[i].index]; m.ok {
 			return m
 		}
 	}
@@ -519,8 +539,8 @@ func code(err error) string {
 func (r *run) failed(id string, l *Location, field, reason string) {
 	start := len(r.msgs)
 	b := r.msgs
-	if parts, ok := r.template(diag.RuleFailed); ok {
-		for _, part := range parts {
+	if r.chain.hasFailed {
+		for _, part := range r.chain.ruleFailed {
 			switch {
 			case !part.Param:
 				b = append(b, part.Text...)
