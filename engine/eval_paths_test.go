@@ -121,3 +121,41 @@ func TestManyStates(t *testing.T) {
 		}
 	}
 }
+
+// TestParsedRequestRechecked: a request ParseRequest returned is not checked again while it holds
+// what ParseRequest put in it; any root, the view or the locale replaced (even by a map of another
+// type sharing the same storage) makes the evaluation check it again.
+func TestParsedRequestRechecked(t *testing.T) {
+	type object map[string]any
+	rs := mustRuleSet(t, doc(`"rules":[`+okRule+`]`))
+	bad := map[string]any{"f": func() {}}
+	cases := []struct {
+		name   string
+		change func(*engine.Request)
+		ok     bool
+	}{
+		{"unchanged", func(*engine.Request) {}, true},
+		{"same data", func(r *engine.Request) { r.Data = r.Data.(map[string]any) }, true},
+		{"data replaced", func(r *engine.Request) { r.Data = bad }, false},
+		{"data as another map type", func(r *engine.Request) { r.Data = object(r.Data.(map[string]any)) }, false},
+		{"data an array", func(r *engine.Request) { r.Data = []any{} }, false},
+		{"original replaced", func(r *engine.Request) { r.Original = bad }, false},
+		{"actor replaced", func(r *engine.Request) { r.Actor = bad }, false},
+		{"ctx replaced", func(r *engine.Request) { r.Ctx = bad }, false},
+		{"ctx nil", func(r *engine.Request) { r.Ctx = nil }, true},
+		{"view replaced", func(r *engine.Request) { r.View = &engine.View{Page: strings.Repeat("p", 257)} }, false},
+		{"view changed", func(r *engine.Request) { r.View.Page = strings.Repeat("p", 257) }, false},
+		{"locale replaced", func(r *engine.Request) { r.Locale = "fr_CA" }, false},
+	}
+	for _, tc := range cases {
+		req, err := engine.ParseRequest([]byte(`{"data":{"a":1},"original":{},"actor":{"id":"u"},"ctx":{"n":1},"view":{"page":"p"},"locale":"en"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.change(req)
+		_, err = rs.Evaluate(req)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: error %v", tc.name, err)
+		}
+	}
+}
