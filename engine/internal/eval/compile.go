@@ -86,7 +86,6 @@ const (
 type expr struct {
 	name string
 	prog *compile.Program
-	slot int // for a state property: its index in Program.slots
 }
 
 // stateSlot is one property of one field that some state rule may set. A program's slots are
@@ -129,8 +128,16 @@ type state struct {
 	channels []string
 	when     *compile.Program
 	effects  []effect
+	props    []effectProp // the properties of the effects, in order, as an evaluation needs them
 	missing  string
 	reads    uint8
+}
+
+// effectProp is one property a state rule sets.
+type effectProp struct {
+	prog  *compile.Program
+	slot  int  // in Program.slots
+	value bool // the property value, which may be any JSON value; the others are booleans
 }
 
 type effect struct {
@@ -320,8 +327,8 @@ func stateSlots(states []*state) []stateSlot {
 	}
 	for _, st := range states {
 		for _, e := range st.effects {
-			for i := range e.props {
-				e.props[i].slot = index[key{e.field, e.props[i].name}]
+			for _, pm := range e.props {
+				st.props = append(st.props, effectProp{prog: pm.prog, slot: index[key{e.field, pm.name}], value: pm.name == "value"})
 			}
 		}
 	}

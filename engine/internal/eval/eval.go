@@ -370,6 +370,12 @@ func (r *run) eval(prog *compile.Program) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return canonical(v)
+}
+
+// canonical returns the canonical form of a result, or the error of one beyond the range of a
+// double.
+func canonical(v any) (any, error) {
 	switch v.(type) {
 	case bool, string, nil:
 		return v, nil // canonical as they are
@@ -586,21 +592,24 @@ func (r *run) state(st *state) {
 	// all or none: the effects are kept aside until every one of them has been evaluated; pending
 	// is cleared once, at the end of the evaluation
 	pend := r.pending[:0]
-	for _, e := range st.effects {
-		for _, pm := range e.props {
-			v, err := r.eval(pm.prog)
-			if err == nil && pm.name != "value" {
-				if _, isBool := v.(bool); !isBool {
+	for i := range st.props {
+		pm := &st.props[i]
+		v, err := r.m.Run(pm.prog)
+		if err == nil {
+			if _, isBool := v.(bool); !isBool {
+				if pm.value {
+					v, err = canonical(v)
+				} else {
 					err = errNotBoolean
 				}
 			}
-			if err != nil {
-				r.kept(pend)
-				r.failed(st.id, &st.loc, "", code(err))
-				return
-			}
-			pend = append(pend, pending{pm.slot, v})
 		}
+		if err != nil {
+			r.kept(pend)
+			r.failed(st.id, &st.loc, "", code(err))
+			return
+		}
+		pend = append(pend, pending{pm.slot, v})
 	}
 	r.kept(pend)
 	if len(r.slotVals) < len(r.p.slots) {
@@ -649,10 +658,10 @@ func (r *run) states(out States, props []Property) (States, []Property) {
 	slots := r.p.slots
 	var buf [64]int32
 	set := r.setSlots(buf[:0])
-	fields, last := 0, -1
-	for _, i := range set {
-		if f := slots[i].fieldAt; f != last {
-			fields, last = fields+1, f
+	fields := 0
+	for k, i := range set {
+		if k == 0 || slots[i].fieldAt != slots[set[k-1]].fieldAt {
+			fields++
 		}
 	}
 	if cap(props) < len(set) {
@@ -661,16 +670,21 @@ func (r *run) states(out States, props []Property) (States, []Property) {
 	if cap(out) < fields {
 		out = make(States, 0, fields)
 	}
-	start, last := 0, -1
-	for _, i := range set {
+	// each field's properties are a run of set slots; a field is written when its run ends
+	props, out = props[:len(set)], out[:fields]
+	f, start, last := -1, 0, -1
+	for k, i := range set {
 		sl := &slots[i]
 		if sl.fieldAt != last {
-			start, last = len(props), sl.fieldAt
-			out = append(out, FieldState{Field: sl.field})
+			if f >= 0 {
+				out[f].Props = props[start:k:k]
+			}
+			f, start, last = f+1, k, sl.fieldAt
+			out[f].Field = sl.field
 		}
-		props = append(props, Property{Name: sl.prop, Value: r.slotVals[i]})
-		out[len(out)-1].Props = props[start:len(props):len(props)]
+		props[k] = Property{Name: sl.prop, Value: r.slotVals[i]}
 	}
+	out[f].Props = props[start:len(set):len(set)]
 	return out, props
 }
 
