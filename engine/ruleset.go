@@ -103,7 +103,8 @@ func (req *Request) checkedAs() *eval.Request {
 // dynamic type and b's map pointer. (reflect would do, at several times the cost on every
 // evaluation.)
 func sameRoot(a, b any) bool {
-	return *(*[2]unsafe.Pointer)(unsafe.Pointer(&a)) == *(*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	wa, wb := (*[2]unsafe.Pointer)(unsafe.Pointer(&a)), (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	return wa[0] == wb[0] && wa[1] == wb[1] // word by word: comparing the arrays calls memequal
 }
 
 func newParsed(er *eval.Request, id string) *Request {
@@ -124,6 +125,8 @@ type RuleSet struct {
 	bundle    *jsonv.Node            // nil when loaded from a manifest
 	manifests map[string]*jsonv.Node // by channel
 	programs  map[string]*eval.Program
+	server    *eval.Program // programs[ChannelServer], without the map lookup per evaluation
+	client    *eval.Program // programs[ChannelClient]
 	channels  []string
 	declared  []string
 	ops       map[string]Operator
@@ -184,6 +187,7 @@ func Compile(doc []byte, opts ...Option) (rs *RuleSet, err error) {
 		out.manifests[ch] = bundle.Manifest(src, bref, ch)
 		out.programs[ch] = prog.ForChannel(ch)
 	}
+	out.server, out.client = out.programs[ChannelServer], out.programs[ChannelClient]
 	return out, nil
 }
 
@@ -261,6 +265,7 @@ func fromLoaded(loaded []*bundle.Loaded, bref bundle.Ref, cfg config) (*RuleSet,
 			out.channels = append(out.channels, ch)
 		}
 	}
+	out.server, out.client = out.programs[ChannelServer], out.programs[ChannelClient]
 	return out, nil
 }
 
@@ -349,7 +354,15 @@ func (rs *RuleSet) EvaluateInto(res *Result, channel string, req *Request) (err 
 	if channel == "" {
 		channel = rs.defaultChannel()
 	}
-	p := rs.programs[channel]
+	var p *eval.Program
+	switch channel {
+	case ChannelServer:
+		p = rs.server
+	case ChannelClient:
+		p = rs.client
+	default:
+		p = rs.programs[channel]
+	}
 	if p == nil {
 		return diag.NoChannel(channel, rs.channels)
 	}
