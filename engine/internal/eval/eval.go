@@ -166,6 +166,7 @@ type run struct {
 	nset     int
 	msgs     []byte    // the templated messages of this evaluation's findings, one after another
 	msgAt    []msgSpan // which finding each is
+	vals     []any     // scratch: the parameters of a finding's message
 }
 
 var runPool = sync.Pool{New: func() any { return new(run) }}
@@ -387,11 +388,10 @@ func canonical(v any) (any, error) {
 	return out, nil
 }
 
-// cond runs a condition: whether it holds (true; false and null do not), or why the rule fails
-// closed. Any other result is an evaluation error, as eval's out-of-range error is, so the result
-// need not be made canonical first.
-func (r *run) cond(prog *compile.Program) (holds bool, reason string) {
-	v, err := r.m.Run(prog)
+// truth reads the result of a condition: whether it holds (true; false and null do not), or why
+// the rule fails closed. Any other result is an evaluation error, as eval's out-of-range error
+// is, so the result need not be made canonical first.
+func truth(v any, err error) (holds bool, reason string) {
 	if err != nil {
 		return false, code(err)
 	}
@@ -482,7 +482,7 @@ func (r *run) check(ru *rule, field string, v any) {
 		r.failed(ru.id, &ru.loc, field, diag.OperatorUnavailable)
 		return
 	}
-	holds, reason := r.cond(ru.when)
+	holds, reason := truth(r.m.Run(ru.when))
 	switch {
 	case reason != "":
 		r.failed(ru.id, &ru.loc, field, reason)
@@ -495,16 +495,17 @@ func (r *run) check(ru *rule, field string, v any) {
 func (r *run) found(ru *rule, field string, v any) {
 	// parameters are evaluated even when the message does not show them: one that fails makes
 	// the rule fail closed
-	var params [16]any
-	vals := params[:0]
-	for _, pm := range ru.params {
-		pv, err := r.eval(pm.prog)
+	vals := r.vals[:0]
+	for i := range ru.params {
+		pv, err := r.eval(ru.params[i].prog)
 		if err != nil {
+			clear(vals)
 			r.failed(ru.id, &ru.loc, field, code(err))
 			return
 		}
 		vals = append(vals, pv)
 	}
+	r.vals = vals[:0]
 	m := r.message(ru)
 	var msg string
 	switch {
@@ -528,6 +529,9 @@ func (r *run) found(ru *rule, field string, v any) {
 		}
 		r.msgs = b
 		r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(b)})
+	}
+	if len(vals) > 0 {
+		clear(vals) // nothing of the request stays in the scratch
 	}
 	r.findings = append(r.findings, Finding{Code: ru.code, Severity: ru.severity, Message: msg,
 		Field: field, Rule: ru.id, Location: ru.loc})
@@ -581,7 +585,7 @@ func (r *run) state(st *state) {
 		r.failed(st.id, &st.loc, "", diag.OperatorUnavailable)
 		return
 	}
-	holds, reason := r.cond(st.when)
+	holds, reason := truth(r.m.Run(st.when))
 	if reason != "" {
 		r.failed(st.id, &st.loc, "", reason)
 		return
