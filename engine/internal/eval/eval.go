@@ -255,7 +255,9 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 		clear(r.pending[:r.npending])
 		r.npending = 0
 	}
-	clear(r.globals)
+	// only the globals an evaluation sets can be other than null: the machine never writes them
+	_ = g[gField]
+	g[gData], g[gOriginal], g[gActor], g[gCtx], g[gValue], g[gField] = nil, nil, nil, nil, nil, nil
 	r.m.End()
 	r.p, r.res, r.data, r.chain = nil, nil, nil, nil
 	if cap(r.msgs) > 1<<16 {
@@ -622,7 +624,7 @@ func (r *run) state(st *state) {
 	}
 	for _, c := range pend {
 		r.slotVals[c.slot] = c.v
-		if w, bit := c.slot/64, uint64(1)<<(c.slot%64); r.slotBits[w]&bit == 0 {
+		if w, bit := uint(c.slot)/64, uint64(1)<<(uint(c.slot)%64); r.slotBits[w]&bit == 0 {
 			r.slotBits[w] |= bit
 			r.nset++
 		}
