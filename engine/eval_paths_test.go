@@ -159,3 +159,29 @@ func TestParsedRequestRechecked(t *testing.T) {
 		}
 	}
 }
+
+// TestListBindings: fields bound through a list entity read each element as a variable path
+// does (members of objects, elements of arrays, null for anything else), the one-member paths
+// without the general lookup.
+func TestListBindings(t *testing.T) {
+	src := []byte(`{"ruleset":{"id":"t","version":"1","defaultLocale":"en","locales":{"en":{"m":"{field}={value}"}},
+		"types":{"T":{"base":"string"},"U":{"base":"string"},"V":{"base":"string"}},
+		"entities":{"item":{"path":"items","many":true,"fieldTypes":{"a":"T","b.c":"U","0":"V"}}},
+		"rules":[{"id":"t","code":"T","target":{"type":"T"},"when":{"op":"!=","args":[{"var":"value"},null]},"message":"m"},
+		         {"id":"u","code":"U","target":{"type":"U"},"when":{"op":"!=","args":[{"var":"value"},null]},"message":"m"},
+		         {"id":"v","code":"V","target":{"type":"V"},"when":{"op":"!=","args":[{"var":"value"},null]},"message":"m"}]}}`)
+	items := []any{map[string]any{"a": "x", "0": "zero"}, []any{"e0", "e1"}, "s", nil, map[string]any{"a": nil},
+		map[string]any{"b": map[string]any{"c": "y"}}, map[string]any{"b": []any{"no"}}, map[string]any{"a": []any{1.0}}}
+	res, err := mustRuleSet(t, src).Evaluate(&engine.Request{Data: map[string]any{"items": items}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, f.Rule+":"+f.Message)
+	}
+	want := "t:items.0.a=x|t:items.7.a=[1]|u:items.5.b.c=y|v:items.0.0=zero|v:items.1.0=e0"
+	if strings.Join(got, "|") != want {
+		t.Errorf("got  %s\nwant %s", strings.Join(got, "|"), want)
+	}
+}

@@ -429,7 +429,12 @@ func (r *run) rule(ru *rule) {
 			}
 			list, _ := base.([]any)
 			for i, el := range list {
-				v := lookup(el, b.field.segs)
+				var v any
+				if m, ok := el.(map[string]any); ok && len(b.field.segs) == 1 {
+					v = m[b.field.segs[0]] // lookup's common case, without the call
+				} else {
+					v = lookup(el, b.field.segs)
+				}
 				if i < len(b.paths) {
 					r.bind(ru.reads, b.pathValues[i], v)
 					r.check(ru, b.paths[i], v)
