@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"reflect"
+	"unsafe"
 
 	"github.com/sdods/sdods/engine/internal/bundle"
 	"github.com/sdods/sdods/engine/internal/compile"
@@ -98,14 +98,13 @@ func (req *Request) checkedAs() *eval.Request {
 }
 
 // sameRoot reports whether a and b are both nil or the same object (the same map, not an equal
-// one).
+// one); b is a root ParseRequest decoded, nil or a map[string]any. Maps are not comparable, so
+// the two words of the interface values are: a holds the same map as b exactly when it has b's
+// dynamic type and b's map pointer. (reflect would do, at several times the cost on every
+// evaluation.)
 func sameRoot(a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	ma, ok := a.(map[string]any)
-	mb, ok2 := b.(map[string]any)
-	return ok && ok2 && reflect.ValueOf(ma).UnsafePointer() == reflect.ValueOf(mb).UnsafePointer()
+	wa, wb := (*[2]unsafe.Pointer)(unsafe.Pointer(&a)), (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	return wa[0] == wb[0] && wa[1] == wb[1] // word by word: comparing the arrays calls memequal
 }
 
 func newParsed(er *eval.Request, id string) *Request {
@@ -126,6 +125,8 @@ type RuleSet struct {
 	bundle    *jsonv.Node            // nil when loaded from a manifest
 	manifests map[string]*jsonv.Node // by channel
 	programs  map[string]*eval.Program
+	server    *eval.Program // programs[ChannelServer], without the map lookup per evaluation
+	client    *eval.Program // programs[ChannelClient]
 	channels  []string
 	declared  []string
 	ops       map[string]Operator
@@ -186,6 +187,7 @@ func Compile(doc []byte, opts ...Option) (rs *RuleSet, err error) {
 		out.manifests[ch] = bundle.Manifest(src, bref, ch)
 		out.programs[ch] = prog.ForChannel(ch)
 	}
+	out.server, out.client = out.programs[ChannelServer], out.programs[ChannelClient]
 	return out, nil
 }
 
@@ -263,6 +265,7 @@ func fromLoaded(loaded []*bundle.Loaded, bref bundle.Ref, cfg config) (*RuleSet,
 			out.channels = append(out.channels, ch)
 		}
 	}
+	out.server, out.client = out.programs[ChannelServer], out.programs[ChannelClient]
 	return out, nil
 }
 
@@ -351,7 +354,15 @@ func (rs *RuleSet) EvaluateInto(res *Result, channel string, req *Request) (err 
 	if channel == "" {
 		channel = rs.defaultChannel()
 	}
-	p := rs.programs[channel]
+	var p *eval.Program
+	switch channel {
+	case ChannelServer:
+		p = rs.server
+	case ChannelClient:
+		p = rs.client
+	default:
+		p = rs.programs[channel]
+	}
 	if p == nil {
 		return diag.NoChannel(channel, rs.channels)
 	}

@@ -28,6 +28,8 @@ type Program struct {
 	defaultLocale string
 	defaultLower  string
 	catalogs      map[string]*catalog // lower-cased tag
+	noTag         *chain              // the catalog chain of a request without a locale
+	chains        map[string]*chain   // of the catalogs' tags, as written and lower-cased
 	rules         []*rule
 	states        []*state
 	declared      []string
@@ -84,7 +86,6 @@ const (
 type expr struct {
 	name string
 	prog *compile.Program
-	slot int // for a state property: its index in Program.slots
 }
 
 // stateSlot is one property of one field that some state rule may set. A program's slots are
@@ -93,12 +94,13 @@ type expr struct {
 // order without sorting.
 type stateSlot struct {
 	field, prop string
+	fieldAt     int // index of field among the fields of the slots, to tell fields apart quickly
 }
 
 type rule struct {
 	id, code, severity string
-	level              int // index in ruleset.Levels
 	loc                Location
+	scope              []scoped // what inView compares
 	channels           []string
 	fields             []fieldRef
 	typed              []*binding // bindings of the target type, nil when the rule has none
@@ -121,13 +123,21 @@ const (
 
 type state struct {
 	id       string
-	level    int
 	loc      Location
+	scope    []scoped
 	channels []string
 	when     *compile.Program
 	effects  []effect
+	props    []effectProp // the properties of the effects, in order, as an evaluation needs them
 	missing  string
 	reads    uint8
+}
+
+// effectProp is one property a state rule sets.
+type effectProp struct {
+	prog  *compile.Program
+	slot  int  // in Program.slots
+	value bool // the property value, which may be any JSON value; the others are booleans
 }
 
 type effect struct {
@@ -207,6 +217,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		}
 		p.catalogs[strings.ToLower(cat.Tag)] = cc
 	}
+	p.resolveChains(cats)
 	bindings := typeBindings(rs)
 	for _, bs := range bindings {
 		for _, b := range bs {
@@ -218,8 +229,8 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	}
 	fnReads := functionReads(rs)
 	for _, r := range rs.Rules {
-		cr := &rule{id: r.ID, code: r.Code, severity: r.Severity, level: levelIndex(r.Scope), loc: loc(r.Target),
-			channels: r.Channels, key: r.Key}
+		cr := &rule{id: r.ID, code: r.Code, severity: r.Severity, loc: loc(r.Target), channels: r.Channels, key: r.Key}
+		cr.scope = scopeOf(levelIndex(r.Scope), &cr.loc)
 		for _, f := range r.Target.Fields {
 			segs := strings.Split(f, ".")
 			cr.fields = append(cr.fields, fieldRef{path: f, pathValue: f, segs: segs, memo: unit.Path("data", segs)})
@@ -243,7 +254,8 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {
-		cs := &state{id: r.ID, level: levelIndex(r.Scope), loc: loc(r.Target), channels: r.Channels}
+		cs := &state{id: r.ID, loc: loc(r.Target), channels: r.Channels}
+		cs.scope = scopeOf(levelIndex(r.Scope), &cs.loc)
 		cs.when = c.compile(r.When, r.Ptr+"/when")
 		used := []*jsonv.Node{r.When}
 		for _, e := range r.Effects {
@@ -267,17 +279,32 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	return p, nil
 }
 
+// resolveChains resolves the catalog chains of no locale and of the catalogs' tags.
+func (p *Program) resolveChains(cats []*catalog) {
+	p.noTag = new(chain)
+	p.noTag.resolve(p, "")
+	p.chains = map[string]*chain{}
+	for _, cat := range cats {
+		for _, t := range []string{cat.tag, strings.ToLower(cat.tag)} {
+			c := new(chain)
+			c.resolve(p, t)
+			p.chains[t] = c
+		}
+	}
+}
+
 // stateSlots orders the properties the state rules set and gives each effect its slot.
 func stateSlots(states []*state) []stateSlot {
+	type key struct{ field, prop string }
 	var slots []stateSlot
-	seen := map[stateSlot]bool{}
+	seen := map[key]bool{}
 	for _, st := range states {
 		for _, e := range st.effects {
 			for _, pm := range e.props {
-				k := stateSlot{e.field, pm.name}
+				k := key{e.field, pm.name}
 				if !seen[k] {
 					seen[k] = true
-					slots = append(slots, k)
+					slots = append(slots, stateSlot{field: e.field, prop: pm.name})
 				}
 			}
 		}
@@ -288,14 +315,20 @@ func stateSlots(states []*state) []stateSlot {
 		}
 		return jcs.Less(slots[i].prop, slots[j].prop)
 	})
-	index := make(map[stateSlot]int, len(slots))
+	index := make(map[key]int, len(slots))
 	for i, k := range slots {
-		index[k] = i
+		index[key{k.field, k.prop}] = i
+		if i > 0 {
+			slots[i].fieldAt = slots[i-1].fieldAt
+			if k.field != slots[i-1].field {
+				slots[i].fieldAt++
+			}
+		}
 	}
 	for _, st := range states {
 		for _, e := range st.effects {
-			for i := range e.props {
-				e.props[i].slot = index[stateSlot{e.field, e.props[i].name}]
+			for _, pm := range e.props {
+				st.props = append(st.props, effectProp{prog: pm.prog, slot: index[key{e.field, pm.name}], value: pm.name == "value"})
 			}
 		}
 	}

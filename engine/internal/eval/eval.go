@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	mbits "math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,20 +119,35 @@ type Request struct {
 	Locale                     string
 }
 
-// inView reports whether a rule at level with location l is evaluated under view v: rules
-// scoped project or module always are; otherwise every location level from page down to the
-// rule's scope that both name must agree.
-func inView(v *Location, level int, l *Location) bool {
-	if v == nil || level < 2 {
-		return true
-	}
-	for i := 2; i <= level; i++ {
-		a, b := v.get(i), l.get(i)
-		if a != "" && b != "" && a != b {
+// inView reports whether a rule or state rule with the given scope (see scopeOf) is evaluated
+// under a view whose location levels, page to component, are v.
+func inView(v *[4]string, scope []scoped) bool {
+	for _, sc := range scope {
+		if a := v[sc.at]; a != "" && a != sc.name {
 			return false
 		}
 	}
 	return true
+}
+
+// scopeOf is what inView compares of a rule at level with location l: rules scoped project or
+// module are evaluated under every view; otherwise every location level from page down to the
+// rule's scope that both the view and the rule name must agree, so the levels the rule names are
+// kept.
+func scopeOf(level int, l *Location) []scoped {
+	var out []scoped
+	for i := 2; i <= level; i++ {
+		if name := l.get(i); name != "" {
+			out = append(out, scoped{at: i - 2, name: name})
+		}
+	}
+	return out
+}
+
+// scoped is a location level a rule names: at indexes page, screen, section, component.
+type scoped struct {
+	at   int
+	name string
 }
 
 type run struct {
@@ -139,16 +155,18 @@ type run struct {
 	m        compile.Machine
 	globals  []any // by global index (gData, ...)
 	data     any
-	chain    [8]*catalog
-	nchain   int
+	chain    *chain // the catalogs of the request's locale
+	own      chain  // the chain of a tag the program has none for
 	res      *Result
 	findings []Finding // scratch; copied into the result at the end
 	pending  []pending // scratch: the effects of the state rule being applied
-	slotVals []any     // by state slot: the value set, while slotSet says so
-	slotSet  []bool
+	npending int       // how much of pending the evaluation has used, to be cleared at its end
+	slotVals []any     // by state slot: the value set, while slotBits says so
+	slotBits []uint64  // bit i%64 of word i/64: whether slot i was set
 	nset     int
 	msgs     []byte    // the templated messages of this evaluation's findings, one after another
 	msgAt    []msgSpan // which finding each is
+	vals     []any     // scratch: the parameters of a finding's message
 }
 
 var runPool = sync.Pool{New: func() any { return new(run) }}
@@ -184,17 +202,26 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	g[gData], g[gOriginal], g[gActor], g[gCtx] = req.Data, req.Original, req.Actor, req.Ctx
 	r.m.Begin(g, p.ops, p.budget)
 	r.locales(req.Locale)
-	for _, ru := range p.rules {
-		if !inView(req.View, ru.level, &ru.loc) {
-			continue
+	if v := req.View; v == nil {
+		// every rule is in view
+		for _, ru := range p.rules {
+			r.rule(ru)
 		}
-		r.rule(ru)
-	}
-	for _, st := range p.states {
-		if !inView(req.View, st.level, &st.loc) {
-			continue
+		for _, st := range p.states {
+			r.state(st)
 		}
-		r.state(st)
+	} else {
+		view := [4]string{v.Page, v.Screen, v.Section, v.Component}
+		for _, ru := range p.rules {
+			if inView(&view, ru.scope) {
+				r.rule(ru)
+			}
+		}
+		for _, st := range p.states {
+			if inView(&view, st.scope) {
+				r.state(st)
+			}
+		}
 	}
 	r.messages()
 	switch {
@@ -221,13 +248,18 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	r.findings = r.findings[:0]
 	if r.nset > 0 {
 		clear(r.slotVals)
-		clear(r.slotSet)
+		clear(r.slotBits)
 		r.nset = 0
 	}
-	clear(r.globals)
+	if r.npending > 0 {
+		clear(r.pending[:r.npending])
+		r.npending = 0
+	}
+	// only the globals an evaluation sets can be other than null: the machine never writes them
+	_ = g[gField]
+	g[gData], g[gOriginal], g[gActor], g[gCtx], g[gValue], g[gField] = nil, nil, nil, nil, nil, nil
 	r.m.End()
-	clear(r.chain[:])
-	r.p, r.res, r.data, r.nchain = nil, nil, nil, 0
+	r.p, r.res, r.data, r.chain = nil, nil, nil, nil
 	if cap(r.msgs) > 1<<16 {
 		r.msgs = nil
 	}
@@ -254,21 +286,44 @@ func (r *run) messages() {
 // msgSpan is where a finding's message lies in the message buffer.
 type msgSpan struct{ finding, start, end int }
 
-// locales resolves the catalog chain: the requested tag, each shorter prefix, the default.
+// locales finds the catalog chain of the request's locale: built at load for no locale and the
+// tags of the catalogs, resolved here for any other.
 func (r *run) locales(tag string) {
+	if tag == "" {
+		r.chain = r.p.noTag
+	} else if c := r.p.chains[tag]; c != nil {
+		r.chain = c
+	} else {
+		r.own.resolve(r.p, tag)
+		r.chain = &r.own
+	}
+}
+
+// chain is the catalogs messages are looked up in, in order: a locale's, those of each shorter
+// prefix of its tag, the default locale's.
+type chain struct {
+	cats       [8]*catalog
+	n          int
+	ruleFailed []ruleset.Part // the template of RULE_FAILED in the first catalog that has one
+	hasFailed  bool
+}
+
+// resolve sets c to the chain of tag.
+func (c *chain) resolve(p *Program, tag string) {
+	*c = chain{}
 	add := func(t string) {
-		c := r.p.catalogs[t]
-		if c == nil {
+		cat := p.catalogs[t]
+		if cat == nil {
 			return
 		}
-		for i := 0; i < r.nchain; i++ {
-			if r.chain[i] == c {
+		for i := 0; i < c.n; i++ {
+			if c.cats[i] == cat {
 				return
 			}
 		}
-		if r.nchain < len(r.chain) {
-			r.chain[r.nchain] = c
-			r.nchain++
+		if c.n < len(c.cats) {
+			c.cats[c.n] = cat
+			c.n++
 		}
 	}
 	if tag != "" {
@@ -282,7 +337,13 @@ func (r *run) locales(tag string) {
 			t = t[:i]
 		}
 	}
-	add(r.p.defaultLower)
+	add(p.defaultLower)
+	for i := 0; i < c.n; i++ {
+		if t, ok := c.cats[i].messages[diag.RuleFailed]; ok {
+			c.ruleFailed, c.hasFailed = t, true
+			break
+		}
+	}
 }
 
 // lower is strings.ToLower for the ASCII tags the request check lets through, without
@@ -296,19 +357,11 @@ func lower(s string) string {
 	return s
 }
 
-func (r *run) template(key string) ([]ruleset.Part, bool) {
-	for i := 0; i < r.nchain; i++ {
-		if t, ok := r.chain[i].messages[key]; ok {
-			return t, true
-		}
-	}
-	return nil, false
-}
-
 // message returns the rule's template in the first catalog of the chain that has its key.
 func (r *run) message(ru *rule) *message {
-	for i := 0; i < r.nchain; i++ {
-		if m := &ru.messages[r.chain[i].index]; m.ok {
+	c := r.chain
+	for i := 0; i < c.n; i++ {
+		if m := &ru.messages[c.cats[i].index]; m.ok {
 			return m
 		}
 	}
@@ -320,11 +373,37 @@ func (r *run) eval(prog *compile.Program) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return canonical(v)
+}
+
+// canonical returns the canonical form of a result, or the error of one beyond the range of a
+// double.
+func canonical(v any) (any, error) {
+	switch v.(type) {
+	case bool, string, nil:
+		return v, nil // canonical as they are
+	}
 	out, ok := value.Canonical(v)
 	if !ok {
 		return nil, diag.ResultOutOfRange("")
 	}
 	return out, nil
+}
+
+// truth reads the result of a condition: whether it holds (true; false and null do not), or why
+// the rule fails closed. Any other result is an evaluation error, as eval's out-of-range error
+// is, so the result need not be made canonical first.
+func truth(v any, err error) (holds bool, reason string) {
+	if err != nil {
+		return false, code(err)
+	}
+	switch t := v.(type) {
+	case bool:
+		return t, ""
+	case nil:
+		return false, ""
+	}
+	return false, diag.EvaluationError
 }
 
 func (r *run) rule(ru *rule) {
@@ -338,7 +417,8 @@ func (r *run) rule(ru *rule) {
 				} else {
 					v = lookup(lookup(r.data, b.entity), b.field.segs)
 				}
-				r.bound(ru, b.path, b.pathValue, v)
+				r.bind(ru.reads, b.pathValue, v)
+				r.check(ru, b.path, v)
 				continue
 			}
 			var base any
@@ -349,12 +429,20 @@ func (r *run) rule(ru *rule) {
 			}
 			list, _ := base.([]any)
 			for i, el := range list {
+				var v any
+				if m, ok := el.(map[string]any); ok && len(b.field.segs) == 1 {
+					v = m[b.field.segs[0]] // lookup's common case, without the call
+				} else {
+					v = lookup(el, b.field.segs)
+				}
 				if i < len(b.paths) {
-					r.bound(ru, b.paths[i], b.pathValues[i], lookup(el, b.field.segs))
+					r.bind(ru.reads, b.pathValues[i], v)
+					r.check(ru, b.paths[i], v)
 					continue
 				}
 				path := b.prefix + itoa(i) + b.suffix
-				r.bound(ru, path, path, lookup(el, b.field.segs))
+				r.bind(ru.reads, path, v)
+				r.check(ru, path, v)
 			}
 		}
 	case len(ru.fields) > 0:
@@ -366,7 +454,8 @@ func (r *run) rule(ru *rule) {
 			} else {
 				v = lookup(r.data, f.segs)
 			}
-			r.bound(ru, f.path, f.pathValue, v)
+			r.bind(ru.reads, f.pathValue, v)
+			r.check(ru, f.path, v)
 		}
 	default:
 		r.unbind(ru.reads)
@@ -384,16 +473,15 @@ func (r *run) unbind(reads uint8) {
 	}
 }
 
-// bound checks a rule for one field; fieldValue is field as an interface value, boxed once at
-// load for static paths.
-func (r *run) bound(ru *rule, field string, fieldValue, v any) {
-	if ru.reads&readsValue != 0 {
+// bind sets value and field for a rule checked on one field, those of them it may read;
+// fieldValue is the field path as an interface value, boxed once at load for static paths.
+func (r *run) bind(reads uint8, fieldValue, v any) {
+	if reads&readsValue != 0 {
 		r.globals[gValue] = v
 	}
-	if ru.reads&readsField != 0 {
+	if reads&readsField != 0 {
 		r.globals[gField] = fieldValue
 	}
-	r.check(ru, field, v)
 }
 
 func (r *run) check(ru *rule, field string, v any) {
@@ -401,31 +489,30 @@ func (r *run) check(ru *rule, field string, v any) {
 		r.failed(ru.id, &ru.loc, field, diag.OperatorUnavailable)
 		return
 	}
-	got, err := r.eval(ru.when)
-	if err != nil {
-		r.failed(ru.id, &ru.loc, field, code(err))
-		return
+	holds, reason := truth(r.m.Run(ru.when))
+	switch {
+	case reason != "":
+		r.failed(ru.id, &ru.loc, field, reason)
+	case holds:
+		r.found(ru, field, v)
 	}
-	switch got {
-	case true:
-	case false, nil:
-		return
-	default:
-		r.failed(ru.id, &ru.loc, field, diag.EvaluationError)
-		return
-	}
+}
+
+// found records the finding of a rule whose condition holds.
+func (r *run) found(ru *rule, field string, v any) {
 	// parameters are evaluated even when the message does not show them: one that fails makes
 	// the rule fail closed
-	var params [16]any
-	vals := params[:0]
-	for _, pm := range ru.params {
-		pv, err := r.eval(pm.prog)
+	vals := r.vals[:0]
+	for i := range ru.params {
+		pv, err := r.eval(ru.params[i].prog)
 		if err != nil {
+			clear(vals)
 			r.failed(ru.id, &ru.loc, field, code(err))
 			return
 		}
 		vals = append(vals, pv)
 	}
+	r.vals = vals[:0]
 	m := r.message(ru)
 	var msg string
 	switch {
@@ -450,6 +537,9 @@ func (r *run) check(ru *rule, field string, v any) {
 		r.msgs = b
 		r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(b)})
 	}
+	if len(vals) > 0 {
+		clear(vals) // nothing of the request stays in the scratch
+	}
 	r.findings = append(r.findings, Finding{Code: ru.code, Severity: ru.severity, Message: msg,
 		Field: field, Rule: ru.id, Location: ru.loc})
 }
@@ -466,8 +556,8 @@ func code(err error) string {
 func (r *run) failed(id string, l *Location, field, reason string) {
 	start := len(r.msgs)
 	b := r.msgs
-	if parts, ok := r.template(diag.RuleFailed); ok {
-		for _, part := range parts {
+	if r.chain.hasFailed {
+		for _, part := range r.chain.ruleFailed {
 			switch {
 			case !part.Param:
 				b = append(b, part.Text...)
@@ -502,64 +592,59 @@ func (r *run) state(st *state) {
 		r.failed(st.id, &st.loc, "", diag.OperatorUnavailable)
 		return
 	}
-	got, err := r.eval(st.when)
-	if err != nil {
-		r.failed(st.id, &st.loc, "", code(err))
+	holds, reason := truth(r.m.Run(st.when))
+	if reason != "" {
+		r.failed(st.id, &st.loc, "", reason)
 		return
 	}
-	switch got {
-	case true:
-	case false, nil:
-		return
-	default:
-		r.failed(st.id, &st.loc, "", diag.EvaluationError)
+	if !holds {
 		return
 	}
-	// all or none: the effects are kept aside until every one of them has been evaluated
-	r.pending = r.pending[:0]
-	for _, e := range st.effects {
-		for _, pm := range e.props {
-			v, err := r.eval(pm.prog)
-			if err != nil {
-				clear(r.pending)
-				r.failed(st.id, &st.loc, "", code(err))
-				return
+	// all or none: the effects are kept aside until every one of them has been evaluated; pending
+	// is cleared once, at the end of the evaluation
+	pend := r.pending[:0]
+	for i := range st.props {
+		pm := &st.props[i]
+		v, err := r.m.Run(pm.prog)
+		if err == nil {
+			if _, isBool := v.(bool); !isBool {
+				if pm.value {
+					v, err = canonical(v)
+				} else {
+					err = errNotBoolean
+				}
 			}
-			if _, isBool := v.(bool); pm.name != "value" && !isBool {
-				clear(r.pending)
-				r.failed(st.id, &st.loc, "", diag.EvaluationError)
-				return
-			}
-			r.pending = append(r.pending, pending{pm.slot, v})
 		}
+		if err != nil {
+			r.kept(pend)
+			r.failed(st.id, &st.loc, "", code(err))
+			return
+		}
+		pend = append(pend, pending{pm.slot, v})
 	}
+	r.kept(pend)
 	if len(r.slotVals) < len(r.p.slots) {
 		r.slotVals = make([]any, len(r.p.slots))
-		r.slotSet = make([]bool, len(r.p.slots))
+		r.slotBits = make([]uint64, (len(r.p.slots)+63)/64)
 	}
-	for _, c := range r.pending {
+	for _, c := range pend {
 		r.slotVals[c.slot] = c.v
-		if !r.slotSet[c.slot] {
-			r.slotSet[c.slot] = true
+		if w, bit := uint(c.slot)/64, uint64(1)<<(uint(c.slot)%64); r.slotBits[w]&bit == 0 {
+			r.slotBits[w] |= bit
 			r.nset++
 		}
 	}
-	clear(r.pending)
 }
 
-// fieldsSet counts the fields whose state some property was set of.
-func (r *run) fieldsSet() int {
-	slots := r.p.slots
-	n, last := 0, -1
-	for i, set := range r.slotSet[:len(slots)] {
-		if set {
-			if last < 0 || slots[last].field != slots[i].field {
-				n++
-			}
-			last = i
-		}
+// errNotBoolean is a state property other than value that is not a boolean.
+var errNotBoolean = &diag.Diagnostic{Code: diag.EvaluationError}
+
+// kept keeps the pending slice for the next state rule, noting how much of it holds values.
+func (r *run) kept(pend []pending) {
+	r.pending = pend
+	if len(pend) > r.npending {
+		r.npending = len(pend)
 	}
-	return n
 }
 
 // pending is the value of a state property waiting for the other effects of its rule.
@@ -568,29 +653,49 @@ type pending struct {
 	v    any
 }
 
+// setSlots appends the indexes of the set slots, in order, to into.
+func (r *run) setSlots(into []int32) []int32 {
+	for w, bits := range r.slotBits {
+		for bits != 0 {
+			into = append(into, int32(w*64+mbits.TrailingZeros64(bits)))
+			bits &= bits - 1
+		}
+	}
+	return into
+}
+
 // states reads the set slots out as States, with two allocations.
 func (r *run) states(out States, props []Property) (States, []Property) {
 	slots := r.p.slots
-	if cap(props) < r.nset {
-		props = make([]Property, 0, r.nset)
+	var buf [64]int32
+	set := r.setSlots(buf[:0])
+	fields := 0
+	for k, i := range set {
+		if k == 0 || slots[i].fieldAt != slots[set[k-1]].fieldAt {
+			fields++
+		}
 	}
-	if fields := r.fieldsSet(); cap(out) < fields {
+	if cap(props) < len(set) {
+		props = make([]Property, 0, len(set))
+	}
+	if cap(out) < fields {
 		out = make(States, 0, fields)
 	}
-	start := 0
-	for i, set := range r.slotSet[:len(slots)] {
-		if !set {
-			continue
+	// each field's properties are a run of set slots; a field is written when its run ends
+	props, out = props[:len(set)], out[:fields]
+	f, start, last := -1, 0, -1
+	for k, i := range set {
+		sl := &slots[i]
+		if sl.fieldAt != last {
+			if f >= 0 {
+				out[f].Props = props[start:k:k]
+			}
+			f, start, last = f+1, k, sl.fieldAt
+			out[f].Field = sl.field
 		}
-		if len(props) > start && slots[i].field != out[len(out)-1].Field {
-			start = len(props)
-		}
-		props = append(props, Property{Name: slots[i].prop, Value: r.slotVals[i]})
-		if len(props)-1 == start {
-			out = append(out, FieldState{Field: slots[i].field})
-		}
-		out[len(out)-1].Props = props[start:len(props):len(props)]
+		props[k] = Property{Name: sl.prop, Value: r.slotVals[i]}
 	}
+	out[f].Props = props[start:len(set):len(set)]
 	return out, props
 }
 

@@ -1,0 +1,79 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/ruleset"
+)
+
+// TestInView compares inView, which compares only the levels a rule names, with the rule as the
+// specification states it: rules scoped project or module are evaluated under every view;
+// otherwise every location level from page down to the rule's scope that both the view and the
+// rule name must agree.
+func TestInView(t *testing.T) {
+	names := []string{"", "a", "b"}
+	var locs []Location
+	for _, p := range names {
+		for _, s := range names {
+			for _, c := range names {
+				for _, k := range names {
+					locs = append(locs, Location{Page: p, Screen: s, Section: c, Component: k})
+				}
+			}
+		}
+	}
+	want := func(v *Location, level int, l *Location) bool {
+		if level < 2 {
+			return true
+		}
+		for i := 2; i <= level; i++ {
+			a, b := v.get(i), l.get(i)
+			if a != "" && b != "" && a != b {
+				return false
+			}
+		}
+		return true
+	}
+	for level := 0; level < 6; level++ {
+		for i := range locs {
+			l := &locs[i]
+			scope := scopeOf(level, l)
+			for j := range locs {
+				v := &locs[j]
+				view := [4]string{v.Page, v.Screen, v.Section, v.Component}
+				if got := inView(&view, scope); got != want(v, level, l) {
+					t.Fatalf("level %d rule %+v view %+v: %v", level, *l, *v, got)
+				}
+			}
+		}
+	}
+}
+
+// TestLocaleChains: the chains resolved at load for no locale and the catalogs' tags are those
+// a request's locale resolves to.
+func TestLocaleChains(t *testing.T) {
+	var cats []*catalog
+	p := &Program{defaultLower: "en", catalogs: map[string]*catalog{}}
+	for i, tag := range []string{"en", "fr", "fr-CA", "de-CH-1996"} {
+		c := &catalog{tag: tag, index: i, messages: map[string][]ruleset.Part{}}
+		if tag == "fr" {
+			c.messages[diag.RuleFailed] = []ruleset.Part{{Text: "échec"}}
+		}
+		cats = append(cats, c)
+		p.catalogs[strings.ToLower(tag)] = c
+	}
+	p.resolveChains(cats)
+	r := &run{p: p}
+	for _, tag := range []string{"", "en", "EN", "en-US", "fr", "FR", "fr-CA", "fr-ca", "FR-ca", "fr-CA-x-y",
+		"de", "de-CH", "de-CH-1996", "DE-ch-1996", "it", "zz-Latn"} {
+		r.locales(tag)
+		var want chain
+		want.resolve(p, tag)
+		got := *r.chain
+		if got.cats != want.cats || got.n != want.n || got.hasFailed != want.hasFailed || len(got.ruleFailed) != len(want.ruleFailed) {
+			t.Errorf("%q: chain %+v, want %+v", tag, got, want)
+		}
+	}
+}
