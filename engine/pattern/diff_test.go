@@ -153,6 +153,9 @@ func compare(t *testing.T, p *pattern.Pattern, subject string) bool {
 	if ok && fast != slow {
 		t.Fatalf("Compile(%q): bit-parallel matcher says %v on %q, Go regexp %v", p.String(), fast, subject, slow)
 	}
+	if sim, hasDFA := pattern.MatchSim(p, subject); ok && hasDFA && sim != slow {
+		t.Fatalf("Compile(%q): the simulation without its automaton says %v on %q, Go regexp %v", p.String(), sim, subject, slow)
+	}
 	got, err := p.Match(subject)
 	if err == nil && got != slow {
 		t.Fatalf("Compile(%q).Match(%q) = %v, Go regexp says %v", p.String(), subject, got, slow)
@@ -166,7 +169,7 @@ func compare(t *testing.T, p *pattern.Pattern, subject string) bool {
 func TestDifferentialRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	buf := make([]byte, 64)
-	var patterns, fast, refused, compared int
+	var patterns, fast, withDFA, refused, compared int
 	for patterns < *diffPatterns {
 		rng.Read(buf[:rng.Intn(len(buf))])
 		src := genPattern(buf[:rng.Intn(len(buf))])
@@ -195,8 +198,14 @@ func TestDifferentialRandom(t *testing.T) {
 		if _, ok, _ := pattern.MatchBoth(p, ""); ok {
 			fast++
 		}
+		if _, hasDFA := pattern.MatchSim(p, ""); hasDFA {
+			withDFA++
+		}
 	}
-	t.Logf("%d patterns (%d on the bit-parallel matcher, %d generated patterns refused), %d subjects compared", patterns, fast, refused, compared)
+	t.Logf("%d patterns (%d on the bit-parallel matcher, %d of them with an automaton, %d generated patterns refused), %d subjects compared", patterns, fast, withDFA, refused, compared)
+	if withDFA < fast/2 {
+		t.Errorf("only %d of %d patterns on the bit-parallel matcher have an automaton", withDFA, fast)
+	}
 	if fast < patterns*9/10 {
 		t.Errorf("only %d of %d random patterns use the bit-parallel matcher", fast, patterns)
 	}

@@ -8,3 +8,15 @@ func MatchBoth(p *Pattern, subject string) (fast, ok, slow bool) {
 	}
 	return fast, ok, p.re.MatchString(subject)
 }
+
+// MatchSim returns the answer of the bit-parallel simulation alone, without its deterministic
+// automaton, and whether the pattern has such an automaton.
+func MatchSim(p *Pattern, subject string) (sim, hasDFA bool) {
+	if p.fast == nil {
+		return false, false
+	}
+	t := p.fast.dfa
+	p2 := *p.fast
+	p2.dfa = nil
+	return p2.match(subject), t != nil
+}

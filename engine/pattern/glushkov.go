@@ -57,6 +57,8 @@ type matcher struct {
 
 	always     bool // the pattern matches the empty string somewhere in every subject
 	emptyWhole bool // the pattern matches the empty subject (^$ and the like)
+
+	dfa *dfa // nil when the automaton has too many states
 }
 
 // chunk is the follow function of the exception positions of one byte of the state.
@@ -74,12 +76,55 @@ func (m *matcher) match(s string) bool {
 	if len(s) == 0 {
 		return m.emptyWhole
 	}
+	if t := m.dfa; t != nil && s[0] < utf8.RuneSelf {
+		return m.matchDFA(t, s)
+	}
 	// The first code point is the only one where positions behind a ^ may start.
 	acc, i := m.at(s, 0)
 	d := (m.first | m.firstStart) & acc
 	if d&m.last != 0 {
 		return true
 	}
+	return m.run(s, i, d)
+}
+
+// matchDFA is match on the deterministic automaton, for a subject that starts with an ASCII
+// code point; at the first other code point it goes on with the simulation in the state the
+// automaton reached.
+func (m *matcher) matchDFA(t *dfa, s string) bool {
+	st := t.start[s[0]]
+	next, special := t.next, t.special
+	i := 1
+	for {
+		// The hot loop: one table load per byte, until a state that needs attention.
+		for st < special && i < len(s) {
+			c := s[i]
+			if c >= utf8.RuneSelf {
+				return m.run(s, i, t.words[st])
+			}
+			st = next[int(st)<<7|int(c)]
+			i++
+		}
+		switch {
+		case st == dfaMatch:
+			return true
+		case st < special: // the end of the subject
+			return t.words[st]&m.lastEnd != 0
+		case m.first == 0: // anchored at the start, and the attempt from offset 0 failed
+			return false
+		}
+		// no attempt is alive: a new one can only start at the next lead byte
+		j := strings.IndexByte(s[i:], byte(m.lead))
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		st = next[int(st)<<7|m.lead]
+	}
+}
+
+// run goes on with the simulation at s[i:] in state d.
+func (m *matcher) run(s string, i int, d uint64) bool {
 	// Locals, so that the loop keeps them in registers.
 	ascii := &m.ascii
 	shift, loop, exc, first, last := m.shift, m.loop, m.exc, m.first, m.last
@@ -131,6 +176,89 @@ func (m *matcher) match(s string) bool {
 			return true
 		}
 	}
+}
+
+// dfa is the automaton of the simulation made deterministic over ASCII: its states are the
+// state words the simulation reaches on ASCII code points, numbered, with the next state of
+// each ASCII byte in a table, so that a byte costs one load instead of the word operations of
+// the simulation. It is built at Compile when few enough words are reachable.
+type dfa struct {
+	next  []uint8    // next[q<<7|c]: the state after byte c in state q, or dfaMatch
+	words []uint64   // the state word of each state
+	start [128]uint8 // the state after the first code point, when it is ASCII, or dfaMatch
+	// special is the first state the hot loop leaves on: the state of the empty word, numbered
+	// last, when matching stops or skips ahead there (a pattern anchored at the start, or one
+	// whose every attempt starts with one byte), else dfaMatch.
+	special uint8
+}
+
+const (
+	maxDFAStates = 64  // states of a dfa: 8 KiB of table at most
+	dfaMatch     = 255 // the pattern has matched
+)
+
+// newDFA returns the dfa of m, or nil when it would have more than maxDFAStates states.
+func newDFA(m *matcher) *dfa {
+	t := &dfa{special: dfaMatch}
+	index := map[uint64]uint8{}
+	state := func(d uint64) (uint8, bool) {
+		if d&m.last != 0 {
+			return dfaMatch, true
+		}
+		if q, ok := index[d]; ok {
+			return q, true
+		}
+		if len(t.words) == maxDFAStates {
+			return 0, false
+		}
+		q := uint8(len(t.words))
+		index[d] = q
+		t.words = append(t.words, d)
+		return q, true
+	}
+	var ok bool
+	for c := range t.start {
+		if t.start[c], ok = state((m.first | m.firstStart) & m.ascii[c]); !ok {
+			return nil
+		}
+	}
+	for q := 0; q < len(t.words); q++ { // words grows as new states are reached
+		f := m.follow(t.words[q]) | m.first
+		for c := 0; c < 128; c++ {
+			next, ok := state(f & m.ascii[c])
+			if !ok {
+				return nil
+			}
+			t.next = append(t.next, next)
+		}
+	}
+	if z, ok := index[0]; ok && (m.first == 0 || m.lead >= 0) {
+		// number the empty word last: swap it with the last state
+		last := uint8(len(t.words) - 1)
+		swap := func(q uint8) uint8 {
+			switch q {
+			case z:
+				return last
+			case last:
+				return z
+			}
+			return q
+		}
+		for i, q := range t.next {
+			t.next[i] = swap(q)
+		}
+		for c, q := range t.start {
+			t.start[c] = swap(q)
+		}
+		t.words[z], t.words[last] = t.words[last], t.words[z]
+		zrow, lrow := t.next[int(z)<<7:int(z+1)<<7], t.next[int(last)<<7:int(last+1)<<7]
+		var tmp [128]uint8
+		copy(tmp[:], zrow)
+		copy(zrow, lrow)
+		copy(lrow, tmp[:])
+		t.special = last
+	}
+	return t
 }
 
 // at returns the positions that accept the code point at s[i:] and its length in bytes.
@@ -455,6 +583,7 @@ func (b *builder) matcher(g glu) *matcher {
 		m.bounds = append(m.bounds, r)
 		m.masks = append(m.masks, mask)
 	}
+	m.dfa = newDFA(m)
 	return m
 }
 
