@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"unsafe"
+	"reflect"
 
 	"github.com/sdods/sdods/engine/internal/bundle"
 	"github.com/sdods/sdods/engine/internal/compile"
@@ -98,13 +98,14 @@ func (req *Request) checkedAs() *eval.Request {
 }
 
 // sameRoot reports whether a and b are both nil or the same object (the same map, not an equal
-// one); b is a root ParseRequest decoded, nil or a map[string]any. Maps are not comparable, so
-// the two words of the interface values are: a holds the same map as b exactly when it has b's
-// dynamic type and b's map pointer. (reflect would do, at several times the cost on every
-// evaluation.)
+// one).
 func sameRoot(a, b any) bool {
-	wa, wb := (*[2]unsafe.Pointer)(unsafe.Pointer(&a)), (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
-	return wa[0] == wb[0] && wa[1] == wb[1] // word by word: comparing the arrays calls memequal
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	ma, ok := a.(map[string]any)
+	mb, ok2 := b.(map[string]any)
+	return ok && ok2 && reflect.ValueOf(ma).UnsafePointer() == reflect.ValueOf(mb).UnsafePointer()
 }
 
 func newParsed(er *eval.Request, id string) *Request {
