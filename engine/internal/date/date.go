@@ -64,7 +64,31 @@ func DaysIn(y, m int) int {
 // Parse reads a date or a date-time; it refuses anything else, including trailing text,
 // non-ASCII digits, lowercase t or z, a missing offset, second 60 and offsets beyond 23:59.
 func Parse(s string) (Value, error) {
-	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+	if len(s) != 10 {
+		return parseDateTime(s)
+	}
+	// a date, read in one go: dates are what rules parse most (a field and ctx.today, several
+	// times per evaluation)
+	y0, y1, y2, y3 := s[0]-'0', s[1]-'0', s[2]-'0', s[3]-'0'
+	m0, m1, d0, d1 := s[5]-'0', s[6]-'0', s[8]-'0', s[9]-'0'
+	if s[4] != '-' || s[7] != '-' || y0 > 9 || y1 > 9 || y2 > 9 || y3 > 9 || m0 > 9 || m1 > 9 || d0 > 9 || d1 > 9 {
+		return Value{}, ErrSyntax
+	}
+	y := int(y0)*1000 + int(y1)*100 + int(y2)*10 + int(y3)
+	mo := int(m0)*10 + int(m1)
+	d := int(d0)*10 + int(d1)
+	if mo < 1 || mo > 12 || d < 1 || (d > 28 && d > DaysIn(y, mo)) {
+		return Value{}, ErrField
+	}
+	if y < 1 {
+		return Value{}, ErrRange
+	}
+	return Value{DateOnly: true, Year: y, Month: mo, Day: d}, nil
+}
+
+// parseDateTime is Parse of a string that is not 10 bytes long: a date-time or nothing.
+func parseDateTime(s string) (Value, error) {
+	if len(s) < 20 || s[4] != '-' || s[7] != '-' {
 		return Value{}, ErrSyntax
 	}
 	y, ok1 := digits(s, 0, 4)
@@ -73,17 +97,8 @@ func Parse(s string) (Value, error) {
 	if !ok1 || !ok2 || !ok3 {
 		return Value{}, ErrSyntax
 	}
-	if len(s) == 10 {
-		if mo < 1 || mo > 12 || d < 1 || d > DaysIn(y, mo) {
-			return Value{}, ErrField
-		}
-		if y < 1 {
-			return Value{}, ErrRange
-		}
-		return Value{DateOnly: true, Year: y, Month: mo, Day: d}, nil
-	}
 	// date-time
-	if len(s) < 20 || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+	if s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return Value{}, ErrSyntax
 	}
 	hh, ok1 := digits(s, 11, 2)
@@ -164,6 +179,10 @@ func floorDiv(a, b int64) int64 {
 
 func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
 
+// daysFromMarch[m] is the number of days from 1 March to the first of month m in a year that
+// begins in March: (153*((m+9)%12)+2)/5 of daysFromCivil, looked up.
+var daysFromMarch = [13]int64{0, 306, 337, 0, 31, 61, 92, 122, 153, 184, 214, 245, 275}
+
 // daysFromCivil returns the day number of y-m-d, with 1970-01-01 as day 0 (H. Hinnant's algorithm).
 func daysFromCivil(y, m, d int) int64 {
 	yy := int64(y)
@@ -172,8 +191,13 @@ func daysFromCivil(y, m, d int) int64 {
 	}
 	era := floorDiv(yy, 400)
 	yoe := yy - era*400
-	mp := int64((m + 9) % 12)
-	doy := (153*mp+2)/5 + int64(d) - 1
+	var doy int64
+	if m >= 1 && m <= 12 {
+		doy = daysFromMarch[m] + int64(d) - 1
+	} else {
+		mp := int64((m + 9) % 12)
+		doy = (153*mp+2)/5 + int64(d) - 1
+	}
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return era*146097 + doe - 719468
 }
@@ -331,9 +355,10 @@ func (v Value) String() string {
 }
 
 func pad(b []byte, v, n int) []byte {
-	s := strconv.Itoa(v)
-	for i := len(s); i < n; i++ {
+	var buf [20]byte
+	d := strconv.AppendInt(buf[:0], int64(v), 10) // in buf: no allocation, unlike Itoa
+	for i := len(d); i < n; i++ {
 		b = append(b, '0')
 	}
-	return append(b, s...)
+	return append(b, d...)
 }
