@@ -397,15 +397,29 @@ func opLower(ptr string, a any) (any, error) {
 	return asciiMap(s, 'A', 'Z'), nil
 }
 
-// asciiSpace is what trim removes: tab, line feed, vertical tab, form feed, carriage return, space.
-const asciiSpace = "\t\n\v\f\r "
+// isSpace reports whether trim removes c: tab, line feed, vertical tab, form feed, carriage
+// return (U+0009 to U+000D) or space.
+func isSpace(c byte) bool { return c == ' ' || c-'\t' <= '\r'-'\t' }
+
+// trimSpace removes what trim removes from both ends of s. A byte of a multi-byte UTF-8
+// sequence is never ASCII, so reading bytes cuts no code point.
+func trimSpace(s string) string {
+	i, j := 0, len(s)
+	for i < j && isSpace(s[i]) {
+		i++
+	}
+	for j > i && isSpace(s[j-1]) {
+		j--
+	}
+	return s[i:j]
+}
 
 func opTrim(ptr string, a any) (any, error) {
 	s, ok, err := str(ptr, "trim", 0, a)
 	if err != nil || !ok {
 		return nil, err
 	}
-	if t := strings.Trim(s, asciiSpace); len(t) != len(s) {
+	if t := trimSpace(s); len(t) != len(s) {
 		return t, nil
 	}
 	return a, nil // unchanged: the argument's own box, no new one
