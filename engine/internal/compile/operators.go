@@ -40,7 +40,7 @@ func coreTable() map[string]spec {
 		// logic and conditionals (lazy)
 		"and":      {1, -1, buildAnd},
 		"or":       {1, -1, buildOr},
-		"not":      {1, 1, unary(opNot)},
+		"not":      {1, 1, unaryStep(stepNot, opNot)},
 		"if":       {3, -1, buildIf},
 		"coalesce": {1, -1, buildCoalesce},
 		// arithmetic
@@ -57,10 +57,10 @@ func coreTable() map[string]spec {
 		// strings
 		"upper":      {1, 1, unary(opUpper)},
 		"lower":      {1, 1, unary(opLower)},
-		"trim":       {1, 1, unary(opTrim)},
+		"trim":       {1, 1, unaryStep(stepTrim, opTrim)},
 		"concat":     {1, -1, buildConcat},
 		"substring":  {2, 3, strict(opSubstring)},
-		"text":       {1, 1, unary(opText)},
+		"text":       {1, 1, unaryStep(stepText, opText)},
 		"startsWith": {2, 2, buildAffix(false)},
 		"endsWith":   {2, 2, buildAffix(true)},
 		"matches":    {2, 2, buildMatches},
@@ -75,7 +75,7 @@ func coreTable() map[string]spec {
 		"all":    {2, 3, iterate(iterAll)},
 		// types and null
 		"typeOf":  {1, 1, unary(func(_ string, a any) (any, error) { return value.TypeOf(a), nil })},
-		"isEmpty": {1, 1, unary(opIsEmpty)},
+		"isEmpty": {1, 1, unaryStep(stepIsEmpty, opIsEmpty)},
 		"literal": {1, 1, buildLiteral},
 		// dates
 		"isDate":       {1, 1, unary(opIsDate)},
@@ -186,20 +186,30 @@ func strict(fn func(ptr string, args []any) (any, error)) builder {
 	}
 }
 
-func unary(fn func(ptr string, a any) (any, error)) builder {
+// unary builds an operator of one argument: it evaluates the argument, charges cost1 of its
+// value and applies fn. The node is a chain (see chain.go): applied to a chain, it extends it.
+func unary(fn func(ptr string, a any) (any, error)) builder { return unaryStep(stepCall, fn) }
+
+// unaryStep is unary for an operator that has a direct path in a chain.
+func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a := args[0]
-		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			v, err := a.get(fr)
-			if err != nil {
-				return nil, err
+		ch := extend(a, step{kind: kind, ptr: ptr, fn: fn})
+		n := &node{ptr: ptr, chain: ch, eval: ch.run}
+		if len(ch.steps) == 1 {
+			// the operator on its own
+			n.eval = func(fr *frame) (any, error) {
+				v, err := a.get(fr)
+				if err != nil {
+					return nil, err
+				}
+				if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+					return nil, err
+				}
+				return fn(ptr, v)
 			}
-			if err := fr.rt.charge(ptr, cost1(v)); err != nil {
-				return nil, err
-			}
-			return fn(ptr, v)
-		}}
+		}
 		if a.constant {
 			return fold(n)
 		}

@@ -180,6 +180,17 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 	if allConstant(args) {
 		return fold(n)
 	}
+	if len(args) > 1 && allConstant(args[1:]) {
+		// a value with constant fallbacks: a step of a chain, for an operator applied to it
+		st := step{kind: stepCoalesce, ptr: ptr}
+		for _, a := range args[1:] {
+			if a.value != nil {
+				st.fallback = a.value
+				break
+			}
+		}
+		n.chain = extend(args[0], st)
+	}
 	return n
 }
 
