@@ -81,7 +81,7 @@ func coreTable() map[string]spec {
 		"isDate":       {1, 1, unary(opIsDate)},
 		"yearsBetween": {2, 2, binary(opYearsBetween)},
 		"daysBetween":  {2, 2, binary(opDaysBetween)},
-		"dateAdd":      {3, 3, strict(opDateAdd)},
+		"dateAdd":      {3, 3, buildDateAdd},
 	}
 }
 

@@ -710,3 +710,27 @@ func opDateAdd(ptr string, args []any) (any, error) {
 	}
 	return r.String(), nil
 }
+
+// buildDateAdd is strict(opDateAdd) with its three arguments read into an array rather than a
+// new list (opDateAdd keeps none of them).
+func buildDateAdd(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		var vals [3]any
+		for i, a := range args {
+			v, err := a.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = v
+		}
+		if err := fr.rt.charge(ptr, argCost(vals[:]...)); err != nil {
+			return nil, err
+		}
+		return opDateAdd(ptr, vals[:])
+	}}
+	if allConstant(args) {
+		return fold(n)
+	}
+	return n
+}

@@ -354,9 +354,24 @@ func (v Value) String() string {
 	return string(append(b, 'Z'))
 }
 
+// pad appends v in decimal with leading zeros to n digits (a negative v, which no date holds, as
+// strconv writes it, padded the same way).
 func pad(b []byte, v, n int) []byte {
 	var buf [20]byte
-	d := strconv.AppendInt(buf[:0], int64(v), 10) // in buf: no allocation, unlike Itoa
+	var d []byte
+	if v < 0 {
+		d = strconv.AppendInt(buf[:0], int64(v), 10)
+	} else {
+		i := len(buf)
+		for v >= 10 {
+			i--
+			buf[i] = byte('0' + v%10)
+			v /= 10
+		}
+		i--
+		buf[i] = byte('0' + v)
+		d = buf[i:]
+	}
 	for i := len(d); i < n; i++ {
 		b = append(b, '0')
 	}
