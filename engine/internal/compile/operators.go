@@ -209,6 +209,21 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 				}
 				return fn(ptr, v)
 			}
+			if kind == stepNot {
+				n.eval = func(fr *frame) (any, error) {
+					v, err := a.get(fr)
+					if err != nil {
+						return nil, err
+					}
+					if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+						return nil, err
+					}
+					if b, ok := v.(bool); ok {
+						return !b, nil // opNot without reading the condition through truth
+					}
+					return fn(ptr, v)
+				}
+			}
 		}
 		if a.constant {
 			return fold(n)
