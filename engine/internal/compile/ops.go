@@ -638,8 +638,27 @@ func opIsDate(_ string, a any) (any, error) {
 	if !ok {
 		return false, nil
 	}
+	if len(s) == 10 {
+		_, _, _, err := date.Date(s)
+		return err == nil, nil
+	}
 	_, err := date.Parse(s)
 	return err == nil, nil
+}
+
+// twoPlainDates reads two arguments that are both dates (not date-times), the common case of
+// yearsBetween and daysBetween, without building date.Values; ok is false for anything else,
+// which twoDates reads.
+func twoPlainDates(a, b any) (x, y [3]int, ok bool) {
+	as, ok1 := a.(string)
+	bs, ok2 := b.(string)
+	if !ok1 || !ok2 || len(as) != 10 || len(bs) != 10 {
+		return x, y, false
+	}
+	var e1, e2 error
+	x[0], x[1], x[2], e1 = date.Date(as)
+	y[0], y[1], y[2], e2 = date.Date(bs)
+	return x, y, e1 == nil && e2 == nil
 }
 
 func dateArg(ptr, op string, i int, v any) (date.Value, bool, error) {
@@ -667,6 +686,11 @@ func twoDates(ptr, op string, a, b any) (date.Value, date.Value, bool, error) {
 }
 
 func opYearsBetween(ptr string, a, b any) (any, error) {
+	if x, y, ok := twoPlainDates(a, b); ok {
+		n := date.YearsBetween(date.Value{DateOnly: true, Year: x[0], Month: x[1], Day: x[2]},
+			date.Value{DateOnly: true, Year: y[0], Month: y[1], Day: y[2]})
+		return value.Number(float64(n)), nil
+	}
 	x, y, ok, err := twoDates(ptr, "yearsBetween", a, b)
 	if err != nil || !ok {
 		return nil, err
@@ -675,6 +699,10 @@ func opYearsBetween(ptr string, a, b any) (any, error) {
 }
 
 func opDaysBetween(ptr string, a, b any) (any, error) {
+	if x, y, ok := twoPlainDates(a, b); ok {
+		// dates are midnights: the difference of their day numbers
+		return value.Number(float64(date.DayNumber(y[0], y[1], y[2]) - date.DayNumber(x[0], x[1], x[2]))), nil
+	}
 	x, y, ok, err := twoDates(ptr, "daysBetween", a, b)
 	if err != nil || !ok {
 		return nil, err

@@ -67,24 +67,39 @@ func Parse(s string) (Value, error) {
 	if len(s) != 10 {
 		return parseDateTime(s)
 	}
-	// a date, read in one go: dates are what rules parse most (a field and ctx.today, several
-	// times per evaluation)
+	y, mo, d, err := Date(s)
+	if err != nil {
+		return Value{}, err
+	}
+	return Value{DateOnly: true, Year: y, Month: mo, Day: d}, nil
+}
+
+// Date reads a date "YYYY-MM-DD" (no date-time) as its year, month and day, in one go: dates are
+// what rules parse most (a field and ctx.today, several times per evaluation). For a string of
+// 10 bytes it fails as Parse does; any other length is ErrSyntax.
+func Date(s string) (year, month, day int, err error) {
+	if len(s) != 10 {
+		return 0, 0, 0, ErrSyntax
+	}
 	y0, y1, y2, y3 := s[0]-'0', s[1]-'0', s[2]-'0', s[3]-'0'
 	m0, m1, d0, d1 := s[5]-'0', s[6]-'0', s[8]-'0', s[9]-'0'
 	if s[4] != '-' || s[7] != '-' || y0 > 9 || y1 > 9 || y2 > 9 || y3 > 9 || m0 > 9 || m1 > 9 || d0 > 9 || d1 > 9 {
-		return Value{}, ErrSyntax
+		return 0, 0, 0, ErrSyntax
 	}
 	y := int(y0)*1000 + int(y1)*100 + int(y2)*10 + int(y3)
 	mo := int(m0)*10 + int(m1)
 	d := int(d0)*10 + int(d1)
 	if mo < 1 || mo > 12 || d < 1 || (d > 28 && d > DaysIn(y, mo)) {
-		return Value{}, ErrField
+		return 0, 0, 0, ErrField
 	}
 	if y < 1 {
-		return Value{}, ErrRange
+		return 0, 0, 0, ErrRange
 	}
-	return Value{DateOnly: true, Year: y, Month: mo, Day: d}, nil
+	return y, mo, d, nil
 }
+
+// DayNumber returns the day number of the date year-month-day (1970-01-01 is 0), as Value.Days.
+func DayNumber(year, month, day int) int64 { return daysFromCivil(year, month, day) }
 
 // parseDateTime is Parse of a string that is not 10 bytes long: a date-time or nothing.
 func parseDateTime(s string) (Value, error) {
