@@ -36,7 +36,7 @@ func coreTable() map[string]spec {
 		"<=":      {2, 2, compare(cmpLE)},
 		">":       {2, 2, compare(cmpGT)},
 		">=":      {2, 2, compare(cmpGE)},
-		"between": {3, 3, strict(opBetween)},
+		"between": {3, 3, strictDirect(callBetween)},
 		// logic and conditionals (lazy)
 		"and":      {1, -1, buildAnd},
 		"or":       {1, -1, buildOr},
@@ -52,14 +52,14 @@ func coreTable() map[string]spec {
 		"abs":   {1, 1, unary(opAbs)},
 		"min":   {1, -1, strict(opMin)},
 		"max":   {1, -1, strict(opMax)},
-		"round": {1, 2, strict(opRound)},
+		"round": {1, 2, strictDirect(callRound)},
 		"sum":   {1, 1, unary(opSum)},
 		// strings
 		"upper":      {1, 1, unary(opUpper)},
 		"lower":      {1, 1, unary(opLower)},
 		"trim":       {1, 1, unaryStep(stepTrim, opTrim)},
 		"concat":     {1, -1, buildConcat},
-		"substring":  {2, 3, strict(opSubstring)},
+		"substring":  {2, 3, strictDirect(callSubstring)},
 		"text":       {1, 1, unaryStep(stepText, opText)},
 		"startsWith": {2, 2, buildAffix(false)},
 		"endsWith":   {2, 2, buildAffix(true)},
@@ -188,6 +188,57 @@ func strict(fn func(ptr string, args []any) (any, error)) builder {
 
 // unary builds an operator of one argument: it evaluates the argument, charges cost1 of its
 // value and applies fn. The node is a chain (see chain.go): applied to a chain, it extends it.
+// Operators that strictDirect builds; their functions keep none of their arguments.
+const (
+	callBetween = iota
+	callRound
+	callSubstring
+)
+
+// callStrict calls the function of operator op. The calls are direct so that the compiler sees
+// the arguments stay in the caller's frame (a call through a function value would move them to
+// the heap).
+func callStrict(op int, ptr string, args []any) (any, error) {
+	switch op {
+	case callBetween:
+		return opBetween(ptr, args)
+	case callRound:
+		return opRound(ptr, args)
+	}
+	return opSubstring(ptr, args)
+}
+
+// strictDirect is strict(fn) for the operator op of callStrict, with up to four argument values
+// in an array on the stack rather than a new list.
+func strictDirect(op int) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			var buf [4]any
+			vals := buf[:]
+			if len(args) > len(buf) {
+				vals = make([]any, len(args))
+			}
+			vals = vals[:len(args)]
+			for i, a := range args {
+				v, err := a.get(fr)
+				if err != nil {
+					return nil, err
+				}
+				vals[i] = v
+			}
+			if err := fr.rt.charge(ptr, argCost(vals...)); err != nil {
+				return nil, err
+			}
+			return callStrict(op, ptr, vals)
+		}}
+		if allConstant(args) {
+			return fold(n)
+		}
+		return n
+	}
+}
+
 func unary(fn func(ptr string, a any) (any, error)) builder { return unaryStep(stepCall, fn) }
 
 // unaryStep is unary for an operator that has a direct path in a chain.

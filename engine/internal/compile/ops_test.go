@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sdods/sdods/engine/internal/date"
+	"github.com/sdods/sdods/engine/internal/jsonv"
 )
 
 // trimSpace must remove exactly what strings.Trim with the six ASCII white space characters
@@ -75,6 +76,58 @@ func TestPlainDatesMatchParsing(t *testing.T) {
 		_, perr := date.Parse(s)
 		if v, _ := opIsDate("/p", a); v != (ok && perr == nil) {
 			t.Fatalf("isDate(%v) = %v", a, v)
+		}
+	}
+}
+
+// between, round and substring read their arguments into an array on the stack: they must
+// evaluate, fail and charge as strict does, for arguments of every type (long strings, failing
+// arguments) under every budget up to the one they need.
+func TestStrictDirectMatchesStrict(t *testing.T) {
+	long := `"` + strings.Repeat("é", 70) + `"`
+	atoms := []string{`1`, `-2.5`, `3`, `"a"`, `"b"`, long, `null`, `true`, `[1,2]`, `{"var":"data.n"}`, `{"var":"data.s"}`,
+		`{"op":"+","args":[1,"x"]}`}
+	cases := map[string]int{"between": 3, "round": 2, "substring": 3}
+	env := map[string]any{"data": map[string]any{"n": 2.0, "s": "hello"}}
+	reference := map[string]spec{"between": {3, 3, strict(opBetween)}, "round": {1, 2, strict(opRound)},
+		"substring": {2, 3, strict(opSubstring)}}
+	for name, max := range cases {
+		direct := coreOperators[name]
+		for i := 0; i < 400; i++ {
+			n := max
+			if i%2 == 1 {
+				n = direct.min
+			}
+			args := ""
+			for k := range n {
+				if k > 0 {
+					args += ","
+				}
+				args += atoms[(i*7+k*5+i/len(atoms))%len(atoms)]
+			}
+			src := `{"op":"` + name + `","args":[` + args + `]}`
+			var progs [2]*Program
+			for k, sp := range []spec{direct, reference[name]} {
+				coreOperators[name] = sp
+				u, _ := NewUnit(Config{})
+				node, err := jsonv.Decode([]byte(src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, ds := u.Compile(node, "/e")
+				if len(ds) > 0 {
+					t.Fatal(src, ds)
+				}
+				progs[k] = p
+			}
+			coreOperators[name] = direct
+			for budget := int64(0); budget <= 12; budget++ {
+				va, ea := progs[0].Eval(env, nil, budget)
+				vb, eb := progs[1].Eval(env, nil, budget)
+				if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
+					t.Fatalf("%s, budget %d:\ndirect %v %s\nstrict %v %s", src, budget, va, describe(ea), vb, describe(eb))
+				}
+			}
 		}
 	}
 }
