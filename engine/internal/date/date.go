@@ -341,6 +341,12 @@ func Add(v Value, n int64, u Unit) (Value, error) {
 // String writes a date as YYYY-MM-DD and a date-time in UTC as YYYY-MM-DDTHH:MM:SS[.fraction]Z,
 // the fraction without trailing zeros.
 func (v Value) String() string {
+	if y, m, d := v.Year, v.Month, v.Day; v.DateOnly && uint(y) <= 9999 && uint(m) <= 99 && uint(d) <= 99 {
+		// a date (as Parse and Add make them), written directly
+		b := [10]byte{byte('0' + y/1000), byte('0' + y/100%10), byte('0' + y/10%10), byte('0' + y%10), '-',
+			byte('0' + m/10), byte('0' + m%10), '-', byte('0' + d/10), byte('0' + d%10)}
+		return string(b[:])
+	}
 	b := make([]byte, 0, 30)
 	b = pad(b, v.Year, 4)
 	b = append(b, '-')

@@ -184,3 +184,19 @@ func TestDaysFromCivilMatchesTheFormula(t *testing.T) {
 		}
 	}
 }
+
+// String writes a date directly: it must write what zero-padding each field writes, for dates
+// and for values no date holds (negative or larger fields).
+func TestStringOfADateMatchesPadding(t *testing.T) {
+	for _, y := range []int{-1, 0, 1, 9, 10, 99, 100, 999, 1000, 2024, 9999, 10000} {
+		for _, m := range []int{-1, 0, 1, 9, 10, 12, 99, 100} {
+			for _, d := range []int{-5, 0, 1, 9, 10, 29, 31, 99, 100} {
+				v := Value{DateOnly: true, Year: y, Month: m, Day: d}
+				want := string(pad(nil, y, 4)) + "-" + string(pad(nil, m, 2)) + "-" + string(pad(nil, d, 2))
+				if got := v.String(); got != want {
+					t.Fatalf("%+v.String() = %q, want %q", v, got, want)
+				}
+			}
+		}
+	}
+}
