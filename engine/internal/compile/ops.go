@@ -25,13 +25,20 @@ func numberOut(ptr string, f float64, ok bool) (any, error) {
 
 // --- comparison ---
 
+// likeArgument is what order says it wants of an operand that does not match argument i (0 to
+// 2): the texts made once, as rules that fail closed on a mistyped field fail on every evaluation.
+var likeArgument = [2][3]string{
+	{"a number like argument 1", "a number like argument 2", "a number like argument 3"},
+	{"a string like argument 1", "a string like argument 2", "a string like argument 3"},
+}
+
 // order compares two non-null operands: both numbers or both strings (code point order).
 func order(ptr, op string, a, b any, ia, ib int) (int, error) {
 	switch x := a.(type) {
 	case float64:
 		y, ok := b.(float64)
 		if !ok {
-			return 0, typeErr(ptr, op, ib, "a number like argument "+itoa(ia+1), b)
+			return 0, typeErr(ptr, op, ib, likeArgument[0][ia], b)
 		}
 		switch {
 		case x < y:
@@ -43,7 +50,7 @@ func order(ptr, op string, a, b any, ia, ib int) (int, error) {
 	case string:
 		y, ok := b.(string)
 		if !ok {
-			return 0, typeErr(ptr, op, ib, "a string like argument "+itoa(ia+1), b)
+			return 0, typeErr(ptr, op, ib, likeArgument[1][ia], b)
 		}
 		return strings.Compare(x, y), nil // UTF-8 byte order is code point order
 	}

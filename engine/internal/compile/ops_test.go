@@ -131,3 +131,20 @@ func TestStrictDirectMatchesStrict(t *testing.T) {
 		}
 	}
 }
+
+// order's messages name the argument the operand must be like: the texts made once must be the
+// ones built from the argument's number.
+func TestLikeArgumentTexts(t *testing.T) {
+	for i := range 3 {
+		if got, want := likeArgument[0][i], "a number like argument "+itoa(i+1); got != want {
+			t.Fatalf("%q, want %q", got, want)
+		}
+		if got, want := likeArgument[1][i], "a string like argument "+itoa(i+1); got != want {
+			t.Fatalf("%q, want %q", got, want)
+		}
+	}
+	_, err := order("/p", "between", 1.0, "x", 1, 0)
+	if want := "EVALUATION_ERROR /p between: argument 1 must be a number like argument 2, got string"; describe(err) != want {
+		t.Fatalf("%s, want %s", describe(err), want)
+	}
+}
