@@ -197,6 +197,20 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 			}
 		}
 		n.chain = extend(args[0], st)
+		if fusing {
+			// the fallback is known: no loop over the arguments
+			x, fallback := args[0], st.fallback
+			n.eval = func(fr *frame) (any, error) {
+				v, err := x.eval(fr)
+				if err != nil {
+					return nil, err
+				}
+				if v != nil {
+					return v, nil
+				}
+				return fallback, nil
+			}
+		}
 	}
 	return n
 }
