@@ -148,3 +148,43 @@ func TestLikeArgumentTexts(t *testing.T) {
 		t.Fatalf("%s, want %s", describe(err), want)
 	}
 }
+
+// and and or of two conditions skip the loop: and(a, b) must evaluate, fail and charge as
+// and(a, b, true), which loops (the constant true is neither charged nor changes the result),
+// and or(a, b) as or(a, b, false), for conditions of every kind under every budget.
+func TestTwoConditionsMatchTheLoop(t *testing.T) {
+	conds := []string{`true`, `false`, `null`, `1`, `"s"`, `{"var":"d.t"}`, `{"var":"d.f"}`, `{"var":"d.n"}`, `{"var":"d.s"}`,
+		`{"op":"==","args":[{"var":"d.s"},"s"]}`, `{"op":"<","args":[{"var":"d.n"},"x"]}`, `{"op":"not","args":[{"var":"d.n"}]}`}
+	env := map[string]any{"d": map[string]any{"t": true, "f": false, "n": 1.0, "s": "s"}}
+	for _, op := range []string{"and", "or"} {
+		neutral := `true`
+		if op == "or" {
+			neutral = `false`
+		}
+		for _, a := range conds {
+			for _, b := range conds {
+				var progs [2]*Program
+				for k, src := range []string{`{"op":"` + op + `","args":[` + a + `,` + b + `]}`,
+					`{"op":"` + op + `","args":[` + a + `,` + b + `,` + neutral + `]}`} {
+					u, _ := NewUnit(Config{})
+					n, err := jsonv.Decode([]byte(src))
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, ds := u.Compile(n, "/e")
+					if len(ds) > 0 {
+						t.Fatal(src, ds)
+					}
+					progs[k] = p
+				}
+				for budget := int64(0); budget <= 8; budget++ {
+					va, ea := progs[0].Eval(env, nil, budget)
+					vb, eb := progs[1].Eval(env, nil, budget)
+					if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
+						t.Fatalf("%s(%s, %s), budget %d:\ntwo  %v %s\nloop %v %s", op, a, b, budget, va, describe(ea), vb, describe(eb))
+					}
+				}
+			}
+		}
+	}
+}
