@@ -298,6 +298,15 @@ func opMul(ptr string, args []any) (any, error) {
 }
 
 func opDiv(ptr string, a, b any) (any, error) {
+	if x, ok := a.(float64); ok {
+		if y, ok := b.(float64); ok { // two numbers, read without numbers
+			if y == 0 {
+				return nil, nil
+			}
+			f, ok := num.Div(x, y)
+			return numberOut(ptr, f, ok)
+		}
+	}
 	var buf [16]float64
 	xs, ok, err := numbers(buf[:0], ptr, "/", []any{a, b})
 	if err != nil || !ok || xs[1] == 0 {
@@ -307,6 +316,15 @@ func opDiv(ptr string, a, b any) (any, error) {
 }
 
 func opMod(ptr string, a, b any) (any, error) {
+	if x, ok := a.(float64); ok {
+		if y, ok := b.(float64); ok { // two numbers, read without numbers
+			if y == 0 {
+				return nil, nil
+			}
+			f, ok := num.Mod(x, y)
+			return numberOut(ptr, f, ok)
+		}
+	}
 	var buf [16]float64
 	xs, ok, err := numbers(buf[:0], ptr, "mod", []any{a, b})
 	if err != nil || !ok || xs[1] == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sdods/sdods/engine/internal/date"
 	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/num"
 )
 
 // trimSpace must remove exactly what strings.Trim with the six ASCII white space characters
@@ -183,6 +184,36 @@ func TestTwoConditionsMatchTheLoop(t *testing.T) {
 					if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
 						t.Fatalf("%s(%s, %s), budget %d:\ntwo  %v %s\nloop %v %s", op, a, b, budget, va, describe(ea), vb, describe(eb))
 					}
+				}
+			}
+		}
+	}
+}
+
+// / and mod read two numbers directly: they must answer and fail as reading them through
+// numbers does.
+func TestDivisionOfTwoNumbersMatchesNumbers(t *testing.T) {
+	viaNumbers := func(op string, f func(x, y float64) (float64, bool)) func(ptr string, a, b any) (any, error) {
+		return func(ptr string, a, b any) (any, error) {
+			var buf [16]float64
+			xs, ok, err := numbers(buf[:0], ptr, op, []any{a, b})
+			if err != nil || !ok || xs[1] == 0 {
+				return nil, err
+			}
+			return numberOutF(ptr)(f(xs[0], xs[1]))
+		}
+	}
+	vals := []any{0.0, 1.0, -1.0, 3.0, 7.5, -2.25, 1e308, -1e308, 1e-300, nil, "3", true, []any{}}
+	for _, c := range []struct {
+		op         string
+		fast, slow func(ptr string, a, b any) (any, error)
+	}{{"/", opDiv, viaNumbers("/", num.Div)}, {"mod", opMod, viaNumbers("mod", num.Mod)}} {
+		for _, a := range vals {
+			for _, b := range vals {
+				v, err := c.fast("/p", a, b)
+				sv, serr := c.slow("/p", a, b)
+				if !reflect.DeepEqual(v, sv) || describe(err) != describe(serr) {
+					t.Fatalf("%s(%v, %v) = %v %s, through numbers %v %s", c.op, a, b, v, describe(err), sv, describe(serr))
 				}
 			}
 		}
