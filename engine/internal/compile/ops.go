@@ -191,6 +191,26 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 		}
 		return args[i].eval(fr)
 	}}
+	if len(args) == 3 {
+		// the common if(condition, then, else), without the loop
+		cond, yes, no := args[0], args[1], args[2]
+		n.eval = func(fr *frame) (any, error) {
+			v, err := cond.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			t, ok := v.(bool)
+			if !ok {
+				if t, err = truth(ptr, "if", 0, v); err != nil {
+					return nil, err
+				}
+			}
+			if t {
+				return yes.eval(fr)
+			}
+			return no.eval(fr)
+		}
+	}
 	if allConstant(args) {
 		return fold(n)
 	}

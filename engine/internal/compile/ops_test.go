@@ -219,3 +219,40 @@ func TestDivisionOfTwoNumbersMatchesNumbers(t *testing.T) {
 		}
 	}
 }
+
+// if(c, a, b) skips the loop: it must evaluate, fail and charge as if(c, a, false, null, b),
+// which loops (the constant false is neither charged nor chosen), under every budget, with b
+// at its own pointer.
+func TestIfOfThreeMatchesTheLoop(t *testing.T) {
+	exprs := []string{`true`, `false`, `null`, `1`, `"s"`, `{"var":"d.t"}`, `{"var":"d.n"}`, `{"op":"<","args":[{"var":"d.n"},"x"]}`,
+		`{"op":"+","args":[{"var":"d.n"},2]}`, `{"op":"not","args":[{"var":"d.t"}]}`}
+	env := map[string]any{"d": map[string]any{"t": true, "n": 1.0}}
+	for _, c := range exprs {
+		for _, a := range exprs {
+			for _, b := range exprs[3:] {
+				var progs [2]*Program
+				for k, src := range []string{`{"op":"if","args":[` + c + `,` + a + `,` + b + `]}`,
+					`{"op":"if","args":[` + c + `,` + a + `,false,null,` + b + `]}`} {
+					u, _ := NewUnit(Config{})
+					n, err := jsonv.Decode([]byte(src))
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, ds := u.Compile(n, "/e")
+					if len(ds) > 0 {
+						t.Fatal(src, ds)
+					}
+					progs[k] = p
+				}
+				for budget := int64(0); budget <= 8; budget++ {
+					va, ea := progs[0].Eval(env, nil, budget)
+					vb, eb := progs[1].Eval(env, nil, budget)
+					// the else branch is argument 4 of the loop's if
+					if db := strings.Replace(describe(eb), "/e/args/4", "/e/args/2", 1); !reflect.DeepEqual(va, vb) || describe(ea) != db {
+						t.Fatalf("if(%s, %s, %s), budget %d:\nthree %v %s\nloop  %v %s", c, a, b, budget, va, describe(ea), vb, db)
+					}
+				}
+			}
+		}
+	}
+}
