@@ -334,6 +334,28 @@ func deep(fn func(ptr string, a, b any) (any, error)) builder {
 		if x.constant && y.constant {
 			return fold(n)
 		}
+		// one constant operand (in(x, [...]), contains(x, "s")): its weight is computed once and
+		// charged with the other's, at once, which fails exactly when charging them one after
+		// the other would (constants have no effects, so evaluating one first does not matter)
+		if k, other := y, x; x.constant || y.constant {
+			if x.constant {
+				k, other = x, y
+			}
+			w, kv, first := value.Weight(k.value, math.MaxInt64), k.value, k == x
+			n.eval = func(fr *frame) (any, error) {
+				v, err := other.eval(fr)
+				if err != nil {
+					return nil, err
+				}
+				if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+					return nil, err
+				}
+				if first {
+					return fn(ptr, kv, v)
+				}
+				return fn(ptr, v, kv)
+			}
+		}
 		return n
 	}
 }

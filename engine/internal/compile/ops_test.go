@@ -256,3 +256,49 @@ func TestIfOfThreeMatchesTheLoop(t *testing.T) {
 		}
 	}
 }
+
+// in and contains charge a constant operand's weight computed once: they must evaluate, fail
+// and charge as with the same operand computed at each evaluation (coalesce(missing, c), which
+// charges nothing), for constant lists, long strings and scalars on either side, under every
+// budget up to the one they need.
+func TestConstantOperandOfInMatchesAComputedOne(t *testing.T) {
+	long := `"` + strings.Repeat("x", 130) + `"`
+	consts := []string{`["CH","DE","FR"]`, `[1,[2,3],{"op":"literal","args":[{"a":[1,2]}]}]`, `[]`, `"CH"`, long, `1`, `null`, `true`}
+	others := []string{`{"var":"d.c"}`, `{"var":"d.l"}`, `{"var":"d.long"}`, `{"var":"d.n"}`, `{"var":"d.none"}`, `{"op":"+","args":[1,"x"]}`}
+	env := map[string]any{"d": map[string]any{"c": "CH", "l": []any{"CH", 2.0, []any{2.0, 3.0}}, "long": strings.Repeat("x", 200), "n": 1.0}}
+	for _, op := range []string{"in", "contains"} {
+		for _, k := range consts {
+			computed := `{"op":"coalesce","args":[{"var":"missing"},` + k + `]}`
+			for _, o := range others {
+				for _, kFirst := range []bool{false, true} {
+					args := func(k string) string {
+						if kFirst {
+							return k + `,` + o
+						}
+						return o + `,` + k
+					}
+					var progs [2]*Program
+					for i, src := range []string{`{"op":"` + op + `","args":[` + args(k) + `]}`, `{"op":"` + op + `","args":[` + args(computed) + `]}`} {
+						u, _ := NewUnit(Config{})
+						n, err := jsonv.Decode([]byte(src))
+						if err != nil {
+							t.Fatal(err)
+						}
+						p, ds := u.Compile(n, "/e")
+						if len(ds) > 0 {
+							t.Fatal(src, ds)
+						}
+						progs[i] = p
+					}
+					for budget := int64(0); budget <= 16; budget++ {
+						va, ea := progs[0].Eval(env, nil, budget)
+						vb, eb := progs[1].Eval(env, nil, budget)
+						if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
+							t.Fatalf("%s(%s), budget %d:\nconstant %v %s\ncomputed %v %s", op, args(k), budget, va, describe(ea), vb, describe(eb))
+						}
+					}
+				}
+			}
+		}
+	}
+}
