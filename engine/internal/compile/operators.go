@@ -186,8 +186,6 @@ func strict(fn func(ptr string, args []any) (any, error)) builder {
 	}
 }
 
-// unary builds an operator of one argument: it evaluates the argument, charges cost1 of its
-// value and applies fn. The node is a chain (see chain.go): applied to a chain, it extends it.
 // Operators that strictDirect builds; their functions keep none of their arguments.
 const (
 	callBetween = iota
@@ -239,6 +237,8 @@ func strictDirect(op int) builder {
 	}
 }
 
+// unary builds an operator of one argument: it evaluates the argument, charges cost1 of its
+// value and applies fn. The node is a chain (see chain.go): applied to a chain, it extends it.
 func unary(fn func(ptr string, a any) (any, error)) builder { return unaryStep(stepCall, fn) }
 
 // unaryStep is unary for an operator that has a direct path in a chain.
@@ -248,7 +248,23 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 		a := args[0]
 		ch := extend(a, step{kind: kind, ptr: ptr, fn: fn})
 		n := &node{ptr: ptr, chain: ch, eval: ch.run}
-		if len(ch.steps) == 1 {
+		switch {
+		case len(ch.steps) > 1:
+		case kind == stepNot:
+			n.eval = func(fr *frame) (any, error) {
+				v, err := a.get(fr)
+				if err != nil {
+					return nil, err
+				}
+				if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+					return nil, err
+				}
+				if b, ok := v.(bool); ok {
+					return !b, nil // opNot without reading the condition through truth
+				}
+				return fn(ptr, v)
+			}
+		default:
 			// the operator on its own
 			n.eval = func(fr *frame) (any, error) {
 				v, err := a.get(fr)
@@ -259,21 +275,6 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 					return nil, err
 				}
 				return fn(ptr, v)
-			}
-			if kind == stepNot {
-				n.eval = func(fr *frame) (any, error) {
-					v, err := a.get(fr)
-					if err != nil {
-						return nil, err
-					}
-					if err := fr.rt.charge(ptr, cost1(v)); err != nil {
-						return nil, err
-					}
-					if b, ok := v.(bool); ok {
-						return !b, nil // opNot without reading the condition through truth
-					}
-					return fn(ptr, v)
-				}
 			}
 		}
 		if a.constant {
@@ -337,11 +338,12 @@ func deep(fn func(ptr string, a, b any) (any, error)) builder {
 		// one constant operand (in(x, [...]), contains(x, "s")): its weight is computed once and
 		// charged with the other's, at once, which fails exactly when charging them one after
 		// the other would (constants have no effects, so evaluating one first does not matter)
-		if k, other := y, x; x.constant || y.constant {
+		if x.constant || y.constant {
+			k, other, first := y, x, false
 			if x.constant {
-				k, other = x, y
+				k, other, first = x, y, true
 			}
-			w, kv, first := value.Weight(k.value, math.MaxInt64), k.value, k == x
+			w, kv := value.Weight(k.value, math.MaxInt64), k.value
 			n.eval = func(fr *frame) (any, error) {
 				v, err := other.eval(fr)
 				if err != nil {

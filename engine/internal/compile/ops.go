@@ -245,7 +245,7 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 			}
 		}
 		n.chain = extend(args[0], st)
-		if fusing {
+		if fusing { // off, the loop, which TestChainsMatchTheirParts compares this with
 			// the fallback is known: no loop over the arguments
 			x, fallback := args[0], st.fallback
 			n.eval = func(fr *frame) (any, error) {
