@@ -54,8 +54,9 @@ func (ch *chain) run(fr *frame) (any, error) {
 		return nil, err
 	}
 	s, str := v.(string)
-	for i := range ch.steps {
-		st := &ch.steps[i]
+	rt, steps := fr.rt, ch.steps
+	for i := range steps {
+		st := &steps[i]
 		if st.kind == stepCoalesce {
 			if v == nil && !str {
 				v = st.fallback
@@ -69,7 +70,7 @@ func (ch *chain) run(fr *frame) (any, error) {
 		} else {
 			c = cost1(v)
 		}
-		if err := fr.rt.charge(st.ptr, c); err != nil {
+		if err := rt.charge(st.ptr, c); err != nil {
 			return nil, err
 		}
 		switch st.kind {
