@@ -36,11 +36,11 @@ func coreTable() map[string]spec {
 		"<=":      {2, 2, compare(cmpLE)},
 		">":       {2, 2, compare(cmpGT)},
 		">=":      {2, 2, compare(cmpGE)},
-		"between": {3, 3, strict(opBetween)},
+		"between": {3, 3, strictDirect(callBetween)},
 		// logic and conditionals (lazy)
 		"and":      {1, -1, buildAnd},
 		"or":       {1, -1, buildOr},
-		"not":      {1, 1, unary(opNot)},
+		"not":      {1, 1, unaryStep(stepNot, opNot)},
 		"if":       {3, -1, buildIf},
 		"coalesce": {1, -1, buildCoalesce},
 		// arithmetic
@@ -52,15 +52,15 @@ func coreTable() map[string]spec {
 		"abs":   {1, 1, unary(opAbs)},
 		"min":   {1, -1, strict(opMin)},
 		"max":   {1, -1, strict(opMax)},
-		"round": {1, 2, strict(opRound)},
+		"round": {1, 2, strictDirect(callRound)},
 		"sum":   {1, 1, unary(opSum)},
 		// strings
 		"upper":      {1, 1, unary(opUpper)},
 		"lower":      {1, 1, unary(opLower)},
-		"trim":       {1, 1, unary(opTrim)},
+		"trim":       {1, 1, unaryStep(stepTrim, opTrim)},
 		"concat":     {1, -1, buildConcat},
-		"substring":  {2, 3, strict(opSubstring)},
-		"text":       {1, 1, unary(opText)},
+		"substring":  {2, 3, strictDirect(callSubstring)},
+		"text":       {1, 1, unaryStep(stepText, opText)},
 		"startsWith": {2, 2, buildAffix(false)},
 		"endsWith":   {2, 2, buildAffix(true)},
 		"matches":    {2, 2, buildMatches},
@@ -75,13 +75,13 @@ func coreTable() map[string]spec {
 		"all":    {2, 3, iterate(iterAll)},
 		// types and null
 		"typeOf":  {1, 1, unary(func(_ string, a any) (any, error) { return value.TypeOf(a), nil })},
-		"isEmpty": {1, 1, unary(opIsEmpty)},
+		"isEmpty": {1, 1, unaryStep(stepIsEmpty, opIsEmpty)},
 		"literal": {1, 1, buildLiteral},
 		// dates
 		"isDate":       {1, 1, unary(opIsDate)},
 		"yearsBetween": {2, 2, binary(opYearsBetween)},
 		"daysBetween":  {2, 2, binary(opDaysBetween)},
-		"dateAdd":      {3, 3, strict(opDateAdd)},
+		"dateAdd":      {3, 3, buildDateAdd},
 	}
 }
 
@@ -186,20 +186,97 @@ func strict(fn func(ptr string, args []any) (any, error)) builder {
 	}
 }
 
-func unary(fn func(ptr string, a any) (any, error)) builder {
+// Operators that strictDirect builds; their functions keep none of their arguments.
+const (
+	callBetween = iota
+	callRound
+	callSubstring
+)
+
+// callStrict calls the function of operator op. The calls are direct so that the compiler sees
+// the arguments stay in the caller's frame (a call through a function value would move them to
+// the heap).
+func callStrict(op int, ptr string, args []any) (any, error) {
+	switch op {
+	case callBetween:
+		return opBetween(ptr, args)
+	case callRound:
+		return opRound(ptr, args)
+	}
+	return opSubstring(ptr, args)
+}
+
+// strictDirect is strict(fn) for the operator op of callStrict, with up to four argument values
+// in an array on the stack rather than a new list.
+func strictDirect(op int) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			var buf [4]any
+			vals := buf[:]
+			if len(args) > len(buf) {
+				vals = make([]any, len(args))
+			}
+			vals = vals[:len(args)]
+			for i, a := range args {
+				v, err := a.get(fr)
+				if err != nil {
+					return nil, err
+				}
+				vals[i] = v
+			}
+			if err := fr.rt.charge(ptr, argCost(vals...)); err != nil {
+				return nil, err
+			}
+			return callStrict(op, ptr, vals)
+		}}
+		if allConstant(args) {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+// unary builds an operator of one argument: it evaluates the argument, charges cost1 of its
+// value and applies fn. The node is a chain (see chain.go): applied to a chain, it extends it.
+func unary(fn func(ptr string, a any) (any, error)) builder { return unaryStep(stepCall, fn) }
+
+// unaryStep is unary for an operator that has a direct path in a chain.
+func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a := args[0]
-		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			v, err := a.get(fr)
-			if err != nil {
-				return nil, err
+		ch := extend(a, step{kind: kind, ptr: ptr, fn: fn})
+		n := &node{ptr: ptr, chain: ch, eval: ch.run}
+		switch {
+		case len(ch.steps) > 1:
+		case kind == stepNot:
+			n.eval = func(fr *frame) (any, error) {
+				v, err := a.get(fr)
+				if err != nil {
+					return nil, err
+				}
+				if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+					return nil, err
+				}
+				if b, ok := v.(bool); ok {
+					return !b, nil // opNot without reading the condition through truth
+				}
+				return fn(ptr, v)
 			}
-			if err := fr.rt.charge(ptr, cost1(v)); err != nil {
-				return nil, err
+		default:
+			// the operator on its own
+			n.eval = func(fr *frame) (any, error) {
+				v, err := a.get(fr)
+				if err != nil {
+					return nil, err
+				}
+				if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+					return nil, err
+				}
+				return fn(ptr, v)
 			}
-			return fn(ptr, v)
-		}}
+		}
 		if a.constant {
 			return fold(n)
 		}
@@ -257,6 +334,29 @@ func deep(fn func(ptr string, a, b any) (any, error)) builder {
 		}}
 		if x.constant && y.constant {
 			return fold(n)
+		}
+		// one constant operand (in(x, [...]), contains(x, "s")): its weight is computed once and
+		// charged with the other's, at once, which fails exactly when charging them one after
+		// the other would (constants have no effects, so evaluating one first does not matter)
+		if x.constant || y.constant {
+			k, other, first := y, x, false
+			if x.constant {
+				k, other, first = x, y, true
+			}
+			w, kv := value.Weight(k.value, math.MaxInt64), k.value
+			n.eval = func(fr *frame) (any, error) {
+				v, err := other.eval(fr)
+				if err != nil {
+					return nil, err
+				}
+				if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+					return nil, err
+				}
+				if first {
+					return fn(ptr, kv, v)
+				}
+				return fn(ptr, v, kv)
+			}
 		}
 		return n
 	}

@@ -25,13 +25,20 @@ func numberOut(ptr string, f float64, ok bool) (any, error) {
 
 // --- comparison ---
 
+// likeArgument is what order says it wants of an operand that does not match argument i (0 to
+// 2): the texts made once, as rules that fail closed on a mistyped field fail on every evaluation.
+var likeArgument = [2][3]string{
+	{"a number like argument 1", "a number like argument 2", "a number like argument 3"},
+	{"a string like argument 1", "a string like argument 2", "a string like argument 3"},
+}
+
 // order compares two non-null operands: both numbers or both strings (code point order).
 func order(ptr, op string, a, b any, ia, ib int) (int, error) {
 	switch x := a.(type) {
 	case float64:
 		y, ok := b.(float64)
 		if !ok {
-			return 0, typeErr(ptr, op, ib, "a number like argument "+itoa(ia+1), b)
+			return 0, typeErr(ptr, op, ib, likeArgument[0][ia], b)
 		}
 		switch {
 		case x < y:
@@ -43,7 +50,7 @@ func order(ptr, op string, a, b any, ia, ib int) (int, error) {
 	case string:
 		y, ok := b.(string)
 		if !ok {
-			return 0, typeErr(ptr, op, ib, "a string like argument "+itoa(ia+1), b)
+			return 0, typeErr(ptr, op, ib, likeArgument[1][ia], b)
 		}
 		return strings.Compare(x, y), nil // UTF-8 byte order is code point order
 	}
@@ -130,6 +137,34 @@ func buildShort(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, dep
 		}
 		return !stop, nil
 	}}
+	if len(args) == 2 {
+		// the common two conditions, without the loop
+		a, b := args[0], args[1]
+		n.eval = func(fr *frame) (any, error) {
+			v, err := a.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			t, ok := v.(bool)
+			if !ok {
+				if t, err = truth(ptr, name, 0, v); err != nil {
+					return nil, err
+				}
+			}
+			if t == stop {
+				return stop, nil
+			}
+			if v, err = b.eval(fr); err != nil {
+				return nil, err
+			}
+			if t, ok = v.(bool); !ok {
+				if t, err = truth(ptr, name, 1, v); err != nil {
+					return nil, err
+				}
+			}
+			return t, nil // stop when it reads as stop, else !stop: t either way
+		}
+	}
 	if allConstant(args) {
 		return fold(n)
 	}
@@ -156,6 +191,26 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 		}
 		return args[i].eval(fr)
 	}}
+	if len(args) == 3 {
+		// the common if(condition, then, else), without the loop
+		cond, yes, no := args[0], args[1], args[2]
+		n.eval = func(fr *frame) (any, error) {
+			v, err := cond.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			t, ok := v.(bool)
+			if !ok {
+				if t, err = truth(ptr, "if", 0, v); err != nil {
+					return nil, err
+				}
+			}
+			if t {
+				return yes.eval(fr)
+			}
+			return no.eval(fr)
+		}
+	}
 	if allConstant(args) {
 		return fold(n)
 	}
@@ -179,6 +234,31 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 	}}
 	if allConstant(args) {
 		return fold(n)
+	}
+	if len(args) > 1 && allConstant(args[1:]) {
+		// a value with constant fallbacks: a step of a chain, for an operator applied to it
+		st := step{kind: stepCoalesce, ptr: ptr}
+		for _, a := range args[1:] {
+			if a.value != nil {
+				st.fallback = a.value
+				break
+			}
+		}
+		n.chain = extend(args[0], st)
+		if fusing { // off, the loop, which TestChainsMatchTheirParts compares this with
+			// the fallback is known: no loop over the arguments
+			x, fallback := args[0], st.fallback
+			n.eval = func(fr *frame) (any, error) {
+				v, err := x.eval(fr)
+				if err != nil {
+					return nil, err
+				}
+				if v != nil {
+					return v, nil
+				}
+				return fallback, nil
+			}
+		}
 	}
 	return n
 }
@@ -238,6 +318,15 @@ func opMul(ptr string, args []any) (any, error) {
 }
 
 func opDiv(ptr string, a, b any) (any, error) {
+	if x, ok := a.(float64); ok {
+		if y, ok := b.(float64); ok { // two numbers, read without numbers
+			if y == 0 {
+				return nil, nil
+			}
+			f, ok := num.Div(x, y)
+			return numberOut(ptr, f, ok)
+		}
+	}
 	var buf [16]float64
 	xs, ok, err := numbers(buf[:0], ptr, "/", []any{a, b})
 	if err != nil || !ok || xs[1] == 0 {
@@ -247,6 +336,15 @@ func opDiv(ptr string, a, b any) (any, error) {
 }
 
 func opMod(ptr string, a, b any) (any, error) {
+	if x, ok := a.(float64); ok {
+		if y, ok := b.(float64); ok { // two numbers, read without numbers
+			if y == 0 {
+				return nil, nil
+			}
+			f, ok := num.Mod(x, y)
+			return numberOut(ptr, f, ok)
+		}
+	}
 	var buf [16]float64
 	xs, ok, err := numbers(buf[:0], ptr, "mod", []any{a, b})
 	if err != nil || !ok || xs[1] == 0 {
@@ -397,15 +495,29 @@ func opLower(ptr string, a any) (any, error) {
 	return asciiMap(s, 'A', 'Z'), nil
 }
 
-// asciiSpace is what trim removes: tab, line feed, vertical tab, form feed, carriage return, space.
-const asciiSpace = "\t\n\v\f\r "
+// isSpace reports whether trim removes c: tab, line feed, vertical tab, form feed, carriage
+// return (U+0009 to U+000D) or space.
+func isSpace(c byte) bool { return c == ' ' || c-'\t' <= '\r'-'\t' }
+
+// trimSpace removes what trim removes from both ends of s. A byte of a multi-byte UTF-8
+// sequence is never ASCII, so reading bytes cuts no code point.
+func trimSpace(s string) string {
+	i, j := 0, len(s)
+	for i < j && isSpace(s[i]) {
+		i++
+	}
+	for j > i && isSpace(s[j-1]) {
+		j--
+	}
+	return s[i:j]
+}
 
 func opTrim(ptr string, a any) (any, error) {
 	s, ok, err := str(ptr, "trim", 0, a)
 	if err != nil || !ok {
 		return nil, err
 	}
-	if t := strings.Trim(s, asciiSpace); len(t) != len(s) {
+	if t := trimSpace(s); len(t) != len(s) {
 		return t, nil
 	}
 	return a, nil // unchanged: the argument's own box, no new one
@@ -613,8 +725,27 @@ func opIsDate(_ string, a any) (any, error) {
 	if !ok {
 		return false, nil
 	}
+	if len(s) == 10 {
+		_, _, _, err := date.Date(s)
+		return err == nil, nil
+	}
 	_, err := date.Parse(s)
 	return err == nil, nil
+}
+
+// twoPlainDates reads two arguments that are both dates (not date-times), the common case of
+// yearsBetween and daysBetween, without building date.Values; ok is false for anything else,
+// which twoDates reads.
+func twoPlainDates(a, b any) (x, y [3]int, ok bool) {
+	as, ok1 := a.(string)
+	bs, ok2 := b.(string)
+	if !ok1 || !ok2 || len(as) != 10 || len(bs) != 10 {
+		return x, y, false
+	}
+	var e1, e2 error
+	x[0], x[1], x[2], e1 = date.Date(as)
+	y[0], y[1], y[2], e2 = date.Date(bs)
+	return x, y, e1 == nil && e2 == nil
 }
 
 func dateArg(ptr, op string, i int, v any) (date.Value, bool, error) {
@@ -642,6 +773,11 @@ func twoDates(ptr, op string, a, b any) (date.Value, date.Value, bool, error) {
 }
 
 func opYearsBetween(ptr string, a, b any) (any, error) {
+	if x, y, ok := twoPlainDates(a, b); ok {
+		n := date.YearsBetween(date.Value{DateOnly: true, Year: x[0], Month: x[1], Day: x[2]},
+			date.Value{DateOnly: true, Year: y[0], Month: y[1], Day: y[2]})
+		return value.Number(float64(n)), nil
+	}
 	x, y, ok, err := twoDates(ptr, "yearsBetween", a, b)
 	if err != nil || !ok {
 		return nil, err
@@ -650,6 +786,10 @@ func opYearsBetween(ptr string, a, b any) (any, error) {
 }
 
 func opDaysBetween(ptr string, a, b any) (any, error) {
+	if x, y, ok := twoPlainDates(a, b); ok {
+		// dates are midnights: the difference of their day numbers
+		return value.Number(float64(date.DayNumber(y[0], y[1], y[2]) - date.DayNumber(x[0], x[1], x[2]))), nil
+	}
 	x, y, ok, err := twoDates(ptr, "daysBetween", a, b)
 	if err != nil || !ok {
 		return nil, err
@@ -684,4 +824,28 @@ func opDateAdd(ptr string, args []any) (any, error) {
 		return nil, diag.Eval(ptr, "dateAdd", aerr.Error())
 	}
 	return r.String(), nil
+}
+
+// buildDateAdd is strict(opDateAdd) with its three arguments read into an array rather than a
+// new list (opDateAdd keeps none of them).
+func buildDateAdd(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		var vals [3]any
+		for i, a := range args {
+			v, err := a.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = v
+		}
+		if err := fr.rt.charge(ptr, argCost(vals[:]...)); err != nil {
+			return nil, err
+		}
+		return opDateAdd(ptr, vals[:])
+	}}
+	if allConstant(args) {
+		return fold(n)
+	}
+	return n
 }

@@ -68,9 +68,11 @@ func iterate(kind iterKind) builder {
 					if err != nil {
 						return 0, false, err
 					}
-					t, err := truth(ptr, iterNames[kind], bodyAt, v)
-					if err != nil {
-						return 0, false, err
+					t, ok := v.(bool)
+					if !ok {
+						if t, err = truth(ptr, iterNames[kind], bodyAt, v); err != nil {
+							return 0, false, err
+						}
 					}
 					if t {
 						n++
@@ -113,9 +115,11 @@ func iterate(kind iterKind) builder {
 					out = append(out, v)
 					continue
 				}
-				t, err := truth(ptr, iterNames[kind], bodyAt, v)
-				if err != nil {
-					return nil, err
+				t, ok := v.(bool)
+				if !ok {
+					if t, err = truth(ptr, iterNames[kind], bodyAt, v); err != nil {
+						return nil, err
+					}
 				}
 				switch kind {
 				case iterFilter:
@@ -194,11 +198,12 @@ func buildMatches(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, d
 				p = cp
 			}
 		}
-		s, ok, err := str(ptr, "matches", 0, sv)
-		if err != nil || !ok {
-			return false, err
+		s, ok := sv.(string)
+		if !ok {
+			_, _, err := str(ptr, "matches", 0, sv)
+			return false, err // null, or not a string
 		}
-		if err := fr.rt.charge(ptr, cost1(s)); err != nil {
+		if err := fr.rt.charge(ptr, 1+len(s)/64); err != nil { // cost1 of a string
 			return nil, err
 		}
 		m, merr := p.Match(s)

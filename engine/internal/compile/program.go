@@ -35,6 +35,9 @@ type node struct {
 	// count, when not nil, evaluates a list-valued node (filter) for the length of its list
 	// without building it, charging exactly what evaluating it would; null reports a null list.
 	count func(fr *frame) (n int, null bool, err error)
+	// chain, when not nil, is the node as a chain of one-value operators, which an operator
+	// applied to it extends (see chain.go)
+	chain *chain
 }
 
 // strFn evaluates a node whose value is usually a string: ok reports that the value is the

@@ -64,7 +64,46 @@ func DaysIn(y, m int) int {
 // Parse reads a date or a date-time; it refuses anything else, including trailing text,
 // non-ASCII digits, lowercase t or z, a missing offset, second 60 and offsets beyond 23:59.
 func Parse(s string) (Value, error) {
-	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+	if len(s) != 10 {
+		return parseDateTime(s)
+	}
+	y, mo, d, err := Date(s)
+	if err != nil {
+		return Value{}, err
+	}
+	return Value{DateOnly: true, Year: y, Month: mo, Day: d}, nil
+}
+
+// Date reads a date "YYYY-MM-DD" (no date-time) as its year, month and day, in one go: dates are
+// what rules parse most (a field and ctx.today, several times per evaluation). For a string of
+// 10 bytes it fails as Parse does; any other length is ErrSyntax.
+func Date(s string) (year, month, day int, err error) {
+	if len(s) != 10 {
+		return 0, 0, 0, ErrSyntax
+	}
+	y0, y1, y2, y3 := s[0]-'0', s[1]-'0', s[2]-'0', s[3]-'0'
+	m0, m1, d0, d1 := s[5]-'0', s[6]-'0', s[8]-'0', s[9]-'0'
+	if s[4] != '-' || s[7] != '-' || y0 > 9 || y1 > 9 || y2 > 9 || y3 > 9 || m0 > 9 || m1 > 9 || d0 > 9 || d1 > 9 {
+		return 0, 0, 0, ErrSyntax
+	}
+	y := int(y0)*1000 + int(y1)*100 + int(y2)*10 + int(y3)
+	mo := int(m0)*10 + int(m1)
+	d := int(d0)*10 + int(d1)
+	if mo < 1 || mo > 12 || d < 1 || (d > 28 && d > DaysIn(y, mo)) {
+		return 0, 0, 0, ErrField
+	}
+	if y < 1 {
+		return 0, 0, 0, ErrRange
+	}
+	return y, mo, d, nil
+}
+
+// DayNumber returns the day number of the date year-month-day (1970-01-01 is 0), as Value.Days.
+func DayNumber(year, month, day int) int64 { return daysFromCivil(year, month, day) }
+
+// parseDateTime is Parse of a string that is not 10 bytes long: a date-time or nothing.
+func parseDateTime(s string) (Value, error) {
+	if len(s) < 20 || s[4] != '-' || s[7] != '-' {
 		return Value{}, ErrSyntax
 	}
 	y, ok1 := digits(s, 0, 4)
@@ -73,17 +112,8 @@ func Parse(s string) (Value, error) {
 	if !ok1 || !ok2 || !ok3 {
 		return Value{}, ErrSyntax
 	}
-	if len(s) == 10 {
-		if mo < 1 || mo > 12 || d < 1 || d > DaysIn(y, mo) {
-			return Value{}, ErrField
-		}
-		if y < 1 {
-			return Value{}, ErrRange
-		}
-		return Value{DateOnly: true, Year: y, Month: mo, Day: d}, nil
-	}
 	// date-time
-	if len(s) < 20 || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+	if s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return Value{}, ErrSyntax
 	}
 	hh, ok1 := digits(s, 11, 2)
@@ -164,6 +194,10 @@ func floorDiv(a, b int64) int64 {
 
 func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
 
+// daysFromMarch[m] is the number of days from 1 March to the first of month m in a year that
+// begins in March: (153*((m+9)%12)+2)/5 of daysFromCivil, looked up.
+var daysFromMarch = [13]int64{0, 306, 337, 0, 31, 61, 92, 122, 153, 184, 214, 245, 275}
+
 // daysFromCivil returns the day number of y-m-d, with 1970-01-01 as day 0 (H. Hinnant's algorithm).
 func daysFromCivil(y, m, d int) int64 {
 	yy := int64(y)
@@ -172,8 +206,13 @@ func daysFromCivil(y, m, d int) int64 {
 	}
 	era := floorDiv(yy, 400)
 	yoe := yy - era*400
-	mp := int64((m + 9) % 12)
-	doy := (153*mp+2)/5 + int64(d) - 1
+	var doy int64
+	if m >= 1 && m <= 12 {
+		doy = daysFromMarch[m] + int64(d) - 1
+	} else {
+		mp := int64((m + 9) % 12)
+		doy = (153*mp+2)/5 + int64(d) - 1
+	}
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return era*146097 + doe - 719468
 }
@@ -302,6 +341,12 @@ func Add(v Value, n int64, u Unit) (Value, error) {
 // String writes a date as YYYY-MM-DD and a date-time in UTC as YYYY-MM-DDTHH:MM:SS[.fraction]Z,
 // the fraction without trailing zeros.
 func (v Value) String() string {
+	if y, m, d := v.Year, v.Month, v.Day; v.DateOnly && uint(y) <= 9999 && uint(m) <= 99 && uint(d) <= 99 {
+		// a date (as Parse and Add make them), written directly
+		b := [10]byte{byte('0' + y/1000), byte('0' + y/100%10), byte('0' + y/10%10), byte('0' + y%10), '-',
+			byte('0' + m/10), byte('0' + m%10), '-', byte('0' + d/10), byte('0' + d%10)}
+		return string(b[:])
+	}
 	b := make([]byte, 0, 30)
 	b = pad(b, v.Year, 4)
 	b = append(b, '-')
@@ -330,10 +375,26 @@ func (v Value) String() string {
 	return string(append(b, 'Z'))
 }
 
+// pad appends v in decimal with leading zeros to n digits (a negative v, which no date holds, as
+// strconv writes it, padded the same way).
 func pad(b []byte, v, n int) []byte {
-	s := strconv.Itoa(v)
-	for i := len(s); i < n; i++ {
+	var buf [20]byte
+	var d []byte
+	if v < 0 {
+		d = strconv.AppendInt(buf[:0], int64(v), 10)
+	} else {
+		i := len(buf)
+		for v >= 10 {
+			i--
+			buf[i] = byte('0' + v%10)
+			v /= 10
+		}
+		i--
+		buf[i] = byte('0' + v)
+		d = buf[i:]
+	}
+	for i := len(d); i < n; i++ {
 		b = append(b, '0')
 	}
-	return append(b, s...)
+	return append(b, d...)
 }
