@@ -549,7 +549,12 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
 	}
 	if p := c.unit.Path(root, parts[1:]); p != nil {
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.rt.value(p), nil }}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			if v, ok := fr.rt.memoized(p); ok {
+				return v, nil
+			}
+			return fr.rt.walk(p), nil
+		}}
 	}
 	if len(segs) == 1 && segs[0].index < 0 {
 		key := segs[0].key

@@ -54,11 +54,31 @@ func (u *Unit) Path(root string, segs []string) *Path {
 	return p
 }
 
+// memoEntry is the memo of one path: its value when gen is the runtime's generation.
+type memoEntry struct {
+	v   any
+	gen uint32
+}
+
 // value returns the value of p in the current evaluation.
 func (rt *runtime) value(p *Path) any {
-	if p.id < len(rt.memoGen) && rt.memoGen[p.id] == rt.gen {
-		return rt.memo[p.id]
+	if v, ok := rt.memoized(p); ok {
+		return v
 	}
+	return rt.walk(p)
+}
+
+// memoized returns the value of p when the evaluation has already read it. It inlines, so that
+// a memoized read costs a few loads where value would cost a call.
+func (rt *runtime) memoized(p *Path) (any, bool) {
+	if m := rt.memo; p.id < len(m) && m[p.id].gen == rt.gen {
+		return m[p.id].v, true
+	}
+	return nil, false
+}
+
+// walk reads p through its parent's value and memoizes it.
+func (rt *runtime) walk(p *Path) any {
 	var base any
 	if p.parent == nil {
 		base = rt.root(p.root, p.rootName)
@@ -66,12 +86,10 @@ func (rt *runtime) value(p *Path) any {
 		base = rt.value(p.parent)
 	}
 	v := p.seg.step(base)
-	if p.id >= len(rt.memoGen) {
-		n := 2*p.id + 8
-		rt.memo = append(rt.memo, make([]any, n-len(rt.memo))...)
-		rt.memoGen = append(rt.memoGen, make([]uint32, n-len(rt.memoGen))...)
+	if p.id >= len(rt.memo) {
+		rt.memo = append(rt.memo, make([]memoEntry, 2*p.id+8-len(rt.memo))...)
 	}
-	rt.memo[p.id], rt.memoGen[p.id] = v, rt.gen
+	rt.memo[p.id] = memoEntry{v, rt.gen}
 	if p.id >= rt.memoHigh {
 		rt.memoHigh = p.id + 1
 	}

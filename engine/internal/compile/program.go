@@ -60,10 +60,9 @@ type runtime struct {
 	custom  map[string]Operator
 	frames  []*frame // function frames by call depth, reused: calls nest, so they end in order
 	depth   int      // frames in use
-	// memoized paths (see Path): memo[i] holds path i's value when memoGen[i] == gen; Begin
-	// moves to the next generation
-	memo     []any
-	memoGen  []uint32
+	// memoized paths (see Path): memo[i] holds path i's value when its gen is gen; Begin moves
+	// to the next generation
+	memo     []memoEntry
 	gen      uint32
 	memoHigh int   // memo[memoHigh:] holds nothing of this evaluation
 	dirty    int   // frames[:dirty] may hold the arguments of calls that failed
@@ -128,14 +127,20 @@ func (rt *runtime) freeFrame(f *frame, slots int) {
 	rt.depth--
 }
 
-// charge spends n work units; it fails once the budget is exhausted.
+// charge spends n work units; it fails once the budget is exhausted. It is small enough to be
+// inlined into every node that charges.
 func (rt *runtime) charge(ptr string, n int) error {
 	rt.steps += int64(n)
 	if rt.steps > rt.limit {
-		return diag.Budget(ptr, rt.limit)
+		return rt.exhausted(ptr)
 	}
 	return nil
 }
+
+// exhausted is the error of a charge beyond the budget, out of line so that charging inlines.
+//
+//go:noinline
+func (rt *runtime) exhausted(ptr string) error { return diag.Budget(ptr, rt.limit) }
 
 // remaining returns the units left in the budget.
 func (rt *runtime) remaining() int64 { return rt.limit - rt.steps }
@@ -154,7 +159,7 @@ func (rt *runtime) chargeWeightPlus(ptr string, v any, extra int64) error {
 	}
 	rt.steps += w + extra
 	if rt.steps > rt.limit {
-		return diag.Budget(ptr, rt.limit)
+		return rt.exhausted(ptr)
 	}
 	return nil
 }
@@ -229,7 +234,9 @@ func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operat
 	m.rt.limit, m.rt.custom = budget, ops
 	m.rt.globals, m.rt.env = globals, env
 	if m.rt.gen++; m.rt.gen == 0 {
-		clear(m.rt.memoGen)
+		for i := range m.rt.memo {
+			m.rt.memo[i].gen = 0
+		}
 		m.rt.gen = 1
 	}
 }
@@ -267,29 +274,45 @@ func (m *Machine) Run(p *Program) (any, error) {
 	}
 	m.rt.steps, m.rt.depth = 0, 0
 	if p.slots > 0 {
-		switch {
-		case p.slots <= len(m.locals):
-			m.fr.locals = m.locals[:p.slots]
-		case p.slots <= cap(m.more):
-			m.fr.locals = m.more[:p.slots]
-		default:
-			m.more = make([]any, p.slots)
-			m.fr.locals = m.more
-		}
+		return m.runLocals(p)
 	}
 	v, err := p.root.eval(&m.fr)
-	if m.rt.depth > m.rt.dirty {
-		m.rt.dirty = m.rt.depth // an error left frames in use
+	return m.result(p, v, err)
+}
+
+// runLocals is Run of a program with local slots.
+func (m *Machine) runLocals(p *Program) (any, error) {
+	switch {
+	case p.slots <= len(m.locals):
+		m.fr.locals = m.locals[:p.slots]
+	case p.slots <= cap(m.more):
+		m.fr.locals = m.more[:p.slots]
+	default:
+		m.more = make([]any, p.slots)
+		m.fr.locals = m.more
 	}
-	if err == nil {
-		// the result is read once more on its way out
-		err = m.rt.chargeWeight(p.root.ptr, v)
-	}
-	if p.slots > 0 {
-		// nothing of this evaluation stays reachable from the locals
-		clear(m.fr.locals)
-	}
+	v, err := p.root.eval(&m.fr)
+	// nothing of this evaluation stays reachable from the locals
+	clear(m.fr.locals)
+	return m.result(p, v, err)
+}
+
+// result ends Run: the result is read once more on its way out, charging its weight.
+func (m *Machine) result(p *Program, v any, err error) (any, error) {
 	if err != nil {
+		if m.rt.depth > m.rt.dirty {
+			m.rt.dirty = m.rt.depth // an error left frames in use
+		}
+		return nil, err
+	}
+	if _, ok := v.(bool); ok {
+		// the weight of a condition, charged without a call
+		if m.rt.steps++; m.rt.steps > m.rt.limit {
+			return nil, m.rt.exhausted(p.root.ptr)
+		}
+		return v, nil
+	}
+	if err := m.rt.chargeWeight(p.root.ptr, v); err != nil {
 		return nil, err
 	}
 	return v, nil
