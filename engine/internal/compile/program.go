@@ -200,8 +200,10 @@ func (p *Program) CustomOperators() []string { return append([]string(nil), p.cu
 type Machine struct {
 	rt     runtime
 	fr     frame
-	locals [16]any
-	more   []any // locals of a program that needs more, kept for the next one
+	locals [16]any // backing of fr.locals unless a program needs more
+	// fr.locals[:used] may hold values of this evaluation. Every program writes a slot before it
+	// reads it, so the locals are cleared once, by End, rather than after each Run.
+	used int
 }
 
 var machinePool = sync.Pool{New: func() any { return new(Machine) }}
@@ -230,6 +232,7 @@ func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operat
 	}
 	if m.fr.rt == nil {
 		m.fr.rt = &m.rt
+		m.fr.locals = m.locals[:]
 	}
 	m.rt.limit, m.rt.custom = budget, ops
 	m.rt.globals, m.rt.env = globals, env
@@ -254,6 +257,11 @@ func (m *Machine) runExtended(p *Program) (any, error) {
 // End drops the references Begin took.
 func (m *Machine) End() {
 	m.rt.custom, m.rt.globals, m.rt.env = nil, nil, nil
+	if m.used > 0 {
+		// nothing of this evaluation stays reachable from the locals
+		clear(m.fr.locals[:m.used])
+		m.used = 0
+	}
 	if m.rt.memoHigh > 0 {
 		clear(m.rt.memo[:m.rt.memoHigh])
 		m.rt.memoHigh = 0
@@ -273,40 +281,19 @@ func (m *Machine) Run(p *Program) (any, error) {
 		return m.runExtended(p)
 	}
 	m.rt.steps, m.rt.depth = 0, 0
-	if p.slots > 0 {
-		return m.runLocals(p)
+	if p.slots > m.used {
+		m.useLocals(p.slots)
 	}
 	v, err := p.root.eval(&m.fr)
-	return m.result(p, v, err)
-}
-
-// runLocals is Run of a program with local slots.
-func (m *Machine) runLocals(p *Program) (any, error) {
-	switch {
-	case p.slots <= len(m.locals):
-		m.fr.locals = m.locals[:p.slots]
-	case p.slots <= cap(m.more):
-		m.fr.locals = m.more[:p.slots]
-	default:
-		m.more = make([]any, p.slots)
-		m.fr.locals = m.more
-	}
-	v, err := p.root.eval(&m.fr)
-	// nothing of this evaluation stays reachable from the locals
-	clear(m.fr.locals)
-	return m.result(p, v, err)
-}
-
-// result ends Run: the result is read once more on its way out, charging its weight.
-func (m *Machine) result(p *Program, v any, err error) (any, error) {
 	if err != nil {
 		if m.rt.depth > m.rt.dirty {
 			m.rt.dirty = m.rt.depth // an error left frames in use
 		}
 		return nil, err
 	}
+	// the result is read once more on its way out: a condition's weight is charged here without
+	// a call
 	if _, ok := v.(bool); ok {
-		// the weight of a condition, charged without a call
 		if m.rt.steps++; m.rt.steps > m.rt.limit {
 			return nil, m.rt.exhausted(p.root.ptr)
 		}
@@ -316,4 +303,13 @@ func (m *Machine) result(p *Program, v any, err error) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// useLocals makes room for a program with slots locals.
+func (m *Machine) useLocals(slots int) {
+	if slots > len(m.fr.locals) {
+		clear(m.fr.locals[:m.used])
+		m.fr.locals = make([]any, slots)
+	}
+	m.used = slots
 }
