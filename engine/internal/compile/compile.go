@@ -75,33 +75,43 @@ func (u *Unit) NumGlobals() int {
 	return len(u.globals)
 }
 
-// scope is the lexical scope of one frame: bindings visible at a point, innermost last.
+// scope is the lexical scope of one frame: bindings visible at a point, innermost last. A name
+// is bound to a slot of the frame, or to a node (alias) that reads its value (see inline).
 type scope struct {
-	names []string
-	slots []int
-	n     *int // slots allocated in the frame
+	names   []string
+	slots   []int
+	aliases []*node
+	n       *int // slots allocated in the frame
 }
 
 func newScope() *scope { return &scope{n: new(int)} }
 
-func (s *scope) lookup(name string) (int, bool) {
+func (s *scope) lookup(name string) (slot int, alias *node, ok bool) {
 	for i := len(s.names) - 1; i >= 0; i-- {
 		if s.names[i] == name {
-			return s.slots[i], true
+			return s.slots[i], s.aliases[i], true
 		}
 	}
-	return 0, false
+	return 0, nil, false
 }
 
 // bind returns a scope with name bound to a fresh slot.
 func (s *scope) bind(name string) (*scope, int) {
 	slot := *s.n
 	*s.n++
+	return s.with(name, slot, nil), slot
+}
+
+// bindAlias returns a scope with name bound to the node a.
+func (s *scope) bindAlias(name string, a *node) *scope { return s.with(name, -1, a) }
+
+func (s *scope) with(name string, slot int, alias *node) *scope {
 	return &scope{
-		names: append(append([]string(nil), s.names...), name),
-		slots: append(append([]int(nil), s.slots...), slot),
-		n:     s.n,
-	}, slot
+		names:   append(append([]string(nil), s.names...), name),
+		slots:   append(append([]int(nil), s.slots...), slot),
+		aliases: append(append([]*node(nil), s.aliases...), alias),
+		n:       s.n,
+	}
 }
 
 // compiler holds the state of one load.
@@ -473,13 +483,24 @@ type segment struct {
 // nothing else of the caller in scope). It evaluates and charges exactly as a call does: one
 // unit for the call, the arguments in order, then the body; the body's nodes keep the pointers
 // of the definition. Only expressions compiled after the unit inline (every body is valid then).
+//
+// An argument that is a plain read (see node.read) is not stored: the body reads it where it
+// reads the parameter. Such a read charges nothing, cannot fail and reads the same value until
+// the call returns (the body writes only slots of its own), so the call is the same.
 func (c *compiler) inline(f *function, args []*node, ptr string, caller *scope) *node {
 	c.inlined += f.size
 	body := &scope{n: caller.n}
 	slots := make([]int, len(f.params))
+	var stored []*node
 	for i, p := range f.params {
-		body, slots[i] = body.bind(p)
+		if args[i].read {
+			body = body.bindAlias(p, args[i])
+			continue
+		}
+		body, slots[len(stored)] = body.bind(p)
+		stored = append(stored, args[i])
 	}
+	slots = slots[:len(stored)]
 	// what the expression reports as used stays as for a call: the body's own operators are
 	// the function's
 	saved := c.custom
@@ -490,7 +511,7 @@ func (c *compiler) inline(f *function, args []*node, ptr string, caller *scope) 
 		if err := fr.rt.charge(ptr, 1); err != nil {
 			return nil, err
 		}
-		for i, a := range args {
+		for i, a := range stored {
 			v, err := a.get(fr)
 			if err != nil {
 				return nil, err
@@ -519,7 +540,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	for i, s := range parts[1:] {
 		segs[i] = segment{key: s, index: asIndex(s)}
 	}
-	slot, local := sc.lookup(root)
+	slot, alias, local := sc.lookup(root)
 	walk := func(v any) any {
 		for _, s := range segs {
 			switch t := v.(type) {
@@ -537,19 +558,29 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		}
 		return v
 	}
+	if alias != nil {
+		// a parameter of an inlined call, read where the call would have stored it
+		if len(segs) == 0 {
+			return &node{ptr: ptr, read: true, eval: alias.eval}
+		}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			v, _ := alias.eval(fr)
+			return walk(v), nil
+		}}
+	}
 	if local {
 		if len(segs) == 0 {
-			return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.locals[slot], nil }}
+			return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.locals[slot], nil }}
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.locals[slot]), nil }}
 	}
 	g := c.unit.global(root)
 	c.roots[g] = true
 	if len(segs) == 0 {
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
+		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
 	}
 	if p := c.unit.Path(root, parts[1:]); p != nil {
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) {
 			if v, ok := fr.rt.memoized(p); ok {
 				return v, nil
 			}

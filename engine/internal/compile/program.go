@@ -31,7 +31,10 @@ type node struct {
 	constant bool
 	value    any // the value when constant
 	ptr      string
-	str      strFn // when not nil, evaluates the node without boxing a string result
+	// read marks a plain variable read (a local, a root or a memoized path): it charges nothing,
+	// cannot fail, and reads the same value while the frame's slots it reads are unchanged
+	read bool
+	str  strFn // when not nil, evaluates the node without boxing a string result
 	// count, when not nil, evaluates a list-valued node (filter) for the length of its list
 	// without building it, charging exactly what evaluating it would; null reports a null list.
 	count func(fr *frame) (n int, null bool, err error)
