@@ -82,8 +82,10 @@ func (rt *runtime) walk(p *Path) any {
 	var base any
 	if p.parent == nil {
 		base = rt.root(p.root, p.rootName)
+	} else if v, ok := rt.memoized(p.parent); ok {
+		base = v
 	} else {
-		base = rt.value(p.parent)
+		base = rt.walk(p.parent)
 	}
 	v := p.seg.step(base)
 	if p.id >= len(rt.memo) {
