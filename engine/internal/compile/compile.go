@@ -42,6 +42,9 @@ type function struct {
 	roots  []int    // global indexes the body reads, itself or through the functions it calls
 	def    *jsonv.Node
 	size   int // nodes of the body, for the inlining decision
+	// pure: the body reads nothing but its parameters and roots that stay the same for an
+	// evaluation, and calls no custom operator and no function that is not pure (see share)
+	pure bool
 }
 
 // Unit is a compiled set of functions and declarations, shared by every expression of a ruleset.
@@ -49,9 +52,11 @@ type Unit struct {
 	declared map[string]bool
 	funcs    map[string]*function
 
-	mu      sync.Mutex // guards globals and paths: expressions may be compiled concurrently
+	mu      sync.Mutex // guards globals, paths, shared and nmemo: expressions may be compiled concurrently
 	globals map[string]int
-	paths   map[string]*Path // by root and segments
+	paths   map[string]*Path       // by root and segments
+	shared  map[string]*sharedExpr // by canonical key
+	nmemo   int                    // memo indexes given to paths and shared subexpressions
 	varying map[string]bool
 }
 
@@ -158,7 +163,7 @@ func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
 // function on a cycle.
 func NewUnit(cfg Config) (*Unit, diag.List) {
 	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{},
-		paths: map[string]*Path{}, varying: map[string]bool{}}
+		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}}
 	for _, name := range cfg.Varying {
 		u.varying[name] = true
 	}
@@ -222,6 +227,7 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
 	}
+	u.markPure(order)
 	return u, nil
 }
 
@@ -411,6 +417,9 @@ func (c *compiler) compile(n *jsonv.Node, ptr string, sc *scope, depth int) *nod
 			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
 			return errNode(ptr)
 		}
+		if iterators[name.Text] {
+			return c.share(n, c.compileOp(name.Text, args.Items, ptr, sc, depth), sc)
+		}
 		return c.compileOp(name.Text, args.Items, ptr, sc, depth)
 	case len(keys) == 2 && seen["fn"] && seen["args"]:
 		name := n.Get("fn")
@@ -423,7 +432,7 @@ func (c *compiler) compile(n *jsonv.Node, ptr string, sc *scope, depth int) *nod
 			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
 			return errNode(ptr)
 		}
-		return c.compileCall(name.Text, args.Items, ptr, sc, depth)
+		return c.share(n, c.compileCall(name.Text, args.Items, ptr, sc, depth), sc)
 	}
 	sort.Strings(keys)
 	c.report(diag.NotAnExpression(ptr, keys))

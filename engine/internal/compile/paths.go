@@ -46,18 +46,21 @@ func (u *Unit) Path(root string, segs []string) *Path {
 		key += "\x00" + s
 		q := u.paths[key]
 		if q == nil {
-			q = &Path{id: len(u.paths), parent: p, root: g, rootName: root, seg: segment{key: s, index: asIndex(s)}}
+			q = &Path{id: u.nmemo, parent: p, root: g, rootName: root, seg: segment{key: s, index: asIndex(s)}}
 			u.paths[key] = q
+			u.nmemo++
 		}
 		p = q
 	}
 	return p
 }
 
-// memoEntry is the memo of one path: its value when gen is the runtime's generation.
+// memoEntry is the memo of one path or shared subexpression: its value, and the work it charged
+// (see Unit.share), when gen is the runtime's generation.
 type memoEntry struct {
-	v   any
-	gen uint32
+	v    any
+	cost int64
+	gen  uint32
 }
 
 // value returns the value of p in the current evaluation.
@@ -88,14 +91,19 @@ func (rt *runtime) walk(p *Path) any {
 		base = rt.walk(p.parent)
 	}
 	v := p.seg.step(base)
-	if p.id >= len(rt.memo) {
-		rt.memo = append(rt.memo, make([]memoEntry, 2*p.id+8-len(rt.memo))...)
-	}
-	rt.memo[p.id] = memoEntry{v, rt.gen}
-	if p.id >= rt.memoHigh {
-		rt.memoHigh = p.id + 1
-	}
+	rt.remember(p.id, v, 0)
 	return v
+}
+
+// remember memoizes entry id of this evaluation.
+func (rt *runtime) remember(id int, v any, cost int64) {
+	if id >= len(rt.memo) {
+		rt.memo = append(rt.memo, make([]memoEntry, 2*id+8-len(rt.memo))...)
+	}
+	rt.memo[id] = memoEntry{v, cost, rt.gen}
+	if id >= rt.memoHigh {
+		rt.memoHigh = id + 1
+	}
 }
 
 // Value returns the value of p in the evaluation Begin started.
