@@ -175,6 +175,24 @@ func buildEquality(negate bool) builder {
 			if err != nil {
 				return nil, err
 			}
+			// two strings or two numbers: both weights charged at once, which fails exactly
+			// when charging them one after the other would
+			switch av := a.(type) {
+			case string:
+				if bv, ok := b.(string); ok {
+					if err := fr.rt.charge(ptr, 2+len(av)/64+len(bv)/64); err != nil {
+						return nil, err
+					}
+					return (av == bv) != negate, nil
+				}
+			case float64:
+				if bv, ok := b.(float64); ok {
+					if err := fr.rt.charge(ptr, 2); err != nil {
+						return nil, err
+					}
+					return (av == bv) != negate, nil
+				}
+			}
 			if err := fr.rt.chargeWeight(ptr, a); err != nil {
 				return nil, err
 			}
