@@ -433,3 +433,37 @@ func buildLength(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 	}
 	return n
 }
+
+// shortPair is switched off by a test that compares short2 with buildShort's loop.
+var shortPair = true
+
+// short2 is buildShort of two arguments (and, or): the same evaluation without the loop.
+func short2(name, ptr string, a, b *node, stop bool) *node {
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		v, err := a.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		t, ok := v.(bool)
+		if !ok {
+			if t, err = truth(ptr, name, 0, v); err != nil {
+				return nil, err
+			}
+		}
+		if t == stop {
+			return stop, nil
+		}
+		if v, err = b.eval(fr); err != nil {
+			return nil, err
+		}
+		if t, ok = v.(bool); !ok {
+			if t, err = truth(ptr, name, 1, v); err != nil {
+				return nil, err
+			}
+		}
+		if t == stop {
+			return stop, nil
+		}
+		return !stop, nil
+	}}
+}

@@ -62,3 +62,33 @@ func TestEqualityMatchesDeepEqual(t *testing.T) {
 		}
 	}
 }
+
+// and and or of two arguments (short2) must evaluate and charge exactly as buildShort's loop.
+func TestShortPairMatchesTheLoop(t *testing.T) {
+	env := map[string]any{"data": map[string]any{"yes": true, "no": false, "null": nil, "s": "s", "n": 1.0}}
+	atoms := []string{`true`, `false`, `null`, `"s"`, `{"var":"data.yes"}`, `{"var":"data.no"}`, `{"var":"data.null"}`,
+		`{"var":"data.s"}`, `{"op":"+","args":[{"var":"data.s"},1]}`, `{"op":">","args":[{"var":"data.n"},0]}`,
+		`{"op":"not","args":[{"var":"data.no"}]}`}
+	var exprs []string
+	for _, op := range []string{"and", "or"} {
+		for _, a := range atoms {
+			for _, b := range atoms {
+				exprs = append(exprs, `{"op":"`+op+`","args":[`+a+`,`+b+`]}`)
+			}
+		}
+	}
+	defer func() { shortPair = true }()
+	for _, src := range exprs {
+		shortPair = true
+		fast := compileTest(t, src)
+		shortPair = false
+		loop := compileTest(t, src)
+		for budget := int64(1); budget <= 6; budget++ {
+			vf, ef := fast.Eval(env, nil, budget)
+			vl, el := loop.Eval(env, nil, budget)
+			if !reflect.DeepEqual(vf, vl) || describe(ef) != describe(el) {
+				t.Fatalf("%s with budget %d:\npair %v %s\nloop %v %s", src, budget, vf, describe(ef), vl, describe(el))
+			}
+		}
+	}
+}
