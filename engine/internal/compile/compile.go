@@ -81,17 +81,24 @@ func (u *Unit) NumGlobals() int {
 }
 
 // scope is the lexical scope of one frame: bindings visible at a point, innermost last. A name
-// is bound to a slot of the frame, or to a node (alias) that reads its value (see inline).
+// is bound to a slot of the frame, or to an alias that reads its value (see inline).
 type scope struct {
 	names   []string
 	slots   []int
-	aliases []*node
+	aliases []*alias
 	n       *int // slots allocated in the frame
+}
+
+// alias is a name bound to a plain read (see node.read): the node, and the variable path it
+// reads when that is a path from a root ("" when it reads a binding of the caller).
+type alias struct {
+	n    *node
+	path string
 }
 
 func newScope() *scope { return &scope{n: new(int)} }
 
-func (s *scope) lookup(name string) (slot int, alias *node, ok bool) {
+func (s *scope) lookup(name string) (slot int, a *alias, ok bool) {
 	for i := len(s.names) - 1; i >= 0; i-- {
 		if s.names[i] == name {
 			return s.slots[i], s.aliases[i], true
@@ -107,14 +114,14 @@ func (s *scope) bind(name string) (*scope, int) {
 	return s.with(name, slot, nil), slot
 }
 
-// bindAlias returns a scope with name bound to the node a.
-func (s *scope) bindAlias(name string, a *node) *scope { return s.with(name, -1, a) }
+// bindAlias returns a scope with name bound to the alias a.
+func (s *scope) bindAlias(name string, a *alias) *scope { return s.with(name, -1, a) }
 
-func (s *scope) with(name string, slot int, alias *node) *scope {
+func (s *scope) with(name string, slot int, a *alias) *scope {
 	return &scope{
 		names:   append(append([]string(nil), s.names...), name),
 		slots:   append(append([]int(nil), s.slots...), slot),
-		aliases: append(append([]*node(nil), s.aliases...), alias),
+		aliases: append(append([]*alias(nil), s.aliases...), a),
 		n:       s.n,
 	}
 }
@@ -495,15 +502,16 @@ type segment struct {
 //
 // An argument that is a plain read (see node.read) is not stored: the body reads it where it
 // reads the parameter. Such a read charges nothing, cannot fail and reads the same value until
-// the call returns (the body writes only slots of its own), so the call is the same.
-func (c *compiler) inline(f *function, args []*node, ptr string, caller *scope) *node {
+// the call returns (the body writes only slots of its own), so the call is the same. A path
+// under a parameter that reads a root's path is read as that path (memoized, see Path).
+func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr string, caller *scope) *node {
 	c.inlined += f.size
 	body := &scope{n: caller.n}
 	slots := make([]int, len(f.params))
 	var stored []*node
 	for i, p := range f.params {
 		if args[i].read {
-			body = body.bindAlias(p, args[i])
+			body = body.bindAlias(p, &alias{n: args[i], path: c.rootPath(raw[i], caller)})
 			continue
 		}
 		body, slots[len(stored)] = body.bind(p)
@@ -549,7 +557,15 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	for i, s := range parts[1:] {
 		segs[i] = segment{key: s, index: asIndex(s)}
 	}
-	slot, alias, local := sc.lookup(root)
+	slot, al, local := sc.lookup(root)
+	if al != nil && al.path != "" {
+		// a parameter of an inlined call that reads a root's path: this reads a longer one
+		full := al.path
+		if len(parts) > 1 {
+			full += "." + strings.Join(parts[1:], ".")
+		}
+		return c.compileVar(&jsonv.Node{Kind: jsonv.String, Text: full}, ptr, &scope{n: sc.n})
+	}
 	walk := func(v any) any {
 		for _, s := range segs {
 			switch t := v.(type) {
@@ -567,13 +583,13 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		}
 		return v
 	}
-	if alias != nil {
+	if al != nil {
 		// a parameter of an inlined call, read where the call would have stored it
 		if len(segs) == 0 {
-			return &node{ptr: ptr, read: true, eval: alias.eval}
+			return &node{ptr: ptr, read: true, eval: al.n.eval}
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			v, _ := alias.eval(fr)
+			v, _ := al.n.eval(fr)
 			return walk(v), nil
 		}}
 	}
@@ -606,6 +622,26 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		}}
 	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.rt.root(g, root)), nil }}
+}
+
+// rootPath returns the variable path from a root that the expression n reads in scope sc, when
+// it is a variable read of a root's path (directly or through aliases); "" otherwise.
+func (c *compiler) rootPath(n *jsonv.Node, sc *scope) string {
+	if n.Kind != jsonv.Object || len(n.Members) != 1 || n.Members[0].Key != "var" || n.Members[0].Value.Kind != jsonv.String {
+		return ""
+	}
+	text := n.Members[0].Value.Text
+	root, rest, dotted := strings.Cut(text, ".")
+	_, al, local := sc.lookup(root)
+	switch {
+	case !local:
+		return text
+	case al == nil || al.path == "":
+		return ""
+	case dotted:
+		return al.path + "." + rest
+	}
+	return al.path
 }
 
 // asIndex returns the list index a run of ASCII digits denotes, or -1.
@@ -646,7 +682,7 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 		c.roots[r] = true
 	}
 	if inlining && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
-		return c.inline(f, args, ptr, sc)
+		return c.inline(f, args, raw, ptr, sc)
 	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		if err := fr.rt.charge(ptr, 1); err != nil {
