@@ -67,6 +67,9 @@ func compare(kind int) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
+		if yf, ok := b.value.(float64); ok && b.constant && !a.constant && compareConstants {
+			return compareConst(kind, slow, ptr, a, yf)
+		}
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			x, err := a.get(fr)
 			if err != nil {
@@ -100,6 +103,36 @@ func compare(kind int) builder {
 		}
 		return n
 	}
+}
+
+// compareConstants is switched off by a test that compares compareConst with compare's node.
+var compareConstants = true
+
+// compareConst is compare's node when the second argument is a constant number y (x < 8): the
+// same node without reading, weighing and checking the constant at each evaluation.
+func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr string, a *node, y float64) *node {
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		x, err := a.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.rt.charge(ptr, cost1(x)+1); err != nil {
+			return nil, err
+		}
+		xf, ok := x.(float64)
+		if !ok {
+			return slow(ptr, x, y)
+		}
+		switch kind {
+		case cmpLT:
+			return xf < y, nil
+		case cmpLE:
+			return xf <= y, nil
+		case cmpGT:
+			return xf > y, nil
+		}
+		return xf >= y, nil
+	}}
 }
 
 // buildEquality builds == (negate false) and != (negate true): deep(opEq) with the weight of a

@@ -92,3 +92,36 @@ func TestShortPairMatchesTheLoop(t *testing.T) {
 		}
 	}
 }
+
+// Comparisons with a constant number (compareConst) must evaluate and charge exactly as
+// compare's general node, under every budget.
+func TestCompareConstMatchesCompare(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	env := map[string]any{"data": map[string]any{"s": "s", "long": long, "one": 1.0, "two": 2.0, "neg": -3.5,
+		"yes": true, "null": nil, "list": []any{1.0, "s"}, "obj": map[string]any{"a": 1.0}}}
+	var operands []string
+	for k := range env["data"].(map[string]any) {
+		operands = append(operands, fmt.Sprintf(`{"var":"data.%s"}`, k))
+	}
+	operands = append(operands, `{"var":"missing"}`, `{"op":"+","args":[{"var":"data.s"},1]}`,
+		`{"op":"+","args":[{"var":"data.one"},1]}`)
+	defer func() { compareConstants = true }()
+	for _, op := range []string{"<", "<=", ">", ">="} {
+		for _, a := range operands {
+			for _, k := range []string{"0", "1", "2", "-3.5", "1e300"} {
+				src := `{"op":"` + op + `","args":[` + a + `,` + k + `]}`
+				compareConstants = true
+				fast := compileTest(t, src)
+				compareConstants = false
+				general := compileTest(t, src)
+				for budget := int64(1); budget <= 8; budget++ {
+					vf, ef := fast.Eval(env, nil, budget)
+					vg, eg := general.Eval(env, nil, budget)
+					if !reflect.DeepEqual(vf, vg) || describe(ef) != describe(eg) {
+						t.Fatalf("%s with budget %d:\nconst   %v %s\ngeneral %v %s", src, budget, vf, describe(ef), vg, describe(eg))
+					}
+				}
+			}
+		}
+	}
+}
