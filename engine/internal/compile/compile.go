@@ -42,9 +42,8 @@ type function struct {
 	roots  []int    // global indexes the body reads, itself or through the functions it calls
 	def    *jsonv.Node
 	size   int // nodes of the body, for the inlining decision
-	// pure: the body reads nothing but its parameters and roots that stay the same for an
-	// evaluation, and calls no custom operator and no function that is not pure (see share)
-	pure bool
+	// stability of the body's value given its parameters' (see Unit.stability)
+	stability int
 }
 
 // Unit is a compiled set of functions and declarations, shared by every expression of a ruleset.
@@ -135,6 +134,10 @@ type compiler struct {
 	cur     *function       // function being compiled, nil at top level
 	roots   map[int]bool    // global indexes read by what is being compiled
 	inlined int             // body nodes inlined into the expression so far
+	// operators and calls that occur more than once in the expression (see share), and whether
+	// any is remembered within a run
+	repeated  map[*jsonv.Node]*sharedExpr
+	runShared bool
 }
 
 // Inlining limits: a call is inlined when the body has at most inlineBody nodes and the
@@ -234,7 +237,7 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
 	}
-	u.markPure(order)
+	u.markStability(order)
 	return u, nil
 }
 
@@ -343,10 +346,16 @@ func validName(s string) bool { return s != "" && !strings.Contains(s, ".") }
 // document (used in every diagnostic and evaluation error).
 func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
 	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
+	if sharing {
+		c.repeated = u.repeats(n)
+	}
 	sc := newScope()
 	root := c.compile(n, ptr, sc, 1)
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
+	}
+	if c.runShared {
+		root = newRun(root)
 	}
 	p := &Program{root: root, slots: *sc.n}
 	for g := range c.roots {
@@ -424,10 +433,7 @@ func (c *compiler) compile(n *jsonv.Node, ptr string, sc *scope, depth int) *nod
 			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
 			return errNode(ptr)
 		}
-		if iterators[name.Text] {
-			return c.share(n, c.compileOp(name.Text, args.Items, ptr, sc, depth), sc)
-		}
-		return c.compileOp(name.Text, args.Items, ptr, sc, depth)
+		return c.share(n, c.compileOp(name.Text, args.Items, ptr, sc, depth), sc)
 	case len(keys) == 2 && seen["fn"] && seen["args"]:
 		name := n.Get("fn")
 		args := n.Get("args")

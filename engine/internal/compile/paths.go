@@ -56,7 +56,8 @@ func (u *Unit) Path(root string, segs []string) *Path {
 }
 
 // memoEntry is the memo of one path or shared subexpression: its value, and the work it charged
-// (see Unit.share), when gen is the runtime's generation.
+// (see compiler.share), when gen is the runtime's generation (of its run, for a subexpression
+// remembered within a run).
 type memoEntry struct {
 	v    any
 	cost int64
@@ -91,16 +92,16 @@ func (rt *runtime) walk(p *Path) any {
 		base = rt.walk(p.parent)
 	}
 	v := p.seg.step(base)
-	rt.remember(p.id, v, 0)
+	rt.remember(p.id, v, 0, rt.gen)
 	return v
 }
 
-// remember memoizes entry id of this evaluation.
-func (rt *runtime) remember(id int, v any, cost int64) {
+// remember memoizes entry id, stamped (the evaluation's generation or the run's).
+func (rt *runtime) remember(id int, v any, cost int64, stamp uint32) {
 	if id >= len(rt.memo) {
 		rt.memo = append(rt.memo, make([]memoEntry, 2*id+8-len(rt.memo))...)
 	}
-	rt.memo[id] = memoEntry{v, cost, rt.gen}
+	rt.memo[id] = memoEntry{v, cost, stamp}
 	if id >= rt.memoHigh {
 		rt.memoHigh = id + 1
 	}

@@ -65,8 +65,11 @@ type runtime struct {
 	depth   int      // frames in use
 	// memoized paths (see Path): memo[i] holds path i's value when its gen is gen; Begin moves
 	// to the next generation
-	memo     []memoEntry
-	gen      uint32
+	memo []memoEntry
+	gen  uint32
+	// generation of the run, for subexpressions remembered within a run: a program that has
+	// any moves to the next one as it starts (see compiler.runShared)
+	run      uint32
 	memoHigh int   // memo[memoHigh:] holds nothing of this evaluation
 	dirty    int   // frames[:dirty] may hold the arguments of calls that failed
 	slab     []any // the unused rest of the block argument lists are cut from
@@ -245,6 +248,9 @@ func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operat
 		}
 		m.rt.gen = 1
 	}
+	if m.rt.run == 0 {
+		m.rt.run = 1 // stamps of a run are never 0, the stamp of an empty entry
+	}
 }
 
 // runExtended runs a program compiled after the caller sized its globals: the roots it adds
@@ -306,6 +312,15 @@ func (m *Machine) Run(p *Program) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// newRuns restarts the generations of runs when they wrap around: no memo entry may carry a
+// stamp of an earlier run.
+func (rt *runtime) newRuns() {
+	for i := range rt.memo {
+		rt.memo[i].gen = 0
+	}
+	rt.run = 1
 }
 
 // useLocals makes room for a program with slots locals.

@@ -24,15 +24,47 @@ var sharing = true
 // iterators are the operators that bind a name for their body (see iterate).
 var iterators = map[string]bool{"map": true, "filter": true, "some": true, "all": true}
 
-// share returns n, the compiled form of src in scope sc, remembered within an evaluation when
-// src is a function call or a list operation whose value stays the same for the evaluation.
+// Stability of an expression's value (see Unit.stability).
+const (
+	unstable = iota // reads a binding of the enclosing scope, or calls a custom operator
+	perRun          // the same within one run (reads a varying root)
+	perEval         // the same within one evaluation
+)
+
+// share returns n, the compiled form of src (an operator or function call) in scope sc,
+// remembered: within an evaluation when src is a function call or a list operation whose value
+// stays the same for the evaluation, and within a run when src occurs more than once in the
+// expression (c.repeated) and its value stays the same for the run.
 func (c *compiler) share(src *jsonv.Node, n *node, sc *scope) *node {
-	if !sharing || n.constant || c.cur != nil || !c.unit.stable(src, sc, nil) {
+	if !sharing || n.constant || c.cur != nil {
 		return n
 	}
-	var key strings.Builder
-	canonical(&key, src)
-	sh := c.unit.sharedOf(key.String())
+	switch st := c.unit.stability(src, sc, nil); {
+	case st == perEval && (src.Get("fn") != nil || iterators[src.Get("op").Text]):
+		var key strings.Builder
+		canonical(&key, src)
+		return remembered(n, c.unit.sharedOf(key.String()), false)
+	case st >= perRun && c.repeated[src] != nil:
+		c.runShared = true
+		return remembered(n, c.repeated[src], true)
+	}
+	return n
+}
+
+// newRun returns the root of a program that remembers subexpressions within a run: it starts
+// the run's generation, so that nothing remembered by an earlier run is read.
+func newRun(root *node) *node {
+	eval := root.eval
+	return &node{ptr: root.ptr, eval: func(fr *frame) (any, error) {
+		if fr.rt.run++; fr.rt.run == 0 {
+			fr.rt.newRuns()
+		}
+		return eval(fr)
+	}}
+}
+
+// remembered returns n remembered as sh: within the run when perRun, else within the evaluation.
+func remembered(n *node, sh *sharedExpr, perRun bool) *node {
 	id := sh.id
 	eval := n.eval
 	return &node{ptr: n.ptr, str: n.str, count: n.count, eval: func(fr *frame) (any, error) {
@@ -40,7 +72,11 @@ func (c *compiler) share(src *jsonv.Node, n *node, sc *scope) *node {
 			return eval(fr) // nothing else computes it (yet)
 		}
 		rt := fr.rt
-		if m := rt.memo; id < len(m) && m[id].gen == rt.gen && rt.steps+m[id].cost <= rt.limit {
+		stamp := rt.gen
+		if perRun {
+			stamp = rt.run
+		}
+		if m := rt.memo; id < len(m) && m[id].gen == stamp && rt.steps+m[id].cost <= rt.limit {
 			rt.steps += m[id].cost
 			return m[id].v, nil
 		}
@@ -49,9 +85,52 @@ func (c *compiler) share(src *jsonv.Node, n *node, sc *scope) *node {
 		if err != nil {
 			return nil, err
 		}
-		rt.remember(id, v, rt.steps-start)
+		rt.remember(id, v, rt.steps-start, stamp)
 		return v, nil
 	}}
+}
+
+// repeats returns a shared subexpression for every operator or function call that occurs more
+// than once in the expression n (by canonical key), for share.
+func (u *Unit) repeats(n *jsonv.Node) map[*jsonv.Node]*sharedExpr {
+	keys := map[*jsonv.Node]string{}
+	count := map[string]int{}
+	var visit func(n *jsonv.Node) string
+	visit = func(n *jsonv.Node) string {
+		var b strings.Builder
+		canonical(&b, n)
+		k := b.String()
+		if n.Kind == jsonv.Object && (n.Get("op") != nil || n.Get("fn") != nil) {
+			keys[n] = k
+			count[k]++
+		}
+		for _, it := range n.Items {
+			visit(it)
+		}
+		for _, m := range n.Members {
+			visit(m.Value)
+		}
+		return k
+	}
+	visit(n)
+	out := map[*jsonv.Node]*sharedExpr{}
+	byKey := map[string]*sharedExpr{}
+	for node, k := range keys {
+		if count[k] < 2 {
+			continue
+		}
+		sh := byKey[k]
+		if sh == nil {
+			u.mu.Lock()
+			sh = &sharedExpr{id: u.nmemo}
+			u.nmemo++
+			u.mu.Unlock()
+			sh.many.Store(true)
+			byKey[k] = sh
+		}
+		out[node] = sh
+	}
+	return out
 }
 
 // sharedExpr is a subexpression that may be shared: its memo index, and whether it occurs more
@@ -77,87 +156,92 @@ func (u *Unit) sharedOf(key string) *sharedExpr {
 	return sh
 }
 
-// stable reports whether the expression src, in scope sc (nil: no enclosing bindings) with the
-// names bound inside it, reads nothing but roots that stay the same for an evaluation: no
-// binding of the enclosing scope, no varying root, no custom operator, and only functions of
-// which the same holds (see function.pure).
-func (u *Unit) stable(src *jsonv.Node, sc *scope, bound []string) bool {
+// stability returns how long the value of the expression src, in scope sc (nil: no enclosing
+// bindings) with the names bound inside it, stays the same: perEval when it reads nothing but
+// roots that stay the same for an evaluation, perRun when it also reads varying roots, unstable
+// when it reads a binding of the enclosing scope or calls a custom operator; a function call
+// is as stable as its arguments and the function (see function.stability).
+func (u *Unit) stability(src *jsonv.Node, sc *scope, bound []string) int {
 	switch src.Kind {
 	case jsonv.Array:
+		st := perEval
 		for _, it := range src.Items {
-			if !u.stable(it, sc, bound) {
-				return false
-			}
+			st = min(st, u.stability(it, sc, bound))
 		}
-		return true
+		return st
 	case jsonv.Object:
 	default:
-		return true
+		return perEval
 	}
 	if len(src.Members) == 1 && src.Members[0].Key == "var" {
 		p := src.Members[0].Value
 		if p.Kind != jsonv.String {
-			return false
+			return unstable
 		}
 		root, _, _ := strings.Cut(p.Text, ".")
 		for _, b := range bound {
 			if b == root {
-				return true
+				return perEval
 			}
 		}
 		if sc != nil {
 			if _, _, local := sc.lookup(root); local {
-				return false
+				return unstable
 			}
 		}
-		return !u.varying[root]
+		if u.varying[root] {
+			return perRun
+		}
+		return perEval
 	}
 	if len(src.Members) != 2 {
-		return false
+		return unstable
 	}
 	form, argsNode := src.Members[0], src.Members[1].Value
 	if form.Key == "args" {
 		form, argsNode = src.Members[1], src.Members[0].Value
 	}
 	if form.Value.Kind != jsonv.String || argsNode.Kind != jsonv.Array {
-		return false
+		return unstable
 	}
 	name, args := form.Value.Text, argsNode.Items
+	st := perEval
 	switch form.Key {
 	case "fn":
-		if f := u.funcs[name]; f == nil || !f.pure {
-			return false
+		f := u.funcs[name]
+		if f == nil {
+			return unstable
 		}
+		st = f.stability
 	case "op":
 		if strings.HasPrefix(name, "x-") {
-			return false
+			return unstable
 		}
 		if name == "literal" {
-			return true // data, not an expression
+			return perEval // data, not an expression
 		}
 		if iterators[name] && (len(args) == 2 || len(args) == 3) {
 			bind := DefaultIterName
 			if len(args) == 3 {
 				if args[1].Kind != jsonv.String {
-					return false
+					return unstable
 				}
 				bind = args[1].Text
 			}
-			return u.stable(args[0], sc, bound) && u.stable(args[len(args)-1], sc, append(bound[:len(bound):len(bound)], bind))
+			return min(u.stability(args[0], sc, bound), u.stability(args[len(args)-1], sc, append(bound[:len(bound):len(bound)], bind)))
 		}
 	default:
-		return false
+		return unstable
 	}
 	for _, a := range args {
-		if !u.stable(a, sc, bound) {
-			return false
-		}
+		st = min(st, u.stability(a, sc, bound))
 	}
-	return true
+	return st
 }
 
-// markPure sets function.pure for the functions of a valid unit (no cycles), callees first.
-func (u *Unit) markPure(order []*function) {
+// markStability sets function.stability for the functions of a valid unit (no cycles), callees
+// first.
+func (u *Unit) markStability(order []*function) {
 	done := map[*function]bool{}
 	var visit func(f *function)
 	visit = func(f *function) {
@@ -170,7 +254,10 @@ func (u *Unit) markPure(order []*function) {
 				visit(g)
 			}
 		}
-		f.pure = f.def != nil && u.stable(f.def, nil, f.params)
+		f.stability = unstable
+		if f.def != nil {
+			f.stability = u.stability(f.def, nil, f.params)
+		}
 	}
 	for _, f := range order {
 		visit(f)

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"reflect"
 	"testing"
@@ -12,8 +13,9 @@ import (
 // Shared subexpressions must evaluate and charge exactly as evaluating them again does: random
 // expressions built from a few repeated parts (function calls and list operations over stable
 // roots, a varying root, locals, custom operators, errors) are compiled into one unit with and
-// without sharing, and run one after the other in one evaluation under many budgets, the
-// varying root changing between runs; every result, error code, pointer and message must agree.
+// without sharing, and run one after the other, twice, in one evaluation under many budgets,
+// the varying root changing between runs; every result, error code, pointer and message must
+// agree.
 func TestSharingMatchesEvaluation(t *testing.T) {
 	funcs := []struct{ name, params, body string }{
 		{"total", `["xs"]`, `{"op":"coalesce","args":[{"op":"sum","args":[{"op":"map","args":[{"var":"xs"},{"op":"*","args":[{"var":"it.p"},{"var":"it.q"}]}]}]},0]}`},
@@ -107,11 +109,16 @@ func TestSharingMatchesEvaluation(t *testing.T) {
 		calls = 0
 		globals := []any{data, nil}
 		m.Begin(globals, ops, budget)
+		if budget%2 == 1 {
+			m.rt.run = math.MaxUint32 - 2 // the generations of runs wrap around
+		}
 		var out []outcome
-		for i, p := range progs {
-			globals[1] = values[i%len(values)]
-			v, err := m.Run(p)
-			out = append(out, outcome{v, describe(err)})
+		for pass := 0; pass < 2; pass++ { // each program runs again with another value
+			for i, p := range progs {
+				globals[1] = values[(i+pass)%len(values)]
+				v, err := m.Run(p)
+				out = append(out, outcome{v, describe(err)})
+			}
 		}
 		m.End()
 		return out
