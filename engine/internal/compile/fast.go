@@ -168,11 +168,16 @@ func buildEquality(negate bool) builder {
 						if err != nil {
 							return nil, err
 						}
+						if s, ok := v.(string); ok {
+							if err := fr.rt.charge(ptr, 1+len(s)/64+int(w)); err != nil {
+								return nil, err
+							}
+							return (s == cv) != negate, nil
+						}
 						if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
 							return nil, err
 						}
-						s, ok := v.(string)
-						return (ok && s == cv) != negate, nil
+						return negate, nil
 					}}
 				case float64:
 					return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -180,11 +185,16 @@ func buildEquality(negate bool) builder {
 						if err != nil {
 							return nil, err
 						}
+						if f, ok := v.(float64); ok {
+							if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
+								return nil, err
+							}
+							return (f == cv) != negate, nil
+						}
 						if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
 							return nil, err
 						}
-						f, ok := v.(float64)
-						return (ok && f == cv) != negate, nil
+						return negate, nil
 					}}
 				}
 				return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
