@@ -530,6 +530,14 @@ func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr stri
 	c.custom = map[string]bool{}
 	b := c.compile(f.def, f.ptr+"/body", body, 1)
 	c.custom = saved
+	if len(stored) == 0 && !b.constant {
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			if err := fr.rt.charge(ptr, 1); err != nil {
+				return nil, err
+			}
+			return b.eval(fr)
+		}}
+	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		if err := fr.rt.charge(ptr, 1); err != nil {
 			return nil, err
