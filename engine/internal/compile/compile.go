@@ -42,6 +42,8 @@ type function struct {
 	roots  []int    // global indexes the body reads, itself or through the functions it calls
 	def    *jsonv.Node
 	size   int // nodes of the body, for the inlining decision
+	// stability of the body's value given its parameters' (see Unit.stability)
+	stability int
 }
 
 // Unit is a compiled set of functions and declarations, shared by every expression of a ruleset.
@@ -49,9 +51,11 @@ type Unit struct {
 	declared map[string]bool
 	funcs    map[string]*function
 
-	mu      sync.Mutex // guards globals and paths: expressions may be compiled concurrently
+	mu      sync.Mutex // guards globals, paths, shared and nmemo: expressions may be compiled concurrently
 	globals map[string]int
-	paths   map[string]*Path // by root and segments
+	paths   map[string]*Path       // by root and segments
+	shared  map[string]*sharedExpr // by canonical key
+	nmemo   int                    // memo indexes given to paths and shared subexpressions
 	varying map[string]bool
 }
 
@@ -75,33 +79,50 @@ func (u *Unit) NumGlobals() int {
 	return len(u.globals)
 }
 
-// scope is the lexical scope of one frame: bindings visible at a point, innermost last.
+// scope is the lexical scope of one frame: bindings visible at a point, innermost last. A name
+// is bound to a slot of the frame, or to an alias that reads its value (see inline).
 type scope struct {
-	names []string
-	slots []int
-	n     *int // slots allocated in the frame
+	names   []string
+	slots   []int
+	aliases []*alias
+	n       *int // slots allocated in the frame
+}
+
+// alias is a name bound to a plain read (see node.read): the node, and the variable path it
+// reads when that is a path from a root ("" when it reads a binding of the caller).
+type alias struct {
+	n    *node
+	path string
 }
 
 func newScope() *scope { return &scope{n: new(int)} }
 
-func (s *scope) lookup(name string) (int, bool) {
+func (s *scope) lookup(name string) (slot int, a *alias, ok bool) {
 	for i := len(s.names) - 1; i >= 0; i-- {
 		if s.names[i] == name {
-			return s.slots[i], true
+			return s.slots[i], s.aliases[i], true
 		}
 	}
-	return 0, false
+	return 0, nil, false
 }
 
 // bind returns a scope with name bound to a fresh slot.
 func (s *scope) bind(name string) (*scope, int) {
 	slot := *s.n
 	*s.n++
+	return s.with(name, slot, nil), slot
+}
+
+// bindAlias returns a scope with name bound to the alias a.
+func (s *scope) bindAlias(name string, a *alias) *scope { return s.with(name, -1, a) }
+
+func (s *scope) with(name string, slot int, a *alias) *scope {
 	return &scope{
-		names: append(append([]string(nil), s.names...), name),
-		slots: append(append([]int(nil), s.slots...), slot),
-		n:     s.n,
-	}, slot
+		names:   append(append([]string(nil), s.names...), name),
+		slots:   append(append([]int(nil), s.slots...), slot),
+		aliases: append(append([]*alias(nil), s.aliases...), a),
+		n:       s.n,
+	}
 }
 
 // compiler holds the state of one load.
@@ -113,6 +134,10 @@ type compiler struct {
 	cur     *function       // function being compiled, nil at top level
 	roots   map[int]bool    // global indexes read by what is being compiled
 	inlined int             // body nodes inlined into the expression so far
+	// operators and calls that occur more than once in the expression (see share), and whether
+	// any is remembered within a run
+	repeated  map[*jsonv.Node]*sharedExpr
+	runShared bool
 }
 
 // Inlining limits: a call is inlined when the body has at most inlineBody nodes and the
@@ -148,7 +173,7 @@ func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
 // function on a cycle.
 func NewUnit(cfg Config) (*Unit, diag.List) {
 	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{},
-		paths: map[string]*Path{}, varying: map[string]bool{}}
+		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}}
 	for _, name := range cfg.Varying {
 		u.varying[name] = true
 	}
@@ -212,6 +237,7 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
 	}
+	u.markStability(order)
 	return u, nil
 }
 
@@ -320,10 +346,16 @@ func validName(s string) bool { return s != "" && !strings.Contains(s, ".") }
 // document (used in every diagnostic and evaluation error).
 func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
 	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
+	if sharing {
+		c.repeated = u.repeats(n)
+	}
 	sc := newScope()
 	root := c.compile(n, ptr, sc, 1)
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
+	}
+	if c.runShared {
+		root = newRun(root)
 	}
 	p := &Program{root: root, slots: *sc.n}
 	for g := range c.roots {
@@ -401,7 +433,7 @@ func (c *compiler) compile(n *jsonv.Node, ptr string, sc *scope, depth int) *nod
 			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
 			return errNode(ptr)
 		}
-		return c.compileOp(name.Text, args.Items, ptr, sc, depth)
+		return c.share(n, c.compileOp(name.Text, args.Items, ptr, sc, depth), sc)
 	case len(keys) == 2 && seen["fn"] && seen["args"]:
 		name := n.Get("fn")
 		args := n.Get("args")
@@ -413,7 +445,7 @@ func (c *compiler) compile(n *jsonv.Node, ptr string, sc *scope, depth int) *nod
 			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
 			return errNode(ptr)
 		}
-		return c.compileCall(name.Text, args.Items, ptr, sc, depth)
+		return c.share(n, c.compileCall(name.Text, args.Items, ptr, sc, depth), sc)
 	}
 	sort.Strings(keys)
 	c.report(diag.NotAnExpression(ptr, keys))
@@ -473,24 +505,44 @@ type segment struct {
 // nothing else of the caller in scope). It evaluates and charges exactly as a call does: one
 // unit for the call, the arguments in order, then the body; the body's nodes keep the pointers
 // of the definition. Only expressions compiled after the unit inline (every body is valid then).
-func (c *compiler) inline(f *function, args []*node, ptr string, caller *scope) *node {
+//
+// An argument that is a plain read (see node.read) is not stored: the body reads it where it
+// reads the parameter. Such a read charges nothing, cannot fail and reads the same value until
+// the call returns (the body writes only slots of its own), so the call is the same. A path
+// under a parameter that reads a root's path is read as that path (memoized, see Path).
+func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr string, caller *scope) *node {
 	c.inlined += f.size
 	body := &scope{n: caller.n}
 	slots := make([]int, len(f.params))
+	var stored []*node
 	for i, p := range f.params {
-		body, slots[i] = body.bind(p)
+		if args[i].read {
+			body = body.bindAlias(p, &alias{n: args[i], path: c.rootPath(raw[i], caller)})
+			continue
+		}
+		body, slots[len(stored)] = body.bind(p)
+		stored = append(stored, args[i])
 	}
+	slots = slots[:len(stored)]
 	// what the expression reports as used stays as for a call: the body's own operators are
 	// the function's
 	saved := c.custom
 	c.custom = map[string]bool{}
 	b := c.compile(f.def, f.ptr+"/body", body, 1)
 	c.custom = saved
+	if len(stored) == 0 && !b.constant {
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			if err := fr.rt.charge(ptr, 1); err != nil {
+				return nil, err
+			}
+			return b.eval(fr)
+		}}
+	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		if err := fr.rt.charge(ptr, 1); err != nil {
 			return nil, err
 		}
-		for i, a := range args {
+		for i, a := range stored {
 			v, err := a.get(fr)
 			if err != nil {
 				return nil, err
@@ -519,7 +571,15 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	for i, s := range parts[1:] {
 		segs[i] = segment{key: s, index: asIndex(s)}
 	}
-	slot, local := sc.lookup(root)
+	slot, al, local := sc.lookup(root)
+	if al != nil && al.path != "" {
+		// a parameter of an inlined call that reads a root's path: this reads a longer one
+		full := al.path
+		if len(parts) > 1 {
+			full += "." + strings.Join(parts[1:], ".")
+		}
+		return c.compileVar(&jsonv.Node{Kind: jsonv.String, Text: full}, ptr, &scope{n: sc.n})
+	}
 	walk := func(v any) any {
 		for _, s := range segs {
 			switch t := v.(type) {
@@ -537,19 +597,34 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		}
 		return v
 	}
+	if al != nil {
+		// a parameter of an inlined call, read where the call would have stored it
+		if len(segs) == 0 {
+			return &node{ptr: ptr, read: true, eval: al.n.eval}
+		}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			v, _ := al.n.eval(fr)
+			return walk(v), nil
+		}}
+	}
 	if local {
 		if len(segs) == 0 {
-			return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.locals[slot], nil }}
+			return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.locals[slot], nil }}
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.locals[slot]), nil }}
 	}
 	g := c.unit.global(root)
 	c.roots[g] = true
 	if len(segs) == 0 {
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
+		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
 	}
 	if p := c.unit.Path(root, parts[1:]); p != nil {
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return fr.rt.value(p), nil }}
+		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) {
+			if v, ok := fr.rt.memoized(p); ok {
+				return v, nil
+			}
+			return fr.rt.walk(p), nil
+		}}
 	}
 	if len(segs) == 1 && segs[0].index < 0 {
 		key := segs[0].key
@@ -561,6 +636,26 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		}}
 	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.rt.root(g, root)), nil }}
+}
+
+// rootPath returns the variable path from a root that the expression n reads in scope sc, when
+// it is a variable read of a root's path (directly or through aliases); "" otherwise.
+func (c *compiler) rootPath(n *jsonv.Node, sc *scope) string {
+	if n.Kind != jsonv.Object || len(n.Members) != 1 || n.Members[0].Key != "var" || n.Members[0].Value.Kind != jsonv.String {
+		return ""
+	}
+	text := n.Members[0].Value.Text
+	root, rest, dotted := strings.Cut(text, ".")
+	_, al, local := sc.lookup(root)
+	switch {
+	case !local:
+		return text
+	case al == nil || al.path == "":
+		return ""
+	case dotted:
+		return al.path + "." + rest
+	}
+	return al.path
 }
 
 // asIndex returns the list index a run of ASCII digits denotes, or -1.
@@ -601,7 +696,7 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 		c.roots[r] = true
 	}
 	if inlining && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
-		return c.inline(f, args, ptr, sc)
+		return c.inline(f, args, raw, ptr, sc)
 	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		if err := fr.rt.charge(ptr, 1); err != nil {

@@ -67,6 +67,9 @@ func compare(kind int) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
+		if yf, ok := b.value.(float64); ok && b.constant && !a.constant && compareConstants {
+			return compareConst(kind, slow, ptr, a, yf)
+		}
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			x, err := a.get(fr)
 			if err != nil {
@@ -102,6 +105,36 @@ func compare(kind int) builder {
 	}
 }
 
+// compareConstants is switched off by a test that compares compareConst with compare's node.
+var compareConstants = true
+
+// compareConst is compare's node when the second argument is a constant number y (x < 8): the
+// same node without reading, weighing and checking the constant at each evaluation.
+func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr string, a *node, y float64) *node {
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		x, err := a.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.rt.charge(ptr, cost1(x)+1); err != nil {
+			return nil, err
+		}
+		xf, ok := x.(float64)
+		if !ok {
+			return slow(ptr, x, y)
+		}
+		switch kind {
+		case cmpLT:
+			return xf < y, nil
+		case cmpLE:
+			return xf <= y, nil
+		case cmpGT:
+			return xf > y, nil
+		}
+		return xf >= y, nil
+	}}
+}
+
 // buildEquality builds == (negate false) and != (negate true): deep(opEq) with the weight of a
 // constant operand computed once and a direct comparison against a constant string or number.
 func buildEquality(negate bool) builder {
@@ -135,11 +168,16 @@ func buildEquality(negate bool) builder {
 						if err != nil {
 							return nil, err
 						}
+						if s, ok := v.(string); ok {
+							if err := fr.rt.charge(ptr, 1+len(s)/64+int(w)); err != nil {
+								return nil, err
+							}
+							return (s == cv) != negate, nil
+						}
 						if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
 							return nil, err
 						}
-						s, ok := v.(string)
-						return (ok && s == cv) != negate, nil
+						return negate, nil
 					}}
 				case float64:
 					return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -147,11 +185,16 @@ func buildEquality(negate bool) builder {
 						if err != nil {
 							return nil, err
 						}
+						if f, ok := v.(float64); ok {
+							if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
+								return nil, err
+							}
+							return (f == cv) != negate, nil
+						}
 						if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
 							return nil, err
 						}
-						f, ok := v.(float64)
-						return (ok && f == cv) != negate, nil
+						return negate, nil
 					}}
 				}
 				return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -174,6 +217,24 @@ func buildEquality(negate bool) builder {
 			b, err := y.get(fr)
 			if err != nil {
 				return nil, err
+			}
+			// two strings or two numbers: both weights charged at once, which fails exactly
+			// when charging them one after the other would
+			switch av := a.(type) {
+			case string:
+				if bv, ok := b.(string); ok {
+					if err := fr.rt.charge(ptr, 2+len(av)/64+len(bv)/64); err != nil {
+						return nil, err
+					}
+					return (av == bv) != negate, nil
+				}
+			case float64:
+				if bv, ok := b.(float64); ok {
+					if err := fr.rt.charge(ptr, 2); err != nil {
+						return nil, err
+					}
+					return (av == bv) != negate, nil
+				}
 			}
 			if err := fr.rt.chargeWeight(ptr, a); err != nil {
 				return nil, err
@@ -414,4 +475,38 @@ func buildLength(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 		}
 	}
 	return n
+}
+
+// shortPair is switched off by a test that compares short2 with buildShort's loop.
+var shortPair = true
+
+// short2 is buildShort of two arguments (and, or): the same evaluation without the loop.
+func short2(name, ptr string, a, b *node, stop bool) *node {
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		v, err := a.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		t, ok := v.(bool)
+		if !ok {
+			if t, err = truth(ptr, name, 0, v); err != nil {
+				return nil, err
+			}
+		}
+		if t == stop {
+			return stop, nil
+		}
+		if v, err = b.eval(fr); err != nil {
+			return nil, err
+		}
+		if t, ok = v.(bool); !ok {
+			if t, err = truth(ptr, name, 1, v); err != nil {
+				return nil, err
+			}
+		}
+		if t == stop {
+			return stop, nil
+		}
+		return !stop, nil
+	}}
 }

@@ -23,6 +23,9 @@ func TestInliningMatchesCalls(t *testing.T) {
 		{"pick", `["a","b"]`, `{"op":"if","args":[{"fn":"blank","args":[{"var":"a"}]},{"var":"b"},{"var":"a"}]}`},
 		{"glob", `[]`, `{"op":"concat","args":[{"var":"data.s"},"!"]}`},
 		{"bad", `["x"]`, `{"op":"+","args":[{"var":"x"},"s"]}`},
+		// parameters read twice, through paths, and passed on to nested inlined calls
+		{"field", `["o"]`, `{"op":"concat","args":[{"op":"text","args":[{"var":"o.k"}]},{"op":"text","args":[{"var":"o.k"}]}]}`},
+		{"both", `["a","b"]`, `{"op":"==","args":[{"fn":"pick","args":[{"var":"b"},{"var":"a"}]},{"fn":"field","args":[{"var":"a"}]}]}`},
 	}
 	var defs []FunctionDef
 	for i, f := range funcs {
@@ -39,14 +42,14 @@ func TestInliningMatchesCalls(t *testing.T) {
 		defs = append(defs, FunctionDef{Name: f.name, Params: params, Body: body, Pointer: fmt.Sprintf("/functions/%d", i)})
 	}
 	atoms := []string{`1`, `2.5`, `"a"`, `" "`, `null`, `true`, `[1,2,3]`, `[]`, `{"var":"data.s"}`, `{"var":"data.n"}`,
-		`{"var":"data.list"}`, `{"var":"missing.x"}`}
+		`{"var":"data.list"}`, `{"var":"missing.x"}`, `{"var":"data"}`, `{"var":"data.obj"}`, `{"var":"data.list.1"}`}
 	rng := rand.New(rand.NewSource(1))
 	var gen func(d int) string
 	gen = func(d int) string {
 		if d > 3 || rng.Intn(4) == 0 {
 			return atoms[rng.Intn(len(atoms))]
 		}
-		switch rng.Intn(10) {
+		switch rng.Intn(13) {
 		case 0:
 			return `{"fn":"blank","args":[` + gen(d+1) + `]}`
 		case 1:
@@ -65,10 +68,17 @@ func TestInliningMatchesCalls(t *testing.T) {
 			return `{"op":"and","args":[` + gen(d+1) + `,` + gen(d+1) + `]}`
 		case 8:
 			return `{"op":"if","args":[` + gen(d+1) + `,` + gen(d+1) + `,` + gen(d+1) + `]}`
+		case 9:
+			return `{"fn":"field","args":[` + gen(d+1) + `]}`
+		case 10:
+			return `{"fn":"both","args":[` + gen(d+1) + `,` + gen(d+1) + `]}`
+		case 11:
+			return `{"op":"map","args":[` + gen(d+1) + `,"e",{"fn":"both","args":[{"var":"e"},{"fn":"field","args":[{"var":"e"}]}]}]}`
 		}
 		return `{"op":"==","args":[` + gen(d+1) + `,` + gen(d+1) + `]}`
 	}
-	env := map[string]any{"data": map[string]any{"s": "x", "n": 3.0, "list": []any{1.0, " ", nil}}}
+	env := map[string]any{"data": map[string]any{"s": "x", "n": 3.0, "list": []any{1.0, " ", nil},
+		"obj": map[string]any{"k": "v"}}}
 	compileAll := func(src string) *Program {
 		u, ds := NewUnit(Config{Functions: defs})
 		if len(ds) > 0 {

@@ -46,36 +46,65 @@ func (u *Unit) Path(root string, segs []string) *Path {
 		key += "\x00" + s
 		q := u.paths[key]
 		if q == nil {
-			q = &Path{id: len(u.paths), parent: p, root: g, rootName: root, seg: segment{key: s, index: asIndex(s)}}
+			q = &Path{id: u.nmemo, parent: p, root: g, rootName: root, seg: segment{key: s, index: asIndex(s)}}
 			u.paths[key] = q
+			u.nmemo++
 		}
 		p = q
 	}
 	return p
 }
 
+// memoEntry is the memo of one path or shared subexpression: its value, and the work it charged
+// (see compiler.share), when gen is the runtime's generation (of its run, for a subexpression
+// remembered within a run).
+type memoEntry struct {
+	v    any
+	cost int64
+	gen  uint32
+}
+
 // value returns the value of p in the current evaluation.
 func (rt *runtime) value(p *Path) any {
-	if p.id < len(rt.memoGen) && rt.memoGen[p.id] == rt.gen {
-		return rt.memo[p.id]
+	if v, ok := rt.memoized(p); ok {
+		return v
 	}
+	return rt.walk(p)
+}
+
+// memoized returns the value of p when the evaluation has already read it. It inlines, so that
+// a memoized read costs a few loads where value would cost a call.
+func (rt *runtime) memoized(p *Path) (any, bool) {
+	if m := rt.memo; p.id < len(m) && m[p.id].gen == rt.gen {
+		return m[p.id].v, true
+	}
+	return nil, false
+}
+
+// walk reads p through its parent's value and memoizes it.
+func (rt *runtime) walk(p *Path) any {
 	var base any
 	if p.parent == nil {
 		base = rt.root(p.root, p.rootName)
+	} else if v, ok := rt.memoized(p.parent); ok {
+		base = v
 	} else {
-		base = rt.value(p.parent)
+		base = rt.walk(p.parent)
 	}
 	v := p.seg.step(base)
-	if p.id >= len(rt.memoGen) {
-		n := 2*p.id + 8
-		rt.memo = append(rt.memo, make([]any, n-len(rt.memo))...)
-		rt.memoGen = append(rt.memoGen, make([]uint32, n-len(rt.memoGen))...)
-	}
-	rt.memo[p.id], rt.memoGen[p.id] = v, rt.gen
-	if p.id >= rt.memoHigh {
-		rt.memoHigh = p.id + 1
-	}
+	rt.remember(p.id, v, 0, rt.gen)
 	return v
+}
+
+// remember memoizes entry id, stamped (the evaluation's generation or the run's).
+func (rt *runtime) remember(id int, v any, cost int64, stamp uint32) {
+	if id >= len(rt.memo) {
+		rt.memo = append(rt.memo, make([]memoEntry, 2*id+8-len(rt.memo))...)
+	}
+	rt.memo[id] = memoEntry{v, cost, stamp}
+	if id >= rt.memoHigh {
+		rt.memoHigh = id + 1
+	}
 }
 
 // Value returns the value of p in the evaluation Begin started.

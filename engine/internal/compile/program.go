@@ -31,7 +31,10 @@ type node struct {
 	constant bool
 	value    any // the value when constant
 	ptr      string
-	str      strFn // when not nil, evaluates the node without boxing a string result
+	// read marks a plain variable read (a local, a root or a memoized path): it charges nothing,
+	// cannot fail, and reads the same value while the frame's slots it reads are unchanged
+	read bool
+	str  strFn // when not nil, evaluates the node without boxing a string result
 	// count, when not nil, evaluates a list-valued node (filter) for the length of its list
 	// without building it, charging exactly what evaluating it would; null reports a null list.
 	count func(fr *frame) (n int, null bool, err error)
@@ -63,11 +66,13 @@ type runtime struct {
 	custom  map[string]Operator
 	frames  []*frame // function frames by call depth, reused: calls nest, so they end in order
 	depth   int      // frames in use
-	// memoized paths (see Path): memo[i] holds path i's value when memoGen[i] == gen; Begin
-	// moves to the next generation
-	memo     []any
-	memoGen  []uint32
-	gen      uint32
+	// memoized paths (see Path): memo[i] holds path i's value when its gen is gen; Begin moves
+	// to the next generation
+	memo []memoEntry
+	gen  uint32
+	// generation of the run, for subexpressions remembered within a run: a program that has
+	// any moves to the next one as it starts (see compiler.runShared)
+	run      uint32
 	memoHigh int   // memo[memoHigh:] holds nothing of this evaluation
 	dirty    int   // frames[:dirty] may hold the arguments of calls that failed
 	slab     []any // the unused rest of the block argument lists are cut from
@@ -131,14 +136,20 @@ func (rt *runtime) freeFrame(f *frame, slots int) {
 	rt.depth--
 }
 
-// charge spends n work units; it fails once the budget is exhausted.
+// charge spends n work units; it fails once the budget is exhausted. It is small enough to be
+// inlined into every node that charges.
 func (rt *runtime) charge(ptr string, n int) error {
 	rt.steps += int64(n)
 	if rt.steps > rt.limit {
-		return diag.Budget(ptr, rt.limit)
+		return rt.exhausted(ptr)
 	}
 	return nil
 }
+
+// exhausted is the error of a charge beyond the budget, out of line so that charging inlines.
+//
+//go:noinline
+func (rt *runtime) exhausted(ptr string) error { return diag.Budget(ptr, rt.limit) }
 
 // remaining returns the units left in the budget.
 func (rt *runtime) remaining() int64 { return rt.limit - rt.steps }
@@ -157,7 +168,7 @@ func (rt *runtime) chargeWeightPlus(ptr string, v any, extra int64) error {
 	}
 	rt.steps += w + extra
 	if rt.steps > rt.limit {
-		return diag.Budget(ptr, rt.limit)
+		return rt.exhausted(ptr)
 	}
 	return nil
 }
@@ -198,8 +209,10 @@ func (p *Program) CustomOperators() []string { return append([]string(nil), p.cu
 type Machine struct {
 	rt     runtime
 	fr     frame
-	locals [16]any
-	more   []any // locals of a program that needs more, kept for the next one
+	locals [16]any // backing of fr.locals unless a program needs more
+	// fr.locals[:used] may hold values of this evaluation. Every program writes a slot before it
+	// reads it, so the locals are cleared once, by End, rather than after each Run.
+	used int
 }
 
 var machinePool = sync.Pool{New: func() any { return new(Machine) }}
@@ -228,12 +241,18 @@ func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operat
 	}
 	if m.fr.rt == nil {
 		m.fr.rt = &m.rt
+		m.fr.locals = m.locals[:]
 	}
 	m.rt.limit, m.rt.custom = budget, ops
 	m.rt.globals, m.rt.env = globals, env
 	if m.rt.gen++; m.rt.gen == 0 {
-		clear(m.rt.memoGen)
+		for i := range m.rt.memo {
+			m.rt.memo[i].gen = 0
+		}
 		m.rt.gen = 1
+	}
+	if m.rt.run == 0 {
+		m.rt.run = 1 // stamps of a run are never 0, the stamp of an empty entry
 	}
 }
 
@@ -250,6 +269,11 @@ func (m *Machine) runExtended(p *Program) (any, error) {
 // End drops the references Begin took.
 func (m *Machine) End() {
 	m.rt.custom, m.rt.globals, m.rt.env = nil, nil, nil
+	if m.used > 0 {
+		// nothing of this evaluation stays reachable from the locals
+		clear(m.fr.locals[:m.used])
+		m.used = 0
+	}
 	if m.rt.memoHigh > 0 {
 		clear(m.rt.memo[:m.rt.memoHigh])
 		m.rt.memoHigh = 0
@@ -269,31 +293,44 @@ func (m *Machine) Run(p *Program) (any, error) {
 		return m.runExtended(p)
 	}
 	m.rt.steps, m.rt.depth = 0, 0
-	if p.slots > 0 {
-		switch {
-		case p.slots <= len(m.locals):
-			m.fr.locals = m.locals[:p.slots]
-		case p.slots <= cap(m.more):
-			m.fr.locals = m.more[:p.slots]
-		default:
-			m.more = make([]any, p.slots)
-			m.fr.locals = m.more
-		}
+	if p.slots > m.used {
+		m.useLocals(p.slots)
 	}
 	v, err := p.root.eval(&m.fr)
-	if m.rt.depth > m.rt.dirty {
-		m.rt.dirty = m.rt.depth // an error left frames in use
-	}
-	if err == nil {
-		// the result is read once more on its way out
-		err = m.rt.chargeWeight(p.root.ptr, v)
-	}
-	if p.slots > 0 {
-		// nothing of this evaluation stays reachable from the locals
-		clear(m.fr.locals)
-	}
 	if err != nil {
+		if m.rt.depth > m.rt.dirty {
+			m.rt.dirty = m.rt.depth // an error left frames in use
+		}
+		return nil, err
+	}
+	// the result is read once more on its way out: a condition's weight is charged here without
+	// a call
+	if _, ok := v.(bool); ok {
+		if m.rt.steps++; m.rt.steps > m.rt.limit {
+			return nil, m.rt.exhausted(p.root.ptr)
+		}
+		return v, nil
+	}
+	if err := m.rt.chargeWeight(p.root.ptr, v); err != nil {
 		return nil, err
 	}
 	return v, nil
+}
+
+// newRuns restarts the generations of runs when they wrap around: no memo entry may carry a
+// stamp of an earlier run.
+func (rt *runtime) newRuns() {
+	for i := range rt.memo {
+		rt.memo[i].gen = 0
+	}
+	rt.run = 1
+}
+
+// useLocals makes room for a program with slots locals.
+func (m *Machine) useLocals(slots int) {
+	if slots > len(m.fr.locals) {
+		clear(m.fr.locals[:m.used])
+		m.fr.locals = make([]any, slots)
+	}
+	m.used = slots
 }

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sdods/sdods/engine/internal/jsonv"
@@ -60,6 +61,46 @@ func TestArgListsAreNeverReused(t *testing.T) {
 		}
 		if len(args) != 3 || args[0] != want || args[1] != 1.0 || args[2] != "c" {
 			t.Fatalf("call %d kept %v, want [%s 1 c]", k, args, want)
+		}
+	}
+}
+
+// Locals are cleared once per evaluation, by End, not after each Run: programs that read locals
+// must see only what they wrote (programs of many and of few slots, one after the other), and
+// nothing of the evaluation stays reachable from the machine after End.
+func TestLocalsAreClearedByEnd(t *testing.T) {
+	small := compileTest(t, `{"op":"map","args":[{"var":"xs"},{"op":"concat","args":[{"var":"it"},"!"]}]}`)
+	var maps []string
+	for i := 0; i < 20; i++ { // more slots than the machine's own locals
+		maps = append(maps, fmt.Sprintf(`{"op":"map","args":[{"var":"xs"},"v%d",{"var":"v%d"}]}`, i, i))
+	}
+	big := compileTest(t, "["+strings.Join(maps, ",")+"]")
+	var m Machine
+	for round := 0; round < 3; round++ {
+		xs := []any{fmt.Sprint("a", round), fmt.Sprint("b", round)}
+		m.Begin(nil, nil, 0)
+		m.rt.env = map[string]any{"xs": xs}
+		for _, p := range []*Program{small, big, small} {
+			v, err := m.Run(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p == small {
+				if got := fmt.Sprint(v); got != fmt.Sprintf("[%s! %s!]", xs[0], xs[1]) {
+					t.Fatalf("round %d: %s", round, got)
+				}
+			}
+		}
+		m.End()
+		for i, v := range m.fr.locals {
+			if v != nil {
+				t.Fatalf("round %d: local %d holds %v after End", round, i, v)
+			}
+		}
+		for i, v := range m.locals {
+			if v != nil {
+				t.Fatalf("round %d: own local %d holds %v after End", round, i, v)
+			}
 		}
 	}
 }

@@ -1,0 +1,127 @@
+package compile
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/value"
+)
+
+// The equality builders take direct paths (a constant operand, two strings, two numbers); each
+// must evaluate and charge exactly as deep(value.Equal) does, under every budget.
+func TestEqualityMatchesDeepEqual(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	env := map[string]any{"data": map[string]any{"s": "s", "t": "t", "long": long, "long2": long + "y", "one": 1.0,
+		"two": 2.0, "yes": true, "no": false, "null": nil, "list": []any{1.0, "s"}, "obj": map[string]any{"a": 1.0}}}
+	var operands []string
+	for k := range env["data"].(map[string]any) {
+		operands = append(operands, fmt.Sprintf(`{"var":"data.%s"}`, k))
+	}
+	operands = append(operands, `{"var":"missing"}`, `"s"`, `"`+long+`"`, `1`, `2`, `true`, `null`, `[1,"s"]`,
+		`{"op":"literal","args":[{"a":1}]}`, `{"op":"+","args":[{"var":"data.s"},1]}`)
+	compileWith := func(src string) *Program {
+		u, ds := NewUnit(Config{})
+		if len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		n, err := jsonv.Decode([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ds := u.Compile(n, "/e")
+		if len(ds) > 0 {
+			t.Fatal(src, ds)
+		}
+		return p
+	}
+	saved := map[string]spec{"==": coreOperators["=="], "!=": coreOperators["!="]}
+	defer func() {
+		coreOperators["=="], coreOperators["!="] = saved["=="], saved["!="]
+	}()
+	for _, op := range []string{"==", "!="} {
+		negate := op == "!="
+		reference := spec{2, 2, deep(func(ptr string, a, b any) (any, error) { return value.Equal(a, b) != negate, nil })}
+		for _, a := range operands {
+			for _, b := range operands {
+				src := `{"op":"` + op + `","args":[` + a + `,` + b + `]}`
+				coreOperators[op] = saved[op]
+				fast := compileWith(src)
+				coreOperators[op] = reference
+				slow := compileWith(src)
+				for budget := int64(1); budget <= 12; budget++ {
+					vf, ef := fast.Eval(env, nil, budget)
+					vs, es := slow.Eval(env, nil, budget)
+					if !reflect.DeepEqual(vf, vs) || describe(ef) != describe(es) {
+						t.Fatalf("%s with budget %d:\nfast %v %s\ndeep %v %s", src, budget, vf, describe(ef), vs, describe(es))
+					}
+				}
+			}
+		}
+	}
+}
+
+// and and or of two arguments (short2) must evaluate and charge exactly as buildShort's loop.
+func TestShortPairMatchesTheLoop(t *testing.T) {
+	env := map[string]any{"data": map[string]any{"yes": true, "no": false, "null": nil, "s": "s", "n": 1.0}}
+	atoms := []string{`true`, `false`, `null`, `"s"`, `{"var":"data.yes"}`, `{"var":"data.no"}`, `{"var":"data.null"}`,
+		`{"var":"data.s"}`, `{"op":"+","args":[{"var":"data.s"},1]}`, `{"op":">","args":[{"var":"data.n"},0]}`,
+		`{"op":"not","args":[{"var":"data.no"}]}`}
+	var exprs []string
+	for _, op := range []string{"and", "or"} {
+		for _, a := range atoms {
+			for _, b := range atoms {
+				exprs = append(exprs, `{"op":"`+op+`","args":[`+a+`,`+b+`]}`)
+			}
+		}
+	}
+	defer func() { shortPair = true }()
+	for _, src := range exprs {
+		shortPair = true
+		fast := compileTest(t, src)
+		shortPair = false
+		loop := compileTest(t, src)
+		for budget := int64(1); budget <= 6; budget++ {
+			vf, ef := fast.Eval(env, nil, budget)
+			vl, el := loop.Eval(env, nil, budget)
+			if !reflect.DeepEqual(vf, vl) || describe(ef) != describe(el) {
+				t.Fatalf("%s with budget %d:\npair %v %s\nloop %v %s", src, budget, vf, describe(ef), vl, describe(el))
+			}
+		}
+	}
+}
+
+// Comparisons with a constant number (compareConst) must evaluate and charge exactly as
+// compare's general node, under every budget.
+func TestCompareConstMatchesCompare(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	env := map[string]any{"data": map[string]any{"s": "s", "long": long, "one": 1.0, "two": 2.0, "neg": -3.5,
+		"yes": true, "null": nil, "list": []any{1.0, "s"}, "obj": map[string]any{"a": 1.0}}}
+	var operands []string
+	for k := range env["data"].(map[string]any) {
+		operands = append(operands, fmt.Sprintf(`{"var":"data.%s"}`, k))
+	}
+	operands = append(operands, `{"var":"missing"}`, `{"op":"+","args":[{"var":"data.s"},1]}`,
+		`{"op":"+","args":[{"var":"data.one"},1]}`)
+	defer func() { compareConstants = true }()
+	for _, op := range []string{"<", "<=", ">", ">="} {
+		for _, a := range operands {
+			for _, k := range []string{"0", "1", "2", "-3.5", "1e300"} {
+				src := `{"op":"` + op + `","args":[` + a + `,` + k + `]}`
+				compareConstants = true
+				fast := compileTest(t, src)
+				compareConstants = false
+				general := compileTest(t, src)
+				for budget := int64(1); budget <= 8; budget++ {
+					vf, ef := fast.Eval(env, nil, budget)
+					vg, eg := general.Eval(env, nil, budget)
+					if !reflect.DeepEqual(vf, vg) || describe(ef) != describe(eg) {
+						t.Fatalf("%s with budget %d:\nconst   %v %s\ngeneral %v %s", src, budget, vf, describe(ef), vg, describe(eg))
+					}
+				}
+			}
+		}
+	}
+}
