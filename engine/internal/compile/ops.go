@@ -140,34 +140,6 @@ func buildShort(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, dep
 		}
 		return !stop, nil
 	}}
-	if len(args) == 2 {
-		// the common two conditions, without the loop
-		a, b := args[0], args[1]
-		n.eval = func(fr *frame) (any, error) {
-			v, err := a.eval(fr)
-			if err != nil {
-				return nil, err
-			}
-			t, ok := v.(bool)
-			if !ok {
-				if t, err = truth(ptr, name, 0, v); err != nil {
-					return nil, err
-				}
-			}
-			if t == stop {
-				return stop, nil
-			}
-			if v, err = b.eval(fr); err != nil {
-				return nil, err
-			}
-			if t, ok = v.(bool); !ok {
-				if t, err = truth(ptr, name, 1, v); err != nil {
-					return nil, err
-				}
-			}
-			return t, nil // stop when it reads as stop, else !stop: t either way
-		}
-	}
 	if allConstant(args) {
 		return fold(n)
 	}
