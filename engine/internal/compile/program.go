@@ -199,6 +199,16 @@ type Program struct {
 	nglobals int      // 1 + the largest global index of the roots it reads, itself or through functions
 }
 
+// ConstantBool returns the value of a program that is the constant true or false. Running such
+// a program returns that value and charges one unit, which no budget refuses (a budget is at
+// least one unit), so a caller may take the value without running it.
+func (p *Program) ConstantBool() (v, ok bool) {
+	if p.root.constant {
+		v, ok = p.root.value.(bool)
+	}
+	return v, ok
+}
+
 // CustomOperators returns the names of the custom operators the expression uses, sorted.
 func (p *Program) CustomOperators() []string { return append([]string(nil), p.custom...) }
 

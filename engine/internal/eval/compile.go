@@ -138,6 +138,10 @@ type effectProp struct {
 	prog  *compile.Program
 	slot  int  // in Program.slots
 	value bool // the property value, which may be any JSON value; the others are booleans
+	// konst is the value of a property written as true or false (hidden: true), set without
+	// running its program, which could not fail (see compile.Program.ConstantBool)
+	konst   any
+	isConst bool
 }
 
 type effect struct {
@@ -328,7 +332,13 @@ func stateSlots(states []*state) []stateSlot {
 	for _, st := range states {
 		for _, e := range st.effects {
 			for _, pm := range e.props {
-				st.props = append(st.props, effectProp{prog: pm.prog, slot: index[key{e.field, pm.name}], value: pm.name == "value"})
+				ep := effectProp{prog: pm.prog, slot: index[key{e.field, pm.name}], value: pm.name == "value"}
+				if pm.prog != nil {
+					if b, ok := pm.prog.ConstantBool(); ok {
+						ep.konst, ep.isConst = b, true
+					}
+				}
+				st.props = append(st.props, ep)
 			}
 		}
 	}

@@ -605,6 +605,10 @@ func (r *run) state(st *state) {
 	pend := r.pending[:0]
 	for i := range st.props {
 		pm := &st.props[i]
+		if pm.isConst {
+			pend = append(pend, pending{pm.slot, pm.konst})
+			continue
+		}
 		v, err := r.m.Run(pm.prog)
 		if err == nil {
 			if _, isBool := v.(bool); !isBool {
