@@ -412,6 +412,17 @@ func mutateRequest(t *testing.T, rng *rand.Rand, body []byte) []byte {
 			break
 		}
 		nv := values[rng.Intn(len(values))]
+		// a fresh copy: one list or object placed twice would make the request a graph
+		switch c := nv.(type) {
+		case []any:
+			nv = append([]any{}, c...)
+		case map[string]any:
+			m := make(map[string]any, len(c))
+			for k, v := range c {
+				m[k] = v
+			}
+			nv = m
+		}
 		switch p := parent.(type) {
 		case map[string]any:
 			if p2, ok := p[key].(map[string]any); ok && key == root && rng.Intn(2) == 0 {
