@@ -23,16 +23,19 @@ var pow10u = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e
 // canonical decimal was parsed back from strconv's text.
 func decOf(f float64) (neg bool, m uint64, e int) {
 	if smallInt(f) {
+		// below 10^15: the signed conversion is one instruction
 		if f < 0 {
-			return true, uint64(-f), 0
+			return true, uint64(int64(-f)), 0
 		}
-		return false, uint64(f), 0
+		return false, uint64(int64(f)), 0
 	}
 	a := math.Abs(f)
-	if m, e, ok := exactDec(a); ok {
+	// Canonical numbers (every arithmetic result, most JSON input) pass shortDec's check, which
+	// costs less than exactDec's 128-bit conversion.
+	if m, e, ok := shortDec(a); ok {
 		return f < 0, m, e
 	}
-	if m, e, ok := shortDec(a); ok {
+	if m, e, ok := exactDec(a); ok {
 		return f < 0, m, e
 	}
 	return slowDec(f)
@@ -105,7 +108,8 @@ func exactDec(a float64) (m uint64, e int, ok bool) {
 
 // shortDec returns the canonical decimal m × 10^e of a positive double a (m without trailing
 // zeros) when a is the nearest double to a decimal of at most 15 significant digits in the
-// range of exactly representable powers of ten; ok is false otherwise (slowDec then answers).
+// range of exactly representable powers of ten; ok is false otherwise (exactDec or slowDec then
+// answers).
 //
 // Why the result is the canonical decimal: let d = m × 10^-s with m < 10^15. The check below
 // computes the double nearest to d with one correctly rounded IEEE operation on exact operands
@@ -128,15 +132,15 @@ func shortDec(a float64) (m uint64, e int, ok bool) {
 	if s > 22 || s < -22 {
 		return 0, 0, false
 	}
-	m = uint64(float64(p + 0.5))
+	m = uint64(int64(float64(p + 0.5))) // p < 2^63: the signed conversion is one instruction
 	if m == 0 || m >= 1e15 {
 		return 0, 0, false
 	}
 	var back float64
 	if s >= 0 {
-		back = float64(m) / pow10f[s]
+		back = float64(int64(m)) / pow10f[s]
 	} else {
-		back = float64(m) * pow10f[-s]
+		back = float64(int64(m)) * pow10f[-s]
 	}
 	if back != a {
 		return 0, 0, false
@@ -157,26 +161,34 @@ func mulPow10(a float64, s int) float64 {
 }
 
 // trimZeros returns m (below 10^16) without its trailing zeros and how many were removed.
+// 10^k divides m only when 2^k does, so k starts at m's trailing zero bits (at most 15) and
+// goes down; 5^k divides x = m / 2^k exactly when x × 5^-k (mod 2^64) is at most (2^64-1)/5^k,
+// and that product is then the quotient.
 func trimZeros(m uint64) (uint64, int) {
-	z := 0
-	if m%1e8 == 0 {
-		m /= 1e8
-		z += 8
+	k := min(bits.TrailingZeros64(m), 15)
+	for ; k > 0; k-- {
+		if q := (m >> k) * inv5[k]; q <= max5[k] {
+			return q, k
+		}
 	}
-	if m%1e4 == 0 {
-		m /= 1e4
-		z += 4
-	}
-	if m%100 == 0 {
-		m /= 100
-		z += 2
-	}
-	if m%10 == 0 {
-		m /= 10
-		z++
-	}
-	return m, z
+	return m, 0
 }
+
+// inv5[k] is the inverse of 5^k modulo 2^64 and max5[k] is (2^64-1)/5^k, for trimZeros.
+var inv5, max5 = func() (inv, lim [16]uint64) {
+	var p uint64 = 1
+	for k := range inv {
+		// Newton's iteration x = x(2 - px) doubles the correct low bits of p's inverse,
+		// starting from p itself (correct to 3 bits for odd p): 3, 6, 12, 24, 48, 96
+		x := p
+		for range 5 {
+			x *= 2 - p*x
+		}
+		inv[k], lim[k] = x, math.MaxUint64/p
+		p *= 5
+	}
+	return inv, lim
+}()
 
 // slowDec returns the canonical decimal of f from strconv's 15-digit text.
 func slowDec(f float64) (neg bool, m uint64, e int) {

@@ -53,3 +53,32 @@ func TestDecimalPaths(t *testing.T) {
 	}
 	t.Logf("%d doubles: exactDec answered %d, shortDec %d", n, answered[0], answered[1])
 }
+
+// TestTrimZeros compares trimZeros with removing one zero at a time, on every count of trailing
+// zeros and trailing zero bits below 10^16.
+func TestTrimZeros(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for i := 0; i < 1_000_000; i++ {
+		var m uint64
+		switch i % 3 {
+		case 0: // d × 10^k with d of any length
+			k := r.Intn(16)
+			m = uint64(r.Int63n(int64(pow10u[16-k]))) * pow10u[k]
+		case 1: // a multiple of a power of two: many trailing zero bits, few zeros
+			m = uint64(r.Int63n(1e16)) &^ (1<<r.Intn(54) - 1)
+		default:
+			m = uint64(r.Int63n(1e16))
+		}
+		if m == 0 {
+			continue
+		}
+		wm, wz := m, 0
+		for wm%10 == 0 {
+			wm /= 10
+			wz++
+		}
+		if gm, gz := trimZeros(m); gm != wm || gz != wz {
+			t.Fatalf("trimZeros(%d) = %d, %d; want %d, %d", m, gm, gz, wm, wz)
+		}
+	}
+}
