@@ -260,8 +260,18 @@ func fromDec(neg bool, m uint64, e int) (float64, bool) {
 // nearest double. sticky says a nonzero remainder was already dropped below lo; it counts only
 // when digits are dropped here.
 func round15(neg bool, hi, lo uint64, e int, sticky bool) (float64, bool) {
-	if hi == 0 && lo < 1e15 {
-		return fromDec(neg, lo, e)
+	if hi == 0 {
+		if lo < 1e15 {
+			return fromDec(neg, lo, e)
+		}
+		// 16 to 20 digits: drop k at once; the remainder against half of 10^k decides, with
+		// sticky breaking an exact tie as it does below
+		k := digits64(lo) - Digits
+		q, r := divPow10(lo, k)
+		if half := pow10u[k] / 2; r > half || (r == half && (sticky || q&1 == 1)) {
+			q++
+		}
+		return fromDec(neg, q, e+k)
 	}
 	k := digits128(hi, lo) - Digits // digits to drop, 1 to 24
 	if k > 1 {

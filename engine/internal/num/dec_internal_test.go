@@ -82,3 +82,66 @@ func TestTrimZeros(t *testing.T) {
 		}
 	}
 }
+
+// TestAdd64MatchesSum128 compares add2's 64-bit path with the 128-bit running sum on operands
+// whose exponents are close and far, signs equal and opposite.
+func TestAdd64MatchesSum128(t *testing.T) {
+	r := rand.New(rand.NewSource(13))
+	answered := 0
+	for i := 0; i < 1_000_000; i++ {
+		var n [2]bool
+		var m [2]uint64
+		var e [2]int
+		for j := range 2 {
+			n[j] = r.Intn(2) == 0
+			m[j] = uint64(r.Int63n(int64(pow10u[1+r.Intn(15)])))
+			e[j] = r.Intn(50) - 25
+		}
+		f, ok, done := add64(n[0], m[0], e[0], n[1], m[1], e[1])
+		if !done {
+			continue
+		}
+		answered++
+		var acc sum128
+		acc.add(n[0], m[0], e[0])
+		if !acc.add(n[1], m[1], e[1]) {
+			t.Fatalf("add64 answered where the 128-bit sum overflows: %v", m)
+		}
+		wf, wok := round15(acc.neg, acc.hi, acc.lo, acc.e, false)
+		if math.Float64bits(f) != math.Float64bits(wf) || ok != wok {
+			t.Fatalf("add64(%v %d e%d, %v %d e%d) = %v %v, sum128 %v %v",
+				n[0], m[0], e[0], n[1], m[1], e[1], f, ok, wf, wok)
+		}
+	}
+	t.Logf("add64 answered %d of 1000000", answered)
+}
+
+// TestRound15OneWord compares round15's one-word path with dropping one digit at a time.
+func TestRound15OneWord(t *testing.T) {
+	r := rand.New(rand.NewSource(17))
+	for i := 0; i < 1_000_000; i++ {
+		lo := r.Uint64() >> r.Intn(14) // 16 to 20 digits mostly
+		if i%4 == 0 {
+			lo = lo/1000*1000 + 500 // exact ties at several positions
+		}
+		e, sticky := r.Intn(40)-20, r.Intn(2) == 0
+		q, k, st := lo, 0, sticky
+		var d uint64
+		for q >= 1e16 {
+			st = st || q%10 != 0
+			q /= 10
+			k++
+		}
+		if q >= 1e15 {
+			q, d = q/10, q%10
+			k++
+			if d > 5 || (d == 5 && (st || q&1 == 1)) {
+				q++
+			}
+		}
+		wf, wok := fromDec(false, q, e+k)
+		if f, ok := round15(false, 0, lo, e, sticky); math.Float64bits(f) != math.Float64bits(wf) || ok != wok {
+			t.Fatalf("round15(%d e%d, sticky %v) = %v, want %v", lo, e, sticky, f, wf)
+		}
+	}
+}

@@ -233,6 +233,9 @@ func Add2(a, b float64) (float64, bool) {
 func add2(a, b float64) (float64, bool) {
 	na, ma, ea := decOf(a)
 	nb, mb, eb := decOf(b)
+	if r, ok, done := add64(na, ma, ea, nb, mb, eb); done {
+		return r, ok
+	}
 	var acc sum128
 	acc.add(na, ma, ea)
 	if !acc.add(nb, mb, eb) {
@@ -246,6 +249,34 @@ func add2(a, b float64) (float64, bool) {
 		return fromDec(nb, mb, eb)
 	}
 	return round15(acc.neg, acc.hi, acc.lo, acc.e, false)
+}
+
+// add64 is add2 when the operand with the larger exponent, aligned to the other, still fits in
+// 64 bits and so does the sum (amounts with a few decimals); done is false otherwise.
+func add64(na bool, ma uint64, ea int, nb bool, mb uint64, eb int) (f float64, ok, done bool) {
+	if ea < eb {
+		na, ma, ea, nb, mb, eb = nb, mb, eb, na, ma, ea
+	}
+	if ea-eb > 19 {
+		return 0, false, false
+	}
+	h, x := bits.Mul64(ma, pow10u[ea-eb])
+	if h != 0 {
+		return 0, false, false
+	}
+	switch {
+	case na == nb:
+		s, c := bits.Add64(x, mb, 0)
+		if c != 0 {
+			return 0, false, false
+		}
+		f, ok = round15(na, 0, s, eb, false)
+	case x >= mb:
+		f, ok = round15(na, 0, x-mb, eb, false)
+	default:
+		f, ok = round15(nb, 0, mb-x, eb, false)
+	}
+	return f, ok, true
 }
 
 // Sub returns the canonical difference a - b.
@@ -320,7 +351,12 @@ func Div(a, b float64) (float64, bool) {
 	// 16+len(y) digits, so x × 10^shift / y lies in (10^15, 10^17) and at least one digit is left
 	// for rounding, with the remainder as the sticky bit.
 	shift := 16 + digits64(y) - digits64(x)
-	hi, lo, _ := scale128(0, x, shift) // at most 31 digits: fits
+	var hi, lo uint64
+	if shift <= 19 {
+		hi, lo = bits.Mul64(x, pow10u[shift])
+	} else {
+		hi, lo, _ = scale128(0, x, shift) // at most 31 digits: fits
+	}
 	var q, r uint64
 	if hi == 0 {
 		q, r = lo/y, lo%y
