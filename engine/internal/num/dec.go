@@ -32,6 +32,9 @@ func decOf(f float64) (neg bool, m uint64, e int) {
 	a := math.Abs(f)
 	// Canonical numbers (every arithmetic result, most JSON input) pass shortDec's check, which
 	// costs less than exactDec's 128-bit conversion.
+	if m, e, ok := centsDec(a); ok {
+		return f < 0, m, e
+	}
 	if m, e, ok := shortDec(a); ok {
 		return f < 0, m, e
 	}
@@ -147,6 +150,30 @@ func shortDec(a float64) (m uint64, e int, ok bool) {
 	}
 	m, z := trimZeros(m)
 	return m, z - s, true
+}
+
+// centsDec returns the canonical decimal m × 10^e of a positive double a that is not an integer
+// when a is the nearest double to a decimal of one or two places (an amount in cents, a rate in
+// percent) below 10^13; ok is false otherwise. It is shortDec's check at those two scales,
+// cheaper than finding fifteen digits and trimming them: when a × 10^k rounds to an integer
+// m < 10^15 and the correctly rounded m / 10^k (exact operands) is a again, a is the nearest
+// double to m × 10^-k, a decimal of at most 15 digits, which is therefore its canonical decimal
+// (see shortDec). m ends in at most one zero (two would make a an integer): one is trimmed.
+func centsDec(a float64) (m uint64, e int, ok bool) {
+	for k := 1; k <= 2; k++ {
+		p := a * pow10f[k]
+		if p >= 1e15 {
+			return 0, 0, false
+		}
+		m = uint64(int64(p)) // below 2^63: the signed conversion is one instruction
+		if float64(int64(m)) == p && m != 0 && float64(int64(m))/pow10f[k] == a {
+			if m%10 == 0 {
+				return m / 10, 1 - k, true
+			}
+			return m, -k, true
+		}
+	}
+	return 0, 0, false
 }
 
 // mulPow10 returns a × 10^s rounded, for |s| ≤ 22 (any value for other s: the caller refuses it).

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestDecimalPaths checks the two fast ways to the canonical decimal, exactDec and shortDec,
+// TestDecimalPaths checks the fast ways to the canonical decimal, exactDec, shortDec and centsDec,
 // against slowDec (strconv's correctly rounded 15 digits) wherever they answer.
 func TestDecimalPaths(t *testing.T) {
 	n := 2_000_000
@@ -15,7 +15,7 @@ func TestDecimalPaths(t *testing.T) {
 		n /= 10
 	}
 	r := rand.New(rand.NewSource(7))
-	var answered [2]int
+	var answered [3]int
 	for i := 0; i < n; i++ {
 		var a float64
 		switch i % 4 {
@@ -23,9 +23,13 @@ func TestDecimalPaths(t *testing.T) {
 			a = math.Abs(math.Float64frombits(r.Uint64()))
 		case 1: // the range the fast paths cover, every bit pattern
 			a = math.Ldexp(1+r.Float64(), r.Intn(160)-35)
-		case 2: // decimals of up to 17 digits: canonical ones, ties and just past them
+		case 2: // decimals of up to 17 digits: canonical ones, ties and just past them; cents
 			m := r.Int63n(int64(math.Pow10(1 + r.Intn(17))))
-			a, _ = strconv.ParseFloat(strconv.FormatInt(m, 10)+"e"+strconv.Itoa(r.Intn(70)-30), 64)
+			x := r.Intn(70) - 30
+			if r.Intn(3) == 0 {
+				x = -1 - r.Intn(2)
+			}
+			a, _ = strconv.ParseFloat(strconv.FormatInt(m, 10)+"e"+strconv.Itoa(x), 64)
 		default: // neighbours of a decimal
 			m := r.Int63n(1e15)
 			a, _ = strconv.ParseFloat(strconv.FormatInt(m, 10)+"e"+strconv.Itoa(r.Intn(60)-30), 64)
@@ -41,6 +45,12 @@ func TestDecimalPaths(t *testing.T) {
 				t.Fatalf("exactDec(%v) = %d e%d, strconv %d e%d", a, m, e, wm, we)
 			}
 		}
+		if m, e, ok := centsDec(a); ok && a != math.Trunc(a) {
+			answered[2]++
+			if m != wm || e != we {
+				t.Fatalf("centsDec(%v) = %d e%d, strconv %d e%d", a, m, e, wm, we)
+			}
+		}
 		if m, e, ok := shortDec(a); ok {
 			answered[1]++
 			if m != wm || e != we {
@@ -51,7 +61,8 @@ func TestDecimalPaths(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d doubles: exactDec answered %d, shortDec %d", n, answered[0], answered[1])
+	t.Logf("%d doubles: exactDec answered %d, shortDec %d, centsDec %d", n, answered[0], answered[1],
+		answered[2])
 }
 
 // TestTrimZeros compares trimZeros with removing one zero at a time, on every count of trailing
