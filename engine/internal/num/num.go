@@ -192,7 +192,10 @@ func appendLayout(b []byte, neg bool, m uint64, e int) []byte {
 // not the canonical 0.3 an arithmetic operator would produce.
 func Abs(f float64) float64 { return math.Abs(f) }
 
-func smallInt(f float64) bool { return f == math.Trunc(f) && f > -1e15 && f < 1e15 }
+// smallInt reports whether f is an integer of at most 15 digits. Within that range the
+// conversion to int64 is exact for integers and truncates anything else, and costs less than
+// math.Trunc.
+func smallInt(f float64) bool { return f > -1e15 && f < 1e15 && float64(int64(f)) == f }
 
 // Add returns the canonical sum of the canonical decimals of the operands; ok false on overflow.
 func Add(xs ...float64) (float64, bool) {
