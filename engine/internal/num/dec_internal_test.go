@@ -2,6 +2,7 @@ package num
 
 import (
 	"math"
+	"math/bits"
 	"math/rand"
 	"strconv"
 	"testing"
@@ -153,6 +154,34 @@ func TestRound15OneWord(t *testing.T) {
 		wf, wok := fromDec(false, q, e+k)
 		if f, ok := round15(false, 0, lo, e, sticky); math.Float64bits(f) != math.Float64bits(wf) || ok != wok {
 			t.Fatalf("round15(%d e%d, sticky %v) = %v, want %v", lo, e, sticky, f, wf)
+		}
+	}
+}
+
+// TestDivRoundsAsRound15 compares Div's own rounding of its 16- or 17-digit quotient with
+// round15 on the same quotient and remainder.
+func TestDivRoundsAsRound15(t *testing.T) {
+	r := rand.New(rand.NewSource(19))
+	for i := 0; i < 1_000_000; i++ {
+		var xs [2]float64
+		for j := range xs {
+			m := r.Int63n(int64(pow10u[1+r.Intn(15)]))
+			xs[j] = float64(m) / pow10f[r.Intn(10)]
+			if r.Intn(2) == 0 {
+				xs[j] = -xs[j]
+			}
+		}
+		if xs[0] == 0 || xs[1] == 0 {
+			continue
+		}
+		na, x, ea := decOf(xs[0])
+		nb, y, eb := decOf(xs[1])
+		shift := 16 + digits64(y) - digits64(x)
+		hi, lo, _ := scale128(0, x, shift)
+		q, rem := bits.Div64(hi, lo, y)
+		wf, wok := round15(na != nb, 0, q, ea-eb-shift, rem != 0)
+		if f, ok := Div(xs[0], xs[1]); math.Float64bits(f) != math.Float64bits(wf) || ok != wok {
+			t.Fatalf("Div(%v, %v) = %v, round15 %v", xs[0], xs[1], f, wf)
 		}
 	}
 }

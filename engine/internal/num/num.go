@@ -366,7 +366,20 @@ func Div(a, b float64) (float64, bool) {
 	} else {
 		q, r = bits.Div64(hi, lo, y) // hi < y since the quotient is below 10^17
 	}
-	return round15(na != nb, 0, q, ea-eb-shift, r != 0)
+	// round15 for q of 16 or 17 digits, with constant divisors: drop 1 or 2 digits, ties to even
+	// unless the remainder r makes them more than a tie
+	e, half := ea-eb-shift+1, uint64(5)
+	var d uint64
+	if q < 1e16 {
+		q, d = q/10, q%10
+	} else {
+		q, d = q/100, q%100
+		e, half = e+1, 50
+	}
+	if d > half || (d == half && (r != 0 || q&1 == 1)) {
+		q++
+	}
+	return fromDec(na != nb, q, e)
 }
 
 // Mod returns the canonical truncated remainder of a / b (the sign follows a). The caller
