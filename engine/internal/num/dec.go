@@ -256,9 +256,10 @@ func fromDec(neg bool, m uint64, e int) (float64, bool) {
 	switch {
 	case e >= 0 && e <= 22:
 		// m < 2^53 and 10^e are exact, so one correctly rounded operation gives the nearest double
-		f = float64(m) * pow10f[e]
+		// (m converts as a signed integer, one instruction)
+		f = float64(int64(m)) * pow10f[e]
 	case e < 0 && e >= -22:
-		f = float64(m) / pow10f[-e]
+		f = float64(int64(m)) / pow10f[-e]
 	case e+digits64(m) > 310: // at least 10^310
 		return 0, false
 	case e+digits64(m) < -325: // below 10^-325, under half the smallest subnormal
