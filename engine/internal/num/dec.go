@@ -23,16 +23,22 @@ var pow10u = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e
 // canonical decimal was parsed back from strconv's text.
 func decOf(f float64) (neg bool, m uint64, e int) {
 	if smallInt(f) {
+		// below 10^15: the signed conversion is one instruction
 		if f < 0 {
-			return true, uint64(-f), 0
+			return true, uint64(int64(-f)), 0
 		}
-		return false, uint64(f), 0
+		return false, uint64(int64(f)), 0
 	}
 	a := math.Abs(f)
-	if m, e, ok := exactDec(a); ok {
+	// Canonical numbers (every arithmetic result, most JSON input) pass shortDec's check, which
+	// costs less than exactDec's 128-bit conversion.
+	if m, e, ok := centsDec(a); ok {
 		return f < 0, m, e
 	}
 	if m, e, ok := shortDec(a); ok {
+		return f < 0, m, e
+	}
+	if m, e, ok := exactDec(a); ok {
 		return f < 0, m, e
 	}
 	return slowDec(f)
@@ -105,7 +111,8 @@ func exactDec(a float64) (m uint64, e int, ok bool) {
 
 // shortDec returns the canonical decimal m × 10^e of a positive double a (m without trailing
 // zeros) when a is the nearest double to a decimal of at most 15 significant digits in the
-// range of exactly representable powers of ten; ok is false otherwise (slowDec then answers).
+// range of exactly representable powers of ten; ok is false otherwise (exactDec or slowDec then
+// answers).
 //
 // Why the result is the canonical decimal: let d = m × 10^-s with m < 10^15. The check below
 // computes the double nearest to d with one correctly rounded IEEE operation on exact operands
@@ -128,21 +135,45 @@ func shortDec(a float64) (m uint64, e int, ok bool) {
 	if s > 22 || s < -22 {
 		return 0, 0, false
 	}
-	m = uint64(float64(p + 0.5))
+	m = uint64(int64(float64(p + 0.5))) // p < 2^63: the signed conversion is one instruction
 	if m == 0 || m >= 1e15 {
 		return 0, 0, false
 	}
 	var back float64
 	if s >= 0 {
-		back = float64(m) / pow10f[s]
+		back = float64(int64(m)) / pow10f[s]
 	} else {
-		back = float64(m) * pow10f[-s]
+		back = float64(int64(m)) * pow10f[-s]
 	}
 	if back != a {
 		return 0, 0, false
 	}
 	m, z := trimZeros(m)
 	return m, z - s, true
+}
+
+// centsDec returns the canonical decimal m × 10^e of a positive double a that is not an integer
+// when a is the nearest double to a decimal of one or two places (an amount in cents, a rate in
+// percent) below 10^13; ok is false otherwise. It is shortDec's check at those two scales,
+// cheaper than finding fifteen digits and trimming them: when a × 10^k rounds to an integer
+// m < 10^15 and the correctly rounded m / 10^k (exact operands) is a again, a is the nearest
+// double to m × 10^-k, a decimal of at most 15 digits, which is therefore its canonical decimal
+// (see shortDec). m ends in at most one zero (two would make a an integer): one is trimmed.
+func centsDec(a float64) (m uint64, e int, ok bool) {
+	for k := 1; k <= 2; k++ {
+		p := a * pow10f[k]
+		if p >= 1e15 {
+			return 0, 0, false
+		}
+		m = uint64(int64(p)) // below 2^63: the signed conversion is one instruction
+		if float64(int64(m)) == p && m != 0 && float64(int64(m))/pow10f[k] == a {
+			if m%10 == 0 {
+				return m / 10, 1 - k, true
+			}
+			return m, -k, true
+		}
+	}
+	return 0, 0, false
 }
 
 // mulPow10 returns a × 10^s rounded, for |s| ≤ 22 (any value for other s: the caller refuses it).
@@ -157,26 +188,34 @@ func mulPow10(a float64, s int) float64 {
 }
 
 // trimZeros returns m (below 10^16) without its trailing zeros and how many were removed.
+// 10^k divides m only when 2^k does, so k starts at m's trailing zero bits (at most 15) and
+// goes down; 5^k divides x = m / 2^k exactly when x × 5^-k (mod 2^64) is at most (2^64-1)/5^k,
+// and that product is then the quotient.
 func trimZeros(m uint64) (uint64, int) {
-	z := 0
-	if m%1e8 == 0 {
-		m /= 1e8
-		z += 8
+	k := min(bits.TrailingZeros64(m), 15)
+	for ; k > 0; k-- {
+		if q := (m >> k) * inv5[k]; q <= max5[k] {
+			return q, k
+		}
 	}
-	if m%1e4 == 0 {
-		m /= 1e4
-		z += 4
-	}
-	if m%100 == 0 {
-		m /= 100
-		z += 2
-	}
-	if m%10 == 0 {
-		m /= 10
-		z++
-	}
-	return m, z
+	return m, 0
 }
+
+// inv5[k] is the inverse of 5^k modulo 2^64 and max5[k] is (2^64-1)/5^k, for trimZeros.
+var inv5, max5 = func() (inv, lim [16]uint64) {
+	var p uint64 = 1
+	for k := range inv {
+		// Newton's iteration x = x(2 - px) doubles the correct low bits of p's inverse,
+		// starting from p itself (correct to 3 bits for odd p): 3, 6, 12, 24, 48, 96
+		x := p
+		for range 5 {
+			x *= 2 - p*x
+		}
+		inv[k], lim[k] = x, math.MaxUint64/p
+		p *= 5
+	}
+	return inv, lim
+}()
 
 // slowDec returns the canonical decimal of f from strconv's 15-digit text.
 func slowDec(f float64) (neg bool, m uint64, e int) {
@@ -217,9 +256,10 @@ func fromDec(neg bool, m uint64, e int) (float64, bool) {
 	switch {
 	case e >= 0 && e <= 22:
 		// m < 2^53 and 10^e are exact, so one correctly rounded operation gives the nearest double
-		f = float64(m) * pow10f[e]
+		// (m converts as a signed integer, one instruction)
+		f = float64(int64(m)) * pow10f[e]
 	case e < 0 && e >= -22:
-		f = float64(m) / pow10f[-e]
+		f = float64(int64(m)) / pow10f[-e]
 	case e+digits64(m) > 310: // at least 10^310
 		return 0, false
 	case e+digits64(m) < -325: // below 10^-325, under half the smallest subnormal
@@ -248,8 +288,18 @@ func fromDec(neg bool, m uint64, e int) (float64, bool) {
 // nearest double. sticky says a nonzero remainder was already dropped below lo; it counts only
 // when digits are dropped here.
 func round15(neg bool, hi, lo uint64, e int, sticky bool) (float64, bool) {
-	if hi == 0 && lo < 1e15 {
-		return fromDec(neg, lo, e)
+	if hi == 0 {
+		if lo < 1e15 {
+			return fromDec(neg, lo, e)
+		}
+		// 16 to 20 digits: drop k at once; the remainder against half of 10^k decides, with
+		// sticky breaking an exact tie as it does below
+		k := digits64(lo) - Digits
+		q, r := divPow10(lo, k)
+		if half := pow10u[k] / 2; r > half || (r == half && (sticky || q&1 == 1)) {
+			q++
+		}
+		return fromDec(neg, q, e+k)
 	}
 	k := digits128(hi, lo) - Digits // digits to drop, 1 to 24
 	if k > 1 {

@@ -192,7 +192,10 @@ func appendLayout(b []byte, neg bool, m uint64, e int) []byte {
 // not the canonical 0.3 an arithmetic operator would produce.
 func Abs(f float64) float64 { return math.Abs(f) }
 
-func smallInt(f float64) bool { return f == math.Trunc(f) && f > -1e15 && f < 1e15 }
+// smallInt reports whether f is an integer of at most 15 digits. Within that range the
+// conversion to int64 is exact for integers and truncates anything else, and costs less than
+// math.Trunc.
+func smallInt(f float64) bool { return f > -1e15 && f < 1e15 && float64(int64(f)) == f }
 
 // Add returns the canonical sum of the canonical decimals of the operands; ok false on overflow.
 func Add(xs ...float64) (float64, bool) {
@@ -233,6 +236,9 @@ func Add2(a, b float64) (float64, bool) {
 func add2(a, b float64) (float64, bool) {
 	na, ma, ea := decOf(a)
 	nb, mb, eb := decOf(b)
+	if r, ok, done := add64(na, ma, ea, nb, mb, eb); done {
+		return r, ok
+	}
 	var acc sum128
 	acc.add(na, ma, ea)
 	if !acc.add(nb, mb, eb) {
@@ -246,6 +252,34 @@ func add2(a, b float64) (float64, bool) {
 		return fromDec(nb, mb, eb)
 	}
 	return round15(acc.neg, acc.hi, acc.lo, acc.e, false)
+}
+
+// add64 is add2 when the operand with the larger exponent, aligned to the other, still fits in
+// 64 bits and so does the sum (amounts with a few decimals); done is false otherwise.
+func add64(na bool, ma uint64, ea int, nb bool, mb uint64, eb int) (f float64, ok, done bool) {
+	if ea < eb {
+		na, ma, ea, nb, mb, eb = nb, mb, eb, na, ma, ea
+	}
+	if ea-eb > 19 {
+		return 0, false, false
+	}
+	h, x := bits.Mul64(ma, pow10u[ea-eb])
+	if h != 0 {
+		return 0, false, false
+	}
+	switch {
+	case na == nb:
+		s, c := bits.Add64(x, mb, 0)
+		if c != 0 {
+			return 0, false, false
+		}
+		f, ok = round15(na, 0, s, eb, false)
+	case x >= mb:
+		f, ok = round15(na, 0, x-mb, eb, false)
+	default:
+		f, ok = round15(nb, 0, mb-x, eb, false)
+	}
+	return f, ok, true
 }
 
 // Sub returns the canonical difference a - b.
@@ -320,14 +354,32 @@ func Div(a, b float64) (float64, bool) {
 	// 16+len(y) digits, so x × 10^shift / y lies in (10^15, 10^17) and at least one digit is left
 	// for rounding, with the remainder as the sticky bit.
 	shift := 16 + digits64(y) - digits64(x)
-	hi, lo, _ := scale128(0, x, shift) // at most 31 digits: fits
+	var hi, lo uint64
+	if shift <= 19 {
+		hi, lo = bits.Mul64(x, pow10u[shift])
+	} else {
+		hi, lo, _ = scale128(0, x, shift) // at most 31 digits: fits
+	}
 	var q, r uint64
 	if hi == 0 {
 		q, r = lo/y, lo%y
 	} else {
 		q, r = bits.Div64(hi, lo, y) // hi < y since the quotient is below 10^17
 	}
-	return round15(na != nb, 0, q, ea-eb-shift, r != 0)
+	// round15 for q of 16 or 17 digits, with constant divisors: drop 1 or 2 digits, ties to even
+	// unless the remainder r makes them more than a tie
+	e, half := ea-eb-shift+1, uint64(5)
+	var d uint64
+	if q < 1e16 {
+		q, d = q/10, q%10
+	} else {
+		q, d = q/100, q%100
+		e, half = e+1, 50
+	}
+	if d > half || (d == half && (r != 0 || q&1 == 1)) {
+		q++
+	}
+	return fromDec(na != nb, q, e)
 }
 
 // Mod returns the canonical truncated remainder of a / b (the sign follows a). The caller
