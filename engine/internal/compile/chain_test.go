@@ -2,11 +2,8 @@ package compile
 
 import (
 	"math/rand"
-	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/sdods/sdods/engine/internal/jsonv"
 )
 
 // Nests of one-value operators evaluate as one chain: results, errors and budget charges must be
@@ -42,23 +39,8 @@ func TestChainsMatchTheirParts(t *testing.T) {
 		var progs [2]*Program
 		for k, fuse := range []bool{true, false} {
 			fusing = fuse
-			u, _ := NewUnit(Config{})
-			n, err := jsonv.Decode([]byte(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, ds := u.Compile(n, "/e")
-			if len(ds) > 0 {
-				t.Fatal(src, ds)
-			}
-			progs[k] = p
+			progs[k] = compileAt(t, src, "/e")
 		}
-		for budget := int64(0); budget <= 24; budget++ {
-			va, ea := progs[0].Eval(env, nil, budget)
-			vb, eb := progs[1].Eval(env, nil, budget)
-			if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
-				t.Fatalf("%s, budget %d:\nchain %v %s\nparts %v %s", src, budget, va, describe(ea), vb, describe(eb))
-			}
-		}
+		sameUnderBudgets(t, src, progs[0], progs[1], env, 0, 24)
 	}
 }

@@ -2,11 +2,9 @@ package compile
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
@@ -22,21 +20,6 @@ func TestEqualityMatchesDeepEqual(t *testing.T) {
 	}
 	operands = append(operands, `{"var":"missing"}`, `"s"`, `"`+long+`"`, `1`, `2`, `true`, `null`, `[1,"s"]`,
 		`{"op":"literal","args":[{"a":1}]}`, `{"op":"+","args":[{"var":"data.s"},1]}`)
-	compileWith := func(src string) *Program {
-		u, ds := NewUnit(Config{})
-		if len(ds) > 0 {
-			t.Fatal(ds)
-		}
-		n, err := jsonv.Decode([]byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, ds := u.Compile(n, "/e")
-		if len(ds) > 0 {
-			t.Fatal(src, ds)
-		}
-		return p
-	}
 	saved := map[string]spec{"==": coreOperators["=="], "!=": coreOperators["!="]}
 	defer func() {
 		coreOperators["=="], coreOperators["!="] = saved["=="], saved["!="]
@@ -48,16 +31,10 @@ func TestEqualityMatchesDeepEqual(t *testing.T) {
 			for _, b := range operands {
 				src := `{"op":"` + op + `","args":[` + a + `,` + b + `]}`
 				coreOperators[op] = saved[op]
-				fast := compileWith(src)
+				fast := compileAt(t, src, "/e")
 				coreOperators[op] = reference
-				slow := compileWith(src)
-				for budget := int64(1); budget <= 12; budget++ {
-					vf, ef := fast.Eval(env, nil, budget)
-					vs, es := slow.Eval(env, nil, budget)
-					if !reflect.DeepEqual(vf, vs) || describe(ef) != describe(es) {
-						t.Fatalf("%s with budget %d:\nfast %v %s\ndeep %v %s", src, budget, vf, describe(ef), vs, describe(es))
-					}
-				}
+				slow := compileAt(t, src, "/e")
+				sameUnderBudgets(t, src, fast, slow, env, 1, 12)
 			}
 		}
 	}
@@ -83,13 +60,7 @@ func TestShortPairMatchesTheLoop(t *testing.T) {
 		fast := compileTest(t, src)
 		shortPair = false
 		loop := compileTest(t, src)
-		for budget := int64(1); budget <= 6; budget++ {
-			vf, ef := fast.Eval(env, nil, budget)
-			vl, el := loop.Eval(env, nil, budget)
-			if !reflect.DeepEqual(vf, vl) || describe(ef) != describe(el) {
-				t.Fatalf("%s with budget %d:\npair %v %s\nloop %v %s", src, budget, vf, describe(ef), vl, describe(el))
-			}
-		}
+		sameUnderBudgets(t, src, fast, loop, env, 1, 6)
 	}
 }
 
@@ -114,13 +85,7 @@ func TestCompareConstMatchesCompare(t *testing.T) {
 				fast := compileTest(t, src)
 				compareConstants = false
 				general := compileTest(t, src)
-				for budget := int64(1); budget <= 8; budget++ {
-					vf, ef := fast.Eval(env, nil, budget)
-					vg, eg := general.Eval(env, nil, budget)
-					if !reflect.DeepEqual(vf, vg) || describe(ef) != describe(eg) {
-						t.Fatalf("%s with budget %d:\nconst   %v %s\ngeneral %v %s", src, budget, vf, describe(ef), vg, describe(eg))
-					}
-				}
+				sameUnderBudgets(t, src, fast, general, env, 1, 8)
 			}
 		}
 	}

@@ -1,10 +1,7 @@
 package compile
 
 import (
-	"reflect"
 	"testing"
-
-	"github.com/sdods/sdods/engine/internal/jsonv"
 )
 
 // length(filter(...)) counts without building the list: results, errors and budget charges
@@ -25,24 +22,9 @@ func TestLengthOfFilterMatchesItsParts(t *testing.T) {
 			var progs [2]*Program
 			for i, fuse := range []bool{true, false} {
 				fusing = fuse
-				u, _ := NewUnit(Config{})
-				n, err := jsonv.Decode([]byte(src))
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, ds := u.Compile(n, "")
-				if len(ds) > 0 {
-					t.Fatal(src, ds)
-				}
-				progs[i] = p
+				progs[i] = compileAt(t, src, "")
 			}
-			for budget := int64(1); budget <= 40; budget++ {
-				va, ea := progs[0].Eval(env, nil, budget)
-				vb, eb := progs[1].Eval(env, nil, budget)
-				if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
-					t.Fatalf("%s, budget %d:\nfused %v %s\nparts %v %s", src, budget, va, describe(ea), vb, describe(eb))
-				}
-			}
+			sameUnderBudgets(t, src, progs[0], progs[1], env, 1, 40)
 		}
 	}
 }

@@ -1,12 +1,12 @@
 package compile
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/sdods/sdods/engine/internal/date"
-	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/num"
 )
 
@@ -110,25 +110,10 @@ func TestStrictDirectMatchesStrict(t *testing.T) {
 			var progs [2]*Program
 			for k, sp := range []spec{direct, reference[name]} {
 				coreOperators[name] = sp
-				u, _ := NewUnit(Config{})
-				node, err := jsonv.Decode([]byte(src))
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, ds := u.Compile(node, "/e")
-				if len(ds) > 0 {
-					t.Fatal(src, ds)
-				}
-				progs[k] = p
+				progs[k] = compileAt(t, src, "/e")
 			}
 			coreOperators[name] = direct
-			for budget := int64(0); budget <= 12; budget++ {
-				va, ea := progs[0].Eval(env, nil, budget)
-				vb, eb := progs[1].Eval(env, nil, budget)
-				if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
-					t.Fatalf("%s, budget %d:\ndirect %v %s\nstrict %v %s", src, budget, va, describe(ea), vb, describe(eb))
-				}
-			}
+			sameUnderBudgets(t, src, progs[0], progs[1], env, 0, 12)
 		}
 	}
 }
@@ -167,24 +152,9 @@ func TestTwoConditionsMatchTheLoop(t *testing.T) {
 				var progs [2]*Program
 				for k, src := range []string{`{"op":"` + op + `","args":[` + a + `,` + b + `]}`,
 					`{"op":"` + op + `","args":[` + a + `,` + b + `,` + neutral + `]}`} {
-					u, _ := NewUnit(Config{})
-					n, err := jsonv.Decode([]byte(src))
-					if err != nil {
-						t.Fatal(err)
-					}
-					p, ds := u.Compile(n, "/e")
-					if len(ds) > 0 {
-						t.Fatal(src, ds)
-					}
-					progs[k] = p
+					progs[k] = compileAt(t, src, "/e")
 				}
-				for budget := int64(0); budget <= 8; budget++ {
-					va, ea := progs[0].Eval(env, nil, budget)
-					vb, eb := progs[1].Eval(env, nil, budget)
-					if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
-						t.Fatalf("%s(%s, %s), budget %d:\ntwo  %v %s\nloop %v %s", op, a, b, budget, va, describe(ea), vb, describe(eb))
-					}
-				}
+				sameUnderBudgets(t, fmt.Sprintf("%s(%s, %s)", op, a, b), progs[0], progs[1], env, 0, 8)
 			}
 		}
 	}
@@ -233,16 +203,7 @@ func TestIfOfThreeMatchesTheLoop(t *testing.T) {
 				var progs [2]*Program
 				for k, src := range []string{`{"op":"if","args":[` + c + `,` + a + `,` + b + `]}`,
 					`{"op":"if","args":[` + c + `,` + a + `,false,null,` + b + `]}`} {
-					u, _ := NewUnit(Config{})
-					n, err := jsonv.Decode([]byte(src))
-					if err != nil {
-						t.Fatal(err)
-					}
-					p, ds := u.Compile(n, "/e")
-					if len(ds) > 0 {
-						t.Fatal(src, ds)
-					}
-					progs[k] = p
+					progs[k] = compileAt(t, src, "/e")
 				}
 				for budget := int64(0); budget <= 8; budget++ {
 					va, ea := progs[0].Eval(env, nil, budget)
@@ -279,24 +240,9 @@ func TestConstantOperandOfInMatchesAComputedOne(t *testing.T) {
 					}
 					var progs [2]*Program
 					for i, src := range []string{`{"op":"` + op + `","args":[` + args(k) + `]}`, `{"op":"` + op + `","args":[` + args(computed) + `]}`} {
-						u, _ := NewUnit(Config{})
-						n, err := jsonv.Decode([]byte(src))
-						if err != nil {
-							t.Fatal(err)
-						}
-						p, ds := u.Compile(n, "/e")
-						if len(ds) > 0 {
-							t.Fatal(src, ds)
-						}
-						progs[i] = p
+						progs[i] = compileAt(t, src, "/e")
 					}
-					for budget := int64(0); budget <= 16; budget++ {
-						va, ea := progs[0].Eval(env, nil, budget)
-						vb, eb := progs[1].Eval(env, nil, budget)
-						if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
-							t.Fatalf("%s(%s), budget %d:\nconstant %v %s\ncomputed %v %s", op, args(k), budget, va, describe(ea), vb, describe(eb))
-						}
-					}
+					sameUnderBudgets(t, fmt.Sprintf("%s(%s)", op, args(k)), progs[0], progs[1], env, 0, 16)
 				}
 			}
 		}

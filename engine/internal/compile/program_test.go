@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -9,6 +10,12 @@ import (
 )
 
 func compileTest(t *testing.T, src string, ops ...string) *Program {
+	t.Helper()
+	return compileAt(t, src, "", ops...)
+}
+
+// compileAt compiles src at pointer ptr in a unit that declares the custom operators ops.
+func compileAt(t *testing.T, src, ptr string, ops ...string) *Program {
 	t.Helper()
 	u, ds := NewUnit(Config{Operators: ops})
 	if len(ds) > 0 {
@@ -18,11 +25,25 @@ func compileTest(t *testing.T, src string, ops ...string) *Program {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, ds := u.Compile(n, "")
+	p, ds := u.Compile(n, ptr)
 	if len(ds) > 0 {
-		t.Fatal(ds)
+		t.Fatal(src, ds)
 	}
 	return p
+}
+
+// sameUnderBudgets fails unless a and b evaluate src (named by what) against env to the same
+// value, or to the same error code, pointer and message, under every budget from first to last:
+// the check of every fast path against the general one it stands for.
+func sameUnderBudgets(t *testing.T, what string, a, b *Program, env map[string]any, first, last int64) {
+	t.Helper()
+	for budget := first; budget <= last; budget++ {
+		va, ea := a.Eval(env, nil, budget)
+		vb, eb := b.Eval(env, nil, budget)
+		if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
+			t.Fatalf("%s, budget %d:\nfast    %v %s\ngeneral %v %s", what, budget, va, describe(ea), vb, describe(eb))
+		}
+	}
 }
 
 // Argument lists are cut from shared blocks: a host that keeps its arguments, or appends to
