@@ -28,6 +28,8 @@ type Program struct {
 	defaultLocale string
 	defaultLower  string
 	catalogs      map[string]*catalog // lower-cased tag
+	ncats         int                 // the catalogs; chain.failedAt of the built-in RULE_FAILED text
+	failField     []bool              // whether RULE_FAILED's template uses {field}, by chain.failedAt
 	noTag         *chain              // the catalog chain of a request without a locale
 	chains        map[string]*chain   // of the catalogs' tags, as written and lower-cased
 	rules         []*rule
@@ -59,19 +61,23 @@ type catalog struct {
 	tag      string
 	index    int // in rule.messages
 	messages map[string][]ruleset.Part
+	chain    *chain // the chain of its lower-cased tag (see run.locales)
 }
 
 // message is a rule's message template in one catalog, resolved at load: placeholders bound to
-// the rule's parameters, field or value.
+// the rule's parameters, field or value, and those of constant parameters replaced by their text.
 type message struct {
 	ok     bool   // the catalog has the key
-	static bool   // no placeholders: the message is text
+	static bool   // the message is text: no placeholder other than constant parameters
 	text   string // when static
 	parts  []part
+	// when the parts are text and the field only, the messages of the rule's static field
+	// paths (by slot, see rule.nslots), built on first use
+	byField texts
 }
 
-// part is literal text (param == partText) or a placeholder: the index of a rule parameter,
-// partField or partValue.
+// part is literal text (param == partText) or a placeholder: the index of a parameter in
+// rule.dyn, partField or partValue.
 type part struct {
 	text  string
 	param int
@@ -84,8 +90,9 @@ const (
 )
 
 type expr struct {
-	name string
-	prog *compile.Program
+	name    string
+	prog    *compile.Program
+	literal bool // a JSON scalar: its value does not depend on the request
 }
 
 // stateSlot is one property of one field that some state rule may set. A program's slots are
@@ -109,8 +116,16 @@ type rule struct {
 	key                string
 	messages           []message // by catalog index
 	params             []expr
-	missing            string // a custom operator the rule needs that the host lacks
-	reads              uint8  // readsValue, readsField: whether the expressions may read them
+	// the parameters whose value depends on the request, run for each finding; the others
+	// (literals) were evaluated at load, which gives the same value every time
+	dyn     []*compile.Program
+	missing string // a custom operator the rule needs that the host lacks
+	reads   uint8  // readsValue, readsField: whether the expressions may read them
+	// nslots counts the field paths the rule is checked on that are known at load: its fields,
+	// or those of its type's bindings (the first listPaths elements of a list), or "" when it
+	// has neither. A check passes the slot of its path, -1 for a path built at evaluation.
+	nslots int
+	fails  []texts // RULE_FAILED messages by failure template (chain.failedAt)
 }
 
 // What a rule's or state rule's expressions may read of the variables the engine sets per
@@ -131,6 +146,7 @@ type state struct {
 	props    []effectProp // the properties of the effects, in order, as an evaluation needs them
 	missing  string
 	reads    uint8
+	fails    []texts // RULE_FAILED messages by failure template (chain.failedAt); the one slot is ""
 }
 
 // effectProp is one property a state rule sets.
@@ -221,7 +237,14 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		}
 		p.catalogs[strings.ToLower(cat.Tag)] = cc
 	}
+	p.ncats = len(cats)
 	p.resolveChains(cats)
+	p.failField = make([]bool, len(cats)+1) // the built-in text has no field
+	for i, cat := range cats {
+		for _, pt := range cat.messages[diag.RuleFailed] {
+			p.failField[i] = p.failField[i] || pt.Param && pt.Text == "field"
+		}
+	}
 	bindings := typeBindings(rs)
 	for _, bs := range bindings {
 		for _, b := range bs {
@@ -249,12 +272,14 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 			used = append(used, r.When)
 		}
 		for _, pm := range r.Params {
-			cr.params = append(cr.params, expr{name: pm.Name, prog: c.compile(pm.Expr, pm.Ptr)})
+			k := pm.Expr.Kind
+			lit := k == jsonv.Null || k == jsonv.Bool || k == jsonv.String || k == jsonv.Number
+			cr.params = append(cr.params, expr{name: pm.Name, prog: c.compile(pm.Expr, pm.Ptr), literal: lit})
 			used = append(used, pm.Expr)
 		}
 		cr.missing = c.missing(used)
 		cr.reads = exprReads(used, fnReads)
-		cr.messages = messages(cats, cr)
+		cr.nslots = fieldSlots(cr)
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {
@@ -280,7 +305,71 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	}
 	p.nglobals = unit.NumGlobals()
 	p.slots = stateSlots(p.states)
+	for _, cr := range p.rules {
+		cr.messages = messages(cats, cr, constParams(cr.params, ops, budget))
+		cr.fails = p.failTexts(cr.nslots)
+	}
+	for _, cs := range p.states {
+		cs.fails = p.failTexts(1)
+	}
 	return p, nil
+}
+
+// fieldSlots counts the field paths of a rule known at load (see rule.nslots).
+func fieldSlots(ru *rule) int {
+	switch {
+	case ru.hasType:
+		n := 0
+		for _, b := range ru.typed {
+			if b.many {
+				n += len(b.paths)
+			} else {
+				n++
+			}
+		}
+		return n
+	case len(ru.fields) > 0:
+		return len(ru.fields)
+	}
+	return 1
+}
+
+// constParam is the text of a parameter whose value is known at load.
+type constParam struct {
+	text string
+	ok   bool
+}
+
+// constParams evaluates the literal parameters: running one gives the same value (or error,
+// under a budget too small for a long string) at every evaluation, and has no other effect, so
+// the value's text is kept and the parameter is not run again. Those that fail stay to be run.
+func constParams(params []expr, ops map[string]compile.Operator, budget int64) []constParam {
+	out := make([]constParam, len(params))
+	for i, pm := range params {
+		if !pm.literal {
+			continue
+		}
+		v, err := pm.prog.Eval(nil, ops, budget)
+		if err == nil {
+			v, err = canonical(v)
+		}
+		if err == nil {
+			out[i] = constParam{text: string(appendText(nil, v)), ok: true}
+		}
+	}
+	return out
+}
+
+// failTexts is the table of RULE_FAILED messages of a rule checked on nslots static paths.
+func (p *Program) failTexts(nslots int) []texts {
+	out := make([]texts, len(p.failField))
+	for i, field := range p.failField {
+		out[i].n, out[i].field = len(reasons), field
+		if field {
+			out[i].n = nslots * len(reasons)
+		}
+	}
+	return out
 }
 
 // resolveChains resolves the catalog chains of no locale and of the catalogs' tags.
@@ -294,6 +383,9 @@ func (p *Program) resolveChains(cats []*catalog) {
 			c.resolve(p, t)
 			p.chains[t] = c
 		}
+	}
+	for t, cat := range p.catalogs {
+		cat.chain = p.chains[t]
 	}
 }
 
@@ -345,48 +437,69 @@ func stateSlots(states []*state) []stateSlot {
 	return slots
 }
 
-// messages resolves the rule's template in every catalog.
-func messages(cats []*catalog, ru *rule) []message {
+// messages resolves the rule's template in every catalog, given the texts of its constant
+// parameters; it sets the rule's dyn to the parameters to run.
+func messages(cats []*catalog, ru *rule, konst []constParam) []message {
+	dyn := make([]int, len(ru.params)) // index in ru.dyn
+	ru.dyn = nil
+	for j, pm := range ru.params {
+		dyn[j] = -1
+		if !konst[j].ok {
+			dyn[j] = len(ru.dyn)
+			ru.dyn = append(ru.dyn, pm.prog)
+		}
+	}
 	out := make([]message, len(cats))
 	for i, c := range cats {
-		parts, ok := c.messages[ru.key]
+		tmpl, ok := c.messages[ru.key]
 		if !ok {
 			continue
 		}
-		m := message{ok: true, static: true}
-		var text []byte
-		for _, p := range parts {
+		var parts []part
+		text := func(s string) {
+			if n := len(parts); n > 0 && parts[n-1].param == partText {
+				parts[n-1].text += s
+			} else {
+				parts = append(parts, part{text: s, param: partText})
+			}
+		}
+		field, dynamic := false, false
+		for _, p := range tmpl {
 			if !p.Param {
-				text = append(text, p.Text...)
-				m.parts = append(m.parts, part{text: p.Text, param: partText})
+				text(p.Text)
 				continue
 			}
-			pt := part{param: partText, text: "{" + p.Text + "}"}
-			found := false
-			for j, pm := range ru.params {
+			j := -1
+			for k, pm := range ru.params {
 				if pm.name == p.Text {
-					pt.param, found = j, true
+					j = k
 					break
 				}
 			}
-			if !found {
-				switch p.Text {
-				case "field":
-					pt.param = partField
-				case "value":
-					pt.param = partValue
-				}
+			switch {
+			case j >= 0 && konst[j].ok:
+				text(konst[j].text)
+			case j >= 0:
+				parts, dynamic = append(parts, part{param: dyn[j]}), true
+			case p.Text == "field":
+				parts, field = append(parts, part{param: partField}), true
+			case p.Text == "value":
+				parts, dynamic = append(parts, part{param: partValue}), true
+			default:
+				text("{" + p.Text + "}")
 			}
-			if pt.param != partText {
-				m.static = false
+		}
+		m := &out[i]
+		m.ok, m.parts = true, parts
+		switch {
+		case !dynamic && !field:
+			m.static, m.parts = true, nil
+			if len(parts) > 0 {
+				m.text = parts[0].text
 			}
-			text = append(text, pt.text...)
-			m.parts = append(m.parts, pt)
+		case !dynamic:
+			m.byField.n = ru.nslots
 		}
-		if m.static {
-			m.text, m.parts = string(text), nil
-		}
-		out[i] = m
 	}
 	return out
 }

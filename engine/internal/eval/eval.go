@@ -1,12 +1,14 @@
 package eval
 
 import (
+	"bytes"
 	"math"
 	mbits "math/bits"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sdods/sdods/engine/internal/compile"
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -287,15 +289,49 @@ func (r *run) messages() {
 type msgSpan struct{ finding, start, end int }
 
 // locales finds the catalog chain of the request's locale: built at load for no locale and the
-// tags of the catalogs, resolved here for any other.
+// tags of the catalogs, looked up here for any other.
 func (r *run) locales(tag string) {
 	if tag == "" {
 		r.chain = r.p.noTag
 	} else if c := r.p.chains[tag]; c != nil {
 		r.chain = c
+	} else if c := r.p.chainOf(tag); c != nil {
+		r.chain = c
 	} else {
 		r.own.resolve(r.p, tag)
 		r.chain = &r.own
+	}
+}
+
+// chainOf returns the chain of an ASCII tag of up to 64 bytes, nil for any other. The chain of
+// a tag is that of the longest prefix of its lower-cased form (ending before a '-') that a
+// catalog has, since resolve finds no catalog for the longer ones; without one it is that of no
+// locale. The lower-cased prefixes are looked up without making strings.
+func (p *Program) chainOf(tag string) *chain {
+	var buf [64]byte
+	if len(tag) > len(buf) {
+		return nil
+	}
+	for i := 0; i < len(tag); i++ {
+		c := tag[i]
+		if c >= 0x80 {
+			return nil
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	t := buf[:len(tag)]
+	for {
+		if cat := p.catalogs[string(t)]; cat != nil {
+			return cat.chain
+		}
+		i := bytes.LastIndexByte(t, '-')
+		if i < 0 {
+			return p.noTag
+		}
+		t = t[:i]
 	}
 }
 
@@ -306,6 +342,7 @@ type chain struct {
 	n          int
 	ruleFailed []ruleset.Part // the template of RULE_FAILED in the first catalog that has one
 	hasFailed  bool
+	failedAt   int // the index of that catalog, or Program.ncats for the built-in text
 }
 
 // resolve sets c to the chain of tag.
@@ -338,9 +375,10 @@ func (c *chain) resolve(p *Program, tag string) {
 		}
 	}
 	add(p.defaultLower)
+	c.failedAt = p.ncats
 	for i := 0; i < c.n; i++ {
 		if t, ok := c.cats[i].messages[diag.RuleFailed]; ok {
-			c.ruleFailed, c.hasFailed = t, true
+			c.ruleFailed, c.hasFailed, c.failedAt = t, true, c.cats[i].index
 			break
 		}
 	}
@@ -409,6 +447,7 @@ func truth(v any, err error) (holds bool, reason string) {
 func (r *run) rule(ru *rule) {
 	switch {
 	case ru.hasType:
+		slot := 0 // see rule.nslots
 		for _, b := range ru.typed {
 			if !b.many {
 				var v any
@@ -418,7 +457,8 @@ func (r *run) rule(ru *rule) {
 					v = lookup(lookup(r.data, b.entity), b.field.segs)
 				}
 				r.bind(ru.reads, b.pathValue, v)
-				r.check(ru, b.path, v)
+				r.check(ru, slot, b.path, v)
+				slot++
 				continue
 			}
 			var base any
@@ -437,13 +477,14 @@ func (r *run) rule(ru *rule) {
 				}
 				if i < len(b.paths) {
 					r.bind(ru.reads, b.pathValues[i], v)
-					r.check(ru, b.paths[i], v)
+					r.check(ru, slot+i, b.paths[i], v)
 					continue
 				}
 				path := b.prefix + itoa(i) + b.suffix
 				r.bind(ru.reads, path, v)
-				r.check(ru, path, v)
+				r.check(ru, -1, path, v)
 			}
+			slot += len(b.paths)
 		}
 	case len(ru.fields) > 0:
 		for i := range ru.fields {
@@ -455,11 +496,11 @@ func (r *run) rule(ru *rule) {
 				v = lookup(r.data, f.segs)
 			}
 			r.bind(ru.reads, f.pathValue, v)
-			r.check(ru, f.path, v)
+			r.check(ru, i, f.path, v)
 		}
 	default:
 		r.unbind(ru.reads)
-		r.check(ru, "", nil)
+		r.check(ru, 0, "", nil)
 	}
 }
 
@@ -484,30 +525,32 @@ func (r *run) bind(reads uint8, fieldValue, v any) {
 	}
 }
 
-func (r *run) check(ru *rule, field string, v any) {
+// check checks a rule on one field, whose path is that of slot (see rule.nslots) or, when slot
+// is -1, one built at evaluation.
+func (r *run) check(ru *rule, slot int, field string, v any) {
 	if ru.missing != "" {
-		r.failed(ru.id, &ru.loc, field, diag.OperatorUnavailable)
+		r.failed(ru.id, &ru.loc, ru.fails, slot, field, diag.OperatorUnavailable)
 		return
 	}
 	holds, reason := truth(r.m.Run(ru.when))
 	switch {
 	case reason != "":
-		r.failed(ru.id, &ru.loc, field, reason)
+		r.failed(ru.id, &ru.loc, ru.fails, slot, field, reason)
 	case holds:
-		r.found(ru, field, v)
+		r.found(ru, slot, field, v)
 	}
 }
 
 // found records the finding of a rule whose condition holds.
-func (r *run) found(ru *rule, field string, v any) {
+func (r *run) found(ru *rule, slot int, field string, v any) {
 	// parameters are evaluated even when the message does not show them: one that fails makes
 	// the rule fail closed
 	vals := r.vals[:0]
-	for i := range ru.params {
-		pv, err := r.eval(ru.params[i].prog)
+	for _, prog := range ru.dyn {
+		pv, err := r.eval(prog)
 		if err != nil {
 			clear(vals)
-			r.failed(ru.id, &ru.loc, field, code(err))
+			r.failed(ru.id, &ru.loc, ru.fails, slot, field, code(err))
 			return
 		}
 		vals = append(vals, pv)
@@ -519,29 +562,49 @@ func (r *run) found(ru *rule, field string, v any) {
 	case m == nil:
 	case m.static:
 		msg = m.text
+	case m.byField.n > 0 && slot >= 0:
+		if s, ok := m.byField.load(slot); ok {
+			msg = s
+			break
+		}
+		msg = m.byField.store(slot, r.text(m.parts, vals, field, v))
 	default:
 		start := len(r.msgs)
-		b := r.msgs
-		for _, part := range m.parts {
-			switch {
-			case part.param >= 0:
-				b = appendText(b, vals[part.param])
-			case part.param == partField:
-				b = append(b, field...)
-			case part.param == partValue:
-				b = appendText(b, v)
-			default:
-				b = append(b, part.text...)
-			}
-		}
-		r.msgs = b
-		r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(b)})
+		r.msgs = r.appendMessage(r.msgs, m.parts, vals, field, v)
+		r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(r.msgs)})
 	}
 	if len(vals) > 0 {
 		clear(vals) // nothing of the request stays in the scratch
 	}
 	r.findings = append(r.findings, Finding{Code: ru.code, Severity: ru.severity, Message: msg,
 		Field: field, Rule: ru.id, Location: ru.loc})
+}
+
+// appendMessage appends the message of a template's parts.
+func (r *run) appendMessage(b []byte, parts []part, vals []any, field string, v any) []byte {
+	for _, part := range parts {
+		switch {
+		case part.param >= 0:
+			b = appendText(b, vals[part.param])
+		case part.param == partField:
+			b = append(b, field...)
+		case part.param == partValue:
+			b = appendText(b, v)
+		default:
+			b = append(b, part.text...)
+		}
+	}
+	return b
+}
+
+// text returns a message of parts as a string of its own, written in the message buffer's spare
+// capacity.
+func (r *run) text(parts []part, vals []any, field string, v any) string {
+	start := len(r.msgs)
+	b := r.appendMessage(r.msgs, parts, vals, field, v)
+	s := string(b[start:])
+	r.msgs = b[:start]
+	return s
 }
 
 func code(err error) string {
@@ -551,33 +614,104 @@ func code(err error) string {
 	return diag.Internal
 }
 
+// reasons are the codes of evaluation errors, which a rule fails closed with (see failed).
+var reasons = [...]string{diag.EvaluationError, diag.EvaluationLimit, diag.OperatorFailed,
+	diag.OperatorUnavailable, diag.Internal}
+
+func reasonIndex(reason string) int {
+	for i, c := range reasons {
+		if c == reason {
+			return i
+		}
+	}
+	return -1
+}
+
 // failed records a rule that failed closed: a RULE_FAILED error finding whose message is the
 // catalog's RULE_FAILED template (parameters rule, reason, field) or the built-in English text.
-func (r *run) failed(id string, l *Location, field, reason string) {
-	start := len(r.msgs)
-	b := r.msgs
-	if r.chain.hasFailed {
-		for _, part := range r.chain.ruleFailed {
-			switch {
-			case !part.Param:
-				b = append(b, part.Text...)
-			case part.Text == "rule":
-				b = append(b, id...)
-			case part.Text == "reason":
-				b = append(b, reason...)
-			case part.Text == "field":
-				b = append(b, field...)
-			default:
-				b = append(append(append(b, '{'), part.Text...), '}')
-			}
+// The message depends on the rule, the template, the reason and the field only, so that of a
+// static field path (slot >= 0) and a known reason is built once and kept in fails.
+func (r *run) failed(id string, l *Location, fails []texts, slot int, field, reason string) {
+	var msg string
+	t := &fails[r.chain.failedAt]
+	i := reasonIndex(reason)
+	if t.field && i >= 0 {
+		i += slot * len(reasons)
+		if slot < 0 {
+			i = -1
+		}
+	}
+	if i >= 0 && i < t.n {
+		var ok bool
+		if msg, ok = t.load(i); !ok {
+			start := len(r.msgs)
+			b := r.appendFailed(r.msgs, id, field, reason)
+			msg = t.store(i, string(b[start:]))
+			r.msgs = b[:start]
 		}
 	} else {
-		b = append(append(append(append(b, "rule "...), id...), " failed closed: "...), reason...)
+		start := len(r.msgs)
+		r.msgs = r.appendFailed(r.msgs, id, field, reason)
+		r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(r.msgs)})
 	}
-	r.msgs = b
-	r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(b)})
-	r.findings = append(r.findings, Finding{Code: diag.RuleFailed, Severity: "error",
+	r.findings = append(r.findings, Finding{Code: diag.RuleFailed, Severity: "error", Message: msg,
 		Field: field, Rule: id, Location: *l})
+}
+
+// appendFailed appends the message of a RULE_FAILED finding.
+func (r *run) appendFailed(b []byte, id, field, reason string) []byte {
+	if !r.chain.hasFailed {
+		return append(append(append(append(b, "rule "...), id...), " failed closed: "...), reason...)
+	}
+	for _, part := range r.chain.ruleFailed {
+		switch {
+		case !part.Param:
+			b = append(b, part.Text...)
+		case part.Text == "rule":
+			b = append(b, id...)
+		case part.Text == "reason":
+			b = append(b, reason...)
+		case part.Text == "field":
+			b = append(b, field...)
+		default:
+			b = append(append(append(b, '{'), part.Text...), '}')
+		}
+	}
+	return b
+}
+
+// texts are messages that depend on the ruleset only (and on which of a fixed set of reasons
+// a rule failed for): a table of n, built on first use and kept for the program's life, so that
+// their findings allocate nothing. The table is allocated when the first is stored. Evaluations
+// running at the same time may build the same message; they build the same text.
+type texts struct {
+	tab   atomic.Pointer[[]atomic.Pointer[string]]
+	n     int
+	field bool // RULE_FAILED's: indexed by slot and reason, not by reason alone
+}
+
+func (t *texts) load(i int) (string, bool) {
+	if tab := t.tab.Load(); tab != nil {
+		if s := (*tab)[i].Load(); s != nil {
+			return *s, true
+		}
+	}
+	return "", false
+}
+
+// store keeps s as message i and returns it.
+func (t *texts) store(i int, s string) string {
+	tab := t.tab.Load()
+	if tab == nil {
+		fresh := make([]atomic.Pointer[string], t.n)
+		if t.tab.CompareAndSwap(nil, &fresh) {
+			tab = &fresh
+		} else {
+			tab = t.tab.Load()
+		}
+	}
+	(*tab)[i].Store(&s)
+	return s
 }
 
 type change struct {
@@ -589,12 +723,12 @@ type change struct {
 func (r *run) state(st *state) {
 	r.unbind(st.reads)
 	if st.missing != "" {
-		r.failed(st.id, &st.loc, "", diag.OperatorUnavailable)
+		r.failed(st.id, &st.loc, st.fails, 0, "", diag.OperatorUnavailable)
 		return
 	}
 	holds, reason := truth(r.m.Run(st.when))
 	if reason != "" {
-		r.failed(st.id, &st.loc, "", reason)
+		r.failed(st.id, &st.loc, st.fails, 0, "", reason)
 		return
 	}
 	if !holds {
@@ -621,7 +755,7 @@ func (r *run) state(st *state) {
 		}
 		if err != nil {
 			r.kept(pend)
-			r.failed(st.id, &st.loc, "", code(err))
+			r.failed(st.id, &st.loc, st.fails, 0, "", code(err))
 			return
 		}
 		pend = append(pend, pending{pm.slot, v})

@@ -51,8 +51,8 @@ func TestInView(t *testing.T) {
 	}
 }
 
-// TestLocaleChains: the chains resolved at load for no locale and the catalogs' tags are those
-// a request's locale resolves to.
+// TestLocaleChains: the chains resolved at load for no locale and the catalogs' tags, and the
+// one chainOf finds for any other tag, are those a request's locale resolves to.
 func TestLocaleChains(t *testing.T) {
 	var cats []*catalog
 	p := &Program{defaultLower: "en", catalogs: map[string]*catalog{}}
@@ -67,12 +67,14 @@ func TestLocaleChains(t *testing.T) {
 	p.resolveChains(cats)
 	r := &run{p: p}
 	for _, tag := range []string{"", "en", "EN", "en-US", "fr", "FR", "fr-CA", "fr-ca", "FR-ca", "fr-CA-x-y",
-		"de", "de-CH", "de-CH-1996", "DE-ch-1996", "it", "zz-Latn"} {
+		"de", "de-CH", "de-CH-1996", "DE-ch-1996", "it", "zz-Latn", "fr-", "-", "--fr", "fŕ", "fr-ÇA",
+		"fr-CA-" + strings.Repeat("x", 58), "fr-CA-" + strings.Repeat("x", 59)} {
 		r.locales(tag)
 		var want chain
 		want.resolve(p, tag)
 		got := *r.chain
-		if got.cats != want.cats || got.n != want.n || got.hasFailed != want.hasFailed || len(got.ruleFailed) != len(want.ruleFailed) {
+		if got.cats != want.cats || got.n != want.n || got.hasFailed != want.hasFailed || len(got.ruleFailed) != len(want.ruleFailed) ||
+			got.failedAt != want.failedAt {
 			t.Errorf("%q: chain %+v, want %+v", tag, got, want)
 		}
 	}
