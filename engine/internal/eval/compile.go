@@ -144,6 +144,7 @@ type state struct {
 	when     *compile.Program
 	effects  []effect
 	props    []effectProp // the properties of the effects, in order, as an evaluation needs them
+	run      []effectRun  // those of them that are not constant, in order
 	missing  string
 	reads    uint8
 	fails    []texts // RULE_FAILED messages by failure template (chain.failedAt); the one slot is ""
@@ -151,13 +152,20 @@ type state struct {
 
 // effectProp is one property a state rule sets.
 type effectProp struct {
-	prog  *compile.Program
-	slot  int  // in Program.slots
-	value bool // the property value, which may be any JSON value; the others are booleans
+	slot int    // in Program.slots
+	word int    // slot/64, the word of run.slotBits with the slot's bit
+	bit  uint64 // 1 << (slot%64)
 	// konst is the value of a property written as true or false (hidden: true), set without
-	// running its program, which could not fail (see compile.Program.ConstantBool)
-	konst   any
-	isConst bool
+	// running its program, which could not fail (see compile.Program.ConstantBool); otherwise
+	// run is the index of the property in state.run
+	konst any
+	run   int
+}
+
+// effectRun is a property of a state rule that is run at evaluation.
+type effectRun struct {
+	prog  *compile.Program
+	value bool // the property value, which may be any JSON value; the others are booleans
 }
 
 type effect struct {
@@ -424,11 +432,13 @@ func stateSlots(states []*state) []stateSlot {
 	for _, st := range states {
 		for _, e := range st.effects {
 			for _, pm := range e.props {
-				ep := effectProp{prog: pm.prog, slot: index[key{e.field, pm.name}], value: pm.name == "value"}
-				if pm.prog != nil {
-					if b, ok := pm.prog.ConstantBool(); ok {
-						ep.konst, ep.isConst = b, true
-					}
+				i := index[key{e.field, pm.name}]
+				ep := effectProp{slot: i, word: i / 64, bit: 1 << (i % 64), run: -1}
+				if b, ok := pm.prog.ConstantBool(); ok {
+					ep.konst = b
+				} else {
+					ep.run = len(st.run)
+					st.run = append(st.run, effectRun{prog: pm.prog, value: pm.name == "value"})
 				}
 				st.props = append(st.props, ep)
 			}

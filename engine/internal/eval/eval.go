@@ -161,11 +161,11 @@ type run struct {
 	own      chain  // the chain of a tag the program has none for
 	res      *Result
 	findings []Finding // scratch; copied into the result at the end
-	pending  []pending // scratch: the effects of the state rule being applied
+	pending  []any     // scratch: the values of a state rule's properties, when the stack has no room
 	npending int       // how much of pending the evaluation has used, to be cleared at its end
 	slotVals []any     // by state slot: the value set, while slotBits says so
 	slotBits []uint64  // bit i%64 of word i/64: whether slot i was set
-	nset     int
+	nset     int       // slots set
 	msgs     []byte    // the templated messages of this evaluation's findings, one after another
 	msgAt    []msgSpan // which finding each is
 	vals     []any     // scratch: the parameters of a finding's message
@@ -204,6 +204,10 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	g[gData], g[gOriginal], g[gActor], g[gCtx] = req.Data, req.Original, req.Actor, req.Ctx
 	r.m.Begin(g, p.ops, p.budget)
 	r.locales(req.Locale)
+	if len(r.slotVals) < len(p.slots) {
+		r.slotVals = make([]any, len(p.slots))
+		r.slotBits = make([]uint64, (len(p.slots)+63)/64)
+	}
 	if v := req.View; v == nil {
 		// every rule is in view
 		for _, ru := range p.rules {
@@ -238,21 +242,17 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	if states == nil {
 		states = res.spare
 	}
+	// Nothing of the request stays reachable from the pool: states clears the slots it reads. The
+	// findings scratch is not cleared (each pointer cleared costs a write barrier while the
+	// collector runs): it holds the ruleset's strings and messages already handed out in
+	// results, until overwritten.
 	if r.nset > 0 {
-		res.States, res.props = r.states(states[:0], res.props[:0])
+		res.States, res.props = r.states(states, res.props)
 		res.spare = nil
 	} else {
 		res.States, res.spare = nil, states[:0] // kept for the next evaluation into res
 	}
-	// Nothing of the request stays reachable from the pool. The findings scratch is not cleared
-	// (each pointer cleared costs a write barrier while the collector runs): it holds the
-	// ruleset's strings and messages already handed out in results, until overwritten.
 	r.findings = r.findings[:0]
-	if r.nset > 0 {
-		clear(r.slotVals)
-		clear(r.slotBits)
-		r.nset = 0
-	}
 	if r.npending > 0 {
 		clear(r.pending[:r.npending])
 		r.npending = 0
@@ -734,15 +734,17 @@ func (r *run) state(st *state) {
 	if !holds {
 		return
 	}
-	// all or none: the effects are kept aside until every one of them has been evaluated; pending
-	// is cleared once, at the end of the evaluation
-	pend := r.pending[:0]
-	for i := range st.props {
-		pm := &st.props[i]
-		if pm.isConst {
-			pend = append(pend, pending{pm.slot, pm.konst})
-			continue
+	// all or none: the properties that are not constant are evaluated, their values kept aside on
+	// the stack (no write barrier, nothing to clear), before any is set
+	var buf [4]any
+	vals := buf[:]
+	if len(st.run) > len(buf) {
+		if len(r.pending) < len(st.run) {
+			r.pending = make([]any, len(st.run))
 		}
+		vals, r.npending = r.pending, max(r.npending, len(st.run)) // cleared at the end
+	}
+	for i, pm := range st.run {
 		v, err := r.m.Run(pm.prog)
 		if err == nil {
 			if _, isBool := v.(bool); !isBool {
@@ -754,21 +756,20 @@ func (r *run) state(st *state) {
 			}
 		}
 		if err != nil {
-			r.kept(pend)
 			r.failed(st.id, &st.loc, st.fails, 0, "", code(err))
 			return
 		}
-		pend = append(pend, pending{pm.slot, v})
+		vals[i] = v
 	}
-	r.kept(pend)
-	if len(r.slotVals) < len(r.p.slots) {
-		r.slotVals = make([]any, len(r.p.slots))
-		r.slotBits = make([]uint64, (len(r.p.slots)+63)/64)
-	}
-	for _, c := range pend {
-		r.slotVals[c.slot] = c.v
-		if w, bit := uint(c.slot)/64, uint64(1)<<(uint(c.slot)%64); r.slotBits[w]&bit == 0 {
-			r.slotBits[w] |= bit
+	for i := range st.props {
+		pm := &st.props[i]
+		v := pm.konst
+		if pm.run >= 0 {
+			v = vals[pm.run]
+		}
+		r.slotVals[pm.slot] = v
+		if r.slotBits[pm.word]&pm.bit == 0 {
+			r.slotBits[pm.word] |= pm.bit
 			r.nset++
 		}
 	}
@@ -777,64 +778,63 @@ func (r *run) state(st *state) {
 // errNotBoolean is a state property other than value that is not a boolean.
 var errNotBoolean = &diag.Diagnostic{Code: diag.EvaluationError}
 
-// kept keeps the pending slice for the next state rule, noting how much of it holds values.
-func (r *run) kept(pend []pending) {
-	r.pending = pend
-	if len(pend) > r.npending {
-		r.npending = len(pend)
-	}
-}
-
-// pending is the value of a state property waiting for the other effects of its rule.
-type pending struct {
-	slot int
-	v    any
-}
-
-// setSlots appends the indexes of the set slots, in order, to into.
-func (r *run) setSlots(into []int32) []int32 {
-	for w, bits := range r.slotBits {
-		for bits != 0 {
-			into = append(into, int32(w*64+mbits.TrailingZeros64(bits)))
-			bits &= bits - 1
-		}
-	}
-	return into
-}
-
-// states reads the set slots out as States, with two allocations.
+// states reads the set slots out as States into the storage of out and props (allocating them
+// at their exact sizes when too small) and clears them for the next evaluation.
 func (r *run) states(out States, props []Property) (States, []Property) {
-	slots := r.p.slots
-	var buf [64]int32
-	set := r.setSlots(buf[:0])
-	fields := 0
-	for k, i := range set {
-		if k == 0 || slots[i].fieldAt != slots[set[k-1]].fieldAt {
-			fields++
+	if cap(props) < r.nset {
+		props = make([]Property, r.nset)
+	}
+	// there are at most as many fields as slots: a new result gets room for the fields exactly,
+	// a reused one that may be short room for one field per slot (so that it is not short again
+	// for as many slots)
+	if cap(out) < r.nset {
+		if cap(out) == 0 {
+			out = make(States, r.fields())
+		} else {
+			out = make(States, r.nset)
 		}
 	}
-	if cap(props) < len(set) {
-		props = make([]Property, 0, len(set))
-	}
-	if cap(out) < fields {
-		out = make(States, 0, fields)
-	}
-	// each field's properties are a run of set slots; a field is written when its run ends
-	props, out = props[:len(set)], out[:fields]
-	f, start, last := -1, 0, -1
-	for k, i := range set {
-		sl := &slots[i]
-		if sl.fieldAt != last {
-			if f >= 0 {
-				out[f].Props = props[start:k:k]
+	props, out = props[:r.nset], out[:cap(out)]
+	// each field's properties are a run of set slots; a field's are given it when its run ends.
+	// (Members are written one by one: a composite literal would be built on the stack first.)
+	slots, vals, slotBits := r.p.slots, r.slotVals, r.slotBits
+	k, f, start, last := 0, -1, 0, -1
+	for w := range slotBits {
+		bits := slotBits[w]
+		for ; bits != 0; bits &= bits - 1 {
+			i := w*64 + mbits.TrailingZeros64(bits)
+			sl := &slots[i]
+			if sl.fieldAt != last {
+				if f >= 0 {
+					out[f].Props = props[start:k:k]
+				}
+				f, start, last = f+1, k, sl.fieldAt
+				out[f].Field = sl.field
 			}
-			f, start, last = f+1, k, sl.fieldAt
-			out[f].Field = sl.field
+			p := &props[k]
+			p.Name, p.Value = sl.prop, vals[i]
+			vals[i] = nil
+			k++
 		}
-		props[k] = Property{Name: sl.prop, Value: r.slotVals[i]}
 	}
-	out[f].Props = props[start:len(set):len(set)]
-	return out, props
+	out[f].Props = props[start:k:k]
+	clear(slotBits)
+	r.nset = 0
+	return out[:f+1], props
+}
+
+// fields counts the fields of the set slots.
+func (r *run) fields() int {
+	slots := r.p.slots
+	n, last := 0, -1
+	for w, bits := range r.slotBits {
+		for ; bits != 0; bits &= bits - 1 {
+			if at := slots[w*64+mbits.TrailingZeros64(bits)].fieldAt; at != last {
+				n, last = n+1, at
+			}
+		}
+	}
+	return n
 }
 
 // buildStates turns the changes of an evaluation into States with two allocations: changes are

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"errors"
+	"math/rand"
 	"reflect"
 	"sort"
 	"strings"
@@ -189,6 +190,111 @@ func TestMessagesNoAllocation(t *testing.T) {
 		}
 		if n := testing.AllocsPerRun(20, func() { p.EvaluateInto(req, res) }); n != 0 {
 			t.Errorf("locale %q: %v allocations per evaluation", tag, n)
+		}
+	}
+}
+
+// TestStatesGeneral compares the states of random state rules (constant and computed
+// properties, some failing, several rules on one field and property, more computed properties
+// than the stack keeps) with buildStates of the changes the rules make in document order, all
+// or none per rule; in new results and in one reused result.
+func TestStatesGeneral(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	fields := []string{"a", "b.c", "b", "a.b", "z", "é", "f1", "f10", "f2"}
+	props := []string{"hidden", "required", "readOnly", "disabled", "value"}
+	reused := &Result{}
+	for round := 0; round < 300; round++ {
+		type eff struct {
+			field, prop string
+			v           any
+			fails       bool
+		}
+		var rules []string
+		var effs [][]eff
+		var when []bool
+		for r := rng.Intn(6); r >= 0; r-- {
+			var es []eff
+			var parts []string
+			for e := rng.Intn(7); e >= 0; e-- {
+				ef := eff{field: fields[rng.Intn(len(fields))], prop: props[rng.Intn(len(props))]}
+				var src string
+				switch k := rng.Intn(10); {
+				case k == 0:
+					src, ef.fails = `{"op":"<","args":[1,"x"]}`, true
+				case ef.prop == "value" && k < 5:
+					ef.v = float64(rng.Intn(3))
+					src = `{"var":"data.n` + itoa(int(ef.v.(float64))) + `"}`
+				case ef.prop == "value":
+					ef.v = "s" + itoa(k)
+					src = `"s` + itoa(k) + `"`
+				case k < 4:
+					ef.v = k%2 == 0
+					src = `{"op":"not","args":[{"var":"data.f` + itoa(k%2) + `"}]}`
+				default:
+					ef.v = k%2 == 0
+					src = map[bool]string{true: "true", false: "false"}[k%2 == 0]
+				}
+				es = append(es, ef)
+				parts = append(parts, `{"field":"`+ef.field+`","`+ef.prop+`":`+src+`}`)
+			}
+			w := rng.Intn(4) > 0
+			when = append(when, w)
+			effs = append(effs, es)
+			rules = append(rules, `{"id":"s`+itoa(len(rules))+`","when":`+map[bool]string{true: "true", false: "false"}[w]+
+				`,"effects":[`+strings.Join(parts, ",")+`]}`)
+		}
+		src := `{"ruleset":{"id":"t","version":"1","defaultLocale":"en","locales":{"en":{}},"stateRules":[` + strings.Join(rules, ",") + `]}}`
+		n, err := jsonv.Decode([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, ds := ruleset.Parse(n)
+		if len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		p, ds := Compile(rs, Ref{}, nil, 0)
+		if len(ds) > 0 {
+			t.Fatal(ds, src)
+		}
+		var changes []change
+		var failed []string
+		for i, es := range effs {
+			if !when[i] {
+				continue
+			}
+			ok := true
+			for _, e := range es {
+				ok = ok && !e.fails
+			}
+			if !ok {
+				failed = append(failed, "s"+itoa(i))
+				continue
+			}
+			for _, e := range es {
+				changes = append(changes, change{e.field, e.prop, e.v})
+			}
+		}
+		var want States
+		if len(changes) > 0 {
+			want = buildStates(changes)
+		}
+		req := &Request{Data: map[string]any{"n0": 0.0, "n1": 1.0, "n2": 2.0, "f0": false, "f1": true}}
+		for _, res := range []*Result{p.Evaluate(req), func() *Result { p.EvaluateInto(req, reused); return reused }()} {
+			if !reflect.DeepEqual(res.States, want) {
+				t.Fatalf("%s:\n got %+v\nwant %+v", src, res.States, want)
+			}
+			var got []string
+			for _, f := range res.Findings {
+				got = append(got, f.Rule)
+			}
+			if strings.Join(got, " ") != strings.Join(failed, " ") {
+				t.Fatalf("%s: failed %v, want %v", src, got, failed)
+			}
+			for _, st := range res.States {
+				if len(st.Props) != cap(st.Props) {
+					t.Fatalf("%s: properties of %s have room for more", src, st.Field)
+				}
+			}
 		}
 	}
 }
