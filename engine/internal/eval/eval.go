@@ -153,13 +153,14 @@ type scoped struct {
 }
 
 type run struct {
+	// p and chain are the program of the last evaluation and the catalogs of its locale, kept
+	// when it ends: they hold nothing of the request, and a pointer not written (or cleared)
+	// needs no write barrier while the collector runs
 	p        *Program
+	chain    *chain
+	own      chain // the chain of a tag the program has none for
 	m        compile.Machine
-	globals  []any // by global index (gData, ...)
-	data     any
-	chain    *chain // the catalogs of the request's locale
-	own      chain  // the chain of a tag the program has none for
-	res      *Result
+	globals  []any     // by global index (gData, ...)
 	findings []Finding // scratch; copied into the result at the end
 	pending  []any     // scratch: the values of a state rule's properties, when the stack has no room
 	npending int       // how much of pending the evaluation has used, to be cleared at its end
@@ -188,7 +189,9 @@ func (p *Program) Evaluate(req *Request) *Result {
 func (p *Program) EvaluateInto(req *Request, res *Result) {
 	res.Ruleset = p.Ref
 	r := runPool.Get().(*run)
-	r.p, r.res, r.data = p, res, req.Data
+	if r.p != p {
+		r.p = p
+	}
 	// findings go straight into a reused result's storage; a new result gets a copy of the
 	// scratch at its exact size
 	direct := cap(res.Findings) > 0
@@ -261,7 +264,6 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	_ = g[gField]
 	g[gData], g[gOriginal], g[gActor], g[gCtx], g[gValue], g[gField] = nil, nil, nil, nil, nil, nil
 	r.m.End()
-	r.p, r.res, r.data, r.chain = nil, nil, nil, nil
 	if cap(r.msgs) > 1<<16 {
 		r.msgs = nil
 	}
@@ -291,15 +293,17 @@ type msgSpan struct{ finding, start, end int }
 // locales finds the catalog chain of the request's locale: built at load for no locale and the
 // tags of the catalogs, looked up here for any other.
 func (r *run) locales(tag string) {
+	var c *chain
 	if tag == "" {
-		r.chain = r.p.noTag
-	} else if c := r.p.chains[tag]; c != nil {
+		c = r.p.noTag
+	} else if c = r.p.chains[tag]; c == nil {
+		if c = r.p.chainOf(tag); c == nil {
+			r.own.resolve(r.p, tag)
+			c = &r.own
+		}
+	}
+	if r.chain != c {
 		r.chain = c
-	} else if c := r.p.chainOf(tag); c != nil {
-		r.chain = c
-	} else {
-		r.own.resolve(r.p, tag)
-		r.chain = &r.own
 	}
 }
 
@@ -454,7 +458,7 @@ func (r *run) rule(ru *rule) {
 				if b.field.memo != nil {
 					v = r.m.Value(b.field.memo)
 				} else {
-					v = lookup(lookup(r.data, b.entity), b.field.segs)
+					v = lookup(lookup(r.globals[gData], b.entity), b.field.segs)
 				}
 				r.bind(ru.reads, b.pathValue, v)
 				r.check(ru, slot, b.path, v)
@@ -465,7 +469,7 @@ func (r *run) rule(ru *rule) {
 			if b.entityMemo != nil {
 				base = r.m.Value(b.entityMemo)
 			} else {
-				base = lookup(r.data, b.entity)
+				base = lookup(r.globals[gData], b.entity)
 			}
 			list, _ := base.([]any)
 			for i, el := range list {
@@ -493,7 +497,7 @@ func (r *run) rule(ru *rule) {
 			if f.memo != nil {
 				v = r.m.Value(f.memo)
 			} else {
-				v = lookup(r.data, f.segs)
+				v = lookup(r.globals[gData], f.segs)
 			}
 			r.bind(ru.reads, f.pathValue, v)
 			r.check(ru, i, f.path, v)
@@ -555,7 +559,9 @@ func (r *run) found(ru *rule, slot int, field string, v any) {
 		}
 		vals = append(vals, pv)
 	}
-	r.vals = vals[:0]
+	if cap(vals) > cap(r.vals) {
+		r.vals = vals[:0] // grown
+	}
 	m := r.message(ru)
 	var msg string
 	switch {
@@ -576,8 +582,20 @@ func (r *run) found(ru *rule, slot int, field string, v any) {
 	if len(vals) > 0 {
 		clear(vals) // nothing of the request stays in the scratch
 	}
-	r.findings = append(r.findings, Finding{Code: ru.code, Severity: ru.severity, Message: msg,
-		Field: field, Rule: ru.id, Location: ru.loc})
+	f := r.finding()
+	f.Code, f.Severity, f.Message, f.Field, f.Rule, f.Location = ru.code, ru.severity, msg, field, ru.id, ru.loc
+}
+
+// finding adds a finding to the scratch, for the caller to write every member of: one by one,
+// since a composite literal would be built on the stack and then copied.
+func (r *run) finding() *Finding {
+	n := len(r.findings)
+	if n == cap(r.findings) {
+		r.findings = append(r.findings, Finding{})
+	} else {
+		r.findings = r.findings[:n+1]
+	}
+	return &r.findings[n]
 }
 
 // appendMessage appends the message of a template's parts.
@@ -654,8 +672,8 @@ func (r *run) failed(id string, l *Location, fails []texts, slot int, field, rea
 		r.msgs = r.appendFailed(r.msgs, id, field, reason)
 		r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(r.msgs)})
 	}
-	r.findings = append(r.findings, Finding{Code: diag.RuleFailed, Severity: "error", Message: msg,
-		Field: field, Rule: id, Location: *l})
+	f := r.finding()
+	f.Code, f.Severity, f.Message, f.Field, f.Rule, f.Location = diag.RuleFailed, "error", msg, field, id, *l
 }
 
 // appendFailed appends the message of a RULE_FAILED finding.
