@@ -122,8 +122,8 @@ type rule struct {
 	missing string // a custom operator the rule needs that the host lacks
 	reads   uint8  // readsValue, readsField: whether the expressions may read them
 	// nslots counts the field paths the rule is checked on that are known at load: its fields,
-	// or those of its type's bindings (the first listPaths elements of a list), or "" when it
-	// has neither. A check passes the slot of its path, -1 for a path built at evaluation.
+	// or those of its type's bindings (the first listPaths elements of a list), or the one path
+	// "" when it has neither. A check passes the slot of its path, -1 for one built at evaluation.
 	nslots int
 	fails  []texts // RULE_FAILED messages by failure template (chain.failedAt)
 }

@@ -576,7 +576,7 @@ func (r *run) found(ru *rule, slot int, field string, v any) {
 		msg = m.byField.store(slot, r.text(m.parts, vals, field, v))
 	default:
 		start := len(r.msgs)
-		r.msgs = r.appendMessage(r.msgs, m.parts, vals, field, v)
+		r.msgs = appendMessage(r.msgs, m.parts, vals, field, v)
 		r.msgAt = append(r.msgAt, msgSpan{len(r.findings), start, len(r.msgs)})
 	}
 	if len(vals) > 0 {
@@ -599,7 +599,7 @@ func (r *run) finding() *Finding {
 }
 
 // appendMessage appends the message of a template's parts.
-func (r *run) appendMessage(b []byte, parts []part, vals []any, field string, v any) []byte {
+func appendMessage(b []byte, parts []part, vals []any, field string, v any) []byte {
 	for _, part := range parts {
 		switch {
 		case part.param >= 0:
@@ -619,7 +619,7 @@ func (r *run) appendMessage(b []byte, parts []part, vals []any, field string, v 
 // capacity.
 func (r *run) text(parts []part, vals []any, field string, v any) string {
 	start := len(r.msgs)
-	b := r.appendMessage(r.msgs, parts, vals, field, v)
+	b := appendMessage(r.msgs, parts, vals, field, v)
 	s := string(b[start:])
 	r.msgs = b[:start]
 	return s
@@ -797,7 +797,7 @@ func (r *run) state(st *state) {
 var errNotBoolean = &diag.Diagnostic{Code: diag.EvaluationError}
 
 // states reads the set slots out as States into the storage of out and props (allocating them
-// at their exact sizes when too small) and clears them for the next evaluation.
+// when too small) and clears the slots for the next evaluation.
 func (r *run) states(out States, props []Property) (States, []Property) {
 	if cap(props) < r.nset {
 		props = make([]Property, r.nset)
