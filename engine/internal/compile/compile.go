@@ -8,6 +8,7 @@ import (
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/value"
 )
 
 // FunctionDef is one function definition of a ruleset, in document order.
@@ -531,26 +532,67 @@ func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr stri
 	b := c.compile(f.def, f.ptr+"/body", body, 1)
 	c.custom = saved
 	if len(stored) == 0 && !b.constant {
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			if err := fr.rt.charge(ptr, 1); err != nil {
 				return nil, err
 			}
 			return b.eval(fr)
 		}}
+		if unboxing && b.num != nil {
+			n.num = func(fr *frame) (float64, bool, any, error) {
+				if err := fr.rt.charge(ptr, 1); err != nil {
+					return 0, false, nil, err
+				}
+				return b.num(fr)
+			}
+		}
+		return n
 	}
-	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+	unboxed := make([]bool, len(stored)) // arguments whose numbers are stored unboxed
+	for i, a := range stored {
+		unboxed[i] = unboxing && a.num != nil
+	}
+	store := func(fr *frame) error {
 		if err := fr.rt.charge(ptr, 1); err != nil {
-			return nil, err
+			return err
 		}
 		for i, a := range stored {
+			if unboxed[i] {
+				// a number is stored unboxed, and boxed only when the body reads it boxed
+				f, ok, v, err := a.num(fr)
+				if err != nil {
+					return err
+				}
+				if k := slots[i]; ok && v == nil && k < len(fr.nums) {
+					fr.locals[k], fr.nums[k] = unboxedNumber{}, f
+				} else {
+					fr.locals[k] = boxed(f, ok, v)
+				}
+				continue
+			}
 			v, err := a.get(fr)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			fr.locals[slots[i]] = v
 		}
+		return nil
+	}
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		if err := store(fr); err != nil {
+			return nil, err
+		}
 		return b.get(fr)
 	}}
+	if unboxing && b.num != nil {
+		n.num = func(fr *frame) (float64, bool, any, error) {
+			if err := store(fr); err != nil {
+				return 0, false, nil, err
+			}
+			return b.num(fr)
+		}
+	}
+	return n
 }
 
 // compileVar compiles {var: "root.a.0.b"}.
@@ -600,7 +642,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	if al != nil {
 		// a parameter of an inlined call, read where the call would have stored it
 		if len(segs) == 0 {
-			return &node{ptr: ptr, read: true, eval: al.n.eval}
+			return &node{ptr: ptr, read: true, eval: al.n.eval, num: al.n.num}
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			v, _ := al.n.eval(fr)
@@ -609,7 +651,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	}
 	if local {
 		if len(segs) == 0 {
-			return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.locals[slot], nil }}
+			return readLocal(ptr, slot)
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.locals[slot]), nil }}
 	}
@@ -698,7 +740,7 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 	if inlining && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
 		return c.inline(f, args, raw, ptr, sc)
 	}
-	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+	call := func(fr *frame) (*frame, error) {
 		if err := fr.rt.charge(ptr, 1); err != nil {
 			return nil, err
 		}
@@ -710,6 +752,13 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 			}
 			callee.locals[i] = v
 		}
+		return callee, nil
+	}
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		callee, err := call(fr)
+		if err != nil {
+			return nil, err
+		}
 		v, err := f.body.eval(callee)
 		if err != nil {
 			return nil, err
@@ -717,4 +766,43 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 		fr.rt.freeFrame(callee, f.slots)
 		return v, nil
 	}}
+	if unboxing {
+		// the body may be compiled later (a callee defined after its caller): read f.body
+		// when called
+		n.num = func(fr *frame) (float64, bool, any, error) {
+			callee, err := call(fr)
+			if err != nil {
+				return 0, false, nil, err
+			}
+			x, ok, v, err := f.body.number(callee)
+			if err != nil {
+				return 0, false, nil, err
+			}
+			fr.rt.freeFrame(callee, f.slots)
+			return x, ok, v, nil
+		}
+	}
+	return n
+}
+
+// readLocal returns the node that reads local slot (a plain read). A number stored unboxed
+// (see inline) is read unboxed by num, and boxed once by eval, in the slot.
+func readLocal(ptr string, slot int) *node {
+	return &node{ptr: ptr, read: true,
+		eval: func(fr *frame) (any, error) {
+			v := fr.locals[slot]
+			if _, ok := v.(unboxedNumber); ok {
+				v = value.Number(fr.nums[slot])
+				fr.locals[slot] = v
+			}
+			return v, nil
+		},
+		num: func(fr *frame) (float64, bool, any, error) {
+			v := fr.locals[slot]
+			if _, ok := v.(unboxedNumber); ok {
+				return fr.nums[slot], true, nil, nil
+			}
+			f, ok := v.(float64)
+			return f, ok, v, nil
+		}}
 }

@@ -68,35 +68,24 @@ func compare(kind int) builder {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
 		if yf, ok := b.value.(float64); ok && b.constant && !a.constant && compareConstants {
-			return compareConst(kind, slow, ptr, a, yf)
+			return compareConst(kind, slow, ptr, a, b.value, yf)
 		}
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			x, err := a.get(fr)
+			xf, xok, x, err := a.number(fr)
 			if err != nil {
 				return nil, err
 			}
-			y, err := b.get(fr)
+			yf, yok, y, err := b.number(fr)
 			if err != nil {
 				return nil, err
 			}
-			if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
+			if err := fr.rt.charge(ptr, numCost(xok, x)+numCost(yok, y)); err != nil {
 				return nil, err
 			}
-			if xf, ok := x.(float64); ok {
-				if yf, ok := y.(float64); ok {
-					// numbers are never NaN, so these agree with the three-way order
-					switch kind {
-					case cmpLT:
-						return xf < yf, nil
-					case cmpLE:
-						return xf <= yf, nil
-					case cmpGT:
-						return xf > yf, nil
-					}
-					return xf >= yf, nil
-				}
+			if xok && yok {
+				return test(kind, xf, yf), nil
 			}
-			return slow(ptr, x, y)
+			return slow(ptr, boxed(xf, xok, x), boxed(yf, yok, y))
 		}}
 		if a.constant && b.constant {
 			return fold(n)
@@ -108,9 +97,24 @@ func compare(kind int) builder {
 // compareConstants is switched off by a test that compares compareConst with compare's node.
 var compareConstants = true
 
-// compareConst is compare's node when the second argument is a constant number y (x < 8): the
-// same node without reading, weighing and checking the constant at each evaluation.
-func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr string, a *node, y float64) *node {
+// compareConst is compare's node when the second argument is a constant number y, boxed as yv
+// (x < 8): the same node without reading, weighing and checking the constant at each evaluation.
+func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr string, a *node, yv any, y float64) *node {
+	if num := a.num; num != nil {
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			xf, ok, x, err := num(fr)
+			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.charge(ptr, numCost(ok, x)+1); err != nil {
+				return nil, err
+			}
+			if !ok {
+				return slow(ptr, x, yv)
+			}
+			return test(kind, xf, y), nil
+		}}
+	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		x, err := a.eval(fr)
 		if err != nil {
@@ -121,18 +125,24 @@ func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr st
 		}
 		xf, ok := x.(float64)
 		if !ok {
-			return slow(ptr, x, y)
+			return slow(ptr, x, yv)
 		}
-		switch kind {
-		case cmpLT:
-			return xf < y, nil
-		case cmpLE:
-			return xf <= y, nil
-		case cmpGT:
-			return xf > y, nil
-		}
-		return xf >= y, nil
+		return test(kind, xf, y), nil
 	}}
+}
+
+// test compares two numbers as comparison kind does. Numbers are never NaN, so this agrees with
+// the three-way order.
+func test(kind int, x, y float64) bool {
+	switch kind {
+	case cmpLT:
+		return x < y
+	case cmpLE:
+		return x <= y
+	case cmpGT:
+		return x > y
+	}
+	return x >= y
 }
 
 // buildEquality builds == (negate false) and != (negate true): deep(opEq) with the weight of a
@@ -180,6 +190,24 @@ func buildEquality(negate bool) builder {
 						return negate, nil
 					}}
 				case float64:
+					if num := other.num; num != nil {
+						return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+							f, ok, v, err := num(fr)
+							if err != nil {
+								return nil, err
+							}
+							if ok {
+								if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
+									return nil, err
+								}
+								return (f == cv) != negate, nil
+							}
+							if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+								return nil, err
+							}
+							return negate, nil
+						}}
+					}
 					return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 						v, err := other.eval(fr)
 						if err != nil {
@@ -253,8 +281,11 @@ const (
 	arMul
 )
 
-// arith builds +, - and *: with two arguments, binary with a direct path for two numbers whose
-// result is boxed without an allocation when it is a small integer; otherwise strict(slow).
+var arNames = [...]string{arAdd: "+", arSub: "-", arMul: "*"}
+
+// arith builds +, - and *: with two arguments, binary with a direct path for two numbers, offering
+// its result unboxed (and boxed without an allocation when it is a small integer); otherwise
+// strict(slow).
 func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 	generic := strict(slow)
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
@@ -264,40 +295,29 @@ func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
 		if yf, ok := b.value.(float64); ok && b.constant && !a.constant {
-			return arithConst(kind, slow, ptr, a, yf)
+			return arithConst(kind, ptr, a, yf)
 		}
-		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			x, err := a.get(fr)
+		calc := func(fr *frame) (float64, bool, any, error) {
+			xf, xok, x, err := a.number(fr)
 			if err != nil {
-				return nil, err
+				return 0, false, nil, err
 			}
-			y, err := b.get(fr)
+			yf, yok, y, err := b.number(fr)
 			if err != nil {
-				return nil, err
+				return 0, false, nil, err
 			}
-			if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
-				return nil, err
+			if err := fr.rt.charge(ptr, numCost(xok, x)+numCost(yok, y)); err != nil {
+				return 0, false, nil, err
 			}
-			xf, ok1 := x.(float64)
-			yf, ok2 := y.(float64)
-			if !ok1 || !ok2 {
-				return slow(ptr, []any{x, y})
+			if !xok || !yok {
+				return 0, false, nil, nullOrMismatch(ptr, arNames[kind], xok, x, yok, y)
 			}
-			var f float64
-			var ok bool
-			switch kind {
-			case arAdd:
-				f, ok = num.Add2(xf, yf)
-			case arSub:
-				f, ok = num.Sub(xf, yf)
-			default:
-				f, ok = num.Mul2(xf, yf)
-			}
-			if !ok {
-				return nil, diag.ResultOutOfRange(ptr)
-			}
-			return value.Number(f), nil
-		}}
+			return arithOf(kind, ptr, xf, yf)
+		}
+		n := &node{ptr: ptr, eval: evalNum(calc)}
+		if unboxing {
+			n.num = calc
+		}
 		if a.constant && b.constant {
 			return fold(n)
 		}
@@ -305,35 +325,45 @@ func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 	}
 }
 
+// arithOf computes x op y for arith.
+func arithOf(kind int, ptr string, x, y float64) (float64, bool, any, error) {
+	var f float64
+	var ok bool
+	switch kind {
+	case arAdd:
+		f, ok = num.Add2(x, y)
+	case arSub:
+		f, ok = num.Sub(x, y)
+	default:
+		f, ok = num.Mul2(x, y)
+	}
+	if !ok {
+		return 0, false, nil, diag.ResultOutOfRange(ptr)
+	}
+	return f, true, nil, nil
+}
+
 // arithConst is arith's two-argument node when the second argument is a constant number y
 // (x * 2, x + 1): the same node without reading and checking the constant at each evaluation.
-func arithConst(kind int, slow func(ptr string, args []any) (any, error), ptr string, a *node, y float64) *node {
-	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-		x, err := a.get(fr)
+func arithConst(kind int, ptr string, a *node, y float64) *node {
+	calc := func(fr *frame) (float64, bool, any, error) {
+		xf, ok, x, err := a.number(fr)
 		if err != nil {
-			return nil, err
+			return 0, false, nil, err
 		}
-		if err := fr.rt.charge(ptr, cost1(x)+1); err != nil {
-			return nil, err
-		}
-		xf, ok := x.(float64)
-		if !ok {
-			return slow(ptr, []any{x, y})
-		}
-		var f float64
-		switch kind {
-		case arAdd:
-			f, ok = num.Add2(xf, y)
-		case arSub:
-			f, ok = num.Sub(xf, y)
-		default:
-			f, ok = num.Mul2(xf, y)
+		if err := fr.rt.charge(ptr, numCost(ok, x)+1); err != nil {
+			return 0, false, nil, err
 		}
 		if !ok {
-			return nil, diag.ResultOutOfRange(ptr)
+			return 0, false, nil, nullOrMismatch(ptr, arNames[kind], false, x, true, nil)
 		}
-		return value.Number(f), nil
-	}}
+		return arithOf(kind, ptr, xf, y)
+	}
+	n := &node{ptr: ptr, eval: evalNum(calc)}
+	if unboxing {
+		n.num = calc
+	}
+	return n
 }
 
 // buildConcat builds concat: with two arguments, binary with a direct path for two strings

@@ -185,6 +185,24 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 			}
 			return no.eval(fr)
 		}
+		if unboxing {
+			n.num = func(fr *frame) (float64, bool, any, error) {
+				v, err := cond.eval(fr)
+				if err != nil {
+					return 0, false, nil, err
+				}
+				t, ok := v.(bool)
+				if !ok {
+					if t, err = truth(ptr, "if", 0, v); err != nil {
+						return 0, false, nil, err
+					}
+				}
+				if t {
+					return yes.number(fr)
+				}
+				return no.number(fr)
+			}
+		}
 	}
 	if allConstant(args) {
 		return fold(n)
@@ -232,6 +250,16 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 					return v, nil
 				}
 				return fallback, nil
+			}
+			if unboxing {
+				ff, fok := fallback.(float64)
+				n.num = func(fr *frame) (float64, bool, any, error) {
+					f, ok, v, err := x.number(fr)
+					if err != nil || ok || v != nil {
+						return f, ok, v, err
+					}
+					return ff, fok, fallback, nil
+				}
 			}
 		}
 	}
@@ -405,19 +433,8 @@ func opRound(ptr string, args []any) (any, error) {
 }
 
 func opSum(ptr string, a any) (any, error) {
-	if a == nil {
-		return nil, nil
-	}
-	l, ok := a.([]any)
-	if !ok {
-		return nil, typeErr(ptr, "sum", 0, "an array of numbers", a)
-	}
-	var buf [16]float64
-	xs, ok, err := numbers(buf[:0], ptr, "sum", l)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return numberOutF(ptr)(num.Add(xs...))
+	f, ok, v, err := sumOf(ptr, a)
+	return boxed(f, ok, v), err
 }
 
 // numberOut adapts a (float64, bool) result of package num.

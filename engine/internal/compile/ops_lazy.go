@@ -81,7 +81,11 @@ func iterate(kind iterKind) builder {
 				return n, false, nil
 			}
 		}
-		return &node{ptr: ptr, count: count, eval: func(fr *frame) (any, error) {
+		var iter *iteration
+		if kind == iterMap {
+			iter = &iteration{list: list, body: body, slot: slot, ptr: ptr, name: name}
+		}
+		return &node{ptr: ptr, count: count, iter: iter, eval: func(fr *frame) (any, error) {
 			lv, err := list.eval(fr)
 			if err != nil {
 				return nil, err

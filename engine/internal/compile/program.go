@@ -35,12 +35,15 @@ type node struct {
 	// cannot fail, and reads the same value while the frame's slots it reads are unchanged
 	read bool
 	str  strFn // when not nil, evaluates the node without boxing a string result
+	num  numFn // when not nil, evaluates the node without boxing a number result
 	// count, when not nil, evaluates a list-valued node (filter) for the length of its list
 	// without building it, charging exactly what evaluating it would; null reports a null list.
 	count func(fr *frame) (n int, null bool, err error)
 	// chain, when not nil, is the node as a chain of one-value operators, which an operator
 	// applied to it extends (see chain.go)
 	chain *chain
+	// iter, when not nil, is the node as map over a list, which sum evaluates without the list
+	iter *iteration
 }
 
 // strFn evaluates a node whose value is usually a string: ok reports that the value is the
@@ -51,8 +54,11 @@ type strFn func(fr *frame) (s string, ok bool, v any, err error)
 // frame is the state of one function activation (or of the top-level expression).
 type frame struct {
 	locals []any
-	rt     *runtime
-	own    [4]any // backing of locals when a function needs no more
+	// nums[i] is the number in locals[i] when that is unboxedNumber: a number an inlined call
+	// stores for its parameter unboxed (see inline). Only the frame of a program has them.
+	nums []float64
+	rt   *runtime
+	own  [4]any // backing of locals when a function needs no more
 }
 
 // runtime is the state shared by one evaluation.
@@ -70,6 +76,8 @@ type runtime struct {
 	// to the next generation
 	memo []memoEntry
 	gen  uint32
+	// memoNum[i] is the number of memo entry i when its value is unboxedNumber (see remembered)
+	memoNum []float64
 	// generation of the run, for subexpressions remembered within a run: a program that has
 	// any moves to the next one as it starts (see compiler.runShared)
 	run      uint32
@@ -219,7 +227,8 @@ func (p *Program) CustomOperators() []string { return append([]string(nil), p.cu
 type Machine struct {
 	rt     runtime
 	fr     frame
-	locals [16]any // backing of fr.locals unless a program needs more
+	locals [16]any     // backing of fr.locals unless a program needs more
+	nums   [16]float64 // and of fr.nums
 	// fr.locals[:used] may hold values of this evaluation. Every program writes a slot before it
 	// reads it, so the locals are cleared once, by End, rather than after each Run.
 	used int
@@ -228,7 +237,8 @@ type Machine struct {
 var machinePool = sync.Pool{New: func() any { return new(Machine) }}
 
 // Eval evaluates the program against an environment whose values are already normalized (see
-// package value). Custom operators are looked up in ops; budget <= 0 means DefaultBudget.
+// package value). Custom operators are looked up in ops; budget <= 0 means DefaultBudget. An
+// error is a *diag.Diagnostic that other evaluations may return too: it must not be modified.
 func (p *Program) Eval(env map[string]any, ops map[string]Operator, budget int64) (any, error) {
 	m := machinePool.Get().(*Machine)
 	m.begin(nil, env, ops, budget)
@@ -251,7 +261,7 @@ func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operat
 	}
 	if m.fr.rt == nil {
 		m.fr.rt = &m.rt
-		m.fr.locals = m.locals[:]
+		m.fr.locals, m.fr.nums = m.locals[:], m.nums[:]
 	}
 	m.rt.limit, m.rt.custom = budget, ops
 	m.rt.globals, m.rt.env = globals, env
@@ -276,7 +286,9 @@ func (m *Machine) runExtended(p *Program) (any, error) {
 	return v, err
 }
 
-// End drops the references Begin took.
+// End drops the references Begin took. The numbers stored unboxed (frame.nums,
+// runtime.memoNum) are not cleared: they are no references, and nothing reads them once the
+// locals and the memo that mark them are.
 func (m *Machine) End() {
 	m.rt.custom, m.rt.globals, m.rt.env = nil, nil, nil
 	if m.used > 0 {
@@ -297,7 +309,8 @@ func (m *Machine) End() {
 	}
 }
 
-// Run evaluates one program with what Begin bound.
+// Run evaluates one program with what Begin bound. An error is a *diag.Diagnostic that other
+// evaluations may return too: it must not be modified.
 func (m *Machine) Run(p *Program) (any, error) {
 	if m.rt.env == nil && len(m.rt.globals) < p.nglobals {
 		return m.runExtended(p)
@@ -340,7 +353,7 @@ func (rt *runtime) newRuns() {
 func (m *Machine) useLocals(slots int) {
 	if slots > len(m.fr.locals) {
 		clear(m.fr.locals[:m.used])
-		m.fr.locals = make([]any, slots)
+		m.fr.locals, m.fr.nums = make([]any, slots), make([]float64, slots)
 	}
 	m.used = slots
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/value"
 )
 
 // Shared subexpressions. Rules of one ruleset often compute the same thing (the total of a
@@ -67,18 +68,36 @@ func newRun(root *node) *node {
 func remembered(n *node, sh *sharedExpr, perRun bool) *node {
 	id := sh.id
 	eval := n.eval
-	return &node{ptr: n.ptr, str: n.str, count: n.count, eval: func(fr *frame) (any, error) {
-		if !sh.many.Load() {
-			return eval(fr) // nothing else computes it (yet)
-		}
-		rt := fr.rt
+	r := &node{ptr: n.ptr, str: n.str, count: n.count}
+	if n.iter != nil {
+		it := *n.iter
+		it.shared, it.whole = sh, r
+		r.iter = &it
+	}
+	// lookup returns the memo entry of this evaluation (or run), when its work fits the budget
+	// (and then charges it), and the stamp to remember it with
+	lookup := func(rt *runtime) (*memoEntry, uint32) {
 		stamp := rt.gen
 		if perRun {
 			stamp = rt.run
 		}
 		if m := rt.memo; id < len(m) && m[id].gen == stamp && rt.steps+m[id].cost <= rt.limit {
 			rt.steps += m[id].cost
-			return m[id].v, nil
+			return &m[id], stamp
+		}
+		return nil, stamp
+	}
+	r.eval = func(fr *frame) (any, error) {
+		if !sh.many.Load() {
+			return eval(fr) // nothing else computes it (yet)
+		}
+		rt := fr.rt
+		e, stamp := lookup(rt)
+		if e != nil {
+			if _, ok := e.v.(unboxedNumber); ok {
+				e.v = value.Number(rt.memoNum[id]) // boxed once, for every reader that needs it
+			}
+			return e.v, nil
 		}
 		start := rt.steps
 		v, err := eval(fr)
@@ -87,7 +106,48 @@ func remembered(n *node, sh *sharedExpr, perRun bool) *node {
 		}
 		rt.remember(id, v, rt.steps-start, stamp)
 		return v, nil
-	}}
+	}
+	if num := n.num; num != nil {
+		// a number is remembered unboxed, and boxed only when a reader needs it boxed
+		r.num = func(fr *frame) (float64, bool, any, error) {
+			if !sh.many.Load() {
+				return num(fr)
+			}
+			rt := fr.rt
+			e, stamp := lookup(rt)
+			if e != nil {
+				if _, ok := e.v.(unboxedNumber); ok {
+					return rt.memoNum[id], true, nil, nil
+				}
+				f, ok := e.v.(float64)
+				return f, ok, e.v, nil
+			}
+			start := rt.steps
+			f, ok, v, err := num(fr)
+			if err != nil {
+				return 0, false, nil, err
+			}
+			if ok && v == nil {
+				rt.rememberNumber(id, f, rt.steps-start, stamp)
+			} else {
+				rt.remember(id, v, rt.steps-start, stamp)
+			}
+			return f, ok, v, nil
+		}
+	}
+	return r
+}
+
+// unboxedNumber is the value of a memo entry whose number is in runtime.memoNum.
+type unboxedNumber struct{}
+
+// rememberNumber remembers the number f as entry id, unboxed.
+func (rt *runtime) rememberNumber(id int, f float64, cost int64, stamp uint32) {
+	rt.remember(id, unboxedNumber{}, cost, stamp)
+	if id >= len(rt.memoNum) {
+		rt.memoNum = append(rt.memoNum, make([]float64, len(rt.memo)-len(rt.memoNum))...)
+	}
+	rt.memoNum[id] = f
 }
 
 // repeats returns a shared subexpression for every operator or function call that occurs more

@@ -10,7 +10,8 @@ import (
 
 // Diagnostic is one problem found while loading or evaluating. Code is one of the constants in
 // codes.go; Pointer is an RFC 6901 JSON pointer relative to the document being compiled ("" is
-// the whole document).
+// the whole document). An evaluation may return a diagnostic that other evaluations return too
+// (see shared.go): a diagnostic returned by an evaluation must not be modified.
 type Diagnostic struct {
 	Code    string `json:"code"`
 	Pointer string `json:"pointer"`

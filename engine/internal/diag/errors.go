@@ -2,7 +2,6 @@ package diag
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -127,12 +126,16 @@ func EnvValue(ptr, why string) *Diagnostic {
 
 // --- evaluation ---
 
-// TypeMismatch reports an operand of the wrong type.
+// TypeMismatch reports an operand of the wrong type. The diagnostic may be one made before for
+// the same arguments, shared (see shared).
 func TypeMismatch(ptr, op string, i int, want, got string) *Diagnostic {
-	// concatenated rather than formatted: rules that fail closed on a mistyped field build it
-	// on every evaluation
-	return &Diagnostic{Code: EvaluationError, Pointer: ptr,
-		Message: op + ": argument " + strconv.Itoa(i+1) + " must be " + want + ", got " + got}
+	return shared(sharedKey{kindType, ptr, op, i, want, got})
+}
+
+// ArgumentInvalid reports an argument that has the right type but is not valid: "op: argument
+// i+1: why". The diagnostic may be one made before for the same arguments, shared (see shared).
+func ArgumentInvalid(ptr, op string, i int, why string) *Diagnostic {
+	return shared(sharedKey{kindArgument, ptr, op, i, why, ""})
 }
 
 // Eval reports any other evaluation failure of a core operator.
