@@ -78,9 +78,9 @@ func coreTable() map[string]spec {
 		"isEmpty": {1, 1, unaryStep(stepIsEmpty, opIsEmpty)},
 		"literal": {1, 1, buildLiteral},
 		// dates
-		"isDate":       {1, 1, unary(opIsDate)},
-		"yearsBetween": {2, 2, binary(opYearsBetween)},
-		"daysBetween":  {2, 2, binary(opDaysBetween)},
+		"isDate":       {1, 1, buildIsDate},
+		"yearsBetween": {2, 2, buildDateDiff},
+		"daysBetween":  {2, 2, buildDateDiff},
 		"dateAdd":      {3, 3, buildDateAdd},
 	}
 }

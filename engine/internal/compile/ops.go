@@ -718,7 +718,7 @@ func opIsDate(_ string, a any) (any, error) {
 		return false, nil
 	}
 	if len(s) == 10 {
-		_, _, _, err := date.Date(s)
+		_, err := date.PlainDate(s)
 		return err == nil, nil
 	}
 	_, err := date.Parse(s)
@@ -728,15 +728,14 @@ func opIsDate(_ string, a any) (any, error) {
 // twoPlainDates reads two arguments that are both dates (not date-times), the common case of
 // yearsBetween and daysBetween, without building date.Values; ok is false for anything else,
 // which twoDates reads.
-func twoPlainDates(a, b any) (x, y [3]int, ok bool) {
+func twoPlainDates(a, b any) (x, y date.Plain, ok bool) {
 	as, ok1 := a.(string)
 	bs, ok2 := b.(string)
 	if !ok1 || !ok2 || len(as) != 10 || len(bs) != 10 {
-		return x, y, false
+		return 0, 0, false
 	}
-	var e1, e2 error
-	x[0], x[1], x[2], e1 = date.Date(as)
-	y[0], y[1], y[2], e2 = date.Date(bs)
+	x, e1 := date.PlainDate(as)
+	y, e2 := date.PlainDate(bs)
 	return x, y, e1 == nil && e2 == nil
 }
 
@@ -766,9 +765,7 @@ func twoDates(ptr, op string, a, b any) (date.Value, date.Value, bool, error) {
 
 func opYearsBetween(ptr string, a, b any) (any, error) {
 	if x, y, ok := twoPlainDates(a, b); ok {
-		n := date.YearsBetween(date.Value{DateOnly: true, Year: x[0], Month: x[1], Day: x[2]},
-			date.Value{DateOnly: true, Year: y[0], Month: y[1], Day: y[2]})
-		return value.Number(float64(n)), nil
+		return value.Number(float64(date.YearsBetweenPlain(x, y))), nil
 	}
 	x, y, ok, err := twoDates(ptr, "yearsBetween", a, b)
 	if err != nil || !ok {
@@ -780,7 +777,7 @@ func opYearsBetween(ptr string, a, b any) (any, error) {
 func opDaysBetween(ptr string, a, b any) (any, error) {
 	if x, y, ok := twoPlainDates(a, b); ok {
 		// dates are midnights: the difference of their day numbers
-		return value.Number(float64(date.DayNumber(y[0], y[1], y[2]) - date.DayNumber(x[0], x[1], x[2]))), nil
+		return value.Number(float64(y.Days() - x.Days())), nil
 	}
 	x, y, ok, err := twoDates(ptr, "daysBetween", a, b)
 	if err != nil || !ok {
@@ -799,11 +796,16 @@ func opDateAdd(ptr string, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := integer(ptr, "dateAdd", 1, args[1], -1e7, 1e7)
+	return addDate(ptr, d, args[1], args[2])
+}
+
+// addDate is dateAdd of the date d (its first argument, read) and its other arguments, not null.
+func addDate(ptr string, d date.Value, count, unitName any) (any, error) {
+	n, err := integer(ptr, "dateAdd", 1, count, -1e7, 1e7)
 	if err != nil {
 		return nil, err
 	}
-	us, _, err := str(ptr, "dateAdd", 2, args[2])
+	us, _, err := str(ptr, "dateAdd", 2, unitName)
 	if err != nil {
 		return nil, err
 	}
@@ -818,9 +820,104 @@ func opDateAdd(ptr string, args []any) (any, error) {
 	return r.String(), nil
 }
 
+// buildIsDate builds isDate: unary(opIsDate), reading the date of a path or of a varying root
+// once per evaluation (see runtime.knownDate).
+func buildIsDate(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	src := c.dateSource(raw[0], sc)
+	if !src.path && !src.varying {
+		return unary(opIsDate)(c, name, ptr, raw, sc, depth)
+	}
+	a := c.compileArgs(raw, ptr, sc, depth)[0] // a variable read: not a constant
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		v, err := a.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		s, ok := v.(string)
+		if !ok {
+			if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+				return nil, err
+			}
+			return false, nil
+		}
+		if err := fr.rt.charge(ptr, 1+len(s)/64); err != nil {
+			return nil, err
+		}
+		if len(s) == 10 {
+			p := fr.rt.knownDate(src, s)
+			if p == 0 {
+				p = fr.rt.readDate(src, v, s)
+			}
+			return p > 0, nil
+		}
+		return opIsDate(ptr, v)
+	}}
+}
+
+// buildDateDiff builds yearsBetween and daysBetween: binary(opYearsBetween) and
+// binary(opDaysBetween), reading the dates of paths, of a varying root and of literals once (see
+// runtime.knownDate); anything but two dates "YYYY-MM-DD" goes to the operator function.
+func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	years := name == "yearsBetween"
+	slow := opDaysBetween
+	if years {
+		slow = opYearsBetween
+	}
+	sa, sb := c.dateSource(raw[0], sc), c.dateSource(raw[1], sc)
+	if !sa.known() && !sb.known() {
+		return binary(slow)(c, name, ptr, raw, sc, depth)
+	}
+	args := c.compileArgs(raw, ptr, sc, depth)
+	a, b := args[0], args[1]
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		x, err := a.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		xs, ok1 := x.(string)
+		ys, ok2 := y.(string)
+		if !ok1 || !ok2 {
+			if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
+				return nil, err
+			}
+			return slow(ptr, x, y)
+		}
+		if err := fr.rt.charge(ptr, 2+len(xs)/64+len(ys)/64); err != nil { // cost1 of two strings
+			return nil, err
+		}
+		if len(xs) != 10 || len(ys) != 10 {
+			return slow(ptr, x, y) // a date-time, or no date
+		}
+		px, py := fr.rt.knownDate(sa, xs), fr.rt.knownDate(sb, ys)
+		if px == 0 {
+			px = fr.rt.readDate(sa, x, xs)
+		}
+		if py == 0 {
+			py = fr.rt.readDate(sb, y, ys)
+		}
+		switch {
+		case px < 0 || py < 0:
+			return slow(ptr, x, y) // an error, from the operator
+		case years:
+			return value.Number(float64(date.YearsBetweenPlain(px, py))), nil
+		}
+		return value.Number(float64(py.Days() - px.Days())), nil // dates are midnights
+	}}
+	if a.constant && b.constant {
+		return fold(n)
+	}
+	return n
+}
+
 // buildDateAdd is strict(opDateAdd) with its three arguments read into an array rather than a
-// new list (opDateAdd keeps none of them).
+// new list (opDateAdd keeps none of them), and the date of a path or a varying root read once
+// per evaluation (see runtime.knownDate).
 func buildDateAdd(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	src := c.dateSource(raw[0], sc)
 	args := c.compileArgs(raw, ptr, sc, depth)
 	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		var vals [3]any
@@ -833,6 +930,15 @@ func buildDateAdd(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, d
 		}
 		if err := fr.rt.charge(ptr, argCost(vals[:]...)); err != nil {
 			return nil, err
+		}
+		if s, ok := vals[0].(string); ok && len(s) == 10 && src.known() && vals[1] != nil && vals[2] != nil {
+			p := fr.rt.knownDate(src, s)
+			if p == 0 {
+				p = fr.rt.readDate(src, vals[0], s)
+			}
+			if p > 0 {
+				return addDate(ptr, p.Value(), vals[1], vals[2])
+			}
 		}
 		return opDateAdd(ptr, vals[:])
 	}}

@@ -1,5 +1,12 @@
 package compile
 
+import (
+	"strings"
+
+	"github.com/sdods/sdods/engine/internal/date"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+)
+
 // Variable paths whose values are memoized within an evaluation. Rules read the same paths over
 // and over (data.account.email is a field of three rules and a variable of two), and each step
 // of a path is a map lookup. A path under a root that stays the same for a whole evaluation
@@ -62,7 +69,13 @@ type memoEntry struct {
 	v    any
 	cost int64
 	gen  uint32
+	// v read as a date "YYYY-MM-DD" by a date operator (see runtime.knownDate): 0 until then,
+	// notPlain when v is not one
+	date date.Plain
 }
+
+// notPlain marks a memo entry whose value a date operator found not to be a date "YYYY-MM-DD".
+const notPlain date.Plain = -1
 
 // value returns the value of p in the current evaluation.
 func (rt *runtime) value(p *Path) any {
@@ -101,7 +114,7 @@ func (rt *runtime) remember(id int, v any, cost int64, stamp uint32) {
 	if id >= len(rt.memo) {
 		rt.memo = append(rt.memo, make([]memoEntry, 2*id+8-len(rt.memo))...)
 	}
-	rt.memo[id] = memoEntry{v, cost, stamp}
+	rt.memo[id] = memoEntry{v: v, cost: cost, gen: stamp}
 	if id >= rt.memoHigh {
 		rt.memoHigh = id + 1
 	}
@@ -109,3 +122,123 @@ func (rt *runtime) remember(id int, v any, cost int64, stamp uint32) {
 
 // Value returns the value of p in the evaluation Begin started.
 func (m *Machine) Value(p *Path) any { return m.rt.value(p) }
+
+// dateSource is where a date operator's argument comes from, so that the date in it is read once
+// per evaluation: a path (its memo index is id), a varying root, or another expression (id is
+// then the memo index of the date last read from such an argument, see Unit.lastDate); konst is
+// a date written as a string literal, read at load.
+type dateSource struct {
+	id            int
+	path, varying bool
+	konst         date.Plain
+}
+
+// dateSource returns where the argument n, compiled in scope sc, comes from.
+func (c *compiler) dateSource(n *jsonv.Node, sc *scope) dateSource {
+	src := dateSource{id: c.unit.lastDate()}
+	if n.Kind == jsonv.String {
+		src.konst, _ = date.PlainDate(n.Text)
+		return src
+	}
+	text := c.rootPath(n, sc)
+	if text == "" {
+		return src
+	}
+	root, rest, dotted := strings.Cut(text, ".")
+	if !dotted {
+		src.varying = c.unit.varying[root]
+		return src
+	}
+	segs := strings.Split(rest, ".")
+	for _, s := range segs {
+		if s == "" {
+			return src // not a path (compileVar reports it)
+		}
+	}
+	if p := c.unit.Path(root, segs); p != nil {
+		return dateSource{id: p.id, path: true}
+	}
+	return src
+}
+
+// known reports whether src is a path, a varying root or a date literal.
+func (src dateSource) known() bool { return src.path || src.varying || src.konst != 0 }
+
+// lastDateKey is the key of Unit.paths under which the memo index of Unit.lastDate is kept (no
+// path has it: a root name is not empty).
+const lastDateKey = "\x00"
+
+// lastDate returns the memo index of the date a date operator read last from an argument that
+// is not a path.
+func (u *Unit) lastDate() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := u.paths[lastDateKey]
+	if p == nil {
+		p = &Path{id: u.nmemo}
+		u.paths[lastDateKey] = p
+		u.nmemo++
+	}
+	return p.id
+}
+
+// A date operator reads the value v, a string of 10 bytes s, of its argument src as a date, not
+// positive when it is not one, with
+//
+//	p := rt.knownDate(src, s)
+//	if p == 0 {
+//		p = rt.readDate(src, v, s)
+//	}
+//
+// The date of a path's value is read once per evaluation and kept in the path's memo entry,
+// which holds s (the argument has just read it, and an entry is written once per evaluation).
+// The date of any other argument, such as the field value a varying root holds, is kept with
+// the value until a date operator reads another one: the rules of a field read its value again
+// and again.
+
+// knownDate returns the date s read before in this evaluation, or 0: kept in the memo entry of
+// the path src, or in that of the last date read, when its value is s (for the same string the
+// pointers are equal, and memequal returns at once). It inlines: a date read before costs a few
+// loads.
+func (rt *runtime) knownDate(src dateSource, s string) date.Plain {
+	if m := rt.memo; src.id < len(m) {
+		if e := &m[src.id]; e.gen == rt.gen && (src.path || isString(e.v, s)) {
+			return e.date
+		}
+	}
+	return 0
+}
+
+// readDate reads the date s, the value v of the argument src, when knownDate has not, and keeps
+// it.
+func (rt *runtime) readDate(src dateSource, v any, s string) date.Plain {
+	if src.konst != 0 {
+		return src.konst
+	}
+	p, err := date.PlainDate(s)
+	if err != nil {
+		p = notPlain
+	}
+	m := rt.memo
+	switch {
+	case src.id >= len(m):
+		if !src.path {
+			rt.remember(src.id, v, 0, rt.gen)
+			rt.memo[src.id].date = p
+		}
+	case src.path:
+		if m[src.id].gen == rt.gen {
+			m[src.id].date = p
+		}
+	default:
+		m[src.id] = memoEntry{v: v, gen: rt.gen, date: p}
+		rt.memoHigh = max(rt.memoHigh, src.id+1)
+	}
+	return p
+}
+
+// isString reports whether v is the string s.
+func isString(v any, s string) bool {
+	t, ok := v.(string)
+	return ok && t == s
+}

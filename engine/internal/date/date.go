@@ -67,35 +67,72 @@ func Parse(s string) (Value, error) {
 	if len(s) != 10 {
 		return parseDateTime(s)
 	}
-	y, mo, d, err := Date(s)
+	p, err := PlainDate(s)
 	if err != nil {
 		return Value{}, err
 	}
-	return Value{DateOnly: true, Year: y, Month: mo, Day: d}, nil
+	return p.Value(), nil
 }
 
-// Date reads a date "YYYY-MM-DD" (no date-time) as its year, month and day, in one go: dates are
-// what rules parse most (a field and ctx.today, several times per evaluation). For a string of
-// 10 bytes it fails as Parse does; any other length is ErrSyntax.
-func Date(s string) (year, month, day int, err error) {
+// Plain is a date "YYYY-MM-DD" packed as year<<9 | month<<5 | day, so that dates order as their
+// Plain values do; every date is positive. Rules read the same dates again and again (a field,
+// ctx.today), and a Plain is small enough to be remembered with the value it was read from.
+type Plain int32
+
+// PlainDate reads a date "YYYY-MM-DD" (no date-time), in one go: dates are what rules parse most.
+// For a string of 10 bytes it fails as Parse does; any other length is ErrSyntax.
+func PlainDate(s string) (Plain, error) {
 	if len(s) != 10 {
-		return 0, 0, 0, ErrSyntax
+		return 0, ErrSyntax
 	}
 	y0, y1, y2, y3 := s[0]-'0', s[1]-'0', s[2]-'0', s[3]-'0'
 	m0, m1, d0, d1 := s[5]-'0', s[6]-'0', s[8]-'0', s[9]-'0'
 	if s[4] != '-' || s[7] != '-' || y0 > 9 || y1 > 9 || y2 > 9 || y3 > 9 || m0 > 9 || m1 > 9 || d0 > 9 || d1 > 9 {
-		return 0, 0, 0, ErrSyntax
+		return 0, ErrSyntax
 	}
 	y := int(y0)*1000 + int(y1)*100 + int(y2)*10 + int(y3)
 	mo := int(m0)*10 + int(m1)
 	d := int(d0)*10 + int(d1)
 	if mo < 1 || mo > 12 || d < 1 || (d > 28 && d > DaysIn(y, mo)) {
-		return 0, 0, 0, ErrField
+		return 0, ErrField
 	}
 	if y < 1 {
-		return 0, 0, 0, ErrRange
+		return 0, ErrRange
 	}
-	return y, mo, d, nil
+	return Plain(y<<9 | mo<<5 | d), nil
+}
+
+// Year, Month and Day return the parts of the date p.
+func (p Plain) Year() int  { return int(p >> 9) }
+func (p Plain) Month() int { return int(p>>5) & 15 }
+func (p Plain) Day() int   { return int(p) & 31 }
+
+// Value returns the date p as a Value.
+func (p Plain) Value() Value {
+	return Value{DateOnly: true, Year: p.Year(), Month: p.Month(), Day: p.Day()}
+}
+
+// Days returns the day number of the date p (1970-01-01 is 0), as Value.Days: daysFromCivil of
+// a year that is not negative, which needs no floor division and no era.
+func (p Plain) Days() int64 {
+	y, m := uint64(p>>9), int(p>>5)&15
+	if m <= 2 {
+		y--
+	}
+	return int64(y*365+y/4-y/100+y/400) + daysFromMarch[m] + int64(p&31) - 1 - 719468
+}
+
+// YearsBetweenPlain is YearsBetween of two dates: b's year minus a's, less one when b's month
+// and day come before a's, negated when b is before a.
+func YearsBetweenPlain(a, b Plain) int {
+	if b < a {
+		return -YearsBetweenPlain(b, a)
+	}
+	n := b.Year() - a.Year()
+	if b&511 < a&511 {
+		n--
+	}
+	return n
 }
 
 // DayNumber returns the day number of the date year-month-day (1970-01-01 is 0), as Value.Days.
@@ -195,8 +232,9 @@ func floorDiv(a, b int64) int64 {
 func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
 
 // daysFromMarch[m] is the number of days from 1 March to the first of month m in a year that
-// begins in March: (153*((m+9)%12)+2)/5 of daysFromCivil, looked up.
-var daysFromMarch = [13]int64{0, 306, 337, 0, 31, 61, 92, 122, 153, 184, 214, 245, 275}
+// begins in March: (153*((m+9)%12)+2)/5 of daysFromCivil, looked up (16 entries, so that the
+// month of a Plain, 4 bits, needs no bounds check).
+var daysFromMarch = [16]int64{0, 306, 337, 0, 31, 61, 92, 122, 153, 184, 214, 245, 275}
 
 // daysFromCivil returns the day number of y-m-d, with 1970-01-01 as day 0 (H. Hinnant's algorithm).
 func daysFromCivil(y, m, d int) int64 {

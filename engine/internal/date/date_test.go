@@ -151,3 +151,50 @@ func TestAdd(t *testing.T) {
 		}
 	}
 }
+
+// A Plain is the date Parse reads: for every date of the years 0001 to 9999 (written by Value's
+// String) PlainDate must read its parts and day number, order the dates as they come, and
+// YearsBetweenPlain must agree with YearsBetween against dates around leap days.
+func TestPlainMatchesValue(t *testing.T) {
+	var prev date.Plain
+	for day := date.DayNumber(1, 1, 1); day <= date.DayNumber(9999, 12, 31); day++ {
+		v, err := date.Add(date.Value{DateOnly: true, Year: 1970, Month: 1, Day: 1}, day, date.Days)
+		if err != nil {
+			t.Fatal(day, err)
+		}
+		p, err := date.PlainDate(v.String())
+		if err != nil || p.Value() != v || p.Days() != v.Days() || p.Days() != day || p <= prev {
+			t.Fatalf("PlainDate(%s) = %d (%v): %v, day %d, want day %d after %d", v, p, err, p.Value(), p.Days(), day, prev)
+		}
+		prev = p
+	}
+	var around []date.Plain
+	for _, y := range []int{1, 2, 3, 4, 1999, 2000, 2001, 2003, 2004, 2100, 9998, 9999} {
+		for _, md := range [][2]int{{1, 1}, {2, 28}, {2, 29}, {3, 1}, {12, 31}} {
+			if s := (date.Value{DateOnly: true, Year: y, Month: md[0], Day: md[1]}).String(); s != "" {
+				if p, err := date.PlainDate(s); err == nil {
+					around = append(around, p)
+				}
+			}
+		}
+	}
+	for _, a := range around {
+		for _, b := range around {
+			if got, want := date.YearsBetweenPlain(a, b), date.YearsBetween(a.Value(), b.Value()); got != want {
+				t.Fatalf("YearsBetweenPlain(%v, %v) = %d, want %d", a.Value(), b.Value(), got, want)
+			}
+		}
+	}
+}
+
+// PlainDate refuses what Parse refuses among strings of 10 bytes, with the same error.
+func TestPlainDateFailsAsParse(t *testing.T) {
+	for _, s := range []string{"2023-02-29", "1900-02-29", "0000-12-31", "2024-13-01", "2024-00-10", "2024-01-00", "2024-01-32",
+		"2024-04-31", "2024-1-01x", " 2024-01-1", "2024/01/01", "2024-01-0a", "２０２4-01", "abcdefghij", "9999-12-31", "0001-01-01"} {
+		_, perr := date.Parse(s)
+		_, err := date.PlainDate(s)
+		if err != perr {
+			t.Errorf("PlainDate(%q): %v, Parse: %v", s, err, perr)
+		}
+	}
+}
