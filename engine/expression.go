@@ -17,7 +17,8 @@ const Version = "1.0.0-alpha.2"
 const SpecVersion = "1.0"
 
 // Diagnostic is the engine's one error type: a stable code, a JSON pointer and a message.
-// Evaluation errors are a *Diagnostic; load errors are Diagnostics.
+// Evaluation errors are a *Diagnostic; load errors are Diagnostics. A *Diagnostic an evaluation
+// returns may be shared with other evaluations that failed the same way: treat it as read-only.
 type Diagnostic = diag.Diagnostic
 
 // Diagnostics is every problem of one load, sorted by pointer.

@@ -746,7 +746,7 @@ func dateArg(ptr, op string, i int, v any) (date.Value, bool, error) {
 	}
 	d, perr := date.Parse(s)
 	if perr != nil {
-		return date.Value{}, false, diag.Eval(ptr, op, "argument "+itoa(i+1)+": "+perr.Error())
+		return date.Value{}, false, diag.ArgumentInvalid(ptr, op, i, perr.Error())
 	}
 	return d, true, nil
 }
