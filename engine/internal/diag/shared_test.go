@@ -51,7 +51,7 @@ func TestSharedDiagnosticsAreThoseOfTheirKey(t *testing.T) {
 			}
 		}
 	}
-	if get(base) != get(base) {
+	if first, again := get(base), get(base); first != again {
 		t.Fatal("a diagnostic made again is not the one made before")
 	}
 	var wg sync.WaitGroup
