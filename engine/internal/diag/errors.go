@@ -2,6 +2,7 @@ package diag
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -145,12 +146,14 @@ func Eval(ptr, op, why string) *Diagnostic {
 
 // ResultOutOfRange reports a number beyond the range of a double on its way out.
 func ResultOutOfRange(ptr string) *Diagnostic {
-	return newf(EvaluationError, ptr, "number result is beyond the range of a double")
+	return &Diagnostic{Code: EvaluationError, Pointer: ptr, Message: "number result is beyond the range of a double"}
 }
 
 // Budget reports an evaluation that exceeded its work budget.
 func Budget(ptr string, limit int64) *Diagnostic {
-	return newf(EvaluationLimit, ptr, "evaluation exceeded its budget of %d steps", limit)
+	// (without fmt: rules that run out of budget fail closed with it, each time)
+	return &Diagnostic{Code: EvaluationLimit, Pointer: ptr,
+		Message: "evaluation exceeded its budget of " + strconv.FormatInt(limit, 10) + " steps"}
 }
 
 // Unavailable reports a declared custom operator the host did not supply.
@@ -161,6 +164,12 @@ func Unavailable(ptr, name string) *Diagnostic {
 // Failed reports a custom operator that failed.
 func Failed(ptr, name string, err any) *Diagnostic {
 	return newf(OperatorFailed, ptr, "custom operator %q failed: %v", name, err)
+}
+
+// FailedAt reports a custom operator that failed without saying why: the diagnostic an
+// evaluation whose errors are read for their codes only shares (see compile.Machine.CodesOnly).
+func FailedAt(ptr, name string) *Diagnostic {
+	return newf(OperatorFailed, ptr, "custom operator %q failed", name)
 }
 
 // Panic reports a defect recovered at the engine boundary.

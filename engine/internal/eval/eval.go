@@ -206,6 +206,7 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	g := r.globals
 	g[gData], g[gOriginal], g[gActor], g[gCtx] = req.Data, req.Original, req.Actor, req.Ctx
 	r.m.Begin(g, p.ops, p.budget)
+	r.m.CodesOnly(true) // a failing expression contributes only its code
 	r.locales(req.Locale)
 	if len(r.slotVals) < len(p.slots) {
 		r.slotVals = make([]any, len(p.slots))
