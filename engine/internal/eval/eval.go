@@ -2,7 +2,6 @@ package eval
 
 import (
 	"bytes"
-	"math"
 	mbits "math/bits"
 	"sort"
 	"strconv"
@@ -955,12 +954,8 @@ func appendText(b []byte, v any) []byte {
 	case bool:
 		return strconv.AppendBool(b, t)
 	case float64:
-		if t == math.Trunc(t) && t > -1e15 && t < 1e15 {
-			// num.Format's integers, without the string
-			return strconv.AppendInt(b, int64(t), 10)
-		}
-		s, _ := num.Format(t)
-		return append(b, s...)
+		b, _ = num.AppendFormat(b, t)
+		return b
 	}
 	if out, err := AppendJSON(b, v); err == nil {
 		return out
