@@ -490,7 +490,11 @@ func (r *run) rule(ru *rule) {
 			}
 			slot += len(b.paths)
 		}
+	case ru.missing != "":
+		r.unavailable(ru)
 	case len(ru.fields) > 0:
+		// check's work, inline: its call and arguments cost as much as the common case, a
+		// condition that does not hold
 		for i := range ru.fields {
 			f := &ru.fields[i]
 			var v any
@@ -500,11 +504,27 @@ func (r *run) rule(ru *rule) {
 				v = lookup(r.globals[gData], f.segs)
 			}
 			r.bind(ru.reads, f.pathValue, v)
-			r.check(ru, i, f.path, v)
+			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+				r.outcome(ru, i, f.path, v, reason)
+			}
 		}
 	default:
 		r.unbind(ru.reads)
-		r.check(ru, 0, "", nil)
+		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			r.outcome(ru, 0, "", nil, reason)
+		}
+	}
+}
+
+// unavailable fails a rule that needs a custom operator the host lacks on each of its fields
+// (see check), its conditions not run.
+func (r *run) unavailable(ru *rule) {
+	if len(ru.fields) == 0 {
+		r.failed(ru.id, &ru.loc, ru.fails, 0, "", diag.OperatorUnavailable)
+		return
+	}
+	for i := range ru.fields {
+		r.failed(ru.id, &ru.loc, ru.fails, i, ru.fields[i].path, diag.OperatorUnavailable)
 	}
 }
 
@@ -536,13 +556,18 @@ func (r *run) check(ru *rule, slot int, field string, v any) {
 		r.failed(ru.id, &ru.loc, ru.fails, slot, field, diag.OperatorUnavailable)
 		return
 	}
-	holds, reason := truth(r.m.Run(ru.when))
-	switch {
-	case reason != "":
-		r.failed(ru.id, &ru.loc, ru.fails, slot, field, reason)
-	case holds:
-		r.found(ru, slot, field, v)
+	if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+		r.outcome(ru, slot, field, v, reason)
 	}
+}
+
+// outcome records the finding of a rule whose condition held (reason "") or failed.
+func (r *run) outcome(ru *rule, slot int, field string, v any, reason string) {
+	if reason != "" {
+		r.failed(ru.id, &ru.loc, ru.fails, slot, field, reason)
+		return
+	}
+	r.found(ru, slot, field, v)
 }
 
 // found records the finding of a rule whose condition holds.
