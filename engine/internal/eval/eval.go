@@ -506,6 +506,19 @@ func (r *run) rule(ru *rule) {
 		}
 	case ru.missing != "":
 		r.unavailable(ru)
+	case len(ru.fields) == 1:
+		// the common case, without the loop
+		f := &ru.fields[0]
+		var v any
+		if f.memo != nil {
+			v = r.m.Value(f.memo)
+		} else {
+			v = lookup(r.globals[gData], f.segs)
+		}
+		r.bind(ru.reads, f.pathValue, v)
+		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			r.outcome(ru, 0, f.path, v, reason)
+		}
 	case len(ru.fields) > 0:
 		// check's work, inline: its call and arguments cost as much as the common case, a
 		// condition that does not hold
