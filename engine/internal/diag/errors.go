@@ -2,7 +2,6 @@ package diag
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -130,13 +129,13 @@ func EnvValue(ptr, why string) *Diagnostic {
 // TypeMismatch reports an operand of the wrong type. The diagnostic may be one made before for
 // the same arguments, shared (see shared).
 func TypeMismatch(ptr, op string, i int, want, got string) *Diagnostic {
-	return shared(sharedKey{kindType, ptr, op, i, want, got})
+	return shared(sharedKey{kind: kindType, ptr: ptr, op: op, i: i, a: want, b: got})
 }
 
 // ArgumentInvalid reports an argument that has the right type but is not valid: "op: argument
 // i+1: why". The diagnostic may be one made before for the same arguments, shared (see shared).
 func ArgumentInvalid(ptr, op string, i int, why string) *Diagnostic {
-	return shared(sharedKey{kindArgument, ptr, op, i, why, ""})
+	return shared(sharedKey{kind: kindArgument, ptr: ptr, op: op, i: i, a: why})
 }
 
 // Eval reports any other evaluation failure of a core operator.
@@ -149,11 +148,10 @@ func ResultOutOfRange(ptr string) *Diagnostic {
 	return &Diagnostic{Code: EvaluationError, Pointer: ptr, Message: "number result is beyond the range of a double"}
 }
 
-// Budget reports an evaluation that exceeded its work budget.
+// Budget reports an evaluation that exceeded its work budget. The diagnostic may be one made
+// before for the same arguments, shared (see shared).
 func Budget(ptr string, limit int64) *Diagnostic {
-	// (without fmt: rules that run out of budget fail closed with it, each time)
-	return &Diagnostic{Code: EvaluationLimit, Pointer: ptr,
-		Message: "evaluation exceeded its budget of " + strconv.FormatInt(limit, 10) + " steps"}
+	return shared(sharedKey{kind: kindBudget, ptr: ptr, n: limit})
 }
 
 // Unavailable reports a declared custom operator the host did not supply.

@@ -441,10 +441,13 @@ func canonical(v any) (any, error) {
 	}
 	out, ok := value.Canonical(v)
 	if !ok {
-		return nil, diag.ResultOutOfRange("")
+		return nil, errOutOfRange
 	}
 	return out, nil
 }
+
+// errOutOfRange is canonical's error, made once: a rule that fails closed reads only its code.
+var errOutOfRange = diag.ResultOutOfRange("")
 
 // truth reads the result of a condition: whether it holds (true; false and null do not), or why
 // the rule fails closed. Any other result is an evaluation error, as eval's out-of-range error
