@@ -456,10 +456,10 @@ func truth(v any, err error) (holds bool, reason string) {
 	if err != nil {
 		return false, code(err)
 	}
-	switch t := v.(type) {
-	case bool:
-		return t, ""
-	case nil:
+	if b, ok := v.(bool); ok { // (one comparison of the type, where a switch makes two)
+		return b, ""
+	}
+	if v == nil {
 		return false, ""
 	}
 	return false, diag.EvaluationError
