@@ -963,18 +963,19 @@ func buildStates(changes []change) States {
 // runs of ASCII digits, null for anything absent.
 func lookup(v any, segs []string) any {
 	for _, s := range segs {
-		switch t := v.(type) {
-		case map[string]any:
-			v = t[s]
-		case []any:
-			i := index(s)
-			if i < 0 || i >= len(t) {
-				return nil
-			}
-			v = t[i]
-		default:
+		if m, ok := v.(map[string]any); ok { // (objects first, with one comparison of the type)
+			v = m[s]
+			continue
+		}
+		t, ok := v.([]any)
+		if !ok {
 			return nil
 		}
+		i := index(s)
+		if i < 0 || i >= len(t) {
+			return nil
+		}
+		v = t[i]
 	}
 	return v
 }
