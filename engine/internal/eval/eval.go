@@ -510,7 +510,9 @@ func (r *run) rule(ru *rule) {
 	case ru.missing != "":
 		r.unavailable(ru)
 	case len(ru.fields) == 1:
-		// the common case, without the loop
+		// The cases below do check's work inline: its call and arguments cost as much as the
+		// common case, a condition that does not hold. One field, the most common, goes
+		// without the loop.
 		f := &ru.fields[0]
 		var v any
 		if f.memo != nil {
@@ -523,8 +525,6 @@ func (r *run) rule(ru *rule) {
 			r.outcome(ru, 0, f.path, v, reason)
 		}
 	case len(ru.fields) > 0:
-		// check's work, inline: its call and arguments cost as much as the common case, a
-		// condition that does not hold
 		for i := range ru.fields {
 			f := &ru.fields[i]
 			var v any
