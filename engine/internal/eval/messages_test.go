@@ -41,6 +41,8 @@ var messagesRuleset = `{"ruleset": {"id": "m", "version": "1", "defaultLocale": 
      "when": {"op": "==", "args": [{"op": "length", "args": [{"op": "filter", "args": [{"var": "data.items"}, true]}]}, 0]}, "message": "plain"},
     {"id": "opfail", "code": "OPFAIL", "when": {"op": "x-fail", "args": []}, "message": "plain"},
     {"id": "missing", "target": {"fields": ["f.y"]}, "code": "MISSING", "when": {"op": "x-missing", "args": []}, "message": "plain"},
+    {"id": "missing2", "target": {"fields": ["f.x", "f.y"]}, "code": "MISSING", "when": {"op": "x-missing", "args": []}, "message": "plain"},
+    {"id": "missing0", "code": "MISSING", "when": true, "message": {"key": "lit", "params": {"n": {"op": "x-missing", "args": []}}}},
     {"id": "pfail", "target": {"fields": ["f.x"]}, "code": "PFAIL", "when": true,
      "message": {"key": "lit", "params": {"n": {"op": "<", "args": [1, "x"]}}}}
   ],
