@@ -3,6 +3,7 @@ package compile
 import (
 	"math"
 	"sort"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -370,13 +371,14 @@ func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc 
 		return errNode(ptr)
 	}
 	c.custom[name] = true
+	site := &customSite{ptr: ptr, name: name}
 	// all arguments constant scalars: their weights are charged with the call's unit, at once,
 	// which fails exactly when charging them one after the other would
 	if w, ok := constScalarWeight(args); ok {
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			op := fr.rt.custom[name]
 			if op == nil {
-				return nil, diag.Unavailable(ptr, name)
+				return nil, site.unavailable(fr.rt)
 			}
 			if err := fr.rt.charge(ptr, w); err != nil {
 				return nil, err
@@ -385,13 +387,13 @@ func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc 
 			for i, a := range args {
 				vals[i] = a.value
 			}
-			return callCustom(ptr, name, op, vals)
+			return site.call(fr.rt, op, vals)
 		}}
 	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		op := fr.rt.custom[name]
 		if op == nil {
-			return nil, diag.Unavailable(ptr, name)
+			return nil, site.unavailable(fr.rt)
 		}
 		if err := fr.rt.charge(ptr, 1); err != nil {
 			return nil, err
@@ -407,21 +409,56 @@ func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc 
 				return nil, err
 			}
 		}
-		return callCustom(ptr, name, op, vals)
+		return site.call(fr.rt, op, vals)
 	}}
 }
 
-// callCustom runs a host operator, turning a panic or an error into OPERATOR_FAILED and checking
-// that what it returned is a JSON value.
-func callCustom(ptr, name string, op Operator, args []any) (v any, err error) {
+// customSite is one application of a custom operator. Its failures under a machine that reads
+// only codes (see Machine.CodesOnly) share one diagnostic each, made on first use, so that a
+// failing host operator costs no formatting (nor a call of its error's Error method).
+type customSite struct {
+	ptr, name          string
+	failed, unsupplied atomic.Pointer[diag.Diagnostic]
+}
+
+// unavailable is the error of an operator the host did not supply.
+func (s *customSite) unavailable(rt *runtime) error {
+	if !rt.codes {
+		return diag.Unavailable(s.ptr, s.name)
+	}
+	d := s.unsupplied.Load()
+	if d == nil {
+		d = diag.Unavailable(s.ptr, s.name)
+		s.unsupplied.Store(d)
+	}
+	return d
+}
+
+// failure is the error of an operator that failed because of why (an error, a panic value or a
+// reason of the engine's).
+func (s *customSite) failure(rt *runtime, why any) error {
+	if !rt.codes {
+		return diag.Failed(s.ptr, s.name, why)
+	}
+	d := s.failed.Load()
+	if d == nil {
+		d = diag.FailedAt(s.ptr, s.name)
+		s.failed.Store(d)
+	}
+	return d
+}
+
+// call runs a host operator, turning a panic or an error into OPERATOR_FAILED and checking that
+// what it returned is a JSON value.
+func (s *customSite) call(rt *runtime, op Operator, args []any) (v any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			v, err = nil, diag.Failed(ptr, name, r)
+			v, err = nil, s.failure(rt, r)
 		}
 	}()
 	v, err = op(args)
 	if err != nil {
-		return nil, diag.Failed(ptr, name, err)
+		return nil, s.failure(rt, err)
 	}
 	// a scalar that needs no conversion is returned as is, as Normalize would
 	switch t := v.(type) {
@@ -437,11 +474,11 @@ func callCustom(ptr, name string, op Operator, args []any) (v any, err error) {
 		}
 	}
 	if value.Depth(v, value.MaxEnvDepth) > value.MaxEnvDepth {
-		return nil, diag.Failed(ptr, name, "result nested too deep")
+		return nil, s.failure(rt, "result nested too deep")
 	}
-	nv, d := value.Normalize(v, ptr)
+	nv, d := value.Normalize(v, s.ptr)
 	if d != nil {
-		return nil, diag.Failed(ptr, name, d.Message)
+		return nil, s.failure(rt, d.Message)
 	}
 	return nv, nil
 }

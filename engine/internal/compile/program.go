@@ -84,6 +84,8 @@ type runtime struct {
 	memoHigh int   // memo[memoHigh:] holds nothing of this evaluation
 	dirty    int   // frames[:dirty] may hold the arguments of calls that failed
 	slab     []any // the unused rest of the block argument lists are cut from
+	// codes: the machine's user reads only the codes of errors (see Machine.CodesOnly)
+	codes bool
 }
 
 // argSlab is the number of values in one block of argument lists.
@@ -275,6 +277,13 @@ func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operat
 		m.rt.run = 1 // stamps of a run are never 0, the stamp of an empty entry
 	}
 }
+
+// CodesOnly tells the machine whether its user reads only the Code of the errors Run returns,
+// as rule evaluation does (a rule fails closed with the code as its reason). Then an error
+// whose message would be formatted at each failure (a custom operator's) may instead be a
+// diagnostic made once for its site and shared, whose message leaves out the details. It stays
+// set until changed; Program.Eval's machines never set it.
+func (m *Machine) CodesOnly(on bool) { m.rt.codes = on }
 
 // runExtended runs a program compiled after the caller sized its globals: the roots it adds
 // are null.

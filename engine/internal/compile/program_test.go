@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jsonv"
 )
 
@@ -123,5 +124,68 @@ func TestLocalsAreClearedByEnd(t *testing.T) {
 				t.Fatalf("round %d: own local %d holds %v after End", round, i, v)
 			}
 		}
+	}
+}
+
+// A machine whose user reads only codes (CodesOnly) fails exactly where and with the code a
+// full one does, for every way a custom operator fails; its diagnostic is made once per site,
+// so that failing again costs nothing.
+func TestCodesOnlyCustomFailures(t *testing.T) {
+	ops := map[string]Operator{
+		"x-err":   func([]any) (any, error) { return nil, fmt.Errorf("no %d", 1) },
+		"x-panic": func([]any) (any, error) { panic("boom") },
+		"x-nan":   func([]any) (any, error) { return func() {}, nil },
+		"x-deep": func([]any) (any, error) {
+			var v any = 1.0
+			for i := 0; i < 200; i++ {
+				v = []any{v}
+			}
+			return v, nil
+		},
+		"x-ok": func(args []any) (any, error) { return args[0], nil },
+	}
+	names := []string{"x-err", "x-panic", "x-nan", "x-deep", "x-ok", "x-gone"}
+	for _, src := range []string{
+		`{"op":"x-err","args":[1]}`,
+		`{"op":"x-err","args":[{"var":"a"}]}`,
+		`{"op":"if","args":[{"var":"a"},{"op":"x-panic","args":[]},0]}`,
+		`{"op":"x-nan","args":["s"]}`,
+		`{"op":"x-deep","args":[{"var":"a"}]}`,
+		`{"op":"x-gone","args":[{"var":"a"}]}`,
+		`{"op":"x-gone","args":[2]}`,
+		`{"op":"+","args":[{"op":"x-ok","args":[{"var":"a"}]},1]}`,
+	} {
+		p := compileAt(t, src, "/r", names...)
+		env := map[string]any{"a": true}
+		for budget := int64(1); budget <= 8; budget++ {
+			want, wantErr := p.Eval(env, ops, budget)
+			var m Machine
+			m.begin(nil, env, ops, budget)
+			m.CodesOnly(true)
+			got, err := m.Run(p)
+			again, err2 := m.Run(p)
+			m.End()
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(again, want) {
+				t.Fatalf("%s, budget %d: %v, %v, want %v", src, budget, got, again, want)
+			}
+			if (err == nil) != (wantErr == nil) {
+				t.Fatalf("%s, budget %d: %v, want %v", src, budget, err, wantErr)
+			}
+			if err == nil {
+				continue
+			}
+			d, w := err.(*diag.Diagnostic), wantErr.(*diag.Diagnostic)
+			if d.Code != w.Code || d.Pointer != w.Pointer {
+				t.Fatalf("%s, budget %d: %v, want %v", src, budget, d, w)
+			}
+			if custom := d.Code == diag.OperatorFailed || d.Code == diag.OperatorUnavailable; custom && err2 != err {
+				t.Fatalf("%s, budget %d: %v then %v, want one diagnostic per site", src, budget, err, err2)
+			}
+		}
+	}
+	// a full machine keeps the details
+	p := compileAt(t, `{"op":"x-err","args":[1]}`, "/r", names...)
+	if _, err := p.Eval(nil, ops, 0); err.Error() != `OPERATOR_FAILED at /r: custom operator "x-err" failed: no 1` {
+		t.Fatal(err)
 	}
 }

@@ -129,13 +129,13 @@ func EnvValue(ptr, why string) *Diagnostic {
 // TypeMismatch reports an operand of the wrong type. The diagnostic may be one made before for
 // the same arguments, shared (see shared).
 func TypeMismatch(ptr, op string, i int, want, got string) *Diagnostic {
-	return shared(sharedKey{kindType, ptr, op, i, want, got})
+	return shared(sharedKey{kind: kindType, ptr: ptr, op: op, i: i, a: want, b: got})
 }
 
 // ArgumentInvalid reports an argument that has the right type but is not valid: "op: argument
 // i+1: why". The diagnostic may be one made before for the same arguments, shared (see shared).
 func ArgumentInvalid(ptr, op string, i int, why string) *Diagnostic {
-	return shared(sharedKey{kindArgument, ptr, op, i, why, ""})
+	return shared(sharedKey{kind: kindArgument, ptr: ptr, op: op, i: i, a: why})
 }
 
 // Eval reports any other evaluation failure of a core operator.
@@ -145,12 +145,13 @@ func Eval(ptr, op, why string) *Diagnostic {
 
 // ResultOutOfRange reports a number beyond the range of a double on its way out.
 func ResultOutOfRange(ptr string) *Diagnostic {
-	return newf(EvaluationError, ptr, "number result is beyond the range of a double")
+	return &Diagnostic{Code: EvaluationError, Pointer: ptr, Message: "number result is beyond the range of a double"}
 }
 
-// Budget reports an evaluation that exceeded its work budget.
+// Budget reports an evaluation that exceeded its work budget. The diagnostic may be one made
+// before for the same arguments, shared (see shared).
 func Budget(ptr string, limit int64) *Diagnostic {
-	return newf(EvaluationLimit, ptr, "evaluation exceeded its budget of %d steps", limit)
+	return shared(sharedKey{kind: kindBudget, ptr: ptr, n: limit})
 }
 
 // Unavailable reports a declared custom operator the host did not supply.
@@ -161,6 +162,12 @@ func Unavailable(ptr, name string) *Diagnostic {
 // Failed reports a custom operator that failed.
 func Failed(ptr, name string, err any) *Diagnostic {
 	return newf(OperatorFailed, ptr, "custom operator %q failed: %v", name, err)
+}
+
+// FailedAt reports a custom operator that failed without saying why: the diagnostic an
+// evaluation whose errors are read for their codes only shares (see compile.Machine.CodesOnly).
+func FailedAt(ptr, name string) *Diagnostic {
+	return newf(OperatorFailed, ptr, "custom operator %q failed", name)
 }
 
 // Panic reports a defect recovered at the engine boundary.

@@ -70,3 +70,24 @@ func TestSharedDiagnosticsAreThoseOfTheirKey(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Budget diagnostics are shared too: the one of their pointer and budget, whatever else the
+// table holds.
+func TestSharedBudget(t *testing.T) {
+	for round := 0; round < 2; round++ {
+		for k := 0; k < 3*len(sharedTable); k++ {
+			ptr, n := fmt.Sprintf("/rules/%d/when", k%89), int64(k%7)+1<<(k%40)
+			want := Diagnostic{Code: EvaluationLimit, Pointer: ptr,
+				Message: fmt.Sprintf("evaluation exceeded its budget of %d steps", n)}
+			if got := Budget(ptr, n); *got != want {
+				t.Fatalf("got %+v, want %+v", *got, want)
+			}
+			if got := TypeMismatch(ptr, "x", 0, "a number", "string"); got.Code != EvaluationError {
+				t.Fatalf("got %+v", *got)
+			}
+		}
+	}
+	if Budget("/p", 5) != Budget("/p", 5) {
+		t.Fatal("a budget diagnostic made again is not the one made before")
+	}
+}

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"bytes"
-	"math"
 	mbits "math/bits"
 	"sort"
 	"strconv"
@@ -59,6 +58,9 @@ type Result struct {
 
 	props []Property // backing of the States' properties, reused by EvaluateInto
 	spare States     // States' storage while States is nil
+	// run is the scratch state of evaluations, kept by a result evaluated into again and again
+	// (cleared of the request, as the pool's): taken from it costs less than from the pool
+	run *run
 }
 
 // States are the states state rules set: one FieldState per field, in the RFC 8785 order of the
@@ -185,10 +187,17 @@ func (p *Program) Evaluate(req *Request) *Result {
 // EvaluateInto is Evaluate writing into res: its findings, states and their properties are
 // overwritten, in the storage res already has when it is large enough, so that a host evaluating
 // request after request with one Result allocates (almost) nothing. Nothing of the previous
-// contents of res may be used afterwards.
+// contents of res may be used afterwards. A result evaluated into keeps the scratch state of
+// evaluations (cleared of the request) for the next evaluation into it; a copy of a result
+// shares its storage, so that only one of them may be evaluated into at a time.
 func (p *Program) EvaluateInto(req *Request, res *Result) {
 	res.Ruleset = p.Ref
-	r := runPool.Get().(*run)
+	r := res.run
+	if r != nil {
+		res.run = nil // (an evaluation that panics does not give it back: its state is unknown)
+	} else {
+		r = runPool.Get().(*run)
+	}
 	if r.p != p {
 		r.p = p
 	}
@@ -206,6 +215,7 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	g := r.globals
 	g[gData], g[gOriginal], g[gActor], g[gCtx] = req.Data, req.Original, req.Actor, req.Ctx
 	r.m.Begin(g, p.ops, p.budget)
+	r.m.CodesOnly(true) // a failing expression contributes only its code
 	r.locales(req.Locale)
 	if len(r.slotVals) < len(p.slots) {
 		r.slotVals = make([]any, len(p.slots))
@@ -270,7 +280,11 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	if cap(r.findings) > 1<<10 {
 		r.findings = nil
 	}
-	runPool.Put(r)
+	if direct {
+		res.run = r // a reused result is likely to be evaluated into again
+	} else {
+		runPool.Put(r)
+	}
 }
 
 // messages gives the findings whose messages were written to the message buffer (msgAt) their
@@ -427,10 +441,13 @@ func canonical(v any) (any, error) {
 	}
 	out, ok := value.Canonical(v)
 	if !ok {
-		return nil, diag.ResultOutOfRange("")
+		return nil, errOutOfRange
 	}
 	return out, nil
 }
+
+// errOutOfRange is canonical's error, made once: a rule that fails closed reads only its code.
+var errOutOfRange = diag.ResultOutOfRange("")
 
 // truth reads the result of a condition: whether it holds (true; false and null do not), or why
 // the rule fails closed. Any other result is an evaluation error, as eval's out-of-range error
@@ -439,10 +456,10 @@ func truth(v any, err error) (holds bool, reason string) {
 	if err != nil {
 		return false, code(err)
 	}
-	switch t := v.(type) {
-	case bool:
-		return t, ""
-	case nil:
+	if b, ok := v.(bool); ok { // (one comparison of the type, where a switch makes two)
+		return b, ""
+	}
+	if v == nil {
 		return false, ""
 	}
 	return false, diag.EvaluationError
@@ -490,6 +507,23 @@ func (r *run) rule(ru *rule) {
 			}
 			slot += len(b.paths)
 		}
+	case ru.missing != "":
+		r.unavailable(ru)
+	case len(ru.fields) == 1:
+		// The cases below do check's work inline: its call and arguments cost as much as the
+		// common case, a condition that does not hold. One field, the most common, goes
+		// without the loop.
+		f := &ru.fields[0]
+		var v any
+		if f.memo != nil {
+			v = r.m.Value(f.memo)
+		} else {
+			v = lookup(r.globals[gData], f.segs)
+		}
+		r.bind(ru.reads, f.pathValue, v)
+		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			r.outcome(ru, 0, f.path, v, reason)
+		}
 	case len(ru.fields) > 0:
 		for i := range ru.fields {
 			f := &ru.fields[i]
@@ -500,11 +534,27 @@ func (r *run) rule(ru *rule) {
 				v = lookup(r.globals[gData], f.segs)
 			}
 			r.bind(ru.reads, f.pathValue, v)
-			r.check(ru, i, f.path, v)
+			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+				r.outcome(ru, i, f.path, v, reason)
+			}
 		}
 	default:
 		r.unbind(ru.reads)
-		r.check(ru, 0, "", nil)
+		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			r.outcome(ru, 0, "", nil, reason)
+		}
+	}
+}
+
+// unavailable fails a rule that needs a custom operator the host lacks on each of its fields
+// (see check), its conditions not run.
+func (r *run) unavailable(ru *rule) {
+	if len(ru.fields) == 0 {
+		r.failed(ru.id, &ru.loc, ru.fails, 0, "", diag.OperatorUnavailable)
+		return
+	}
+	for i := range ru.fields {
+		r.failed(ru.id, &ru.loc, ru.fails, i, ru.fields[i].path, diag.OperatorUnavailable)
 	}
 }
 
@@ -536,13 +586,18 @@ func (r *run) check(ru *rule, slot int, field string, v any) {
 		r.failed(ru.id, &ru.loc, ru.fails, slot, field, diag.OperatorUnavailable)
 		return
 	}
-	holds, reason := truth(r.m.Run(ru.when))
-	switch {
-	case reason != "":
-		r.failed(ru.id, &ru.loc, ru.fails, slot, field, reason)
-	case holds:
-		r.found(ru, slot, field, v)
+	if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+		r.outcome(ru, slot, field, v, reason)
 	}
+}
+
+// outcome records the finding of a rule whose condition held (reason "") or failed.
+func (r *run) outcome(ru *rule, slot int, field string, v any, reason string) {
+	if reason != "" {
+		r.failed(ru.id, &ru.loc, ru.fails, slot, field, reason)
+		return
+	}
+	r.found(ru, slot, field, v)
 }
 
 // found records the finding of a rule whose condition holds.
@@ -908,18 +963,19 @@ func buildStates(changes []change) States {
 // runs of ASCII digits, null for anything absent.
 func lookup(v any, segs []string) any {
 	for _, s := range segs {
-		switch t := v.(type) {
-		case map[string]any:
-			v = t[s]
-		case []any:
-			i := index(s)
-			if i < 0 || i >= len(t) {
-				return nil
-			}
-			v = t[i]
-		default:
+		if m, ok := v.(map[string]any); ok { // (objects first, with one comparison of the type)
+			v = m[s]
+			continue
+		}
+		t, ok := v.([]any)
+		if !ok {
 			return nil
 		}
+		i := index(s)
+		if i < 0 || i >= len(t) {
+			return nil
+		}
+		v = t[i]
 	}
 	return v
 }
@@ -954,12 +1010,8 @@ func appendText(b []byte, v any) []byte {
 	case bool:
 		return strconv.AppendBool(b, t)
 	case float64:
-		if t == math.Trunc(t) && t > -1e15 && t < 1e15 {
-			// num.Format's integers, without the string
-			return strconv.AppendInt(b, int64(t), 10)
-		}
-		s, _ := num.Format(t)
-		return append(b, s...)
+		b, _ = num.AppendFormat(b, t)
+		return b
 	}
 	if out, err := AppendJSON(b, v); err == nil {
 		return out

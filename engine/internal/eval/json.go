@@ -19,11 +19,11 @@ func AppendJSON(b []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, t), nil
 	case float64:
-		s, ok := num.Format(t)
+		b, ok := num.AppendFormat(b, t)
 		if !ok {
 			return nil, errors.New("a number is beyond the range of a double")
 		}
-		return append(b, s...), nil
+		return b, nil
 	case string:
 		return jcs.AppendString(b, t), nil
 	case []any:

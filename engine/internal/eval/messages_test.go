@@ -41,6 +41,8 @@ var messagesRuleset = `{"ruleset": {"id": "m", "version": "1", "defaultLocale": 
      "when": {"op": "==", "args": [{"op": "length", "args": [{"op": "filter", "args": [{"var": "data.items"}, true]}]}, 0]}, "message": "plain"},
     {"id": "opfail", "code": "OPFAIL", "when": {"op": "x-fail", "args": []}, "message": "plain"},
     {"id": "missing", "target": {"fields": ["f.y"]}, "code": "MISSING", "when": {"op": "x-missing", "args": []}, "message": "plain"},
+    {"id": "missing2", "target": {"fields": ["f.x", "f.y"]}, "code": "MISSING", "when": {"op": "x-missing", "args": []}, "message": "plain"},
+    {"id": "missing0", "code": "MISSING", "when": true, "message": {"key": "lit", "params": {"n": {"op": "x-missing", "args": []}}}},
     {"id": "pfail", "target": {"fields": ["f.x"]}, "code": "PFAIL", "when": true,
      "message": {"key": "lit", "params": {"n": {"op": "<", "args": [1, "x"]}}}}
   ],
@@ -314,4 +316,55 @@ func lossyPool() bool {
 		}
 	}
 	return false
+}
+
+// A result evaluated into again and again keeps the scratch state of evaluations: it holds
+// nothing of the request between evaluations, serves programs one after the other, and gives
+// the results of a new result; an evaluation that does not end leaves it out.
+func TestResultKeepsRun(t *testing.T) {
+	a, b := compileMessages(t, 0), compileMessages(t, 40)
+	req := &Request{Data: messagesData(), Locale: "fr"}
+	res := &Result{}
+	for round := 0; round < 4; round++ {
+		p := a
+		if round%2 == 1 {
+			p = b
+		}
+		p.EvaluateInto(req, res)
+		want := p.Evaluate(req)
+		if !reflect.DeepEqual(res.Findings, want.Findings) || !reflect.DeepEqual(res.States, want.States) {
+			t.Fatalf("round %d:\n got %+v %v\nwant %+v %v", round, res.Findings, res.States, want.Findings, want.States)
+		}
+		r := res.run
+		if r == nil {
+			if round == 0 {
+				continue // a new result gets no run: it may not be evaluated into again
+			}
+			t.Fatalf("round %d: no run kept", round)
+		}
+		for _, s := range [][]any{r.globals, r.slotVals, r.pending, r.vals[:cap(r.vals)]} {
+			for i, v := range s {
+				if v != nil {
+					t.Fatalf("round %d: the kept run holds %v (%d)", round, v, i)
+				}
+			}
+		}
+		if r.nset != 0 || len(r.msgAt) != 0 || len(r.findings) != 0 {
+			t.Fatalf("round %d: the kept run is not cleared", round)
+		}
+	}
+	// an evaluation that panics does not give the run back
+	bad := *a
+	bad.rules = append([]*rule{{hasType: true, typed: []*binding{nil}}}, a.rules...)
+	func() {
+		defer func() { _ = recover() }()
+		bad.EvaluateInto(req, res)
+	}()
+	if res.run != nil {
+		t.Fatal("a run that did not end is kept")
+	}
+	a.EvaluateInto(req, res)
+	if want := a.Evaluate(req); !reflect.DeepEqual(res.Findings, want.Findings) {
+		t.Fatalf("after a panic:\n got %+v\nwant %+v", res.Findings, want.Findings)
+	}
 }

@@ -61,6 +61,15 @@ var diffOps = []diffOp{
 	{"Format", 1,
 		func(x []float64, _ int) outcome { return so(num.Format(x[0])) },
 		func(x []float64, _ int) outcome { return so(refFormat(x[0])) }},
+	{"AppendFormat", 1,
+		func(x []float64, _ int) outcome {
+			b, ok := num.AppendFormat([]byte("x="), x[0])
+			if string(b[:2]) != "x=" || !ok && len(b) != 2 {
+				return outcome{panic: true}
+			}
+			return so(string(b[2:]), ok)
+		},
+		func(x []float64, _ int) outcome { return so(refFormat(x[0])) }},
 	{"Round", 1,
 		func(x []float64, p int) outcome { return fo(num.Round(x[0], p)) },
 		func(x []float64, p int) outcome { return fo(refRound(x[0], p)) }},

@@ -125,20 +125,41 @@ func Format(f float64) (string, bool) {
 	if smallInt(f) {
 		return strconv.FormatInt(int64(f), 10), true
 	}
+	var buf [48]byte
+	b, ok := appendFrac(buf[:0], f)
+	if !ok {
+		return "", false
+	}
+	return string(b), true
+}
+
+// AppendFormat appends what Format returns for f to b; when ok is false, b is returned as it is.
+func AppendFormat(b []byte, f float64) ([]byte, bool) {
+	if smallInt(f) {
+		return strconv.AppendInt(b, int64(f), 10), true
+	}
+	return appendFrac(b, f)
+}
+
+// appendFrac is AppendFormat for f other than an integer of at most 15 digits.
+func appendFrac(b []byte, f float64) ([]byte, bool) {
 	// The digits written are those of the canonical decimal of c = Canonical(f). When f is
 	// already the nearest double to its canonical decimal d, c is f and its decimal is d.
 	neg := f < 0
-	m, e, ok := shortDec(math.Abs(f))
+	a := math.Abs(f)
+	m, e, ok := centsDec(a) // amounts and rates, as decOf
+	if !ok {
+		m, e, ok = shortDec(a)
+	}
 	if !ok {
 		c, ok := canonical(f)
 		if !ok {
-			return "", false
+			return b, false
 		}
 		neg = c < 0
 		_, m, e = decOf(c)
 	}
-	var buf [48]byte
-	return string(appendLayout(buf[:0], neg, m, e)), true
+	return appendLayout(b, neg, m, e), true
 }
 
 // appendLayout appends the ECMAScript layout of the decimal ±m × 10^e (m > 0, no trailing zeros).
