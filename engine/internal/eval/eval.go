@@ -58,9 +58,6 @@ type Result struct {
 
 	props []Property // backing of the States' properties, reused by EvaluateInto
 	spare States     // States' storage while States is nil
-	// run is the scratch state of evaluations, kept by a result evaluated into again and again
-	// (cleared of the request, as the pool's): taken from it costs less than from the pool
-	run *run
 }
 
 // States are the states state rules set: one FieldState per field, in the RFC 8785 order of the
@@ -187,17 +184,10 @@ func (p *Program) Evaluate(req *Request) *Result {
 // EvaluateInto is Evaluate writing into res: its findings, states and their properties are
 // overwritten, in the storage res already has when it is large enough, so that a host evaluating
 // request after request with one Result allocates (almost) nothing. Nothing of the previous
-// contents of res may be used afterwards. A result evaluated into keeps the scratch state of
-// evaluations (cleared of the request) for the next evaluation into it; a copy of a result
-// shares its storage, so that only one of them may be evaluated into at a time.
+// contents of res may be used afterwards.
 func (p *Program) EvaluateInto(req *Request, res *Result) {
 	res.Ruleset = p.Ref
-	r := res.run
-	if r != nil {
-		res.run = nil // (an evaluation that panics does not give it back: its state is unknown)
-	} else {
-		r = runPool.Get().(*run)
-	}
+	r := runPool.Get().(*run)
 	if r.p != p {
 		r.p = p
 	}
@@ -280,11 +270,7 @@ func (p *Program) EvaluateInto(req *Request, res *Result) {
 	if cap(r.findings) > 1<<10 {
 		r.findings = nil
 	}
-	if direct {
-		res.run = r // a reused result is likely to be evaluated into again
-	} else {
-		runPool.Put(r)
-	}
+	runPool.Put(r)
 }
 
 // messages gives the findings whose messages were written to the message buffer (msgAt) their
