@@ -42,7 +42,9 @@ func iterate(kind iterKind) builder {
 			bind = raw[1].Text
 		}
 		inner, slot := sc.bind(bind)
+		inner, lp := inner.enter()
 		body := c.compile(raw[bodyAt], diag.Index(ptr+"/args", bodyAt), inner, depth+1)
+		list = lp.after(list)
 		var count func(fr *frame) (int, bool, error)
 		if kind == iterFilter {
 			// filter's evaluation, counting what it would keep
