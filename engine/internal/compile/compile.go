@@ -2,6 +2,7 @@ package compile
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -52,12 +53,14 @@ type Unit struct {
 	declared map[string]bool
 	funcs    map[string]*function
 
-	mu      sync.Mutex // guards globals, paths, shared and nmemo: expressions may be compiled concurrently
+	mu      sync.Mutex // guards globals, paths, shared, nmemo, elems and nelem: expressions may be compiled concurrently
 	globals map[string]int
 	paths   map[string]*Path       // by root and segments
 	shared  map[string]*sharedExpr // by canonical key
 	nmemo   int                    // memo indexes given to paths and shared subexpressions
 	varying map[string]bool
+	elems   map[string]*Elem // by list path and segments
+	nelem   int
 }
 
 // global returns the index of the variable root name, assigning the next one to a new name.
@@ -89,6 +92,7 @@ type scope struct {
 	n       *int // slots allocated in the frame
 	// iterations of this frame whose bodies the scope is in, outermost first (see loop)
 	loops []*loop
+	lists []*listVar // by binding: the iteration variables that are list variables
 }
 
 // alias is a name bound to a plain read (see node.read): the node, and the variable path it
@@ -134,6 +138,7 @@ func (s *scope) with(name string, slot int, a *alias) *scope {
 		aliases: append(append([]*alias(nil), s.aliases...), a),
 		n:       s.n,
 		loops:   s.loops,
+		lists:   append(append([]*listVar(nil), s.lists...), nil),
 	}
 }
 
@@ -634,9 +639,31 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		return c.compileVar(&jsonv.Node{Kind: jsonv.String, Text: full}, ptr, &scope{n: sc.n})
 	}
 	if i := sc.index(root); i >= 0 && len(segs) > 0 {
+		lv := sc.lists[i]
+		// an element path, counted as read twice when its iteration runs more than once
+		elem := func() *Elem {
+			lv.indexed = true
+			w := int32(1)
+			if lv.nested {
+				w = 2
+			}
+			return c.unit.elem(lv.list, parts[1:], w, true)
+		}
 		if lp := sc.hoistInto(i); lp != nil {
 			// a path under a binding outside an iteration the read is in: read once as it starts
-			return lp.read(ptr, i, p.Text, slot, al, segs, sc.n)
+			return lp.read(ptr, strconv.Itoa(i)+"\x00"+p.Text, sc.n, func() hoisted {
+				h := hoisted{from: slot, segs: segs}
+				if al != nil {
+					h.base = al.n
+				}
+				if lv != nil {
+					h.elem = elem()
+				}
+				return h
+			})
+		}
+		if lv != nil {
+			return elemRead(ptr, elem(), slot)
 		}
 	}
 	if al != nil {

@@ -1,7 +1,5 @@
 package compile
 
-import "strconv"
-
 // Loop-invariant reads. The body of an iteration often reads a path under a binding of the
 // enclosing scope, which stays the same for every element: c.email in
 // some(xs, c, filter(xs, d, d.email == c.email)). Such a read charges nothing, cannot fail and
@@ -21,13 +19,15 @@ type loop struct {
 	index map[string]int // reads by binding and path
 }
 
-// hoisted is one hoisted read: the path segs under local slot from, or under alias base when
-// that is not nil, kept in slot.
+// hoisted is one hoisted read, kept in slot: the path segs under local slot from, or under alias
+// base when that is not nil; when elem is not nil, the element path under the list variable in
+// slot from.
 type hoisted struct {
 	slot int
 	from int
 	base *node
 	segs []segment
+	elem *Elem
 }
 
 // hoistInto returns the iteration a read of a path under the binding names[i] is hoisted to:
@@ -53,17 +53,14 @@ func (s *scope) enter() (*scope, *loop) {
 	return &inner, lp
 }
 
-// read returns the node that reads the path text (segs under the binding names[i]: local slot
-// from, or alias al) in the body of lp, allocating the hidden slot the first time.
-func (lp *loop) read(ptr string, i int, text string, from int, al *alias, segs []segment, n *int) *node {
-	key := strconv.Itoa(i) + "\x00" + text
+// read returns the node that reads, in the body of lp, the path with key (its binding and
+// path), hoisted as mk describes it the first time, in a hidden slot allocated then.
+func (lp *loop) read(ptr, key string, n *int, mk func() hoisted) *node {
 	k, ok := lp.index[key]
 	if !ok {
-		h := hoisted{slot: *n, from: from, segs: segs}
+		h := mk()
+		h.slot = *n
 		*n++
-		if al != nil {
-			h.base = al.n
-		}
 		if lp.index == nil {
 			lp.index = map[string]int{}
 		}
@@ -88,6 +85,15 @@ func (lp *loop) after(list *node) *node {
 		}
 		for i := range reads {
 			h := &reads[i]
+			if h.elem != nil {
+				i := int(fr.nums[h.from])
+				v, ok := fr.rt.kept(h.elem.id, i)
+				if !ok {
+					v = fr.rt.readElem(h.elem, i, fr.locals[h.from])
+				}
+				fr.locals[h.slot] = v
+				continue
+			}
 			var b any
 			if h.base == nil {
 				b = fr.locals[h.from]
