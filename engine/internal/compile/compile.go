@@ -2,6 +2,7 @@ package compile
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -52,12 +53,14 @@ type Unit struct {
 	declared map[string]bool
 	funcs    map[string]*function
 
-	mu      sync.Mutex // guards globals, paths, shared and nmemo: expressions may be compiled concurrently
+	mu      sync.Mutex // guards globals, paths, shared, nmemo, elems and nelem: expressions may be compiled concurrently
 	globals map[string]int
 	paths   map[string]*Path       // by root and segments
 	shared  map[string]*sharedExpr // by canonical key
 	nmemo   int                    // memo indexes given to paths and shared subexpressions
 	varying map[string]bool
+	elems   map[string]*Elem // by list path and segments
+	nelem   int
 }
 
 // global returns the index of the variable root name, assigning the next one to a new name.
@@ -87,6 +90,9 @@ type scope struct {
 	slots   []int
 	aliases []*alias
 	n       *int // slots allocated in the frame
+	// iterations of this frame whose bodies the scope is in, outermost first (see loop)
+	loops []*loop
+	lists []*listVar // by binding: the iteration variables that are list variables
 }
 
 // alias is a name bound to a plain read (see node.read): the node, and the variable path it
@@ -99,12 +105,20 @@ type alias struct {
 func newScope() *scope { return &scope{n: new(int)} }
 
 func (s *scope) lookup(name string) (slot int, a *alias, ok bool) {
-	for i := len(s.names) - 1; i >= 0; i-- {
-		if s.names[i] == name {
-			return s.slots[i], s.aliases[i], true
-		}
+	if i := s.index(name); i >= 0 {
+		return s.slots[i], s.aliases[i], true
 	}
 	return 0, nil, false
+}
+
+// index returns the position of the innermost binding of name in names, -1 when unbound.
+func (s *scope) index(name string) int {
+	for i := len(s.names) - 1; i >= 0; i-- {
+		if s.names[i] == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // bind returns a scope with name bound to a fresh slot.
@@ -123,6 +137,8 @@ func (s *scope) with(name string, slot int, a *alias) *scope {
 		slots:   append(append([]int(nil), s.slots...), slot),
 		aliases: append(append([]*alias(nil), s.aliases...), a),
 		n:       s.n,
+		loops:   s.loops,
+		lists:   append(append([]*listVar(nil), s.lists...), nil),
 	}
 }
 
@@ -622,22 +638,33 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		}
 		return c.compileVar(&jsonv.Node{Kind: jsonv.String, Text: full}, ptr, &scope{n: sc.n})
 	}
-	walk := func(v any) any {
-		for _, s := range segs {
-			switch t := v.(type) {
-			case map[string]any:
-				v = t[s.key]
-			case []any:
-				if s.index >= 0 && s.index < len(t) {
-					v = t[s.index]
-				} else {
-					return nil
-				}
-			default:
-				return nil
+	if i := sc.index(root); i >= 0 && len(segs) > 0 {
+		lv := sc.lists[i]
+		// an element path, counted as read twice when its iteration runs more than once
+		elem := func() *Elem {
+			lv.indexed = true
+			w := int32(1)
+			if lv.nested {
+				w = 2
 			}
+			return c.unit.elem(lv.list, parts[1:], w, true)
 		}
-		return v
+		if lp := sc.hoistInto(i); lp != nil {
+			// a path under a binding outside an iteration the read is in: read once as it starts
+			return lp.read(ptr, strconv.Itoa(i)+"\x00"+p.Text, sc.n, func() hoisted {
+				h := hoisted{from: slot, segs: segs}
+				if al != nil {
+					h.base = al.n
+				}
+				if lv != nil {
+					h.elem = elem()
+				}
+				return h
+			})
+		}
+		if lv != nil {
+			return elemRead(ptr, elem(), slot)
+		}
 	}
 	if al != nil {
 		// a parameter of an inlined call, read where the call would have stored it
@@ -646,14 +673,23 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			v, _ := al.n.eval(fr)
-			return walk(v), nil
+			return walkPath(v, segs), nil
 		}}
 	}
 	if local {
-		if len(segs) == 0 {
+		switch {
+		case len(segs) == 0:
 			return readLocal(ptr, slot)
+		case len(segs) == 1 && segs[0].index < 0:
+			key := segs[0].key
+			return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+				if m, ok := fr.locals[slot].(map[string]any); ok {
+					return m[key], nil
+				}
+				return nil, nil
+			}}
 		}
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.locals[slot]), nil }}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walkPath(fr.locals[slot], segs), nil }}
 	}
 	g := c.unit.global(root)
 	c.roots[g] = true
@@ -677,7 +713,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 			return nil, nil
 		}}
 	}
-	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walk(fr.rt.root(g, root)), nil }}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walkPath(fr.rt.root(g, root), segs), nil }}
 }
 
 // rootPath returns the variable path from a root that the expression n reads in scope sc, when

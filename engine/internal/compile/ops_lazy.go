@@ -42,7 +42,18 @@ func iterate(kind iterKind) builder {
 			bind = raw[1].Text
 		}
 		inner, slot := sc.bind(bind)
+		var lv *listVar
+		if kind != iterMap { // sum runs map's body itself (see sumOfMap)
+			if p := c.listOf(raw[0], sc); p != nil {
+				lv = &listVar{list: p, nested: len(sc.loops) > 0}
+				inner.lists[len(inner.lists)-1] = lv
+			}
+		}
+		inner, lp := inner.enter()
 		body := c.compile(raw[bodyAt], diag.Index(ptr+"/args", bodyAt), inner, depth+1)
+		list = lp.after(list)
+		// the body's element paths read the index of the element (see listVar)
+		indexed := lv != nil && lv.indexed
 		var count func(fr *frame) (int, bool, error)
 		if kind == iterFilter {
 			// filter's evaluation, counting what it would keep
@@ -62,8 +73,11 @@ func iterate(kind iterKind) builder {
 					return 0, false, err
 				}
 				n := 0
-				for _, it := range items {
+				for i, it := range items {
 					fr.locals[slot] = it
+					if indexed {
+						fr.nums[slot] = float64(i)
+					}
 					v, err := body.eval(fr)
 					if err != nil {
 						return 0, false, err
@@ -109,8 +123,11 @@ func iterate(kind iterKind) builder {
 			} else if kind == iterFilter {
 				out = []any{}
 			}
-			for _, it := range items {
+			for i, it := range items {
 				fr.locals[slot] = it
+				if indexed {
+					fr.nums[slot] = float64(i)
+				}
 				v, err := body.eval(fr)
 				if err != nil {
 					return nil, err

@@ -86,6 +86,10 @@ type runtime struct {
 	slab     []any // the unused rest of the block argument lists are cut from
 	// codes: the machine's user reads only the codes of errors (see Machine.CodesOnly)
 	codes bool
+
+	// element paths kept (see Elem): by Elem id, where their values are in arena
+	elems []elemSpan
+	arena []any
 }
 
 // argSlab is the number of values in one block of argument lists.
@@ -271,8 +275,12 @@ func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operat
 		for i := range m.rt.memo {
 			m.rt.memo[i].gen = 0
 		}
+		for i := range m.rt.elems {
+			m.rt.elems[i].gen = 0
+		}
 		m.rt.gen = 1
 	}
+	m.rt.arena = m.rt.arena[:0] // End cleared it
 	if m.rt.run == 0 {
 		m.rt.run = 1 // stamps of a run are never 0, the stamp of an empty entry
 	}
@@ -308,6 +316,7 @@ func (m *Machine) End() {
 	if m.rt.memoHigh > 0 {
 		clear(m.rt.memo[:m.rt.memoHigh])
 		m.rt.memoHigh = 0
+		clear(m.rt.arena) // element values are kept only with the memo (see runtime.keep)
 	}
 	if m.rt.dirty > 0 {
 		// a call that failed left its arguments in the frames up to the depth it failed at

@@ -189,8 +189,9 @@ type binding struct {
 	entity     []string      // path of the record, or of the list when many
 	entityMemo *compile.Path // data.entity, memoized within an evaluation
 	many       bool
-	field      fieldRef // path inside the record
-	path       string   // entity path + "." + field, for single records
+	elem       *compile.Elem // for lists: the field under the elements of data.entity
+	field      fieldRef      // path inside the record
+	path       string        // entity path + "." + field, for single records
 	// for lists: the path of element i is prefix + i + suffix; those of the first elements are
 	// built at load
 	pathValue      any
@@ -273,6 +274,12 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		if r.Target.Type != "" {
 			cr.hasType = true
 			cr.typed = bindings[r.Target.Type]
+			for _, b := range cr.typed {
+				if b.many {
+					// the rule reads the field in every element (see compile.Elem)
+					b.elem = unit.Elem(b.entityMemo, b.field.segs)
+				}
+			}
 		}
 		var used []*jsonv.Node
 		if r.When != nil {

@@ -477,9 +477,12 @@ func (r *run) rule(ru *rule) {
 			list, _ := base.([]any)
 			for i, el := range list {
 				var v any
-				if m, ok := el.(map[string]any); ok && len(b.field.segs) == 1 {
+				switch m, ok := el.(map[string]any); {
+				case b.elem != nil && b.elem.Shared():
+					v = r.m.Elem(b.elem, i, el) // kept: other rules read it too
+				case ok && len(b.field.segs) == 1:
 					v = m[b.field.segs[0]] // lookup's common case, without the call
-				} else {
+				default:
 					v = lookup(el, b.field.segs)
 				}
 				if i < len(b.paths) {
