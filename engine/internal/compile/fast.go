@@ -14,6 +14,10 @@ import (
 // (binary, deep, strict), then takes a direct path for the common operand types, without the
 // argument slices, the indirect calls and the boxing of the generic ones; every other case is
 // handed to the generic operator function, so errors and results are the same.
+//
+// The functions that return an evaluation closure are marked go:noinline: where the Go compiler
+// inlines such a function, it compiles its own copy of the closure, and in that copy it inlines
+// none of the calls (charge, cost1, boxed), which costs far more than the call it saves.
 
 // get evaluates n; a constant is read without a call.
 func (n *node) get(fr *frame) (any, error) {
@@ -62,6 +66,8 @@ var cmpTests = [...]func(int) bool{
 }
 
 // compare builds <, <=, >, >= (binary(cmpOp(...)) with a direct path for two numbers).
+//
+//go:noinline
 func compare(kind int) builder {
 	slow := cmpOp(cmpTests[kind])
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
@@ -99,6 +105,8 @@ var compareConstants = true
 
 // compareConst is compare's node when the second argument is a constant number y, boxed as yv
 // (x < 8): the same node without reading, weighing and checking the constant at each evaluation.
+//
+//go:noinline
 func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr string, a *node, yv any, y float64) *node {
 	if num := a.num; num != nil {
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -147,6 +155,8 @@ func test(kind int, x, y float64) bool {
 
 // buildEquality builds == (negate false) and != (negate true): deep(opEq) with the weight of a
 // constant operand computed once and a direct comparison against a constant string or number.
+//
+//go:noinline
 func buildEquality(negate bool) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -286,6 +296,8 @@ var arNames = [...]string{arAdd: "+", arSub: "-", arMul: "*"}
 // arith builds +, - and *: with two arguments, binary with a direct path for two numbers, offering
 // its result unboxed (and boxed without an allocation when it is a small integer); otherwise
 // strict(slow).
+//
+//go:noinline
 func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 	generic := strict(slow)
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
@@ -345,6 +357,8 @@ func arithOf(kind int, ptr string, x, y float64) (float64, bool, any, error) {
 
 // arithConst is arith's two-argument node when the second argument is a constant number y
 // (x * 2, x + 1): the same node without reading and checking the constant at each evaluation.
+//
+//go:noinline
 func arithConst(kind int, ptr string, a *node, y float64) *node {
 	calc := func(fr *frame) (float64, bool, any, error) {
 		xf, ok, x, err := a.number(fr)
@@ -412,6 +426,8 @@ func buildConcat(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 
 // buildAffix builds startsWith (suffix false) and endsWith (suffix true): binary(opStartsWith)
 // and binary(opEndsWith), reading a string argument unboxed when its node offers it.
+//
+//go:noinline
 func buildAffix(suffix bool) builder {
 	slow := opStartsWith
 	if suffix {
@@ -511,6 +527,8 @@ func buildLength(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 var shortPair = true
 
 // short2 is buildShort of two arguments (and, or): the same evaluation without the loop.
+//
+//go:noinline
 func short2(name, ptr string, a, b *node, stop bool) *node {
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		v, err := a.eval(fr)

@@ -49,6 +49,8 @@ func numCost(ok bool, v any) int {
 }
 
 // evalNum returns the eval of a node whose num is calc: calc's number boxed.
+//
+//go:noinline
 func evalNum(calc numFn) evalFn {
 	return func(fr *frame) (any, error) {
 		f, ok, v, err := calc(fr)
@@ -74,6 +76,8 @@ func nullOrMismatch(ptr, op string, xok bool, x any, yok bool, y any) error {
 
 // buildDivide builds / and mod: binary(opDiv) and binary(opMod), reading their arguments and
 // offering their result unboxed.
+//
+//go:noinline
 func buildDivide(mod bool) builder {
 	op, slow := "/", opDiv
 	if mod {
@@ -186,6 +190,8 @@ const maxUnboxed = 8
 // buildExtreme builds min (max false) and max (max true): strict(opMin) and strict(opMax), without
 // the list of arguments, reading them unboxed and offering the result unboxed (or as the box of
 // the argument it is).
+//
+//go:noinline
 func buildExtreme(max bool) builder {
 	op, slow := "min", opMin
 	if max {
@@ -284,6 +290,8 @@ func extremeOf(ptr, op string, max bool, items []any) (float64, bool, any, error
 // buildNumeric builds a one-argument operator that computes a number (abs, sum): unary(slow), and
 // when the operator is not part of a longer chain, offering its result unboxed, as calc computes
 // it from the argument.
+//
+//go:noinline
 func buildNumeric(slow func(ptr string, a any) (any, error), calc func(ptr string, f float64, ok bool, v any) (float64, bool, any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		n := unary(slow)(c, name, ptr, raw, sc, depth)
@@ -349,6 +357,8 @@ type iteration struct {
 // read unboxed, then sum's. The charges are those of both (map's, then sum's of a list as long
 // as map's), and so are the results and errors: an error of the body comes before sum's type
 // error, which names the first element that is neither a number nor null.
+//
+//go:noinline
 func sumOfMap(ptr string, it *iteration) numFn {
 	return func(fr *frame) (float64, bool, any, error) {
 		if it.shared != nil && it.shared.many.Load() {

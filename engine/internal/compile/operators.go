@@ -162,6 +162,8 @@ func allConstant(args []*node) bool {
 }
 
 // strict builds an operator that evaluates every argument, left to right, then applies fn.
+//
+//go:noinline
 func strict(fn func(ptr string, args []any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -208,6 +210,8 @@ func callStrict(op int, ptr string, args []any) (any, error) {
 
 // strictDirect is strict(fn) for the operator op of callStrict, with up to four argument values
 // in an array on the stack rather than a new list.
+//
+//go:noinline
 func strictDirect(op int) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -242,6 +246,8 @@ func strictDirect(op int) builder {
 func unary(fn func(ptr string, a any) (any, error)) builder { return unaryStep(stepCall, fn) }
 
 // unaryStep is unary for an operator that has a direct path in a chain.
+//
+//go:noinline
 func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -284,6 +290,7 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 	}
 }
 
+//go:noinline
 func binary(fn func(ptr string, a, b any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -311,6 +318,8 @@ func binary(fn func(ptr string, a, b any) (any, error)) builder {
 
 // deep builds an operator that compares values deeply (==, !=, contains, in): the whole of
 // both operands is charged to the budget before the comparison reads them.
+//
+//go:noinline
 func deep(fn func(ptr string, a, b any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
