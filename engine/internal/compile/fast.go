@@ -172,80 +172,12 @@ func buildEquality(negate bool) builder {
 				return value.Equal(x.value, y.value) != negate, nil
 			}})
 		}
-		// one constant scalar operand: the other is evaluated (constants have no effects, so
-		// the order of evaluation does not matter) and both weights are charged at once, which
-		// fails exactly when charging them one after the other would
 		other, k := x, y
 		if x.constant {
 			other, k = y, x
 		}
-		if k.constant {
-			if w := scalarWeight(k.value); w > 0 {
-				switch cv := k.value.(type) {
-				case string:
-					return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-						v, err := other.eval(fr)
-						if err != nil {
-							return nil, err
-						}
-						if s, ok := v.(string); ok {
-							if err := fr.rt.charge(ptr, 1+len(s)/64+int(w)); err != nil {
-								return nil, err
-							}
-							return (s == cv) != negate, nil
-						}
-						if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-							return nil, err
-						}
-						return negate, nil
-					}}
-				case float64:
-					if num := other.num; num != nil {
-						return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-							f, ok, v, err := num(fr)
-							if err != nil {
-								return nil, err
-							}
-							if ok {
-								if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
-									return nil, err
-								}
-								return (f == cv) != negate, nil
-							}
-							if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-								return nil, err
-							}
-							return negate, nil
-						}}
-					}
-					return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-						v, err := other.eval(fr)
-						if err != nil {
-							return nil, err
-						}
-						if f, ok := v.(float64); ok {
-							if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
-								return nil, err
-							}
-							return (f == cv) != negate, nil
-						}
-						if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-							return nil, err
-						}
-						return negate, nil
-					}}
-				}
-				return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-					v, err := other.eval(fr)
-					if err != nil {
-						return nil, err
-					}
-					if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-						return nil, err
-					}
-					return value.Equal(v, k.value) != negate, nil
-				}}
-			}
+		if w := scalarWeight(k.value); k.constant && w > 0 {
+			return equalConst(negate, ptr, other, k.value, w)
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			a, err := x.get(fr)
@@ -283,6 +215,109 @@ func buildEquality(negate bool) builder {
 			return value.Equal(a, b) != negate, nil
 		}}
 	}
+}
+
+// equalConst is buildEquality's node when one operand is the constant scalar kv, of weight w:
+// the other is evaluated (constants have no effects, so the order of evaluation does not matter),
+// both weights are charged at once, which fails exactly when charging them one after the other
+// would, and the other's value is compared with kv directly.
+//
+//go:noinline
+func equalConst(negate bool, ptr string, other *node, kv any, w int64) *node {
+	switch cv := kv.(type) {
+	case string:
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			v, err := other.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			if s, ok := v.(string); ok {
+				if err := fr.rt.charge(ptr, 1+len(s)/64+int(w)); err != nil {
+					return nil, err
+				}
+				return (s == cv) != negate, nil
+			}
+			if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+				return nil, err
+			}
+			return negate, nil
+		}}
+	case float64:
+		if num := other.num; num != nil {
+			return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+				f, ok, v, err := num(fr)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
+						return nil, err
+					}
+					return (f == cv) != negate, nil
+				}
+				if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+					return nil, err
+				}
+				return negate, nil
+			}}
+		}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			v, err := other.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			if f, ok := v.(float64); ok {
+				if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
+					return nil, err
+				}
+				return (f == cv) != negate, nil
+			}
+			if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+				return nil, err
+			}
+			return negate, nil
+		}}
+	case bool:
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			v, err := other.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			if b, ok := v.(bool); ok {
+				if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
+					return nil, err
+				}
+				return (b == cv) != negate, nil
+			}
+			if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+				return nil, err
+			}
+			return negate, nil
+		}}
+	}
+	// null (x == null, x != null): the other's scalar weight is computed here, as the value is
+	// more often a string or a number than null
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		v, err := other.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		rt := fr.rt
+		if v == nil {
+			if !rt.spend(1 + int(w)) {
+				return nil, rt.exhausted(ptr)
+			}
+			return !negate, nil
+		}
+		if vw := scalarWeight(v); vw > 0 {
+			if !rt.spend(int(vw + w)) {
+				return nil, rt.exhausted(ptr)
+			}
+		} else if !rt.spendWeight(v, w) {
+			return nil, rt.exhausted(ptr)
+		}
+		return negate, nil
+	}}
 }
 
 const (

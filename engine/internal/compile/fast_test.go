@@ -18,7 +18,7 @@ func TestEqualityMatchesDeepEqual(t *testing.T) {
 	for k := range env["data"].(map[string]any) {
 		operands = append(operands, fmt.Sprintf(`{"var":"data.%s"}`, k))
 	}
-	operands = append(operands, `{"var":"missing"}`, `"s"`, `"`+long+`"`, `1`, `2`, `true`, `null`, `[1,"s"]`,
+	operands = append(operands, `{"var":"missing"}`, `"s"`, `"`+long+`"`, `1`, `2`, `true`, `false`, `null`, `[1,"s"]`,
 		`{"op":"literal","args":[{"a":1}]}`, `{"op":"+","args":[{"var":"data.s"},1]}`)
 	saved := map[string]spec{"==": coreOperators["=="], "!=": coreOperators["!="]}
 	defer func() {

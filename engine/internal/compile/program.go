@@ -154,6 +154,29 @@ func (rt *runtime) charge(ptr string, n int) error {
 	return nil
 }
 
+// spend adds n work units to the work done and reports whether the budget still covers it: charge,
+// with the error left to the caller,
+//
+//	if !fr.rt.spend(n) {
+//		return nil, fr.rt.exhausted(ptr)
+//	}
+//
+// which saves the hottest nodes the test of an error value.
+func (rt *runtime) spend(n int) bool {
+	rt.steps += int64(n)
+	return rt.steps <= rt.limit
+}
+
+// spendWeight is spend of the tree size of v (see value.Weight) and extra more units.
+func (rt *runtime) spendWeight(v any, extra int64) bool {
+	w := scalarWeight(v)
+	if w == 0 {
+		w = value.Weight(v, rt.remaining())
+	}
+	rt.steps += w + extra
+	return rt.steps <= rt.limit
+}
+
 // exhausted is the error of a charge beyond the budget, out of line so that charging inlines.
 //
 //go:noinline
