@@ -108,19 +108,20 @@ var compareConstants = true
 //
 //go:noinline
 func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr string, a *node, yv any, y float64) *node {
+	k := &constCompare{kind: kind, y: y, ptr: ptr, slow: slow, yv: yv}
 	if num := a.num; num != nil {
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			xf, ok, x, err := num(fr)
 			if err != nil {
 				return nil, err
 			}
-			if err := fr.rt.charge(ptr, numCost(ok, x)+1); err != nil {
-				return nil, err
-			}
 			if !ok {
-				return slow(ptr, x, yv)
+				return k.other(fr, x)
 			}
-			return test(kind, xf, y), nil
+			if !fr.rt.spend(2) {
+				return nil, fr.rt.exhausted(k.ptr)
+			}
+			return test(k.kind, xf, k.y), nil
 		}}
 	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -128,15 +129,33 @@ func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr st
 		if err != nil {
 			return nil, err
 		}
-		if err := fr.rt.charge(ptr, cost1(x)+1); err != nil {
-			return nil, err
-		}
 		xf, ok := x.(float64)
 		if !ok {
-			return slow(ptr, x, yv)
+			return k.other(fr, x)
 		}
-		return test(kind, xf, y), nil
+		if !fr.rt.spend(2) {
+			return nil, fr.rt.exhausted(k.ptr)
+		}
+		return test(k.kind, xf, k.y), nil
 	}}
+}
+
+// constCompare is what compareConst's node needs besides its operand: one pointer for the node
+// to keep across the operand's evaluation, where the values themselves would all be kept.
+type constCompare struct {
+	kind int
+	y    float64
+	ptr  string
+	slow func(ptr string, a, b any) (any, error)
+	yv   any
+}
+
+// other is compareConst's node when the operand x is not a number.
+func (k *constCompare) other(fr *frame, x any) (any, error) {
+	if err := fr.rt.charge(k.ptr, cost1(x)+1); err != nil {
+		return nil, err
+	}
+	return k.slow(k.ptr, x, k.yv)
 }
 
 // test compares two numbers as comparison kind does. Numbers are never NaN, so this agrees with

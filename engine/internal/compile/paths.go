@@ -25,15 +25,14 @@ type Path struct {
 	seg      segment
 }
 
-// step reads one path segment of v as variables do.
+// step reads one path segment of v as variables do. (Type assertions compare the type word with
+// a constant, where a type switch would load the type's hash first.)
 func (s segment) step(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
+	if t, ok := v.(map[string]any); ok {
 		return t[s.key]
-	case []any:
-		if s.index >= 0 && s.index < len(t) {
-			return t[s.index]
-		}
+	}
+	if t, ok := v.([]any); ok && uint(s.index) < uint(len(t)) {
+		return t[s.index]
 	}
 	return nil
 }
@@ -97,27 +96,39 @@ func (rt *runtime) memoized(p *Path) (any, bool) {
 // walk reads p through its parent's value and memoizes it.
 func (rt *runtime) walk(p *Path) any {
 	var base any
-	if p.parent == nil {
+	if q := p.parent; q == nil {
 		base = rt.root(p.root, p.rootName)
-	} else if v, ok := rt.memoized(p.parent); ok {
-		base = v
+	} else if m := rt.memo; q.id < len(m) && m[q.id].gen == rt.gen {
+		base = m[q.id].v
 	} else {
-		base = rt.walk(p.parent)
+		base = rt.walk(q)
 	}
 	v := p.seg.step(base)
-	rt.remember(p.id, v, 0, rt.gen)
+	id := p.id
+	if id >= len(rt.memo) {
+		rt.growMemo(id)
+	}
+	rt.memo[id] = memoEntry{v: v, gen: rt.gen}
+	if id >= rt.memoHigh {
+		rt.memoHigh = id + 1
+	}
 	return v
 }
 
 // remember memoizes entry id, stamped (the evaluation's generation or the run's).
 func (rt *runtime) remember(id int, v any, cost int64, stamp uint32) {
 	if id >= len(rt.memo) {
-		rt.memo = append(rt.memo, make([]memoEntry, 2*id+8-len(rt.memo))...)
+		rt.growMemo(id)
 	}
 	rt.memo[id] = memoEntry{v: v, cost: cost, gen: stamp}
 	if id >= rt.memoHigh {
 		rt.memoHigh = id + 1
 	}
+}
+
+// growMemo makes room for memo entry id.
+func (rt *runtime) growMemo(id int) {
+	rt.memo = append(rt.memo, make([]memoEntry, 2*id+8-len(rt.memo))...)
 }
 
 // Value returns the value of p in the evaluation Begin started.
