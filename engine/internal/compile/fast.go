@@ -198,42 +198,54 @@ func buildEquality(negate bool) builder {
 		if w := scalarWeight(k.value); k.constant && w > 0 {
 			return equalConst(negate, ptr, other, k.value, w)
 		}
-		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			a, err := x.get(fr)
-			if err != nil {
-				return nil, err
-			}
-			b, err := y.get(fr)
-			if err != nil {
-				return nil, err
-			}
-			// two strings or two numbers: both weights charged at once, which fails exactly
-			// when charging them one after the other would
-			switch av := a.(type) {
-			case string:
-				if bv, ok := b.(string); ok {
-					if err := fr.rt.charge(ptr, 2+len(av)/64+len(bv)/64); err != nil {
-						return nil, err
-					}
-					return (av == bv) != negate, nil
-				}
-			case float64:
-				if bv, ok := b.(float64); ok {
-					if err := fr.rt.charge(ptr, 2); err != nil {
-						return nil, err
-					}
-					return (av == bv) != negate, nil
-				}
-			}
-			if err := fr.rt.chargeWeight(ptr, a); err != nil {
-				return nil, err
-			}
-			if err := fr.rt.chargeWeight(ptr, b); err != nil {
-				return nil, err
-			}
-			return value.Equal(a, b) != negate, nil
-		}}
+		return equalNode(negate, ptr, x, y)
 	}
+}
+
+// equalNode is buildEquality's node of two operands that are not constant scalars.
+//
+//go:noinline
+func equalNode(negate bool, ptr string, x, y *node) *node {
+	// one pointer for the node to keep across the evaluation of x
+	k := &struct {
+		y      *node
+		negate bool
+		ptr    string
+	}{y, negate, ptr}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		a, err := x.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		b, err := k.y.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		// two strings or two numbers: both weights charged at once, which fails exactly when
+		// charging them one after the other would
+		if as, ok := a.(string); ok {
+			if bs, ok := b.(string); ok {
+				if !fr.rt.spend(2 + len(as)/64 + len(bs)/64) {
+					return nil, fr.rt.exhausted(k.ptr)
+				}
+				return (as == bs) != k.negate, nil
+			}
+		} else if af, ok := a.(float64); ok {
+			if bf, ok := b.(float64); ok {
+				if !fr.rt.spend(2) {
+					return nil, fr.rt.exhausted(k.ptr)
+				}
+				return (af == bf) != k.negate, nil
+			}
+		}
+		if err := fr.rt.chargeWeight(k.ptr, a); err != nil {
+			return nil, err
+		}
+		if err := fr.rt.chargeWeight(k.ptr, b); err != nil {
+			return nil, err
+		}
+		return value.Equal(a, b) != k.negate, nil
+	}}
 }
 
 // equalConst is buildEquality's node when one operand is the constant scalar kv, of weight w:
@@ -243,41 +255,39 @@ func buildEquality(negate bool) builder {
 //
 //go:noinline
 func equalConst(negate bool, ptr string, other *node, kv any, w int64) *node {
+	k := &constEqual{w: w, negate: negate, ptr: ptr}
 	switch cv := kv.(type) {
 	case string:
+		k.s = cv
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			v, err := other.eval(fr)
 			if err != nil {
 				return nil, err
 			}
-			if s, ok := v.(string); ok {
-				if err := fr.rt.charge(ptr, 1+len(s)/64+int(w)); err != nil {
-					return nil, err
-				}
-				return (s == cv) != negate, nil
+			s, ok := v.(string)
+			if !ok {
+				return k.other(fr, v)
 			}
-			if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-				return nil, err
+			if !fr.rt.spend(1 + len(s)/64 + int(k.w)) {
+				return nil, fr.rt.exhausted(k.ptr)
 			}
-			return negate, nil
+			return (s == k.s) != k.negate, nil
 		}}
 	case float64:
+		k.f = cv
 		if num := other.num; num != nil {
 			return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 				f, ok, v, err := num(fr)
 				if err != nil {
 					return nil, err
 				}
-				if ok {
-					if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
-						return nil, err
-					}
-					return (f == cv) != negate, nil
+				if !ok {
+					return k.other(fr, v)
 				}
-				if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-					return nil, err
+				if !fr.rt.spend(1 + int(k.w)) {
+					return nil, fr.rt.exhausted(k.ptr)
 				}
-				return negate, nil
+				return (f == k.f) != k.negate, nil
 			}}
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -285,58 +295,73 @@ func equalConst(negate bool, ptr string, other *node, kv any, w int64) *node {
 			if err != nil {
 				return nil, err
 			}
-			if f, ok := v.(float64); ok {
-				if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
-					return nil, err
-				}
-				return (f == cv) != negate, nil
+			f, ok := v.(float64)
+			if !ok {
+				return k.other(fr, v)
 			}
-			if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-				return nil, err
+			if !fr.rt.spend(1 + int(k.w)) {
+				return nil, fr.rt.exhausted(k.ptr)
 			}
-			return negate, nil
+			return (f == k.f) != k.negate, nil
 		}}
 	case bool:
+		k.b = cv
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			v, err := other.eval(fr)
 			if err != nil {
 				return nil, err
 			}
-			if b, ok := v.(bool); ok {
-				if err := fr.rt.charge(ptr, 1+int(w)); err != nil {
-					return nil, err
-				}
-				return (b == cv) != negate, nil
+			b, ok := v.(bool)
+			if !ok {
+				return k.other(fr, v)
 			}
-			if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-				return nil, err
+			if !fr.rt.spend(1 + int(k.w)) {
+				return nil, fr.rt.exhausted(k.ptr)
 			}
-			return negate, nil
+			return (b == k.b) != k.negate, nil
 		}}
 	}
-	// null (x == null, x != null): the other's scalar weight is computed here, as the value is
-	// more often a string or a number than null
+	// null (x == null, x != null): the other's scalar weight is computed in line, as the value
+	// is more often a string or a number than null
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		v, err := other.eval(fr)
 		if err != nil {
 			return nil, err
 		}
-		rt := fr.rt
 		if v == nil {
-			if !rt.spend(1 + int(w)) {
-				return nil, rt.exhausted(ptr)
+			if !fr.rt.spend(1 + int(k.w)) {
+				return nil, fr.rt.exhausted(k.ptr)
 			}
-			return !negate, nil
+			return !k.negate, nil
 		}
-		if vw := scalarWeight(v); vw > 0 {
-			if !rt.spend(int(vw + w)) {
-				return nil, rt.exhausted(ptr)
-			}
-		} else if !rt.spendWeight(v, w) {
-			return nil, rt.exhausted(ptr)
+		vw := scalarWeight(v)
+		if vw == 0 {
+			return k.other(fr, v)
 		}
-		return negate, nil
+		if !fr.rt.spend(int(vw + k.w)) {
+			return nil, fr.rt.exhausted(k.ptr)
+		}
+		return k.negate, nil
 	}}
+}
+
+// constEqual is what equalConst's node needs besides its operand: one pointer for the node to
+// keep across the operand's evaluation, where the values themselves would all be kept.
+type constEqual struct {
+	w      int64
+	s      string
+	f      float64
+	b      bool
+	negate bool
+	ptr    string
+}
+
+// other is equalConst's node when the operand v is not of the constant's type: never equal.
+func (k *constEqual) other(fr *frame, v any) (any, error) {
+	if err := fr.rt.chargeWeightPlus(k.ptr, v, k.w); err != nil {
+		return nil, err
+	}
+	return k.negate, nil
 }
 
 const (
@@ -584,6 +609,12 @@ var shortPair = true
 //
 //go:noinline
 func short2(name, ptr string, a, b *node, stop bool) *node {
+	// one pointer for the node to keep across the first operand's evaluation
+	k := &struct {
+		b         *node
+		name, ptr string
+		stop      bool
+	}{b, name, ptr, stop}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		v, err := a.eval(fr)
 		if err != nil {
@@ -591,24 +622,21 @@ func short2(name, ptr string, a, b *node, stop bool) *node {
 		}
 		t, ok := v.(bool)
 		if !ok {
-			if t, err = truth(ptr, name, 0, v); err != nil {
+			if t, err = truth(k.ptr, k.name, 0, v); err != nil {
 				return nil, err
 			}
 		}
-		if t == stop {
-			return stop, nil
+		if t == k.stop {
+			return t, nil
 		}
-		if v, err = b.eval(fr); err != nil {
+		if v, err = k.b.eval(fr); err != nil {
 			return nil, err
 		}
 		if t, ok = v.(bool); !ok {
-			if t, err = truth(ptr, name, 1, v); err != nil {
+			if t, err = truth(k.ptr, k.name, 1, v); err != nil {
 				return nil, err
 			}
 		}
-		if t == stop {
-			return stop, nil
-		}
-		return !stop, nil
+		return t, nil
 	}}
 }

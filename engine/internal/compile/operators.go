@@ -258,27 +258,31 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 		case len(ch.steps) > 1:
 		case kind == stepNot:
 			n.eval = func(fr *frame) (any, error) {
-				v, err := a.get(fr)
+				v, err := a.eval(fr)
 				if err != nil {
 					return nil, err
 				}
+				if b, ok := v.(bool); ok {
+					// opNot without reading the condition through truth; cost1 of a boolean
+					if !fr.rt.spend(1) {
+						return nil, fr.rt.exhausted(ptr)
+					}
+					return !b, nil
+				}
 				if err := fr.rt.charge(ptr, cost1(v)); err != nil {
 					return nil, err
-				}
-				if b, ok := v.(bool); ok {
-					return !b, nil // opNot without reading the condition through truth
 				}
 				return fn(ptr, v)
 			}
 		default:
 			// the operator on its own
 			n.eval = func(fr *frame) (any, error) {
-				v, err := a.get(fr)
+				v, err := a.eval(fr)
 				if err != nil {
 					return nil, err
 				}
-				if err := fr.rt.charge(ptr, cost1(v)); err != nil {
-					return nil, err
+				if !fr.rt.spend(cost1(v)) {
+					return nil, fr.rt.exhausted(ptr)
 				}
 				return fn(ptr, v)
 			}
