@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"math"
 	"strings"
 
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -362,6 +363,167 @@ func (k *constEqual) other(fr *frame, v any) (any, error) {
 		return nil, err
 	}
 	return k.negate, nil
+}
+
+// opIn is in: contains with the operands the other way round.
+func opIn(ptr string, a, b any) (any, error) { return containsOp(ptr, "in", b, a, 1) }
+
+// containing is switched off by a test that compares buildContains with deep.
+var containing = true
+
+// buildContains builds contains (in false) and in (in true): deep(opContains) and deep(opIn), with
+// a direct comparison when the container is a constant list of scalars (in(x, [12, 24, 36])) or
+// the item a constant string (in("admin", roles)).
+//
+//go:noinline
+func buildContains(in bool) builder {
+	fn := opContains
+	if in {
+		fn = opIn
+	}
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		n := deepNode(fn, ptr, args[0], args[1])
+		list, item := args[0], args[1]
+		if in {
+			list, item = item, list
+		}
+		if !containing || n.constant || list.constant == item.constant {
+			return n
+		}
+		if l, ok := list.value.([]any); ok && list.constant {
+			if set, ok := scalarSetOf(l); ok {
+				return containsConst(ptr, item, set, value.Weight(l, math.MaxInt64))
+			}
+		}
+		if s, ok := item.value.(string); ok && item.constant {
+			return containsString(fn, ptr, list, s, in, scalarWeight(s))
+		}
+		return n
+	}
+}
+
+// scalarSet is a constant list of scalars, as in and contains compare a value with its elements.
+type scalarSet struct {
+	nums          []float64
+	strs          []string
+	many          map[string]bool // strs, when there are many
+	null, yes, no bool
+}
+
+// scalarSetOf returns the scalars of l; ok is false when an element is an array or an object.
+func scalarSetOf(l []any) (set *scalarSet, ok bool) {
+	set = &scalarSet{}
+	for _, x := range l {
+		switch t := x.(type) {
+		case float64:
+			set.nums = append(set.nums, t)
+		case string:
+			set.strs = append(set.strs, t)
+		case bool:
+			set.yes, set.no = set.yes || t, set.no || !t
+		case nil:
+			set.null = true
+		default:
+			return nil, false
+		}
+	}
+	if len(set.strs) > 16 {
+		set.many = map[string]bool{}
+		for _, s := range set.strs {
+			set.many[s] = true
+		}
+	}
+	return set, true
+}
+
+// has reports whether an element of the set equals v (see value.Equal).
+func (set *scalarSet) has(v any) bool {
+	if s, ok := v.(string); ok {
+		if set.many != nil {
+			return set.many[s]
+		}
+		for _, t := range set.strs {
+			if t == s {
+				return true
+			}
+		}
+		return false
+	}
+	switch t := v.(type) {
+	case float64:
+		for _, f := range set.nums {
+			if f == t {
+				return true
+			}
+		}
+	case bool:
+		return (t && set.yes) || (!t && set.no)
+	case nil:
+		return set.null
+	}
+	return false // an array or an object equals no scalar
+}
+
+// containsConst is buildContains's node when the container is a constant list of scalars, of
+// weight w: deepNode's, with the item compared with the elements directly.
+//
+//go:noinline
+func containsConst(ptr string, item *node, set *scalarSet, w int64) *node {
+	k := &struct {
+		set *scalarSet
+		w   int64
+		ptr string
+	}{set, w, ptr}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		v, err := item.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		if vw := scalarWeight(v); vw > 0 {
+			if !fr.rt.spend(int(vw + k.w)) {
+				return nil, fr.rt.exhausted(k.ptr)
+			}
+		} else if err := fr.rt.chargeWeightPlus(k.ptr, v, k.w); err != nil {
+			return nil, err
+		}
+		return k.set.has(v), nil
+	}}
+}
+
+// containsString is buildContains's node when the item is the constant string s, of weight w:
+// deepNode's, with a list's elements compared with s directly.
+//
+//go:noinline
+func containsString(fn func(ptr string, a, b any) (any, error), ptr string, list *node, s string, in bool, w int64) *node {
+	k := &struct {
+		fn  func(ptr string, a, b any) (any, error)
+		s   string
+		w   int64
+		ptr string
+		in  bool
+	}{fn, s, w, ptr, in}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		v, err := list.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.rt.chargeWeightPlus(k.ptr, v, k.w); err != nil {
+			return nil, err
+		}
+		if l, ok := v.([]any); ok {
+			for _, x := range l {
+				if t, ok := x.(string); ok && t == k.s {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		if k.in {
+			return k.fn(k.ptr, k.s, v)
+		}
+		return k.fn(k.ptr, v, k.s)
+	}}
 }
 
 const (

@@ -90,3 +90,41 @@ func TestCompareConstMatchesCompare(t *testing.T) {
 		}
 	}
 }
+
+// in and contains with a constant list of scalars or a constant string item (buildContains)
+// must evaluate and charge exactly as deep does, under every budget.
+func TestContainsMatchesDeep(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	env := map[string]any{"data": map[string]any{"s": "s", "long": long, "one": 1.0, "two": 2.0, "yes": true,
+		"no": false, "null": nil, "list": []any{1.0, "s", nil}, "strs": []any{"a", "admin", long},
+		"obj": map[string]any{"a": 1.0}}}
+	var variables []string
+	for k := range env["data"].(map[string]any) {
+		variables = append(variables, fmt.Sprintf(`{"var":"data.%s"}`, k))
+	}
+	variables = append(variables, `{"var":"missing"}`, `{"op":"+","args":[{"var":"data.s"},1]}`)
+	var many []string
+	for i := 0; i < 20; i++ {
+		many = append(many, fmt.Sprintf(`"c%d"`, i))
+	}
+	lists := []string{`[12, 24, 36, 1]`, `["a", "s", "admin"]`, `[1, "s", true, null]`, `[false]`, `[]`,
+		`[` + strings.Join(many, ",") + `, "s"]`, `["` + long + `"]`, `[1, [1]]`}
+	items := []string{`"s"`, `"admin"`, `"` + long + `"`, `1`, `null`}
+	defer func() { containing = true }()
+	for _, v := range variables {
+		var srcs []string
+		for _, l := range lists {
+			srcs = append(srcs, `{"op":"in","args":[`+v+`,`+l+`]}`, `{"op":"contains","args":[`+l+`,`+v+`]}`)
+		}
+		for _, it := range items {
+			srcs = append(srcs, `{"op":"in","args":[`+it+`,`+v+`]}`, `{"op":"contains","args":[`+v+`,`+it+`]}`)
+		}
+		for _, src := range srcs {
+			containing = true
+			fast := compileTest(t, src)
+			containing = false
+			general := compileTest(t, src)
+			sameUnderBudgets(t, src, fast, general, env, 1, 30)
+		}
+	}
+}

@@ -66,8 +66,8 @@ func coreTable() map[string]spec {
 		"matches":    {2, 2, buildMatches},
 		// strings and lists
 		"length":   {1, 1, buildLength},
-		"contains": {2, 2, deep(opContains)},
-		"in":       {2, 2, deep(func(ptr string, a, b any) (any, error) { return containsOp(ptr, "in", b, a, 1) })},
+		"contains": {2, 2, buildContains(false)},
+		"in":       {2, 2, buildContains(true)},
 		// lists (the body sees each element bound to a name, "it" by default)
 		"map":    {2, 3, iterate(iterMap)},
 		"filter": {2, 3, iterate(iterFilter)},
@@ -253,7 +253,7 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a := args[0]
 		ch := extend(a, step{kind: kind, ptr: ptr, fn: fn})
-		n := &node{ptr: ptr, chain: ch, eval: ch.run}
+		n := &node{ptr: ptr, chain: ch, eval: ch.evaluation()}
 		switch {
 		case len(ch.steps) > 1:
 		case kind == stepNot:
@@ -327,52 +327,58 @@ func binary(fn func(ptr string, a, b any) (any, error)) builder {
 func deep(fn func(ptr string, a, b any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
-		x, y := args[0], args[1]
-		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			a, err := x.get(fr)
-			if err != nil {
-				return nil, err
-			}
-			b, err := y.get(fr)
-			if err != nil {
-				return nil, err
-			}
-			if err := fr.rt.chargeWeight(ptr, a); err != nil {
-				return nil, err
-			}
-			if err := fr.rt.chargeWeight(ptr, b); err != nil {
-				return nil, err
-			}
-			return fn(ptr, a, b)
-		}}
-		if x.constant && y.constant {
-			return fold(n)
-		}
-		// one constant operand (in(x, [...]), contains(x, "s")): its weight is computed once and
-		// charged with the other's, at once, which fails exactly when charging them one after
-		// the other would (constants have no effects, so evaluating one first does not matter)
-		if x.constant || y.constant {
-			k, other, first := y, x, false
-			if x.constant {
-				k, other, first = x, y, true
-			}
-			w, kv := value.Weight(k.value, math.MaxInt64), k.value
-			n.eval = func(fr *frame) (any, error) {
-				v, err := other.eval(fr)
-				if err != nil {
-					return nil, err
-				}
-				if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-					return nil, err
-				}
-				if first {
-					return fn(ptr, kv, v)
-				}
-				return fn(ptr, v, kv)
-			}
-		}
-		return n
+		return deepNode(fn, ptr, args[0], args[1])
 	}
+}
+
+// deepNode is deep's node of the operands x and y.
+//
+//go:noinline
+func deepNode(fn func(ptr string, a, b any) (any, error), ptr string, x, y *node) *node {
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		a, err := x.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		b, err := y.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.rt.chargeWeight(ptr, a); err != nil {
+			return nil, err
+		}
+		if err := fr.rt.chargeWeight(ptr, b); err != nil {
+			return nil, err
+		}
+		return fn(ptr, a, b)
+	}}
+	if x.constant && y.constant {
+		return fold(n)
+	}
+	// one constant operand (in(x, [...]), contains(x, "s")): its weight is computed once and
+	// charged with the other's, at once, which fails exactly when charging them one after the
+	// other would (constants have no effects, so evaluating one first does not matter)
+	if x.constant || y.constant {
+		k, other, first := y, x, false
+		if x.constant {
+			k, other, first = x, y, true
+		}
+		w, kv := value.Weight(k.value, math.MaxInt64), k.value
+		n.eval = func(fr *frame) (any, error) {
+			v, err := other.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+				return nil, err
+			}
+			if first {
+				return fn(ptr, kv, v)
+			}
+			return fn(ptr, v, kv)
+		}
+	}
+	return n
 }
 
 // compileCustom compiles an x- operator: declared in the unit, supplied by the host at evaluation.
