@@ -828,6 +828,18 @@ func buildIsDate(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 		return unary(opIsDate)(c, name, ptr, raw, sc, depth)
 	}
 	a := c.compileArgs(raw, ptr, sc, depth)[0] // a variable read: not a constant
+	return isDateNode(ptr, a, src)
+}
+
+// isDateNode is buildIsDate's node of the argument a, whose date comes from src.
+//
+//go:noinline
+func isDateNode(ptr string, a *node, src dateSource) *node {
+	// one pointer for the node to keep across the argument's evaluation
+	k := &struct {
+		src dateSource
+		ptr string
+	}{src, ptr}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		v, err := a.eval(fr)
 		if err != nil {
@@ -835,28 +847,29 @@ func buildIsDate(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 		}
 		s, ok := v.(string)
 		if !ok {
-			if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+			if err := fr.rt.charge(k.ptr, cost1(v)); err != nil {
 				return nil, err
 			}
 			return false, nil
 		}
-		if err := fr.rt.charge(ptr, 1+len(s)/64); err != nil {
-			return nil, err
+		if !fr.rt.spend(1 + len(s)/64) {
+			return nil, fr.rt.exhausted(k.ptr)
 		}
 		if len(s) == 10 {
-			p := fr.rt.knownDate(src, s)
+			p := fr.rt.knownDate(k.src, s)
 			if p == 0 {
-				p = fr.rt.readDate(src, v, s)
+				p = fr.rt.readDate(k.src, v, s)
 			}
 			return p > 0, nil
 		}
-		return opIsDate(ptr, v)
+		return opIsDate(k.ptr, v)
 	}}
 }
 
 // buildDateDiff builds yearsBetween and daysBetween: binary(opYearsBetween) and
 // binary(opDaysBetween), reading the dates of paths, of a varying root and of literals once (see
-// runtime.knownDate); anything but two dates "YYYY-MM-DD" goes to the operator function.
+// runtime.knownDate), and offering the result unboxed; anything but two dates "YYYY-MM-DD" goes
+// to the operator function.
 func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 	years := name == "yearsBetween"
 	slow := opDaysBetween
@@ -868,49 +881,76 @@ func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 		return binary(slow)(c, name, ptr, raw, sc, depth)
 	}
 	args := c.compileArgs(raw, ptr, sc, depth)
-	a, b := args[0], args[1]
-	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-		x, err := a.get(fr)
-		if err != nil {
-			return nil, err
-		}
-		y, err := b.get(fr)
-		if err != nil {
-			return nil, err
-		}
-		xs, ok1 := x.(string)
-		ys, ok2 := y.(string)
-		if !ok1 || !ok2 {
-			if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
-				return nil, err
-			}
-			return slow(ptr, x, y)
-		}
-		if err := fr.rt.charge(ptr, 2+len(xs)/64+len(ys)/64); err != nil { // cost1 of two strings
-			return nil, err
-		}
-		if len(xs) != 10 || len(ys) != 10 {
-			return slow(ptr, x, y) // a date-time, or no date
-		}
-		px, py := fr.rt.knownDate(sa, xs), fr.rt.knownDate(sb, ys)
-		if px == 0 {
-			px = fr.rt.readDate(sa, x, xs)
-		}
-		if py == 0 {
-			py = fr.rt.readDate(sb, y, ys)
-		}
-		switch {
-		case px < 0 || py < 0:
-			return slow(ptr, x, y) // an error, from the operator
-		case years:
-			return value.Number(float64(date.YearsBetweenPlain(px, py))), nil
-		}
-		return value.Number(float64(py.Days() - px.Days())), nil // dates are midnights
-	}}
-	if a.constant && b.constant {
+	n := dateDiffNode(&dateDiff{b: args[1], sa: sa, sb: sb, years: years, ptr: ptr, slow: slow}, args[0])
+	if args[0].constant && args[1].constant {
 		return fold(n)
 	}
 	return n
+}
+
+// dateDiff is what dateDiffNode's node needs besides its first argument: one pointer for the
+// node to keep across the evaluation of its arguments.
+type dateDiff struct {
+	b      *node
+	sa, sb dateSource
+	years  bool
+	ptr    string
+	slow   func(ptr string, a, b any) (any, error)
+}
+
+// dateDiffNode is buildDateDiff's node of the first argument a.
+//
+//go:noinline
+func dateDiffNode(k *dateDiff, a *node) *node {
+	calc := func(fr *frame) (float64, bool, any, error) {
+		x, err := a.get(fr)
+		if err != nil {
+			return 0, false, nil, err
+		}
+		y, err := k.b.get(fr)
+		if err != nil {
+			return 0, false, nil, err
+		}
+		xs, ok1 := x.(string)
+		ys, ok2 := y.(string)
+		if !ok1 || !ok2 || len(xs) != 10 || len(ys) != 10 {
+			return k.other(fr, x, y) // a date-time, or no date
+		}
+		if !fr.rt.spend(2) { // cost1 of two strings of 10 bytes
+			return 0, false, nil, fr.rt.exhausted(k.ptr)
+		}
+		px, py := fr.rt.knownDate(k.sa, xs), fr.rt.knownDate(k.sb, ys)
+		if px == 0 {
+			px = fr.rt.readDate(k.sa, x, xs)
+		}
+		if py == 0 {
+			py = fr.rt.readDate(k.sb, y, ys)
+		}
+		switch {
+		case px < 0 || py < 0:
+			v, err := k.slow(k.ptr, x, y) // an error, from the operator
+			f, ok := v.(float64)
+			return f, ok, v, err
+		case k.years:
+			return float64(date.YearsBetweenPlain(px, py)), true, nil, nil
+		}
+		return float64(py.Days() - px.Days()), true, nil, nil // dates are midnights
+	}
+	n := &node{ptr: k.ptr, eval: evalNum(calc)}
+	if unboxing {
+		n.num = calc
+	}
+	return n
+}
+
+// other is dateDiffNode's node when its arguments x and y are not two strings of 10 bytes.
+func (k *dateDiff) other(fr *frame, x, y any) (float64, bool, any, error) {
+	if err := fr.rt.charge(k.ptr, cost1(x)+cost1(y)); err != nil {
+		return 0, false, nil, err
+	}
+	v, err := k.slow(k.ptr, x, y)
+	f, ok := v.(float64)
+	return f, ok, v, err
 }
 
 // buildDateAdd is strict(opDateAdd) with its three arguments read into an array rather than a
@@ -919,31 +959,45 @@ func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 func buildDateAdd(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 	src := c.dateSource(raw[0], sc)
 	args := c.compileArgs(raw, ptr, sc, depth)
-	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+	n := dateAddNode(ptr, args, src)
+	if allConstant(args) {
+		return fold(n)
+	}
+	return n
+}
+
+// dateAddNode is buildDateAdd's node of the arguments args, the date of the first coming from
+// src.
+//
+//go:noinline
+func dateAddNode(ptr string, args []*node, src dateSource) *node {
+	// one pointer for the node to keep across the evaluation of its arguments
+	k := &struct {
+		args []*node
+		src  dateSource
+		ptr  string
+	}{args, src, ptr}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		var vals [3]any
-		for i, a := range args {
+		for i, a := range k.args {
 			v, err := a.get(fr)
 			if err != nil {
 				return nil, err
 			}
 			vals[i] = v
 		}
-		if err := fr.rt.charge(ptr, argCost(vals[:]...)); err != nil {
+		if err := fr.rt.charge(k.ptr, argCost(vals[:]...)); err != nil {
 			return nil, err
 		}
-		if s, ok := vals[0].(string); ok && len(s) == 10 && src.known() && vals[1] != nil && vals[2] != nil {
-			p := fr.rt.knownDate(src, s)
+		if s, ok := vals[0].(string); ok && len(s) == 10 && k.src.known() && vals[1] != nil && vals[2] != nil {
+			p := fr.rt.knownDate(k.src, s)
 			if p == 0 {
-				p = fr.rt.readDate(src, vals[0], s)
+				p = fr.rt.readDate(k.src, vals[0], s)
 			}
 			if p > 0 {
-				return addDate(ptr, p.Value(), vals[1], vals[2])
+				return addDate(k.ptr, p.Value(), vals[1], vals[2])
 			}
 		}
-		return opDateAdd(ptr, vals[:])
+		return opDateAdd(k.ptr, vals[:])
 	}}
-	if allConstant(args) {
-		return fold(n)
-	}
-	return n
 }
