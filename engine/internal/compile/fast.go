@@ -75,7 +75,7 @@ func compare(kind int) builder {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
 		if yf, ok := b.value.(float64); ok && b.constant && !a.constant && compareConstants {
-			return compareConst(kind, slow, ptr, a, b.value, yf)
+			return compareConst(kind, slow, ptr, a, c.reader(raw[0], sc), b.value, yf)
 		}
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			xf, xok, x, err := a.number(fr)
@@ -108,8 +108,8 @@ var compareConstants = true
 // (x < 8): the same node without reading, weighing and checking the constant at each evaluation.
 //
 //go:noinline
-func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr string, a *node, yv any, y float64) *node {
-	k := &constCompare{kind: kind, y: y, ptr: ptr, slow: slow, yv: yv}
+func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr string, a *node, r *reader, yv any, y float64) *node {
+	k := &constCompare{a: a, r: r, kind: kind, y: y, ptr: ptr, slow: slow, yv: yv}
 	if num := a.num; num != nil {
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			xf, ok, x, err := num(fr)
@@ -125,8 +125,28 @@ func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr st
 			return test(k.kind, xf, k.y), nil
 		}}
 	}
+	if r != nil {
+		// a variable (see reader)
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			x, ok := fr.rt.quick(k.r)
+			if !ok {
+				var err error
+				if x, err = k.a.eval(fr); err != nil {
+					return nil, err
+				}
+			}
+			xf, ok := x.(float64)
+			if !ok {
+				return k.other(fr, x)
+			}
+			if !fr.rt.spend(2) {
+				return nil, fr.rt.exhausted(k.ptr)
+			}
+			return test(k.kind, xf, k.y), nil
+		}}
+	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-		x, err := a.eval(fr)
+		x, err := k.a.eval(fr)
 		if err != nil {
 			return nil, err
 		}
@@ -144,6 +164,8 @@ func compareConst(kind int, slow func(ptr string, a, b any) (any, error), ptr st
 // constCompare is what compareConst's node needs besides its operand: one pointer for the node
 // to keep across the operand's evaluation, where the values themselves would all be kept.
 type constCompare struct {
+	a    *node
+	r    *reader
 	kind int
 	y    float64
 	ptr  string
@@ -197,7 +219,11 @@ func buildEquality(negate bool) builder {
 			other, k = y, x
 		}
 		if w := scalarWeight(k.value); k.constant && w > 0 {
-			return equalConst(negate, ptr, other, k.value, w)
+			r := c.reader(raw[0], sc)
+			if other == y {
+				r = c.reader(raw[1], sc)
+			}
+			return equalConst(negate, ptr, other, r, k.value, w)
 		}
 		return equalNode(negate, ptr, x, y)
 	}
@@ -255,13 +281,33 @@ func equalNode(negate bool, ptr string, x, y *node) *node {
 // would, and the other's value is compared with kv directly.
 //
 //go:noinline
-func equalConst(negate bool, ptr string, other *node, kv any, w int64) *node {
-	k := &constEqual{w: w, negate: negate, ptr: ptr}
+func equalConst(negate bool, ptr string, other *node, r *reader, kv any, w int64) *node {
+	k := &constEqual{arg: other, r: r, w: w, negate: negate, ptr: ptr}
 	switch cv := kv.(type) {
 	case string:
 		k.s = cv
+		if r != nil {
+			// a variable (see reader)
+			return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+				v, ok := fr.rt.quick(k.r)
+				if !ok {
+					var err error
+					if v, err = k.arg.eval(fr); err != nil {
+						return nil, err
+					}
+				}
+				s, ok := v.(string)
+				if !ok {
+					return k.other(fr, v)
+				}
+				if !fr.rt.spend(1 + len(s)/64 + int(k.w)) {
+					return nil, fr.rt.exhausted(k.ptr)
+				}
+				return (s == k.s) != k.negate, nil
+			}}
+		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			v, err := other.eval(fr)
+			v, err := k.arg.eval(fr)
 			if err != nil {
 				return nil, err
 			}
@@ -292,7 +338,7 @@ func equalConst(negate bool, ptr string, other *node, kv any, w int64) *node {
 			}}
 		}
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			v, err := other.eval(fr)
+			v, err := k.arg.eval(fr)
 			if err != nil {
 				return nil, err
 			}
@@ -308,7 +354,7 @@ func equalConst(negate bool, ptr string, other *node, kv any, w int64) *node {
 	case bool:
 		k.b = cv
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			v, err := other.eval(fr)
+			v, err := k.arg.eval(fr)
 			if err != nil {
 				return nil, err
 			}
@@ -322,10 +368,36 @@ func equalConst(negate bool, ptr string, other *node, kv any, w int64) *node {
 			return (b == k.b) != k.negate, nil
 		}}
 	}
-	// null (x == null, x != null): the other's scalar weight is computed in line, as the value
-	// is more often a string or a number than null
+	// null (x == null, x != null): the value's scalar weight is computed in line, as it is more
+	// often a string or a number than null
+	if r != nil {
+		// a variable (see reader)
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			v, ok := fr.rt.quick(k.r)
+			if !ok {
+				var err error
+				if v, err = k.arg.eval(fr); err != nil {
+					return nil, err
+				}
+			}
+			if v == nil {
+				if !fr.rt.spend(1 + int(k.w)) {
+					return nil, fr.rt.exhausted(k.ptr)
+				}
+				return !k.negate, nil
+			}
+			vw := scalarWeight(v)
+			if vw == 0 {
+				return k.other(fr, v)
+			}
+			if !fr.rt.spend(int(vw + k.w)) {
+				return nil, fr.rt.exhausted(k.ptr)
+			}
+			return k.negate, nil
+		}}
+	}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-		v, err := other.eval(fr)
+		v, err := k.arg.eval(fr)
 		if err != nil {
 			return nil, err
 		}
@@ -349,6 +421,8 @@ func equalConst(negate bool, ptr string, other *node, kv any, w int64) *node {
 // constEqual is what equalConst's node needs besides its operand: one pointer for the node to
 // keep across the operand's evaluation, where the values themselves would all be kept.
 type constEqual struct {
+	arg    *node
+	r      *reader
 	w      int64
 	s      string
 	f      float64
@@ -384,16 +458,16 @@ func buildContains(in bool) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		n := deepNode(fn, ptr, args[0], args[1])
-		list, item := args[0], args[1]
+		list, item, itemRaw := args[0], args[1], raw[1]
 		if in {
-			list, item = item, list
+			list, item, itemRaw = item, list, raw[0]
 		}
 		if !containing || n.constant || list.constant == item.constant {
 			return n
 		}
 		if l, ok := list.value.([]any); ok && list.constant {
 			if set, ok := scalarSetOf(l); ok {
-				return containsConst(ptr, item, set, value.Weight(l, math.MaxInt64))
+				return containsConst(ptr, item, c.reader(itemRaw, sc), set, value.Weight(l, math.MaxInt64))
 			}
 		}
 		if s, ok := item.value.(string); ok && item.constant {
@@ -469,16 +543,21 @@ func (set *scalarSet) has(v any) bool {
 // weight w: deepNode's, with the item compared with the elements directly.
 //
 //go:noinline
-func containsConst(ptr string, item *node, set *scalarSet, w int64) *node {
+func containsConst(ptr string, item *node, r *reader, set *scalarSet, w int64) *node {
 	k := &struct {
-		set *scalarSet
-		w   int64
-		ptr string
-	}{set, w, ptr}
+		item *node
+		r    *reader
+		set  *scalarSet
+		w    int64
+		ptr  string
+	}{item, r, set, w, ptr}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-		v, err := item.eval(fr)
-		if err != nil {
-			return nil, err
+		v, ok := fr.rt.quick(k.r)
+		if !ok {
+			var err error
+			if v, err = k.item.eval(fr); err != nil {
+				return nil, err
+			}
 		}
 		if vw := scalarWeight(v); vw > 0 {
 			if !fr.rt.spend(int(vw + k.w)) {

@@ -828,22 +828,27 @@ func buildIsDate(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 		return unary(opIsDate)(c, name, ptr, raw, sc, depth)
 	}
 	a := c.compileArgs(raw, ptr, sc, depth)[0] // a variable read: not a constant
-	return isDateNode(ptr, a, src)
+	return isDateNode(ptr, a, c.reader(raw[0], sc), src)
 }
 
 // isDateNode is buildIsDate's node of the argument a, whose date comes from src.
 //
 //go:noinline
-func isDateNode(ptr string, a *node, src dateSource) *node {
+func isDateNode(ptr string, a *node, r *reader, src dateSource) *node {
 	// one pointer for the node to keep across the argument's evaluation
 	k := &struct {
+		a   *node
+		r   *reader
 		src dateSource
 		ptr string
-	}{src, ptr}
+	}{a, r, src, ptr}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-		v, err := a.eval(fr)
-		if err != nil {
-			return nil, err
+		v, ok := fr.rt.quick(k.r)
+		if !ok {
+			var err error
+			if v, err = k.a.eval(fr); err != nil {
+				return nil, err
+			}
 		}
 		s, ok := v.(string)
 		if !ok {
@@ -881,35 +886,43 @@ func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 		return binary(slow)(c, name, ptr, raw, sc, depth)
 	}
 	args := c.compileArgs(raw, ptr, sc, depth)
-	n := dateDiffNode(&dateDiff{b: args[1], sa: sa, sb: sb, years: years, ptr: ptr, slow: slow}, args[0])
+	n := dateDiffNode(&dateDiff{a: args[0], b: args[1], ra: c.reader(raw[0], sc), rb: c.reader(raw[1], sc), sa: sa, sb: sb,
+		years: years, ptr: ptr, slow: slow})
 	if args[0].constant && args[1].constant {
 		return fold(n)
 	}
 	return n
 }
 
-// dateDiff is what dateDiffNode's node needs besides its first argument: one pointer for the
-// node to keep across the evaluation of its arguments.
+// dateDiff is what dateDiffNode's node needs: one pointer for the node to keep across the
+// evaluation of its arguments.
 type dateDiff struct {
-	b      *node
+	a, b   *node
+	ra, rb *reader
 	sa, sb dateSource
 	years  bool
 	ptr    string
 	slow   func(ptr string, a, b any) (any, error)
 }
 
-// dateDiffNode is buildDateDiff's node of the first argument a.
+// dateDiffNode is buildDateDiff's node.
 //
 //go:noinline
-func dateDiffNode(k *dateDiff, a *node) *node {
+func dateDiffNode(k *dateDiff) *node {
 	calc := func(fr *frame) (float64, bool, any, error) {
-		x, err := a.get(fr)
-		if err != nil {
-			return 0, false, nil, err
+		x, ok := fr.rt.quick(k.ra)
+		if !ok {
+			var err error
+			if x, err = k.a.get(fr); err != nil {
+				return 0, false, nil, err
+			}
 		}
-		y, err := k.b.get(fr)
-		if err != nil {
-			return 0, false, nil, err
+		y, ok := fr.rt.quick(k.rb)
+		if !ok {
+			var err error
+			if y, err = k.b.get(fr); err != nil {
+				return 0, false, nil, err
+			}
 		}
 		xs, ok1 := x.(string)
 		ys, ok2 := y.(string)

@@ -253,3 +253,58 @@ func isString(v any, s string) bool {
 	t, ok := v.(string)
 	return ok && t == s
 }
+
+// A reader reads an argument that is a variable without calling its node, when that is a root
+// (path nil) or a memoized path already read in this evaluation; otherwise the node evaluates
+// it. A call costs more than the read: rules read value and data paths in most operators.
+type reader struct {
+	path   *Path
+	global int
+}
+
+// reader returns the reader of the argument n, compiled in scope sc; nil when n is not such a
+// variable.
+func (c *compiler) reader(n *jsonv.Node, sc *scope) *reader {
+	if !reading {
+		return nil
+	}
+	text := c.rootPath(n, sc)
+	if text == "" {
+		return nil
+	}
+	root, rest, dotted := strings.Cut(text, ".")
+	if !dotted {
+		return &reader{global: c.unit.global(root)}
+	}
+	segs := strings.Split(rest, ".")
+	for _, s := range segs {
+		if s == "" {
+			return nil // not a path (compileVar reports it)
+		}
+	}
+	if p := c.unit.Path(root, segs); p != nil {
+		return &reader{path: p, global: -1}
+	}
+	return nil
+}
+
+// reading is switched off by a test that compares readers with the nodes they stand for.
+var reading = true
+
+// quick reads r's variable, ok false when it cannot without calling the argument's node (or r
+// is nil). It inlines: a few loads.
+func (rt *runtime) quick(r *reader) (v any, ok bool) {
+	if r == nil {
+		return nil, false
+	}
+	if p := r.path; p != nil {
+		if m := rt.memo; p.id < len(m) && m[p.id].gen == rt.gen {
+			return m[p.id].v, true
+		}
+		return nil, false
+	}
+	if g := r.global; uint(g) < uint(len(rt.globals)) && rt.env == nil {
+		return rt.globals[g], true
+	}
+	return nil, false
+}
