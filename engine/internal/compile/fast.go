@@ -77,22 +77,33 @@ func compare(kind int) builder {
 		if yf, ok := b.value.(float64); ok && b.constant && !a.constant && compareConstants {
 			return compareConst(kind, slow, ptr, a, c.reader(raw[0], sc), b.value, yf)
 		}
+		// one pointer for the node to keep across the evaluation of a
+		k := &struct {
+			y    numFn
+			kind int
+			ptr  string
+			slow func(ptr string, a, b any) (any, error)
+		}{numberOf(b), kind, ptr, slow}
+		x := numberOf(a)
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			xf, xok, x, err := a.number(fr)
+			xf, xok, xv, err := x(fr)
 			if err != nil {
 				return nil, err
 			}
-			yf, yok, y, err := b.number(fr)
+			yf, yok, yv, err := k.y(fr)
 			if err != nil {
-				return nil, err
-			}
-			if err := fr.rt.charge(ptr, numCost(xok, x)+numCost(yok, y)); err != nil {
 				return nil, err
 			}
 			if xok && yok {
-				return test(kind, xf, yf), nil
+				if !fr.rt.spend(2) {
+					return nil, fr.rt.exhausted(k.ptr)
+				}
+				return test(k.kind, xf, yf), nil
 			}
-			return slow(ptr, boxed(xf, xok, x), boxed(yf, yok, y))
+			if err := fr.rt.charge(k.ptr, numCost(xok, xv)+numCost(yok, yv)); err != nil {
+				return nil, err
+			}
+			return k.slow(k.ptr, boxed(xf, xok, xv), boxed(yf, yok, yv))
 		}}
 		if a.constant && b.constant {
 			return fold(n)
@@ -629,22 +640,32 @@ func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 		if yf, ok := b.value.(float64); ok && b.constant && !a.constant {
 			return arithConst(kind, ptr, a, yf)
 		}
+		// one pointer for the node to keep across the evaluation of a
+		k := &struct {
+			y    numFn
+			kind int
+			ptr  string
+		}{numberOf(b), kind, ptr}
+		x := numberOf(a)
 		calc := func(fr *frame) (float64, bool, any, error) {
-			xf, xok, x, err := a.number(fr)
+			xf, xok, xv, err := x(fr)
 			if err != nil {
 				return 0, false, nil, err
 			}
-			yf, yok, y, err := b.number(fr)
+			yf, yok, yv, err := k.y(fr)
 			if err != nil {
 				return 0, false, nil, err
 			}
-			if err := fr.rt.charge(ptr, numCost(xok, x)+numCost(yok, y)); err != nil {
+			if xok && yok {
+				if !fr.rt.spend(2) {
+					return 0, false, nil, fr.rt.exhausted(k.ptr)
+				}
+				return arithOf(k.kind, k.ptr, xf, yf)
+			}
+			if err := fr.rt.charge(k.ptr, numCost(xok, xv)+numCost(yok, yv)); err != nil {
 				return 0, false, nil, err
 			}
-			if !xok || !yok {
-				return 0, false, nil, nullOrMismatch(ptr, arNames[kind], xok, x, yok, y)
-			}
-			return arithOf(kind, ptr, xf, yf)
+			return 0, false, nil, nullOrMismatch(k.ptr, arNames[k.kind], xok, xv, yok, yv)
 		}
 		n := &node{ptr: ptr, eval: evalNum(calc)}
 		if unboxing {
@@ -680,18 +701,28 @@ func arithOf(kind int, ptr string, x, y float64) (float64, bool, any, error) {
 //
 //go:noinline
 func arithConst(kind int, ptr string, a *node, y float64) *node {
+	// one pointer for the node to keep across the evaluation of a
+	k := &struct {
+		y    float64
+		kind int
+		ptr  string
+	}{y, kind, ptr}
+	x := numberOf(a)
 	calc := func(fr *frame) (float64, bool, any, error) {
-		xf, ok, x, err := a.number(fr)
+		xf, ok, xv, err := x(fr)
 		if err != nil {
 			return 0, false, nil, err
 		}
-		if err := fr.rt.charge(ptr, numCost(ok, x)+1); err != nil {
+		if ok {
+			if !fr.rt.spend(2) {
+				return 0, false, nil, fr.rt.exhausted(k.ptr)
+			}
+			return arithOf(k.kind, k.ptr, xf, k.y)
+		}
+		if err := fr.rt.charge(k.ptr, cost1(xv)+1); err != nil {
 			return 0, false, nil, err
 		}
-		if !ok {
-			return 0, false, nil, nullOrMismatch(ptr, arNames[kind], false, x, true, nil)
-		}
-		return arithOf(kind, ptr, xf, y)
+		return 0, false, nil, nullOrMismatch(k.ptr, arNames[k.kind], false, xv, true, nil)
 	}
 	n := &node{ptr: ptr, eval: evalNum(calc)}
 	if unboxing {

@@ -169,6 +169,12 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 	if len(args) == 3 {
 		// the common if(condition, then, else), without the loop
 		cond, yes, no := args[0], args[1], args[2]
+		// one pointer for the node to keep across the evaluation of the condition
+		k := &struct {
+			yes, no    *node
+			ynum, nnum numFn
+			ptr        string
+		}{yes, no, numberOf(yes), numberOf(no), ptr}
 		n.eval = func(fr *frame) (any, error) {
 			v, err := cond.eval(fr)
 			if err != nil {
@@ -176,14 +182,14 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 			}
 			t, ok := v.(bool)
 			if !ok {
-				if t, err = truth(ptr, "if", 0, v); err != nil {
+				if t, err = truth(k.ptr, "if", 0, v); err != nil {
 					return nil, err
 				}
 			}
 			if t {
-				return yes.eval(fr)
+				return k.yes.eval(fr)
 			}
-			return no.eval(fr)
+			return k.no.eval(fr)
 		}
 		if unboxing {
 			n.num = func(fr *frame) (float64, bool, any, error) {
@@ -193,14 +199,14 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 				}
 				t, ok := v.(bool)
 				if !ok {
-					if t, err = truth(ptr, "if", 0, v); err != nil {
+					if t, err = truth(k.ptr, "if", 0, v); err != nil {
 						return 0, false, nil, err
 					}
 				}
 				if t {
-					return yes.number(fr)
+					return k.ynum(fr)
 				}
-				return no.number(fr)
+				return k.nnum(fr)
 			}
 		}
 	}
@@ -253,8 +259,9 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 			}
 			if unboxing {
 				ff, fok := fallback.(float64)
+				xnum := numberOf(x)
 				n.num = func(fr *frame) (float64, bool, any, error) {
-					f, ok, v, err := x.number(fr)
+					f, ok, v, err := xnum(fr)
 					if err != nil || ok || v != nil {
 						return f, ok, v, err
 					}
