@@ -78,8 +78,8 @@ const notPlain date.Plain = -1
 
 // value returns the value of p in the current evaluation.
 func (rt *runtime) value(p *Path) any {
-	if v, ok := rt.memoized(p); ok {
-		return v
+	if m := rt.memo; uint(p.id) < uint(len(m)) && m[p.id].gen == rt.gen {
+		return m[p.id].v
 	}
 	return rt.walk(p)
 }
@@ -104,13 +104,13 @@ func (rt *runtime) walk(p *Path) any {
 		base = rt.walk(q)
 	}
 	v := p.seg.step(base)
-	id := p.id
-	if id >= len(rt.memo) {
-		rt.growMemo(id)
-	}
-	rt.memo[id] = memoEntry{v: v, gen: rt.gen}
-	if id >= rt.memoHigh {
-		rt.memoHigh = id + 1
+	if id, m := p.id, rt.memo; uint(id) < uint(len(m)) {
+		m[id] = memoEntry{v: v, gen: rt.gen}
+		if id >= rt.memoHigh {
+			rt.memoHigh = id + 1
+		}
+	} else {
+		rt.remember(id, v, 0, rt.gen)
 	}
 	return v
 }
