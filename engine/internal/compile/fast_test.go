@@ -91,8 +91,8 @@ func TestCompareConstMatchesCompare(t *testing.T) {
 	}
 }
 
-// in and contains with a constant list of scalars or a constant string item (buildContains)
-// must evaluate and charge exactly as deep does, under every budget.
+// in and contains with a constant list of scalars or a constant string item (buildContains),
+// alone and under not, must evaluate and charge exactly as deep does, under every budget.
 func TestContainsMatchesDeep(t *testing.T) {
 	long := strings.Repeat("x", 200)
 	env := map[string]any{"data": map[string]any{"s": "s", "long": long, "one": 1.0, "two": 2.0, "yes": true,
@@ -118,6 +118,9 @@ func TestContainsMatchesDeep(t *testing.T) {
 		}
 		for _, it := range items {
 			srcs = append(srcs, `{"op":"in","args":[`+it+`,`+v+`]}`, `{"op":"contains","args":[`+v+`,`+it+`]}`)
+		}
+		for _, src := range srcs {
+			srcs = append(srcs, `{"op":"not","args":[`+src+`]}`)
 		}
 		for _, src := range srcs {
 			containing = true

@@ -357,10 +357,16 @@ func (m *Machine) Run(p *Program) (any, error) {
 		}
 		return nil, err
 	}
-	// the result is read once more on its way out: a condition's weight is charged here without
-	// a call
+	// the result is read once more on its way out: a condition's or another scalar's weight is
+	// charged here without a call
 	if _, ok := v.(bool); ok {
 		if m.rt.steps++; m.rt.steps > m.rt.limit {
+			return nil, m.rt.exhausted(p.root.ptr)
+		}
+		return v, nil
+	}
+	if w := scalarWeight(v); w > 0 {
+		if !m.rt.spend(int(w)) {
 			return nil, m.rt.exhausted(p.root.ptr)
 		}
 		return v, nil
