@@ -257,6 +257,11 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 		switch {
 		case len(ch.steps) > 1:
 		case kind == stepNot:
+			// one pointer for the node to keep across the argument's evaluation
+			k := &struct {
+				ptr string
+				fn  func(ptr string, a any) (any, error)
+			}{ptr, fn}
 			n.eval = func(fr *frame) (any, error) {
 				v, err := a.eval(fr)
 				if err != nil {
@@ -265,26 +270,30 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 				if b, ok := v.(bool); ok {
 					// opNot without reading the condition through truth; cost1 of a boolean
 					if !fr.rt.spend(1) {
-						return nil, fr.rt.exhausted(ptr)
+						return nil, fr.rt.exhausted(k.ptr)
 					}
 					return !b, nil
 				}
-				if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+				if err := fr.rt.charge(k.ptr, cost1(v)); err != nil {
 					return nil, err
 				}
-				return fn(ptr, v)
+				return k.fn(k.ptr, v)
 			}
 		default:
 			// the operator on its own
+			k := &struct {
+				ptr string
+				fn  func(ptr string, a any) (any, error)
+			}{ptr, fn}
 			n.eval = func(fr *frame) (any, error) {
 				v, err := a.eval(fr)
 				if err != nil {
 					return nil, err
 				}
 				if !fr.rt.spend(cost1(v)) {
-					return nil, fr.rt.exhausted(ptr)
+					return nil, fr.rt.exhausted(k.ptr)
 				}
-				return fn(ptr, v)
+				return k.fn(k.ptr, v)
 			}
 		}
 		if a.constant {
