@@ -60,47 +60,51 @@ func (ch *chain) evaluation() evalFn {
 		rt, steps := fr.rt, ch.steps
 		for i := range steps {
 			st := &steps[i]
-			if st.kind == stepCoalesce {
-				if v == nil && !str {
-					v = st.fallback
-					s, str = v.(string)
-				}
-				continue
-			}
-			c := 0
 			if str {
-				c = 1 + len(s)/64
-			} else {
-				c = cost1(v)
-			}
-			if !rt.spend(c) {
-				return nil, rt.exhausted(st.ptr)
-			}
-			switch st.kind {
-			case stepText:
-				if str || v == nil {
-					continue // a string is its own text, null stays null
+				// a string: the direct paths of text, trim and isEmpty
+				if st.kind == stepCoalesce {
+					continue
 				}
-			case stepTrim:
-				if str {
+				if !rt.spend(1 + len(s)/64) {
+					return nil, rt.exhausted(st.ptr)
+				}
+				switch st.kind {
+				case stepText:
+					continue // a string is its own text
+				case stepTrim:
 					if t := trimSpace(s); len(t) != len(s) {
 						s, v = t, nil // a new string, boxed when needed
 					}
 					continue
-				}
-			case stepIsEmpty:
-				if str {
+				case stepIsEmpty:
 					v, str = s == "", false
 					continue
 				}
-			case stepNot:
-				if b, ok := v.(bool); ok {
-					v = !b
+				if v == nil {
+					v = s
+				}
+			} else {
+				if st.kind == stepCoalesce {
+					if v == nil {
+						v = st.fallback
+						s, str = v.(string)
+					}
 					continue
 				}
-			}
-			if str && v == nil {
-				v = s
+				if !rt.spend(cost1(v)) {
+					return nil, rt.exhausted(st.ptr)
+				}
+				switch st.kind {
+				case stepText:
+					if v == nil {
+						continue // null stays null
+					}
+				case stepNot:
+					if b, ok := v.(bool); ok {
+						v = !b
+						continue
+					}
+				}
 			}
 			if v, err = st.fn(st.ptr, v); err != nil {
 				return nil, err

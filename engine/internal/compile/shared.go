@@ -147,9 +147,14 @@ type unboxedNumber struct{}
 func (rt *runtime) rememberNumber(id int, f float64, cost int64, stamp uint32) {
 	rt.remember(id, unboxedNumber{}, cost, stamp)
 	if id >= len(rt.memoNum) {
-		rt.memoNum = append(rt.memoNum, make([]float64, len(rt.memo)-len(rt.memoNum))...)
+		rt.growMemoNum()
 	}
 	rt.memoNum[id] = f
+}
+
+// growMemoNum makes memoNum as long as memo.
+func (rt *runtime) growMemoNum() {
+	rt.memoNum = append(rt.memoNum, make([]float64, len(rt.memo)-len(rt.memoNum))...)
 }
 
 // repeats returns a shared subexpression for every operator or function call that occurs more
