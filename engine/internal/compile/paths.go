@@ -303,7 +303,7 @@ func (rt *runtime) quick(r *reader) (v any, ok bool) {
 		}
 		return nil, false
 	}
-	if g := r.global; uint(g) < uint(len(rt.globals)) { // globals is nil when env is not
+	if g := r.global; uint(g) < uint(len(rt.globals)) && rt.env == nil {
 		return rt.globals[g], true
 	}
 	return nil, false

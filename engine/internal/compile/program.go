@@ -4,7 +4,6 @@
 package compile
 
 import (
-	"math"
 	"sync"
 
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -68,14 +67,11 @@ type runtime struct {
 	// not nil (Program.Eval reads only the roots an evaluation reaches, as a map lookup each).
 	globals []any
 	env     map[string]any
-	// nroots is len(globals), or the largest int when env is not nil (and globals then nil): a
-	// program reading more roots runs with the globals extended (see Machine.Run)
-	nroots int
-	steps  int64
-	limit  int64
-	custom map[string]Operator
-	frames []*frame // function frames by call depth, reused: calls nest, so they end in order
-	depth  int      // frames in use
+	steps   int64
+	limit   int64
+	custom  map[string]Operator
+	frames  []*frame // function frames by call depth, reused: calls nest, so they end in order
+	depth   int      // frames in use
 	// memoized paths (see Path): memo[i] holds path i's value when its gen is gen; Begin moves
 	// to the next generation
 	memo []memoEntry
@@ -291,10 +287,7 @@ func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operat
 		m.fr.locals, m.fr.nums = m.locals[:], m.nums[:]
 	}
 	m.rt.limit, m.rt.custom = budget, ops
-	m.rt.globals, m.rt.env, m.rt.nroots = globals, env, len(globals)
-	if env != nil {
-		m.rt.globals, m.rt.nroots = nil, math.MaxInt
-	}
+	m.rt.globals, m.rt.env = globals, env
 	if m.rt.gen++; m.rt.gen == 0 {
 		for i := range m.rt.memo {
 			m.rt.memo[i].gen = 0
@@ -311,9 +304,8 @@ func (m *Machine) begin(globals []any, env map[string]any, ops map[string]Operat
 func (m *Machine) runExtended(p *Program) (any, error) {
 	g := m.rt.globals
 	m.rt.globals = append(append(make([]any, 0, p.nglobals), g...), make([]any, p.nglobals-len(g))...)
-	m.rt.nroots = p.nglobals
 	v, err := m.Run(p)
-	m.rt.globals, m.rt.nroots = g, len(g)
+	m.rt.globals = g
 	return v, err
 }
 
@@ -321,7 +313,7 @@ func (m *Machine) runExtended(p *Program) (any, error) {
 // runtime.memoNum) are not cleared: they are no references, and nothing reads them once the
 // locals and the memo that mark them are.
 func (m *Machine) End() {
-	m.rt.custom, m.rt.globals, m.rt.env, m.rt.nroots = nil, nil, nil, 0
+	m.rt.custom, m.rt.globals, m.rt.env = nil, nil, nil
 	if m.used > 0 {
 		// nothing of this evaluation stays reachable from the locals
 		clear(m.fr.locals[:m.used])
@@ -343,7 +335,7 @@ func (m *Machine) End() {
 // Run evaluates one program with what Begin bound. An error is a *diag.Diagnostic that other
 // evaluations may return too: it must not be modified.
 func (m *Machine) Run(p *Program) (any, error) {
-	if p.nglobals > m.rt.nroots {
+	if m.rt.env == nil && len(m.rt.globals) < p.nglobals {
 		return m.runExtended(p)
 	}
 	m.rt.steps, m.rt.depth = 0, 0

@@ -128,7 +128,8 @@ func TestLocalsAreClearedByEnd(t *testing.T) {
 	var m Machine
 	for round := 0; round < 3; round++ {
 		xs := []any{fmt.Sprint("a", round), fmt.Sprint("b", round)}
-		m.begin(nil, map[string]any{"xs": xs}, nil, 0)
+		m.Begin(nil, nil, 0)
+		m.rt.env = map[string]any{"xs": xs}
 		for _, p := range []*Program{small, big, small} {
 			v, err := m.Run(p)
 			if err != nil {
