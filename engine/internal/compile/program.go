@@ -167,16 +167,6 @@ func (rt *runtime) spend(n int) bool {
 	return rt.steps <= rt.limit
 }
 
-// spendWeight is spend of the tree size of v (see value.Weight) and extra more units.
-func (rt *runtime) spendWeight(v any, extra int64) bool {
-	w := scalarWeight(v)
-	if w == 0 {
-		w = value.Weight(v, rt.remaining())
-	}
-	rt.steps += w + extra
-	return rt.steps <= rt.limit
-}
-
 // exhausted is the error of a charge beyond the budget, out of line so that charging inlines.
 //
 //go:noinline
