@@ -45,67 +45,75 @@ func extend(a *node, st step) *chain {
 	return &chain{base: a, steps: []step{st}}
 }
 
-// run evaluates the chain. A string is carried unboxed (s, with str true) from the step that
-// made it to the next, and boxed only when an operator function or the result needs it; v is
-// its box when it still is the one it came in.
-func (ch *chain) run(fr *frame) (any, error) {
-	v, err := ch.base.get(fr)
-	if err != nil {
-		return nil, err
-	}
-	s, str := v.(string)
-	rt, steps := fr.rt, ch.steps
-	for i := range steps {
-		st := &steps[i]
-		if st.kind == stepCoalesce {
-			if v == nil && !str {
-				v = st.fallback
-				s, str = v.(string)
-			}
-			continue
-		}
-		c := 0
-		if str {
-			c = 1 + len(s)/64
-		} else {
-			c = cost1(v)
-		}
-		if err := rt.charge(st.ptr, c); err != nil {
+// evaluation returns the chain's evaluation, a node's eval. A string is carried unboxed (s, with
+// str true) from the step that made it to the next, and boxed only when an operator function or
+// the result needs it; v is its box when it still is the one it came in.
+//
+//go:noinline
+func (ch *chain) evaluation() evalFn {
+	return func(fr *frame) (any, error) {
+		v, err := ch.base.get(fr)
+		if err != nil {
 			return nil, err
 		}
-		switch st.kind {
-		case stepText:
-			if str || v == nil {
-				continue // a string is its own text, null stays null
-			}
-		case stepTrim:
+		s, str := v.(string)
+		rt, steps := fr.rt, ch.steps
+		for i := range steps {
+			st := &steps[i]
 			if str {
-				if t := trimSpace(s); len(t) != len(s) {
-					s, v = t, nil // a new string, boxed when needed
+				// a string: the direct paths of text, trim and isEmpty
+				if st.kind == stepCoalesce {
+					continue
 				}
-				continue
+				if !rt.spend(1 + len(s)/64) {
+					return nil, rt.exhausted(st.ptr)
+				}
+				switch st.kind {
+				case stepText:
+					continue // a string is its own text
+				case stepTrim:
+					if t := trimSpace(s); len(t) != len(s) {
+						s, v = t, nil // a new string, boxed when needed
+					}
+					continue
+				case stepIsEmpty:
+					v, str = s == "", false
+					continue
+				}
+				if v == nil {
+					v = s
+				}
+			} else {
+				if st.kind == stepCoalesce {
+					if v == nil {
+						v = st.fallback
+						s, str = v.(string)
+					}
+					continue
+				}
+				if !rt.spend(cost1(v)) {
+					return nil, rt.exhausted(st.ptr)
+				}
+				switch st.kind {
+				case stepText:
+					if v == nil {
+						continue // null stays null
+					}
+				case stepNot:
+					if b, ok := v.(bool); ok {
+						v = !b
+						continue
+					}
+				}
 			}
-		case stepIsEmpty:
-			if str {
-				v, str = s == "", false
-				continue
+			if v, err = st.fn(st.ptr, v); err != nil {
+				return nil, err
 			}
-		case stepNot:
-			if b, ok := v.(bool); ok {
-				v = !b
-				continue
-			}
+			s, str = v.(string)
 		}
 		if str && v == nil {
-			v = s
+			return s, nil
 		}
-		if v, err = st.fn(st.ptr, v); err != nil {
-			return nil, err
-		}
-		s, str = v.(string)
+		return v, nil
 	}
-	if str && v == nil {
-		return s, nil
-	}
-	return v, nil
 }

@@ -25,6 +25,8 @@ func TestDatesReadOnceMatchTheOperators(t *testing.T) {
 		`{"op":"isDate","args":[{"var":"data.s"}]}`,
 		`{"op":"daysBetween","args":[{"var":"ctx.today"},{"var":"value"}]}`,
 		`{"op":"daysBetween","args":[{"var":"value"},{"var":"ctx.today"}]}`,
+		`{"op":">","args":[{"op":"daysBetween","args":[{"var":"ctx.today"},{"var":"value"}]},0]}`,
+		`{"op":"*","args":[{"op":"yearsBetween","args":[{"var":"value"},{"var":"ctx.today"}]},1.5]}`,
 		`{"op":"yearsBetween","args":[{"var":"value"},{"var":"ctx.today"}]}`,
 		`{"op":"yearsBetween","args":[{"var":"data.d"},{"var":"value"}]}`,
 		`{"op":"daysBetween","args":[{"var":"value"},"2024-02-29"]}`,

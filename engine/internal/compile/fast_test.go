@@ -18,7 +18,7 @@ func TestEqualityMatchesDeepEqual(t *testing.T) {
 	for k := range env["data"].(map[string]any) {
 		operands = append(operands, fmt.Sprintf(`{"var":"data.%s"}`, k))
 	}
-	operands = append(operands, `{"var":"missing"}`, `"s"`, `"`+long+`"`, `1`, `2`, `true`, `null`, `[1,"s"]`,
+	operands = append(operands, `{"var":"missing"}`, `"s"`, `"`+long+`"`, `1`, `2`, `true`, `false`, `null`, `[1,"s"]`,
 		`{"op":"literal","args":[{"a":1}]}`, `{"op":"+","args":[{"var":"data.s"},1]}`)
 	saved := map[string]spec{"==": coreOperators["=="], "!=": coreOperators["!="]}
 	defer func() {
@@ -87,6 +87,47 @@ func TestCompareConstMatchesCompare(t *testing.T) {
 				general := compileTest(t, src)
 				sameUnderBudgets(t, src, fast, general, env, 1, 8)
 			}
+		}
+	}
+}
+
+// in and contains with a constant list of scalars or a constant string item (buildContains),
+// alone and under not, must evaluate and charge exactly as deep does, under every budget.
+func TestContainsMatchesDeep(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	env := map[string]any{"data": map[string]any{"s": "s", "long": long, "one": 1.0, "two": 2.0, "yes": true,
+		"no": false, "null": nil, "list": []any{1.0, "s", nil}, "strs": []any{"a", "admin", long},
+		"obj": map[string]any{"a": 1.0}}}
+	var variables []string
+	for k := range env["data"].(map[string]any) {
+		variables = append(variables, fmt.Sprintf(`{"var":"data.%s"}`, k))
+	}
+	variables = append(variables, `{"var":"missing"}`, `{"op":"+","args":[{"var":"data.s"},1]}`)
+	var many []string
+	for i := 0; i < 20; i++ {
+		many = append(many, fmt.Sprintf(`"c%d"`, i))
+	}
+	lists := []string{`[12, 24, 36, 1]`, `["a", "s", "admin"]`, `[1, "s", true, null]`, `[false]`, `[]`,
+		`[` + strings.Join(many, ",") + `, "s"]`, `["` + long + `"]`, `[1, [1]]`}
+	items := []string{`"s"`, `"admin"`, `"` + long + `"`, `1`, `null`}
+	defer func() { containing = true }()
+	for _, v := range variables {
+		var srcs []string
+		for _, l := range lists {
+			srcs = append(srcs, `{"op":"in","args":[`+v+`,`+l+`]}`, `{"op":"contains","args":[`+l+`,`+v+`]}`)
+		}
+		for _, it := range items {
+			srcs = append(srcs, `{"op":"in","args":[`+it+`,`+v+`]}`, `{"op":"contains","args":[`+v+`,`+it+`]}`)
+		}
+		for _, src := range srcs {
+			srcs = append(srcs, `{"op":"not","args":[`+src+`]}`)
+		}
+		for _, src := range srcs {
+			containing = true
+			fast := compileTest(t, src)
+			containing = false
+			general := compileTest(t, src)
+			sameUnderBudgets(t, src, fast, general, env, 1, 30)
 		}
 	}
 }

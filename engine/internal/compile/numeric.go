@@ -32,6 +32,24 @@ func (n *node) number(fr *frame) (float64, bool, any, error) {
 	return f, ok, v, err
 }
 
+// numberOf returns number of n as a function, for a node to call directly rather than through
+// number: n.num, or n's evaluation read as a number.
+func numberOf(n *node) numFn {
+	if n.num != nil {
+		return n.num
+	}
+	if n.constant {
+		v := n.value
+		f, ok := v.(float64)
+		return func(*frame) (float64, bool, any, error) { return f, ok, v, nil }
+	}
+	return func(fr *frame) (float64, bool, any, error) {
+		v, err := n.eval(fr)
+		f, ok := v.(float64)
+		return f, ok, v, err
+	}
+}
+
 // boxed returns a value read by number as a value.
 func boxed(f float64, ok bool, v any) any {
 	if ok && v == nil {
@@ -49,6 +67,8 @@ func numCost(ok bool, v any) int {
 }
 
 // evalNum returns the eval of a node whose num is calc: calc's number boxed.
+//
+//go:noinline
 func evalNum(calc numFn) evalFn {
 	return func(fr *frame) (any, error) {
 		f, ok, v, err := calc(fr)
@@ -74,6 +94,8 @@ func nullOrMismatch(ptr, op string, xok bool, x any, yok bool, y any) error {
 
 // buildDivide builds / and mod: binary(opDiv) and binary(opMod), reading their arguments and
 // offering their result unboxed.
+//
+//go:noinline
 func buildDivide(mod bool) builder {
 	op, slow := "/", opDiv
 	if mod {
@@ -85,33 +107,43 @@ func buildDivide(mod bool) builder {
 		}
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
+		// one pointer for the node to keep across the evaluation of a
+		k := &struct {
+			y       numFn
+			mod     bool
+			ptr, op string
+		}{numberOf(b), mod, ptr, op}
+		x := numberOf(a)
 		calc := func(fr *frame) (float64, bool, any, error) {
-			xf, xok, x, err := a.number(fr)
+			xf, xok, xv, err := x(fr)
 			if err != nil {
 				return 0, false, nil, err
 			}
-			yf, yok, y, err := b.number(fr)
+			yf, yok, yv, err := k.y(fr)
 			if err != nil {
-				return 0, false, nil, err
-			}
-			if err := fr.rt.charge(ptr, numCost(xok, x)+numCost(yok, y)); err != nil {
 				return 0, false, nil, err
 			}
 			if !xok || !yok {
-				return 0, false, nil, nullOrMismatch(ptr, op, xok, x, yok, y)
+				if err := fr.rt.charge(k.ptr, numCost(xok, xv)+numCost(yok, yv)); err != nil {
+					return 0, false, nil, err
+				}
+				return 0, false, nil, nullOrMismatch(k.ptr, k.op, xok, xv, yok, yv)
+			}
+			if !fr.rt.spend(2) {
+				return 0, false, nil, fr.rt.exhausted(k.ptr)
 			}
 			if yf == 0 {
 				return 0, false, nil, nil
 			}
 			var f float64
 			var ok bool
-			if mod {
+			if k.mod {
 				f, ok = num.Mod(xf, yf)
 			} else {
 				f, ok = num.Div(xf, yf)
 			}
 			if !ok {
-				return 0, false, nil, diag.ResultOutOfRange(ptr)
+				return 0, false, nil, diag.ResultOutOfRange(k.ptr)
 			}
 			return f, true, nil, nil
 		}
@@ -135,8 +167,9 @@ func buildRound(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, dep
 	if len(args) == 2 {
 		places = args[1]
 	}
+	xnum := numberOf(x)
 	calc := func(fr *frame) (float64, bool, any, error) {
-		xf, xok, xv, err := x.number(fr)
+		xf, xok, xv, err := xnum(fr)
 		if err != nil {
 			return 0, false, nil, err
 		}
@@ -186,6 +219,8 @@ const maxUnboxed = 8
 // buildExtreme builds min (max false) and max (max true): strict(opMin) and strict(opMax), without
 // the list of arguments, reading them unboxed and offering the result unboxed (or as the box of
 // the argument it is).
+//
+//go:noinline
 func buildExtreme(max bool) builder {
 	op, slow := "min", opMin
 	if max {
@@ -215,13 +250,17 @@ func buildExtreme(max bool) builder {
 				return extremeOf(ptr, op, max, vals[:])
 			}
 		} else {
+			nums := make([]numFn, len(args))
+			for i, a := range args {
+				nums[i] = numberOf(a)
+			}
 			calc = func(fr *frame) (float64, bool, any, error) {
 				var fs [maxUnboxed]float64
 				var oks [maxUnboxed]bool
 				var vs [maxUnboxed]any
 				cost := 0
-				for i, a := range args {
-					f, ok, v, err := a.number(fr)
+				for i, num := range nums {
+					f, ok, v, err := num(fr)
 					if err != nil {
 						return 0, false, nil, err
 					}
@@ -284,15 +323,17 @@ func extremeOf(ptr, op string, max bool, items []any) (float64, bool, any, error
 // buildNumeric builds a one-argument operator that computes a number (abs, sum): unary(slow), and
 // when the operator is not part of a longer chain, offering its result unboxed, as calc computes
 // it from the argument.
+//
+//go:noinline
 func buildNumeric(slow func(ptr string, a any) (any, error), calc func(ptr string, f float64, ok bool, v any) (float64, bool, any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		n := unary(slow)(c, name, ptr, raw, sc, depth)
 		if !unboxing || n.constant || len(n.chain.steps) != 1 {
 			return n
 		}
-		a := n.chain.base
+		a := numberOf(n.chain.base)
 		n.num = func(fr *frame) (float64, bool, any, error) {
-			f, ok, v, err := a.number(fr)
+			f, ok, v, err := a(fr)
 			if err != nil {
 				return 0, false, nil, err
 			}
@@ -349,7 +390,10 @@ type iteration struct {
 // read unboxed, then sum's. The charges are those of both (map's, then sum's of a list as long
 // as map's), and so are the results and errors: an error of the body comes before sum's type
 // error, which names the first element that is neither a number nor null.
+//
+//go:noinline
 func sumOfMap(ptr string, it *iteration) numFn {
+	body := numberOf(it.body)
 	return func(fr *frame) (float64, bool, any, error) {
 		if it.shared != nil && it.shared.many.Load() {
 			v, err := it.whole.eval(fr)
@@ -387,7 +431,7 @@ func sumOfMap(ptr string, it *iteration) numFn {
 		null, bad, badAt := false, any(nil), -1
 		for i, item := range items {
 			fr.locals[it.slot] = item
-			f, ok, v, err := it.body.number(fr)
+			f, ok, v, err := body(fr)
 			if err != nil {
 				return 0, false, nil, err
 			}

@@ -67,8 +67,8 @@ func coreTable() map[string]spec {
 		"matches":    {2, 2, buildMatches},
 		// strings and lists
 		"length":   {1, 1, buildLength},
-		"contains": {2, 2, deep(opContains)},
-		"in":       {2, 2, deep(func(ptr string, a, b any) (any, error) { return containsOp(ptr, "in", b, a, 1) })},
+		"contains": {2, 2, buildContains(false)},
+		"in":       {2, 2, buildContains(true)},
 		// lists (the body sees each element bound to a name, "it" by default)
 		"map":    {2, 3, iterate(iterMap)},
 		"filter": {2, 3, iterate(iterFilter)},
@@ -163,6 +163,8 @@ func allConstant(args []*node) bool {
 }
 
 // strict builds an operator that evaluates every argument, left to right, then applies fn.
+//
+//go:noinline
 func strict(fn func(ptr string, args []any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -209,6 +211,8 @@ func callStrict(op int, ptr string, args []any) (any, error) {
 
 // strictDirect is strict(fn) for the operator op of callStrict, with up to four argument values
 // in an array on the stack rather than a new list.
+//
+//go:noinline
 func strictDirect(op int) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -243,39 +247,54 @@ func strictDirect(op int) builder {
 func unary(fn func(ptr string, a any) (any, error)) builder { return unaryStep(stepCall, fn) }
 
 // unaryStep is unary for an operator that has a direct path in a chain.
+//
+//go:noinline
 func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a := args[0]
 		ch := extend(a, step{kind: kind, ptr: ptr, fn: fn})
-		n := &node{ptr: ptr, chain: ch, eval: ch.run}
+		n := &node{ptr: ptr, chain: ch, eval: ch.evaluation()}
 		switch {
 		case len(ch.steps) > 1:
 		case kind == stepNot:
+			// one pointer for the node to keep across the argument's evaluation
+			k := &struct {
+				ptr string
+				fn  func(ptr string, a any) (any, error)
+			}{ptr, fn}
 			n.eval = func(fr *frame) (any, error) {
-				v, err := a.get(fr)
+				v, err := a.eval(fr)
 				if err != nil {
-					return nil, err
-				}
-				if err := fr.rt.charge(ptr, cost1(v)); err != nil {
 					return nil, err
 				}
 				if b, ok := v.(bool); ok {
-					return !b, nil // opNot without reading the condition through truth
+					// opNot without reading the condition through truth; cost1 of a boolean
+					if !fr.rt.spend(1) {
+						return nil, fr.rt.exhausted(k.ptr)
+					}
+					return !b, nil
 				}
-				return fn(ptr, v)
+				if err := fr.rt.charge(k.ptr, cost1(v)); err != nil {
+					return nil, err
+				}
+				return k.fn(k.ptr, v)
 			}
 		default:
 			// the operator on its own
+			k := &struct {
+				ptr string
+				fn  func(ptr string, a any) (any, error)
+			}{ptr, fn}
 			n.eval = func(fr *frame) (any, error) {
-				v, err := a.get(fr)
+				v, err := a.eval(fr)
 				if err != nil {
 					return nil, err
 				}
-				if err := fr.rt.charge(ptr, cost1(v)); err != nil {
-					return nil, err
+				if !fr.rt.spend(cost1(v)) {
+					return nil, fr.rt.exhausted(k.ptr)
 				}
-				return fn(ptr, v)
+				return k.fn(k.ptr, v)
 			}
 		}
 		if a.constant {
@@ -285,6 +304,7 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 	}
 }
 
+//go:noinline
 func binary(fn func(ptr string, a, b any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -312,55 +332,63 @@ func binary(fn func(ptr string, a, b any) (any, error)) builder {
 
 // deep builds an operator that compares values deeply (==, !=, contains, in): the whole of
 // both operands is charged to the budget before the comparison reads them.
+//
+//go:noinline
 func deep(fn func(ptr string, a, b any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
-		x, y := args[0], args[1]
-		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-			a, err := x.get(fr)
-			if err != nil {
-				return nil, err
-			}
-			b, err := y.get(fr)
-			if err != nil {
-				return nil, err
-			}
-			if err := fr.rt.chargeWeight(ptr, a); err != nil {
-				return nil, err
-			}
-			if err := fr.rt.chargeWeight(ptr, b); err != nil {
-				return nil, err
-			}
-			return fn(ptr, a, b)
-		}}
-		if x.constant && y.constant {
-			return fold(n)
-		}
-		// one constant operand (in(x, [...]), contains(x, "s")): its weight is computed once and
-		// charged with the other's, at once, which fails exactly when charging them one after
-		// the other would (constants have no effects, so evaluating one first does not matter)
-		if x.constant || y.constant {
-			k, other, first := y, x, false
-			if x.constant {
-				k, other, first = x, y, true
-			}
-			w, kv := value.Weight(k.value, math.MaxInt64), k.value
-			n.eval = func(fr *frame) (any, error) {
-				v, err := other.eval(fr)
-				if err != nil {
-					return nil, err
-				}
-				if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
-					return nil, err
-				}
-				if first {
-					return fn(ptr, kv, v)
-				}
-				return fn(ptr, v, kv)
-			}
-		}
-		return n
+		return deepNode(fn, ptr, args[0], args[1])
 	}
+}
+
+// deepNode is deep's node of the operands x and y.
+//
+//go:noinline
+func deepNode(fn func(ptr string, a, b any) (any, error), ptr string, x, y *node) *node {
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		a, err := x.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		b, err := y.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.rt.chargeWeight(ptr, a); err != nil {
+			return nil, err
+		}
+		if err := fr.rt.chargeWeight(ptr, b); err != nil {
+			return nil, err
+		}
+		return fn(ptr, a, b)
+	}}
+	if x.constant && y.constant {
+		return fold(n)
+	}
+	// one constant operand (in(x, [...]), contains(x, "s")): its weight is computed once and
+	// charged with the other's, at once, which fails exactly when charging them one after the
+	// other would (constants have no effects, so evaluating one first does not matter)
+	if x.constant || y.constant {
+		k, other, first := y, x, false
+		if x.constant {
+			k, other, first = x, y, true
+		}
+		w, kv := value.Weight(k.value, math.MaxInt64), k.value
+		n.eval = func(fr *frame) (any, error) {
+			v, err := other.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+				return nil, err
+			}
+			if first {
+				return fn(ptr, kv, v)
+			}
+			return fn(ptr, v, kv)
+		}
+	}
+	return n
 }
 
 // compileCustom compiles an x- operator: declared in the unit, supplied by the host at evaluation.

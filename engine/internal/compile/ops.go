@@ -169,6 +169,12 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 	if len(args) == 3 {
 		// the common if(condition, then, else), without the loop
 		cond, yes, no := args[0], args[1], args[2]
+		// one pointer for the node to keep across the evaluation of the condition
+		k := &struct {
+			yes, no    *node
+			ynum, nnum numFn
+			ptr        string
+		}{yes, no, numberOf(yes), numberOf(no), ptr}
 		n.eval = func(fr *frame) (any, error) {
 			v, err := cond.eval(fr)
 			if err != nil {
@@ -176,14 +182,14 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 			}
 			t, ok := v.(bool)
 			if !ok {
-				if t, err = truth(ptr, "if", 0, v); err != nil {
+				if t, err = truth(k.ptr, "if", 0, v); err != nil {
 					return nil, err
 				}
 			}
 			if t {
-				return yes.eval(fr)
+				return k.yes.eval(fr)
 			}
-			return no.eval(fr)
+			return k.no.eval(fr)
 		}
 		if unboxing {
 			n.num = func(fr *frame) (float64, bool, any, error) {
@@ -193,14 +199,14 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 				}
 				t, ok := v.(bool)
 				if !ok {
-					if t, err = truth(ptr, "if", 0, v); err != nil {
+					if t, err = truth(k.ptr, "if", 0, v); err != nil {
 						return 0, false, nil, err
 					}
 				}
 				if t {
-					return yes.number(fr)
+					return k.ynum(fr)
 				}
-				return no.number(fr)
+				return k.nnum(fr)
 			}
 		}
 	}
@@ -253,8 +259,9 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 			}
 			if unboxing {
 				ff, fok := fallback.(float64)
+				xnum := numberOf(x)
 				n.num = func(fr *frame) (float64, bool, any, error) {
-					f, ok, v, err := x.number(fr)
+					f, ok, v, err := xnum(fr)
 					if err != nil || ok || v != nil {
 						return f, ok, v, err
 					}
@@ -828,35 +835,53 @@ func buildIsDate(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 		return unary(opIsDate)(c, name, ptr, raw, sc, depth)
 	}
 	a := c.compileArgs(raw, ptr, sc, depth)[0] // a variable read: not a constant
+	return isDateNode(ptr, a, c.reader(raw[0], sc), src)
+}
+
+// isDateNode is buildIsDate's node of the argument a, whose date comes from src.
+//
+//go:noinline
+func isDateNode(ptr string, a *node, r *reader, src dateSource) *node {
+	// one pointer for the node to keep across the argument's evaluation
+	k := &struct {
+		a   *node
+		r   *reader
+		src dateSource
+		ptr string
+	}{a, r, src, ptr}
 	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-		v, err := a.eval(fr)
-		if err != nil {
-			return nil, err
+		v, ok := fr.rt.quick(k.r)
+		if !ok {
+			var err error
+			if v, err = k.a.eval(fr); err != nil {
+				return nil, err
+			}
 		}
 		s, ok := v.(string)
 		if !ok {
-			if err := fr.rt.charge(ptr, cost1(v)); err != nil {
+			if err := fr.rt.charge(k.ptr, cost1(v)); err != nil {
 				return nil, err
 			}
 			return false, nil
 		}
-		if err := fr.rt.charge(ptr, 1+len(s)/64); err != nil {
-			return nil, err
+		if !fr.rt.spend(1 + len(s)/64) {
+			return nil, fr.rt.exhausted(k.ptr)
 		}
 		if len(s) == 10 {
-			p := fr.rt.knownDate(src, s)
+			p := fr.rt.knownDate(k.src, s)
 			if p == 0 {
-				p = fr.rt.readDate(src, v, s)
+				p = fr.rt.readDate(k.src, v, s)
 			}
 			return p > 0, nil
 		}
-		return opIsDate(ptr, v)
+		return opIsDate(k.ptr, v)
 	}}
 }
 
 // buildDateDiff builds yearsBetween and daysBetween: binary(opYearsBetween) and
 // binary(opDaysBetween), reading the dates of paths, of a varying root and of literals once (see
-// runtime.knownDate); anything but two dates "YYYY-MM-DD" goes to the operator function.
+// runtime.knownDate), and offering the result unboxed; anything but two dates "YYYY-MM-DD" goes
+// to the operator function.
 func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 	years := name == "yearsBetween"
 	slow := opDaysBetween
@@ -868,49 +893,84 @@ func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 		return binary(slow)(c, name, ptr, raw, sc, depth)
 	}
 	args := c.compileArgs(raw, ptr, sc, depth)
-	a, b := args[0], args[1]
-	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
-		x, err := a.get(fr)
-		if err != nil {
-			return nil, err
-		}
-		y, err := b.get(fr)
-		if err != nil {
-			return nil, err
-		}
-		xs, ok1 := x.(string)
-		ys, ok2 := y.(string)
-		if !ok1 || !ok2 {
-			if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
-				return nil, err
-			}
-			return slow(ptr, x, y)
-		}
-		if err := fr.rt.charge(ptr, 2+len(xs)/64+len(ys)/64); err != nil { // cost1 of two strings
-			return nil, err
-		}
-		if len(xs) != 10 || len(ys) != 10 {
-			return slow(ptr, x, y) // a date-time, or no date
-		}
-		px, py := fr.rt.knownDate(sa, xs), fr.rt.knownDate(sb, ys)
-		if px == 0 {
-			px = fr.rt.readDate(sa, x, xs)
-		}
-		if py == 0 {
-			py = fr.rt.readDate(sb, y, ys)
-		}
-		switch {
-		case px < 0 || py < 0:
-			return slow(ptr, x, y) // an error, from the operator
-		case years:
-			return value.Number(float64(date.YearsBetweenPlain(px, py))), nil
-		}
-		return value.Number(float64(py.Days() - px.Days())), nil // dates are midnights
-	}}
-	if a.constant && b.constant {
+	n := dateDiffNode(&dateDiff{a: args[0], b: args[1], ra: c.reader(raw[0], sc), rb: c.reader(raw[1], sc), sa: sa, sb: sb,
+		years: years, ptr: ptr, slow: slow})
+	if args[0].constant && args[1].constant {
 		return fold(n)
 	}
 	return n
+}
+
+// dateDiff is what dateDiffNode's node needs: one pointer for the node to keep across the
+// evaluation of its arguments.
+type dateDiff struct {
+	a, b   *node
+	ra, rb *reader
+	sa, sb dateSource
+	years  bool
+	ptr    string
+	slow   func(ptr string, a, b any) (any, error)
+}
+
+// dateDiffNode is buildDateDiff's node.
+//
+//go:noinline
+func dateDiffNode(k *dateDiff) *node {
+	calc := func(fr *frame) (float64, bool, any, error) {
+		x, ok := fr.rt.quick(k.ra)
+		if !ok {
+			var err error
+			if x, err = k.a.get(fr); err != nil {
+				return 0, false, nil, err
+			}
+		}
+		y, ok := fr.rt.quick(k.rb)
+		if !ok {
+			var err error
+			if y, err = k.b.get(fr); err != nil {
+				return 0, false, nil, err
+			}
+		}
+		xs, ok1 := x.(string)
+		ys, ok2 := y.(string)
+		if !ok1 || !ok2 || len(xs) != 10 || len(ys) != 10 {
+			return k.other(fr, x, y) // a date-time, or no date
+		}
+		if !fr.rt.spend(2) { // cost1 of two strings of 10 bytes
+			return 0, false, nil, fr.rt.exhausted(k.ptr)
+		}
+		px, py := fr.rt.knownDate(k.sa, xs), fr.rt.knownDate(k.sb, ys)
+		if px == 0 {
+			px = fr.rt.readDate(k.sa, x, xs)
+		}
+		if py == 0 {
+			py = fr.rt.readDate(k.sb, y, ys)
+		}
+		switch {
+		case px < 0 || py < 0:
+			v, err := k.slow(k.ptr, x, y) // an error, from the operator
+			f, ok := v.(float64)
+			return f, ok, v, err
+		case k.years:
+			return float64(date.YearsBetweenPlain(px, py)), true, nil, nil
+		}
+		return float64(py.Days() - px.Days()), true, nil, nil // dates are midnights
+	}
+	n := &node{ptr: k.ptr, eval: evalNum(calc)}
+	if unboxing {
+		n.num = calc
+	}
+	return n
+}
+
+// other is dateDiffNode's node when its arguments x and y are not two strings of 10 bytes.
+func (k *dateDiff) other(fr *frame, x, y any) (float64, bool, any, error) {
+	if err := fr.rt.charge(k.ptr, cost1(x)+cost1(y)); err != nil {
+		return 0, false, nil, err
+	}
+	v, err := k.slow(k.ptr, x, y)
+	f, ok := v.(float64)
+	return f, ok, v, err
 }
 
 // buildDateAdd is strict(opDateAdd) with its three arguments read into an array rather than a
@@ -919,31 +979,45 @@ func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 func buildDateAdd(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 	src := c.dateSource(raw[0], sc)
 	args := c.compileArgs(raw, ptr, sc, depth)
-	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+	n := dateAddNode(ptr, args, src)
+	if allConstant(args) {
+		return fold(n)
+	}
+	return n
+}
+
+// dateAddNode is buildDateAdd's node of the arguments args, the date of the first coming from
+// src.
+//
+//go:noinline
+func dateAddNode(ptr string, args []*node, src dateSource) *node {
+	// one pointer for the node to keep across the evaluation of its arguments
+	k := &struct {
+		args []*node
+		src  dateSource
+		ptr  string
+	}{args, src, ptr}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		var vals [3]any
-		for i, a := range args {
+		for i, a := range k.args {
 			v, err := a.get(fr)
 			if err != nil {
 				return nil, err
 			}
 			vals[i] = v
 		}
-		if err := fr.rt.charge(ptr, argCost(vals[:]...)); err != nil {
+		if err := fr.rt.charge(k.ptr, argCost(vals[:]...)); err != nil {
 			return nil, err
 		}
-		if s, ok := vals[0].(string); ok && len(s) == 10 && src.known() && vals[1] != nil && vals[2] != nil {
-			p := fr.rt.knownDate(src, s)
+		if s, ok := vals[0].(string); ok && len(s) == 10 && k.src.known() && vals[1] != nil && vals[2] != nil {
+			p := fr.rt.knownDate(k.src, s)
 			if p == 0 {
-				p = fr.rt.readDate(src, vals[0], s)
+				p = fr.rt.readDate(k.src, vals[0], s)
 			}
 			if p > 0 {
-				return addDate(ptr, p.Value(), vals[1], vals[2])
+				return addDate(k.ptr, p.Value(), vals[1], vals[2])
 			}
 		}
-		return opDateAdd(ptr, vals[:])
+		return opDateAdd(k.ptr, vals[:])
 	}}
-	if allConstant(args) {
-		return fold(n)
-	}
-	return n
 }

@@ -28,6 +28,8 @@ var iterNames = [...]string{"map", "filter", "some", "all"}
 // iterate builds map, filter, some and all: (list, body) or (list, "name", body). The body is
 // evaluated once per element with the element bound to the name, in a scope nested in the
 // enclosing one.
+//
+//go:noinline
 func iterate(kind iterKind) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		list := c.compile(raw[0], ptr+"/args/0", sc, depth+1)

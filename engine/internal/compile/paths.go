@@ -25,15 +25,14 @@ type Path struct {
 	seg      segment
 }
 
-// step reads one path segment of v as variables do.
+// step reads one path segment of v as variables do. (Type assertions compare the type word with
+// a constant, where a type switch would load the type's hash first.)
 func (s segment) step(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
+	if t, ok := v.(map[string]any); ok {
 		return t[s.key]
-	case []any:
-		if s.index >= 0 && s.index < len(t) {
-			return t[s.index]
-		}
+	}
+	if t, ok := v.([]any); ok && uint(s.index) < uint(len(t)) {
+		return t[s.index]
 	}
 	return nil
 }
@@ -79,8 +78,8 @@ const notPlain date.Plain = -1
 
 // value returns the value of p in the current evaluation.
 func (rt *runtime) value(p *Path) any {
-	if v, ok := rt.memoized(p); ok {
-		return v
+	if m := rt.memo; uint(p.id) < uint(len(m)) && m[p.id].gen == rt.gen {
+		return m[p.id].v
 	}
 	return rt.walk(p)
 }
@@ -97,27 +96,39 @@ func (rt *runtime) memoized(p *Path) (any, bool) {
 // walk reads p through its parent's value and memoizes it.
 func (rt *runtime) walk(p *Path) any {
 	var base any
-	if p.parent == nil {
+	if q := p.parent; q == nil {
 		base = rt.root(p.root, p.rootName)
-	} else if v, ok := rt.memoized(p.parent); ok {
-		base = v
+	} else if m := rt.memo; q.id < len(m) && m[q.id].gen == rt.gen {
+		base = m[q.id].v
 	} else {
-		base = rt.walk(p.parent)
+		base = rt.walk(q)
 	}
 	v := p.seg.step(base)
-	rt.remember(p.id, v, 0, rt.gen)
+	if id, m := p.id, rt.memo; uint(id) < uint(len(m)) {
+		m[id] = memoEntry{v: v, gen: rt.gen}
+		if id >= rt.memoHigh {
+			rt.memoHigh = id + 1
+		}
+	} else {
+		rt.remember(id, v, 0, rt.gen)
+	}
 	return v
 }
 
 // remember memoizes entry id, stamped (the evaluation's generation or the run's).
 func (rt *runtime) remember(id int, v any, cost int64, stamp uint32) {
 	if id >= len(rt.memo) {
-		rt.memo = append(rt.memo, make([]memoEntry, 2*id+8-len(rt.memo))...)
+		rt.growMemo(id)
 	}
 	rt.memo[id] = memoEntry{v: v, cost: cost, gen: stamp}
 	if id >= rt.memoHigh {
 		rt.memoHigh = id + 1
 	}
+}
+
+// growMemo makes room for memo entry id.
+func (rt *runtime) growMemo(id int) {
+	rt.memo = append(rt.memo, make([]memoEntry, 2*id+8-len(rt.memo))...)
 }
 
 // Value returns the value of p in the evaluation Begin started.
@@ -241,4 +252,59 @@ func (rt *runtime) readDate(src dateSource, v any, s string) date.Plain {
 func isString(v any, s string) bool {
 	t, ok := v.(string)
 	return ok && t == s
+}
+
+// A reader reads an argument that is a variable without calling its node, when that is a root
+// (path nil) or a memoized path already read in this evaluation; otherwise the node evaluates
+// it. A call costs more than the read: rules read value and data paths in most operators.
+type reader struct {
+	path   *Path
+	global int
+}
+
+// reader returns the reader of the argument n, compiled in scope sc; nil when n is not such a
+// variable.
+func (c *compiler) reader(n *jsonv.Node, sc *scope) *reader {
+	if !reading {
+		return nil
+	}
+	text := c.rootPath(n, sc)
+	if text == "" {
+		return nil
+	}
+	root, rest, dotted := strings.Cut(text, ".")
+	if !dotted {
+		return &reader{global: c.unit.global(root)}
+	}
+	segs := strings.Split(rest, ".")
+	for _, s := range segs {
+		if s == "" {
+			return nil // not a path (compileVar reports it)
+		}
+	}
+	if p := c.unit.Path(root, segs); p != nil {
+		return &reader{path: p, global: -1}
+	}
+	return nil
+}
+
+// reading is switched off by a test that compares readers with the nodes they stand for.
+var reading = true
+
+// quick reads r's variable, ok false when it cannot without calling the argument's node (or r
+// is nil). It inlines: a few loads.
+func (rt *runtime) quick(r *reader) (v any, ok bool) {
+	if r == nil {
+		return nil, false
+	}
+	if p := r.path; p != nil {
+		if m := rt.memo; p.id < len(m) && m[p.id].gen == rt.gen {
+			return m[p.id].v, true
+		}
+		return nil, false
+	}
+	if g := r.global; uint(g) < uint(len(rt.globals)) && rt.env == nil {
+		return rt.globals[g], true
+	}
+	return nil, false
 }

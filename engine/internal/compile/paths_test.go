@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/sdods/sdods/engine/internal/jsonv"
@@ -51,5 +53,74 @@ func TestPathsAreMemoizedPerEvaluation(t *testing.T) {
 			}
 		}
 		m.End()
+	}
+}
+
+// Operators read a variable argument through a reader (a root, or a memoized path read before in
+// the evaluation) rather than its node: they must answer, fail and charge as with the node, for
+// roots, paths, missing and varying paths, parameters of inlined functions and locals, for
+// programs run one after the other in one evaluation while the varying root changes, under
+// every budget.
+func TestReadersMatchTheirNodes(t *testing.T) {
+	defs := []FunctionDef{{Name: "big", Params: []string{"x"},
+		Body: decode(t, `{"op":">","args":[{"var":"x.n"},10]}`), Pointer: "/f"}}
+	var exprs []string
+	for _, v := range []string{`{"var":"value"}`, `{"var":"data"}`, `{"var":"data.n"}`, `{"var":"data.s"}`, `{"var":"data.o.s"}`,
+		`{"var":"data.missing.s"}`, `{"var":"value.s"}`, `{"var":"data.l.0"}`, `{"var":"ctx.today"}`, `{"var":"missing"}`} {
+		exprs = append(exprs,
+			`{"op":"==","args":[`+v+`,"ab"]}`, `{"op":"!=","args":[`+v+`,null]}`, `{"op":"==","args":[null,`+v+`]}`,
+			`{"op":"<","args":[`+v+`,12]}`, `{"op":">=","args":[`+v+`,-1]}`,
+			`{"op":"in","args":[`+v+`,[12,"ab",null]]}`, `{"op":"contains","args":[["x","2024-02-29"],`+v+`]}`,
+			`{"op":"isDate","args":[`+v+`]}`, `{"op":"daysBetween","args":[`+v+`,{"var":"ctx.today"}]}`,
+			`{"op":"yearsBetween","args":["2000-01-01",`+v+`]}`)
+	}
+	exprs = append(exprs, `{"fn":"big","args":[{"var":"data"}]}`, `{"fn":"big","args":[{"var":"value"}]}`,
+		`{"op":"some","args":[{"var":"data.l"},{"op":"==","args":[{"var":"it"},"ab"]}]}`,
+		`{"op":"some","args":[{"var":"data.l"},{"op":"<","args":[{"var":"it"},12]}]}`)
+	compileUnit := func(read bool) []*Program {
+		defer func() { reading = true }()
+		reading = read
+		u, ds := NewUnit(Config{Functions: defs, Globals: []string{"data", "ctx", "value"}, Varying: []string{"value"}})
+		if len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		var progs []*Program
+		for i, src := range exprs {
+			p, ds := u.Compile(decode(t, src), fmt.Sprint("/e/", i))
+			if len(ds) > 0 {
+				t.Fatal(src, ds)
+			}
+			progs = append(progs, p)
+		}
+		return progs
+	}
+	read, nodes := compileUnit(true), compileUnit(false)
+	datas := []any{
+		map[string]any{"n": 11.0, "s": "ab", "o": map[string]any{"s": "2024-02-29"}, "l": []any{"ab", 3.0}},
+		map[string]any{"n": "ab", "s": nil, "o": []any{1.0}, "l": []any{}},
+		"ab", nil,
+	}
+	values := []any{"ab", 12.0, nil, "2024-02-29", map[string]any{"s": "ab", "n": 40.0}, []any{1.0}, true}
+	var mr, mn Machine
+	for budget := int64(1); budget <= 8; budget++ {
+		for _, data := range datas {
+			env := []any{data, map[string]any{"today": "2025-06-15"}, nil}
+			gr, gn := append([]any(nil), env...), append([]any(nil), env...)
+			mr.Begin(gr, nil, budget)
+			mn.Begin(gn, nil, budget)
+			for _, v := range values {
+				gr[2], gn[2] = v, v
+				for i := range exprs {
+					vr, er := mr.Run(read[i])
+					vn, en := mn.Run(nodes[i])
+					if !reflect.DeepEqual(vr, vn) || describe(er) != describe(en) {
+						t.Fatalf("%s with value %#v, data %#v, budget %d:\nreader %v %s\nnode   %v %s",
+							exprs[i], v, data, budget, vr, describe(er), vn, describe(en))
+					}
+				}
+			}
+			mr.End()
+			mn.End()
+		}
 	}
 }

@@ -160,6 +160,19 @@ func (rt *runtime) charge(ptr string, n int) error {
 	return nil
 }
 
+// spend adds n work units to the work done and reports whether the budget still covers it: charge,
+// with the error left to the caller,
+//
+//	if !fr.rt.spend(n) {
+//		return nil, fr.rt.exhausted(ptr)
+//	}
+//
+// which saves the hottest nodes the test of an error value.
+func (rt *runtime) spend(n int) bool {
+	rt.steps += int64(n)
+	return rt.steps <= rt.limit
+}
+
 // exhausted is the error of a charge beyond the budget, out of line so that charging inlines.
 //
 //go:noinline
@@ -344,10 +357,16 @@ func (m *Machine) Run(p *Program) (any, error) {
 		}
 		return nil, err
 	}
-	// the result is read once more on its way out: a condition's weight is charged here without
-	// a call
+	// the result is read once more on its way out: a condition's or another scalar's weight is
+	// charged here without a call
 	if _, ok := v.(bool); ok {
 		if m.rt.steps++; m.rt.steps > m.rt.limit {
+			return nil, m.rt.exhausted(p.root.ptr)
+		}
+		return v, nil
+	}
+	if w := scalarWeight(v); w > 0 {
+		if !m.rt.spend(int(w)) {
 			return nil, m.rt.exhausted(p.root.ptr)
 		}
 		return v, nil

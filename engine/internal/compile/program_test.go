@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,10 +16,14 @@ func compileTest(t *testing.T, src string, ops ...string) *Program {
 	return compileAt(t, src, "", ops...)
 }
 
+// testGlobals are the roots with a global index in the units of compileAt, so that
+// sameUnderBudgets can bind an environment by index too.
+var testGlobals = []string{"data", "missing", "value", "ctx", "xs"}
+
 // compileAt compiles src at pointer ptr in a unit that declares the custom operators ops.
 func compileAt(t *testing.T, src, ptr string, ops ...string) *Program {
 	t.Helper()
-	u, ds := NewUnit(Config{Operators: ops})
+	u, ds := NewUnit(Config{Operators: ops, Globals: testGlobals})
 	if len(ds) > 0 {
 		t.Fatal(ds)
 	}
@@ -35,14 +40,38 @@ func compileAt(t *testing.T, src, ptr string, ops ...string) *Program {
 
 // sameUnderBudgets fails unless a and b evaluate src (named by what) against env to the same
 // value, or to the same error code, pointer and message, under every budget from first to last:
-// the check of every fast path against the general one it stands for.
+// the check of every fast path against the general one it stands for. Each is evaluated with
+// the roots looked up by name (Program.Eval) and, when they are all testGlobals, bound by index
+// (Machine.Begin).
 func sameUnderBudgets(t *testing.T, what string, a, b *Program, env map[string]any, first, last int64) {
 	t.Helper()
+	globals := make([]any, len(testGlobals))
+	for i, name := range testGlobals {
+		globals[i] = env[name]
+	}
+	byIndex := true
+	for name := range env {
+		byIndex = byIndex && slices.Contains(testGlobals, name)
+	}
+	run := func(p *Program, budget int64) (any, error) {
+		var m Machine
+		m.Begin(globals, nil, budget)
+		defer m.End()
+		return m.Run(p)
+	}
 	for budget := first; budget <= last; budget++ {
 		va, ea := a.Eval(env, nil, budget)
 		vb, eb := b.Eval(env, nil, budget)
 		if !reflect.DeepEqual(va, vb) || describe(ea) != describe(eb) {
 			t.Fatalf("%s, budget %d:\nfast    %v %s\ngeneral %v %s", what, budget, va, describe(ea), vb, describe(eb))
+		}
+		for _, p := range []*Program{a, b} {
+			if !byIndex {
+				break
+			}
+			if v, e := run(p, budget); !reflect.DeepEqual(v, va) || describe(e) != describe(ea) {
+				t.Fatalf("%s, budget %d, roots by index:\n%v %s\nby name: %v %s", what, budget, v, describe(e), va, describe(ea))
+			}
 		}
 	}
 }

@@ -74,25 +74,12 @@ func remembered(n *node, sh *sharedExpr, perRun bool) *node {
 		it.shared, it.whole = sh, r
 		r.iter = &it
 	}
-	// lookup returns the memo entry of this evaluation (or run), when its work fits the budget
-	// (and then charges it), and the stamp to remember it with
-	lookup := func(rt *runtime) (*memoEntry, uint32) {
-		stamp := rt.gen
-		if perRun {
-			stamp = rt.run
-		}
-		if m := rt.memo; id < len(m) && m[id].gen == stamp && rt.steps+m[id].cost <= rt.limit {
-			rt.steps += m[id].cost
-			return &m[id], stamp
-		}
-		return nil, stamp
-	}
 	r.eval = func(fr *frame) (any, error) {
 		if !sh.many.Load() {
 			return eval(fr) // nothing else computes it (yet)
 		}
 		rt := fr.rt
-		e, stamp := lookup(rt)
+		e, stamp := rt.lookup(id, perRun)
 		if e != nil {
 			if _, ok := e.v.(unboxedNumber); ok {
 				e.v = value.Number(rt.memoNum[id]) // boxed once, for every reader that needs it
@@ -114,7 +101,7 @@ func remembered(n *node, sh *sharedExpr, perRun bool) *node {
 				return num(fr)
 			}
 			rt := fr.rt
-			e, stamp := lookup(rt)
+			e, stamp := rt.lookup(id, perRun)
 			if e != nil {
 				if _, ok := e.v.(unboxedNumber); ok {
 					return rt.memoNum[id], true, nil, nil
@@ -138,6 +125,21 @@ func remembered(n *node, sh *sharedExpr, perRun bool) *node {
 	return r
 }
 
+// lookup returns memo entry id of this evaluation (or run, when perRun), when its work fits the
+// budget (and then charges it), and the stamp to remember it with. (A method, not a closure the
+// nodes share: a call through a closure's variable is not inlined.)
+func (rt *runtime) lookup(id int, perRun bool) (*memoEntry, uint32) {
+	stamp := rt.gen
+	if perRun {
+		stamp = rt.run
+	}
+	if m := rt.memo; id < len(m) && m[id].gen == stamp && rt.steps+m[id].cost <= rt.limit {
+		rt.steps += m[id].cost
+		return &m[id], stamp
+	}
+	return nil, stamp
+}
+
 // unboxedNumber is the value of a memo entry whose number is in runtime.memoNum.
 type unboxedNumber struct{}
 
@@ -145,9 +147,14 @@ type unboxedNumber struct{}
 func (rt *runtime) rememberNumber(id int, f float64, cost int64, stamp uint32) {
 	rt.remember(id, unboxedNumber{}, cost, stamp)
 	if id >= len(rt.memoNum) {
-		rt.memoNum = append(rt.memoNum, make([]float64, len(rt.memo)-len(rt.memoNum))...)
+		rt.growMemoNum()
 	}
 	rt.memoNum[id] = f
+}
+
+// growMemoNum makes memoNum as long as memo.
+func (rt *runtime) growMemoNum() {
+	rt.memoNum = append(rt.memoNum, make([]float64, len(rt.memo)-len(rt.memoNum))...)
 }
 
 // repeats returns a shared subexpression for every operator or function call that occurs more
