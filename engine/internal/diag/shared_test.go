@@ -87,7 +87,7 @@ func TestSharedBudget(t *testing.T) {
 			}
 		}
 	}
-	if Budget("/p", 5) != Budget("/p", 5) {
+	if first, again := Budget("/p", 5), Budget("/p", 5); first != again {
 		t.Fatal("a budget diagnostic made again is not the one made before")
 	}
 }

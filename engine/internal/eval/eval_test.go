@@ -83,7 +83,7 @@ func TestLocaleChains(t *testing.T) {
 
 // appendText writes a message parameter as Text does, numbers of every kind included.
 func TestAppendText(t *testing.T) {
-	vals := []any{nil, "s", "", true, false, 0.0, -0.0, 7.0, -42.0, 1e15, 1e21, 1.5, -0.25, 0.1 + 0.2,
+	vals := []any{nil, "s", "", true, false, 0.0, math.Copysign(0, -1), 7.0, -42.0, 1e15, 1e21, 1.5, -0.25, 0.1 + 0.2,
 		1.0 / 3, 123.45, 1e-7, 5e-324, math.MaxFloat64, math.Inf(1), math.NaN(),
 		[]any{1.0, "a"}, map[string]any{"b": 2.5, "a": nil}}
 	for _, v := range vals {
