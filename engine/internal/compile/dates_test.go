@@ -58,14 +58,7 @@ func TestDatesReadOnceMatchTheOperators(t *testing.T) {
 		if len(ds) > 0 {
 			t.Fatal(ds)
 		}
-		var progs []*Program
-		for i, src := range exprs {
-			p, ds := u.Compile(decode(t, src), fmt.Sprint("/e/", i))
-			if len(ds) > 0 {
-				t.Fatal(src, ds)
-			}
-			progs = append(progs, p)
-		}
+		progs := compileEach(t, u, exprs)
 		return u, progs
 	}
 	fastUnit, fast := compileUnit(nil)
@@ -114,6 +107,20 @@ func TestDatesReadOnceMatchTheOperators(t *testing.T) {
 			}
 		}
 	}
+}
+
+// compileEach compiles each source into u, the i-th at pointer /e/i.
+func compileEach(t *testing.T, u *Unit, srcs []string) []*Program {
+	t.Helper()
+	out := make([]*Program, len(srcs))
+	for i, src := range srcs {
+		p, ds := u.Compile(decode(t, src), fmt.Sprint("/e/", i))
+		if len(ds) > 0 {
+			t.Fatal(src, ds)
+		}
+		out[i] = p
+	}
+	return out
 }
 
 func decode(t *testing.T, src string) *jsonv.Node {

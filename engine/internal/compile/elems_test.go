@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/sdods/sdods/engine/internal/jsonv"
 )
 
 // Element paths must read exactly what reads in place do: random expressions with nested
@@ -74,18 +72,7 @@ func TestElementPathsMatchReads(t *testing.T) {
 		for _, segs := range typed {
 			es = append(es, u.Elem(u.Path("data", []string{"xs"}), segs))
 		}
-		var out []*Program
-		for i, src := range srcs {
-			n, err := jsonv.Decode([]byte(src))
-			if err != nil {
-				t.Fatal(src, err)
-			}
-			p, ds := u.Compile(n, fmt.Sprintf("/e/%d", i))
-			if len(ds) > 0 {
-				t.Fatal(src, ds)
-			}
-			out = append(out, p)
-		}
+		out := compileEach(t, u, srcs)
 		return u, out, es
 	}
 	type outcome struct {

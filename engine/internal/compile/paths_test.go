@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"fmt"
 	"reflect"
 	"testing"
 
@@ -84,14 +83,7 @@ func TestReadersMatchTheirNodes(t *testing.T) {
 		if len(ds) > 0 {
 			t.Fatal(ds)
 		}
-		var progs []*Program
-		for i, src := range exprs {
-			p, ds := u.Compile(decode(t, src), fmt.Sprint("/e/", i))
-			if len(ds) > 0 {
-				t.Fatal(src, ds)
-			}
-			progs = append(progs, p)
-		}
+		progs := compileEach(t, u, exprs)
 		return progs
 	}
 	read, nodes := compileUnit(true), compileUnit(false)

@@ -86,18 +86,7 @@ func TestSharingMatchesEvaluation(t *testing.T) {
 		if len(ds) > 0 {
 			t.Fatal(ds)
 		}
-		var out []*Program
-		for i, src := range srcs {
-			n, err := jsonv.Decode([]byte(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, ds := u.Compile(n, fmt.Sprintf("/e/%d", i))
-			if len(ds) > 0 {
-				t.Fatal(src, ds)
-			}
-			out = append(out, p)
-		}
+		out := compileEach(t, u, srcs)
 		return out
 	}
 	type outcome struct {
