@@ -2,7 +2,6 @@ package compile
 
 import (
 	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/sdods/sdods/engine/internal/jsonv"
@@ -176,17 +175,8 @@ func (c *compiler) listOf(n *jsonv.Node, sc *scope) *Path {
 	if !elemPaths || c.cur != nil {
 		return nil
 	}
-	root, rest, dotted := strings.Cut(c.rootPath(n, sc), ".")
-	if !dotted {
-		return nil
-	}
-	segs := strings.Split(rest, ".")
-	for _, s := range segs {
-		if s == "" {
-			return nil
-		}
-	}
-	return c.unit.Path(root, segs)
+	_, p, _ := c.rootVariable(n, sc)
+	return p
 }
 
 // elemPaths is switched off by a test that compares element paths with reads.

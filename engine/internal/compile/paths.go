@@ -151,24 +151,14 @@ func (c *compiler) dateSource(n *jsonv.Node, sc *scope) dateSource {
 		src.konst, _ = date.PlainDate(n.Text)
 		return src
 	}
-	text := c.rootPath(n, sc)
-	if text == "" {
+	root, p, ok := c.rootVariable(n, sc)
+	switch {
+	case !ok:
 		return src
-	}
-	root, rest, dotted := strings.Cut(text, ".")
-	if !dotted {
-		src.varying = c.unit.varying[root]
-		return src
-	}
-	segs := strings.Split(rest, ".")
-	for _, s := range segs {
-		if s == "" {
-			return src // not a path (compileVar reports it)
-		}
-	}
-	if p := c.unit.Path(root, segs); p != nil {
+	case p != nil:
 		return dateSource{id: p.id, path: true}
 	}
+	src.varying = c.unit.varying[root]
 	return src
 }
 
@@ -268,24 +258,38 @@ func (c *compiler) reader(n *jsonv.Node, sc *scope) *reader {
 	if !reading {
 		return nil
 	}
+	root, p, ok := c.rootVariable(n, sc)
+	switch {
+	case !ok:
+		return nil
+	case p != nil:
+		return &reader{path: p, global: -1}
+	}
+	return &reader{global: c.unit.global(root)}
+}
+
+// rootVariable resolves the expression n, compiled in scope sc, when it reads a variable root
+// (p is then nil) or a memoized path under one (p is its Path); ok is false for anything else,
+// a malformed path included (compileVar reports it).
+func (c *compiler) rootVariable(n *jsonv.Node, sc *scope) (root string, p *Path, ok bool) {
 	text := c.rootPath(n, sc)
 	if text == "" {
-		return nil
+		return "", nil, false
 	}
 	root, rest, dotted := strings.Cut(text, ".")
 	if !dotted {
-		return &reader{global: c.unit.global(root)}
+		return root, nil, true
 	}
 	segs := strings.Split(rest, ".")
 	for _, s := range segs {
 		if s == "" {
-			return nil // not a path (compileVar reports it)
+			return "", nil, false
 		}
 	}
 	if p := c.unit.Path(root, segs); p != nil {
-		return &reader{path: p, global: -1}
+		return root, p, true
 	}
-	return nil
+	return "", nil, false
 }
 
 // reading is switched off by a test that compares readers with the nodes they stand for.
