@@ -8,13 +8,20 @@ export GOFLAGS := -buildvcs=false
 
 .PHONY: deps run test test-go test-engine test-ts build generate check-generated lint tools clean help
 
+# Each runtime of another language (runtimes/<language>/) brings its own targets in runtime.mk and
+# names them here: RUNTIME_TESTS (its unit tests, run by make test) and RUNTIME_CONFORMANCE (the
+# suite over the engine protocol, run by make conformance after the Go engine's).
+RUNTIME_TESTS :=
+RUNTIME_CONFORMANCE :=
+-include $(sort $(wildcard runtimes/*/runtime.mk))
+
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 run: ## start the test automation server on the local (or a private) PostgreSQL and print its URL
 	@DATABASE_URL="$$(bash scripts/devdb.sh)" $(GO) run ./cmd/sdods serve --create-db
 
-test: deps test-go test-engine test-ts ## run every test
+test: deps test-go test-engine test-ts $(RUNTIME_TESTS) ## run every test
 
 deps: ## install what the tests need from the system's packages (Chromium for browser steps) where missing
 	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
@@ -90,3 +97,4 @@ conformance: ## rulecheck sync --check, then the 1899-case suite against the nat
 	$(BIN)/rulecheck sync --check
 	$(BIN)/rulecheck conformance -q --engine "$(BIN)/rules engine" --json $(BIN)/conformance-native.json
 	$(BIN)/rulecheck conformance -q --engine "node --no-warnings conformance/wasi.mjs $(BIN)/rules.wasm engine" --json $(BIN)/conformance-wasm.json
+	@for t in $(RUNTIME_CONFORMANCE); do $(MAKE) --no-print-directory $$t; done
