@@ -18,6 +18,7 @@ import (
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/blob"
 	"github.com/sdods/sdods/impl/pixeldiff"
+	"github.com/sdods/sdods/impl/safecontent"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -44,14 +45,23 @@ func (s *Server) artifactOf(ctx context.Context, id uuid.UUID) (db.GetArtifactWi
 	return a, nil
 }
 
-// GetArtifact returns an artifact's content with its media type (one a browser would execute on
-// this origin is served as text or bytes) and an ETag (its SHA-256): 304 when If-None-Match
-// matches, 206 for a satisfiable single byte range, 416 with Content-Range for another.
+// GetArtifact returns an artifact's content with its media type (from the allow-list of
+// impl/safecontent, whatever was stored: anything else is a download) and an ETag (its SHA-256):
+// 304 when If-None-Match matches, 206 for a satisfiable single byte range, 416 with
+// Content-Range for another. Every answer carries nosniff, a sandboxing CSP and CORP.
 func (s *Server) GetArtifact(ctx context.Context, req serverapi.GetArtifactRequestObject) (serverapi.GetArtifactResponseObject, error) {
 	a, err := s.artifactOf(ctx, req.ArtifactId)
 	if err != nil {
 		return nil, err
 	}
+	resp, err := s.getArtifact(ctx, req, a)
+	if err != nil {
+		return nil, err
+	}
+	return artifactResponse{GetArtifactResponseObject: resp, set: artifactHeaders(a.MediaType, a.Name)}, nil
+}
+
+func (s *Server) getArtifact(ctx context.Context, req serverapi.GetArtifactRequestObject, a db.GetArtifactWithWorkspaceRow) (serverapi.GetArtifactResponseObject, error) {
 	etag := `"` + a.Sha256 + `"`
 	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, etag) {
 		return serverapi.GetArtifact304Response{}, nil
@@ -68,7 +78,7 @@ func (s *Server) GetArtifact(ctx context.Context, req serverapi.GetArtifactReque
 	if err != nil {
 		return nil, err
 	}
-	accept, contentType := "bytes", servedType(a.MediaType)
+	accept, contentType := "bytes", safecontent.ContentType(a.MediaType)
 	if partial {
 		cr := fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, size)
 		return serverapi.GetArtifact206AsteriskResponse{Body: body, ContentType: contentType, ContentLength: length,
