@@ -133,9 +133,12 @@ func (r rangeNotSatisfiable) VisitGetArtifactResponse(w http.ResponseWriter) err
 		Message: r.err.Message, Hint: r.err.Hint}})
 }
 
-// CompareArtifacts computes the pixel diff of two PNG artifacts by pixelmatch's method, stores
-// the diff image as an artifact of the project of after, and returns it with the figures. Images
-// of different sizes are padded to the larger width and height with transparent pixels.
+// CompareArtifacts computes the pixel diff of two PNG artifacts by pixelmatch's method and
+// returns it with the figures. Images of different sizes are padded to the larger width and
+// height with transparent pixels. The diff image is a cached, content-addressed result, not a
+// change a GET makes: its artifact (in the project of after) has an id derived from the two
+// images' contents and the options, so the same comparison again returns the same artifact and
+// adds no row.
 func (s *Server) CompareArtifacts(ctx context.Context, req serverapi.CompareArtifactsRequestObject) (serverapi.CompareArtifactsResponseObject, error) {
 	p := req.Params
 	before, err := s.artifactOf(ctx, p.Before)
@@ -166,17 +169,31 @@ func (s *Server) CompareArtifacts(ctx context.Context, req serverapi.CompareArti
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := pixeldiff.EncodePNG(&buf, res.Diff); err != nil {
-		return nil, err
-	}
-	diffID, err := s.storeDiff(ctx, after.ProjectID, fmt.Sprintf("diff-%s-%s.png", before.ID, after.ID), buf.Bytes())
-	if err != nil {
+	diffID := diffArtifactID(after.ProjectID, before.Sha256, after.Sha256, opt)
+	if _, err := s.Store.GetArtifactWithWorkspace(ctx, diffID); store.IsNotFound(err) {
+		var buf bytes.Buffer
+		if err := pixeldiff.EncodePNG(&buf, res.Diff); err != nil {
+			return nil, err
+		}
+		name := fmt.Sprintf("diff-%.12s-%.12s.png", before.Sha256, after.Sha256)
+		if err := s.storeDiff(ctx, diffID, after.ProjectID, name, buf.Bytes()); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	return serverapi.CompareArtifacts200JSONResponse{Before: before.ID, After: after.ID, Threshold: float32(opt.Threshold), IncludeAA: opt.IncludeAA,
 		Width: res.Width, Height: res.Height, MismatchPixels: int64(res.Mismatch), MismatchRatio: float32(res.Ratio), SizeMismatch: res.SizeMismatch,
 		DiffArtifactId: diffID}, nil
+}
+
+// diffNamespace names the UUIDs of cached diff images (version 5, from their inputs).
+var diffNamespace = uuid.MustParse("6f1d6a52-3f55-4d0c-9d0e-6a1c3b2f8e71")
+
+// diffArtifactID is the id of the diff of two images (by content) with opt, in a project.
+func diffArtifactID(projectID uuid.UUID, beforeSHA, afterSHA string, opt pixeldiff.Options) uuid.UUID {
+	key := fmt.Sprintf("diff\x00%s\x00%s\x00%s\x00%s\x00%t", projectID, beforeSHA, afterSHA, strconv.FormatFloat(opt.Threshold, 'g', -1, 64), opt.IncludeAA)
+	return uuid.NewSHA1(diffNamespace, []byte(key))
 }
 
 // readImage reads and decodes a PNG artifact; anything else is 422.
@@ -200,31 +217,22 @@ func (s *Server) readImage(ctx context.Context, a db.GetArtifactWithWorkspaceRow
 	return img, err
 }
 
-// storeDiff keeps a computed diff image as a run-less artifact of the project; the same diff
-// computed again reuses it.
-func (s *Server) storeDiff(ctx context.Context, projectID uuid.UUID, name string, data []byte) (uuid.UUID, error) {
+// storeDiff keeps a computed diff image as a run-less artifact of the project under id; a
+// concurrent computation of the same diff inserts nothing more.
+func (s *Server) storeDiff(ctx context.Context, id, projectID uuid.UUID, name string, data []byte) error {
 	info, err := s.Blobs.Put(ctx, bytes.NewReader(data), 0)
 	if err != nil {
-		return uuid.Nil, apierr.Wrap(err, apierr.Unavailable, "the diff image cannot be stored", "")
+		return apierr.Wrap(err, apierr.Unavailable, "the diff image cannot be stored", "")
 	}
-	var id uuid.UUID
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+	return s.Store.WithTx(ctx, func(q *db.Queries) error {
 		if err := store.KeepBlob(ctx, q, s.Blobs, info.Key, data); err != nil {
 			return err
 		}
-		if a, err := q.FindProjectArtifact(ctx, db.FindProjectArtifactParams{ProjectID: projectID, Name: name, Sha256: info.SHA256}); err == nil {
-			id = a.ID
-			return nil
-		} else if !store.IsNotFound(err) {
-			return err
-		}
-		a, err := q.CreateArtifact(ctx, db.CreateArtifactParams{ProjectID: projectID, Name: name, Kind: "diff", MediaType: "image/png",
+		_, err := q.InsertCachedArtifact(ctx, db.InsertCachedArtifactParams{ID: id, ProjectID: projectID, Name: name, Kind: "diff", MediaType: "image/png",
 			SizeBytes: info.Size, Sha256: info.SHA256, BlobKey: info.Key})
-		id = a.ID
+		if store.IsNotFound(err) {
+			return nil // made meanwhile by the same comparison
+		}
 		return err
 	})
-	if err != nil {
-		return uuid.Nil, err
-	}
-	return id, nil
 }
