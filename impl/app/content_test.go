@@ -68,6 +68,11 @@ fetch('/api/auth/me', {credentials: 'include'}).then(function (r) { return r.tex
 </body></html>`
 }
 
+// inline is markup that runs script when a page puts it into its HTML unescaped.
+func (b *beacon) inline(tag string) string {
+	return `<img src=x onerror="window.xssRan=true;new Image().src='` + b.URL + `/hit?inline=` + tag + `'"><script>window.xssRan=true</script>`
+}
+
 func (b *beacon) count() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -224,8 +229,9 @@ func TestContentFromTestsNeverRunsAsScript(t *testing.T) {
 		embeddings = append(embeddings, map[string]string{"mime_type": mt, "name": fmt.Sprintf("embedding-%d", i), "data": base64.StdEncoding.EncodeToString([]byte(bc.payload(fmt.Sprintf("ingest%d", i))))})
 	}
 	doc, _ := json.Marshal([]any{map[string]any{"uri": "features/x.feature", "id": "x", "keyword": "Feature", "name": "X", "line": 1,
-		"elements": []any{map[string]any{"id": "x;y", "keyword": "Scenario", "type": "scenario", "name": "Y", "line": 2,
-			"steps": []any{map[string]any{"keyword": "Given ", "name": "a page", "line": 3, "result": map[string]any{"status": "passed", "duration": 1000}, "embeddings": embeddings}}}}}})
+		"elements": []any{map[string]any{"id": "x;y", "keyword": "Scenario", "type": "scenario", "name": bc.inline("name"), "line": 2,
+			"steps": []any{map[string]any{"keyword": "Given ", "name": "a page", "line": 3, "embeddings": embeddings,
+				"result": map[string]any{"status": "failed", "duration": 1000, "error_message": bc.inline("error")}}}}}}})
 	ingestID := ingestRun(t, s.Bearer(t, token))
 	if status, _, body := ingestDoc(t, s, token, ingestID, "application/json", doc); status != http.StatusOK {
 		t.Fatalf("ingest: %d %s", status, body)
@@ -308,6 +314,25 @@ func TestContentFromTestsNeverRunsAsScript(t *testing.T) {
 				t.Errorf("%s %s: script ran %v, title %q, document %s", a.name, path, ran, title, ct)
 			}
 		}
+	}
+
+	// The report and the trace viewer of the ingested run show the hostile scenario name and
+	// error as text, and run only their own script.
+	ctx2, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx2, chromedp.Navigate(s.URL+"/reports/"+ingestID.String()+"/")); err != nil {
+		t.Fatalf("chromium: the report: %v", err)
+	}
+	shown, err := chromedp.Run(ctx2, chromedp.Evaluate[[]string](`[String(window.xssRan === true), document.body.innerText, String(document.querySelectorAll('tr.scenario').length)]`))
+	if err != nil || shown[0] != "false" || !strings.Contains(shown[1], "<img src=x onerror=") || shown[2] != "1" {
+		t.Errorf("the report: %v %q", err, shown)
+	}
+	if err := chromedp.Do(ctx2, chromedp.Navigate(s.URL+"/trace/?run="+ingestID.String()), chromedp.WaitVisible(chromedp.CSS(".row.step"))); err != nil {
+		t.Fatalf("chromium: the trace viewer: %v", err)
+	}
+	shown, err = chromedp.Run(ctx2, chromedp.Evaluate[[]string](`[String(window.xssRan === true), document.body.innerText]`))
+	if err != nil || shown[0] != "false" || !strings.Contains(shown[1], "<script>window.xssRan=true</script>") {
+		t.Errorf("the trace viewer: %v %q", err, shown)
 	}
 	if hits := bc.count(); len(hits) != 0 {
 		t.Fatalf("the payload reached the beacon from the API origin: %v", hits)
