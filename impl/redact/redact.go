@@ -105,9 +105,7 @@ func Forms(s string) []string {
 	}
 	for _, j := range jsonForms(s) {
 		out = append(out, j, strings.ReplaceAll(j, "/", `\/`))
-		for _, jj := range jsonForms(j) {
-			out = append(out, jj)
-		}
+		out = append(out, jsonForms(j)...)
 	}
 	h := html.EscapeString(s)
 	out = append(out, h, strings.NewReplacer("&#34;", "&quot;", "&#39;", "&#x27;").Replace(h))
