@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -339,8 +341,13 @@ func (r *stepReporter) Log(level, message string) {
 }
 
 func (r *stepReporter) Attach(a steplib.Attachment) {
-	// An attachment (a response body) may echo a secret the step sent: masked before it is stored.
-	a.Name, a.Data = r.vars.Mask(a.Name), r.vars.MaskBytes(a.Data)
+	// An attachment (a response body) may echo a secret the step sent: masked before it is
+	// stored. Bytes that are an image or a video by their signature are left whole: replacing
+	// bytes would corrupt them, and their pixels cannot be searched anyway.
+	a.Name = r.vars.Mask(a.Name)
+	if sniffed := http.DetectContentType(a.Data); !strings.HasPrefix(sniffed, "image/") && !strings.HasPrefix(sniffed, "video/") {
+		a.Data = r.vars.MaskBytes(a.Data)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
