@@ -45,7 +45,10 @@ WHERE id = ANY(sqlc.arg('ids')::uuid[]);
 -- name: GetArtifactWithWorkspace :one
 SELECT a.*, p.workspace_id FROM artifacts a JOIN projects p ON p.id = a.project_id WHERE a.id = $1;
 
--- name: FindProjectArtifact :one
--- A run-less artifact of a project with this name and content (a computed diff), to reuse it.
-SELECT * FROM artifacts WHERE project_id = $1 AND run_id IS NULL AND name = $2 AND sha256 = $3
-ORDER BY created_at LIMIT 1;
+-- name: InsertCachedArtifact :one
+-- A computed result (a diff image) is cached under an id derived from its inputs: the same
+-- computation again inserts nothing (no row returned), concurrent ones included.
+INSERT INTO artifacts (id, project_id, name, kind, media_type, size_bytes, sha256, blob_key)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (id) DO NOTHING
+RETURNING *;

@@ -66,8 +66,6 @@ type Querier interface {
 	EffectiveWorkspaceRole(ctx context.Context, arg EffectiveWorkspaceRoleParams) (string, error)
 	// The enabled webhook integrations of a project, for notifying run outcomes.
 	EnabledWebhooks(ctx context.Context, projectID uuid.UUID) ([]Integration, error)
-	// A run-less artifact of a project with this name and content (a computed diff), to reuse it.
-	FindProjectArtifact(ctx context.Context, arg FindProjectArtifactParams) (Artifact, error)
 	// An ingest-only run takes the status of everything ingested into it so far.
 	FinishIngestRun(ctx context.Context, arg FinishIngestRunParams) (Run, error)
 	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
@@ -102,6 +100,9 @@ type Querier interface {
 	// Keeps this worker's runs alive and tells it which of them were asked to stop.
 	HeartbeatRuns(ctx context.Context, arg HeartbeatRunsParams) ([]HeartbeatRunsRow, error)
 	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error
+	// A computed result (a diff image) is cached under an id derived from its inputs: the same
+	// computation again inserts nothing (no row returned), concurrent ones included.
+	InsertCachedArtifact(ctx context.Context, arg InsertCachedArtifactParams) (Artifact, error)
 	InsertFeature(ctx context.Context, arg InsertFeatureParams) (Feature, error)
 	// The first capture of a name, browser and viewport becomes the baseline (pending review); a
 	// concurrent first capture loses (no row) and compares with the winner's.

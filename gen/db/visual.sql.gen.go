@@ -49,38 +49,6 @@ func (q *Queries) AcceptBaseline(ctx context.Context, arg AcceptBaselineParams) 
 	return err
 }
 
-const findProjectArtifact = `-- name: FindProjectArtifact :one
-SELECT id, run_id, project_id, scenario_key, step_index, name, kind, media_type, size_bytes, sha256, blob_key, created_at FROM artifacts WHERE project_id = $1 AND run_id IS NULL AND name = $2 AND sha256 = $3
-ORDER BY created_at LIMIT 1
-`
-
-type FindProjectArtifactParams struct {
-	ProjectID uuid.UUID
-	Name      string
-	Sha256    string
-}
-
-// A run-less artifact of a project with this name and content (a computed diff), to reuse it.
-func (q *Queries) FindProjectArtifact(ctx context.Context, arg FindProjectArtifactParams) (Artifact, error) {
-	row := q.db.QueryRow(ctx, findProjectArtifact, arg.ProjectID, arg.Name, arg.Sha256)
-	var i Artifact
-	err := row.Scan(
-		&i.ID,
-		&i.RunID,
-		&i.ProjectID,
-		&i.ScenarioKey,
-		&i.StepIndex,
-		&i.Name,
-		&i.Kind,
-		&i.MediaType,
-		&i.SizeBytes,
-		&i.Sha256,
-		&i.BlobKey,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
 const getArtifactWithWorkspace = `-- name: GetArtifactWithWorkspace :one
 SELECT a.id, a.run_id, a.project_id, a.scenario_key, a.step_index, a.name, a.kind, a.media_type, a.size_bytes, a.sha256, a.blob_key, a.created_at, p.workspace_id FROM artifacts a JOIN projects p ON p.id = a.project_id WHERE a.id = $1
 `
@@ -156,6 +124,55 @@ func (q *Queries) GetVisualBaseline(ctx context.Context, arg GetVisualBaselinePa
 		&i.AcceptedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertCachedArtifact = `-- name: InsertCachedArtifact :one
+INSERT INTO artifacts (id, project_id, name, kind, media_type, size_bytes, sha256, blob_key)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (id) DO NOTHING
+RETURNING id, run_id, project_id, scenario_key, step_index, name, kind, media_type, size_bytes, sha256, blob_key, created_at
+`
+
+type InsertCachedArtifactParams struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+	Name      string
+	Kind      string
+	MediaType string
+	SizeBytes int64
+	Sha256    string
+	BlobKey   string
+}
+
+// A computed result (a diff image) is cached under an id derived from its inputs: the same
+// computation again inserts nothing (no row returned), concurrent ones included.
+func (q *Queries) InsertCachedArtifact(ctx context.Context, arg InsertCachedArtifactParams) (Artifact, error) {
+	row := q.db.QueryRow(ctx, insertCachedArtifact,
+		arg.ID,
+		arg.ProjectID,
+		arg.Name,
+		arg.Kind,
+		arg.MediaType,
+		arg.SizeBytes,
+		arg.Sha256,
+		arg.BlobKey,
+	)
+	var i Artifact
+	err := row.Scan(
+		&i.ID,
+		&i.RunID,
+		&i.ProjectID,
+		&i.ScenarioKey,
+		&i.StepIndex,
+		&i.Name,
+		&i.Kind,
+		&i.MediaType,
+		&i.SizeBytes,
+		&i.Sha256,
+		&i.BlobKey,
+		&i.CreatedAt,
 	)
 	return i, err
 }

@@ -4127,7 +4127,7 @@ type ClientInterface interface {
 
 	// CompareArtifacts Pixel diff of two image artifacts
 	//
-	// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
+	// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is a cached, content-addressed result in the project of `after` (its artifact id derives from both images' contents and the options, so the same comparison returns the same `diffArtifactId` and adds nothing). Artifacts that are not PNG images are 422.
 	//
 	// Corresponds with GET /api/artifacts/compare (the `CompareArtifacts` operationId).
 	CompareArtifacts(ctx context.Context, params *CompareArtifactsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5191,7 +5191,7 @@ func (c *Client) StreamAgentJobEvents(ctx context.Context, jobId JobId, params *
 
 // CompareArtifacts Pixel diff of two image artifacts
 //
-// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
+// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is a cached, content-addressed result in the project of `after` (its artifact id derives from both images' contents and the options, so the same comparison returns the same `diffArtifactId` and adds nothing). Artifacts that are not PNG images are 422.
 //
 // Corresponds with GET /api/artifacts/compare (the `CompareArtifacts` operationId).
 func (c *Client) CompareArtifacts(ctx context.Context, params *CompareArtifactsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13814,7 +13814,7 @@ type ClientWithResponsesInterface interface {
 
 	// CompareArtifactsWithResponse Pixel diff of two image artifacts
 	//
-	// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
+	// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is a cached, content-addressed result in the project of `after` (its artifact id derives from both images' contents and the options, so the same comparison returns the same `diffArtifactId` and adds nothing). Artifacts that are not PNG images are 422.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -24088,7 +24088,7 @@ func (c *ClientWithResponses) StreamAgentJobEventsWithResponse(ctx context.Conte
 
 // CompareArtifactsWithResponse Pixel diff of two image artifacts
 //
-// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
+// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is a cached, content-addressed result in the project of `after` (its artifact id derives from both images' contents and the options, so the same comparison returns the same `diffArtifactId` and adds nothing). Artifacts that are not PNG images are 422.
 //
 // Returns a wrapper object for the known response body format(s).
 //

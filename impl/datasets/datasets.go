@@ -27,6 +27,23 @@ const (
 	TypeNull     = "null"
 )
 
+// Limits on a dataset's shape, whatever its size in bytes: a wide or huge-celled file costs
+// memory and time in every run and preview that reads it (docs/projects.md).
+const (
+	// MaxColumns is the most columns a dataset may have.
+	MaxColumns = 256
+	// MaxCellBytes is the largest cell (or column name) in bytes.
+	MaxCellBytes = 64 << 10
+)
+
+func tooManyColumns(line int) error {
+	return &Error{Line: line, Message: fmt.Sprintf("the dataset has more than %d columns; split it into several datasets", MaxColumns)}
+}
+
+func cellTooLarge(line int, column string, n int) error {
+	return &Error{Line: line, Message: fmt.Sprintf("a cell of column %.64q has %d bytes; a cell holds at most %d bytes", column, n, MaxCellBytes)}
+}
+
 // Column is a named, typed column.
 type Column struct {
 	Name string `json:"name"`
@@ -104,10 +121,16 @@ func parseCSV(content []byte) (*Table, error) {
 	if err != nil {
 		return nil, csvError(err)
 	}
+	if len(header) > MaxColumns {
+		return nil, tooManyColumns(1)
+	}
 	t := &Table{}
 	seen := map[string]bool{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
+		if len(h) > MaxCellBytes {
+			return nil, cellTooLarge(1, h, len(h))
+		}
 		if h == "" {
 			return nil, &Error{Line: 1, Message: fmt.Sprintf("column %d has no name", i+1)}
 		}
@@ -127,6 +150,10 @@ func parseCSV(content []byte) (*Table, error) {
 		}
 		row := make([]any, len(rec))
 		for i, v := range rec {
+			if len(v) > MaxCellBytes {
+				line, _ := r.FieldPos(i)
+				return nil, cellTooLarge(line, t.Columns[i].Name, len(v))
+			}
 			row[i] = v
 		}
 		t.Rows = append(t.Rows, row)
@@ -167,12 +194,18 @@ func parseJSON(content []byte) (*Table, error) {
 			if err := dec.Decode(&raw); err != nil {
 				return nil, &Error{Line: line(), Message: "malformed JSON: " + err.Error()}
 			}
+			if len(key) > MaxCellBytes || len(raw) > MaxCellBytes {
+				return nil, cellTooLarge(line(), key, max(len(key), len(raw)))
+			}
 			v, err := scalar(raw)
 			if err != nil {
 				return nil, &Error{Line: line(), Message: fmt.Sprintf("member %q: %v", key, err)}
 			}
 			i, ok := index[key]
 			if !ok {
+				if len(t.Columns) == MaxColumns {
+					return nil, tooManyColumns(line())
+				}
 				i = len(t.Columns)
 				index[key] = i
 				t.Columns = append(t.Columns, Column{Name: key})

@@ -18,6 +18,7 @@ import (
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/blob"
 	"github.com/sdods/sdods/impl/pixeldiff"
+	"github.com/sdods/sdods/impl/safecontent"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -44,14 +45,23 @@ func (s *Server) artifactOf(ctx context.Context, id uuid.UUID) (db.GetArtifactWi
 	return a, nil
 }
 
-// GetArtifact returns an artifact's content with its media type (one a browser would execute on
-// this origin is served as text or bytes) and an ETag (its SHA-256): 304 when If-None-Match
-// matches, 206 for a satisfiable single byte range, 416 with Content-Range for another.
+// GetArtifact returns an artifact's content with its media type (from the allow-list of
+// impl/safecontent, whatever was stored: anything else is a download) and an ETag (its SHA-256):
+// 304 when If-None-Match matches, 206 for a satisfiable single byte range, 416 with
+// Content-Range for another. Every answer carries nosniff, a sandboxing CSP and CORP.
 func (s *Server) GetArtifact(ctx context.Context, req serverapi.GetArtifactRequestObject) (serverapi.GetArtifactResponseObject, error) {
 	a, err := s.artifactOf(ctx, req.ArtifactId)
 	if err != nil {
 		return nil, err
 	}
+	resp, err := s.getArtifact(ctx, req, a)
+	if err != nil {
+		return nil, err
+	}
+	return artifactResponse{GetArtifactResponseObject: resp, set: artifactHeaders(a.MediaType, a.Name)}, nil
+}
+
+func (s *Server) getArtifact(ctx context.Context, req serverapi.GetArtifactRequestObject, a db.GetArtifactWithWorkspaceRow) (serverapi.GetArtifactResponseObject, error) {
 	etag := `"` + a.Sha256 + `"`
 	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, etag) {
 		return serverapi.GetArtifact304Response{}, nil
@@ -68,7 +78,7 @@ func (s *Server) GetArtifact(ctx context.Context, req serverapi.GetArtifactReque
 	if err != nil {
 		return nil, err
 	}
-	accept, contentType := "bytes", servedType(a.MediaType)
+	accept, contentType := "bytes", safecontent.ContentType(a.MediaType)
 	if partial {
 		cr := fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, size)
 		return serverapi.GetArtifact206AsteriskResponse{Body: body, ContentType: contentType, ContentLength: length,
@@ -123,9 +133,12 @@ func (r rangeNotSatisfiable) VisitGetArtifactResponse(w http.ResponseWriter) err
 		Message: r.err.Message, Hint: r.err.Hint}})
 }
 
-// CompareArtifacts computes the pixel diff of two PNG artifacts by pixelmatch's method, stores
-// the diff image as an artifact of the project of after, and returns it with the figures. Images
-// of different sizes are padded to the larger width and height with transparent pixels.
+// CompareArtifacts computes the pixel diff of two PNG artifacts by pixelmatch's method and
+// returns it with the figures. Images of different sizes are padded to the larger width and
+// height with transparent pixels. The diff image is a cached, content-addressed result, not a
+// change a GET makes: its artifact (in the project of after) has an id derived from the two
+// images' contents and the options, so the same comparison again returns the same artifact and
+// adds no row.
 func (s *Server) CompareArtifacts(ctx context.Context, req serverapi.CompareArtifactsRequestObject) (serverapi.CompareArtifactsResponseObject, error) {
 	p := req.Params
 	before, err := s.artifactOf(ctx, p.Before)
@@ -156,17 +169,31 @@ func (s *Server) CompareArtifacts(ctx context.Context, req serverapi.CompareArti
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := pixeldiff.EncodePNG(&buf, res.Diff); err != nil {
-		return nil, err
-	}
-	diffID, err := s.storeDiff(ctx, after.ProjectID, fmt.Sprintf("diff-%s-%s.png", before.ID, after.ID), buf.Bytes())
-	if err != nil {
+	diffID := diffArtifactID(after.ProjectID, before.Sha256, after.Sha256, opt)
+	if _, err := s.Store.GetArtifactWithWorkspace(ctx, diffID); store.IsNotFound(err) {
+		var buf bytes.Buffer
+		if err := pixeldiff.EncodePNG(&buf, res.Diff); err != nil {
+			return nil, err
+		}
+		name := fmt.Sprintf("diff-%.12s-%.12s.png", before.Sha256, after.Sha256)
+		if err := s.storeDiff(ctx, diffID, after.ProjectID, name, buf.Bytes()); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	return serverapi.CompareArtifacts200JSONResponse{Before: before.ID, After: after.ID, Threshold: float32(opt.Threshold), IncludeAA: opt.IncludeAA,
 		Width: res.Width, Height: res.Height, MismatchPixels: int64(res.Mismatch), MismatchRatio: float32(res.Ratio), SizeMismatch: res.SizeMismatch,
 		DiffArtifactId: diffID}, nil
+}
+
+// diffNamespace names the UUIDs of cached diff images (version 5, from their inputs).
+var diffNamespace = uuid.MustParse("6f1d6a52-3f55-4d0c-9d0e-6a1c3b2f8e71")
+
+// diffArtifactID is the id of the diff of two images (by content) with opt, in a project.
+func diffArtifactID(projectID uuid.UUID, beforeSHA, afterSHA string, opt pixeldiff.Options) uuid.UUID {
+	key := fmt.Sprintf("diff\x00%s\x00%s\x00%s\x00%s\x00%t", projectID, beforeSHA, afterSHA, strconv.FormatFloat(opt.Threshold, 'g', -1, 64), opt.IncludeAA)
+	return uuid.NewSHA1(diffNamespace, []byte(key))
 }
 
 // readImage reads and decodes a PNG artifact; anything else is 422.
@@ -190,31 +217,22 @@ func (s *Server) readImage(ctx context.Context, a db.GetArtifactWithWorkspaceRow
 	return img, err
 }
 
-// storeDiff keeps a computed diff image as a run-less artifact of the project; the same diff
-// computed again reuses it.
-func (s *Server) storeDiff(ctx context.Context, projectID uuid.UUID, name string, data []byte) (uuid.UUID, error) {
+// storeDiff keeps a computed diff image as a run-less artifact of the project under id; a
+// concurrent computation of the same diff inserts nothing more.
+func (s *Server) storeDiff(ctx context.Context, id, projectID uuid.UUID, name string, data []byte) error {
 	info, err := s.Blobs.Put(ctx, bytes.NewReader(data), 0)
 	if err != nil {
-		return uuid.Nil, apierr.Wrap(err, apierr.Unavailable, "the diff image cannot be stored", "")
+		return apierr.Wrap(err, apierr.Unavailable, "the diff image cannot be stored", "")
 	}
-	var id uuid.UUID
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+	return s.Store.WithTx(ctx, func(q *db.Queries) error {
 		if err := store.KeepBlob(ctx, q, s.Blobs, info.Key, data); err != nil {
 			return err
 		}
-		if a, err := q.FindProjectArtifact(ctx, db.FindProjectArtifactParams{ProjectID: projectID, Name: name, Sha256: info.SHA256}); err == nil {
-			id = a.ID
-			return nil
-		} else if !store.IsNotFound(err) {
-			return err
-		}
-		a, err := q.CreateArtifact(ctx, db.CreateArtifactParams{ProjectID: projectID, Name: name, Kind: "diff", MediaType: "image/png",
+		_, err := q.InsertCachedArtifact(ctx, db.InsertCachedArtifactParams{ID: id, ProjectID: projectID, Name: name, Kind: "diff", MediaType: "image/png",
 			SizeBytes: info.Size, Sha256: info.SHA256, BlobKey: info.Key})
-		id = a.ID
+		if store.IsNotFound(err) {
+			return nil // made meanwhile by the same comparison
+		}
 		return err
 	})
-	if err != nil {
-		return uuid.Nil, err
-	}
-	return id, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/blob"
+	"github.com/sdods/sdods/impl/safecontent"
 )
 
 // The files of a run (GET /api/runs/{runId}/files/{path}):
@@ -157,8 +158,10 @@ func (s *Server) findRunFile(ctx context.Context, r db.GetRunRow, p string) (run
 	return runFile{}, notFound
 }
 
-// GetRunFile serves a file of the run with its content type, an ETag (304 on If-None-Match) and
-// single byte ranges (206, 416).
+// GetRunFile serves a file of the run with its content type (an artifact's from the allow-list
+// of impl/safecontent), an ETag (304 on If-None-Match) and single byte ranges (206, 416); every
+// answer carries nosniff, a CSP (a sandbox for files a test brought in, the report's own for
+// report.html) and CORP.
 func (s *Server) GetRunFile(ctx context.Context, req serverapi.GetRunFileRequestObject) (serverapi.GetRunFileResponseObject, error) {
 	r, err := s.runOf(ctx, req.RunId)
 	if err != nil {
@@ -172,10 +175,25 @@ func (s *Server) GetRunFile(ctx context.Context, req serverapi.GetRunFileRequest
 	if err != nil {
 		return nil, err
 	}
+	resp, err := s.getRunFile(ctx, req, f)
+	if err != nil {
+		return nil, err
+	}
+	set := jsonDataHeaders
+	switch {
+	case f.artifact != nil:
+		set = artifactHeaders(f.artifact.MediaType, f.artifact.Name)
+	case p == fileReportHTML:
+		set = reportHeaders
+	}
+	return runFileResponse{GetRunFileResponseObject: resp, set: set}, nil
+}
+
+func (s *Server) getRunFile(ctx context.Context, req serverapi.GetRunFileRequestObject, f runFile) (serverapi.GetRunFileResponseObject, error) {
 	var etag, contentType string
 	var size int64
 	if f.artifact != nil {
-		etag, contentType, size = `"`+f.artifact.Sha256+`"`, servedType(f.artifact.MediaType), f.artifact.SizeBytes
+		etag, contentType, size = `"`+f.artifact.Sha256+`"`, safecontent.ContentType(f.artifact.MediaType), f.artifact.SizeBytes
 	} else {
 		sum := sha256.Sum256(f.content)
 		etag, contentType, size = `"`+hex.EncodeToString(sum[:])+`"`, f.contentType, int64(len(f.content))
@@ -242,20 +260,6 @@ type readCloser struct {
 
 func isBlobNotFound(err error) bool { return errors.Is(err, blob.ErrNotFound) }
 
-// servedType is the content type a file is served with. Types a browser would execute on this
-// origin (HTML, SVG, XML, script) are served as text or bytes, never rendered.
-func servedType(mediaType string) string {
-	mt := strings.ToLower(strings.TrimSpace(strings.Split(mediaType, ";")[0]))
-	switch {
-	case mt == "image/png", mt == "image/jpeg", mt == "image/gif", mt == "image/webp", mt == "application/json", mt == "application/pdf",
-		strings.HasPrefix(mt, "video/"), mt == "application/zip", mt == "application/x-ndjson":
-		return mt
-	case mt == "text/plain", mt == "text/csv", mt == "text/html", mt == "application/xml", mt == "text/xml", mt == "image/svg+xml":
-		return "text/plain; charset=utf-8"
-	}
-	return "application/octet-stream"
-}
-
 // byteRange reads a Range header of one range (bytes=a-b, a-, -n). A header it does not
 // understand, or with several ranges, is ignored (the whole file is served), as RFC 9110 allows.
 func byteRange(h *serverapi.Range, size int64) (start, length int64, partial bool, err error) {
@@ -302,19 +306,7 @@ func byteRange(h *serverapi.Range, size int64) (start, length int64, partial boo
 }
 
 func attachmentKindOf(mediaType, name string) serverapi.AttachmentKind {
-	switch {
-	case strings.HasPrefix(mediaType, "image/"):
-		return serverapi.AttachmentKindScreenshot
-	case strings.HasPrefix(mediaType, "video/"):
-		return serverapi.AttachmentKindVideo
-	case strings.HasSuffix(name, ".har"):
-		return serverapi.AttachmentKindHar
-	case mediaType == "text/html":
-		return serverapi.AttachmentKindDom
-	case strings.HasPrefix(mediaType, "text/"):
-		return serverapi.AttachmentKindLog
-	}
-	return serverapi.AttachmentKindOther
+	return serverapi.AttachmentKind(safecontent.Kind(mediaType, name))
 }
 
 // traceStep is a step in the trace, with its files addressed by path.
@@ -410,7 +402,7 @@ func (s *Server) traceJSON(ctx context.Context, r db.GetRunRow) ([]byte, error) 
 		for _, st := range steps {
 			t := traceStep{RunStep: st, Files: []traceFile{}}
 			for _, a := range st.Attachments {
-				t.Files = append(t.Files, traceFile{Path: paths[a.ArtifactId], Name: a.Name, MediaType: a.MediaType, Kind: string(a.Kind), SizeBytes: a.SizeBytes, ArtifactID: a.ArtifactId})
+				t.Files = append(t.Files, traceFile{Path: paths[a.ArtifactId], Name: a.Name, MediaType: safecontent.MediaType(a.MediaType), Kind: string(a.Kind), SizeBytes: a.SizeBytes, ArtifactID: a.ArtifactId})
 			}
 			ts.Steps = append(ts.Steps, t)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/sdods/sdods/impl/blob"
 	"github.com/sdods/sdods/impl/ingest"
 	"github.com/sdods/sdods/impl/reports"
+	"github.com/sdods/sdods/impl/safecontent"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -179,13 +180,14 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 					a := &st.Attachments[k]
 					info := blobs[a]
 					idx := int32(j)
+					// The document's media type is only a hint: stored from the allow-list.
 					art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.Run.ID, Valid: true}, ProjectID: r.Run.ProjectID,
 						ScenarioKey: ptr(sc.Key), StepIndex: &idx, Name: a.Name, Kind: string(attachmentKindOf(a.MediaType, a.Name)),
-						MediaType: a.MediaType, SizeBytes: info.size, Sha256: info.sha, BlobKey: info.key})
+						MediaType: safecontent.MediaType(a.MediaType), SizeBytes: info.size, Sha256: info.sha, BlobKey: info.key})
 					if err != nil {
 						return err
 					}
-					rs.Attachments = append(rs.Attachments, serverapi.Attachment{ArtifactId: art.ID, Name: a.Name, MediaType: a.MediaType,
+					rs.Attachments = append(rs.Attachments, serverapi.Attachment{ArtifactId: art.ID, Name: a.Name, MediaType: art.MediaType,
 						Kind: serverapi.AttachmentKind(art.Kind), SizeBytes: art.SizeBytes})
 				}
 				steps[j] = rs
@@ -226,7 +228,7 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 			return err
 		}
 		art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.Run.ID, Valid: true}, ProjectID: after.ProjectID,
-			Name: "ingest-" + digest[:12] + documentExt(doc.Format), Kind: string(serverapi.AttachmentKindOther), MediaType: documentType(doc.Format),
+			Name: "ingest-" + digest[:12] + documentExt(doc.Format), Kind: string(serverapi.AttachmentKindOther), MediaType: safecontent.MediaType(documentType(doc.Format)),
 			SizeBytes: docInfo.Size, Sha256: docInfo.SHA256, BlobKey: docInfo.Key})
 		if err != nil {
 			return err

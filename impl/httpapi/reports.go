@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/reports"
+	"github.com/sdods/sdods/impl/safecontent"
 )
 
 // maxInlineImages caps the screenshots inlined into one HTML report (bytes before encoding);
@@ -105,7 +105,7 @@ func (s *Server) htmlReport(ctx context.Context, r db.GetRunRow) ([]byte, error)
 	budget := int64(maxInlineImages)
 	for _, id := range order {
 		a, ok := byID[id]
-		if _, done := images[id]; done || !ok || !inlineImage(a.MediaType) || a.SizeBytes > budget {
+		if _, done := images[id]; done || !ok || !safecontent.IsImage(a.MediaType) || a.SizeBytes > budget {
 			continue
 		}
 		data, err := s.readBlob(ctx, a.BlobKey)
@@ -114,22 +114,14 @@ func (s *Server) htmlReport(ctx context.Context, r db.GetRunRow) ([]byte, error)
 			continue
 		}
 		budget -= int64(len(data))
-		// The media type is one of inlineImage's, so the URI cannot carry script.
-		images[id] = template.URL("data:" + a.MediaType + ";base64," + base64.StdEncoding.EncodeToString(data))
+		// The media type is a raster image of the allow-list, so the URI cannot carry script.
+		images[id] = template.URL("data:" + safecontent.MediaType(a.MediaType) + ";base64," + base64.StdEncoding.EncodeToString(data))
 	}
 	var buf bytes.Buffer
 	if err := reports.WriteHTML(&buf, reports.Page{Run: run, Report: reports.Build(run, htmlReportURL(r.Run.ID)), Images: images}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func inlineImage(mediaType string) bool {
-	switch strings.ToLower(mediaType) {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return true
-	}
-	return false
 }
 
 func (s *Server) readBlob(ctx context.Context, key string) ([]byte, error) {

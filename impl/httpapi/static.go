@@ -6,10 +6,12 @@ import (
 	"embed"
 	"io/fs"
 	"mime"
+	"net/http"
 	"path"
 
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/apierr"
+	"github.com/sdods/sdods/impl/safecontent"
 )
 
 //go:embed trace
@@ -28,13 +30,15 @@ func (s *Server) GetRunHtmlReport(ctx context.Context, req serverapi.GetRunHtmlR
 		if err != nil {
 			return nil, err
 		}
-		return serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(b), ContentType: "text/html; charset=utf-8", ContentLength: int64(len(b))}, nil
+		return htmlReportResponse{serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(b), ContentType: "text/html; charset=utf-8", ContentLength: int64(len(b))},
+			reportHeaders}, nil
 	case "report.json":
 		f, err := s.findRunFile(ctx, r, fileReport)
 		if err != nil {
 			return nil, err
 		}
-		return serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(f.content), ContentType: f.contentType, ContentLength: int64(len(f.content))}, nil
+		return htmlReportResponse{serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(f.content), ContentType: f.contentType, ContentLength: int64(len(f.content))},
+			jsonDataHeaders}, nil
 	}
 	return nil, apierr.New(apierr.NotFound, "the report has no file "+req.Path, "open /reports/"+r.Run.ID.String()+"/")
 }
@@ -54,5 +58,17 @@ func (s *Server) GetTraceViewer(ctx context.Context, req serverapi.GetTraceViewe
 	if ct == "" {
 		ct = "application/octet-stream"
 	}
-	return serverapi.GetTraceViewer200AsteriskResponse{Body: bytes.NewReader(b), ContentType: ct, ContentLength: int64(len(b))}, nil
+	return traceViewerResponse{serverapi.GetTraceViewer200AsteriskResponse{Body: bytes.NewReader(b), ContentType: ct, ContentLength: int64(len(b))},
+		func(h http.Header) { safecontent.SetPageHeaders(h, traceViewerCSP) }}, nil
 }
+
+// traceViewerCSP lets the trace viewer run only its own inline script and style, fetch only
+// from this origin (the trace and the run's files, with the caller's credentials) and show
+// images from it; nothing in a trace can add script.
+var traceViewerCSP = func() string {
+	b, err := fs.ReadFile(traceFiles, "trace/index.html")
+	if err != nil {
+		panic(err)
+	}
+	return safecontent.PageCSP(string(b), "img-src 'self' data:", "connect-src 'self'", "frame-ancestors 'none'")
+}()

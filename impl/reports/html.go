@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/safecontent"
 )
 
 //go:embed report.html.tmpl
@@ -21,6 +22,17 @@ var page = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap
 	"lower":  strings.ToLower,
 	"failed": func(s string) bool { return s == "failed" || s == "ambiguous" || s == "undefined" },
 }).ParseFS(templates, "report.html.tmpl"))
+
+// CSP is the Content-Security-Policy of the HTML report: only the template's own inline script
+// and style run, images only as the data URIs the report inlines, nothing is fetched, and the
+// page is sandboxed into an opaque origin (it needs no cookie nor API call).
+var CSP = func() string {
+	src, err := templates.ReadFile("report.html.tmpl")
+	if err != nil {
+		panic(err)
+	}
+	return safecontent.PageCSP(string(src), "img-src data:", "frame-ancestors 'self'", "sandbox allow-scripts")
+}()
 
 // Page is the data of the HTML report.
 type Page struct {

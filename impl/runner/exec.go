@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -237,11 +239,11 @@ func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, br
 
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	if err := sess.Finish(cctx, sr.Status == steplib.StatusPassed); err != nil {
-		em.emit(Event{Type: EventLog, ScenarioID: sid, Log: &LogLine{Level: "warn", Message: err.Error()}})
+		em.emit(Event{Type: EventLog, ScenarioID: sid, Log: &LogLine{Level: "warn", Message: vars.Mask(err.Error())}})
 	}
 	for _, acc := range leased {
 		if err := run.Leaser.Release(cctx, acc); err != nil {
-			em.emit(Event{Type: EventLog, ScenarioID: sid, Log: &LogLine{Level: "warn", Message: fmt.Sprintf("release the account %q: %v", acc.Username, err)}})
+			em.emit(Event{Type: EventLog, ScenarioID: sid, Log: &LogLine{Level: "warn", Message: vars.Mask(fmt.Sprintf("release the account %q: %v", acc.Username, err))}})
 		}
 	}
 	ccancel()
@@ -339,6 +341,13 @@ func (r *stepReporter) Log(level, message string) {
 }
 
 func (r *stepReporter) Attach(a steplib.Attachment) {
+	// An attachment (a response body) may echo a secret the step sent: masked before it is
+	// stored. Bytes that are an image or a video by their signature are left whole: replacing
+	// bytes would corrupt them, and their pixels cannot be searched anyway.
+	a.Name = r.vars.Mask(a.Name)
+	if sniffed := http.DetectContentType(a.Data); !strings.HasPrefix(sniffed, "image/") && !strings.HasPrefix(sniffed, "video/") {
+		a.Data = r.vars.MaskBytes(a.Data)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -350,6 +359,7 @@ func (r *stepReporter) Attach(a steplib.Attachment) {
 }
 
 func (r *stepReporter) Heal(h steplib.Heal) {
+	h.Selector, h.Healed = r.vars.Mask(h.Selector), r.vars.Mask(h.Healed)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {

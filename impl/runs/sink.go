@@ -15,6 +15,7 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/projects"
 	"github.com/sdods/sdods/impl/runner"
+	"github.com/sdods/sdods/impl/safecontent"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -187,7 +188,9 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 		k.s.log.Error("runs: store attachment", "error", err)
 		return nil
 	}
-	kind := attachmentKind(a.MediaType, a.Name)
+	// The type a test gave is untrusted (a response's Content-Type): stored from the allow-list.
+	kind := serverapi.AttachmentKind(safecontent.Kind(a.MediaType, a.Name))
+	mediaType := safecontent.MediaType(a.MediaType)
 	var key *string
 	var idx *int32
 	if e.ScenarioID != "" {
@@ -202,7 +205,7 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 			return err
 		}
 		art, err = q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: k.run.ID, Valid: true}, ProjectID: k.run.ProjectID,
-			ScenarioKey: key, StepIndex: idx, Name: a.Name, Kind: string(kind), MediaType: a.MediaType, SizeBytes: int64(len(a.Data)),
+			ScenarioKey: key, StepIndex: idx, Name: a.Name, Kind: string(kind), MediaType: mediaType, SizeBytes: int64(len(a.Data)),
 			Sha256: info.SHA256, BlobKey: info.Key})
 		return err
 	})
@@ -210,7 +213,7 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 		k.s.log.Error("runs: record artifact", "error", err)
 		return nil
 	}
-	att := serverapi.Attachment{ArtifactId: art.ID, Kind: kind, MediaType: a.MediaType, Name: a.Name, SizeBytes: art.SizeBytes}
+	att := serverapi.Attachment{ArtifactId: art.ID, Kind: kind, MediaType: mediaType, Name: a.Name, SizeBytes: art.SizeBytes}
 	if st := step(sc, e.Step); st != nil {
 		st.Attachments = append(st.Attachments, att)
 	}
@@ -220,22 +223,6 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 	}
 	k.appendEvent(apiEvent{Type: "attachment", ScenarioID: scID, StepIndex: e.Step, ArtifactID: &art.ID, Name: &a.Name})
 	return &art.ID
-}
-
-func attachmentKind(mediaType, name string) serverapi.AttachmentKind {
-	switch {
-	case strings.HasPrefix(mediaType, "image/"):
-		return serverapi.AttachmentKindScreenshot
-	case strings.HasPrefix(mediaType, "video/"):
-		return serverapi.AttachmentKindVideo
-	case strings.HasSuffix(name, ".har"):
-		return serverapi.AttachmentKindHar
-	case mediaType == "text/html":
-		return serverapi.AttachmentKindDom
-	case strings.HasPrefix(mediaType, "text/"):
-		return serverapi.AttachmentKindLog
-	}
-	return serverapi.AttachmentKindOther
 }
 
 func normLevel(l string) string {

@@ -230,6 +230,7 @@ func httpImpls(m map[string]stepFunc) {
 	m["http.basic_auth"] = func(_ context.Context, s *Session, c *call) error {
 		req, _ := http.NewRequest("GET", "http://x", nil)
 		req.SetBasicAuth(c.str(0), c.str(1))
+		s.vars.NoteCredential(c.str(0), c.str(1)) // its base64 is masked wherever it is echoed
 		s.http.headers.Set("Authorization", req.Header.Get("Authorization"))
 		return nil
 	}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/sdods/sdods/impl/redact"
 )
 
 // Variables resolves ${name} references. Lookups go through the layers from the most specific
@@ -14,10 +17,21 @@ type Variables struct {
 	account  map[string]string
 	env      map[string]string
 	secrets  []string
+	// users are names a secret may be sent with in basic authentication ("user:secret").
+	users []string
+
+	mu       sync.Mutex
+	redactor *redact.Redactor // built from secrets and users when first needed
 }
 
+// Bounds on the names paired with secrets for redaction of basic-authentication credentials.
+const (
+	maxRedactUsers    = 100
+	maxRedactUserSize = 128
+)
+
 // NewVariables returns variables seeded with the environment's variables, the current example
-// row's columns and the secret values that are masked in logs and messages.
+// row's columns and the secret values that are masked in logs, messages and attachments.
 func NewVariables(env, example map[string]string, secrets []string) *Variables {
 	v := &Variables{captured: map[string]string{}, account: map[string]string{}, env: env, example: example}
 	for _, s := range secrets {
@@ -25,9 +39,16 @@ func NewVariables(env, example map[string]string, secrets []string) *Variables {
 			v.secrets = append(v.secrets, s)
 		}
 	}
-	// Longest first, so that a secret containing another is masked whole.
-	sort.Slice(v.secrets, func(i, j int) bool { return len(v.secrets[i]) > len(v.secrets[j]) })
+	for _, val := range env {
+		v.addUser(val)
+	}
 	return v
+}
+
+func (v *Variables) addUser(u string) {
+	if u != "" && len(u) <= maxRedactUserSize && len(v.users) < maxRedactUsers {
+		v.users = append(v.users, u)
+	}
 }
 
 // Set stores a captured value.
@@ -35,14 +56,30 @@ func (v *Variables) Set(name, value string) { v.captured[name] = value }
 
 // SetAccount replaces the leased account's fields, visible as ${user.<field>}; its password is masked.
 func (v *Variables) SetAccount(fields map[string]string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	v.account = map[string]string{}
 	for k, val := range fields {
 		v.account["user."+k] = val
 		if k == "password" && val != "" {
 			v.secrets = append(v.secrets, val)
-			sort.Slice(v.secrets, func(i, j int) bool { return len(v.secrets[i]) > len(v.secrets[j]) })
 		}
 	}
+	v.addUser(fields["username"])
+	v.redactor = nil
+}
+
+// NoteCredential records a user name and password sent together (basic authentication): when
+// the password holds a secret, the whole password and its pairing with user are masked too.
+func (v *Variables) NoteCredential(user, password string) {
+	held := v.Mask(password) != password
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.addUser(user)
+	if held {
+		v.secrets = append(v.secrets, password)
+	}
+	v.redactor = nil
 }
 
 // Get returns the variable's value and whether it is defined.
@@ -121,10 +158,18 @@ func (v *Variables) describeNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Mask replaces every secret value in s with "***".
-func (v *Variables) Mask(s string) string {
-	for _, sec := range v.secrets {
-		s = strings.ReplaceAll(s, sec, "***")
+// Mask replaces every secret value in s with "***", in each form it may be echoed in
+// (percent-encoded, JSON-escaped, base64, base64 of "user:secret"; see impl/redact).
+func (v *Variables) Mask(s string) string { return v.redact().String(s) }
+
+// MaskBytes is Mask for an attachment's content.
+func (v *Variables) MaskBytes(b []byte) []byte { return v.redact().Bytes(b) }
+
+func (v *Variables) redact() *redact.Redactor {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.redactor == nil {
+		v.redactor = redact.New(v.secrets, v.users)
 	}
-	return s
+	return v.redactor
 }

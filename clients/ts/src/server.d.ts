@@ -1077,7 +1077,7 @@ export interface paths {
         };
         /**
          * Pixel diff of two image artifacts
-         * @description pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is stored as an artifact of the project of `after`. Artifacts that are not PNG images are 422.
+         * @description pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is a cached, content-addressed result in the project of `after` (its artifact id derives from both images' contents and the options, so the same comparison returns the same `diffArtifactId` and adds nothing). Artifacts that are not PNG images are 422.
          */
         get: operations["compareArtifacts"];
         put?: never;
