@@ -441,11 +441,15 @@ func browserImpls(m map[string]stepFunc) {
 		}
 		start := time.Now()
 		resp, err := runPage(ctx, p, chromedp.NavigateResponse(u))
-		if refused := s.cfg.Browser.refusedSince(start); refused != "" {
+		refused := s.cfg.Browser.refusedSince(start)
+		if err != nil && refused != "" {
 			return fmt.Errorf("open %s: %s", u, refused)
 		}
 		if err != nil {
 			return fmt.Errorf("open %s: %w", u, err)
+		}
+		if refused != "" { // a subresource: the page opened without it
+			c.rep.Log("warn", refused)
 		}
 		if resp != nil {
 			c.rep.Log("info", fmt.Sprintf("opened %s → %d", u, resp.Status))
