@@ -299,7 +299,10 @@ func (r Rule) matches(host string, ap netip.AddrPort) bool {
 	return r.prefix.Contains(ap.Addr())
 }
 
-// forms returns the address and every IPv4 address it embeds.
+// Forms returns the address and every IPv4 address it embeds (IPv4-mapped, IPv4-compatible,
+// NAT64, 6to4, Teredo): a check of an address must hold for each.
+func Forms(a netip.Addr) []netip.Addr { return forms(a) }
+
 func forms(a netip.Addr) []netip.Addr {
 	out := []netip.Addr{a}
 	if a.Is4In6() {
