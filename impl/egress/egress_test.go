@@ -3,10 +3,12 @@ package egress_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -111,5 +113,53 @@ func TestTransportChecksEveryDial(t *testing.T) {
 	}
 	if _, err := egress.ContextDial(context.Background(), "tcp", allowed.Listener.Addr().String()); !errors.Is(err, egress.ErrNoPolicy) {
 		t.Fatalf("ContextDial without a policy: %v", err)
+	}
+}
+
+// The browser's proxy forwards plain requests and CONNECT tunnels only to what the policy
+// allows, and never to itself.
+func TestProxyChecksEveryDial(t *testing.T) {
+	var deniedHits int
+	denied := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { deniedHits++ }))
+	defer denied.Close()
+	deniedPlain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { deniedHits++ }))
+	defer deniedPlain.Close()
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("hello")) }))
+	defer allowed.Close()
+	p := mustPolicy(t, egress.Config{Allow: []string{"127.0.0.0/8"}, Deny: []string{denied.Listener.Addr().String(), deniedPlain.Listener.Addr().String()}})
+	px, err := p.StartProxy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	proxyURL, _ := url.Parse("http://" + px.Addr())
+	tr := denied.Client().Transport.(*http.Transport).Clone()
+	tr.Proxy = http.ProxyURL(proxyURL)
+	c := &http.Client{Transport: tr}
+	resp, err := c.Get(allowed.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "hello" {
+		t.Fatalf("allowed through the proxy: %d %q", resp.StatusCode, body)
+	}
+	for _, u := range []string{deniedPlain.URL, "http://" + px.Addr() + "/"} {
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("GET %s through the proxy: %d", u, resp.StatusCode)
+		}
+	}
+	if resp, err := c.Get(denied.URL); err == nil { // https: a CONNECT tunnel
+		resp.Body.Close()
+		t.Fatalf("CONNECT to a denied endpoint: %d", resp.StatusCode)
+	}
+	if deniedHits != 0 {
+		t.Fatalf("denied servers received %d request(s)", deniedHits)
 	}
 }

@@ -50,6 +50,7 @@ type Browser struct {
 
 	mu            sync.Mutex
 	refusals      []refusal // most recent last, bounded
+	proxy         *egress.Proxy
 	closed        bool
 	cancelAlloc   context.CancelFunc
 	browserCtx    context.Context
@@ -198,6 +199,24 @@ func (b *Browser) launch() {
 		b.err = err
 		return
 	}
+	// Every connection of the browser goes through a proxy that dials under the egress policy,
+	// loopback included (<-loopback> removes Chromium's implicit bypass), and WebRTC may not
+	// send UDP around it: what the Fetch guard cannot see (WebSockets, a name that rebinds
+	// after the guard resolved it) is still checked at dial time.
+	px, err := b.opts.Egress.StartProxy()
+	if err != nil {
+		b.err = fmt.Errorf("start the browser's egress proxy: %w", err)
+		return
+	}
+	b.mu.Lock()
+	b.proxy = px
+	closedEarly := b.closed
+	b.mu.Unlock()
+	if closedEarly {
+		px.Close()
+		b.err = errors.New("the browser was closed")
+		return
+	}
 	dir, err := os.MkdirTemp("", "sdods-chromium-")
 	if err != nil {
 		b.err = fmt.Errorf("chromium user data dir: %w", err)
@@ -219,6 +238,9 @@ func (b *Browser) launch() {
 		chromedp.Flag("mute-audio", true),
 		chromedp.Flag("font-render-hinting", "none"),
 		chromedp.WindowSize(b.opts.Width, b.opts.Height),
+		chromedp.ProxyServer("http://" + px.Addr()),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	var ctxOpts []chromedp.ContextOption
@@ -255,9 +277,12 @@ func (b *Browser) launch() {
 func (b *Browser) Close() error {
 	b.mu.Lock()
 	b.closed = true
-	cancelBrowser, cancelAlloc, dir := b.cancelBrowser, b.cancelAlloc, b.dataDir
-	b.cancelBrowser, b.cancelAlloc, b.dataDir = nil, nil, ""
+	cancelBrowser, cancelAlloc, dir, px := b.cancelBrowser, b.cancelAlloc, b.dataDir, b.proxy
+	b.cancelBrowser, b.cancelAlloc, b.dataDir, b.proxy = nil, nil, "", nil
 	b.mu.Unlock()
+	if px != nil {
+		defer px.Close()
+	}
 	if cancelBrowser != nil {
 		cancelBrowser()
 	}
