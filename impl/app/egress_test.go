@@ -407,7 +407,7 @@ func TestGitIntegrationReachesOnlyWhatThePolicyAllows(t *testing.T) {
 			}
 			// URLs that are no remote repository are refused when configured.
 			if tc.tune != nil {
-				for _, bad := range []string{"git@/repo", "git@/../../etc", "git@", "file://localhost/etc", "/srv/repo", "ftp://x/r.git", "ssh:///r.git"} {
+				for _, bad := range []string{"git@/repo", "git@/../../etc", "git@", "file://localhost/etc", "/srv/repo", "ftp://x/r.git", "ssh:///r.git", "https://user:hunter2@example.com/r.git"} {
 					r, _ := admin.PutIntegrationWithResponse(ctx, "web", "git", serverclient.PutIntegrationJSONRequestBody{Git: &serverclient.GitConfigInput{Url: bad}})
 					expect(t, "git URL "+bad, r.StatusCode(), r.Body, 400, "validation_failed")
 				}

@@ -92,6 +92,9 @@ func remote(raw string) (*transport.Endpoint, error) {
 	default:
 		return nil, fmt.Errorf("URL scheme %q is not supported: use https, ssh or git", ep.Protocol)
 	}
+	if ep.Password != "" { // it would be stored, and logged, in the clear
+		return nil, errors.New("the URL carries a password: put the token in auth.secret instead")
+	}
 	host := strings.TrimSuffix(strings.TrimPrefix(ep.Host, "["), "]")
 	if host == "" || strings.ContainsAny(host, "/@\\ ") {
 		return nil, errors.New("not a repository URL: the host is missing or malformed")
