@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,8 +25,8 @@ type stepOutcome struct {
 }
 
 // runScenarios runs the project "shop" and returns, per scenario name, its steps' outcomes by
-// step text, and the run's whole report as text.
-func runScenarios(t *testing.T, admin *apptest.Browser) (map[string]map[string]stepOutcome, string) {
+// step text, and the run's whole report and event stream (logs included) as text.
+func runScenarios(t *testing.T, s *apptest.Server, admin *apptest.Browser) (map[string]map[string]stepOutcome, string) {
 	t.Helper()
 	ctx := context.Background()
 	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
@@ -54,7 +55,12 @@ func runScenarios(t *testing.T, admin *apptest.Browser) (map[string]map[string]s
 	if err != nil || rep.StatusCode() != http.StatusOK {
 		t.Fatalf("report: %v %d", err, rep.StatusCode())
 	}
-	return out, string(rep.Body)
+	var events strings.Builder
+	for _, e := range follow(t, s, admin, id, "", nil) {
+		b, _ := json.Marshal(e.Data)
+		events.Write(b)
+	}
+	return out, string(rep.Body) + events.String()
 }
 
 // wantRefused checks that a step failed with an error containing every part of want.
@@ -107,7 +113,17 @@ func attackApp(t *testing.T, canary, ctrl string) *httptest.Server {
 		}
 	}
 	mux.HandleFunc("/file-link", page(`<a id="go" href="file://localhost/etc/passwd">disk</a><p id="out">start</p>`))
-	mux.HandleFunc("/to-data", page(`<p>page</p><script>location.href = "data:text/html,<p>DATA-URL-LOADED</p>";</script>`))
+	mux.HandleFunc("/to-data", page(`<p>page</p><script>document.body.append("navigating to data"); location.href = "data:text/html,<p>DATA-URL-LOADED</p>";</script>`))
+	// A frame of another origin makes a blob URL and hands it to the top page, which navigates to it.
+	mux.HandleFunc("/blob-maker", page(`<script>
+const u = URL.createObjectURL(new Blob(["<p>BLOB-OF-ANOTHER-ORIGIN</p>"], {type: "text/html"}));
+parent.postMessage(u, "*");
+</script>`))
+	mux.HandleFunc("/to-blob", func(w http.ResponseWriter, r *http.Request) {
+		other := "http://localhost:" + r.Host[strings.LastIndex(r.Host, ":")+1:] + "/blob-maker"
+		page(`<p id="out">waiting</p><iframe src="` + other + `"></iframe>
+<script>addEventListener("message", e => { document.getElementById("out").textContent = "got " + e.data; location.href = e.data; });</script>`)(w, r)
+	})
 	mux.HandleFunc("/to-file", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "file://localhost/etc/passwd", http.StatusFound)
 	})
@@ -180,13 +196,20 @@ func TestStepsFetchOnlyHTTP(t *testing.T) {
     Then I should not see "root:"
     And the page URL contains "/file-link"
 
+  Scenario: a page navigating to a blob URL of another origin
+    When I open "/to-blob"
+    And I wait 2 seconds
+    Then I should not see "BLOB-OF-ANOTHER-ORIGIN"
+    And I should see "got blob:http://localhost"
+
   Scenario: a page navigating to a data URL
     When I open "/to-data"
     And I wait 1 second
     Then I should not see "DATA-URL-LOADED"
+    And I should see "navigating to data"
 `
 	project(t, admin, web.URL, map[string]string{"attack.feature": attack})
-	got, report := runScenarios(t, admin)
+	got, report := runScenarios(t, s, admin)
 	const scheme = "not an absolute http or https URL"
 	wantRefused(t, got, "file URL with a host in the browser", `I open "file://localhost/etc/passwd"`, scheme)
 	wantRefused(t, got, "file URL without a host in the browser", `I open "file:///etc/passwd"`, scheme)
@@ -200,7 +223,7 @@ func TestStepsFetchOnlyHTTP(t *testing.T) {
 	if o := got["a redirect to the disk"][`I open "/to-file"`]; o.status != "failed" {
 		t.Errorf("redirect to file: %+v", o)
 	}
-	for _, sc := range []string{"a link to the disk", "a page navigating to a data URL"} {
+	for _, sc := range []string{"a link to the disk", "a page navigating to a data URL", "a page navigating to a blob URL of another origin"} {
 		for step, o := range got[sc] {
 			if o.status != "passed" {
 				t.Errorf("%s / %s: %+v (the page must stay where it was)", sc, step, o)
@@ -208,7 +231,7 @@ func TestStepsFetchOnlyHTTP(t *testing.T) {
 		}
 	}
 	if strings.Contains(report, "root:x:0:0") || strings.Contains(s.Logs(), "root:x:0:0") {
-		t.Fatal("the content of /etc/passwd reached the run's report or the server's log")
+		t.Fatal("the content of /etc/passwd reached the run's report, its events or the server's log")
 	}
 }
 
@@ -276,7 +299,7 @@ func TestEgressPolicyOfSteps(t *testing.T) {
     Then the response status is 200
 `
 	project(t, admin, web.URL, map[string]string{"egress.feature": features})
-	got, report := runScenarios(t, admin)
+	got, report := runScenarios(t, s, admin)
 	const refused = "egress policy refuses"
 	wantRefused(t, got, "the server's own API", `I send a GET request to "`+s.URL+`/api/auth/setup-status"`, refused, "own listener")
 	wantRefused(t, got, "the server's own API by name", `I send a GET request to "http://localhost:`+ownPort+`/api/health"`, refused, "own listener")
@@ -346,7 +369,7 @@ func TestEgressDefaultDeniesLoopback(t *testing.T) {
   Scenario: Browser
     When I open "/"
 `})
-	got, _ := runScenarios(t, admin)
+	got, _ := runScenarios(t, s, admin)
 	wantRefused(t, got, "HTTP", `I send a GET request to "/"`, "egress policy refuses", "loopback", "-egress-allow")
 	wantRefused(t, got, "Browser", `I open "/"`, "egress policy refuses", "loopback")
 	if hits.Load() != 0 {
