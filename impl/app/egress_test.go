@@ -121,7 +121,7 @@ parent.postMessage(u, "*");
 </script>`))
 	mux.HandleFunc("/to-blob", func(w http.ResponseWriter, r *http.Request) {
 		other := "http://localhost:" + r.Host[strings.LastIndex(r.Host, ":")+1:] + "/blob-maker"
-		page(`<p id="out">waiting</p><iframe src="` + other + `"></iframe>
+		page(`<p id="out">waiting</p><iframe src="`+other+`"></iframe>
 <script>addEventListener("message", e => { document.getElementById("out").textContent = "got " + e.data; location.href = e.data; });</script>`)(w, r)
 	})
 	mux.HandleFunc("/to-file", func(w http.ResponseWriter, r *http.Request) {
