@@ -266,6 +266,24 @@ func (e DatasetUploadFormat) Valid() bool {
 	}
 }
 
+// Defines values for EgressRuleEffect.
+const (
+	EgressRuleEffectAllow EgressRuleEffect = "allow"
+	EgressRuleEffectDeny  EgressRuleEffect = "deny"
+)
+
+// Valid indicates whether the value is a known member of the EgressRuleEffect enum.
+func (e EgressRuleEffect) Valid() bool {
+	switch e {
+	case EgressRuleEffectAllow:
+		return true
+	case EgressRuleEffectDeny:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorCode.
 const (
 	ErrorCodeBadRequest           ErrorCode = "bad_request"
@@ -1720,6 +1738,36 @@ type Diagnostic struct {
 	Severity Severity `json:"severity"`
 }
 
+// EgressPolicy The egress policy of HTTP and browser steps and Git integrations, present only when the
+// caller is an instance admin. Set by the server's operator (`-egress-allow`, `-egress-deny`,
+// or `SDODS_EGRESS_ALLOW`, `SDODS_EGRESS_DENY`); see docs/security.md. The most specific
+// matching rule decides (endpoint, then host name, then the longest prefix); at equal
+// specificity an operator's rule beats a built-in one and a deny beats an allow; an address
+// no rule matches is allowed.
+type EgressPolicy struct {
+	Rules []EgressRule `json:"rules"`
+}
+
+// EgressRule defines model for EgressRule.
+type EgressRule struct {
+	// BuiltIn A default of every server (loopback, link-local, its listeners and database).
+	BuiltIn bool             `json:"builtIn"`
+	Effect  EgressRuleEffect `json:"effect"`
+
+	// Reason Why a built-in rule exists.
+	//
+	// Example: loopback
+	Reason *string `json:"reason,omitempty"`
+
+	// Rule A CIDR, an address, an address:port endpoint, a host name or a *.suffix.
+	//
+	// Example: 127.0.0.0/8
+	Rule string `json:"rule"`
+}
+
+// EgressRuleEffect defines model for EgressRule.Effect.
+type EgressRuleEffect string
+
 // EnvVariable defines model for EnvVariable.
 type EnvVariable struct {
 	Name   string `json:"name"`
@@ -1973,6 +2021,14 @@ type Health struct {
 		LatencyMs *int                 `json:"latencyMs,omitempty"`
 		Status    HealthDatabaseStatus `json:"status"`
 	} `json:"database"`
+
+	// Egress The egress policy of HTTP and browser steps and Git integrations, present only when the
+	// caller is an instance admin. Set by the server's operator (`-egress-allow`, `-egress-deny`,
+	// or `SDODS_EGRESS_ALLOW`, `SDODS_EGRESS_DENY`); see docs/security.md. The most specific
+	// matching rule decides (endpoint, then host name, then the longest prefix); at equal
+	// specificity an operator's rule beats a built-in one and a deny beats an allow; an address
+	// no rule matches is allowed.
+	Egress *EgressPolicy `json:"egress,omitempty"`
 
 	// Status `degraded` when a dependency is unhealthy.
 	Status HealthStatus `json:"status"`

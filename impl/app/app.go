@@ -7,14 +7,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/authz"
 	"github.com/sdods/sdods/impl/blob"
+	"github.com/sdods/sdods/impl/egress"
 	"github.com/sdods/sdods/impl/httpapi"
 	"github.com/sdods/sdods/impl/identity"
 	"github.com/sdods/sdods/impl/integrations"
@@ -35,6 +39,38 @@ type App struct {
 	Log     *slog.Logger
 	// Runs executes queued runs once Start is called.
 	Runs *runs.Service
+	// Egress is the policy of what steps and Git integrations may reach; whoever serves Handler
+	// adds its listener with DenyListener.
+	Egress *egress.Policy
+}
+
+// DenyListener adds the address a server of Handler listens on to the egress policy's built-in
+// denies: a test must not reach the server's own API through it.
+func (a *App) DenyListener(addr net.Addr) {
+	if ap, err := netip.ParseAddrPort(addr.String()); err == nil {
+		a.Egress.DenyEndpoint(ap, "this server's own listener")
+	}
+}
+
+// newEgress builds the egress policy of cfg with the database's addresses denied.
+func newEgress(ctx context.Context, cfg Config) (*egress.Policy, error) {
+	pol, err := egress.New(egress.Config{Allow: cfg.EgressAllow, Deny: cfg.EgressDeny})
+	if err != nil {
+		return nil, err
+	}
+	if pc, err := pgconn.ParseConfig(cfg.DatabaseURL); err == nil {
+		hosts := []*pgconn.FallbackConfig{{Host: pc.Host, Port: pc.Port}}
+		hosts = append(hosts, pc.Fallbacks...)
+		for _, h := range hosts {
+			if !strings.HasPrefix(h.Host, "/") { // a Unix socket is out of a step's reach anyway
+				pol.DenyHostPort(ctx, h.Host, h.Port, "this server's database")
+			}
+		}
+	}
+	if ap, err := netip.ParseAddrPort(cfg.Addr); err == nil && ap.Port() != 0 {
+		pol.DenyEndpoint(ap, "this server's own listener")
+	}
+	return pol, nil
 }
 
 // Start runs the run workers until ctx ends; the returned function waits for them to stop.
@@ -77,18 +113,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st)})
-	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat,
-		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
-	h, err := newHandler(cfg, log, st, box, blobs, rs)
+	pol, err := newEgress(ctx, cfg)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	return &App{Handler: h, Store: st, Log: log, Runs: rs}, nil
+	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st), Egress: pol})
+	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat,
+		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
+	h, err := newHandler(cfg, log, st, box, blobs, rs, pol)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &App{Handler: h, Store: st, Log: log, Runs: rs, Egress: pol}, nil
 }
 
-func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service) (http.Handler, error) {
+func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, pol *egress.Policy) (http.Handler, error) {
 	doc, err := serverapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
@@ -106,7 +147,7 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 		return nil, err
 	}
 	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
-		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal},
+		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal, Egress: pol, Log: log}, Egress: pol,
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
@@ -135,6 +176,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	a.DenyListener(ln.Addr())
 	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

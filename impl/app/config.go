@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sdods/sdods/impl/egress"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -41,6 +42,10 @@ type Config struct {
 	Blob BlobConfig
 	// GitAllowLocal permits Git integrations on local paths and file:// URLs.
 	GitAllowLocal bool
+	// EgressAllow and EgressDeny are the operator's rules of the egress policy of steps and Git
+	// integrations (CIDRs, addresses, address:port endpoints, host names, *.suffixes), on top of
+	// the built-in denies (loopback, link-local, this server's listeners and database).
+	EgressAllow, EgressDeny []string
 	// WebhookAllowPrivate permits webhook deliveries to loopback, private and link-local
 	// addresses (refused by default).
 	WebhookAllowPrivate bool
@@ -75,10 +80,37 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.GitAllowLocal, "git-allow-local", gitLocal, "allow Git integrations on local paths and file:// URLs (SDODS_GIT_ALLOW_LOCAL)")
 	hookPrivate, _ := strconv.ParseBool(env("SDODS_WEBHOOK_ALLOW_PRIVATE", "false"))
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", hookPrivate, "allow webhook deliveries to loopback, private and link-local addresses (SDODS_WEBHOOK_ALLOW_PRIVATE)")
+	fs.Func("egress-allow", "comma-separated egress rules steps and Git integrations may reach despite the built-in denies, e.g. 127.0.0.0/8 for local development (SDODS_EGRESS_ALLOW)", listFlag(&c.EgressAllow))
+	c.EgressAllow = splitList(env("SDODS_EGRESS_ALLOW", ""))
+	fs.Func("egress-deny", "comma-separated egress rules steps and Git integrations may not reach (SDODS_EGRESS_DENY)", listFlag(&c.EgressDeny))
+	c.EgressDeny = splitList(env("SDODS_EGRESS_DENY", ""))
 	workers, _ := strconv.Atoi(env("SDODS_WORKERS", "2"))
 	fs.IntVar(&c.Workers, "workers", workers, "runs executed at once by this process (SDODS_WORKERS)")
 	fs.StringVar(&c.Chromium, "chromium", env("SDODS_CHROMIUM", "chromium"), "browser for browser steps: path or name in PATH (SDODS_CHROMIUM)")
 	fs.StringVar(&c.LogFormat, "log-format", env("SDODS_LOG_FORMAT", "text"), "text or json (SDODS_LOG_FORMAT)")
+}
+
+// listFlag appends comma-separated values; the flag may be repeated. A flag given on the command
+// line replaces the environment's list.
+func listFlag(dst *[]string) func(string) error {
+	set := false
+	return func(s string) error {
+		if !set {
+			*dst, set = nil, true
+		}
+		*dst = append(*dst, splitList(s)...)
+		return nil
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Validate refuses a configuration the server cannot start with.
@@ -100,6 +132,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxIngest > c.MaxBody {
 		c.MaxIngest = c.MaxBody
+	}
+	if _, err := egress.New(egress.Config{Allow: c.EgressAllow, Deny: c.EgressDeny}); err != nil {
+		return err
 	}
 	if err := c.Blob.validate(); err != nil {
 		return err

@@ -26,12 +26,16 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// Authenticate implements Authenticator. Public operations ignore credentials (a stale cookie must
-// not stop anyone from signing in); every other operation accepts only the credential kinds it
-// declares, and a browser session must carry the CSRF token on non-GET requests.
+// Authenticate implements Authenticator. Public operations never refuse a credential (a stale
+// cookie must not stop anyone from signing in), but a public read still learns who a valid one
+// names (the health check shows admins more); every other operation accepts only the credential
+// kinds it declares, and a browser session must carry the CSRF token on non-GET requests.
 func (c Credentials) Authenticate(r *http.Request, op *oas.Operation) (*authz.Principal, error) {
 	if op.Permission.Target == authz.TargetPublic {
-		return nil, nil
+		if !safeMethod(r.Method) {
+			return nil, nil
+		}
+		return c.optional(r), nil
 	}
 	ctx := r.Context()
 	if h := r.Header.Get("Authorization"); h != "" {
@@ -71,6 +75,24 @@ func (c Credentials) Authenticate(r *http.Request, op *oas.Operation) (*authz.Pr
 			"send the csrfToken of GET /api/auth/me in the x-csrf-token header")
 	}
 	return p, nil
+}
+
+// optional returns the principal of a valid bearer token or session cookie, or nil.
+func (c Credentials) optional(r *http.Request) *authz.Principal {
+	ctx := r.Context()
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return nil
+		}
+		p, _ := c.Identity.AuthenticateToken(ctx, strings.TrimSpace(token))
+		return p
+	}
+	if cookie, err := r.Cookie(SessionCookie); err == nil && cookie.Value != "" {
+		p, _ := c.Identity.AuthenticateSession(ctx, cookie.Value)
+		return p
+	}
+	return nil
 }
 
 // sessionCookie returns the Set-Cookie value of a session; an empty secret clears the cookie.

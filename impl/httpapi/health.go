@@ -6,12 +6,17 @@ import (
 
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/authz"
+	"github.com/sdods/sdods/impl/egress"
 )
 
 // GetHealth reports the server's version and the database round trip; a database that does not
-// answer makes the status degraded (still 200, so a load balancer can read the detail).
+// answer makes the status degraded (still 200, so a load balancer can read the detail). An
+// instance admin also sees the egress policy.
 func (s *Server) GetHealth(ctx context.Context, _ serverapi.GetHealthRequestObject) (serverapi.GetHealthResponseObject, error) {
 	out := serverapi.GetHealth200JSONResponse{Status: "ok", Version: s.Version}
+	if p := PrincipalFrom(ctx); p != nil && p.InstanceAdmin && s.Egress != nil {
+		out.Egress = egressPolicy(s.Egress)
+	}
 	latency, err := s.Store.Health(ctx)
 	if err != nil {
 		s.Log.WarnContext(ctx, "health: database unreachable", "error", err)
@@ -46,4 +51,19 @@ func (s *Server) GetMcpInfo(_ context.Context, _ serverapi.GetMcpInfoRequestObje
 	}
 	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Name < out.Tools[j].Name })
 	return out, nil
+}
+
+func egressPolicy(p *egress.Policy) *serverapi.EgressPolicy {
+	out := &serverapi.EgressPolicy{Rules: []serverapi.EgressRule{}}
+	for _, r := range p.Rules() {
+		e := serverapi.EgressRule{Rule: r.Text, Effect: serverapi.EgressRuleEffectAllow, BuiltIn: r.BuiltIn}
+		if r.Deny {
+			e.Effect = serverapi.EgressRuleEffectDeny
+		}
+		if r.Reason != "" {
+			e.Reason = &r.Reason
+		}
+		out.Rules = append(out.Rules, e)
+	}
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/authz"
 	"github.com/sdods/sdods/impl/blob"
+	"github.com/sdods/sdods/impl/egress"
 	"github.com/sdods/sdods/impl/features"
 	"github.com/sdods/sdods/impl/identity"
 	"github.com/sdods/sdods/impl/integrations"
@@ -42,6 +43,8 @@ type Deps struct {
 	MaxDatasetBytes int64
 	// MaxIngestBytes is the largest ingested results document (413 beyond; 0: 16 MiB).
 	MaxIngestBytes int64
+	// Egress is the policy of steps and Git integrations, shown to instance admins by GetHealth.
+	Egress *egress.Policy
 	// Git and Webhook reach a project's integrations.
 	Git     integrations.Git
 	Webhook integrations.Webhook

@@ -7,18 +7,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"net/url"
 	"path"
 	"strings"
+	"sync"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/sdods/sdods/impl/egress"
 )
 
 // GitConfig is a Git integration's configuration with its secret in the clear (in memory only).
@@ -39,6 +46,89 @@ type Git struct {
 	AllowLocal bool
 	// MaxFileBytes skips larger files (0: 1 MiB).
 	MaxFileBytes int64
+	// Egress decides which addresses a repository may be reached at; nil: the built-in denies.
+	Egress *egress.Policy
+	// Log receives why a repository could not be reached, which the caller is not told.
+	Log *slog.Logger
+}
+
+// ErrUnreachable is the one error of every repository that cannot be reached, whatever the cause
+// (refused by the egress policy, no such host, a closed or filtered port, something that does
+// not speak Git, refused credentials): telling them apart would make the integration a port
+// scanner of the server's network. The cause goes to the server's log.
+var ErrUnreachable = errors.New("the repository cannot be reached from this server: check the URL and the credentials (the server's egress policy may refuse the address)")
+
+// installHTTP makes go-git's http and https transports, which are process-wide, dial through the
+// egress policy the context carries, and refuse without one.
+var installHTTP = sync.OnceFunc(func() {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil // a proxy would dial on our behalf, out of the policy's reach
+	t.DialContext = egress.ContextDial
+	t.DisableKeepAlives = true // every connection is dialled, and checked, under its own policy
+	c := githttp.NewClient(&http.Client{Transport: t, Timeout: 2 * time.Minute})
+	client.InstallProtocol("http", c)
+	client.InstallProtocol("https", c)
+})
+
+func (g Git) policy() *egress.Policy {
+	if g.Egress != nil {
+		return g.Egress
+	}
+	p, _ := egress.New(egress.Config{})
+	return p
+}
+
+// remote returns the endpoint go-git will dial for raw, refusing anything but http, https, ssh
+// and git with a host. go-git's own parser decides, so what is checked is what is dialled.
+func remote(raw string) (*transport.Endpoint, error) {
+	ep, err := transport.NewEndpoint(raw)
+	if err != nil {
+		return nil, errors.New("not a repository URL: use https://…, ssh://… or git@host:path")
+	}
+	switch ep.Protocol {
+	case "http", "https", "ssh", "git":
+	case "file":
+		return nil, errors.New("not a repository URL: use https://…, ssh://… or git@host:path")
+	default:
+		return nil, fmt.Errorf("URL scheme %q is not supported: use https, ssh or git", ep.Protocol)
+	}
+	if ep.Password != "" { // it would be stored, and logged, in the clear
+		return nil, errors.New("the URL carries a password: put the token in auth.secret instead")
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(ep.Host, "["), "]")
+	if host == "" || strings.ContainsAny(host, "/@\\ ") {
+		return nil, errors.New("not a repository URL: the host is missing or malformed")
+	}
+	return ep, nil
+}
+
+var defaultPorts = map[string]int{"http": 80, "https": 443, "ssh": 22, "git": 9418}
+
+// reach checks the repository's host against the egress policy before go-git dials it (ssh and
+// git dial by name themselves; http and https are checked again at dial time). Any failure is
+// ErrUnreachable, with the cause logged.
+func (g Git) reach(ctx context.Context, raw string) (context.Context, error) {
+	installHTTP()
+	pol := g.policy()
+	ep, err := remote(raw)
+	if err != nil {
+		return nil, err
+	}
+	port := ep.Port
+	if port == 0 {
+		port = defaultPorts[ep.Protocol]
+	}
+	if _, err := pol.Resolve(ctx, ep.Host, uint16(port)); err != nil {
+		return nil, g.unreachable(ctx, ep, err)
+	}
+	return egress.WithPolicy(ctx, pol), nil
+}
+
+func (g Git) unreachable(ctx context.Context, ep *transport.Endpoint, cause error) error {
+	if g.Log != nil {
+		g.Log.InfoContext(ctx, "git repository unreachable", "protocol", ep.Protocol, "host", ep.Host, "port", ep.Port, "cause", cause.Error())
+	}
+	return ErrUnreachable
 }
 
 // Snapshot is the feature files of one commit.
@@ -55,18 +145,8 @@ func (g Git) CheckURL(raw string) error {
 		}
 		return nil
 	}
-	if strings.HasPrefix(raw, "git@") { // scp-like ssh
-		return nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return errors.New("not a repository URL: use https://…, ssh://… or git@host:path")
-	}
-	switch u.Scheme {
-	case "http", "https", "ssh", "git":
-		return nil
-	}
-	return fmt.Errorf("URL scheme %q is not supported: use https, ssh or git", u.Scheme)
+	_, err := remote(raw)
+	return err
 }
 
 func localPath(raw string) (string, bool) {
@@ -124,10 +204,15 @@ func (g Git) Test(ctx context.Context, c GitConfig) error {
 	if err != nil {
 		return err
 	}
-	remote := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{c.URL}})
-	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth})
+	ctx, err = g.reach(ctx, c.URL)
 	if err != nil {
-		return fmt.Errorf("list remote: %s", safe(err, c))
+		return err
+	}
+	rem := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{c.URL}})
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: auth})
+	if err != nil {
+		ep, _ := remote(c.URL)
+		return g.unreachable(ctx, ep, errors.New(safe(err, c)))
 	}
 	want := plumbing.NewBranchReferenceName(c.Branch)
 	for _, r := range refs {
@@ -152,8 +237,18 @@ func (g Git) Fetch(ctx context.Context, c GitConfig) (*Snapshot, error) {
 		if auth, err = c.auth(); err != nil {
 			return nil, err
 		}
+		if ctx, err = g.reach(ctx, c.URL); err != nil {
+			return nil, err
+		}
 		repo, err = git.CloneContext(ctx, memory.NewStorage(), nil, &git.CloneOptions{URL: c.URL, Auth: auth,
 			ReferenceName: plumbing.NewBranchReferenceName(c.Branch), SingleBranch: true, Depth: 1, Tags: git.NoTags})
+		if errors.Is(err, git.NoMatchingRefSpecError{}) {
+			return nil, fmt.Errorf("branch %s not found", c.Branch)
+		}
+		if err != nil {
+			ep, _ := remote(c.URL)
+			return nil, g.unreachable(ctx, ep, errors.New(safe(err, c)))
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fetch repository: %s", safe(err, c))

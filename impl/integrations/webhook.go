@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/impl/egress"
 )
 
 // WebhookConfig is a webhook integration's configuration with its secret in the clear.
@@ -73,9 +75,18 @@ func (w Webhook) client() *http.Client {
 	}}
 }
 
-// internal reports whether ip is an address a webhook may not reach by default.
+// internal reports whether ip, or an IPv4 address it embeds (::ffff:127.0.0.1, ::7f00:1,
+// 64:ff9b::7f00:1), is an address a webhook may not reach by default.
 func internal(ip netip.Addr) bool {
-	ip = ip.Unmap()
+	for _, f := range egress.Forms(ip) {
+		if internalForm(f.Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+func internalForm(ip netip.Addr) bool {
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
 		sharedSpace.Contains(ip) || thisNetwork.Contains(ip)

@@ -20,6 +20,7 @@ func TestInternalAddresses(t *testing.T) {
 		{"192.168.1.1", true}, {"169.254.169.254", true}, {"fe80::1", true}, {"fd00::1", true},
 		{"0.0.0.0", true}, {"::", true}, {"100.64.0.1", true}, {"0.1.2.3", true}, {"224.0.0.1", true},
 		{"::ffff:127.0.0.1", true}, {"::ffff:10.0.0.1", true},
+		{"::7f00:1", true}, {"64:ff9b::7f00:1", true}, {"64:ff9b::a9fe:a9fe", true}, {"2002:7f00:1::1", true}, {"64:ff9b::5db8:d822", false},
 		{"93.184.216.34", false}, {"8.8.8.8", false}, {"2606:4700::1111", false}, {"172.32.0.1", false},
 		{"100.128.0.1", false},
 	} {

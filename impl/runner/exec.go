@@ -58,6 +58,7 @@ func (r *Runner) Run(ctx context.Context, run Run, events Events) (*Result, erro
 
 	browser := steplib.NewBrowser(steplib.BrowserOptions{
 		ExecPath: r.cfg.Chromium,
+		Egress:   r.cfg.Egress,
 		Logf: func(format string, args ...any) {
 			r.cfg.Logger.Debug(fmt.Sprintf(format, args...), "run", run.ID)
 		},
@@ -173,6 +174,7 @@ func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, br
 		BaseURL:     run.Environment.BaseURL,
 		Vars:        vars,
 		HTTPClient:  r.cfg.HTTPClient,
+		Egress:      r.cfg.Egress,
 		Browser:     browser,
 		Locators:    r.cfg.Locators,
 		WaitTimeout: r.cfg.WaitTimeout,

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sdods/sdods/impl/egress"
 	"github.com/sdods/sdods/impl/steplib"
 )
 
@@ -35,8 +36,11 @@ type Config struct {
 	Chromium string
 	// Locators keeps self-healing alternatives across runs; default: in memory.
 	Locators steplib.LocatorStore
-	// HTTPClient sends the HTTP steps' requests; default: a client over http.DefaultTransport.
+	// HTTPClient sends the HTTP steps' requests; default: a client that dials through Egress.
 	HTTPClient *http.Client
+	// Egress decides which addresses HTTP and browser steps may reach; nil: the built-in denies
+	// alone (no loopback, link-local or cloud metadata).
+	Egress *egress.Policy
 	// Logger receives the runner's own diagnostics; default: discard.
 	Logger *slog.Logger
 	// Parallel is how many scenarios of a run execute at once (default 1).

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sdods/sdods/impl/egress"
 	"github.com/sdods/sdods/impl/runner"
 	"github.com/sdods/sdods/impl/steplib"
 )
@@ -91,7 +92,7 @@ Feature: Sign in
 func TestRunHTTPFeatures(t *testing.T) {
 	app := newWebApp(t)
 	rec := &recorder{}
-	r := runner.New(runner.Config{})
+	r := runner.New(runner.Config{Egress: loopback(t)})
 	res, err := r.Run(context.Background(), runner.Run{
 		ID:       "run-1",
 		Project:  "demo",
@@ -201,7 +202,7 @@ func TestRunBrowserFeature(t *testing.T) {
 	needChromium(t)
 	app := newWebApp(t)
 	rec := &recorder{}
-	r := runner.New(runner.Config{WaitTimeout: 5 * time.Second})
+	r := runner.New(runner.Config{Egress: loopback(t), WaitTimeout: 5 * time.Second})
 	res, err := r.Run(context.Background(), runner.Run{
 		ID:          "run-web",
 		Project:     "demo",
@@ -244,7 +245,7 @@ func TestSelfHealing(t *testing.T) {
 	needChromium(t)
 	app := newWebApp(t)
 	store := steplib.NewMemoryLocatorStore()
-	r := runner.New(runner.Config{Locators: store, WaitTimeout: 4 * time.Second, HealDelay: 300 * time.Millisecond})
+	r := runner.New(runner.Config{Egress: loopback(t), Locators: store, WaitTimeout: 4 * time.Second, HealDelay: 300 * time.Millisecond})
 	feature := `Feature: Heal
   Scenario: Submit
     Given I open "/"
@@ -345,7 +346,7 @@ func TestCancelStopsWorkWithinASecond(t *testing.T) {
 // returns how long the run took to end after the cancel.
 func cancelOnce(t *testing.T, app *webApp, feature string) time.Duration {
 	t.Helper()
-	r := runner.New(runner.Config{WaitTimeout: time.Minute})
+	r := runner.New(runner.Config{Egress: loopback(t), WaitTimeout: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := &recorder{}
 	stepStarted := make(chan struct{})
@@ -391,7 +392,7 @@ func cancelOnce(t *testing.T, app *webApp, feature string) time.Duration {
 }
 
 func TestRunTimeout(t *testing.T) {
-	r := runner.New(runner.Config{})
+	r := runner.New(runner.Config{Egress: loopback(t)})
 	start := time.Now()
 	res := mustRun(t, r, runner.Run{
 		ID:       "timeout",
@@ -407,7 +408,7 @@ func TestRunTimeout(t *testing.T) {
 }
 
 func TestUndefinedAndPendingSteps(t *testing.T) {
-	r := runner.New(runner.Config{})
+	r := runner.New(runner.Config{Egress: loopback(t)})
 	res := mustRun(t, r, runner.Run{ID: "u", Features: map[string]string{"u.feature": `Feature: U
   Scenario: Undefined
     Given I set the variable "a" to "1"
@@ -441,7 +442,7 @@ func TestUndefinedAndPendingSteps(t *testing.T) {
 }
 
 func TestProblemsMakeTheRunErrored(t *testing.T) {
-	r := runner.New(runner.Config{})
+	r := runner.New(runner.Config{Egress: loopback(t)})
 	res := mustRun(t, r, runner.Run{ID: "p", Features: map[string]string{
 		"a/broken.feature": "Feature: Broken\n  Scenario: S\n    Given I log \"x\"\n  Examples without a keyword\n",
 		"b/outline.feature": `Feature: Outline
@@ -488,7 +489,7 @@ func TestSelectionByPathAndTags(t *testing.T) {
 		{[]string{"a", "c/"}, "@smoke or @slow", "A1,A2,B1,C1"},
 		{nil, "(@slow or @smoke) and not @smoke", "A2"},
 	}
-	r := runner.New(runner.Config{})
+	r := runner.New(runner.Config{Egress: loopback(t)})
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.paths, tt.tags), func(t *testing.T) {
 			res := mustRun(t, r, runner.Run{ID: "s", Features: features, Paths: tt.paths, Tags: tt.tags}, nil)
@@ -543,7 +544,7 @@ func TestLeasesAndMasking(t *testing.T) {
 	app := newWebApp(t)
 	leaser := &fakeLeaser{}
 	rec := &recorder{}
-	r := runner.New(runner.Config{})
+	r := runner.New(runner.Config{Egress: loopback(t)})
 	res := mustRun(t, r, runner.Run{ID: "lease", Project: "demo", Leaser: leaser, Environment: runner.Environment{
 		BaseURL: app.URL, Secrets: map[string]string{"apiKey": "s3cr3t-value"},
 	}, Features: map[string]string{"l.feature": `Feature: Leases
@@ -591,7 +592,7 @@ func TestLeasesAndMasking(t *testing.T) {
 
 func TestProcesses(t *testing.T) {
 	app := newWebApp(t)
-	r := runner.New(runner.Config{})
+	r := runner.New(runner.Config{Egress: loopback(t)})
 	res := mustRun(t, r, runner.Run{ID: "proc", Environment: runner.Environment{BaseURL: app.URL, Variables: map[string]string{"tenant": "acme"}},
 		Processes: map[string]string{
 			"create user": "Feature: create user\n  Scenario: create user\n    Given I set the header \"X-Tenant\" to \"${tenant}\"\n    When I send a POST request to \"/api/users\"\n      \"\"\"\n      {\"name\": \"${who}\"}\n      \"\"\"\n    Then I store the response JSON at \"$.id\" as \"newId\"\n",
@@ -661,7 +662,7 @@ func TestRetries(t *testing.T) {
 			evMu.Unlock()
 		}
 	})
-	r := runner.New(runner.Config{})
+	r := runner.New(runner.Config{Egress: loopback(t)})
 	res := mustRun(t, r, runner.Run{ID: "retries", Features: map[string]string{"r.feature": feature},
 		Environment: runner.Environment{BaseURL: srv.URL}, Retries: 2}, ev)
 	for _, tc := range []struct {
@@ -696,4 +697,15 @@ func TestRetries(t *testing.T) {
 	if s := scenarioNamed(t, res, "Flaky"); s.Status != steplib.StatusFailed || s.Attempts != 1 || res.Counts.Flaky != 0 {
 		t.Errorf("without retries: %s after %d attempts, flaky %d", s.Status, s.Attempts, res.Counts.Flaky)
 	}
+}
+
+// loopback is the egress policy of these tests: their applications listen on loopback, which
+// the built-in policy denies.
+func loopback(tb testing.TB) *egress.Policy {
+	tb.Helper()
+	p, err := egress.New(egress.Config{Allow: []string{"127.0.0.0/8", "::1"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

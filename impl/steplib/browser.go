@@ -5,16 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/sdods/sdods/impl/egress"
 )
 
 // BrowserOptions configure the headless Chromium of a run.
@@ -26,6 +32,9 @@ type BrowserOptions struct {
 	Width, Height int
 	// Logf receives the browser's diagnostics; nil discards them.
 	Logf func(format string, args ...any)
+	// Egress decides which addresses the browser may reach; nil: the built-in denies alone.
+	// Whatever it says, the browser fetches nothing but http and https.
+	Egress *egress.Policy
 }
 
 // Browser is one headless Chromium shared by the scenarios of a run, started on first use; each
@@ -40,6 +49,8 @@ type Browser struct {
 	version string
 
 	mu            sync.Mutex
+	refusals      []refusal // most recent last, bounded
+	proxy         *egress.Proxy
 	closed        bool
 	cancelAlloc   context.CancelFunc
 	browserCtx    context.Context
@@ -51,7 +62,95 @@ func NewBrowser(opts BrowserOptions) *Browser {
 	if opts.Width <= 0 || opts.Height <= 0 {
 		opts.Width, opts.Height = 1280, 800
 	}
+	if opts.Egress == nil {
+		opts.Egress, _ = egress.New(egress.Config{})
+	}
 	return &Browser{opts: opts, ready: make(chan struct{})}
+}
+
+// refusal is a request of the browser the guard failed.
+type refusal struct {
+	at          time.Time
+	url, reason string
+}
+
+// guard pauses every request of every tab, frame and worker of the browser (the DevTools Fetch
+// domain on the browser target) and lets through only http and https requests to addresses the
+// egress policy allows: navigations, redirects and subresources alike. Chromium does not pause
+// data: and chrome: URLs; steps never open them and Chromium refuses web pages navigating to them.
+func (b *Browser) guard(ctx context.Context) error {
+	c := chromedp.FromContext(ctx)
+	err := chromedp.ListenBrowser(ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			go b.decide(ctx, c.Browser, e)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	_, err = cdp.Call(ctx, c.Browser, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}})
+	return err
+}
+
+func (b *Browser) decide(ctx context.Context, sess cdp.Session, e *fetch.EventRequestPaused) {
+	reason := b.refuse(ctx, e.Request.URL)
+	if reason == "" {
+		_, _ = cdp.Call(ctx, sess, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
+		return
+	}
+	b.mu.Lock()
+	b.refusals = append(b.refusals, refusal{at: time.Now(), url: e.Request.URL, reason: reason})
+	if len(b.refusals) > 64 {
+		b.refusals = b.refusals[len(b.refusals)-64:]
+	}
+	b.mu.Unlock()
+	if b.opts.Logf != nil {
+		b.opts.Logf("browser request refused: %s: %s", e.Request.URL, reason)
+	}
+	_, _ = cdp.Call(ctx, sess, fetch.FailRequest, fetch.FailRequestParams{RequestID: e.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+}
+
+// refuse returns why the browser may not fetch raw, or "".
+func (b *Browser) refuse(ctx context.Context, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the URL cannot be parsed"
+	}
+	var port uint16
+	switch u.Scheme {
+	case "http":
+		port = 80
+	case "https":
+		port = 443
+	default:
+		return fmt.Sprintf("only http and https URLs may be fetched (the scheme is %q)", u.Scheme)
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return "the port cannot be parsed"
+		}
+		port = uint16(n)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := b.opts.Egress.Resolve(rctx, u.Hostname(), port); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// refusedSince describes the requests the guard refused since t, for a step's error.
+func (b *Browser) refusedSince(t time.Time) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, r := range b.refusals {
+		if !r.at.Before(t) {
+			out = append(out, fmt.Sprintf("%s refused: %s", r.url, r.reason))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // Name returns the browser's name as visual checks record it.
@@ -100,6 +199,24 @@ func (b *Browser) launch() {
 		b.err = err
 		return
 	}
+	// Every connection of the browser goes through a proxy that dials under the egress policy,
+	// loopback included (<-loopback> removes Chromium's implicit bypass), and WebRTC may not
+	// send UDP around it: what the Fetch guard cannot see (WebSockets, a name that rebinds
+	// after the guard resolved it) is still checked at dial time.
+	px, err := b.opts.Egress.StartProxy()
+	if err != nil {
+		b.err = fmt.Errorf("start the browser's egress proxy: %w", err)
+		return
+	}
+	b.mu.Lock()
+	b.proxy = px
+	closedEarly := b.closed
+	b.mu.Unlock()
+	if closedEarly {
+		px.Close()
+		b.err = errors.New("the browser was closed")
+		return
+	}
 	dir, err := os.MkdirTemp("", "sdods-chromium-")
 	if err != nil {
 		b.err = fmt.Errorf("chromium user data dir: %w", err)
@@ -121,6 +238,9 @@ func (b *Browser) launch() {
 		chromedp.Flag("mute-audio", true),
 		chromedp.Flag("font-render-hinting", "none"),
 		chromedp.WindowSize(b.opts.Width, b.opts.Height),
+		chromedp.ProxyServer("http://" + px.Addr()),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	var ctxOpts []chromedp.ContextOption
@@ -146,6 +266,10 @@ func (b *Browser) launch() {
 		b.err = fmt.Errorf("start chromium (%s): %w", path, err)
 		return
 	}
+	if err := b.guard(browserCtx); err != nil {
+		b.err = fmt.Errorf("guard chromium's requests: %w", err)
+		return
+	}
 	b.version = v
 }
 
@@ -153,9 +277,12 @@ func (b *Browser) launch() {
 func (b *Browser) Close() error {
 	b.mu.Lock()
 	b.closed = true
-	cancelBrowser, cancelAlloc, dir := b.cancelBrowser, b.cancelAlloc, b.dataDir
-	b.cancelBrowser, b.cancelAlloc, b.dataDir = nil, nil, ""
+	cancelBrowser, cancelAlloc, dir, px := b.cancelBrowser, b.cancelAlloc, b.dataDir, b.proxy
+	b.cancelBrowser, b.cancelAlloc, b.dataDir, b.proxy = nil, nil, "", nil
 	b.mu.Unlock()
+	if px != nil {
+		defer px.Close()
+	}
 	if cancelBrowser != nil {
 		cancelBrowser()
 	}
@@ -337,9 +464,17 @@ func browserImpls(m map[string]stepFunc) {
 		if err != nil {
 			return err
 		}
+		start := time.Now()
 		resp, err := runPage(ctx, p, chromedp.NavigateResponse(u))
+		refused := s.cfg.Browser.refusedSince(start)
+		if err != nil && refused != "" {
+			return fmt.Errorf("open %s: %s", u, refused)
+		}
 		if err != nil {
 			return fmt.Errorf("open %s: %w", u, err)
+		}
+		if refused != "" { // a subresource: the page opened without it
+			c.rep.Log("warn", refused)
 		}
 		if resp != nil {
 			c.rep.Log("info", fmt.Sprintf("opened %s → %d", u, resp.Status))

@@ -62,10 +62,13 @@ func snippet(b []byte) string {
 	return s
 }
 
-// resolveURL joins a path to the base URL; an absolute URL stays as is.
+// resolveURL joins a path to the base URL; an absolute URL stays as is. Whatever the result, it
+// is an http or https URL with a host: a step never reads the server's disk (file:), nor any
+// other scheme.
 func (s *Session) resolveURL(target string) (string, error) {
-	if u, err := url.Parse(target); err == nil && u.Scheme != "" && u.Host != "" {
-		return target, nil
+	u, err := url.Parse(target)
+	if err == nil && u.Scheme != "" {
+		return target, checkWebURL(target)
 	}
 	base := s.http.baseURL
 	if base == "" {
@@ -74,13 +77,29 @@ func (s *Session) resolveURL(target string) (string, error) {
 	if base == "" {
 		return "", fmt.Errorf("%q is relative and there is no base URL: set one in the environment or with 'Given the base URL is \"…\"'", target)
 	}
-	if _, err := url.Parse(base); err != nil {
-		return "", fmt.Errorf("base URL %q: %v", base, err)
+	if err := checkWebURL(base); err != nil {
+		return "", fmt.Errorf("base URL: %w", err)
 	}
-	if target == "" {
-		return base, nil
+	out := base
+	if target != "" {
+		out = strings.TrimRight(base, "/") + "/" + strings.TrimLeft(target, "/")
 	}
-	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(target, "/"), nil
+	return out, checkWebURL(out)
+}
+
+// checkWebURL refuses anything but an absolute http or https URL with a host.
+func checkWebURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("URL %q: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("URL %q is not an absolute http or https URL: steps open and request nothing else (the scheme is %q)", raw, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("URL %q has no host", raw)
+	}
+	return nil
 }
 
 func (s *Session) lastResponse() (*httpResponse, error) {
@@ -196,9 +215,8 @@ func (s *Session) jsonAt(c *call, path string) (any, error) {
 
 func httpImpls(m map[string]stepFunc) {
 	m["http.base_url"] = func(_ context.Context, s *Session, c *call) error {
-		u, err := url.Parse(c.str(0))
-		if err != nil || u.Scheme == "" || u.Host == "" {
-			return fmt.Errorf("base URL %q is not an absolute URL", c.str(0))
+		if err := checkWebURL(c.str(0)); err != nil {
+			return fmt.Errorf("base URL: %w", err)
 		}
 		s.http.baseURL = c.str(0)
 		return nil

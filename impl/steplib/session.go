@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sdods/sdods/impl/egress"
 )
 
 // Status is the outcome of one step.
@@ -133,9 +135,12 @@ type Config struct {
 	BaseURL string
 	// Vars resolves ${name}; nil means no variables.
 	Vars *Variables
-	// HTTPClient sends requests; its Jar is replaced by one per session. Default: a client over
-	// http.DefaultTransport.
+	// HTTPClient sends requests; its Jar is replaced by one per session. Default: a client that
+	// dials through Egress.
 	HTTPClient *http.Client
+	// Egress decides which addresses HTTP steps may reach when HTTPClient is nil; nil: the
+	// built-in denies alone (no loopback, link-local or cloud metadata).
+	Egress *egress.Policy
 	// Browser provides the page for browser steps; nil makes them fail with a clear message.
 	Browser *Browser
 	// Locators stores self-healing alternatives; nil disables healing.
@@ -188,7 +193,11 @@ func NewSession(cfg Config) *Session {
 	}
 	base := cfg.HTTPClient
 	if base == nil {
-		base = &http.Client{}
+		pol := cfg.Egress
+		if pol == nil {
+			pol, _ = egress.New(egress.Config{})
+		}
+		base = &http.Client{Transport: pol.Transport()}
 	}
 	client := *base
 	jar, _ := cookiejar.New(nil)

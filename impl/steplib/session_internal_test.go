@@ -55,7 +55,12 @@ func TestExecuteChecksArguments(t *testing.T) {
 		{Step{Text: `I send a FETCH request to "http://127.0.0.1:1/x"`}, `unknown HTTP method "FETCH"`},
 		{Step{Text: `I use an account from the users pool`}, "no users pool"},
 		{Step{Text: `I run the process "x"`}, "no processes"},
-		{Step{Text: `the base URL is "relative"`}, "not an absolute URL"},
+		{Step{Text: `the base URL is "relative"`}, "not an absolute http or https URL"},
+		{Step{Text: `the base URL is "file://localhost/etc"`}, "not an absolute http or https URL"},
+		{Step{Text: `I send a GET request to "file://localhost/etc/passwd"`}, "not an absolute http or https URL"},
+		{Step{Text: `I open "file://localhost/etc/passwd"`}, "not an absolute http or https URL"},
+		{Step{Text: `I open "view-source:http://example.com/"`}, "not an absolute http or https URL"},
+		{Step{Text: `I send a GET request to "http://127.0.0.1:1/x"`}, "egress policy refuses 127.0.0.1:1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.step.Text, func(t *testing.T) {

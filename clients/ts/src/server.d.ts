@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health of the server and its database */
+        /**
+         * Health of the server and its database
+         * @description Public. A signed-in instance admin also sees the egress policy in force.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -1587,6 +1590,34 @@ export interface components {
                 /** @description Round trip of a trivial query. */
                 latencyMs?: number;
             };
+            egress?: components["schemas"]["EgressPolicy"];
+        };
+        /**
+         * @description The egress policy of HTTP and browser steps and Git integrations, present only when the
+         *     caller is an instance admin. Set by the server's operator (`-egress-allow`, `-egress-deny`,
+         *     or `SDODS_EGRESS_ALLOW`, `SDODS_EGRESS_DENY`); see docs/security.md. The most specific
+         *     matching rule decides (endpoint, then host name, then the longest prefix); at equal
+         *     specificity an operator's rule beats a built-in one and a deny beats an allow; an address
+         *     no rule matches is allowed.
+         */
+        EgressPolicy: {
+            rules: components["schemas"]["EgressRule"][];
+        };
+        EgressRule: {
+            /**
+             * @description A CIDR, an address, an address:port endpoint, a host name or a *.suffix.
+             * @example 127.0.0.0/8
+             */
+            rule: string;
+            /** @enum {string} */
+            effect: "allow" | "deny";
+            /** @description A default of every server (loopback, link-local, its listeners and database). */
+            builtIn: boolean;
+            /**
+             * @description Why a built-in rule exists.
+             * @example loopback
+             */
+            reason?: string;
         };
         McpTool: {
             name: string;

@@ -48,7 +48,11 @@ func StartOn(tb testing.TB, dbURL string, tune func(*app.Config)) *Server {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dataDir := tb.TempDir()
 	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: dataDir, MaxBody: 1 << 20, LogFormat: "text", GitAllowLocal: true, WebhookAllowPrivate: true,
-		Workers: 2, Chromium: "chromium", RunHeartbeat: 500 * time.Millisecond, RunStaleAfter: 5 * time.Second}
+		Workers: 2, Chromium: "chromium", RunHeartbeat: 500 * time.Millisecond, RunStaleAfter: 5 * time.Second,
+		// The applications tests run against listen on loopback, which the egress policy denies
+		// by default: allowed here explicitly, as an operator does for local development. The
+		// server's own listener and its database stay denied (more specific built-ins).
+		EgressAllow: LoopbackEgress}
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -59,6 +63,7 @@ func StartOn(tb testing.TB, dbURL string, tune func(*app.Config)) *Server {
 	ctx, stop := context.WithCancel(context.Background())
 	wait := a.Start(ctx)
 	ts := httptest.NewServer(a.Handler)
+	a.DenyListener(ts.Listener.Addr())
 	s := &Server{DatabaseURL: dbURL, DataDir: dataDir, App: a, logs: logs}
 	s.Stop = func() {
 		stop()
@@ -76,6 +81,10 @@ func StartOn(tb testing.TB, dbURL string, tune func(*app.Config)) *Server {
 	s.URL, s.Client = ts.URL, c
 	return s
 }
+
+// LoopbackEgress is the egress allow-list of the servers Start starts: loopback, where the tests'
+// applications listen.
+var LoopbackEgress = []string{"127.0.0.0/8", "::1"}
 
 // Logs returns everything the server logged so far.
 func (s *Server) Logs() string { return s.logs.String() }
