@@ -13,21 +13,32 @@ import (
 	"strings"
 )
 
-// Categories of the suite, in the order they run, with the number of cases each must hold.
+// Categories of the suite, in the order they run, with the number of cases each must hold. The
+// seed categories hold the product specification's 1899 cases; additions holds the cases written
+// since, for rules spec/v1 settled later, counted on their own so that the seed's numbers stay
+// checkable.
 var Categories = []struct {
 	Name  string
 	Count int
+	Seed  bool
 }{
-	{"expression", 499},
-	{"load-error", 191},
-	{"golden", 66},
-	{"corpus", 1000},
-	{"protocol", 88},
-	{"compiler", 55},
+	{"expression", 499, true},
+	{"load-error", 191, true},
+	{"golden", 66, true},
+	{"corpus", 1000, true},
+	{"protocol", 88, true},
+	{"compiler", 55, true},
+	{"additions", Additions, false},
 }
 
+// SeedTotal is the number of cases of the seed categories.
+const SeedTotal = 1899
+
+// Additions is the number of cases of the additions category.
+const Additions = 176
+
 // Total is the number of cases of the suite.
-const Total = 1899
+const Total = SeedTotal + Additions
 
 // Levels of conformance: an evaluator runs compiled bundles, manifests and expressions; a
 // compiler also compiles source rulesets. The compiler level includes every evaluator case.
