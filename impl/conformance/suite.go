@@ -35,7 +35,7 @@ var Categories = []struct {
 const SeedTotal = 1899
 
 // Additions is the number of cases of the additions category.
-const Additions = 176
+const Additions = 232
 
 // Total is the number of cases of the suite.
 const Total = SeedTotal + Additions
@@ -64,8 +64,11 @@ type Case struct {
 	Level       string            `json:"level"`
 	Description string            `json:"description,omitempty"`
 	Setup       []json.RawMessage `json:"setup,omitempty"`
-	Input       json.RawMessage   `json:"input"`
-	Expected    Expected          `json:"expected"`
+	Input       json.RawMessage   `json:"input,omitempty"`
+	// InputBase64, instead of Input, is a line sent verbatim as these bytes: a line that is not
+	// UTF-8, which no JSON string can hold.
+	InputBase64 []byte   `json:"inputBase64,omitempty"`
+	Expected    Expected `json:"expected"`
 }
 
 // Expected is the expected response: exactly one of Result and Error. ID, when set, is the id the
@@ -125,6 +128,9 @@ func Load(suite fs.FS) ([]*File, error) {
 				ids[c.ID] = name
 				if c.Level != LevelEvaluator && c.Level != LevelCompiler {
 					return nil, fmt.Errorf("%s: case %s: level %q", name, c.ID, c.Level)
+				}
+				if (c.Input == nil) == (c.InputBase64 == nil) {
+					return nil, fmt.Errorf("%s: case %s: exactly one of input and inputBase64", name, c.ID)
 				}
 				if (c.Expected.Result == nil) == (c.Expected.Error == nil) {
 					return nil, fmt.Errorf("%s: case %s: exactly one of expected result and error", name, c.ID)

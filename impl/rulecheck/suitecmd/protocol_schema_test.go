@@ -32,7 +32,7 @@ func TestProtocolSchema(t *testing.T) {
 		for _, c := range f.Cases {
 			reqs := append(append(append([]json.RawMessage{}, f.Setup...), c.Setup...), c.Input)
 			for i, in := range reqs {
-				if bytes.HasPrefix(bytes.TrimSpace(in), []byte(`"`)) {
+				if in == nil || bytes.HasPrefix(bytes.TrimSpace(in), []byte(`"`)) {
 					continue // a raw line, malformed on purpose
 				}
 				req, err := runner.Resolve(conformance.Suite(), in)
