@@ -26,7 +26,7 @@ func TestProtocolSchema(t *testing.T) {
 	srv := protocol.New(protocol.WithOperators(testops.Operators()))
 	n := 0
 	for _, f := range files {
-		if f.Category != "protocol" && f.Category != "load-error" && f.Category != "compiler" {
+		if f.Category != "protocol" && f.Category != "load-error" && f.Category != "compiler" && f.Category != "additions" {
 			continue
 		}
 		for _, c := range f.Cases {
