@@ -300,8 +300,8 @@ func fastNormal(v any, depth int) bool {
 }
 
 // QuickParseRequest is ParseRequest straight from the JSON text in one pass, for requests that
-// pass every check: ok is false for anything ParseRequest would refuse or that the decoder would
-// have to repair, and then the caller runs the slow path (jsonv.Decode and ParseRequest), which
+// pass every check: ok is false for anything ParseRequest or the decoder would refuse, and then
+// the caller runs the slow path (jsonv.Decode and ParseRequest), which
 // names the problem. When ok, the request is what the slow path returns.
 func QuickParseRequest(raw []byte) (req *Request, id string, ok bool) {
 	sc := jsonv.NewScanner(raw)
