@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"sort"
 	"unicode/utf8"
 
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -450,7 +451,7 @@ func ParseEnv(raw []byte) (map[string]any, *diag.Diagnostic) {
 		roots[m.Key] = m.Value
 		names = append(names, m.Key)
 	}
-	sortStrings(names)
+	sort.Strings(names) // code point order: UTF-8 byte order
 	for _, k := range names {
 		if depthOf(roots[k], 0) > value.MaxEnvDepth {
 			return nil, diag.EnvTooDeep(k, value.MaxEnvDepth)
@@ -467,11 +468,3 @@ func ParseEnv(raw []byte) (map[string]any, *diag.Diagnostic) {
 	return env, nil
 }
 
-// sortStrings sorts names in code point order (byte order of UTF-8).
-func sortStrings(names []string) {
-	for i := 1; i < len(names); i++ {
-		for j := i; j > 0 && names[j] < names[j-1]; j-- {
-			names[j], names[j-1] = names[j-1], names[j]
-		}
-	}
-}
