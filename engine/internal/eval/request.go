@@ -467,4 +467,3 @@ func ParseEnv(raw []byte) (map[string]any, *diag.Diagnostic) {
 	}
 	return env, nil
 }
-
