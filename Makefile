@@ -91,10 +91,11 @@ dist: ## the single-file rules command: CGO_ENABLED=0 for six platforms, and Web
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags=-s -o $(DIST)/rules-$$os-$$arch$$ext ./cmd/rules; done
 	CGO_ENABLED=0 GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(DIST)/rules.wasm ./cmd/rules
 
-conformance: ## rulecheck sync --check, then the 1899-case suite against the native rules command and the WebAssembly module
+conformance: ## rulecheck sync --check, the suite (1899 seed cases + additions) native and WebAssembly, and the file commands under WebAssembly
 	$(GO) build -o $(BIN)/ ./cmd/rules ./cmd/rulecheck
 	CGO_ENABLED=0 GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(BIN)/rules.wasm ./cmd/rules
 	$(BIN)/rulecheck sync --check
 	$(BIN)/rulecheck conformance -q --engine "$(BIN)/rules engine" --json $(BIN)/conformance-native.json
 	$(BIN)/rulecheck conformance -q --engine "node --no-warnings conformance/wasi.mjs $(BIN)/rules.wasm engine" --json $(BIN)/conformance-wasm.json
+	node conformance/files.mjs --reference "$(BIN)/rules" --engine "node --no-warnings conformance/wasi.mjs $(BIN)/rules.wasm"
 	@for t in $(RUNTIME_CONFORMANCE); do $(MAKE) --no-print-directory $$t; done

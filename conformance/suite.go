@@ -8,7 +8,7 @@ import (
 	"io/fs"
 )
 
-//go:embed README.md expression load-error golden corpus protocol compiler fixtures examples
+//go:embed README.md expression load-error golden corpus protocol compiler additions fixtures examples
 var files embed.FS
 
 // Suite returns the suite's files: CATEGORY/*.json and fixtures/.

@@ -39,6 +39,14 @@ func TestBadRequests(t *testing.T) {
 		{"view member too long", `{"data":{},"view":{"page":"` + strings.Repeat("p", 257) + `"}}`, "/view/page", "256"},
 		{"locale malformed", `{"data":{},"locale":"fr_CA"}`, "/locale", "language tag"},
 		{"other ruleset", `{"ruleset":"other","data":{}}`, "/ruleset", "other"},
+		// text that is not UTF-8 or escapes a lone surrogate is not JSON (spec/v1/README.md, Text)
+		{"raw byte 0xFF", "{\"data\":{\"s\":\"a\xffb\"}}", "", "invalid UTF-8 at byte 15"},
+		{"encoded surrogate", "{\"data\":{\"s\":\"\xed\xa0\x80\"}}", "", "invalid UTF-8"},
+		{"overlong", "{\"data\":{\"s\":\"\xc0\xaf\"}}", "", "invalid UTF-8"},
+		{"invalid member name", "{\"data\":{\"\xff\":1}}", "", "invalid UTF-8"},
+		{"lone high surrogate escape", `{"data":{"s":"\ud800"}}`, "", `lone surrogate escape \ud800`},
+		{"lone low surrogate escape", `{"data":{"s":"x\uDC00"}}`, "", `lone surrogate escape \udc00`},
+		{"high escape then a letter escape", `{"data":{"s":"\ud800\u0041"}}`, "", "lone surrogate"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +59,14 @@ func TestBadRequests(t *testing.T) {
 	}
 	if _, err := rs.EvaluateJSON([]byte(`{"data":{"x":` + ok64 + `},"original":null,"actor":null,"ctx":null,"view":null,"locale":null}`)); err != nil {
 		t.Errorf("64 deep with null members: %v", err)
+	}
+	for _, body := range []string{`{"data":{"s":"\ud83d\ude00"}}`, `{"data":{"s":"\\ud800"}}`, "{\"data\":{\"s\":\"\xf0\x9f\x98\x80\"}}"} {
+		if _, err := rs.EvaluateJSON([]byte(body)); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+	if _, err := rs.Evaluate(&engine.Request{Data: map[string]any{"s": "a\xed\xa0\x80"}}); err == nil {
+		t.Error("a Go string holding an encoded surrogate was accepted")
 	}
 	if _, err := rs.Evaluate(&engine.Request{Data: map[string]any{"f": func() {}}}); err == nil {
 		t.Error("a Go value that is not JSON was accepted")
@@ -173,5 +189,41 @@ func TestStatesOrderAndOverride(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "\"states\":{\"a\":{\"value\":1},\"z.b\":{\"hidden\":false,\"required\":true},\"\u00e9\":{\"readOnly\":true}}") {
 		t.Errorf("JSON %s", b)
+	}
+}
+
+// TestMalformedText checks that every entry point taking JSON text refuses text that is not
+// UTF-8 or escapes a lone surrogate with its code for malformed JSON, never repairing it into
+// U+FFFD (spec/v1/README.md, Text).
+func TestMalformedText(t *testing.T) {
+	bad := map[string]string{"byte 0xFF": "\"a\xffb\"", "encoded surrogate": "\"\xed\xa0\x80\"", "lone escape": `"\udfff"`}
+	entries := []struct {
+		name, code string
+		load       func(s string) error
+	}{
+		{"ParseEnv", "BAD_REQUEST", func(s string) error { _, err := engine.ParseEnv([]byte(`{"a":` + s + `}`)); return err }},
+		{"CompileExpression", "EXPRESSION_INVALID", func(s string) error { _, err := engine.CompileExpression([]byte(s)); return err }},
+		{"FromBundle", "BUNDLE_INVALID", func(s string) error { _, err := engine.FromBundle([]byte(`{"formatVersion":` + s + `}`)); return err }},
+		{"FromManifest", "BUNDLE_INVALID", func(s string) error { _, err := engine.FromManifest([]byte(`{"formatVersion":` + s + `}`)); return err }},
+		{"Compile", "RULESET_INVALID", func(s string) error { _, err := engine.Compile([]byte(`{"ruleset":` + s + `}`)); return err }},
+	}
+	for _, e := range entries {
+		for name, s := range bad {
+			t.Run(e.name+"/"+name, func(t *testing.T) {
+				err := e.load(s)
+				code, ptr := "", "?"
+				var d *engine.Diagnostic
+				var list engine.Diagnostics
+				switch {
+				case errors.As(err, &d):
+					code, ptr = d.Code, d.Pointer
+				case errors.As(err, &list) && len(list) > 0:
+					code, ptr = list[0].Code, list[0].Pointer
+				}
+				if code != e.code || ptr != "" {
+					t.Errorf("want %s at \"\", got %v", e.code, err)
+				}
+			})
+		}
 	}
 }

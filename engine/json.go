@@ -1,33 +1,26 @@
 package engine
 
 import (
-	"bytes"
-	"encoding/json"
 	"sort"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/eval"
 	"github.com/sdods/sdods/engine/internal/num"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
-// ParseEnv decodes a JSON object of environment roots and prepares it (see PrepareEnv). Text that
-// is not a JSON object is BAD_REQUEST.
+// ParseEnv decodes a JSON object of environment roots and checks it as the engine protocol's
+// expression command does (spec/v1/protocol.md): text that is not JSON (including invalid UTF-8
+// and lone surrogate escapes), not an object, a member named twice at any level, a root nested
+// more than 64 deep, a number beyond double range. Refusals are BAD_REQUEST.
 func ParseEnv(raw []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var env map[string]any
-	if err := dec.Decode(&env); err != nil {
-		return nil, diag.EnvValue("", "the environment is not a JSON object: "+err.Error())
+	env, d := eval.ParseEnv(raw)
+	if d != nil {
+		return nil, d
 	}
-	if dec.More() {
-		return nil, diag.EnvValue("", "unexpected data after the environment object")
-	}
-	if env == nil {
-		env = map[string]any{}
-	}
-	return PrepareEnv(env)
+	return env, nil
 }
 
 // FormatNumber returns the canonical text of f (15 significant digits, ECMAScript layout), or an

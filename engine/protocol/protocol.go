@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/sdods/sdods/engine"
+	"github.com/sdods/sdods/engine/internal/jsonv"
 )
 
 // Protocol error codes, beside the engine's own codes (spec/v1/errors.md) which pass through.
@@ -158,6 +159,10 @@ func (s *Server) Handle(line []byte) (out []byte) {
 		}
 	}()
 	ms, err := members(line)
+	if err == nil {
+		// not UTF-8, or a lone surrogate escape anywhere in the line: not JSON (spec/v1/README.md)
+		err = jsonv.CheckText(line)
+	}
 	if err != nil {
 		return response(id, nil, invalid("the line is not a JSON object: %v", err))
 	}
@@ -488,7 +493,9 @@ func (s *Server) load(req map[string]json.RawMessage) (any, *Failure) {
 		return nil, fromError(err)
 	}
 	if ch := req["channel"]; ch != nil && !has(rs.Channels(), str(ch)) {
-		return nil, &Failure{Code: CodeChannel, Message: fmt.Sprintf("channel %q is not available (the ruleset has %s)",
+		// pointer "" (the whole ruleset), as manifest and evaluate answer it (protocol.md §3)
+		whole := ""
+		return nil, &Failure{Code: CodeChannel, Pointer: &whole, Message: fmt.Sprintf("channel %q is not available (the ruleset has %s)",
 			str(ch), strings.Join(rs.Channels(), ", "))}
 	}
 	s.rulesets[rs.ID()] = rs

@@ -284,12 +284,19 @@ func (r *runner) restart() {
 
 // send sends one request (an object without id, or a raw line) and returns the response.
 func (r *runner) send(input json.RawMessage) (sentID json.RawMessage, resp *response, line []byte, err error) {
+	return r.sendLine(input, nil)
+}
+
+// sendLine is send, or, when rawBytes is not nil, sends those bytes as the line.
+func (r *runner) sendLine(input json.RawMessage, rawBytes []byte) (sentID json.RawMessage, resp *response, line []byte, err error) {
 	if err := r.ensure(); err != nil {
 		return nil, nil, nil, err
 	}
 	var out []byte
 	t := bytes.TrimSpace(input)
-	if len(t) > 0 && t[0] == '"' {
+	if rawBytes != nil {
+		out = rawBytes // bytes that are not UTF-8, which no JSON string can hold
+	} else if len(t) > 0 && t[0] == '"' {
 		var s string
 		if err := json.Unmarshal(t, &s); err != nil {
 			return nil, nil, nil, err
@@ -371,7 +378,7 @@ func (r *runner) run(c Case) CaseResult {
 	if err := r.setup(c.Setup); err != nil {
 		return failOrSkip(err)
 	}
-	sentID, resp, _, err := r.send(c.Input)
+	sentID, resp, _, err := r.sendLine(c.Input, c.InputBase64)
 	if err != nil {
 		if errors.Is(err, errTimeout) {
 			return CaseResult{Outcome: Failed, Diff: fmt.Sprintf("timeout: no response within %s", r.o.Timeout)}

@@ -32,9 +32,13 @@ const usage = `usage: rulecheck <command> [flags] FILE...
 commands:
   check    lint source rulesets (YAML or JSON): schema and load problems with file:line:column,
            YAML_NOT_PORTABLE and NUMBER_NOT_PORTABLE; exit status 1 on any problem
-  compile  check, then write NAME.bundle.json next to each source (or into -o DIR), atomically
+  compile [-o DIR] [--strict] FILE...
+           write NAME.bundle.json next to each source (or into -o DIR), atomically; YAML is read by
+           the YAML 1.2 core schema and lint findings are warnings on standard error (--strict:
+           problems that refuse the source)
   conformance --engine "COMMAND" [--level evaluator|compiler] [--filter RE] [--timeout D] [--json FILE]
-           certify an engine over the engine protocol with the 1899-case suite; exit status 1 on any failure
+           certify an engine over the engine protocol with the suite (the seed's 1899 cases and the
+           additions); exit status 1 on any failure
   sync [--check] [--root DIR]
            regenerate the schema copies, the fixtures' bundles, the golden and compiler expectations, the
            evaluation corpus and the example client manifest; --check lists what drifted and exits 1
@@ -80,7 +84,8 @@ func (m *Main) check(ctx context.Context, args []string) int {
 		if ctx.Err() != nil {
 			return 1
 		}
-		_, problems, err := Load(file)
+		// check is the linter: the lint findings are what it reports, as problems
+		_, problems, _, err := Load(file, true)
 		if err != nil {
 			fmt.Fprintf(m.Stderr, "rulecheck: %v\n", err)
 			status = 1
@@ -100,6 +105,7 @@ func (m *Main) compile(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("compile", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	out := fs.String("o", "", "directory for the bundles (default: next to each source)")
+	strict := fs.Bool("strict", false, "refuse a source with lint findings (YAML_NOT_PORTABLE, NUMBER_NOT_PORTABLE) instead of warning")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -112,12 +118,13 @@ func (m *Main) compile(ctx context.Context, args []string) int {
 		if ctx.Err() != nil {
 			return 1
 		}
-		rs, problems, err := Load(file)
+		rs, problems, warnings, err := Load(file, *strict)
 		if err != nil {
 			fmt.Fprintf(m.Stderr, "rulecheck: %v\n", err)
 			status = 1
 			continue
 		}
+		WriteWarnings(m.Stderr, file, warnings)
 		if len(problems) > 0 {
 			for _, p := range problems {
 				fmt.Fprintln(m.Stdout, Format(file, p))
@@ -167,36 +174,42 @@ func Format(file string, p yamlrules.Problem) string {
 	return fmt.Sprintf("%s:%d:%d: %s at %s: %s", file, p.Line, p.Column, p.Code, ptr, p.Message)
 }
 
-// Load reads and compiles a source ruleset file. problems holds every problem (reading, lint,
-// then load diagnostics with positions), in that order; err is an I/O error.
-func Load(file string) (*engine.RuleSet, []yamlrules.Problem, error) {
+// Load reads and compiles a source ruleset file (see Compile); err is an I/O error.
+func Load(file string, strict bool) (rs *engine.RuleSet, problems, warnings []yamlrules.Problem, err error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	rs, problems := Compile(src, strings.HasSuffix(file, ".json"))
-	return rs, problems, nil
+	rs, problems, warnings = Compile(src, strings.HasSuffix(file, ".json"), strict)
+	return rs, problems, warnings, nil
 }
 
-// Compile reads a source (JSON when isJSON, YAML otherwise), lints it and compiles it. It returns
-// the ruleset only when there is no problem at all.
-func Compile(src []byte, isJSON bool) (*engine.RuleSet, []yamlrules.Problem) {
+// Compile reads a source (JSON when isJSON, YAML otherwise by the YAML 1.2 core schema), lints it
+// and compiles it. The lint findings (YAML_NOT_PORTABLE, NUMBER_NOT_PORTABLE) are warnings: the
+// source means what YAML 1.2 says it means, so it compiles all the same (spec/v1/ruleset.md
+// §7). With strict they are problems instead, which refuse the source. problems holds
+// every problem (reading, lint when strict, then load diagnostics with positions), in that
+// order; the ruleset is returned only when there is none.
+func Compile(src []byte, isJSON, strict bool) (rs *engine.RuleSet, problems, warnings []yamlrules.Problem) {
 	var doc *yamlrules.Document
-	var problems []yamlrules.Problem
 	if isJSON {
 		doc, problems = yamlrules.ReadJSON(src)
 	} else {
 		doc, problems = yamlrules.ReadYAML(src)
 	}
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, problems, nil
 	}
-	problems = doc.Lint()
+	if strict {
+		problems = doc.Lint()
+	} else {
+		warnings = doc.Lint()
+	}
 	rs, err := engine.Compile(doc.JSON)
 	if err != nil {
 		var ds engine.Diagnostics
 		if !errors.As(err, &ds) {
-			return nil, append(problems, yamlrules.Problem{Code: "INTERNAL", Line: 1, Column: 1, Message: err.Error()})
+			return nil, append(problems, yamlrules.Problem{Code: "INTERNAL", Line: 1, Column: 1, Message: err.Error()}), warnings
 		}
 		for _, d := range ds {
 			pos := doc.Position(d.Pointer)
@@ -204,9 +217,16 @@ func Compile(src []byte, isJSON bool) (*engine.RuleSet, []yamlrules.Problem) {
 		}
 	}
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, problems, warnings
 	}
-	return rs, nil
+	return rs, nil, warnings
+}
+
+// WriteWarnings writes each warning to w as "warning: FILE:LINE:COLUMN: CODE at POINTER: message".
+func WriteWarnings(w io.Writer, file string, warnings []yamlrules.Problem) {
+	for _, p := range warnings {
+		fmt.Fprintf(w, "warning: %s\n", Format(file, p))
+	}
 }
 
 // WriteAtomic writes b to path through a temporary file in the same directory and a rename, so

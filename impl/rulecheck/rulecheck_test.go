@@ -24,12 +24,12 @@ func TestFixtureBundles(t *testing.T) {
 		t.Fatalf("%d fixture sources, want 5", len(srcs))
 	}
 	for _, src := range srcs {
-		rs, problems, err := rulecheck.Load(src)
-		if err != nil || len(problems) > 0 {
-			t.Fatalf("%s: %v %v", src, err, problems)
+		rs, problems, warnings, err := rulecheck.Load(src, true)
+		if err != nil || len(problems) > 0 || len(warnings) > 0 {
+			t.Fatalf("%s: %v %v %v", src, err, problems, warnings)
 		}
 		a, _ := rs.Bundle()
-		rs2, _, _ := rulecheck.Load(src)
+		rs2, _, _, _ := rulecheck.Load(src, false)
 		b, _ := rs2.Bundle()
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: two compiles differ", src)
@@ -125,5 +125,49 @@ func TestCompile(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.bundle.json")); err == nil {
 		t.Error("a bundle was written for a broken ruleset")
+	}
+}
+
+// TestYAMLPortability checks the one behaviour of every command on a YAML source whose scalars
+// YAML 1.1 reads differently (spec/v1/ruleset.md §7): the source is read by YAML 1.2 and
+// compiles, with warnings on standard error; check reports the findings as problems; --strict
+// refuses the source.
+func TestYAMLPortability(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.yaml")
+	os.WriteFile(src, []byte(`ruleset:
+  id: p
+  version: "1"
+  defaultLocale: en
+  rules:
+    - id: r
+      code: C
+      scope: project
+      target: {page: p}
+      when: {op: "==", args: [{var: data.answer}, no]}
+      message: m
+  locales:
+    en: {m: "M"}
+`), 0o644)
+	finding := "p.yaml:10:51: YAML_NOT_PORTABLE at /ruleset/rules/0/when/args/1"
+	code, out, errs := run("check", src)
+	if code != 1 || !strings.Contains(out, finding) {
+		t.Errorf("check: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run("compile", "-o", dir, src)
+	if code != 0 || !strings.Contains(errs, "warning: "+src+":10:51: YAML_NOT_PORTABLE") || !strings.Contains(out, "p.bundle.json") {
+		t.Errorf("compile: exit %d\n%s%s", code, out, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "p.bundle.json"))
+	if err != nil || !bytes.Contains(b, []byte(`"no"`)) {
+		t.Errorf("the bundle does not compare with the string \"no\" (YAML 1.2): %v", err)
+	}
+	os.Remove(filepath.Join(dir, "p.bundle.json"))
+	code, out, _ = run("compile", "--strict", "-o", dir, src)
+	if code != 1 || !strings.Contains(out, finding) {
+		t.Errorf("compile --strict: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "p.bundle.json")); err == nil {
+		t.Error("compile --strict wrote a bundle")
 	}
 }

@@ -32,14 +32,23 @@ const usage = `usage: rules <command> [flags] [ARGS]
 commands:
   version                       print the engine version (1.0.0-alpha.2), the spec and protocol versions
   check FILE...                 lint source rulesets (YAML or JSON); exit status 1 on any problem
-  compile [-o DIR] FILE...      write NAME.bundle.json for each source ruleset
-  manifest [-channel C] FILE    print the manifest of one channel (client by default) of a source or bundle
-  evaluate [-channel C] [-locale L] FILE REQUEST
+  compile [-o DIR] [--strict] FILE...
+                                write NAME.bundle.json for each source ruleset
+  manifest [-channel C] [--strict] FILE
+                                print the manifest of one channel (client by default) of a source or bundle
+  evaluate [-channel C] [-locale L] [--strict] FILE REQUEST
                                 evaluate a request (a JSON file, or - for standard input) with a source,
                                 bundle or manifest; print the result
+
+A YAML source is read by the YAML 1.2 core schema (unquoted no, on, dates are strings). What YAML
+1.1 reads differently, and numbers that do not travel between runtimes, are lint findings:
+check reports them (exit status 1); compile, manifest and evaluate write them as warnings on
+standard error and go on, or refuse the source with --strict.
   engine                        speak the engine protocol (spec/v1/protocol.md) on standard input and output,
                                 with the suite operators x-test-reverse, x-test-sum, x-luhn registered
 `
+
+const strictUsage = "refuse a source with lint findings (YAML_NOT_PORTABLE, NUMBER_NOT_PORTABLE) instead of warning"
 
 // Run executes the command and returns the exit status: 0 success, 1 failure, 2 usage.
 func (m *Main) Run(ctx context.Context) int {
@@ -70,8 +79,9 @@ func (m *Main) Run(ctx context.Context) int {
 }
 
 // open loads FILE: a bundle (JSON with formatVersion and no channel), a manifest (JSON with
-// formatVersion and channel) or a source ruleset (YAML or JSON).
-func open(file string) (*engine.RuleSet, error) {
+// formatVersion and channel) or a source ruleset (YAML or JSON), whose lint findings it writes to
+// warn as warnings, or refuses when strict (rulecheck.Compile).
+func open(file string, strict bool, warn io.Writer) (*engine.RuleSet, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -85,7 +95,8 @@ func open(file string) (*engine.RuleSet, error) {
 			return engine.FromBundle(b, engine.WithOperators(testops.Operators()))
 		}
 	}
-	rs, problems := rulecheck.Compile(b, strings.HasSuffix(file, ".json"))
+	rs, problems, warnings := rulecheck.Compile(b, strings.HasSuffix(file, ".json"), strict)
+	rulecheck.WriteWarnings(warn, file, warnings)
 	if len(problems) > 0 {
 		var lines []string
 		for _, p := range problems {
@@ -100,6 +111,7 @@ func (m *Main) manifest(args []string) int {
 	fs := flag.NewFlagSet("manifest", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	channel := fs.String("channel", engine.ChannelClient, "channel: server or client")
+	strict := fs.Bool("strict", false, strictUsage)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -107,7 +119,7 @@ func (m *Main) manifest(args []string) int {
 		fmt.Fprintln(m.Stderr, "rules manifest: one FILE expected")
 		return 2
 	}
-	rs, err := open(fs.Arg(0))
+	rs, err := open(fs.Arg(0), *strict, m.Stderr)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "rules: %v\n", err)
 		return 1
@@ -126,6 +138,7 @@ func (m *Main) evaluate(args []string) int {
 	fs.SetOutput(m.Stderr)
 	channel := fs.String("channel", "", "channel: server (default) or client")
 	locale := fs.String("locale", "", "locale of the messages (overrides the request's)")
+	strict := fs.Bool("strict", false, strictUsage)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -133,7 +146,7 @@ func (m *Main) evaluate(args []string) int {
 		fmt.Fprintln(m.Stderr, "rules evaluate: FILE and REQUEST expected")
 		return 2
 	}
-	rs, err := open(fs.Arg(0))
+	rs, err := open(fs.Arg(0), *strict, m.Stderr)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "rules: %v\n", err)
 		return 1

@@ -89,3 +89,42 @@ func TestEngine(t *testing.T) {
 		t.Fatalf("engine: %d %q", code, out)
 	}
 }
+
+// TestYAMLWarnings: manifest and evaluate read a YAML source with lint findings by YAML 1.2 and
+// warn on standard error; --strict refuses it (spec/v1/ruleset.md §7).
+func TestYAMLWarnings(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(src, []byte(`ruleset:
+  id: p
+  version: "1"
+  defaultLocale: en
+  rules:
+    - id: r
+      code: OFF
+      scope: project
+      target: {page: p}
+      when: {op: "==", args: [{var: data.answer}, no]}
+      message: m
+  locales:
+    en: {m: "M"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := filepath.Join(dir, "req.json")
+	if err := os.WriteFile(req, []byte(`{"data":{"answer":"no"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "", "evaluate", src, req)
+	if code != 0 || !strings.Contains(out, `"code":"OFF"`) || !strings.Contains(stderr, "warning: "+src+":10:51: YAML_NOT_PORTABLE") {
+		t.Errorf("evaluate: %d %s %s", code, out, stderr)
+	}
+	if code, out, stderr := run(t, "", "manifest", src); code != 0 || !strings.Contains(out, `"no"`) || !strings.Contains(stderr, "YAML_NOT_PORTABLE") {
+		t.Errorf("manifest: %d %s %s", code, out, stderr)
+	}
+	for _, cmd := range [][]string{{"evaluate", "--strict", src, req}, {"manifest", "--strict", src}} {
+		if code, out, stderr := run(t, "", cmd...); code != 1 || out != "" || !strings.Contains(stderr, "YAML_NOT_PORTABLE") {
+			t.Errorf("%v: %d %s %s", cmd, code, out, stderr)
+		}
+	}
+}

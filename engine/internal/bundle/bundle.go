@@ -103,6 +103,11 @@ func (r *reader) ref(n *jsonv.Node, ptr string) (Ref, bool) {
 			ok = false
 			continue
 		}
+		if *dst != "" {
+			r.errf(mp, "member %q appears more than once", m.Key)
+			ok = false
+			continue
+		}
 		if m.Value.Kind != jsonv.String || m.Value.Text == "" {
 			r.errf(mp, "%s must be a non-empty string", m.Key)
 			ok = false

@@ -80,13 +80,16 @@ func evalNum(calc numFn) evalFn {
 }
 
 // nullOrMismatch is what an operator reading two numbers (numbers) does when one of them, read
-// by number, is not a number: the type error of the first that is neither a number nor null,
-// else null.
+// by number, is not a number: null when either is null, else the type error of the first that
+// is not a number.
 func nullOrMismatch(ptr, op string, xok bool, x any, yok bool, y any) error {
-	if !xok && x != nil {
+	if (!xok && x == nil) || (!yok && y == nil) {
+		return nil
+	}
+	if !xok {
 		return typeErr(ptr, op, 0, "a number", x)
 	}
-	if !yok && y != nil {
+	if !yok {
 		return typeErr(ptr, op, 1, "a number", y)
 	}
 	return nil
@@ -270,9 +273,9 @@ func buildExtreme(max bool) builder {
 				if err := fr.rt.charge(ptr, cost); err != nil {
 					return 0, false, nil, err
 				}
-				// as extremeOf: the first argument that is neither a number nor null fails,
-				// else a null makes the result null
-				best, at, null := 0.0, -1, false
+				// as extremeOf: a null makes the result null, else the first argument that
+				// is not a number fails
+				best, at, bad := 0.0, -1, -1
 				for i := range args {
 					switch {
 					case oks[i]:
@@ -280,13 +283,13 @@ func buildExtreme(max bool) builder {
 							best, at = fs[i], i
 						}
 					case vs[i] == nil:
-						null = true
-					default:
-						return 0, false, nil, typeErr(ptr, op, i, "a number", vs[i])
+						return 0, false, nil, nil
+					case bad < 0:
+						bad = i
 					}
 				}
-				if null {
-					return 0, false, nil, nil
+				if bad >= 0 {
+					return 0, false, nil, typeErr(ptr, op, bad, "a number", vs[bad])
 				}
 				return best, true, vs[at], nil
 			}
@@ -301,7 +304,7 @@ func buildExtreme(max bool) builder {
 
 // extremeOf is extreme of the numbers items, with the box of the item it is.
 func extremeOf(ptr, op string, max bool, items []any) (float64, bool, any, error) {
-	best, at, null := 0.0, -1, false
+	best, at, bad := 0.0, -1, -1
 	for i, x := range items {
 		switch t := x.(type) {
 		case float64:
@@ -309,12 +312,17 @@ func extremeOf(ptr, op string, max bool, items []any) (float64, bool, any, error
 				best, at = t, i
 			}
 		case nil:
-			null = true
+			return 0, false, nil, nil // null decides, whatever the other items are
 		default:
-			return 0, false, nil, typeErr(ptr, op, i, "a number", x)
+			if bad < 0 {
+				bad = i
+			}
 		}
 	}
-	if null || at < 0 {
+	if bad >= 0 {
+		return 0, false, nil, typeErr(ptr, op, bad, "a number", items[bad])
+	}
+	if at < 0 {
 		return 0, false, nil, nil
 	}
 	return best, true, items[at], nil
@@ -388,8 +396,8 @@ type iteration struct {
 
 // sumOfMap is sum(map(list, body)) without the list: map's evaluation, with the body's numbers
 // read unboxed, then sum's. The charges are those of both (map's, then sum's of a list as long
-// as map's), and so are the results and errors: an error of the body comes before sum's type
-// error, which names the first element that is neither a number nor null.
+// as map's), and so are the results and errors: an error of the body comes before sum's null,
+// which comes before its type error naming the first element that is not a number.
 //
 //go:noinline
 func sumOfMap(ptr string, it *iteration) numFn {
@@ -447,11 +455,11 @@ func sumOfMap(ptr string, it *iteration) numFn {
 		if err := fr.rt.charge(ptr, 1+len(items)); err != nil {
 			return 0, false, nil, err
 		}
+		if null {
+			return 0, false, nil, nil // null decides, whatever the other elements are
+		}
 		if badAt >= 0 {
 			return 0, false, nil, typeErr(ptr, "sum", badAt, "a number", bad)
-		}
-		if null {
-			return 0, false, nil, nil
 		}
 		f, ok := num.Add(xs...)
 		if !ok {

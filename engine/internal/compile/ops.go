@@ -276,25 +276,31 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 // --- arithmetic ---
 
 // numbers reads number operands into buf (grown when short, so a caller's small array saves
-// the allocation); null (ok false) when any operand is null.
+// the allocation); null (ok false) when any operand is null, whatever the types of the others
+// (operators.md, "Null arguments"); else the type error of the first that is not a number.
 func numbers(buf []float64, ptr, op string, args []any) ([]float64, bool, error) {
 	out := buf[:0]
 	if cap(out) < len(args) {
 		out = make([]float64, 0, len(args))
 	}
 	out = out[:len(args)]
-	null := false
+	bad := -1
 	for i, a := range args {
 		switch t := a.(type) {
 		case float64:
 			out[i] = t
 		case nil:
-			null = true
+			return nil, false, nil
 		default:
-			return nil, false, typeErr(ptr, op, i, "a number", a)
+			if bad < 0 {
+				bad = i
+			}
 		}
 	}
-	return out, !null, nil
+	if bad >= 0 {
+		return nil, false, typeErr(ptr, op, bad, "a number", args[bad])
+	}
+	return out, true, nil
 }
 
 func opAdd(ptr string, args []any) (any, error) {
@@ -633,7 +639,12 @@ func opText(ptr string, a any) (any, error) {
 	return nil, typeErr(ptr, "text", 0, "a string, number or boolean", a)
 }
 
+// twoStrings reads two string operands; ok is false when either is null, whatever the type of
+// the other (operators.md, "Null arguments").
 func twoStrings(ptr, op string, a, b any) (string, string, bool, error) {
+	if a == nil || b == nil {
+		return "", "", false, nil
+	}
 	x, ok1, err := str(ptr, op, 0, a)
 	if err != nil {
 		return "", "", false, err
@@ -700,6 +711,9 @@ func containsOp(ptr, op string, container, item any, ci int) (any, error) {
 		}
 		return false, nil
 	}
+	if item == nil {
+		return false, nil // a null item decides before the container is checked
+	}
 	return nil, typeErr(ptr, op, ci, "a string or an array", container)
 }
 
@@ -758,7 +772,12 @@ func dateArg(ptr, op string, i int, v any) (date.Value, bool, error) {
 	return d, true, nil
 }
 
+// twoDates reads two date operands; ok is false when either is null, whatever the other is
+// (operators.md, "Null arguments").
 func twoDates(ptr, op string, a, b any) (date.Value, date.Value, bool, error) {
+	if a == nil || b == nil {
+		return date.Value{}, date.Value{}, false, nil
+	}
 	x, ok1, err := dateArg(ptr, op, 0, a)
 	if err != nil {
 		return x, x, false, err

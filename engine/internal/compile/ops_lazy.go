@@ -202,12 +202,13 @@ func buildMatches(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, d
 			if err != nil {
 				return nil, err
 			}
-			src, ok, err := str(ptr, "matches", 1, pv)
+			if sv == nil || pv == nil {
+				// a null decides before the other argument is checked (operators.md)
+				return false, nil
+			}
+			src, _, err := str(ptr, "matches", 1, pv)
 			if err != nil {
 				return nil, err
-			}
-			if !ok {
-				return false, nil
 			}
 			if cc := last.Load(); cc != nil && cc.src == src {
 				p = cc.p

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"sort"
 	"unicode/utf8"
 
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -300,8 +301,8 @@ func fastNormal(v any, depth int) bool {
 }
 
 // QuickParseRequest is ParseRequest straight from the JSON text in one pass, for requests that
-// pass every check: ok is false for anything ParseRequest would refuse or that the decoder would
-// have to repair, and then the caller runs the slow path (jsonv.Decode and ParseRequest), which
+// pass every check: ok is false for anything ParseRequest or the decoder would refuse, and then
+// the caller runs the slow path (jsonv.Decode and ParseRequest), which
 // names the problem. When ok, the request is what the slow path returns.
 func QuickParseRequest(raw []byte) (req *Request, id string, ok bool) {
 	sc := jsonv.NewScanner(raw)
@@ -425,4 +426,44 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string) bool {
 		req.View = view
 	}
 	return true
+}
+
+// ParseEnv checks an environment given as JSON text (the engine protocol's env) and returns its
+// roots as engine values, or the first problem as BAD_REQUEST, in this order: text that is not
+// JSON (malformed, not UTF-8, a lone surrogate escape: pointer ""); not an object; a root named
+// twice (its pointer); the first root in code point order nested more than 64 deep; then each
+// root in code point order, checked as a request's roots are (a number beyond double range, a
+// member named twice inside it: the pointer of the first, in document order).
+func ParseEnv(raw []byte) (map[string]any, *diag.Diagnostic) {
+	n, err := jsonv.Decode(raw)
+	if err != nil {
+		return nil, diag.Request("", "the environment is not JSON: %v", err)
+	}
+	if n.Kind != jsonv.Object {
+		return nil, diag.Request("", "the environment must be a JSON object")
+	}
+	roots := make(map[string]*jsonv.Node, len(n.Members))
+	names := make([]string, 0, len(n.Members))
+	for _, m := range n.Members {
+		if _, dup := roots[m.Key]; dup {
+			return nil, diag.Request(diag.Pointer("", m.Key), "member %q appears more than once", m.Key)
+		}
+		roots[m.Key] = m.Value
+		names = append(names, m.Key)
+	}
+	sort.Strings(names) // code point order: UTF-8 byte order
+	for _, k := range names {
+		if depthOf(roots[k], 0) > value.MaxEnvDepth {
+			return nil, diag.EnvTooDeep(k, value.MaxEnvDepth)
+		}
+	}
+	env := make(map[string]any, len(names))
+	for _, k := range names {
+		v, d := toValue(roots[k], diag.Pointer("", k))
+		if d != nil {
+			return nil, d
+		}
+		env[k] = v
+	}
+	return env, nil
 }

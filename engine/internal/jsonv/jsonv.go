@@ -55,8 +55,12 @@ func (n *Node) Get(key string) *Node {
 // MaxDepth bounds the nesting Decode accepts, so hostile input cannot exhaust the stack.
 const MaxDepth = 10000
 
-// Decode parses exactly one JSON value (surrounding white space allowed).
+// Decode parses exactly one JSON value (surrounding white space allowed). A text CheckText
+// refuses is malformed.
 func Decode(data []byte) (*Node, error) {
+	if err := CheckText(data); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	n, err := decode(dec, 0)

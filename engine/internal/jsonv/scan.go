@@ -12,8 +12,8 @@ import (
 // float64, string, []any, map[string]any), without a tree in between. It is the fast path of
 // request decoding: it accepts only what Decode followed by the request checks would accept
 // unchanged, and says no (ok false) to anything else — malformed JSON, a duplicate member, a
-// number beyond double range, a string Decode would have to repair (invalid UTF-8, a lone
-// surrogate escape), nesting past the limit. The caller then runs the slow path, which names the
+// number beyond double range, text Decode refuses (invalid UTF-8, a lone surrogate escape:
+// CheckText), nesting past the limit. The caller then runs the slow path, which names the
 // problem. The input is copied once into a string; strings without escapes are slices of it.
 type Scanner struct {
 	s     string
@@ -166,7 +166,7 @@ func (sc *Scanner) escaped(start int) (string, bool) {
 				return "", false
 			}
 			if utf16.IsSurrogate(r) {
-				// only a well-formed pair; Decode repairs the rest, and the slow path says how
+				// only a well-formed pair; Decode refuses the rest (CheckText) and says where
 				if r >= 0xdc00 || len(sc.s)-sc.i < 2 || sc.s[sc.i] != '\\' || sc.s[sc.i+1] != 'u' {
 					return "", false
 				}

@@ -43,10 +43,19 @@ func (p *parser) fields(n *jsonv.Node, ptr, what string, allowed, required []str
 		return nil
 	}
 	out := map[string]*jsonv.Node{}
+	var extras map[string]bool
 	for _, m := range n.Members {
 		mp := diag.Pointer(ptr, m.Key)
 		if !contains(allowed, m.Key) {
 			if contains(p.mode.Extra, m.Key) && ptr == p.bodyPtr {
+				// read by the caller (a manifest's header), but named once like any member
+				if extras[m.Key] {
+					p.errf(mp, "member %q appears more than once", m.Key)
+				}
+				if extras == nil {
+					extras = map[string]bool{}
+				}
+				extras[m.Key] = true
 				continue
 			}
 			p.errf(mp, "unknown member %q in %s (allowed: %s)", m.Key, what, strings.Join(allowed, ", "))

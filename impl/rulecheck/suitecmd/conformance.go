@@ -139,9 +139,21 @@ func WriteReport(w io.Writer, rep *runner.Report) {
 			cats = append(cats, c.Name)
 		}
 	}
-	for _, c := range cats {
+	var seed runner.Tally
+	seedCats := 0
+	for _, c := range runner.Categories {
+		if t, ok := rep.Categories[c.Name]; ok && c.Seed {
+			seed.Total, seed.Passed, seed.Failed, seed.Skipped = seed.Total+t.Total, seed.Passed+t.Passed, seed.Failed+t.Failed, seed.Skipped+t.Skipped
+			seedCats++
+		}
+	}
+	for i, c := range cats {
 		t := rep.Categories[c]
 		fmt.Fprintf(w, "%-12s %6d %6d %6d %6d\n", c, t.Total, t.Passed, t.Failed, t.Skipped)
+		if i+1 == seedCats && seedCats < len(cats) {
+			// the seed's 1899 on a line of their own, before the cases added since
+			fmt.Fprintf(w, "%-12s %6d %6d %6d %6d\n", "seed", seed.Total, seed.Passed, seed.Failed, seed.Skipped)
+		}
 	}
 	t := rep.Totals
 	fmt.Fprintf(w, "%-12s %6d %6d %6d %6d\n", "all", t.Total, t.Passed, t.Failed, t.Skipped)

@@ -268,7 +268,7 @@ func readFixture(dir string) (*fixture, error) {
 		return nil, fmt.Errorf("%s: %v", f.golden.Source, problems[0])
 	}
 	f.source = doc.JSON
-	rs, problems := rulecheck.Compile(src, false)
+	rs, problems, _ := rulecheck.Compile(src, false, true) // the fixtures are portable
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s: %s", f.golden.Source, rulecheck.Format(f.golden.Source, problems[0]))
 	}
