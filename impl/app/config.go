@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sdods/sdods/impl/httpapi"
+	"github.com/sdods/sdods/impl/identity"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -44,6 +47,12 @@ type Config struct {
 	// WebhookAllowPrivate permits webhook deliveries to loopback, private and link-local
 	// addresses (refused by default).
 	WebhookAllowPrivate bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For header names the client (by
+	// default none: the header is ignored and the connection's peer is the client).
+	TrustedProxies []netip.Prefix
+	// Throttle replaces identity.DefaultThrottle (tests tune it; there is no flag).
+	Throttle          *identity.Throttle
+	trustedProxiesErr error
 }
 
 func env(name, fallback string) string {
@@ -75,6 +84,12 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.GitAllowLocal, "git-allow-local", gitLocal, "allow Git integrations on local paths and file:// URLs (SDODS_GIT_ALLOW_LOCAL)")
 	hookPrivate, _ := strconv.ParseBool(env("SDODS_WEBHOOK_ALLOW_PRIVATE", "false"))
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", hookPrivate, "allow webhook deliveries to loopback, private and link-local addresses (SDODS_WEBHOOK_ALLOW_PRIVATE)")
+	c.TrustedProxies, c.trustedProxiesErr = httpapi.ParseTrustedProxies(env("SDODS_TRUSTED_PROXIES", ""))
+	fs.Func("trusted-proxies", "comma-separated addresses and CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; "+
+		"from any other peer the header is ignored (SDODS_TRUSTED_PROXIES; default none)", func(s string) error {
+		c.TrustedProxies, c.trustedProxiesErr = httpapi.ParseTrustedProxies(s)
+		return c.trustedProxiesErr
+	})
 	workers, _ := strconv.Atoi(env("SDODS_WORKERS", "2"))
 	fs.IntVar(&c.Workers, "workers", workers, "runs executed at once by this process (SDODS_WORKERS)")
 	fs.StringVar(&c.Chromium, "chromium", env("SDODS_CHROMIUM", "chromium"), "browser for browser steps: path or name in PATH (SDODS_CHROMIUM)")
@@ -85,6 +100,9 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 func (c *Config) Validate() error {
 	if c.MaxBody <= 0 {
 		return fmt.Errorf("max-body must be positive")
+	}
+	if c.trustedProxiesErr != nil {
+		return fmt.Errorf("trusted-proxies: %w", c.trustedProxiesErr)
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("log-format must be text or json")

@@ -96,7 +96,7 @@ func withLogging(log *slog.Logger) func(http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK
 			}
-			attrs := []any{"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path,
+			attrs := []any{"request_id", RequestID(r.Context()), "method", clip(r.Method, 32), "path", clip(escapePath(r.URL.Path), 512),
 				"status", status, "bytes", rec.bytes, "duration_ms", time.Since(start).Milliseconds()}
 			if op, ok := OperationFrom(r.Context()); ok {
 				attrs = append(attrs, "operation", op.ID)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,7 +51,14 @@ type Pipeline struct {
 	Store *store.Store
 	// SecureCookies marks cookies Secure even on plain HTTP (the server sits behind a TLS proxy).
 	SecureCookies bool
+	// TrustedProxies are the peers whose X-Forwarded-For header names the client; from anyone
+	// else the header is ignored.
+	TrustedProxies []netip.Prefix
 }
+
+// noStoreTags are the tags of operations whose responses carry credentials or account data:
+// never stored by a browser or a shared cache.
+var noStoreTags = map[string]bool{"Auth": true, "Account": true, "Users": true, "Tokens": true, "Audit": true}
 
 // Handler wraps api (the generated routes) in the pipeline: request id, logging, recovery, body
 // limit, routing by the document (404/405), authentication, validation, authorization.
@@ -74,8 +82,11 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 			apierr.Write(w, r, p.Log, apierr.New(apierr.Forbidden, "operation unknown to the policy", ""))
 			return
 		}
-		meta := clientMeta{UserAgent: r.UserAgent(), ClientAddr: clientAddr(r), Secure: p.SecureCookies || r.TLS != nil}
-		rec := &audit.Request{Operation: op.ID, Method: r.Method, Path: r.URL.Path, RequestID: RequestID(r.Context()),
+		if noStoreTags[op.Tag] {
+			w.Header().Set("Cache-Control", "no-store")
+		}
+		meta := clientMeta{UserAgent: r.UserAgent(), ClientAddr: clientAddress(r, p.TrustedProxies), Secure: p.SecureCookies || r.TLS != nil}
+		rec := &audit.Request{Operation: op.ID, Method: r.Method, Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
 			ClientAddr: meta.ClientAddr, SuccessStatus: op.SuccessStatus, Actor: audit.Actor{Kind: "anonymous"}}
 		ctx := context.WithValue(r.Context(), ctxOperation, op)
 		ctx = context.WithValue(ctx, ctxClientMeta, meta)
@@ -96,6 +107,10 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 					sw.Header().Set("Set-Cookie", sessionCookie(c.Value, principal.ExpiresAt, meta.Secure))
 				}
 			}
+		}
+		if err := checkJSONDepth(r, MaxJSONDepth); err != nil {
+			apierr.Write(sw, r, p.Log, err)
+			return
 		}
 		if err := v.validate(ctx, r, route, params); err != nil {
 			apierr.Write(sw, r, p.Log, validationError(err))
