@@ -433,7 +433,9 @@ func TestSecretValuesNeverReachTheLog(t *testing.T) {
 			return `{"webhook":{"url":"https://example.com/hook","events":["run.finished"],"secret":"` + v + `"}}`
 		}},
 		// Deep nesting after a secret.
-		{nil, "POST", "/api/auth/login", func(v string) string { return `{"email":"a@example.com","password":"` + v + `","x":` + nested(80) + `}` }},
+		{nil, "POST", "/api/auth/login", func(v string) string {
+			return `{"email":"a@example.com","password":"` + v + `","x":` + nested(80) + `}`
+		}},
 	}
 	for i, r := range reqs {
 		v := secret(i)
@@ -520,8 +522,8 @@ func TestRefusedMutationsWithOddPathsAreAudited(t *testing.T) {
 		t.Fatalf("audit: %v %s", err, a.Body)
 	}
 	want := map[string]bool{
-		"/api/projects/web/features/a%00b.feature":         false,
-		"/api/projects/web/features/%FF%FE.feature":        false,
+		"/api/projects/web/features/a%00b.feature":       false,
+		"/api/projects/web/features/%FF%FE.feature":      false,
 		"/api/projects/web/features/dir/%C3(%0A.feature": false,
 	}
 	anonymous := 0
