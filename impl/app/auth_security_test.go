@@ -517,6 +517,22 @@ func TestRefusedMutationsWithOddPathsAreAudited(t *testing.T) {
 	if st, _, _ := sendAs(t, w.s, nil, http.MethodPut, paths[0], `{"content":"Feature: x\n"}`); st != http.StatusUnauthorized {
 		t.Fatalf("anonymous: %d", st)
 	}
+	// Refused before any operation was found, and refused for its size.
+	if st, _, _ := sendAs(t, w.s, w.viewer, http.MethodDelete, "/api/no%00such/%FF", ""); st != http.StatusNotFound {
+		t.Fatalf("unrouted: %d", st)
+	}
+	if st, _, _ := sendAs(t, w.s, w.viewer, http.MethodPut, "/api/projects/web/features/big%00.feature", `{"content":"`+strings.Repeat("x", 2<<20)+`"}`); st != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized: %d", st)
+	}
+	all, _ := w.admin.ListAuditWithResponse(ctx, &serverclient.ListAuditParams{Limit: ptr(100)})
+	var unrouted, oversized bool
+	for _, e := range all.JSON200.Items {
+		unrouted = unrouted || (e.Path == "/api/no%00such/%FF" && e.Status == http.StatusNotFound && e.Method == http.MethodDelete)
+		oversized = oversized || (e.Path == "/api/projects/web/features/big%00.feature" && e.Status == http.StatusRequestEntityTooLarge && e.Operation == "putFeature")
+	}
+	if !unrouted || !oversized {
+		t.Errorf("unrouted audited: %v, oversized audited: %v; entries %s", unrouted, oversized, all.Body)
+	}
 	a, err := w.admin.ListAuditWithResponse(ctx, &serverclient.ListAuditParams{Action: ptr("putFeature"), Limit: ptr(50)})
 	if err != nil || a.JSON200 == nil {
 		t.Fatalf("audit: %v %s", err, a.Body)

@@ -74,7 +74,13 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route, params, err := router.FindRoute(r)
 		if err != nil {
-			apierr.Write(w, r, p.Log, routeError(r, err))
+			e := routeError(r, err)
+			apierr.Write(w, r, p.Log, e)
+			if !safeMethod(r.Method) {
+				// A refused mutation without an operation is audited too (operation empty).
+				p.recordRefusal(r, &audit.Request{Method: clip(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
+					ClientAddr: clientAddress(r, p.TrustedProxies), Actor: audit.Actor{Kind: "anonymous"}}, e.Code.Status())
+			}
 			return
 		}
 		op, ok := p.Table.Get(route.Operation.OperationID)
@@ -86,7 +92,7 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 			w.Header().Set("Cache-Control", "no-store")
 		}
 		meta := clientMeta{UserAgent: r.UserAgent(), ClientAddr: clientAddress(r, p.TrustedProxies), Secure: p.SecureCookies || r.TLS != nil}
-		rec := &audit.Request{Operation: op.ID, Method: r.Method, Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
+		rec := &audit.Request{Operation: op.ID, Method: clip(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
 			ClientAddr: meta.ClientAddr, SuccessStatus: op.SuccessStatus, Actor: audit.Actor{Kind: "anonymous"}}
 		ctx := context.WithValue(r.Context(), ctxOperation, op)
 		ctx = context.WithValue(ctx, ctxClientMeta, meta)
@@ -94,6 +100,11 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 		r = r.WithContext(ctx)
 		sw := &statusRecorder{ResponseWriter: w}
 		defer p.auditOutcome(r, op, rec, sw)
+		if r.ContentLength > p.MaxBody {
+			apierr.Write(sw, r, p.Log, apierr.New(apierr.PayloadTooLarge,
+				fmt.Sprintf("the request body is %d bytes; the limit is %d", r.ContentLength, p.MaxBody), "send a smaller body"))
+			return
+		}
 		principal, err := p.Auth.Authenticate(r, op)
 		if err != nil {
 			apierr.Write(sw, r, p.Log, err)
@@ -156,7 +167,15 @@ func (p Pipeline) auditOutcome(r *http.Request, op *oas.Operation, rec *audit.Re
 		}
 		return
 	}
-	if rec.Recorded() || p.Store == nil {
+	if rec.Recorded() {
+		return
+	}
+	p.recordRefusal(r, rec, status)
+}
+
+// recordRefusal appends the entry of a refused ("denied") or failed request.
+func (p Pipeline) recordRefusal(r *http.Request, rec *audit.Request, status int) {
+	if p.Store == nil {
 		return
 	}
 	outcome := "failed"
@@ -167,6 +186,6 @@ func (p Pipeline) auditOutcome(r *http.Request, op *oas.Operation, rec *audit.Re
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
 	if err := audit.RecordOutcome(ctx, p.Store.Queries, rec, outcome, status); err != nil {
-		p.Log.ErrorContext(ctx, "audit entry lost", "operation", op.ID, "error", err)
+		p.Log.ErrorContext(ctx, "audit entry lost", "operation", rec.Operation, "error", err)
 	}
 }
