@@ -1736,7 +1736,7 @@ type EnvVariableInput struct {
 	// Secret Secret values are encrypted at rest and never returned.
 	Secret *bool `json:"secret,omitempty"`
 
-	// Value Required for new variables; for an existing secret, absent keeps the stored value.
+	// Value Required for new variables; for an existing secret, absent keeps the stored value. Never logged.
 	Value *string `json:"value,omitempty"`
 }
 
@@ -3351,6 +3351,9 @@ type WorkspaceSlug = string
 
 // BadRequest The only error body of the API.
 type BadRequest = Error
+
+// Busy The only error body of the API.
+type Busy = Error
 
 // Conflict The only error body of the API.
 type Conflict = Error

@@ -49,7 +49,14 @@ export interface paths {
         put?: never;
         /**
          * Sign in with email and password
-         * @description Creates a browser session. Attempts are throttled per account and per client address (429).
+         * @description Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+         *     of one account from one client address, or 20 of one account from any address, in 15 minutes
+         *     lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+         *     Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+         *     (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+         *     peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+         *     checks run in a bounded number of slots; a request that finds none free answers 503 with
+         *     `Retry-After`.
          */
         post: operations["login"];
         delete?: never;
@@ -300,7 +307,9 @@ export interface paths {
         put?: never;
         /**
          * Change the caller's password
-         * @description Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+         * @description Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+         *     lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+         *     every other session of the user and revokes all of the user's API tokens.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -407,7 +416,9 @@ export interface paths {
         put?: never;
         /**
          * Create an API token
-         * @description A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+         * @description A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+         *     (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+         *     token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
          */
         post: operations["createToken"];
         delete?: never;
@@ -2007,7 +2018,7 @@ export interface components {
         };
         EnvVariableInput: {
             name: string;
-            /** @description Required for new variables; for an existing secret, absent keeps the stored value. */
+            /** @description Required for new variables; for an existing secret, absent keeps the stored value. Never logged. */
             value?: string;
             /**
              * @description Secret values are encrypted at rest and never returned.
@@ -3278,6 +3289,16 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Error (`unavailable`); retry after `Retry-After` seconds. */
+        Busy: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Unexpected error (`internal` 500, `not_implemented` 501, `unavailable` 503, or any other code). */
         UnexpectedError: {
             headers: {
@@ -3425,6 +3446,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -3527,6 +3549,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -3977,7 +4000,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Changed; every other session of the user is revoked. */
+            /** @description Changed; every other session and every API token of the user is revoked. */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -3990,6 +4013,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -4131,6 +4155,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -4165,6 +4190,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
