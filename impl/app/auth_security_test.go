@@ -242,6 +242,10 @@ func TestThrottleKeysAndTrustedProxies(t *testing.T) {
 		if st := right(s, attacker...); st != http.StatusTooManyRequests {
 			t.Fatalf("the attacker's address is not locked for the account: %d", st)
 		}
+		// Through a second trusted hop, the nearest untrusted address is still the attacker's.
+		if st := right(s, "X-Forwarded-For", "198.51.100.200, 203.0.113.7, 127.0.0.1"); st != http.StatusTooManyRequests {
+			t.Fatalf("the attacker behind two proxies: %d", st)
+		}
 		// The owner, behind the same proxy from another address, signs in.
 		if st := right(s, "X-Forwarded-For", "198.51.100.9"); st != http.StatusOK {
 			t.Fatalf("the owner from another address: %d", st)
