@@ -45,7 +45,7 @@ type Throttle struct {
 	PasswordMaxFailures int
 	Window              time.Duration
 	Lock                time.Duration
-	// HashSlots bounds the password hashes computed at once (0: the number of CPUs); a request that
+	// HashSlots bounds the password hashes computed at once (0: GOMAXPROCS, the CPUs the process may use); a request that
 	// waits longer than HashWait for a slot is answered 503 with Retry-After.
 	HashSlots int
 	HashWait  time.Duration
@@ -78,7 +78,7 @@ func New(st *store.Store, throttle Throttle) (*Service, error) {
 	}
 	slots := throttle.HashSlots
 	if slots <= 0 {
-		slots = runtime.NumCPU()
+		slots = runtime.GOMAXPROCS(0)
 	}
 	return &Service{st: st, throttle: throttle, dummyHash: h, hashSlots: make(chan struct{}, slots)}, nil
 }
