@@ -54,9 +54,9 @@ type Throttle struct {
 // DefaultThrottle: 5 failures per (address, account) or 20 per account in 15 minutes lock it for 15
 // minutes; beyond 50 attempts per address in 15 minutes each is delayed by 200 ms per attempt
 // beyond, at most 5 s; 5 wrong current passwords lock password changes; one hash per CPU at once,
-// waiting at most 2 s.
+// waiting at most 5 s.
 var DefaultThrottle = Throttle{PairMaxFailures: 5, AccountMaxFailures: 20, AddrSlowAfter: 50, AddrDelayStep: 200 * time.Millisecond,
-	AddrMaxDelay: 5 * time.Second, PasswordMaxFailures: 5, Window: 15 * time.Minute, Lock: 15 * time.Minute, HashWait: 2 * time.Second}
+	AddrMaxDelay: 5 * time.Second, PasswordMaxFailures: 5, Window: 15 * time.Minute, Lock: 15 * time.Minute, HashWait: 5 * time.Second}
 
 // Service is identity's domain logic over the store.
 type Service struct {
@@ -118,6 +118,12 @@ var ErrSetupDone = apierr.New(apierr.Conflict, "setup has already been completed
 func (s *Service) Setup(ctx context.Context, email, password, displayName string) (db.User, error) {
 	if err := CheckPassword(password); err != nil {
 		return db.User{}, err
+	}
+	// Once set up, refuse before spending a hash on it.
+	if required, err := s.SetupRequired(ctx); err != nil {
+		return db.User{}, err
+	} else if !required {
+		return db.User{}, ErrSetupDone
 	}
 	hash, err := s.Hash(ctx, password)
 	if err != nil {
