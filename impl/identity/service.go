@@ -45,8 +45,9 @@ type Throttle struct {
 	PasswordMaxFailures int
 	Window              time.Duration
 	Lock                time.Duration
-	// HashSlots bounds the password hashes computed at once (0: GOMAXPROCS, the CPUs the process may use); a request that
-	// waits longer than HashWait for a slot is answered 503 with Retry-After.
+	// HashSlots bounds the password hashes computed at once (0: GOMAXPROCS, the CPUs the process
+	// may use); a request that waits longer than HashWait for a slot is answered 503 with
+	// Retry-After.
 	HashSlots int
 	HashWait  time.Duration
 }
@@ -193,7 +194,8 @@ func rateLimited(until time.Time) *apierr.Error {
 	return e
 }
 
-// errBusy answers a request that found no free password-hashing slot in time.
+// errBusy answers a request that found no free password-hashing slot in time (never modified:
+// compared by identity).
 var errBusy = func() *apierr.Error {
 	e := apierr.New(apierr.Unavailable, "the server is busy checking other passwords", "retry in a second")
 	e.RetryAfter = 1
