@@ -19,6 +19,10 @@ import (
 // validating a deeply nested body costs time that grows faster than its size.
 const MaxJSONDepth = 64
 
+// AnonymousMaxBody caps the body of a request without credentials (login, setup, and whatever an
+// anonymous caller sends to a protected operation before it is refused).
+const AnonymousMaxBody = 64 << 10
+
 // isJSON reports whether a Content-Type names JSON or newline-delimited JSON.
 func isJSON(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
