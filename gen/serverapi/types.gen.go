@@ -1526,13 +1526,15 @@ type AuditEntry struct {
 	Id     openapi_types.UUID      `json:"id"`
 	Method string                  `json:"method"`
 
-	// Operation operationId of the request.
+	// Operation operationId of the request; empty for a mutating request refused before an operation was found (404, 405).
 	//
 	// Example: createRun
 	Operation string            `json:"operation"`
 	Outcome   AuditEntryOutcome `json:"outcome"`
-	Path      string            `json:"path"`
-	RequestId *string           `json:"requestId,omitempty"`
+
+	// Path The request path; control characters, `%` and bytes that are not UTF-8 are percent-encoded.
+	Path      string  `json:"path"`
+	RequestId *string `json:"requestId,omitempty"`
 
 	// Status HTTP status of the response.
 	Status int `json:"status"`

@@ -1926,11 +1926,12 @@ export interface components {
                 name?: string;
             };
             /**
-             * @description operationId of the request.
+             * @description operationId of the request; empty for a mutating request refused before an operation was found (404, 405).
              * @example createRun
              */
             operation: string;
             method: string;
+            /** @description The request path; control characters, `%` and bytes that are not UTF-8 are percent-encoded. */
             path: string;
             target?: {
                 /** @example project */
