@@ -134,3 +134,8 @@ DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2;
 
 -- name: CountWorkspaceAdmins :one
 SELECT count(*)::int FROM workspace_members WHERE workspace_id = $1 AND role = 'admin';
+
+-- name: LockWorkspaceMembers :exec
+-- Serialises the transactions that change a workspace's members, so that the last-admin check of
+-- one sees the changes of the others.
+SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE;

@@ -1,21 +1,31 @@
--- name: GetLoginLock :one
-SELECT locked_until FROM login_failures WHERE key = $1 AND locked_until > now();
-
--- name: RecordLoginFailure :one
--- Counts a failure in a window of sqlc.arg('window_seconds'); at sqlc.arg('max_failures') the key is
--- locked for sqlc.arg('lock_seconds').
+-- name: CountLoginAttempt :one
+-- Counts an attempt for key before its password is checked. One statement, so concurrent attempts
+-- each see their own count: beyond sqlc.arg('max_attempts') in a window of
+-- sqlc.arg('window_seconds'), the key is locked for sqlc.arg('lock_seconds'). An ended lock or
+-- window starts a fresh count.
 INSERT INTO login_failures AS lf (key, failures, window_start)
 VALUES (sqlc.arg('key'), 1, now())
 ON CONFLICT (key) DO UPDATE SET
-    failures = CASE WHEN lf.window_start < now() - make_interval(secs => sqlc.arg('window_seconds')::int)
-                    THEN 1 ELSE lf.failures + 1 END,
-    window_start = CASE WHEN lf.window_start < now() - make_interval(secs => sqlc.arg('window_seconds')::int)
-                    THEN now() ELSE lf.window_start END
-RETURNING failures;
+    failures = CASE
+        WHEN (lf.locked_until IS NOT NULL AND lf.locked_until <= now())
+          OR (lf.locked_until IS NULL AND lf.window_start <= now() - make_interval(secs => sqlc.arg('window_seconds')::int))
+        THEN 1 ELSE lf.failures + 1 END,
+    window_start = CASE
+        WHEN (lf.locked_until IS NOT NULL AND lf.locked_until <= now())
+          OR (lf.locked_until IS NULL AND lf.window_start <= now() - make_interval(secs => sqlc.arg('window_seconds')::int))
+        THEN now() ELSE lf.window_start END,
+    locked_until = CASE
+        WHEN (lf.locked_until IS NOT NULL AND lf.locked_until <= now())
+          OR (lf.locked_until IS NULL AND lf.window_start <= now() - make_interval(secs => sqlc.arg('window_seconds')::int))
+        THEN NULL
+        WHEN lf.locked_until IS NOT NULL THEN lf.locked_until
+        WHEN lf.failures + 1 > sqlc.arg('max_attempts')::int THEN now() + make_interval(secs => sqlc.arg('lock_seconds')::int)
+        ELSE NULL END
+RETURNING failures, locked_until;
 
--- name: LockLogin :exec
-UPDATE login_failures SET locked_until = now() + make_interval(secs => sqlc.arg('lock_seconds')::int)
-WHERE key = sqlc.arg('key');
+-- name: ForgiveLoginAttempt :exec
+-- Takes back an attempt counted by CountLoginAttempt that turned out not to be a failure.
+UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = $1 AND locked_until IS NULL;
 
 -- name: ClearLoginFailures :exec
 DELETE FROM login_failures WHERE key = $1;

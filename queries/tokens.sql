@@ -27,3 +27,7 @@ SELECT * FROM api_tokens WHERE id = $1 AND revoked_at IS NULL;
 
 -- name: RevokeToken :execrows
 UPDATE api_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL;
+
+-- name: RevokeUserTokens :execrows
+-- Revokes every live token of a user (a password change does).
+UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL;

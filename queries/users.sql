@@ -46,3 +46,8 @@ INSERT INTO instance_setup (admin_id) VALUES ($1) ON CONFLICT DO NOTHING;
 
 -- name: DeleteSessionsOfUser :exec
 DELETE FROM sessions WHERE user_id = $1;
+
+-- name: LockInstanceAdmins :exec
+-- Serialises the transactions that may take away an instance admin (demote, disable), so that two
+-- concurrent ones cannot each see the other's admin and leave none.
+SELECT pg_advisory_xact_lock(7301, 1);

@@ -621,6 +621,17 @@ func (q *Queries) ListWorkspacesForUser(ctx context.Context, arg ListWorkspacesF
 	return items, nil
 }
 
+const lockWorkspaceMembers = `-- name: LockWorkspaceMembers :exec
+SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// Serialises the transactions that change a workspace's members, so that the last-admin check of
+// one sees the changes of the others.
+func (q *Queries) LockWorkspaceMembers(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, lockWorkspaceMembers, id)
+	return err
+}
+
 const removeOrgMember = `-- name: RemoveOrgMember :execrows
 DELETE FROM org_members WHERE org_id = $1 AND user_id = $2
 `

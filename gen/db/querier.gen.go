@@ -31,6 +31,11 @@ type Querier interface {
 	// Rows of every table that holds keys of the shared blob store.
 	CountBlobReferences(ctx context.Context, key string) (int32, error)
 	CountInstanceAdmins(ctx context.Context) (int64, error)
+	// Counts an attempt for key before its password is checked. One statement, so concurrent attempts
+	// each see their own count: beyond sqlc.arg('max_attempts') in a window of
+	// sqlc.arg('window_seconds'), the key is locked for sqlc.arg('lock_seconds'). An ended lock or
+	// window starts a fresh count.
+	CountLoginAttempt(ctx context.Context, arg CountLoginAttemptParams) (CountLoginAttemptRow, error)
 	CountWorkspaceAdmins(ctx context.Context, workspaceID uuid.UUID) (int32, error)
 	CreateArtifact(ctx context.Context, arg CreateArtifactParams) (Artifact, error)
 	CreateDataset(ctx context.Context, arg CreateDatasetParams) (Dataset, error)
@@ -70,6 +75,8 @@ type Querier interface {
 	FinishIngestRun(ctx context.Context, arg FinishIngestRunParams) (Run, error)
 	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
 	FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error
+	// Takes back an attempt counted by CountLoginAttempt that turned out not to be a failure.
+	ForgiveLoginAttempt(ctx context.Context, key string) error
 	GetArtifactWithWorkspace(ctx context.Context, id uuid.UUID) (GetArtifactWithWorkspaceRow, error)
 	GetDataset(ctx context.Context, arg GetDatasetParams) (Dataset, error)
 	GetEnvironment(ctx context.Context, arg GetEnvironmentParams) (Environment, error)
@@ -78,7 +85,6 @@ type Querier interface {
 	GetFeatureForUpdate(ctx context.Context, arg GetFeatureForUpdateParams) (Feature, error)
 	GetIntegration(ctx context.Context, arg GetIntegrationParams) (Integration, error)
 	GetLocatorAlternatives(ctx context.Context, arg GetLocatorAlternativesParams) (json.RawMessage, error)
-	GetLoginLock(ctx context.Context, key string) (*time.Time, error)
 	GetOrgBySlug(ctx context.Context, slug string) (Org, error)
 	GetPoolAccount(ctx context.Context, arg GetPoolAccountParams) (PoolAccount, error)
 	GetProcess(ctx context.Context, arg GetProcessParams) (Process, error)
@@ -144,11 +150,16 @@ type Querier interface {
 	ListWorkspacesForUser(ctx context.Context, arg ListWorkspacesForUserParams) ([]ListWorkspacesForUserRow, error)
 	// Serializes, until the end of the transaction, the writers and the deleter of one blob key.
 	LockBlob(ctx context.Context, key string) error
-	LockLogin(ctx context.Context, arg LockLoginParams) error
+	// Serialises the transactions that may take away an instance admin (demote, disable), so that two
+	// concurrent ones cannot each see the other's admin and leave none.
+	LockInstanceAdmins(ctx context.Context) error
 	// Serialises the ingests of one run.
 	LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error)
 	// Every reviewable check of a run, locked for acceptance.
 	LockRunBaselineChecks(ctx context.Context, runID uuid.UUID) ([]LockRunBaselineChecksRow, error)
+	// Serialises the transactions that change a workspace's members, so that the last-admin check of
+	// one sees the changes of the others.
+	LockWorkspaceMembers(ctx context.Context, id uuid.UUID) error
 	MarkVisualChecksAccepted(ctx context.Context, arg MarkVisualChecksAcceptedParams) error
 	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
 	NotifyRunEvent(ctx context.Context, payload string) error
@@ -156,9 +167,6 @@ type Querier interface {
 	// Runs whose worker stopped heartbeating died with it.
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error
-	// Counts a failure in a window of sqlc.arg('window_seconds'); at sqlc.arg('max_failures') the key is
-	// locked for sqlc.arg('lock_seconds').
-	RecordLoginFailure(ctx context.Context, arg RecordLoginFailureParams) (int32, error)
 	ReleasePoolLease(ctx context.Context, arg ReleasePoolLeaseParams) (int64, error)
 	// Releases every account a run holds (the run ended, or was found dead).
 	ReleaseRunLeases(ctx context.Context, leaseRunID uuid.NullUUID) (int64, error)
@@ -169,6 +177,8 @@ type Querier interface {
 	// A queued run is cancelled at once; a running one is flagged for its worker.
 	RequestCancel(ctx context.Context, id uuid.UUID) (Run, error)
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
+	// Revokes every live token of a user (a password change does).
+	RevokeUserTokens(ctx context.Context, userID uuid.UUID) (int64, error)
 	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error
 	SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error
 	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error

@@ -19,53 +19,62 @@ func (q *Queries) ClearLoginFailures(ctx context.Context, key string) error {
 	return err
 }
 
-const getLoginLock = `-- name: GetLoginLock :one
-SELECT locked_until FROM login_failures WHERE key = $1 AND locked_until > now()
-`
-
-func (q *Queries) GetLoginLock(ctx context.Context, key string) (*time.Time, error) {
-	row := q.db.QueryRow(ctx, getLoginLock, key)
-	var locked_until *time.Time
-	err := row.Scan(&locked_until)
-	return locked_until, err
-}
-
-const lockLogin = `-- name: LockLogin :exec
-UPDATE login_failures SET locked_until = now() + make_interval(secs => $1::int)
-WHERE key = $2
-`
-
-type LockLoginParams struct {
-	LockSeconds int32
-	Key         string
-}
-
-func (q *Queries) LockLogin(ctx context.Context, arg LockLoginParams) error {
-	_, err := q.db.Exec(ctx, lockLogin, arg.LockSeconds, arg.Key)
-	return err
-}
-
-const recordLoginFailure = `-- name: RecordLoginFailure :one
+const countLoginAttempt = `-- name: CountLoginAttempt :one
 INSERT INTO login_failures AS lf (key, failures, window_start)
 VALUES ($1, 1, now())
 ON CONFLICT (key) DO UPDATE SET
-    failures = CASE WHEN lf.window_start < now() - make_interval(secs => $2::int)
-                    THEN 1 ELSE lf.failures + 1 END,
-    window_start = CASE WHEN lf.window_start < now() - make_interval(secs => $2::int)
-                    THEN now() ELSE lf.window_start END
-RETURNING failures
+    failures = CASE
+        WHEN (lf.locked_until IS NOT NULL AND lf.locked_until <= now())
+          OR (lf.locked_until IS NULL AND lf.window_start <= now() - make_interval(secs => $2::int))
+        THEN 1 ELSE lf.failures + 1 END,
+    window_start = CASE
+        WHEN (lf.locked_until IS NOT NULL AND lf.locked_until <= now())
+          OR (lf.locked_until IS NULL AND lf.window_start <= now() - make_interval(secs => $2::int))
+        THEN now() ELSE lf.window_start END,
+    locked_until = CASE
+        WHEN (lf.locked_until IS NOT NULL AND lf.locked_until <= now())
+          OR (lf.locked_until IS NULL AND lf.window_start <= now() - make_interval(secs => $2::int))
+        THEN NULL
+        WHEN lf.locked_until IS NOT NULL THEN lf.locked_until
+        WHEN lf.failures + 1 > $3::int THEN now() + make_interval(secs => $4::int)
+        ELSE NULL END
+RETURNING failures, locked_until
 `
 
-type RecordLoginFailureParams struct {
+type CountLoginAttemptParams struct {
 	Key           string
 	WindowSeconds int32
+	MaxAttempts   int32
+	LockSeconds   int32
 }
 
-// Counts a failure in a window of sqlc.arg('window_seconds'); at sqlc.arg('max_failures') the key is
-// locked for sqlc.arg('lock_seconds').
-func (q *Queries) RecordLoginFailure(ctx context.Context, arg RecordLoginFailureParams) (int32, error) {
-	row := q.db.QueryRow(ctx, recordLoginFailure, arg.Key, arg.WindowSeconds)
-	var failures int32
-	err := row.Scan(&failures)
-	return failures, err
+type CountLoginAttemptRow struct {
+	Failures    int32
+	LockedUntil *time.Time
+}
+
+// Counts an attempt for key before its password is checked. One statement, so concurrent attempts
+// each see their own count: beyond sqlc.arg('max_attempts') in a window of
+// sqlc.arg('window_seconds'), the key is locked for sqlc.arg('lock_seconds'). An ended lock or
+// window starts a fresh count.
+func (q *Queries) CountLoginAttempt(ctx context.Context, arg CountLoginAttemptParams) (CountLoginAttemptRow, error) {
+	row := q.db.QueryRow(ctx, countLoginAttempt,
+		arg.Key,
+		arg.WindowSeconds,
+		arg.MaxAttempts,
+		arg.LockSeconds,
+	)
+	var i CountLoginAttemptRow
+	err := row.Scan(&i.Failures, &i.LockedUntil)
+	return i, err
+}
+
+const forgiveLoginAttempt = `-- name: ForgiveLoginAttempt :exec
+UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = $1 AND locked_until IS NULL
+`
+
+// Takes back an attempt counted by CountLoginAttempt that turned out not to be a failure.
+func (q *Queries) ForgiveLoginAttempt(ctx context.Context, key string) error {
+	_, err := q.db.Exec(ctx, forgiveLoginAttempt, key)
+	return err
 }

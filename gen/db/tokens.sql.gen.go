@@ -179,6 +179,19 @@ func (q *Queries) RevokeToken(ctx context.Context, id uuid.UUID) (int64, error) 
 	return result.RowsAffected(), nil
 }
 
+const revokeUserTokens = `-- name: RevokeUserTokens :execrows
+UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL
+`
+
+// Revokes every live token of a user (a password change does).
+func (q *Queries) RevokeUserTokens(ctx context.Context, userID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, revokeUserTokens, userID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const touchToken = `-- name: TouchToken :exec
 UPDATE api_tokens SET last_used_at = now() WHERE id = $1
 `

@@ -184,6 +184,17 @@ func (q *Queries) ListUsers(ctx context.Context, arg ListUsersParams) ([]User, e
 	return items, nil
 }
 
+const lockInstanceAdmins = `-- name: LockInstanceAdmins :exec
+SELECT pg_advisory_xact_lock(7301, 1)
+`
+
+// Serialises the transactions that may take away an instance admin (demote, disable), so that two
+// concurrent ones cannot each see the other's admin and leave none.
+func (q *Queries) LockInstanceAdmins(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockInstanceAdmins)
+	return err
+}
+
 const recordLogin = `-- name: RecordLogin :exec
 UPDATE users SET last_login_at = now() WHERE id = $1
 `

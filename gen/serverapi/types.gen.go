@@ -1544,13 +1544,15 @@ type AuditEntry struct {
 	Id     openapi_types.UUID      `json:"id"`
 	Method string                  `json:"method"`
 
-	// Operation operationId of the request.
+	// Operation operationId of the request; empty for a mutating request refused before an operation was found (404, 405).
 	//
 	// Example: createRun
 	Operation string            `json:"operation"`
 	Outcome   AuditEntryOutcome `json:"outcome"`
-	Path      string            `json:"path"`
-	RequestId *string           `json:"requestId,omitempty"`
+
+	// Path The request path; control characters, `%` and bytes that are not UTF-8 are percent-encoded.
+	Path      string  `json:"path"`
+	RequestId *string `json:"requestId,omitempty"`
 
 	// Status HTTP status of the response.
 	Status int `json:"status"`
@@ -1784,7 +1786,7 @@ type EnvVariableInput struct {
 	// Secret Secret values are encrypted at rest and never returned.
 	Secret *bool `json:"secret,omitempty"`
 
-	// Value Required for new variables; for an existing secret, absent keeps the stored value.
+	// Value Required for new variables; for an existing secret, absent keeps the stored value. Never logged.
 	Value *string `json:"value,omitempty"`
 }
 
@@ -3407,6 +3409,9 @@ type WorkspaceSlug = string
 
 // BadRequest The only error body of the API.
 type BadRequest = Error
+
+// Busy The only error body of the API.
+type Busy = Error
 
 // Conflict The only error body of the API.
 type Conflict = Error

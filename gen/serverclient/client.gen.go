@@ -1551,13 +1551,15 @@ type AuditEntry struct {
 	Id     openapi_types.UUID      `json:"id"`
 	Method string                  `json:"method"`
 
-	// Operation operationId of the request.
+	// Operation operationId of the request; empty for a mutating request refused before an operation was found (404, 405).
 	//
 	// Example: createRun
 	Operation string            `json:"operation"`
 	Outcome   AuditEntryOutcome `json:"outcome"`
-	Path      string            `json:"path"`
-	RequestId *string           `json:"requestId,omitempty"`
+
+	// Path The request path; control characters, `%` and bytes that are not UTF-8 are percent-encoded.
+	Path      string  `json:"path"`
+	RequestId *string `json:"requestId,omitempty"`
 
 	// Status HTTP status of the response.
 	Status int `json:"status"`
@@ -1791,7 +1793,7 @@ type EnvVariableInput struct {
 	// Secret Secret values are encrypted at rest and never returned.
 	Secret *bool `json:"secret,omitempty"`
 
-	// Value Required for new variables; for an existing secret, absent keeps the stored value.
+	// Value Required for new variables; for an existing secret, absent keeps the stored value. Never logged.
 	Value *string `json:"value,omitempty"`
 }
 
@@ -3415,6 +3417,9 @@ type WorkspaceSlug = string
 // BadRequest The only error body of the API.
 type BadRequest = Error
 
+// Busy The only error body of the API.
+type Busy = Error
+
 // Conflict The only error body of the API.
 type Conflict = Error
 
@@ -4200,7 +4205,14 @@ type ClientInterface interface {
 
 	// LoginWithBody Sign in with email and password
 	//
-	// Creates a browser session. Attempts are throttled per account and per client address (429).
+	// Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+	// of one account from one client address, or 20 of one account from any address, in 15 minutes
+	// lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+	// Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+	// (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+	// peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+	// checks run in a bounded number of slots; a request that finds none free answers 503 with
+	// `Retry-After`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4209,7 +4221,14 @@ type ClientInterface interface {
 
 	// Login Sign in with email and password
 	//
-	// Creates a browser session. Attempts are throttled per account and per client address (429).
+	// Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+	// of one account from one client address, or 20 of one account from any address, in 15 minutes
+	// lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+	// Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+	// (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+	// peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+	// checks run in a bounded number of slots; a request that finds none free answers 503 with
+	// `Retry-After`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4301,7 +4320,9 @@ type ClientInterface interface {
 
 	// ChangePasswordWithBody Change the caller's password
 	//
-	// Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+	// Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+	// lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+	// every other session of the user and revokes all of the user's API tokens.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4310,7 +4331,9 @@ type ClientInterface interface {
 
 	// ChangePassword Change the caller's password
 	//
-	// Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+	// Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+	// lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+	// every other session of the user and revokes all of the user's API tokens.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4961,7 +4984,9 @@ type ClientInterface interface {
 
 	// CreateTokenWithBody Create an API token
 	//
-	// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+	// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+	// (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+	// token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4970,7 +4995,9 @@ type ClientInterface interface {
 
 	// CreateToken Create an API token
 	//
-	// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+	// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+	// (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+	// token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5296,7 +5323,14 @@ func (c *Client) ListAudit(ctx context.Context, params *ListAuditParams, reqEdit
 
 // LoginWithBody Sign in with email and password
 //
-// Creates a browser session. Attempts are throttled per account and per client address (429).
+// Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+// of one account from one client address, or 20 of one account from any address, in 15 minutes
+// lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+// Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+// (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+// peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+// checks run in a bounded number of slots; a request that finds none free answers 503 with
+// `Retry-After`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5315,7 +5349,14 @@ func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.
 
 // Login Sign in with email and password
 //
-// Creates a browser session. Attempts are throttled per account and per client address (429).
+// Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+// of one account from one client address, or 20 of one account from any address, in 15 minutes
+// lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+// Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+// (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+// peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+// checks run in a bounded number of slots; a request that finds none free answers 503 with
+// `Retry-After`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5527,7 +5568,9 @@ func (c *Client) UpdateMe(ctx context.Context, body UpdateMeJSONRequestBody, req
 
 // ChangePasswordWithBody Change the caller's password
 //
-// Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+// Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+// lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+// every other session of the user and revokes all of the user's API tokens.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5546,7 +5589,9 @@ func (c *Client) ChangePasswordWithBody(ctx context.Context, contentType string,
 
 // ChangePassword Change the caller's password
 //
-// Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+// Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+// lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+// every other session of the user and revokes all of the user's API tokens.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7187,7 +7232,9 @@ func (c *Client) ListTokens(ctx context.Context, params *ListTokensParams, reqEd
 
 // CreateTokenWithBody Create an API token
 //
-// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+// (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+// token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7206,7 +7253,9 @@ func (c *Client) CreateTokenWithBody(ctx context.Context, contentType string, bo
 
 // CreateToken Create an API token
 //
-// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+// (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+// token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13897,7 +13946,14 @@ type ClientWithResponsesInterface interface {
 
 	// LoginWithBodyWithResponse Sign in with email and password
 	//
-	// Creates a browser session. Attempts are throttled per account and per client address (429).
+	// Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+	// of one account from one client address, or 20 of one account from any address, in 15 minutes
+	// lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+	// Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+	// (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+	// peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+	// checks run in a bounded number of slots; a request that finds none free answers 503 with
+	// `Retry-After`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13906,7 +13962,14 @@ type ClientWithResponsesInterface interface {
 
 	// LoginWithResponse Sign in with email and password
 	//
-	// Creates a browser session. Attempts are throttled per account and per client address (429).
+	// Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+	// of one account from one client address, or 20 of one account from any address, in 15 minutes
+	// lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+	// Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+	// (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+	// peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+	// checks run in a bounded number of slots; a request that finds none free answers 503 with
+	// `Retry-After`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14008,7 +14071,9 @@ type ClientWithResponsesInterface interface {
 
 	// ChangePasswordWithBodyWithResponse Change the caller's password
 	//
-	// Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+	// Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+	// lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+	// every other session of the user and revokes all of the user's API tokens.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14017,7 +14082,9 @@ type ClientWithResponsesInterface interface {
 
 	// ChangePasswordWithResponse Change the caller's password
 	//
-	// Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+	// Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+	// lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+	// every other session of the user and revokes all of the user's API tokens.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14772,7 +14839,9 @@ type ClientWithResponsesInterface interface {
 
 	// CreateTokenWithBodyWithResponse Create an API token
 	//
-	// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+	// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+	// (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+	// token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14781,7 +14850,9 @@ type ClientWithResponsesInterface interface {
 
 	// CreateTokenWithResponse Create an API token
 	//
-	// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+	// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+	// (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+	// token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15669,6 +15740,11 @@ type LoginResponse429Headers struct {
 	RetryAfter *int
 }
 
+// LoginResponse503Headers the declared response headers of an HTTP 503 response for Login
+type LoginResponse503Headers struct {
+	RetryAfter *int
+}
+
 type LoginResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15684,12 +15760,16 @@ type LoginResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Busy
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LoginResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *LoginResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LoginResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -15720,6 +15800,11 @@ func (r LoginResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r LoginResponse) GetJSON429() *RateLimited {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LoginResponse) GetJSON503() *Busy {
+	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -15904,6 +15989,11 @@ type SetupResponse429Headers struct {
 	RetryAfter *int
 }
 
+// SetupResponse503Headers the declared response headers of an HTTP 503 response for Setup
+type SetupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type SetupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15919,12 +16009,16 @@ type SetupResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Busy
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *SetupResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SetupResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetupResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -15955,6 +16049,11 @@ func (r SetupResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r SetupResponse) GetJSON429() *RateLimited {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetupResponse) GetJSON503() *Busy {
+	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -16334,6 +16433,11 @@ type ChangePasswordResponse429Headers struct {
 	RetryAfter *int
 }
 
+// ChangePasswordResponse503Headers the declared response headers of an HTTP 503 response for ChangePassword
+type ChangePasswordResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ChangePasswordResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16349,10 +16453,14 @@ type ChangePasswordResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Busy
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ChangePasswordResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ChangePasswordResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -16383,6 +16491,11 @@ func (r ChangePasswordResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ChangePasswordResponse) GetJSON429() *RateLimited {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ChangePasswordResponse) GetJSON503() *Busy {
+	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -22833,6 +22946,11 @@ func (r ListUsersResponse) ContentType() string {
 	return ""
 }
 
+// CreateUserResponse503Headers the declared response headers of an HTTP 503 response for CreateUser
+type CreateUserResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22850,8 +22968,12 @@ type CreateUserResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Busy
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateUserResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -22889,6 +23011,11 @@ func (r CreateUserResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateUserResponse) GetJSON503() *Busy {
+	return r.JSON503
+}
+
 // GetJSONDefault returns the response for an HTTP default `application/json` response
 func (r CreateUserResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
@@ -22923,6 +23050,11 @@ func (r CreateUserResponse) ContentType() string {
 	return ""
 }
 
+// UpdateUserResponse503Headers the declared response headers of an HTTP 503 response for UpdateUser
+type UpdateUserResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdateUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22942,8 +23074,12 @@ type UpdateUserResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Busy
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateUserResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22984,6 +23120,11 @@ func (r UpdateUserResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r UpdateUserResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateUserResponse) GetJSON503() *Busy {
+	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -24191,7 +24332,14 @@ func (c *ClientWithResponses) ListAuditWithResponse(ctx context.Context, params 
 
 // LoginWithBodyWithResponse Sign in with email and password
 //
-// Creates a browser session. Attempts are throttled per account and per client address (429).
+// Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+// of one account from one client address, or 20 of one account from any address, in 15 minutes
+// lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+// Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+// (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+// peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+// checks run in a bounded number of slots; a request that finds none free answers 503 with
+// `Retry-After`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24206,7 +24354,14 @@ func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, con
 
 // LoginWithResponse Sign in with email and password
 //
-// Creates a browser session. Attempts are throttled per account and per client address (429).
+// Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+// of one account from one client address, or 20 of one account from any address, in 15 minutes
+// lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+// Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+// (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+// peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+// checks run in a bounded number of slots; a request that finds none free answers 503 with
+// `Retry-After`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24380,7 +24535,9 @@ func (c *ClientWithResponses) UpdateMeWithResponse(ctx context.Context, body Upd
 
 // ChangePasswordWithBodyWithResponse Change the caller's password
 //
-// Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+// Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+// lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+// every other session of the user and revokes all of the user's API tokens.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24395,7 +24552,9 @@ func (c *ClientWithResponses) ChangePasswordWithBodyWithResponse(ctx context.Con
 
 // ChangePasswordWithResponse Change the caller's password
 //
-// Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+// Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+// lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+// every other session of the user and revokes all of the user's API tokens.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25744,7 +25903,9 @@ func (c *ClientWithResponses) ListTokensWithResponse(ctx context.Context, params
 
 // CreateTokenWithBodyWithResponse Create an API token
 //
-// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+// (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+// token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25759,7 +25920,9 @@ func (c *ClientWithResponses) CreateTokenWithBodyWithResponse(ctx context.Contex
 
 // CreateTokenWithResponse Create an API token
 //
-// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+// A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+// (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+// token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26743,6 +26906,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Busy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26773,6 +26943,16 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers LoginResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26951,6 +27131,13 @@ func ParseSetupResponse(rsp *http.Response) (*SetupResponse, error) {
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Busy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26981,6 +27168,16 @@ func ParseSetupResponse(rsp *http.Response) (*SetupResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -27308,6 +27505,13 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Busy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27328,6 +27532,16 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ChangePasswordResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32727,6 +32941,13 @@ func ParseCreateUserResponse(rsp *http.Response) (*CreateUserResponse, error) {
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Busy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32734,6 +32955,19 @@ func ParseCreateUserResponse(rsp *http.Response) (*CreateUserResponse, error) {
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreateUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -32809,6 +33043,13 @@ func ParseUpdateUserResponse(rsp *http.Response) (*UpdateUserResponse, error) {
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Busy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32816,6 +33057,19 @@ func ParseUpdateUserResponse(rsp *http.Response) (*UpdateUserResponse, error) {
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers UpdateUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -2,9 +2,11 @@ package apierr
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // body is the wire shape of every error response.
@@ -25,9 +27,9 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	e := From(err)
 	status := e.Code.Status()
 	if log != nil {
-		attrs := []any{"code", e.Code, "status", status, "method", r.Method, "path", r.URL.Path}
+		attrs := []any{"code", e.Code, "status", status, "method", bounded(r.Method, 32), "path", bounded(r.URL.Path, 512)}
 		if e.Cause != nil {
-			attrs = append(attrs, "cause", e.Cause.Error())
+			attrs = append(attrs, "cause", bounded(e.Cause.Error(), 4096))
 		}
 		if status >= 500 && e.Code != NotImplemented {
 			log.ErrorContext(r.Context(), "request failed", attrs...)
@@ -43,4 +45,12 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body{Error: wireError{Code: e.Code, Message: e.Message, Hint: e.Hint, Details: e.Details}})
+}
+
+// bounded cuts a text that may carry request input before it is logged.
+func bounded(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + fmt.Sprintf("… (%d bytes more)", len(s)-n)
 }

@@ -142,7 +142,11 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	if err != nil {
 		return nil, err
 	}
-	ident, err := identity.New(st, identity.DefaultThrottle)
+	throttle := identity.DefaultThrottle
+	if cfg.Throttle != nil {
+		throttle = *cfg.Throttle
+	}
+	ident, err := identity.New(st, throttle)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +155,7 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
-		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://")}
+		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"), TrustedProxies: cfg.TrustedProxies}
 	return pipeline.Handler(routes)
 }
 

@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sdods/sdods/impl/egress"
+	"github.com/sdods/sdods/impl/httpapi"
+	"github.com/sdods/sdods/impl/identity"
 	"github.com/sdods/sdods/impl/store"
 )
 
@@ -49,6 +52,12 @@ type Config struct {
 	// WebhookAllowPrivate permits webhook deliveries to loopback, private and link-local
 	// addresses (refused by default).
 	WebhookAllowPrivate bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For header names the client (by
+	// default none: the header is ignored and the connection's peer is the client).
+	TrustedProxies []netip.Prefix
+	// Throttle replaces identity.DefaultThrottle (tests tune it; there is no flag).
+	Throttle          *identity.Throttle
+	trustedProxiesErr error
 }
 
 func env(name, fallback string) string {
@@ -84,6 +93,12 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	c.EgressAllow = splitList(env("SDODS_EGRESS_ALLOW", ""))
 	fs.Func("egress-deny", "comma-separated egress rules steps and Git integrations may not reach (SDODS_EGRESS_DENY)", listFlag(&c.EgressDeny))
 	c.EgressDeny = splitList(env("SDODS_EGRESS_DENY", ""))
+	c.TrustedProxies, c.trustedProxiesErr = httpapi.ParseTrustedProxies(env("SDODS_TRUSTED_PROXIES", ""))
+	fs.Func("trusted-proxies", "comma-separated addresses and CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; "+
+		"from any other peer the header is ignored (SDODS_TRUSTED_PROXIES; default none)", func(s string) error {
+		c.TrustedProxies, c.trustedProxiesErr = httpapi.ParseTrustedProxies(s)
+		return c.trustedProxiesErr
+	})
 	workers, _ := strconv.Atoi(env("SDODS_WORKERS", "2"))
 	fs.IntVar(&c.Workers, "workers", workers, "runs executed at once by this process (SDODS_WORKERS)")
 	fs.StringVar(&c.Chromium, "chromium", env("SDODS_CHROMIUM", "chromium"), "browser for browser steps: path or name in PATH (SDODS_CHROMIUM)")
@@ -117,6 +132,9 @@ func splitList(s string) []string {
 func (c *Config) Validate() error {
 	if c.MaxBody <= 0 {
 		return fmt.Errorf("max-body must be positive")
+	}
+	if c.trustedProxiesErr != nil {
+		return fmt.Errorf("trusted-proxies: %w", c.trustedProxiesErr)
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("log-format must be text or json")

@@ -136,6 +136,16 @@ func TestSessionCSRFTokensAndAccount(t *testing.T) {
 		t.Fatalf("revoked session still works: %d", r.StatusCode())
 	}
 
+	// Revoking the token ends it.
+	if r, _ := admin.RevokeTokenWithResponse(ctx, list.JSON200.Items[0].Id); r.StatusCode() != http.StatusNoContent {
+		t.Fatalf("revoke token: %d %s", r.StatusCode(), r.Body)
+	}
+	if r, _ := bearer.GetAuthMeWithResponse(ctx); r.StatusCode() != http.StatusUnauthorized {
+		t.Fatalf("revoked token still works: %d", r.StatusCode())
+	}
+	// A password change revokes the tokens that remain.
+	other := s.Bearer(t, apptest.Token(t, admin, "account:read"))
+
 	// Password change: the current password is checked; the new one works.
 	if r, _ := admin.ChangePasswordWithResponse(ctx, serverclient.ChangePasswordJSONRequestBody{CurrentPassword: "nope", NewPassword: "another long password"}); r.StatusCode() != http.StatusForbidden {
 		t.Fatalf("wrong current password: %d %s", r.StatusCode(), r.Body)
@@ -146,19 +156,15 @@ func TestSessionCSRFTokensAndAccount(t *testing.T) {
 	if r, _ := s.Client.LoginWithResponse(ctx, serverclient.LoginJSONRequestBody{Email: "admin@example.com", Password: "another long password"}); r.StatusCode() != 200 {
 		t.Fatalf("login with new password: %d", r.StatusCode())
 	}
+	if r, _ := other.GetAuthMeWithResponse(ctx); r.StatusCode() != http.StatusUnauthorized {
+		t.Fatalf("a token survived the password change: %d", r.StatusCode())
+	}
 	// Profile.
 	up, _ := admin.UpdateMeWithResponse(ctx, serverclient.UpdateMeJSONRequestBody{DisplayName: ptr("Root")})
 	if up.JSON200 == nil || up.JSON200.DisplayName != "Root" {
 		t.Fatalf("update me: %s", up.Body)
 	}
 
-	// Revoking the token ends it.
-	if r, _ := admin.RevokeTokenWithResponse(ctx, list.JSON200.Items[0].Id); r.StatusCode() != http.StatusNoContent {
-		t.Fatalf("revoke token: %d %s", r.StatusCode(), r.Body)
-	}
-	if r, _ := bearer.GetAuthMeWithResponse(ctx); r.StatusCode() != http.StatusUnauthorized {
-		t.Fatalf("revoked token still works: %d", r.StatusCode())
-	}
 	// Logout ends the session and clears the cookie.
 	lo, _ := admin.LogoutWithResponse(ctx)
 	if lo.StatusCode() != http.StatusNoContent || !strings.Contains(lo.HTTPResponse.Header.Get("Set-Cookie"), "Max-Age=0") {

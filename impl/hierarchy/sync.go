@@ -316,9 +316,17 @@ func (s *syncer) applyWorkspace(org db.Org, w Workspace, prune bool) error {
 		id = ws.ID
 		s.res.Unchanged++
 	}
+	// Serialised with the member handlers, so that the last-admin check below sees their changes.
+	if err := s.q.LockWorkspaceMembers(s.ctx, id); err != nil {
+		return err
+	}
 	current, err := s.q.AllWorkspaceMembers(s.ctx, id)
 	if err != nil {
 		return err
+	}
+	hadAdmin := false
+	for _, m := range current {
+		hadAdmin = hadAdmin || m.Role == "admin"
 	}
 	have := map[string]string{}
 	for _, m := range current {
@@ -354,6 +362,17 @@ func (s *syncer) applyWorkspace(org db.Org, w Workspace, prune bool) error {
 				}
 				s.change("deleted", "workspaceMember", w.Slug+"/"+m.Email, "")
 			}
+		}
+	}
+	if hadAdmin {
+		// The same rule as PATCH and DELETE …/members/{userId}: a workspace keeps an admin.
+		n, err := s.q.CountWorkspaceAdmins(s.ctx, id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return apierr.New(apierr.Conflict, fmt.Sprintf("the document leaves workspace %s without an admin", w.Slug),
+				"name at least one member of the workspace with role admin")
 		}
 	}
 	return nil

@@ -48,27 +48,10 @@ func userWriteError(err error) error {
 	return notFoundOr(err, "user")
 }
 
-// ChangePassword checks the current password, sets the new one and ends every other session.
+// ChangePassword checks the current password (throttled like logins), sets the new one, ends
+// every other session and revokes the caller's API tokens.
 func (s *Server) ChangePassword(ctx context.Context, req serverapi.ChangePasswordRequestObject) (serverapi.ChangePasswordResponseObject, error) {
 	p, uid, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := identity.CheckPassword(req.Body.NewPassword); err != nil {
-		return nil, apierr.New(apierr.ValidationFailed, "the new password is too short", "body member /newPassword: use at least 12 characters")
-	}
-	u, err := s.Store.GetUser(ctx, uid)
-	if err != nil {
-		return nil, notFoundOr(err, "user")
-	}
-	ok, err := identity.VerifyPassword(u.PasswordHash, req.Body.CurrentPassword)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, apierr.New(apierr.Forbidden, "the current password is wrong", "body member /currentPassword: enter your present password")
-	}
-	hash, err := identity.HashPassword(req.Body.NewPassword)
 	if err != nil {
 		return nil, err
 	}
@@ -76,18 +59,8 @@ func (s *Server) ChangePassword(ctx context.Context, req serverapi.ChangePasswor
 	if err != nil {
 		return nil, err
 	}
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		if err := q.SetUserPassword(ctx, db.SetUserPasswordParams{ID: uid, PasswordHash: hash}); err != nil {
-			return err
-		}
-		n, err := q.DeleteOtherSessions(ctx, db.DeleteOtherSessionsParams{UserID: uid, ID: current})
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "user", ID: uid.String(), Name: u.Email}, map[string]any{"sessionsRevoked": n})
-	})
-	if err != nil {
-		return nil, err
+	if _, err := s.Identity.ChangePassword(ctx, uid, current, req.Body.CurrentPassword, req.Body.NewPassword); err != nil {
+		return nil, notFoundOr(err, "user")
 	}
 	return serverapi.ChangePassword204Response{}, nil
 }

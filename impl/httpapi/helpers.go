@@ -30,7 +30,8 @@ func metaFrom(ctx context.Context) clientMeta {
 	return m
 }
 
-func clientAddr(r *http.Request) string {
+// peerAddr is the address of the connection's other end.
+func peerAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr

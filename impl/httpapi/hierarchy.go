@@ -286,7 +286,8 @@ func (s *Server) GetWorkspaceMember(ctx context.Context, req serverapi.GetWorksp
 	return serverapi.GetWorkspaceMember200JSONResponse{Role: serverapi.Role(m.Role), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, User: toUserSummary(m.User)}, nil
 }
 
-// lastAdminGuard refuses to leave a workspace without an explicit admin.
+// lastAdminGuard refuses to leave a workspace without an explicit admin. Callers hold
+// LockWorkspaceMembers, so concurrent removals cannot each count the other's admin.
 func lastAdminGuard(ctx context.Context, q *db.Queries, workspaceID uuid.UUID) error {
 	n, err := q.CountWorkspaceAdmins(ctx, workspaceID)
 	if err != nil {
@@ -306,6 +307,9 @@ func (s *Server) UpdateWorkspaceMember(ctx context.Context, req serverapi.Update
 	}
 	var out serverapi.WorkspaceMember
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+		if err := q.LockWorkspaceMembers(ctx, w.ID); err != nil {
+			return err
+		}
 		before, err := s.memberOf(ctx, q, w.ID, req.UserId)
 		if err != nil {
 			return err
@@ -339,6 +343,9 @@ func (s *Server) RemoveWorkspaceMember(ctx context.Context, req serverapi.Remove
 		return nil, err
 	}
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+		if err := q.LockWorkspaceMembers(ctx, w.ID); err != nil {
+			return err
+		}
 		before, err := s.memberOf(ctx, q, w.ID, req.UserId)
 		if err != nil {
 			return err

@@ -96,7 +96,7 @@ func withLogging(log *slog.Logger) func(http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK
 			}
-			attrs := []any{"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path,
+			attrs := []any{"request_id", RequestID(r.Context()), "method", clip(r.Method, 32), "path", clip(escapePath(r.URL.Path), 512),
 				"status", status, "bytes", rec.bytes, "duration_ms", time.Since(start).Milliseconds()}
 			if op, ok := OperationFrom(r.Context()); ok {
 				attrs = append(attrs, "operation", op.ID)
@@ -124,15 +124,11 @@ func withRecovery(log *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-// withBodyLimit caps every request body; reading past the cap fails and is answered 413.
+// withBodyLimit caps every request body; reading past the cap fails and is answered 413. A body
+// announced larger than the cap is refused by the pipeline, once the request has an audit record.
 func withBodyLimit(limit int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.ContentLength > limit {
-				apierr.Write(w, r, nil, apierr.New(apierr.PayloadTooLarge,
-					fmt.Sprintf("the request body is %d bytes; the limit is %d", r.ContentLength, limit), "send a smaller body"))
-				return
-			}
 			if r.Body != nil {
 				r.Body = http.MaxBytesReader(w, r.Body, limit)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,7 +51,14 @@ type Pipeline struct {
 	Store *store.Store
 	// SecureCookies marks cookies Secure even on plain HTTP (the server sits behind a TLS proxy).
 	SecureCookies bool
+	// TrustedProxies are the peers whose X-Forwarded-For header names the client; from anyone
+	// else the header is ignored.
+	TrustedProxies []netip.Prefix
 }
+
+// noStoreTags are the tags of operations whose responses carry credentials or account data:
+// never stored by a browser or a shared cache.
+var noStoreTags = map[string]bool{"Auth": true, "Account": true, "Users": true, "Tokens": true, "Audit": true}
 
 // Handler wraps api (the generated routes) in the pipeline: request id, logging, recovery, body
 // limit, routing by the document (404/405), authentication, validation, authorization.
@@ -66,7 +74,13 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route, params, err := router.FindRoute(r)
 		if err != nil {
-			apierr.Write(w, r, p.Log, routeError(r, err))
+			e := routeError(r, err)
+			apierr.Write(w, r, p.Log, e)
+			if !safeMethod(r.Method) {
+				// A refused mutation without an operation is audited too (operation empty).
+				p.recordRefusal(r, &audit.Request{Method: clip(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
+					ClientAddr: clientAddress(r, p.TrustedProxies), Actor: audit.Actor{Kind: "anonymous"}}, e.Code.Status())
+			}
 			return
 		}
 		op, ok := p.Table.Get(route.Operation.OperationID)
@@ -74,8 +88,11 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 			apierr.Write(w, r, p.Log, apierr.New(apierr.Forbidden, "operation unknown to the policy", ""))
 			return
 		}
-		meta := clientMeta{UserAgent: r.UserAgent(), ClientAddr: clientAddr(r), Secure: p.SecureCookies || r.TLS != nil}
-		rec := &audit.Request{Operation: op.ID, Method: r.Method, Path: r.URL.Path, RequestID: RequestID(r.Context()),
+		if noStoreTags[op.Tag] {
+			w.Header().Set("Cache-Control", "no-store")
+		}
+		meta := clientMeta{UserAgent: r.UserAgent(), ClientAddr: clientAddress(r, p.TrustedProxies), Secure: p.SecureCookies || r.TLS != nil}
+		rec := &audit.Request{Operation: op.ID, Method: clip(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
 			ClientAddr: meta.ClientAddr, SuccessStatus: op.SuccessStatus, Actor: audit.Actor{Kind: "anonymous"}}
 		ctx := context.WithValue(r.Context(), ctxOperation, op)
 		ctx = context.WithValue(ctx, ctxClientMeta, meta)
@@ -83,10 +100,27 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 		r = r.WithContext(ctx)
 		sw := &statusRecorder{ResponseWriter: w}
 		defer p.auditOutcome(r, op, rec, sw)
+		if r.ContentLength > p.MaxBody {
+			apierr.Write(sw, r, p.Log, apierr.New(apierr.PayloadTooLarge,
+				fmt.Sprintf("the request body is %d bytes; the limit is %d", r.ContentLength, p.MaxBody), "send a smaller body"))
+			return
+		}
 		principal, err := p.Auth.Authenticate(r, op)
 		if err != nil {
 			apierr.Write(sw, r, p.Log, err)
 			return
+		}
+		if principal == nil {
+			// Nobody answers for an anonymous request: its body gets a small cap, so that decoding
+			// and validating it (linear, but tens of milliseconds per hundred kilobytes) stays cheap.
+			if r.ContentLength > AnonymousMaxBody {
+				apierr.Write(sw, r, p.Log, apierr.New(apierr.PayloadTooLarge,
+					fmt.Sprintf("the request body is %d bytes; the limit without credentials is %d", r.ContentLength, AnonymousMaxBody), "send a smaller body"))
+				return
+			}
+			if r.Body != nil {
+				r.Body = http.MaxBytesReader(sw, r.Body, AnonymousMaxBody)
+			}
 		}
 		if principal != nil {
 			rec.Actor = actorOf(principal)
@@ -96,6 +130,10 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 					sw.Header().Set("Set-Cookie", sessionCookie(c.Value, principal.ExpiresAt, meta.Secure))
 				}
 			}
+		}
+		if err := checkJSONDepth(r, MaxJSONDepth); err != nil {
+			apierr.Write(sw, r, p.Log, err)
+			return
 		}
 		if err := v.validate(ctx, r, route, params); err != nil {
 			apierr.Write(sw, r, p.Log, validationError(err))
@@ -141,7 +179,15 @@ func (p Pipeline) auditOutcome(r *http.Request, op *oas.Operation, rec *audit.Re
 		}
 		return
 	}
-	if rec.Recorded() || p.Store == nil {
+	if rec.Recorded() {
+		return
+	}
+	p.recordRefusal(r, rec, status)
+}
+
+// recordRefusal appends the entry of a refused ("denied") or failed request.
+func (p Pipeline) recordRefusal(r *http.Request, rec *audit.Request, status int) {
+	if p.Store == nil {
 		return
 	}
 	outcome := "failed"
@@ -152,6 +198,6 @@ func (p Pipeline) auditOutcome(r *http.Request, op *oas.Operation, rec *audit.Re
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
 	if err := audit.RecordOutcome(ctx, p.Store.Queries, rec, outcome, status); err != nil {
-		p.Log.ErrorContext(ctx, "audit entry lost", "operation", op.ID, "error", err)
+		p.Log.ErrorContext(ctx, "audit entry lost", "operation", rec.Operation, "error", err)
 	}
 }

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -69,7 +70,9 @@ func NewServer(d Deps) *Server { return &Server{Deps: d} }
 func Routes(s *Server, log *slog.Logger) http.Handler {
 	writeErr := func(w http.ResponseWriter, r *http.Request, err error) { apierr.Write(w, r, log, err) }
 	badRequest := func(w http.ResponseWriter, r *http.Request, err error) {
-		apierr.Write(w, r, log, apierr.Wrap(err, apierr.ValidationFailed, "the request is invalid", err.Error()))
+		// Bounded: a binding error may quote the parameter it failed on.
+		msg := clip(err.Error(), maxProblemLength)
+		apierr.Write(w, r, log, apierr.Wrap(errors.New(msg), apierr.ValidationFailed, "the request is invalid", msg))
 	}
 	strict := serverapi.NewStrictHandlerWithOptions(s, nil, serverapi.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  badRequest,

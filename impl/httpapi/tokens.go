@@ -10,6 +10,7 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/audit"
+	"github.com/sdods/sdods/impl/authz"
 )
 
 func toToken(t db.ApiToken) serverapi.ApiToken {
@@ -71,7 +72,18 @@ func (s *Server) CreateToken(ctx context.Context, req serverapi.CreateTokenReque
 			return nil, apierr.New(apierr.ScopeMissing, "a token can only grant scopes it carries itself", "drop scope "+scopes[i]+" or sign in to create the token")
 		}
 	}
-	created, err := s.Identity.CreateToken(ctx, uid, req.Body.Name, scopes, req.Body.ExpiresAt)
+	expiresAt := req.Body.ExpiresAt
+	if p.Method == authz.MethodToken && !p.ExpiresAt.IsZero() {
+		// Nor one that outlives it: no expiry means the parent's, a later one is refused.
+		switch {
+		case expiresAt == nil:
+			expiresAt = ptr(p.ExpiresAt)
+		case expiresAt.After(p.ExpiresAt):
+			return nil, apierr.New(apierr.ValidationFailed, "a token cannot create a token that outlives it",
+				"body member /expiresAt: give a time no later than "+p.ExpiresAt.UTC().Format(time.RFC3339)+", the expiry of the token you sent, or leave it out")
+		}
+	}
+	created, err := s.Identity.CreateToken(ctx, uid, req.Body.Name, scopes, expiresAt)
 	if err != nil {
 		return nil, err
 	}

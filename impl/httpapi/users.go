@@ -40,7 +40,7 @@ func (s *Server) CreateUser(ctx context.Context, req serverapi.CreateUserRequest
 	if err := identity.CheckPassword(b.Password); err != nil {
 		return nil, err
 	}
-	hash, err := identity.HashPassword(b.Password)
+	hash, err := s.Identity.Hash(ctx, b.Password)
 	if err != nil {
 		return nil, err
 	}
@@ -78,12 +78,17 @@ func (s *Server) UpdateUser(ctx context.Context, req serverapi.UpdateUserRequest
 			return nil, err
 		}
 		var err error
-		if hash, err = identity.HashPassword(*b.Password); err != nil {
+		if hash, err = s.Identity.Hash(ctx, *b.Password); err != nil {
 			return nil, err
 		}
 	}
 	var u db.User
 	err := s.Store.WithTx(ctx, func(q *db.Queries) error {
+		// Taken before reading, so that two requests demoting or disabling two admins at once
+		// are serialised and the second sees the first's change.
+		if err := q.LockInstanceAdmins(ctx); err != nil {
+			return err
+		}
 		before, err := q.GetUser(ctx, id)
 		if err != nil {
 			return notFoundOr(err, "user")

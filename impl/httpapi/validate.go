@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/mail"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -41,9 +42,9 @@ func registerBodyDecoders() {
 func routeError(r *http.Request, err error) *apierr.Error {
 	var rerr *routers.RouteError
 	if errors.As(err, &rerr) && errors.Is(rerr, routers.ErrMethodNotAllowed) {
-		return apierr.New(apierr.MethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path), "see openapi/server.yaml for the methods of this path")
+		return apierr.New(apierr.MethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", clip(r.Method, 32), clip(r.URL.Path, 200)), "see openapi/server.yaml for the methods of this path")
 	}
-	return apierr.New(apierr.NotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), "see openapi/server.yaml for the API's routes")
+	return apierr.New(apierr.NotFound, fmt.Sprintf("no route %s %s", clip(r.Method, 32), clip(r.URL.Path, 200)), "see openapi/server.yaml for the API's routes")
 }
 
 // validationError turns what kin-openapi reports into a 400 (or 413/415) whose hint names each
@@ -96,16 +97,85 @@ func validationError(err error) *apierr.Error {
 	}
 	walk(err)
 	if len(problems) == 0 {
-		problems = append(problems, err.Error())
+		problems = append(problems, "the request does not match the API document")
 	}
+	hint := boundedProblems(problems)
+	// The cause that is logged is the hint, not kin-openapi's error: that one carries the values
+	// of the request (a password, a secret, a megabyte-long member) and is unbounded.
+	cause := errors.New(hint)
 	if code == apierr.UnsupportedMediaType {
-		return apierr.Wrap(err, code, "the request body has a content type this operation does not accept", strings.Join(problems, "; "))
+		return apierr.Wrap(cause, code, "the request body has a content type this operation does not accept", hint)
 	}
 	msg := "the request is invalid"
 	if len(problems) > 1 {
 		msg = fmt.Sprintf("the request has %d problems", len(problems))
 	}
-	return apierr.Wrap(err, code, msg, strings.Join(problems, "; "))
+	return apierr.Wrap(cause, code, msg, hint)
+}
+
+// At most this many problems, each at most this long, are reported: they name members and
+// parameters of the request, which its sender chooses.
+const (
+	maxProblems      = 20
+	maxProblemLength = 300
+)
+
+func boundedProblems(problems []string) string {
+	shown := problems
+	if len(shown) > maxProblems {
+		shown = shown[:maxProblems]
+	}
+	out := make([]string, len(shown), len(shown)+1)
+	for i, p := range shown {
+		out[i] = clip(p, maxProblemLength)
+	}
+	if len(problems) > len(shown) {
+		out = append(out, fmt.Sprintf("and %d more", len(problems)-len(shown)))
+	}
+	return strings.Join(out, "; ")
+}
+
+// parseProblem describes a parameter or body that could not be parsed, without its value
+// (ParseError.Error() prints it).
+func parseProblem(pe *openapi3filter.ParseError) string {
+	var parts []string
+	if p := pe.Path(); len(p) > 0 {
+		segs := make([]string, len(p))
+		for i, v := range p {
+			segs[i] = fmt.Sprint(v)
+		}
+		parts = append(parts, "at "+strings.Join(segs, "."))
+	}
+	for e := pe; e != nil; {
+		if e.Reason != "" {
+			parts = append(parts, e.Reason)
+		}
+		next, ok := e.Cause.(*openapi3filter.ParseError)
+		if !ok {
+			if e.Cause != nil {
+				parts = append(parts, causeKind(e.Cause))
+			}
+			break
+		}
+		e = next
+	}
+	if len(parts) == 0 {
+		return "cannot be parsed"
+	}
+	return strings.Join(parts, ": ")
+}
+
+// causeKind describes a parse failure's cause without quoting the input it failed on.
+func causeKind(err error) string {
+	var syntaxErr *json.SyntaxError
+	var numErr *strconv.NumError
+	switch {
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("not valid JSON (offset %d)", syntaxErr.Offset)
+	case errors.As(err, &numErr):
+		return "not a valid number"
+	}
+	return "cannot be parsed"
 }
 
 func innerReason(e *openapi3filter.RequestError) string {
@@ -123,7 +193,7 @@ func innerReason(e *openapi3filter.RequestError) string {
 		}
 		var pe *openapi3filter.ParseError
 		if errors.As(e.Err, &pe) {
-			return pe.Error()
+			return parseProblem(pe)
 		}
 		return e.Err.Error()
 	}
@@ -143,7 +213,7 @@ func bodyProblem(err error) string {
 	}
 	var pe *openapi3filter.ParseError
 	if errors.As(err, &pe) {
-		return "body: " + pe.Error()
+		return "body: " + parseProblem(pe)
 	}
 	var reqErr *openapi3filter.RequestError
 	if errors.As(err, &reqErr) {
@@ -155,11 +225,16 @@ func bodyProblem(err error) string {
 	return "body: " + err.Error()
 }
 
+// schemaReason says why a value does not match its schema, never quoting the value
+// (SchemaError.Error() does).
 func schemaReason(se *openapi3.SchemaError) string {
 	if se.Reason != "" {
 		return se.Reason
 	}
-	return se.Error()
+	if se.SchemaField != "" {
+		return fmt.Sprintf("does not match the schema (%s)", se.SchemaField)
+	}
+	return "does not match the schema"
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

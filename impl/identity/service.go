@@ -2,7 +2,10 @@ package identity
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"runtime"
 	"strings"
 	"time"
 
@@ -24,21 +27,45 @@ const sessionTouchEvery = time.Minute
 // MinPasswordLength is the shortest password accepted for a new password.
 const MinPasswordLength = 12
 
-// Throttle bounds failed logins: after MaxFailures in Window, the key is locked for Lock.
+// Throttle bounds password guessing and the work it costs. Every attempt is counted before its
+// password is checked (one atomic statement per key), so concurrent attempts cannot all slip
+// through before the first failure is recorded.
 type Throttle struct {
+	// PairMaxFailures failures of one account from one client address in Window lock that pair for Lock.
+	PairMaxFailures int
+	// AccountMaxFailures failures of one account from any address in Window lock the account for Lock.
 	AccountMaxFailures int
-	AddrMaxFailures    int
-	Window             time.Duration
-	Lock               time.Duration
+	// AddrSlowAfter attempts from one client address in Window slow each further attempt from it by
+	// AddrDelayStep per attempt beyond, at most AddrMaxDelay; the address is never locked, so one
+	// address (a proxy, a NAT) cannot lock everyone behind it out.
+	AddrSlowAfter int
+	AddrDelayStep time.Duration
+	AddrMaxDelay  time.Duration
+	// PasswordMaxFailures wrong current passwords in Window lock an account's password change for Lock.
+	PasswordMaxFailures int
+	Window              time.Duration
+	Lock                time.Duration
+	// HashSlots bounds the password hashes computed at once (0: GOMAXPROCS, the CPUs the process
+	// may use); a request that waits longer than HashWait for a slot is answered 503 with
+	// Retry-After.
+	HashSlots int
+	HashWait  time.Duration
 }
 
-// DefaultThrottle: 5 failures per account or 50 per client address in 15 minutes lock it for 15 minutes.
-var DefaultThrottle = Throttle{AccountMaxFailures: 5, AddrMaxFailures: 50, Window: 15 * time.Minute, Lock: 15 * time.Minute}
+// DefaultThrottle: 5 failures per (address, account) or 20 per account in 15 minutes lock it for 15
+// minutes; beyond 50 attempts per address in 15 minutes each is delayed by 200 ms per attempt
+// beyond, at most 5 s; 5 wrong current passwords lock password changes; one hash per CPU at once,
+// waiting at most 5 s.
+var DefaultThrottle = Throttle{PairMaxFailures: 5, AccountMaxFailures: 20, AddrSlowAfter: 50, AddrDelayStep: 200 * time.Millisecond,
+	AddrMaxDelay: 5 * time.Second, PasswordMaxFailures: 5, Window: 15 * time.Minute, Lock: 15 * time.Minute, HashWait: 5 * time.Second}
 
 // Service is identity's domain logic over the store.
 type Service struct {
 	st       *store.Store
 	throttle Throttle
+	// hashSlots holds one token per password hash being computed: argon2id takes 19 MiB and a
+	// CPU for tens of milliseconds, so unbounded concurrent logins exhaust memory.
+	hashSlots chan struct{}
 	// dummyHash is verified against when the account does not exist, so that a login for an
 	// unknown email costs as much time as one with a wrong password.
 	dummyHash string
@@ -50,7 +77,11 @@ func New(st *store.Store, throttle Throttle) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{st: st, throttle: throttle, dummyHash: h}, nil
+	slots := throttle.HashSlots
+	if slots <= 0 {
+		slots = runtime.GOMAXPROCS(0)
+	}
+	return &Service{st: st, throttle: throttle, dummyHash: h, hashSlots: make(chan struct{}, slots)}, nil
 }
 
 // ClientMeta describes the client a session is opened for.
@@ -89,7 +120,13 @@ func (s *Service) Setup(ctx context.Context, email, password, displayName string
 	if err := CheckPassword(password); err != nil {
 		return db.User{}, err
 	}
-	hash, err := HashPassword(password)
+	// Once set up, refuse before spending a hash on it.
+	if required, err := s.SetupRequired(ctx); err != nil {
+		return db.User{}, err
+	} else if !required {
+		return db.User{}, ErrSetupDone
+	}
+	hash, err := s.Hash(ctx, password)
 	if err != nil {
 		return db.User{}, err
 	}
@@ -157,41 +194,142 @@ func rateLimited(until time.Time) *apierr.Error {
 	return e
 }
 
-// Login checks the password and opens a session. Failures are counted per account and per
-// client address; a locked key answers rate_limited until the lock ends.
+// errBusy answers a request that found no free password-hashing slot in time (never modified:
+// compared by identity).
+var errBusy = func() *apierr.Error {
+	e := apierr.New(apierr.Unavailable, "the server is busy checking other passwords", "retry in a second")
+	e.RetryAfter = 1
+	return e
+}()
+
+// withHashSlot runs fn, which hashes or verifies a password, once a slot is free; errBusy when
+// none frees up within HashWait.
+func (s *Service) withHashSlot(ctx context.Context, fn func() error) error {
+	select {
+	case s.hashSlots <- struct{}{}:
+	default:
+		if s.throttle.HashWait <= 0 {
+			return errBusy
+		}
+		t := time.NewTimer(s.throttle.HashWait)
+		defer t.Stop()
+		select {
+		case s.hashSlots <- struct{}{}:
+		case <-t.C:
+			return errBusy
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	defer func() { <-s.hashSlots }()
+	return fn()
+}
+
+// Hash returns the hash of a new password, computed in a hashing slot.
+func (s *Service) Hash(ctx context.Context, password string) (string, error) {
+	var h string
+	err := s.withHashSlot(ctx, func() (err error) {
+		h, err = HashPassword(password)
+		return err
+	})
+	return h, err
+}
+
+// verify checks password against hash in a hashing slot.
+func (s *Service) verify(ctx context.Context, hash, password string) (bool, error) {
+	var ok bool
+	err := s.withHashSlot(ctx, func() (err error) {
+		ok, err = VerifyPassword(hash, password)
+		return err
+	})
+	return ok, err
+}
+
+// attempt counts one attempt for key and refuses it when the key is locked.
+func (s *Service) attempt(ctx context.Context, key string, max int) (int, error) {
+	row, err := s.st.CountLoginAttempt(ctx, db.CountLoginAttemptParams{Key: key, MaxAttempts: int32(max),
+		WindowSeconds: int32(s.throttle.Window.Seconds()), LockSeconds: int32(s.throttle.Lock.Seconds())})
+	if err != nil {
+		return 0, fmt.Errorf("count login attempt: %w", err)
+	}
+	if row.LockedUntil != nil && row.LockedUntil.After(time.Now()) {
+		return int(row.Failures), rateLimited(*row.LockedUntil)
+	}
+	return int(row.Failures), nil
+}
+
+// forgive takes back attempts that were counted but not evaluated or not failed.
+func (s *Service) forgive(ctx context.Context, keys ...string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, k := range keys {
+		_ = s.st.ForgiveLoginAttempt(ctx, k)
+	}
+}
+
+// addrDelay is how long an attempt from an address that made n attempts waits.
+func (s *Service) addrDelay(n int) time.Duration {
+	over := n - s.throttle.AddrSlowAfter
+	if s.throttle.AddrSlowAfter <= 0 || over <= 0 {
+		return 0
+	}
+	d := time.Duration(over) * s.throttle.AddrDelayStep
+	if d > s.throttle.AddrMaxDelay {
+		d = s.throttle.AddrMaxDelay
+	}
+	return d
+}
+
+// Login checks the password and opens a session. Each attempt is counted per client address, per
+// (address, account) and per account before the password is checked; a locked pair or account
+// answers rate_limited until the lock ends, a busy address only waits.
 func (s *Service) Login(ctx context.Context, email, password string, meta ClientMeta) (*LoginResult, error) {
 	email = NormalizeEmail(email)
-	accountKey := "account:" + strings.ToLower(email)
+	account := strings.ToLower(email)
 	addrKey := "addr:" + meta.ClientAddr
-	for _, key := range []string{accountKey, addrKey} {
-		until, err := s.st.GetLoginLock(ctx, key)
-		if err == nil && until != nil {
-			return nil, rateLimited(*until)
-		} else if err != nil && !store.IsNotFound(err) {
-			return nil, err
+	pairKey := "pair:" + meta.ClientAddr + " " + account
+	accountKey := "account:" + account
+	n, err := s.attempt(ctx, addrKey, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
+	if d := s.addrDelay(n); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
 		}
+	}
+	if _, err := s.attempt(ctx, pairKey, s.throttle.PairMaxFailures); err != nil {
+		return nil, err
+	}
+	if _, err := s.attempt(ctx, accountKey, s.throttle.AccountMaxFailures); err != nil {
+		return nil, err
 	}
 	user, err := s.st.GetUserByEmail(ctx, email)
 	ok := false
 	switch {
 	case err == nil:
-		ok, err = VerifyPassword(user.PasswordHash, password)
+		ok, err = s.verify(ctx, user.PasswordHash, password)
 		if err != nil {
+			if errors.Is(err, errBusy) {
+				s.forgive(ctx, addrKey, pairKey, accountKey)
+				return nil, err
+			}
 			return nil, fmt.Errorf("verify password of %s: %w", user.ID, err)
 		}
 		ok = ok && !user.Disabled
 	case store.IsNotFound(err):
-		_, _ = VerifyPassword(s.dummyHash, password)
+		if _, err := s.verify(ctx, s.dummyHash, password); errors.Is(err, errBusy) {
+			s.forgive(ctx, addrKey, pairKey, accountKey)
+			return nil, err
+		}
 	default:
 		return nil, err
 	}
 	if !ok {
-		if err := s.recordFailure(ctx, accountKey, s.throttle.AccountMaxFailures); err != nil {
-			return nil, err
-		}
-		if err := s.recordFailure(ctx, addrKey, s.throttle.AddrMaxFailures); err != nil {
-			return nil, err
-		}
 		return nil, errInvalidLogin
 	}
 	secret, hash, err := NewSessionSecret()
@@ -208,7 +346,12 @@ func (s *Service) Login(ctx context.Context, email, password string, meta Client
 		if err := q.RecordLogin(ctx, user.ID); err != nil {
 			return err
 		}
-		if err := q.ClearLoginFailures(ctx, accountKey); err != nil {
+		for _, k := range []string{pairKey, accountKey} {
+			if err := q.ClearLoginFailures(ctx, k); err != nil {
+				return err
+			}
+		}
+		if err := q.ForgiveLoginAttempt(ctx, addrKey); err != nil {
 			return err
 		}
 		if r := audit.RequestFrom(ctx); r != nil {
@@ -220,15 +363,60 @@ func (s *Service) Login(ctx context.Context, email, password string, meta Client
 	return res, err
 }
 
-func (s *Service) recordFailure(ctx context.Context, key string, max int) error {
-	n, err := s.st.RecordLoginFailure(ctx, db.RecordLoginFailureParams{Key: key, WindowSeconds: int32(s.throttle.Window.Seconds())})
+// PasswordChange is what ChangePassword did besides setting the password.
+type PasswordChange struct {
+	SessionsRevoked, TokensRevoked int64
+}
+
+// ChangePassword checks the current password of a signed-in user, sets the new one, ends every
+// other session and revokes every API token of the user: whoever knew the old password may have
+// minted tokens with it. Wrong current passwords are throttled like logins.
+func (s *Service) ChangePassword(ctx context.Context, userID, currentSession uuid.UUID, current, next string) (PasswordChange, error) {
+	if err := CheckPassword(next); err != nil {
+		return PasswordChange{}, apierr.New(apierr.ValidationFailed, "the new password is too short",
+			fmt.Sprintf("body member /newPassword: use at least %d characters", MinPasswordLength))
+	}
+	key := "password:" + userID.String()
+	if _, err := s.attempt(ctx, key, s.throttle.PasswordMaxFailures); err != nil {
+		return PasswordChange{}, err
+	}
+	u, err := s.st.GetUser(ctx, userID)
 	if err != nil {
-		return fmt.Errorf("record login failure: %w", err)
+		return PasswordChange{}, err
 	}
-	if int(n) >= max {
-		return s.st.LockLogin(ctx, db.LockLoginParams{Key: key, LockSeconds: int32(s.throttle.Lock.Seconds())})
+	ok, err := s.verify(ctx, u.PasswordHash, current)
+	if errors.Is(err, errBusy) {
+		s.forgive(ctx, key)
 	}
-	return nil
+	if err != nil {
+		return PasswordChange{}, err
+	}
+	if !ok {
+		return PasswordChange{}, apierr.New(apierr.Forbidden, "the current password is wrong",
+			"body member /currentPassword: enter your present password; repeated failures lock password changes for a while")
+	}
+	hash, err := s.Hash(ctx, next)
+	if err != nil {
+		return PasswordChange{}, err
+	}
+	var out PasswordChange
+	err = s.st.WithTx(ctx, func(q *db.Queries) error {
+		if err := q.SetUserPassword(ctx, db.SetUserPasswordParams{ID: userID, PasswordHash: hash}); err != nil {
+			return err
+		}
+		if out.SessionsRevoked, err = q.DeleteOtherSessions(ctx, db.DeleteOtherSessionsParams{UserID: userID, ID: currentSession}); err != nil {
+			return err
+		}
+		if out.TokensRevoked, err = q.RevokeUserTokens(ctx, userID); err != nil {
+			return err
+		}
+		if err := q.ClearLoginFailures(ctx, key); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "user", ID: userID.String(), Name: u.Email},
+			map[string]any{"sessionsRevoked": out.SessionsRevoked, "tokensRevoked": out.TokensRevoked})
+	})
+	return out, err
 }
 
 func truncate(s string, n int) string {

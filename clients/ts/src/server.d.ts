@@ -52,7 +52,14 @@ export interface paths {
         put?: never;
         /**
          * Sign in with email and password
-         * @description Creates a browser session. Attempts are throttled per account and per client address (429).
+         * @description Creates a browser session. Every attempt is counted before the password is checked: 5 failures
+         *     of one account from one client address, or 20 of one account from any address, in 15 minutes
+         *     lock that pair or account for 15 minutes (429 with `Retry-After`, even for the right password).
+         *     Beyond 50 attempts from one address in 15 minutes, each further attempt from it is delayed
+         *     (200 ms per attempt beyond, at most 5 s), never locked. The client address is the connection's
+         *     peer, or the `X-Forwarded-For` client when the peer is a configured trusted proxy. Password
+         *     checks run in a bounded number of slots; a request that finds none free answers 503 with
+         *     `Retry-After`.
          */
         post: operations["login"];
         delete?: never;
@@ -303,7 +310,9 @@ export interface paths {
         put?: never;
         /**
          * Change the caller's password
-         * @description Browser session only. A wrong current password is 400 `validation_failed` naming `currentPassword`.
+         * @description Browser session only. A wrong current password is 403 `forbidden`; 5 wrong ones in 15 minutes
+         *     lock password changes of the account for 15 minutes (429 with `Retry-After`). A change ends
+         *     every other session of the user and revokes all of the user's API tokens.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -410,7 +419,9 @@ export interface paths {
         put?: never;
         /**
          * Create an API token
-         * @description A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks.
+         * @description A token may only carry scopes its creator could use; a bearer caller cannot grant scopes it lacks
+         *     (403 `scope_missing`), nor create a token that outlives its own: without `expiresAt` the new
+         *     token expires with the calling token, and a later `expiresAt` is 400 `validation_failed`.
          */
         post: operations["createToken"];
         delete?: never;
@@ -1946,11 +1957,12 @@ export interface components {
                 name?: string;
             };
             /**
-             * @description operationId of the request.
+             * @description operationId of the request; empty for a mutating request refused before an operation was found (404, 405).
              * @example createRun
              */
             operation: string;
             method: string;
+            /** @description The request path; control characters, `%` and bytes that are not UTF-8 are percent-encoded. */
             path: string;
             target?: {
                 /** @example project */
@@ -2038,7 +2050,7 @@ export interface components {
         };
         EnvVariableInput: {
             name: string;
-            /** @description Required for new variables; for an existing secret, absent keeps the stored value. */
+            /** @description Required for new variables; for an existing secret, absent keeps the stored value. Never logged. */
             value?: string;
             /**
              * @description Secret values are encrypted at rest and never returned.
@@ -3309,6 +3321,16 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Error (`unavailable`); retry after `Retry-After` seconds. */
+        Busy: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Unexpected error (`internal` 500, `not_implemented` 501, `unavailable` 503, or any other code). */
         UnexpectedError: {
             headers: {
@@ -3456,6 +3478,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -3558,6 +3581,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -4008,7 +4032,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Changed; every other session of the user is revoked. */
+            /** @description Changed; every other session and every API token of the user is revoked. */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -4021,6 +4045,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -4162,6 +4187,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -4196,6 +4222,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Busy"];
             default: components["responses"]["UnexpectedError"];
         };
     };
