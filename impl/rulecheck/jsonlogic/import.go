@@ -337,6 +337,9 @@ func (im *importer) operation(name string, raw any, ptr string, sc scope) (any, 
 		if !sok || start != math.Trunc(start) {
 			return im.refuse(argPtr(1), CodeNotFaithful, "substr's start must be a literal integer")
 		}
+		if lit, isLit := es[0].(string); isLit && strings.ContainsFunc(lit, func(r rune) bool { return r > 0xFFFF }) {
+			return im.refuse(argPtr(0), CodeNotFaithful, "substr of a string with characters beyond U+FFFF counts UTF-16 code units in JavaScript and may split a character")
+		}
 		if !im.cost(ptr, "substr counts UTF-16 code units in JavaScript and code points in sdods (they differ when the string holds characters beyond U+FFFF)") {
 			return nil, 0, false
 		}
