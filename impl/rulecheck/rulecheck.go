@@ -1,5 +1,6 @@
 // Package rulecheck is the rulecheck tool: check lints source rulesets, compile writes their
-// bundles. cmd/rulecheck parses nothing but calls Main.Run.
+// bundles, jsonlogic converts expressions from and to JSON Logic, derive writes baseline rulesets
+// from OpenAPI schemas. cmd/rulecheck parses nothing but calls Main.Run.
 package rulecheck
 
 import (
@@ -19,6 +20,7 @@ import (
 // Main is one invocation of the tool.
 type Main struct {
 	Args   []string // arguments after the program name
+	Stdin  io.Reader // standard input for commands that read it (nil: os.Stdin)
 	Stdout io.Writer
 	Stderr io.Writer
 	// Suite runs the conformance and sync commands (impl/rulecheck/suitecmd, wired by
@@ -35,6 +37,12 @@ commands:
   compile  check, then write NAME.bundle.json next to each source (or into -o DIR), atomically
   conformance --engine "COMMAND" [--level evaluator|compiler] [--filter RE] [--timeout D] [--json FILE]
            certify an engine over the engine protocol with the 1899-case suite; exit status 1 on any failure
+  jsonlogic import|export [--js-compat] [--type PATH=TYPE]... [--root NAME] [--functions FILE] [--json] [-o FILE] [FILE]
+           convert expressions from and to JSON Logic (json-logic-js semantics), faithfully or not at all:
+           exit status 1 with every diagnostic (file:line:column, JSON pointer, reason) on refusal
+  derive --openapi FILE --schema NAME [--direction request|response] [--format yaml|json] [--strict] [-o FILE]
+           a baseline ruleset checking a body against a component schema's constraints, with stable
+           finding codes and a lossiness report of what it cannot express (--strict: exit 1 on any)
   sync [--check] [--root DIR]
            regenerate the schema copies, the fixtures' bundles, the golden and compiler expectations, the
            evaluation corpus and the example client manifest; --check lists what drifted and exits 1
@@ -51,6 +59,10 @@ func (m *Main) Run(ctx context.Context) int {
 		return m.check(ctx, m.Args[1:])
 	case "compile":
 		return m.compile(ctx, m.Args[1:])
+	case "jsonlogic":
+		return m.jsonlogicCmd(m.Args[1:])
+	case "derive":
+		return m.derive(m.Args[1:])
 	case "conformance", "sync":
 		if m.Suite == nil {
 			fmt.Fprintf(m.Stderr, "rulecheck: %s is not available in this build\n", m.Args[0])
