@@ -107,12 +107,12 @@ func (m *Main) jsonlogicCmd(args []string) int {
 	var result []byte
 	switch {
 	case *asJSON:
-		result, err = json.MarshalIndent(conv, "", "  ")
+		result, err = marshalIndent(conv, "", "  ")
 	case conv.Refused():
 	case conv.Functions != nil:
-		result, err = json.MarshalIndent(map[string]any{"expression": conv.Expression, "functions": conv.Functions}, "", "  ")
+		result, err = marshalIndent(map[string]any{"expression": conv.Expression, "functions": conv.Functions}, "", "  ")
 	default:
-		result, err = json.MarshalIndent(conv.Expression, "", "  ")
+		result, err = marshalIndent(conv.Expression, "", "  ")
 	}
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "rulecheck jsonlogic: %v\n", err)
@@ -176,4 +176,16 @@ func decodeNumbers(b []byte) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// marshalIndent writes JSON indented by two spaces, without escaping <, > and & (operators).
+func marshalIndent(v any, prefix, indent string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -19,7 +19,7 @@ import (
 
 // Main is one invocation of the tool.
 type Main struct {
-	Args   []string // arguments after the program name
+	Args   []string  // arguments after the program name
 	Stdin  io.Reader // standard input for commands that read it (nil: os.Stdin)
 	Stdout io.Writer
 	Stderr io.Writer
