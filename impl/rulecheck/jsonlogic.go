@@ -110,9 +110,9 @@ func (m *Main) jsonlogicCmd(args []string) int {
 		result, err = marshalIndent(conv, "", "  ")
 	case conv.Refused():
 	case conv.Functions != nil:
-		result, err = marshalIndent(map[string]any{"expression": conv.Expression, "functions": conv.Functions}, "", "  ")
+		result, err = marshalIndent(map[string]any{"expression": conv.Expression, "functions": conv.Functions}, "", "")
 	default:
-		result, err = marshalIndent(conv.Expression, "", "  ")
+		result, err = marshalIndent(conv.Expression, "", "")
 	}
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "rulecheck jsonlogic: %v\n", err)
@@ -183,7 +183,9 @@ func marshalIndent(v any, prefix, indent string) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent(prefix, indent)
+	if indent != "" {
+		enc.SetIndent(prefix, indent)
+	}
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}

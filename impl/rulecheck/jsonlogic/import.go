@@ -619,7 +619,7 @@ func (im *importer) in(es []any, ts []Type, argPtr func(int) string) (any, Type,
 	if cont&String != 0 && item != String {
 		return im.refuse(argPtr(0), CodeNotFaithful, "in converts the item to a string when the container is a string (null in \"nullable\" is true); the item must be a string")
 	}
-	if cont&Array != 0 && item&container != 0 {
+	if cont&Array != 0 && item&container != 0 && !scalarList(es[1]) {
 		return im.refuse(argPtr(0), CodeNotFaithful, "in finds arrays and objects by reference in JavaScript and by value in sdods; the item must not be an array or object")
 	}
 	inExpr := op("in", es[0], es[1])
@@ -646,6 +646,24 @@ func (im *importer) in(es []any, ts []Type, argPtr func(int) string) (any, Type,
 		return false, Bool, true
 	}
 	return op("if", append(branches, false)...), Bool, true
+}
+
+// scalarList reports whether e is a list of scalar literals: JavaScript finds no array or object
+// in it (indexOf compares by reference) and neither does sdods (no scalar equals them).
+func scalarList(e any) bool {
+	l, ok := e.([]any)
+	if !ok {
+		return false
+	}
+	for _, el := range l {
+		if literalType(el)&container != 0 {
+			return false
+		}
+		if _, isOp := el.(map[string]any); isOp {
+			return false
+		}
+	}
+	return true
 }
 
 func (im *importer) arithmetic(name string, es []any, ts []Type, ptr string, argPtr func(int) string) (any, Type, bool) {

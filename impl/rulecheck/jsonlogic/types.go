@@ -148,11 +148,11 @@ func segmentProblem(seg string, parent Type) string {
 	if seg == "" {
 		return "an empty path segment reads the member \"\" in JavaScript but is invalid in sdods"
 	}
-	for t, names := range protoNames {
+	for _, t := range []Type{Object, Array, String, Number} {
 		if t != Object && parent&t == 0 {
 			continue
 		}
-		for _, n := range names {
+		for _, n := range protoNames[t] {
 			if n == seg {
 				return fmt.Sprintf("segment %q names a JavaScript built-in property (of %s values) that json-logic-js reads where sdods reads null", seg, Type(t))
 			}
