@@ -245,30 +245,6 @@ func violation(r derive.Rule, s *openapi3.Schema, validValue any) (any, bool) {
 	return nil, false
 }
 
-// schemaAt is the schema of the value at path ("*" for array elements), through allOf.
-func schemaAt(s *openapi3.Schema, path []string) *openapi3.Schema {
-	for _, seg := range path {
-		var next *openapi3.Schema
-		if seg == "*" {
-			if s.Items != nil {
-				next = s.Items.Value
-			}
-		} else if p := s.Properties[seg]; p != nil {
-			next = p.Value
-		}
-		for _, sub := range s.AllOf {
-			if p := sub.Value.Properties[seg]; p != nil && next == nil {
-				next = p.Value
-			}
-		}
-		if next == nil {
-			return nil
-		}
-		s = next
-	}
-	return s
-}
-
 // constraintSchema is the schema holding the rule's constraint: the one its pointer names.
 func constraintSchema(root *openapi3.Schema, ptr string) *openapi3.Schema {
 	segs := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
@@ -306,19 +282,6 @@ func constraintSchema(root *openapi3.Schema, ptr string) *openapi3.Schema {
 		}
 	}
 	return s
-}
-
-func codes(t *testing.T, rs *engine.RuleSet, body any) []string {
-	t.Helper()
-	res, err := rs.Evaluate(&engine.Request{Data: body})
-	if err != nil {
-		t.Fatalf("evaluate: %v", err)
-	}
-	var out []string
-	for _, f := range res.Findings {
-		out = append(out, f.Code)
-	}
-	return out
 }
 
 // roundTrip makes a body JSON data as a server would decode it.
@@ -607,6 +570,20 @@ func TestDeriveFeatures(t *testing.T) {
 	}
 	if got := findings(t, rs, both); len(got) != 1 || got[0].Code != "CONTACT_REACH_ONEOF_MULTIPLE" {
 		t.Errorf("a body matching both variants: findings %v, want CONTACT_REACH_ONEOF_MULTIPLE", got)
+	}
+	// Direction: a request does not check readOnly members, a response not writeOnly ones.
+	for _, dir := range []struct {
+		opt         derive.Options
+		has, hasNot string
+	}{{derive.Options{}, "ORDER_PASSWORD_MINLENGTH", "ORDER_ID_FORMAT"}, {derive.Options{Response: true}, "ORDER_ID_FORMAT", "ORDER_PASSWORD_MINLENGTH"}} {
+		res, _ := derive.Derive(doc, "Order", dir.opt)
+		codes := map[string]bool{}
+		for _, r := range res.Rules {
+			codes[r.Code] = true
+		}
+		if !codes[dir.has] || codes[dir.hasNot] {
+			t.Errorf("response=%v: want %s and not %s", dir.opt.Response, dir.has, dir.hasNot)
+		}
 	}
 	if st.checked != st.schemas || st.violations < 40 {
 		t.Errorf("%d schemas, %d checked, %d violations", st.schemas, st.checked, st.violations)

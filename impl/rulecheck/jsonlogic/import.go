@@ -801,12 +801,3 @@ func jsString(f float64) string {
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
-
-// canonicalString is sdods's text of a number: 15 significant digits, JavaScript's layout.
-func canonicalString(f float64) string {
-	g, err := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 15, 64), 64)
-	if err != nil {
-		return ""
-	}
-	return jsString(g)
-}
