@@ -136,6 +136,10 @@ func TestJSONLogicExportCommand(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "<stdin>:1:1: NOT_FAITHFUL at /: + computes in decimal") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
+	code, _, errOut = runIn(`{"cat": ["ok \\ud800", "\ud800"]}`, "jsonlogic", "import")
+	if code != 1 || !strings.Contains(errOut, "<stdin>:1:25: INPUT_INVALID: a lone surrogate") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("lone surrogate: exit %d: %s", code, errOut)
+	}
 	if code, _, _ := run("jsonlogic", "convert"); code != 2 {
 		t.Errorf("unknown direction: exit %d", code)
 	}

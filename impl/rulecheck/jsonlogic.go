@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sdods/sdods/impl/rulecheck/jsonlogic"
 	"github.com/sdods/sdods/impl/yamlrules"
@@ -63,6 +64,13 @@ func (m *Main) jsonlogicCmd(args []string) int {
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "rulecheck jsonlogic: %v\n", err)
 		return 2
+	}
+	if offs := jsonlogic.LoneSurrogates(src); len(offs) > 0 {
+		for _, off := range offs {
+			line, col := lineCol(src, off)
+			fmt.Fprintf(m.Stderr, "%s:%d:%d: %s: a lone surrogate escape is not Unicode text: JavaScript keeps it, sdods reads U+FFFD, so nothing containing it converts faithfully\n", name, line, col, jsonlogic.CodeInvalid)
+		}
+		return 1
 	}
 	doc, problems := readDoc(name, src)
 	if len(problems) > 0 {
@@ -190,4 +198,15 @@ func marshalIndent(v any, prefix, indent string) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// lineCol is the 1-based line and column (in code points) of byte offset off.
+func lineCol(src []byte, off int) (int, int) {
+	line, start := 1, 0
+	for i := 0; i < off && i < len(src); i++ {
+		if src[i] == '\n' {
+			line, start = line+1, i+1
+		}
+	}
+	return line, utf8.RuneCount(src[start:off]) + 1
 }

@@ -34,6 +34,10 @@ type exporter struct {
 // opt.Root. functions holds the definitions calls refer to ({name: {params, body}}); calls are
 // inlined (sdods functions are never recursive).
 func Export(expr any, functions map[string]any, opt Options) *Converted {
+	if ds := engineDiagnostics(expr, functions, CodeInvalid); len(ds) > 0 {
+		sortDiags(ds)
+		return &Converted{Diagnostics: ds}
+	}
 	x := &exporter{opt: opt, fns: functions}
 	e, _, ok := x.exp(expr, "", xscope{dataOK: true})
 	out := &Converted{Diagnostics: x.diags}

@@ -71,6 +71,13 @@ func Import(logic any, opt Options) *Converted {
 			}
 		}
 	}
+	if out.Expression != nil {
+		// What the importer writes must load; a failure here is a bug in the importer.
+		if ds := engineDiagnostics(out.Expression, out.Functions, "INTERNAL"); len(ds) > 0 {
+			out.Expression, out.Functions = nil, nil
+			out.Diagnostics = append(out.Diagnostics, ds...)
+		}
+	}
 	if out.Diagnostics == nil {
 		out.Diagnostics = []Diagnostic{}
 	}
