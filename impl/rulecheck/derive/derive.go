@@ -76,6 +76,9 @@ func Derive(doc *openapi3.T, name string, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("component schema %q not found", name)
 	}
 	w := &walker{name: name, opt: opt, res: &Result{Schema: name, Rules: []Rule{}, Lossy: []Loss{}}}
+	if t := doc.Components.Schemas[name].Value.Type; t != nil && len(t.Slice()) > 0 && !t.Permits("object") {
+		w.lossy("/type", "a body of type %s cannot be checked: a request's data is an object (or null)", strings.Join(t.Slice(), " or "))
+	}
 	w.walk(doc.Components.Schemas[name].Value, "", nil, map[string]any{"var": "data"}, ctx{wrap: identity})
 	sort.SliceStable(w.res.Lossy, func(i, j int) bool { return w.res.Lossy[i].Pointer < w.res.Lossy[j].Pointer })
 	return w.res, nil

@@ -126,3 +126,99 @@ func TestGenerated(t *testing.T) {
 	}
 	differential(t, checks)
 }
+
+var (
+	sdOps  = []string{"==", "!=", "<", "<=", ">", ">=", "between", "and", "or", "not", "if", "coalesce", "min", "max", "concat", "contains", "in", "map", "filter", "some", "all", "literal", "+", "length", "typeOf"}
+	sdVars = []string{"data.n", "data.m", "data.s", "data.t", "data.b", "data.items", "data.words", "data.obj", "data.u", "data.v", "data.z", "data.obj.a", "data.items.0", "data"}
+)
+
+func (g *gen) sdLeaf(elem string) any {
+	if g.r.Intn(2) == 0 {
+		var v any
+		_ = json.Unmarshal([]byte(genLits[g.r.Intn(len(genLits)-2)]), &v) // no [] or {} lists of lists
+		if _, isList := v.([]any); isList {
+			return map[string]any{"op": "literal", "args": []any{v}}
+		}
+		return v
+	}
+	if elem != "" {
+		return map[string]any{"var": elem}
+	}
+	return map[string]any{"var": sdVars[g.r.Intn(len(sdVars))]}
+}
+
+func (g *gen) sdExpr(depth int, elem string) any {
+	if depth == 0 || g.r.Intn(4) == 0 {
+		return g.sdLeaf(elem)
+	}
+	name := sdOps[g.r.Intn(len(sdOps))]
+	args := func(n int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = g.sdExpr(depth-1, elem)
+		}
+		return out
+	}
+	var a []any
+	switch name {
+	case "map", "filter", "some", "all":
+		arr := []string{"data.items", "data.words", "data.z"}[g.r.Intn(3)]
+		if elem != "" {
+			arr = elem
+		}
+		a = []any{map[string]any{"var": arr}, g.sdExpr(depth-1, "it")}
+	case "literal":
+		a = []any{[]any{"a", 1, nil}}
+	case "not", "length", "typeOf":
+		a = args(1)
+	case "if":
+		a = args(3 + 2*g.r.Intn(2))
+	case "between":
+		a = args(3)
+	case "and", "or", "coalesce", "min", "max", "concat":
+		a = args(1 + g.r.Intn(3))
+	default:
+		a = args(2)
+	}
+	return map[string]any{"op": name, "args": a}
+}
+
+// TestGeneratedExport exports thousands of seeded random sdods expressions (Export refuses those
+// the engine does not load) and compares json-logic-js on each export with the engine on the original, then
+// imports each export back (export ∘ import) and compares again.
+func TestGeneratedExport(t *testing.T) {
+	const n = 3000
+	g := &gen{r: rand.New(rand.NewSource(26113020))}
+	data := records(false, 40)
+	types := jsonlogic.Types{}
+	for k, v := range parseTypes(t, genAnnots) {
+		types["data."+k] = v
+	}
+	var checks []diffCheck
+	exported, back := 0, 0
+	for i := 0; i < n; i++ {
+		expr := decode(t, mustJSON(g.sdExpr(3, "")))
+		out := jsonlogic.Export(expr, nil, jsonlogic.Options{Types: types})
+		if out.Refused() {
+			continue
+		}
+		exported++
+		label := "generated export " + itoa(i) + ": " + mustJSON(expr)
+		again := jsonlogic.Import(out.Expression, jsonlogic.Options{Types: importTypes(types)})
+		if !again.Refused() {
+			back++
+		}
+		for k := 0; k < 3; k++ {
+			d := data[g.r.Intn(len(data))]
+			checks = append(checks, diffCheck{label: label, logic: out.Expression, expr: expr, data: d})
+			if !again.Refused() {
+				checks = append(checks, diffCheck{label: label + " (imported back as " + mustJSON(again.Expression) + ")", logic: out.Expression, expr: again.Expression, functions: again.Functions, data: d})
+			}
+		}
+	}
+	t.Logf("%d generated, %d exported, %d of those imported back, %d evaluations compared", n, exported, back, len(checks))
+	if exported < n/10 {
+		t.Errorf("only %d of %d generated expressions export", exported, n)
+	}
+	differential(t, checks)
+}
