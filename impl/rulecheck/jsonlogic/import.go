@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Options configure a conversion.
@@ -275,6 +278,41 @@ func (im *importer) operation(name string, raw any, ptr string, sc scope) (any, 
 		}
 		if len(es) != 2 && !(len(es) == 3 && (name == "<" || name == "<=")) {
 			return im.refuse(ptr, CodeNotFaithful, "%s with %d arguments compares with undefined or ignores an argument", name, len(es))
+		}
+		// A null, boolean or string literal compared with a number is converted to a number by
+		// JavaScript (null is 0, "2" is 2, "x" is NaN): convert it now.
+		for i := range es {
+			if ts[i] == Number || ts[i]&^(Null|Bool|String) != 0 {
+				continue
+			}
+			numeric := true
+			for _, j := range []int{i - 1, i + 1} {
+				// Two strings compare as strings, and an array or object becomes a string.
+				if j >= 0 && j < len(es) && ts[j]&^(Null|Bool|Number) != 0 {
+					numeric = false
+				}
+			}
+			f, nan, lit := jsToNumber(es[i])
+			if !numeric || !lit {
+				continue
+			}
+			if nan {
+				return false, Bool, true // every comparison with NaN is false
+			}
+			if math.IsInf(f, 0) {
+				if len(es) != 2 {
+					return im.refuse(argPtr(i), CodeNotFaithful, "%s with Infinity among three operands", name)
+				}
+				// Every finite number compares with an infinity the same way: take 0.
+				a, b := 0.0, 0.0
+				if i == 0 {
+					a = f
+				} else {
+					b = f
+				}
+				return map[string]bool{"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[name], Bool, true
+			}
+			es[i], ts[i] = numberLiteral(f), Number
 		}
 		for i, t := range ts {
 			if t == Number {
@@ -610,6 +648,32 @@ func (im *importer) equality(name string, es []any, ts []Type, ptr string) (any,
 	if a == 0 || b == 0 || single {
 		return op(sdName, es...), Bool, true
 	}
+	// A literal compared with a number or a boolean: JavaScript converts both to numbers, and
+	// the literal's number is known now.
+	for i := 0; i < 2; i++ {
+		other, otherT := es[1-i], ts[1-i]&^Null
+		f, nan, lit := jsToNumber(es[i])
+		if !lit || ts[i] == Null || (otherT != Number && otherT != Bool) {
+			continue
+		}
+		var e any
+		switch {
+		case nan, math.IsInf(f, 0):
+			e = false // no number (nor a boolean's 0 or 1) equals NaN or an infinity
+		case otherT == Number:
+			e = op("==", other, numberLiteral(f))
+		case f == 1:
+			e = op("==", other, true)
+		case f == 0:
+			e = op("==", other, false)
+		default:
+			e = false
+		}
+		if sdName == "!=" {
+			e = op("not", e)
+		}
+		return e, Bool, true
+	}
 	if im.opt.JSCompat && (a|b)&^(Bool|Number) == 0 {
 		im.fns[jsLooseEqFunc], im.fns[jsNumberFunc] = true, true
 		e := any(map[string]any{"fn": jsLooseEqFunc, "args": list(es...)})
@@ -807,4 +871,69 @@ func jsString(f float64) string {
 		return mant + "e" + sign + exp
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+func numberLiteral(f float64) json.Number {
+	if f == 0 {
+		f = 0
+	}
+	return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+}
+
+var (
+	jsDecimal = regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$`)
+	jsRadix   = regexp.MustCompile(`^0([xXoObB])([0-9a-fA-F]+)$`)
+)
+
+// jsToNumber is JavaScript's ToNumber of a scalar literal (null, a boolean, a number, a string);
+// lit is false for anything else. nan reports NaN; f may be an infinity ("Infinity", "-1e400").
+func jsToNumber(e any) (f float64, nan, lit bool) {
+	switch v := e.(type) {
+	case nil:
+		return 0, false, true
+	case bool:
+		if v {
+			return 1, false, true
+		}
+		return 0, false, true
+	case json.Number:
+		f, ok := numberOf(v)
+		return f, !ok, true
+	case string:
+		s := strings.TrimFunc(v, jsSpace)
+		switch {
+		case s == "":
+			return 0, false, true
+		case s == "Infinity" || s == "+Infinity":
+			return math.Inf(1), false, true
+		case s == "-Infinity":
+			return math.Inf(-1), false, true
+		case jsDecimal.MatchString(s):
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil && !math.IsInf(f, 0) {
+				return 0, true, true
+			}
+			return f, false, true // beyond range: an infinity, as in JavaScript
+		}
+		if m := jsRadix.FindStringSubmatch(s); m != nil {
+			base := map[byte]int{'x': 16, 'X': 16, 'o': 8, 'O': 8, 'b': 2, 'B': 2}[m[1][0]]
+			n, ok := new(big.Int).SetString(m[2], base)
+			if !ok {
+				return 0, true, true
+			}
+			f, _ := new(big.Float).SetInt(n).Float64()
+			return f, false, true
+		}
+		return 0, true, true
+	}
+	return 0, false, false
+}
+
+// jsSpace is ECMAScript's StrWhiteSpaceChar: white space and line terminators.
+func jsSpace(r rune) bool {
+	switch r {
+	case '\t', '\v', '\f', ' ', 0xA0, 0xFEFF, '\n', '\r', 0x2028, 0x2029:
+		return true
+	}
+	return unicode.Is(unicode.Zs, r)
 }

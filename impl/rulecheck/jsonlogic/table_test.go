@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden outcomes of the case
 // beyond U+FFFF, "0", empty containers); --js-compat's documented costs exclude some of them,
 // so its pools are the values where no cost applies (small integers, strings within the BMP).
 var (
-	strictNums = []string{`0`, `1`, `-1`, `2`, `0.1`, `0.2`, `0.3`, `1.5`, `-2.5`, `100`, `1e21`, `1e-7`, `123456789012345678`, `0.30000000000000004`, `5e-324`, `18`, `-0`}
+	strictNums = []string{`0`, `1`, `-1`, `2`, `0.1`, `0.2`, `0.3`, `1.5`, `-2.5`, `100`, `1e21`, `1e-7`, `123456789012345678`, `0.30000000000000004`, `5e-324`, `18`, `-0`, `16`, `5`, `10`, `0.5`}
 	compatNums = []string{`1`, `-1`, `2`, `3`, `10`, `18`, `-7`, `42`}
 	strictStrs = []string{`""`, `"a"`, `"abc"`, `"0"`, `"1"`, `" "`, `"A"`, `"b"`, `"😀"`, `"\uffff"`, `"é"`, `"ab"`, `"10"`, `"2"`, `"a😀b"`, `"null"`}
 	compatStrs = []string{`""`, `"a"`, `"abc"`, `"0"`, `"1"`, `" "`, `"A"`, `"b"`, `"é"`, `"ab"`, `"10"`}
