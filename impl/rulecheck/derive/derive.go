@@ -97,8 +97,11 @@ func (w *walker) code(ptr string) string {
 		}
 		parts = append(parts, seg)
 	}
-	c := nonCode.ReplaceAllString(strings.ToUpper(strings.Join(parts, "_")), "_")
-	return strings.Trim(c, "_")
+	c := strings.Trim(nonCode.ReplaceAllString(strings.ToUpper(strings.Join(parts, "_")), "_"), "_")
+	if c == "" || c[0] < 'A' || c[0] > 'Z' {
+		c = "S_" + c // a finding code starts with a letter
+	}
+	return c
 }
 
 func op(name string, args ...any) map[string]any { return map[string]any{"op": name, "args": args} }
@@ -146,6 +149,7 @@ func (w *walker) walk(s *openapi3.Schema, ptr string, path []string, v any, c ct
 			switch t {
 			case "integer":
 				alts = append(alts, op("and", typeIs(v, "number"), op("==", op("mod", v, json.Number("1")), json.Number("0"))))
+				w.lossy(ptr+"/type", "integer is judged on the number's 15-significant-digit decimal (spec/v1/numbers.md): 1.0000000000000002 passes as 1")
 			case "null":
 				continue
 			default:
@@ -210,6 +214,7 @@ func (w *walker) walk(s *openapi3.Schema, ptr string, path []string, v any, c ct
 		bound("exclusiveMaximum", *s.ExclusiveMax.Value, ">=", "less than")
 	}
 	if s.MultipleOf != nil {
+		w.lossy(ptr+"/multipleOf", "multipleOf is computed on 15-significant-digit decimals: a number with more digits is judged on its rounded value")
 		w.rule(c, ptr+"/multipleOf", path, "multipleOf", fmt.Sprintf("%s must be a multiple of %v", field, *s.MultipleOf),
 			(op("and", isNum, op("!=", op("mod", v, num(*s.MultipleOf)), json.Number("0")))))
 	}

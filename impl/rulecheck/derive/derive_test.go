@@ -470,6 +470,15 @@ func checkSchema(t *testing.T, doc *openapi3.T, name string, st *stats) *derive.
 	return res
 }
 
+func lossyAt(res *derive.Result, ptr string) bool {
+	for _, l := range res.Lossy {
+		if l.Pointer == ptr {
+			return true
+		}
+	}
+	return false
+}
+
 // lossyBranch reports whether the oneOf or anyOf enclosing the constraint at ptr is in the
 // lossiness report.
 func lossyBranch(res *derive.Result, ptr string) bool {
@@ -570,6 +579,23 @@ func TestDeriveFeatures(t *testing.T) {
 	}
 	if got := findings(t, rs, both); len(got) != 1 || got[0].Code != "CONTACT_REACH_ONEOF_MULTIPLE" {
 		t.Errorf("a body matching both variants: findings %v, want CONTACT_REACH_ONEOF_MULTIPLE", got)
+	}
+	// What the lossiness report says about integers is so: kin-openapi rejects a count of
+	// 1.0000000000000002, the ruleset judges its 15-digit decimal, 1.
+	doc31, err := openapi3.NewLoader().LoadFromFile("testdata/features-3.1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reading, _ := derive.Derive(doc31, "Reading", derive.Options{})
+	src31, _ := json.Marshal(reading.Ruleset("reading"))
+	rs31, err := engine.Compile(src31)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body31 any
+	json.Unmarshal([]byte(`{"sensor":"a","celsius":20,"unit":"C","comment":null,"count":1.0000000000000002}`), &body31)
+	if kinValid(doc31, doc31.Components.Schemas["Reading"].Value, body31) == nil || len(findings(t, rs31, body31)) != 0 || !lossyAt(reading, "/properties/count/type") {
+		t.Errorf("a count of 1.0000000000000002: kin-openapi rejects it, the ruleset passes it, and the report lists it")
 	}
 	// Direction: a request does not check readOnly members, a response not writeOnly ones.
 	for _, dir := range []struct {
