@@ -442,7 +442,7 @@ func (im *importer) operation(name string, raw any, ptr string, sc scope) (any, 
 	case "map", "filter", "all", "none", "some":
 		return im.iteration(name, vals, ptr, argPtr, sc)
 	case "reduce":
-		return im.refuse(ptr, CodeUnknown, "sdods has no fold: reduce cannot be imported (a sum over numbers is the sum operator, which rounds to 15 digits)")
+		return im.reduce(vals, ptr, argPtr, sc)
 	case "log":
 		es, ts, ok := all()
 		if !ok {
@@ -936,4 +936,80 @@ func jsSpace(r rune) bool {
 		return true
 	}
 	return unicode.Is(unicode.Zs, r)
+}
+
+// reduce imports the folds sdods has an operator for: the maximum or minimum of numbers
+// ({"max": [current, accumulator]}), exactly, and their sum, with --js-compat's arithmetic cost.
+// Any other fold is refused: sdods has no general fold.
+func (im *importer) reduce(vals []any, ptr string, argPtr func(int) string, sc scope) (any, Type, bool) {
+	refuse := func() (any, Type, bool) {
+		return im.refuse(ptr, CodeUnknown, "sdods has no fold: reduce is imported only as the maximum, minimum or sum of numbers ({\"max\"|\"min\"|\"+\": [{\"var\": \"current\"}, {\"var\": \"accumulator\"}]} with a number as the initial value)")
+	}
+	if len(vals) != 3 {
+		return refuse()
+	}
+	body, _ := vals[1].(map[string]any)
+	var name string
+	if len(body) == 1 {
+		for k, v := range body {
+			args, _ := v.([]any)
+			if len(args) == 2 && (k == "max" || k == "min" || k == "+") && isVarOf(args, "current", "accumulator") {
+				name = k
+			}
+		}
+	}
+	if name == "" {
+		return refuse()
+	}
+	a, ta, ok := im.conv(vals[0], argPtr(0), sc)
+	init, ti, iok := im.conv(vals[2], argPtr(2), sc)
+	if !ok || !iok {
+		return nil, 0, false
+	}
+	if ti != Number {
+		return im.refuse(argPtr(2), CodeNotFaithful, "reduce's initial value must be a number (Math.%s and + convert null and strings)", name)
+	}
+	elem := Any
+	if v, isVar := a.(map[string]any); isVar && sc.annot != "?" {
+		if p, ok := v["var"].(string); ok {
+			rel := strings.TrimPrefix(strings.TrimPrefix(p, sc.root), ".")
+			elem = im.typeAt(sc, strings.TrimPrefix(rel+".*", "."))
+		}
+	}
+	if elem != Number {
+		return im.refuse(argPtr(0), CodeNotFaithful, "reduce's elements must be numbers (annotate PATH.*=number): Math.%s and + convert null and strings", name)
+	}
+	var folded any
+	switch name {
+	case "+":
+		if !im.cost(ptr, "a sum over numbers computes in binary floating point in JavaScript and in decimal rounded to 15 significant digits in sdods") {
+			return nil, 0, false
+		}
+		folded = op("+", init, op("sum", a))
+	default:
+		folded = op("if", op("==", op("length", a), json.Number("0")), init, op(name, init, op(name, a)))
+	}
+	if ta == Array {
+		return folded, Number, true
+	}
+	// A value that is not an array: json-logic-js returns the initial value.
+	return op("if", typeIs(a, "array"), folded, init), Number, true
+}
+
+func isVarOf(args []any, names ...string) bool {
+	seen := map[string]bool{}
+	for _, a := range args {
+		m, _ := a.(map[string]any)
+		p, ok := m["var"].(string)
+		if !ok || len(m) != 1 {
+			return false
+		}
+		seen[p] = true
+	}
+	for _, n := range names {
+		if !seen[n] {
+			return false
+		}
+	}
+	return true
 }
