@@ -19,14 +19,16 @@ import (
 
 // Main is one invocation of the tool.
 type Main struct {
-	Args   []string  // arguments after the program name
-	Stdin  io.Reader // standard input for commands that read it (nil: os.Stdin)
+	Args   []string // arguments after the program name
 	Stdout io.Writer
 	Stderr io.Writer
 	// Suite runs the conformance and sync commands (impl/rulecheck/suitecmd, wired by
 	// cmd/rulecheck); kept apart so that the rules command, which shares check and compile, does
 	// not carry the suite.
 	Suite func(ctx context.Context, cmd string, args []string) int
+	// Convert runs the jsonlogic and derive commands (impl/rulecheck/convertcmd), kept apart for
+	// the same reason.
+	Convert func(ctx context.Context, cmd string, args []string) int
 }
 
 const usage = `usage: rulecheck <command> [flags] FILE...
@@ -59,10 +61,12 @@ func (m *Main) Run(ctx context.Context) int {
 		return m.check(ctx, m.Args[1:])
 	case "compile":
 		return m.compile(ctx, m.Args[1:])
-	case "jsonlogic":
-		return m.jsonlogicCmd(m.Args[1:])
-	case "derive":
-		return m.derive(m.Args[1:])
+	case "jsonlogic", "derive":
+		if m.Convert == nil {
+			fmt.Fprintf(m.Stderr, "rulecheck: %s is not available in this build\n", m.Args[0])
+			return 2
+		}
+		return m.Convert(ctx, m.Args[0], m.Args[1:])
 	case "conformance", "sync":
 		if m.Suite == nil {
 			fmt.Fprintf(m.Stderr, "rulecheck: %s is not available in this build\n", m.Args[0])

@@ -1,7 +1,11 @@
-package rulecheck
+// Package convertcmd is rulecheck's jsonlogic and derive commands, wired by cmd/rulecheck: kept
+// apart from impl/rulecheck so that the rules command, which shares check and compile, does not
+// carry the converters (nor kin-openapi).
+package convertcmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sdods/sdods/impl/rulecheck"
 	"github.com/sdods/sdods/impl/rulecheck/jsonlogic"
 	"github.com/sdods/sdods/impl/yamlrules"
 )
@@ -28,8 +33,28 @@ const jsonlogicUsage = `usage: rulecheck jsonlogic import|export [flags] [FILE]
   or -o FILE. Exit status 1 when the conversion is refused, with every diagnostic.
 `
 
-// jsonlogicCmd runs rulecheck jsonlogic import|export.
-func (m *Main) jsonlogicCmd(args []string) int {
+// Main runs the commands; Stdin nil is os.Stdin.
+type Main struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Run executes jsonlogic or derive with its arguments and returns the exit status: 0 success,
+// 1 refusal or failure, 2 usage.
+func (m *Main) Run(_ context.Context, cmd string, args []string) int {
+	switch cmd {
+	case "jsonlogic":
+		return m.jsonlogic(args)
+	case "derive":
+		return m.derive(args)
+	}
+	fmt.Fprintf(m.Stderr, "rulecheck: unknown command %q\n", cmd)
+	return 2
+}
+
+// jsonlogic runs rulecheck jsonlogic import|export.
+func (m *Main) jsonlogic(args []string) int {
 	if len(args) == 0 || (args[0] != "import" && args[0] != "export") {
 		fmt.Fprint(m.Stderr, jsonlogicUsage)
 		return 2
@@ -75,7 +100,7 @@ func (m *Main) jsonlogicCmd(args []string) int {
 	doc, problems := readDoc(name, src)
 	if len(problems) > 0 {
 		for _, p := range problems {
-			fmt.Fprintln(m.Stderr, Format(name, p))
+			fmt.Fprintln(m.Stderr, rulecheck.Format(name, p))
 		}
 		return 1
 	}
@@ -134,7 +159,7 @@ func (m *Main) jsonlogicCmd(args []string) int {
 	if result != nil {
 		result = append(result, '\n')
 		if *out != "" {
-			if err := WriteAtomic(*out, result); err != nil {
+			if err := rulecheck.WriteAtomic(*out, result); err != nil {
 				fmt.Fprintf(m.Stderr, "rulecheck jsonlogic: %v\n", err)
 				return 1
 			}

@@ -1,4 +1,4 @@
-package rulecheck
+package convertcmd
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/sdods/sdods/impl/rulecheck"
 	"github.com/sdods/sdods/impl/rulecheck/derive"
 )
 
@@ -63,7 +64,7 @@ func (m *Main) derive(args []string) int {
 		b = append(b, '\n')
 	}
 	if *out != "" {
-		if err := WriteAtomic(*out, b); err != nil {
+		if err := rulecheck.WriteAtomic(*out, b); err != nil {
 			fmt.Fprintf(m.Stderr, "rulecheck derive: %v\n", err)
 			return 1
 		}
@@ -77,7 +78,7 @@ func (m *Main) derive(args []string) int {
 			cat[k], _ = v.(string)
 		}
 		sb, _ := marshalIndent(cat, "", "  ")
-		if err := WriteAtomic(*skeleton, append(sb, '\n')); err != nil {
+		if err := rulecheck.WriteAtomic(*skeleton, append(sb, '\n')); err != nil {
 			fmt.Fprintf(m.Stderr, "rulecheck derive: %v\n", err)
 			return 1
 		}

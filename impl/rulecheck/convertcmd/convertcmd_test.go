@@ -1,4 +1,4 @@
-package rulecheck_test
+package convertcmd_test
 
 import (
 	"bytes"
@@ -13,13 +13,18 @@ import (
 
 	"github.com/sdods/sdods/engine"
 	"github.com/sdods/sdods/impl/rulecheck"
+	"github.com/sdods/sdods/impl/rulecheck/convertcmd"
 )
 
+// runIn runs rulecheck as cmd/rulecheck wires it, with stdin as standard input.
 func runIn(stdin string, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	m := &rulecheck.Main{Args: args, Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}
+	conv := &convertcmd.Main{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}
+	m := &rulecheck.Main{Args: args, Stdout: &out, Stderr: &errb, Convert: conv.Run}
 	return m.Run(context.Background()), out.String(), errb.String()
 }
+
+func run(args ...string) (int, string, string) { return runIn("", args...) }
 
 func evalExpr(t *testing.T, expr json.RawMessage, functions json.RawMessage, data string) string {
 	t.Helper()
@@ -151,14 +156,14 @@ func TestJSONLogicExportCommand(t *testing.T) {
 func TestDeriveCommand(t *testing.T) {
 	dir := t.TempDir()
 	yml, jsn, skel := filepath.Join(dir, "project.yaml"), filepath.Join(dir, "project.json"), filepath.Join(dir, "catalog.json")
-	code, _, errOut := run("derive", "--openapi", "../../openapi/server.yaml", "--schema", "ProjectCreate", "-o", yml, "--catalog-skeleton", skel)
+	code, _, errOut := run("derive", "--openapi", "../../../openapi/server.yaml", "--schema", "ProjectCreate", "-o", yml, "--catalog-skeleton", skel)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if !strings.Contains(errOut, "lossy at #/components/schemas/ProjectCreate/additionalProperties") {
 		t.Errorf("no lossiness report: %s", errOut)
 	}
-	if code, _, errOut := run("derive", "--openapi", "../../openapi/server.yaml", "--schema", "ProjectCreate", "--format", "json", "-o", jsn); code != 0 {
+	if code, _, errOut := run("derive", "--openapi", "../../../openapi/server.yaml", "--schema", "ProjectCreate", "--format", "json", "-o", jsn); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, f := range []string{yml, jsn} {
@@ -184,15 +189,15 @@ func TestDeriveCommand(t *testing.T) {
 	if err := json.Unmarshal(b, &catalog); err != nil || catalog["PROJECTCREATE_NAME_MAXLENGTH"] != "name must be at most 100 characters" {
 		t.Errorf("catalog skeleton %s: %v", b, err)
 	}
-	if code, _, errOut := run("derive", "--openapi", "../../openapi/server.yaml", "--schema", "ProjectCreate", "--strict"); code != 1 || !strings.Contains(errOut, "(--strict)") {
+	if code, _, errOut := run("derive", "--openapi", "../../../openapi/server.yaml", "--schema", "ProjectCreate", "--strict"); code != 1 || !strings.Contains(errOut, "(--strict)") {
 		t.Errorf("--strict with a lossy schema: exit %d: %s", code, errOut)
 	}
-	if code, _, _ := run("derive", "--openapi", "../../openapi/server.yaml", "--schema", "NoSuchSchema"); code != 1 {
+	if code, _, _ := run("derive", "--openapi", "../../../openapi/server.yaml", "--schema", "NoSuchSchema"); code != 1 {
 		t.Errorf("unknown schema: exit %d", code)
 	}
 
 	// Stable codes.
-	src, err := os.ReadFile("derive/testdata/features-3.0.yaml")
+	src, err := os.ReadFile("../derive/testdata/features-3.0.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
