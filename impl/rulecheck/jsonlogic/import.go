@@ -412,7 +412,7 @@ func (im *importer) operation(name string, raw any, ptr string, sc scope) (any, 
 		}
 		for i, t := range ts {
 			if t != Number {
-				return im.refuse(argPtr(i), CodeNotFaithful, "%s converts a %s with Number() in JavaScript (null is 0); the arguments must be numbers", name, t)
+				return im.refuse(argPtr(i), CodeNotFaithful, "%s converts a value of type %s with Number() in JavaScript (null is 0); the arguments must be numbers", name, t)
 			}
 		}
 		if len(es) == 1 {
@@ -780,7 +780,7 @@ func (im *importer) arithmetic(name string, es []any, ts []Type, ptr string, arg
 	}
 	for i, t := range ts {
 		if t != Number {
-			return im.refuse(argPtr(i), CodeNotFaithful, "%s converts a %s in JavaScript (parseFloat(\"1.5x\") is 1.5, null is NaN or 0); the operands must be numbers", name, t)
+			return im.refuse(argPtr(i), CodeNotFaithful, "%s converts a value of type %s in JavaScript (parseFloat(\"1.5x\") is 1.5, null is NaN or 0); the operands must be numbers", name, t)
 		}
 	}
 	switch {
