@@ -478,8 +478,10 @@ func (w *walker) format(f, ptr string, path []string, field string, v any, c ctx
 	switch f {
 	case "date":
 		w.rule(c, ptr, path, "format", field+" must be a date (YYYY-MM-DD)", (op("and", isStr, op("or", op("not", op("isDate", v)), op("!=", op("length", v), json.Number("10"))))))
+		w.lossy(ptr, "the year 0000, which RFC 3339 allows, is reported: sdods dates lie in 0001-9999")
 	case "date-time":
 		w.rule(c, ptr, path, "format", field+" must be a date-time (RFC 3339)", (op("and", isStr, op("or", op("not", op("isDate", v)), op("<=", op("length", v), json.Number("10"))))))
+		w.lossy(ptr, "the year 0000 and a leap second (:60), which RFC 3339 allows, are reported: sdods date-times lie in 0001-9999 without leap seconds")
 	case "uuid", "email", "uri":
 		w.rule(c, ptr, path, "format", field+" must be a "+f, (op("and", isStr, op("not", op("matches", v, formatPatterns[f])))))
 	default:
