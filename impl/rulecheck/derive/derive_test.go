@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -660,4 +661,51 @@ func TestFormatsAgree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPatternsAgree compares every pattern derive emits for the project's documents with Go's
+// regexp (which kin-openapi validates with) on strings chosen to tell dialects apart.
+func TestPatternsAgree(t *testing.T) {
+	samples := []string{"", "a", "A", "z", "0", "9", "١", "a-b", "a_b", "a b", "a\nb", "ab\n", "\na", "é", "😀", "-a", "a-", "abc123",
+		"ABC-1234", "x.y", "a/b", "a@b", "${x}", "{{x}}", "key=value", "a\tb", strings.Repeat("a", 70), "a1-b2-c3"}
+	n := 0
+	for _, file := range []string{"../../../openapi/server.yaml", "../../../openapi/rules.yaml", "testdata/features-3.0.yaml"} {
+		doc, err := openapi3.NewLoader().LoadFromFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range requestSchemas(doc) {
+			res, _ := derive.Derive(doc, name, derive.Options{})
+			for _, r := range res.Rules {
+				if r.Kind != "pattern" {
+					continue
+				}
+				p := r.Message[strings.Index(r.Message, " must match ")+len(" must match "):] // the message names the pattern
+				re, err := regexp.Compile(p)
+				if err != nil {
+					t.Errorf("%s: %v", r.Code, err)
+					continue
+				}
+				n++
+				for _, s := range samples {
+					raw, _ := json.Marshal(map[string]any{"op": "matches", "args": []any{s, p}})
+					e, err := engine.CompileExpression(raw)
+					if err != nil {
+						t.Fatalf("%s: %v", r.Code, err)
+					}
+					got, err := e.Evaluate(map[string]any{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != re.MatchString(s) {
+						t.Errorf("%s: pattern %q on %q: sdods %v, Go regexp %v", r.Code, p, s, got, re.MatchString(s))
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no pattern rule derived")
+	}
+	t.Logf("%d patterns compared on %d strings", n, len(samples))
 }
