@@ -13,6 +13,8 @@ export GOFLAGS := -buildvcs=false
 # suite over the engine protocol, run by make conformance after the Go engine's).
 RUNTIME_TESTS :=
 RUNTIME_CONFORMANCE :=
+# json-logic-js, the reference implementation impl/rulecheck/jsonlogic's differential test drives.
+JSONLOGIC_JS := impl/rulecheck/jsonlogic/testdata/js
 -include $(sort $(wildcard runtimes/*/runtime.mk))
 
 help: ## list the targets
@@ -29,9 +31,15 @@ deps: ## install what the tests need from the system's packages (Chromium for br
 	    echo "installing chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: install it (Debian: sudo apt-get install chromium)"; exit 1; fi; fi
 
-test-go: ## root module tests against the real PostgreSQL
+test-go: $(JSONLOGIC_JS)/node_modules ## root module tests against the real PostgreSQL
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
 	 SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" $(GO) test -count=1 -timeout 25m ./...
+
+# json-logic-js (JSONLOGIC_JS, defined at the top) for the jsonlogic differential test; the test
+# also runs npm ci itself when node_modules is missing.
+$(JSONLOGIC_JS)/node_modules: $(JSONLOGIC_JS)/package-lock.json
+	cd $(JSONLOGIC_JS) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
 
 test-engine: ## engine module: standard library only, tested with Go 1.22 and the current Go
 	@cd engine && deps="$$($(GO) list -m all)" && [ "$$deps" = "github.com/sdods/sdods/engine" ] \

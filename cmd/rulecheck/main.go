@@ -1,4 +1,5 @@
-// Command rulecheck lints and compiles rulesets; see impl/rulecheck.
+// Command rulecheck lints and compiles rulesets, runs the conformance suite and converts rules;
+// see impl/rulecheck and docs/rulecheck.md.
 package main
 
 import (
@@ -8,13 +9,15 @@ import (
 	"syscall"
 
 	"github.com/sdods/sdods/impl/rulecheck"
+	"github.com/sdods/sdods/impl/rulecheck/convertcmd"
 	"github.com/sdods/sdods/impl/rulecheck/suitecmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	suite := &suitecmd.Main{Stdout: os.Stdout, Stderr: os.Stderr}
-	m := &rulecheck.Main{Args: os.Args[1:], Stdout: os.Stdout, Stderr: os.Stderr, Suite: suite.Run}
+	conv := &convertcmd.Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	m := &rulecheck.Main{Args: os.Args[1:], Stdout: os.Stdout, Stderr: os.Stderr, Suite: suite.Run, Convert: conv.Run}
 	code := m.Run(ctx)
 	stop()
 	os.Exit(code)

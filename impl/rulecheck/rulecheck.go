@@ -1,5 +1,6 @@
 // Package rulecheck is the rulecheck tool: check lints source rulesets, compile writes their
-// bundles. cmd/rulecheck parses nothing but calls Main.Run.
+// bundles, jsonlogic converts expressions from and to JSON Logic, derive writes baseline rulesets
+// from OpenAPI schemas. cmd/rulecheck parses nothing but calls Main.Run.
 package rulecheck
 
 import (
@@ -25,6 +26,9 @@ type Main struct {
 	// cmd/rulecheck); kept apart so that the rules command, which shares check and compile, does
 	// not carry the suite.
 	Suite func(ctx context.Context, cmd string, args []string) int
+	// Convert runs the jsonlogic and derive commands (impl/rulecheck/convertcmd), kept apart for
+	// the same reason.
+	Convert func(ctx context.Context, cmd string, args []string) int
 }
 
 const usage = `usage: rulecheck <command> [flags] FILE...
@@ -39,6 +43,12 @@ commands:
   conformance --engine "COMMAND" [--level evaluator|compiler] [--filter RE] [--timeout D] [--json FILE]
            certify an engine over the engine protocol with the suite (the seed's 1899 cases and the
            additions); exit status 1 on any failure
+  jsonlogic import|export [--js-compat] [--type PATH=TYPE]... [--root NAME] [--functions FILE] [--json] [-o FILE] [FILE]
+           convert expressions from and to JSON Logic (json-logic-js semantics), faithfully or not at all:
+           exit status 1 with every diagnostic (file:line:column, JSON pointer, reason) on refusal
+  derive --openapi FILE --schema NAME [--direction request|response] [--format yaml|json] [--strict] [-o FILE]
+           a baseline ruleset checking a body against a component schema's constraints, with stable
+           finding codes and a lossiness report of what it cannot express (--strict: exit 1 on any)
   sync [--check] [--root DIR]
            regenerate the schema copies, the fixtures' bundles, the golden and compiler expectations, the
            evaluation corpus and the example client manifest; --check lists what drifted and exits 1
@@ -55,6 +65,12 @@ func (m *Main) Run(ctx context.Context) int {
 		return m.check(ctx, m.Args[1:])
 	case "compile":
 		return m.compile(ctx, m.Args[1:])
+	case "jsonlogic", "derive":
+		if m.Convert == nil {
+			fmt.Fprintf(m.Stderr, "rulecheck: %s is not available in this build\n", m.Args[0])
+			return 2
+		}
+		return m.Convert(ctx, m.Args[0], m.Args[1:])
 	case "conformance", "sync":
 		if m.Suite == nil {
 			fmt.Fprintf(m.Stderr, "rulecheck: %s is not available in this build\n", m.Args[0])
