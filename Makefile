@@ -29,19 +29,19 @@ deps: ## install what the tests need from the system's packages (Chromium for br
 	    echo "installing chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: install it (Debian: sudo apt-get install chromium)"; exit 1; fi; fi
 
-test-go: $(BIN)/versitygw ## root module tests against the real PostgreSQL (and a real S3 server)
+test-go: $(VERSITYGW) ## root module tests against the real PostgreSQL (and a real S3 server)
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
-	 SDODS_TEST_VERSITYGW="$(abspath $(BIN)/versitygw)" \
+	 SDODS_TEST_VERSITYGW="$(abspath $(VERSITYGW))" \
 	 SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" $(GO) test -count=1 -timeout 25m ./...
 
 # The S3 server impl/blob's tests run the S3 store against (versitygw, Apache-2.0), built from the
 # Go module proxy once: its version is the one impl/blob/s3_test.go names.
-VERSITYGW_VERSION = $(shell sed -n 's/^const versitygwVersion = "\(.*\)"/\1/p' impl/blob/s3_test.go)
-$(BIN)/versitygw: impl/blob/s3_test.go
-	GOBIN="$(abspath $(BIN))" GOWORK=off $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
-	@touch $@
+VERSITYGW_VERSION := $(shell sed -n 's/^const versitygwVersion = "\(.*\)"/\1/p' impl/blob/s3_test.go)
+VERSITYGW := $(BIN)/versitygw-$(VERSITYGW_VERSION)/versitygw
+$(VERSITYGW):
+	GOBIN="$(abspath $(dir $@))" GOWORK=off $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
-s3-test-server: $(BIN)/versitygw ## build the S3 server of impl/blob's tests into .bin
+s3-test-server: $(VERSITYGW) ## build the S3 server of impl/blob's tests into .bin
 
 test-engine: ## engine module: standard library only, tested with Go 1.22 and the current Go
 	@cd engine && deps="$$($(GO) list -m all)" && [ "$$deps" = "github.com/sdods/sdods/engine" ] \
