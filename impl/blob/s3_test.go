@@ -11,11 +11,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -398,6 +400,34 @@ func TestS3StoreCredentialChain(t *testing.T) {
 		t.Setenv("AWS_PROFILE", "default")
 		if _, err := newStore(t, cfg).Put(ctx, strings.NewReader("with the wrong profile"), 0); err == nil {
 			t.Fatal("the default profile's wrong keys were accepted")
+		}
+	})
+	// The machine's role, here as ECS/EKS hand it to a container: a credentials endpoint on
+	// loopback, asked with the container's authorization token.
+	t.Run("container role", func(t *testing.T) {
+		t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+		var asked atomic.Int32
+		role := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "container-token" {
+				http.Error(w, "no token", http.StatusUnauthorized)
+				return
+			}
+			asked.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"AccessKeyId": %q, "SecretAccessKey": %q, "Token": "", "Expiration": %q}`,
+				testAccessKey, testSecretKey, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+		}))
+		defer role.Close()
+		t.Setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", role.URL+"/v2/credentials")
+		t.Setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "container-token")
+		st := newStore(t, cfg)
+		for _, body := range []string{"from the role", "from the role, again"} {
+			if _, err := st.Put(ctx, strings.NewReader(body), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := asked.Load(); n != 1 {
+			t.Fatalf("the credentials endpoint was asked %d times for two uploads, want once (until they near expiry)", n)
 		}
 	})
 }
