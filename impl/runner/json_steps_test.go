@@ -69,6 +69,9 @@ func TestJSONSchemaStepThroughARun(t *testing.T) {
 	scenario("format is an annotation", "/bad", "the response JSON matches the schema:", email)
 	scenario("format asserted on request", "/bad", "the response JSON matches the schema, checking formats:", email)
 	scenario("a valid format passes", "/good", "the response JSON matches the schema, checking formats:", email)
+	// The draft a schema declares applies: draft-07 asserts formats, and reads "dependencies".
+	scenario("a declared draft-07 applies", "/bad", "the response JSON matches the schema:",
+		`{"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"email": {"format": "email"}}, "dependencies": {"card": ["cvv"]}}`)
 	scenario("many violations", "/many", "the response JSON matches the schema:", `{"items": {"properties": {"id": {"type": "integer"}}}}`)
 	scenario("a file reference is refused", "/good", "the response JSON matches the schema:", `{"$ref": "file:///etc/hostname"}`)
 
@@ -105,6 +108,7 @@ func TestJSONSchemaStepThroughARun(t *testing.T) {
 	passes("format is an annotation")
 	failsWith("format asserted on request", "$.email: 'not-an-email' is not valid email")
 	passes("a valid format passes")
+	failsWith("a declared draft-07 applies", "(2 violation(s))", "$.email: 'not-an-email' is not valid email", "(dependencies)")
 	failsWith("many violations", "(100 violation(s))", "$[0].id: got string, want integer (type)", "… and 80 more")
 	if e := scenarioNamed(t, res, "many violations").Steps[2].Error; len(e) > 4000 {
 		t.Errorf("a failure with 100 violations is %d bytes long", len(e))

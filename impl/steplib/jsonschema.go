@@ -157,6 +157,8 @@ func violationKeyword(e *jsonschema.ValidationError) string {
 		return "not"
 	case *kind.RefCycle:
 		return "$ref"
+	case *kind.Dependency:
+		return "dependencies" // the library says "dependency"; the schema's keyword is plural
 	}
 	kw := e.ErrorKind.KeywordPath()
 	if len(kw) == 0 {
