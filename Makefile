@@ -35,8 +35,8 @@ test-go: $(VERSITYGW) ## root module tests against the real PostgreSQL (and a re
 	 SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" $(GO) test -count=1 -timeout 25m ./...
 
 # The S3 server impl/blob's tests run the S3 store against (versitygw, Apache-2.0), built from the
-# Go module proxy once: its version is the one impl/blob/s3_test.go names.
-VERSITYGW_VERSION := $(shell sed -n 's/^const versitygwVersion = "\(.*\)"/\1/p' impl/blob/s3_test.go)
+# Go module proxy once: its version is the one impl/blob/s3test names.
+VERSITYGW_VERSION := $(shell sed -n 's/^const VersityGWVersion = "\(.*\)"/\1/p' impl/blob/s3test/s3test.go)
 VERSITYGW := $(BIN)/versitygw-$(VERSITYGW_VERSION)/versitygw
 $(VERSITYGW):
 	GOBIN="$(abspath $(dir $@))" GOWORK=off $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)

@@ -9,11 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,152 +20,16 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/sdods/sdods/impl/blob"
+	"github.com/sdods/sdods/impl/blob/s3test"
 )
-
-// versitygwVersion is the S3 server the tests run the store against: versitygw (Apache-2.0), an
-// S3 gateway over a directory, which checks every request's Signature Version 4.
-const versitygwVersion = "v1.8.0"
 
 const (
-	testAccessKey = "AKIDSDODSTEST"
-	testSecretKey = "s3cr3t/key+value"
-	testRegion    = "eu-west-1"
+	testAccessKey = s3test.AccessKey
+	testSecretKey = s3test.SecretKey
+	testRegion    = s3test.Region
 )
-
-// versitygw returns the server's binary: $SDODS_TEST_VERSITYGW (make test builds it once into
-// .bin), or one built here with go install into the user's cache directory. A failed build fails
-// the test: an S3 store nobody tested is not skipped silently.
-func versitygw(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("SDODS_TEST_VERSITYGW"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("SDODS_TEST_VERSITYGW=%s: %v", p, err)
-		}
-		return p
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "sdods-test", "versitygw-"+versitygwVersion)
-	bin := filepath.Join(dir, "versitygw")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("building the S3 server of this test needs the go command: %v (or set SDODS_TEST_VERSITYGW to a versitygw binary)", err)
-	}
-	t.Logf("building versitygw %s into %s (once; make test does it in advance)", versitygwVersion, dir)
-	cmd := exec.Command(goBin, "install", "github.com/versity/versitygw/cmd/versitygw@"+versitygwVersion)
-	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOWORK=off", "GOFLAGS=-buildvcs=false")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the S3 server of this test (go install github.com/versity/versitygw/cmd/versitygw@%s) failed: %v\n%s\n"+
-			"Run make s3-test-server, or set SDODS_TEST_VERSITYGW to a versitygw binary.", versitygwVersion, err, out)
-	}
-	return bin
-}
-
-// s3Server is a versitygw process serving a fresh directory on a loopback port.
-type s3Server struct {
-	endpoint string
-}
-
-var (
-	serverOnce sync.Once
-	server     *s3Server
-	serverErr  error
-)
-
-// startS3 starts one server for the package's tests; it stops when the test binary exits.
-func startS3(t *testing.T) *s3Server {
-	t.Helper()
-	bin := versitygw(t)
-	serverOnce.Do(func() { server, serverErr = launch(bin) })
-	if serverErr != nil {
-		t.Fatal(serverErr)
-	}
-	return server
-}
-
-func launch(bin string) (*s3Server, error) {
-	root, err := os.MkdirTemp("", "sdods-s3-*")
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range []string{"data", "meta"} {
-		if err := os.Mkdir(filepath.Join(root, d), 0o700); err != nil {
-			return nil, err
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(bin, "--access", testAccessKey, "--secret", testSecretKey, "--region", testRegion, "--port", addr,
-		"posix", "--sidecar", filepath.Join(root, "meta"), filepath.Join(root, "data"))
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting versitygw: %w", err)
-	}
-	// The test binary's exit ends the process group's children only with help: kill it at exit.
-	stopAtExit(cmd, root)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return &s3Server{endpoint: "http://" + addr}, nil
-		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			return nil, fmt.Errorf("versitygw did not listen on %s within 30 s: %v\n%s", addr, err, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-var stops []func()
-
-func stopAtExit(cmd *exec.Cmd, root string) {
-	stops = append(stops, func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = os.RemoveAll(root)
-	})
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, stop := range stops {
-		stop()
-	}
-	os.Exit(code)
-}
-
-// newBucket creates a bucket for one test through the server's S3 API.
-func (s *s3Server) newBucket(t *testing.T) string {
-	t.Helper()
-	c, err := minio.New(strings.TrimPrefix(s.endpoint, "http://"), &minio.Options{
-		Creds: credentials.NewStaticV4(testAccessKey, testSecretKey, ""), Region: testRegion, BucketLookup: minio.BucketLookupPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.Trim(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%1e6)
-	if err := c.MakeBucket(context.Background(), name, minio.MakeBucketOptions{Region: testRegion}); err != nil {
-		t.Fatalf("make bucket %s: %v", name, err)
-	}
-	return name
-}
 
 // counting records the requests the store sends and can answer the first few of one kind with
 // 503 SlowDown, as a throttling S3 does.
@@ -235,11 +97,11 @@ func reader(t *testing.T) func(io.ReadCloser, error) []byte {
 }
 
 func TestS3Store(t *testing.T) {
-	srv := startS3(t)
+	srv := s3test.Start(t)
 	ctx := context.Background()
 	tr := &counting{}
-	bucket := srv.newBucket(t)
-	st := newStore(t, blob.S3Config{Endpoint: srv.endpoint, Bucket: bucket, Region: testRegion, Prefix: "sdods/",
+	bucket := srv.NewBucket(t)
+	st := newStore(t, blob.S3Config{Endpoint: srv.Endpoint, Bucket: bucket, Region: testRegion, Prefix: "sdods/",
 		AccessKeyID: testAccessKey, SecretAccessKey: testSecretKey, TempDir: t.TempDir(), Transport: tr})
 	if err := st.Check(ctx); err != nil {
 		t.Fatal(err)
@@ -254,8 +116,7 @@ func TestS3Store(t *testing.T) {
 		t.Fatalf("info %+v", info)
 	}
 	// The object's name is <prefix><ab>/<key>: read it back with another client.
-	c, _ := minio.New(strings.TrimPrefix(srv.endpoint, "http://"), &minio.Options{Creds: credentials.NewStaticV4(testAccessKey, testSecretKey, ""), Region: testRegion})
-	if _, err := c.StatObject(ctx, bucket, "sdods/"+info.Key[:2]+"/"+info.Key, minio.StatObjectOptions{}); err != nil {
+	if _, err := srv.Client(t).StatObject(ctx, bucket, "sdods/"+info.Key[:2]+"/"+info.Key, minio.StatObjectOptions{}); err != nil {
 		t.Fatalf("object name: %v", err)
 	}
 	// Content addressed: the same content again is not uploaded again.
@@ -286,10 +147,10 @@ func TestS3Store(t *testing.T) {
 }
 
 func TestS3StoreMultipart(t *testing.T) {
-	srv := startS3(t)
+	srv := s3test.Start(t)
 	ctx := context.Background()
 	tr := &counting{}
-	st := newStore(t, blob.S3Config{Endpoint: srv.endpoint, Bucket: srv.newBucket(t), Region: testRegion,
+	st := newStore(t, blob.S3Config{Endpoint: srv.Endpoint, Bucket: srv.NewBucket(t), Region: testRegion,
 		AccessKeyID: testAccessKey, SecretAccessKey: testSecretKey, TempDir: t.TempDir(), PartSize: 5 << 20, Transport: tr})
 	content := make([]byte, 12<<20+123) // three parts
 	if _, err := rand.Read(content); err != nil {
@@ -316,11 +177,11 @@ func TestS3StoreMultipart(t *testing.T) {
 
 // TestS3StoreRetries: a throttled upload is retried with backoff, not failed.
 func TestS3StoreRetries(t *testing.T) {
-	srv := startS3(t)
+	srv := s3test.Start(t)
 	ctx := context.Background()
 	tr := &counting{}
 	tr.throttle = func(r *http.Request) bool { return r.Method == http.MethodPut && tr.slowed < 2 }
-	st := newStore(t, blob.S3Config{Endpoint: srv.endpoint, Bucket: srv.newBucket(t), Region: testRegion,
+	st := newStore(t, blob.S3Config{Endpoint: srv.Endpoint, Bucket: srv.NewBucket(t), Region: testRegion,
 		AccessKeyID: testAccessKey, SecretAccessKey: testSecretKey, TempDir: t.TempDir(), Transport: tr})
 	info, err := st.Put(ctx, strings.NewReader("throttled at first"), 0)
 	if err != nil {
@@ -337,11 +198,11 @@ func TestS3StoreRetries(t *testing.T) {
 // TestS3StoreRefusals: wrong credentials and a missing bucket are errors, the HEAD before an
 // upload included (it was swallowed once).
 func TestS3StoreRefusals(t *testing.T) {
-	srv := startS3(t)
+	srv := s3test.Start(t)
 	ctx := context.Background()
-	bucket := srv.newBucket(t)
+	bucket := srv.NewBucket(t)
 	tr := &counting{}
-	bad := newStore(t, blob.S3Config{Endpoint: srv.endpoint, Bucket: bucket, Region: testRegion,
+	bad := newStore(t, blob.S3Config{Endpoint: srv.Endpoint, Bucket: bucket, Region: testRegion,
 		AccessKeyID: testAccessKey, SecretAccessKey: "wrong", TempDir: t.TempDir(), Transport: tr})
 	if _, err := bad.Put(ctx, strings.NewReader("x"), 0); err == nil || !strings.Contains(err.Error(), "403") {
 		t.Fatalf("wrong secret: %v", err)
@@ -352,7 +213,7 @@ func TestS3StoreRefusals(t *testing.T) {
 	if err := bad.Check(ctx); err == nil || strings.Contains(err.Error(), testSecretKey) {
 		t.Fatalf("check with a wrong secret: %v", err)
 	}
-	missing := newStore(t, blob.S3Config{Endpoint: srv.endpoint, Bucket: "no-such-bucket", Region: testRegion,
+	missing := newStore(t, blob.S3Config{Endpoint: srv.Endpoint, Bucket: "no-such-bucket", Region: testRegion,
 		AccessKeyID: testAccessKey, SecretAccessKey: testSecretKey, TempDir: t.TempDir()})
 	if err := missing.Check(ctx); err == nil || !strings.Contains(err.Error(), `bucket "no-such-bucket" does not exist`) {
 		t.Fatalf("missing bucket: %v", err)
@@ -365,9 +226,9 @@ func TestS3StoreRefusals(t *testing.T) {
 // TestS3StoreCredentialChain: without keys in the configuration, the store finds them where the
 // AWS tools do: the environment, then the shared credentials file.
 func TestS3StoreCredentialChain(t *testing.T) {
-	srv := startS3(t)
+	srv := s3test.Start(t)
 	ctx := context.Background()
-	bucket := srv.newBucket(t)
+	bucket := srv.NewBucket(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(home, "none"))
@@ -377,7 +238,7 @@ func TestS3StoreCredentialChain(t *testing.T) {
 		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
 		t.Setenv(v, "")
 	}
-	cfg := blob.S3Config{Endpoint: srv.endpoint, Bucket: bucket, Region: testRegion, TempDir: t.TempDir()}
+	cfg := blob.S3Config{Endpoint: srv.Endpoint, Bucket: bucket, Region: testRegion, TempDir: t.TempDir()}
 
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv("AWS_ACCESS_KEY_ID", testAccessKey)
