@@ -6,7 +6,7 @@ GO122 ?= go1.22.12
 BIN := .bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: deps run test test-go test-engine test-ts build generate check-generated lint tools clean help
+.PHONY: deps run test test-go s3-test-server test-engine test-ts build generate check-generated lint tools clean help
 
 # Each runtime of another language (runtimes/<language>/) brings its own targets in runtime.mk and
 # names them here: RUNTIME_TESTS (its unit tests, run by make test) and RUNTIME_CONFORMANCE (the
@@ -15,6 +15,9 @@ RUNTIME_TESTS :=
 RUNTIME_CONFORMANCE :=
 # json-logic-js, the reference implementation impl/rulecheck/jsonlogic's differential test drives.
 JSONLOGIC_JS := impl/rulecheck/jsonlogic/testdata/js
+# The S3 server of impl/blob's tests (versitygw), at the version impl/blob/s3test names.
+VERSITYGW_VERSION := $(shell sed -n 's/^const VersityGWVersion = "\(.*\)"/\1/p' impl/blob/s3test/s3test.go)
+VERSITYGW := $(BIN)/versitygw-$(VERSITYGW_VERSION)/versitygw
 -include $(sort $(wildcard runtimes/*/runtime.mk))
 
 help: ## list the targets
@@ -31,8 +34,9 @@ deps: ## install what the tests need from the system's packages (Chromium for br
 	    echo "installing chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: install it (Debian: sudo apt-get install chromium)"; exit 1; fi; fi
 
-test-go: $(JSONLOGIC_JS)/node_modules ## root module tests against the real PostgreSQL
+test-go: $(JSONLOGIC_JS)/node_modules $(VERSITYGW) ## root module tests against the real PostgreSQL (and a real S3 server)
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
+	 SDODS_TEST_VERSITYGW="$(abspath $(VERSITYGW))" \
 	 SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" $(GO) test -count=1 -timeout 25m ./...
 
 # json-logic-js (JSONLOGIC_JS, defined at the top) for the jsonlogic differential test; the test
@@ -40,6 +44,13 @@ test-go: $(JSONLOGIC_JS)/node_modules ## root module tests against the real Post
 $(JSONLOGIC_JS)/node_modules: $(JSONLOGIC_JS)/package-lock.json
 	cd $(JSONLOGIC_JS) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# The S3 server impl/blob's tests run the S3 store against (versitygw, Apache-2.0), built from the
+# Go module proxy once: its version is the one impl/blob/s3test names.
+$(VERSITYGW):
+	GOBIN="$(abspath $(dir $@))" GOWORK=off $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+
+s3-test-server: $(VERSITYGW) ## build the S3 server of impl/blob's tests into .bin
 
 test-engine: ## engine module: standard library only, tested with Go 1.22 and the current Go
 	@cd engine && deps="$$($(GO) list -m all)" && [ "$$deps" = "github.com/sdods/sdods/engine" ] \

@@ -108,7 +108,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	blobs, err := cfg.Blob.open(filepath.Join(cfg.DataDir, "blobs"))
+	blobs, err := cfg.Blob.open(ctx, filepath.Join(cfg.DataDir, "blobs"))
 	if err != nil {
 		st.Close()
 		return nil, err

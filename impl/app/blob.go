@@ -1,9 +1,11 @@
 package app
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/sdods/sdods/impl/blob"
 )
@@ -25,9 +27,10 @@ func (c *BlobConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.S3.Prefix, "s3-prefix", env("SDODS_S3_PREFIX", ""), "prefix of the object names, e.g. sdods/ (SDODS_S3_PREFIX)")
 	fs.BoolVar(&c.S3.VirtualHost, "s3-virtual-host", env("SDODS_S3_VIRTUAL_HOST", "") == "true", "address the bucket as bucket.endpoint instead of endpoint/bucket (SDODS_S3_VIRTUAL_HOST)")
 	// Credentials come from the environment only, never from flags (which other users can see).
-	c.S3.AccessKeyID = env("SDODS_S3_ACCESS_KEY_ID", os.Getenv("AWS_ACCESS_KEY_ID"))
-	c.S3.SecretAccessKey = env("SDODS_S3_SECRET_ACCESS_KEY", os.Getenv("AWS_SECRET_ACCESS_KEY"))
-	c.S3.SessionToken = env("SDODS_S3_SESSION_TOKEN", os.Getenv("AWS_SESSION_TOKEN"))
+	// Without SDODS_S3_*, the standard chain looks (AWS_* variables, shared files, IAM roles).
+	c.S3.AccessKeyID = os.Getenv("SDODS_S3_ACCESS_KEY_ID")
+	c.S3.SecretAccessKey = os.Getenv("SDODS_S3_SECRET_ACCESS_KEY")
+	c.S3.SessionToken = os.Getenv("SDODS_S3_SESSION_TOKEN")
 }
 
 func (c *BlobConfig) validate() error {
@@ -41,10 +44,20 @@ func (c *BlobConfig) validate() error {
 	return fmt.Errorf("blob-backend must be fs or s3, not %q", c.Backend)
 }
 
-// open returns the configured store; dir is the filesystem store's directory.
-func (c *BlobConfig) open(dir string) (blob.Store, error) {
+// open returns the configured store; dir is the filesystem store's directory. An S3 store must
+// reach its bucket at start, so that wrong credentials stop the server instead of its first upload.
+func (c *BlobConfig) open(ctx context.Context, dir string) (blob.Store, error) {
 	if c.Backend == "s3" {
-		return blob.NewS3(c.S3)
+		s, err := blob.NewS3(c.S3)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := s.Check(ctx); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	return blob.NewFS(dir)
 }

@@ -121,7 +121,7 @@ var catalog = []Definition{
 		ID: "http.json_is", Category: "http", Keyword: "Then",
 		Pattern: `the response JSON at {string} is {string}`,
 		Parameters: []Param{
-			{Name: "path", Type: "string", Description: "JSONPath such as $.items[0].name"},
+			{Name: "path", Type: "string", Description: "JSONPath (RFC 9535) such as $.items[0].name; a path that can select several values ($.items[*].id, $.items[?@.id==2].name, $..id, $.items[0:2]) gives a list"},
 			{Name: "value", Type: "string", Description: "expected value: compared as text with a string, otherwise parsed as JSON (42, true, null, {\"a\":1})"},
 		},
 		Description: "Fails unless the value at the JSONPath equals the expected value.",
@@ -151,7 +151,7 @@ var catalog = []Definition{
 		ID: "http.json_exists", Category: "http", Keyword: "Then",
 		Pattern:     `the response JSON at {string} exists`,
 		Parameters:  []Param{{Name: "path", Type: "string", Description: "JSONPath"}},
-		Description: "Fails unless the JSONPath selects a value (null counts).",
+		Description: "Fails unless the JSONPath selects a value (null counts); a filter, wildcard, slice or descendant path must select at least one.",
 		Examples:    []string{`Then the response JSON at "$.token" exists`},
 	},
 	{
@@ -174,9 +174,16 @@ var catalog = []Definition{
 	{
 		ID: "http.json_schema", Category: "http", Keyword: "Then",
 		Pattern:     `the response JSON matches the schema:`,
-		Parameters:  []Param{{Name: "schema", Type: "docstring", Description: "a JSON Schema (draft 2020-12 subset: type, required, properties, additionalProperties, items, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength, pattern, minItems, maxItems)"}},
-		Description: "Fails unless the response body is valid against the schema, listing every violation.",
+		Parameters:  []Param{{Name: "schema", Type: "docstring", Description: "a JSON Schema of the draft its \"$schema\" names (4, 6, 7, 2019-09, 2020-12), draft 2020-12 without one; \"$ref\" only inside the schema"}},
+		Description: "Fails unless the response body is valid against the schema, listing the violations (where in the response, which keyword). \"format\" is an annotation in drafts 2019-09 and 2020-12 (asserted in older drafts): use the step that checks formats to assert it.",
 		Examples:    []string{"Then the response JSON matches the schema:\n  \"\"\"json\n  {\"type\": \"object\", \"required\": [\"id\"], \"properties\": {\"id\": {\"type\": \"integer\"}}}\n  \"\"\""},
+	},
+	{
+		ID: "http.json_schema_formats", Category: "http", Keyword: "Then",
+		Pattern:     `the response JSON matches the schema, checking formats:`,
+		Parameters:  []Param{{Name: "schema", Type: "docstring", Description: "a JSON Schema, as for http.json_schema"}},
+		Description: "Like http.json_schema, and \"format\" is an assertion whatever the draft: date-time, date, time, duration, email, hostname, ipv4, ipv6, uri, uri-reference, uuid, regex, json-pointer and the other formats of draft 2020-12.",
+		Examples:    []string{"Then the response JSON matches the schema, checking formats:\n  \"\"\"json\n  {\"type\": \"object\", \"properties\": {\"email\": {\"type\": \"string\", \"format\": \"email\"}}}\n  \"\"\""},
 	},
 	{
 		ID: "http.response_time", Category: "http", Keyword: "Then",

@@ -29,7 +29,7 @@ func FuzzCompileExpression(f *testing.F) {
 
 // FuzzEvalJSONPath checks that no path makes the evaluator panic.
 func FuzzEvalJSONPath(f *testing.F) {
-	for _, p := range []string{"$", "$.a.b[0].c", "$['a']", `$["x]y"]`, "$.items[*].id", "a.e", "$..c", "$[-1]", "$.a[", "$['"} {
+	for _, p := range []string{"$", "$.a.b[0].c", "$['a']", `$["x]y"]`, "$.items[*].id", "a.e", "$..c", "$[-1]", "$.a[", "$['", "$.items[?@.id==2]", "$.items[?(@.id>1)].tags[0:1]", "$.user-id"} {
 		f.Add(p)
 	}
 	root, err := steplib.DecodeJSON([]byte(doc))

@@ -198,19 +198,35 @@ func valueMatches(actual any, expected string) bool {
 }
 
 func (s *Session) jsonAt(c *call, path string) (any, error) {
-	r, err := s.lastResponse()
+	vals, singular, err := s.jsonSelect(c, path)
 	if err != nil {
 		return nil, err
 	}
+	if singular {
+		return vals[0], nil
+	}
+	return vals, nil
+}
+
+// jsonSelect returns what the path selects in the last response's JSON: one value for a singular
+// path (names and indexes), a list for others.
+func (s *Session) jsonSelect(c *call, path string) ([]any, bool, error) {
+	if _, err := CompileJSONPath(path); err != nil {
+		return nil, false, err
+	}
+	r, err := s.lastResponse()
+	if err != nil {
+		return nil, false, err
+	}
 	doc, err := r.JSON()
 	if err != nil {
-		return nil, s.responseError(c, "%v", err)
+		return nil, false, s.responseError(c, "%v", err)
 	}
-	v, err := EvalJSONPath(doc, path)
+	vals, singular, err := SelectJSONPath(doc, path)
 	if err != nil {
-		return nil, s.responseError(c, "JSONPath %s: %v", path, err)
+		return nil, false, s.responseError(c, "JSONPath %s: %v", path, err)
 	}
-	return v, nil
+	return vals, singular, nil
 }
 
 func httpImpls(m map[string]stepFunc) {
@@ -383,7 +399,10 @@ func httpImpls(m map[string]stepFunc) {
 		return nil
 	}
 	m["http.json_exists"] = func(_ context.Context, s *Session, c *call) error {
-		_, err := s.jsonAt(c, c.str(0))
+		vals, _, err := s.jsonSelect(c, c.str(0))
+		if err == nil && len(vals) == 0 {
+			return s.responseError(c, "JSONPath %s selects nothing in the response JSON", c.str(0))
+		}
 		return err
 	}
 	m["http.json_length"] = func(_ context.Context, s *Session, c *call) error {
@@ -429,29 +448,10 @@ func httpImpls(m map[string]stepFunc) {
 		return nil
 	}
 	m["http.json_schema"] = func(_ context.Context, s *Session, c *call) error {
-		if c.doc == nil {
-			return fmt.Errorf("the step needs a docstring with the JSON Schema")
-		}
-		schema, err := DecodeJSON([]byte(c.doc.Content))
-		if err != nil {
-			return fmt.Errorf("the JSON Schema in the docstring is invalid JSON: %v", err)
-		}
-		doc, err := s.jsonAt(c, "$")
-		if err != nil {
-			return err
-		}
-		violations, err := ValidateJSONSchema(schema, doc)
-		if err != nil {
-			return err
-		}
-		if len(violations) > 0 {
-			lines := make([]string, len(violations))
-			for i, v := range violations {
-				lines[i] = "  " + v.String()
-			}
-			return s.responseError(c, "the response JSON does not match the schema (%d violation(s)):\n%s", len(violations), strings.Join(lines, "\n"))
-		}
-		return nil
+		return s.checkSchema(c, SchemaOptions{})
+	}
+	m["http.json_schema_formats"] = func(_ context.Context, s *Session, c *call) error {
+		return s.checkSchema(c, SchemaOptions{AssertFormat: true})
 	}
 	m["http.response_time"] = func(_ context.Context, s *Session, c *call) error {
 		r, err := s.lastResponse()
@@ -488,6 +488,39 @@ func httpImpls(m map[string]stepFunc) {
 		s.vars.Set(c.str(1), v)
 		return nil
 	}
+}
+
+// maxListedViolations bounds a failed schema step's message; the count says how many there were.
+const maxListedViolations = 20
+
+func (s *Session) checkSchema(c *call, opts SchemaOptions) error {
+	if c.doc == nil {
+		return fmt.Errorf("the step needs a docstring with the JSON Schema")
+	}
+	schema, err := DecodeJSON([]byte(c.doc.Content))
+	if err != nil {
+		return fmt.Errorf("the JSON Schema in the docstring is invalid JSON: %v", err)
+	}
+	doc, err := s.jsonAt(c, "$")
+	if err != nil {
+		return err
+	}
+	violations, err := ValidateJSONSchemaWith(schema, doc, opts)
+	if err != nil {
+		return err
+	}
+	if len(violations) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, min(len(violations), maxListedViolations)+1)
+	for i, v := range violations {
+		if i == maxListedViolations {
+			lines = append(lines, fmt.Sprintf("  … and %d more", len(violations)-i))
+			break
+		}
+		lines = append(lines, "  "+v.String())
+	}
+	return s.responseError(c, "the response JSON does not match the schema (%d violation(s)):\n%s", len(violations), strings.Join(lines, "\n"))
 }
 
 // parseExpectedFor renders the expected value the way valueMatches compared it.

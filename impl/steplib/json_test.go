@@ -9,8 +9,10 @@ import (
 
 const doc = `{
   "a": {"b": [{"c": 1}, {"c": 2.5, "d": null}], "e": "text"},
-  "items": [{"id": 1, "tags": ["x"]}, {"id": 2, "tags": ["y", "z"]}],
+  "items": [{"id": 1, "tags": ["x"]}, {"id": 2, "tags": ["y", "z"]}, {"id": 3, "tags": [], "price": 9.5}],
   "odd key": {"with]bracket": true},
+  "user-id": 7,
+  "m": {"z": 1, "y": 2, "x": 3, "w": {"z": 4}},
   "big": 12345678901234567890
 }`
 
@@ -37,19 +39,40 @@ func TestEvalJSONPath(t *testing.T) {
 		{"a.e", "text", ""},
 		{"$['a']['e']", "text", ""},
 		{`$["odd key"]["with]bracket"]`, "true", ""},
-		{"$.items[*].id", "[1,2]", ""},
+		{"$.items[*].id", "[1,2,3]", ""},
 		{"$.items[*].tags[1]", `["z"]`, ""},
-		{"$.items.*.id", "[1,2]", ""},
+		{"$.items.*.id", "[1,2,3]", ""},
+		{"items[0].id", "1", ""},
+		{"[\"a\"].e", "text", ""},
 		{"$.big", "12345678901234567890", ""},
+		// Older forms RFC 9535 spells with brackets.
+		{"$.user-id", "7", ""},
+		{"user-id", "7", ""},
+		// RFC 9535: filters, slices, recursive descent, functions.
+		{"$.items[?(@.id==2)].tags", `[["y","z"]]`, ""},
+		{"$.items[?@.id==2].tags[0]", `["y"]`, ""},
+		{"$.items[?@.id > 1 && @.price].id", "[3]", ""},
+		{"$.items[?length(@.tags) == 2].id", "[2]", ""},
+		{"$.items[?match(@.tags[0], '[xy]')].id", "[1,2]", ""},
+		{"$.items[0:2].id", "[1,2]", ""},
+		{"$.items[::-1].id", "[3,2,1]", ""},
+		{"$.items[-1:].id", "[3]", ""},
+		{"$..c", "[1,2.5]", ""},
+		{"$..id", "[1,2,3]", ""},
+		{"$.m.*", `[{"z":4},3,2,1]`, ""}, // an object's members by name: w, x, y, z
+		{"$.m..z", "[1,4]", ""},
+		{"$.items[?@.id==9]", "[]", ""},
+		// Errors.
 		{"$.a.x", "", `$.a has no member "x" (members: b, e)`},
 		{"$.a.b[2]", "", "$.a.b has 2 element(s); index 2 is out of range"},
 		{"$.a.e.f", "", "$.a.e is a string, not an object"},
 		{"$.a[0]", "", "$.a is an object, not an array"},
-		{"$..c", "", "recursive descent"},
-		{"$.a[?(@.c)]", "", "filters and slices are not supported"},
-		{"$.a[1:2]", "", "filters and slices are not supported"},
-		{"$x", "", "expected '.' or '['"},
-		{"$.a[0", "", "is not closed"},
+		{"$['odd key'].x", "", `$['odd key'] has no member "x" (members: with]bracket)`},
+		{"$x", "", `JSONPath "$x": unexpected identifier`},
+		{"$.a[0", "", "unexpected eof"},
+		{"a[", "", `JSONPath "a[" (read as "$.a[")`},
+		{"$.items[?@.id==]", "", "JSONPath"},
+		{"$.items[?@.id==12345678901234567890]", "", "out of range"}, // RFC 9535 integers are I-JSON's
 		{"", "", "empty JSONPath"},
 	}
 	for _, tt := range tests {
@@ -74,6 +97,17 @@ func TestEvalJSONPath(t *testing.T) {
 				t.Fatalf("got %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestJSONPathSingular: a path of names and indexes selects one value, others a list.
+func TestJSONPathSingular(t *testing.T) {
+	root := mustDecode(t, doc)
+	for path, want := range map[string]bool{"$.a.b[0]": true, "a['e']": true, "$.items[*]": false, "$..id": false, "$.items[0:1]": false, "$.items[?@.id==1]": false} {
+		_, singular, err := steplib.SelectJSONPath(root, path)
+		if err != nil || singular != want {
+			t.Errorf("%s: singular %v, %v; want %v", path, singular, err, want)
+		}
 	}
 }
 
@@ -135,7 +169,7 @@ func TestValidateJSONSchema(t *testing.T) {
 		{"enum", user, `{"id": 2, "name": "Ada", "role": "root"}`, []string{"$.role enum"}},
 		{"number rules", user, `{"id": 2, "name": "Ada", "score": 10}`, []string{"$.score exclusiveMaximum"}},
 		{"multipleOf", user, `{"id": 2, "name": "Ada", "score": 0.3}`, []string{"$.score multipleOf"}},
-		{"items", user, `{"id": 2, "name": "Ada", "tags": ["a", 1, "a"]}`, []string{"$.tags[1] type", "$.tags uniqueItems"}},
+		{"items", user, `{"id": 2, "name": "Ada", "tags": ["a", 1, "a"]}`, []string{"$.tags uniqueItems", "$.tags[1] type"}},
 		{"minItems", user, `{"id": 2, "name": "Ada", "tags": []}`, []string{"$.tags minItems"}},
 		{"additional", user, `{"id": 2, "name": "Ada", "extra": 1}`, []string{"$ additionalProperties"}},
 		{"ref", user, `{"id": 2, "name": "Ada", "address": {"city": "Paris"}}`, []string{"$.address.city const"}},
@@ -149,8 +183,22 @@ func TestValidateJSONSchema(t *testing.T) {
 		{"not", `{"not": {"type": "null"}}`, `null`, []string{"$ not"}},
 		{"prefixItems", `{"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}`, `["a", 1, "b"]`, []string{"$[2] type"}},
 		{"maxProperties", `{"maxProperties": 1}`, `{"a": 1, "b": 2}`, []string{"$ maxProperties"}},
-		{"format is ignored", `{"type": "string", "format": "email"}`, `"not an email"`, nil},
+		{"format is an annotation in 2020-12", `{"type": "string", "format": "email"}`, `"not an email"`, nil},
+		{"format is asserted in draft-07", `{"$schema": "http://json-schema.org/draft-07/schema#", "format": "email"}`, `"not an email"`, []string{"$ format"}},
+		{"draft-04 exclusiveMaximum is a boolean", `{"$schema": "http://json-schema.org/draft-04/schema#", "maximum": 10, "exclusiveMaximum": true}`, `10`, []string{"$ exclusiveMaximum"}},
 		{"unicode length", `{"maxLength": 3}`, `"äöü"`, nil},
+		// The keywords the hand-written validator ignored (issue 19).
+		{"dependentRequired", `{"dependentRequired": {"card": ["cvv"]}}`, `{"card": "4111"}`, []string{"$ dependentRequired"}},
+		{"contains", `{"type": "array", "contains": {"type": "integer"}}`, `["a", "b"]`, []string{"$ contains"}},
+		{"minContains", `{"contains": {"const": 1}, "minContains": 2}`, `[1, 2]`, []string{"$ minContains"}},
+		{"patternProperties", `{"patternProperties": {"^n_": {"type": "number"}}}`, `{"n_a": "x", "s": "y"}`, []string{"$.n_a type"}},
+		{"if then", `{"if": {"properties": {"kind": {"const": "paid"}}}, "then": {"required": ["price"]}}`, `{"kind": "paid"}`, []string{"$ required"}},
+		{"if else", `{"if": {"required": ["a"]}, "then": true, "else": {"required": ["b"]}}`, `{}`, []string{"$ required"}},
+		{"unevaluatedProperties", `{"properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "unevaluatedProperties": false}`, `{"a": 1, "b": 2, "odd key": 3}`, []string{"$['odd key'] unevaluatedProperties"}},
+		{"unevaluatedItems", `{"prefixItems": [{}], "unevaluatedItems": false}`, `[1, 2]`, []string{"$[1] unevaluatedItems"}},
+		{"propertyNames", `{"propertyNames": {"maxLength": 2}}`, `{"abc": 1}`, []string{"$ propertyNames"}},
+		{"dependentSchemas", `{"dependentSchemas": {"a": {"required": ["b"]}}}`, `{"a": 1}`, []string{"$ required"}},
+		{"ref cycle", `{"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`, `"x"`, []string{"$ $ref"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -174,19 +222,51 @@ func TestValidateJSONSchema(t *testing.T) {
 
 func TestValidateJSONSchemaRefusesBadSchemas(t *testing.T) {
 	tests := []struct{ name, schema, want string }{
-		{"not a schema", `1`, "must be an object or a boolean"},
-		{"bad type", `{"type": 1}`, `"type" must be`},
-		{"bad pattern", `{"pattern": "("}`, "pattern"},
-		{"bad minLength", `{"minLength": -1}`, "non-negative integer"},
-		{"remote ref", `{"$ref": "http://example.test/s.json"}`, "only references inside the schema"},
-		{"missing ref", `{"$ref": "#/$defs/x"}`, `no member "$defs"`},
-		{"ref cycle", `{"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`, "deeper than 64"},
+		{"not a schema", `1`, "the JSON Schema is invalid: at schema: got number, want boolean or object (type)"},
+		{"bad type", `{"type": 1}`, "at schema.type: matches none of the anyOf subschemas"},
+		{"bad pattern", `{"pattern": "("}`, "at schema.pattern: '(' is not valid regex"},
+		{"bad minLength", `{"minLength": -1}`, "at schema.minLength: minimum: got -1, want 0"},
+		{"remote ref", `{"$ref": "http://example.test/s.json"}`, "only references inside the schema are allowed"},
+		{"file ref", `{"$ref": "file:///etc/passwd"}`, "only references inside the schema are allowed"},
+		{"unknown metaschema", `{"$schema": "http://example.test/meta.json"}`, "only references inside the schema are allowed"},
+		{"missing ref", `{"$ref": "#/$defs/x"}`, `"#/$defs/x" not found`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := steplib.ValidateJSONSchema(mustDecode(t, tt.schema), mustDecode(t, `"x"`))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateJSONSchemaFormats(t *testing.T) {
+	tests := []struct {
+		format, value string
+		valid         bool
+	}{
+		{"email", `"ada@example.test"`, true},
+		{"email", `"not an email"`, false},
+		{"date-time", `"2026-11-26T10:00:00Z"`, true},
+		{"date-time", `"yesterday"`, false},
+		{"uuid", `"0b6f4e3a-5c1d-4d2e-9f00-1a2b3c4d5e6f"`, true},
+		{"uuid", `"0b6f4e3a"`, false},
+		{"ipv4", `"256.0.0.1"`, false},
+		{"email", `42`, true}, // formats apply to strings only
+	}
+	for _, tt := range tests {
+		t.Run(tt.format+" "+tt.value, func(t *testing.T) {
+			schema := mustDecode(t, `{"format": "`+tt.format+`"}`)
+			vs, err := steplib.ValidateJSONSchemaWith(schema, mustDecode(t, tt.value), steplib.SchemaOptions{AssertFormat: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(vs) == 0; got != tt.valid {
+				t.Fatalf("valid = %v, want %v (%v)", got, tt.valid, vs)
+			}
+			if vs, _ := steplib.ValidateJSONSchema(schema, mustDecode(t, tt.value)); len(vs) != 0 {
+				t.Fatalf("without AssertFormat: %v", vs)
 			}
 		})
 	}

@@ -2,44 +2,68 @@ package steplib
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/big"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/theory/jsonpath"
+	"github.com/theory/jsonpath/spec"
 )
 
-// The JSONPath subset: $ (the root), .name, ['name'] or ["name"], [index] (negative from the end),
-// [*] and .* (every element or member value). A path without a leading $ is taken as relative to
-// the root ("items[0]" is "$.items[0]"). A path with a wildcard selects a list of values.
+// JSONPath is RFC 9535 (github.com/theory/jsonpath): names, indexes, slices ([1:3], [::-1]),
+// wildcards, filters ([?@.id==2], also written [?(@.id==2)]), recursive descent ($..id) and the
+// functions length, count, match, search and value. Two older forms stay accepted: a path
+// without the leading $ is relative to the root ("items[0]" is "$.items[0]"), and a dotted name
+// may hold characters RFC 9535 only allows in brackets ("$.user-id" is "$['user-id']").
 
-type pathSeg struct {
-	name     string
-	index    int
-	isIndex  bool
-	wildcard bool
-}
+var pathParser = jsonpath.NewParser()
 
-func parseJSONPath(path string) ([]pathSeg, error) {
+// CompileJSONPath parses a JSONPath as the steps read it.
+func CompileJSONPath(path string) (*jsonpath.Path, error) {
 	p := strings.TrimSpace(path)
 	if p == "" {
 		return nil, fmt.Errorf("empty JSONPath")
 	}
+	q := p
 	switch {
-	case p == "$":
-		return nil, nil
-	case strings.HasPrefix(p, "$.") || strings.HasPrefix(p, "$["):
-		p = p[1:]
-	case strings.HasPrefix(p, "$"):
-		return nil, fmt.Errorf("JSONPath %q: expected '.' or '[' after '$'", path)
-	case strings.HasPrefix(p, "["):
+	case strings.HasPrefix(q, "$"):
+	case strings.HasPrefix(q, "["):
+		q = "$" + q
 	default:
-		p = "." + p
+		q = "$." + q
 	}
-	var segs []pathSeg
-	for i := 0; i < len(p); {
+	jp, err := pathParser.Parse(q)
+	if err == nil {
+		return jp, nil
+	}
+	if legacy, ok := legacyPath(q); ok {
+		if jp, lerr := pathParser.Parse(legacy); lerr == nil {
+			return jp, nil
+		}
+	}
+	msg := strings.TrimPrefix(err.Error(), "jsonpath: ")
+	if q != p {
+		return nil, fmt.Errorf("JSONPath %q (read as %q): %s", path, q, msg)
+	}
+	return nil, fmt.Errorf("JSONPath %q: %s", path, msg)
+}
+
+// legacyPath rewrites the dotted names of a path of names, indexes and wildcards into bracket
+// notation, the form the steps accepted before RFC 9535 ("$.user-id" → "$['user-id']"). It
+// reports false for anything else, which then stays an RFC 9535 syntax error.
+func legacyPath(p string) (string, bool) {
+	if !strings.HasPrefix(p, "$") {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString("$")
+	for i := 1; i < len(p); {
 		switch p[i] {
 		case '.':
 			i++
@@ -48,143 +72,157 @@ func parseJSONPath(path string) ([]pathSeg, error) {
 				i++
 			}
 			name := p[start:i]
-			if name == "" {
-				return nil, fmt.Errorf("JSONPath %q: empty member name at offset %d (recursive descent '..' is not supported)", path, start)
-			}
-			if name == "*" {
-				segs = append(segs, pathSeg{wildcard: true})
-			} else {
-				segs = append(segs, pathSeg{name: name})
+			switch {
+			case name == "":
+				return "", false
+			case name == "*":
+				b.WriteString("[*]")
+			default:
+				b.WriteString("['" + strings.ReplaceAll(strings.ReplaceAll(name, `\`, `\\`), "'", `\'`) + "']")
 			}
 		case '[':
 			end := strings.IndexByte(p[i:], ']')
 			if end < 0 {
-				return nil, fmt.Errorf("JSONPath %q: '[' at offset %d is not closed", path, i)
+				return "", false
 			}
 			inner := strings.TrimSpace(p[i+1 : i+end])
-			if q := inner; len(q) >= 2 && (q[0] == '\'' || q[0] == '"') {
-				// A quoted name may contain ']', so find the closing quote first.
-				closeQ := strings.IndexByte(p[i+2:], q[0])
-				if closeQ < 0 {
-					return nil, fmt.Errorf("JSONPath %q: unclosed quoted name at offset %d", path, i)
+			if inner != "*" {
+				if _, err := strconv.Atoi(inner); err != nil {
+					return "", false // quoted names, filters, slices: RFC syntax or nothing
 				}
-				name := p[i+2 : i+2+closeQ]
-				rest := strings.TrimSpace(p[i+2+closeQ+1:])
-				if !strings.HasPrefix(rest, "]") {
-					return nil, fmt.Errorf("JSONPath %q: expected ']' after the quoted name %q", path, name)
-				}
-				segs = append(segs, pathSeg{name: name})
-				i = len(p) - len(rest) + 1
-				continue
 			}
-			switch {
-			case inner == "*":
-				segs = append(segs, pathSeg{wildcard: true})
-			default:
-				n, err := strconv.Atoi(inner)
-				if err != nil {
-					return nil, fmt.Errorf("JSONPath %q: %q is neither an index, a quoted name nor '*' (filters and slices are not supported)", path, inner)
-				}
-				segs = append(segs, pathSeg{index: n, isIndex: true})
-			}
+			b.WriteString("[" + inner + "]")
 			i += end + 1
 		default:
-			return nil, fmt.Errorf("JSONPath %q: unexpected %q at offset %d", path, p[i], i)
+			return "", false
 		}
 	}
-	return segs, nil
+	return b.String(), true
 }
 
-// EvalJSONPath returns the value the path selects in a decoded JSON document (as produced by
-// DecodeJSON). A path with a wildcard returns a []any of the values found. It refuses a path that
-// selects nothing, naming the point where the lookup stopped.
+// plainQuery reports whether a query uses only names, indexes and slices, whose results come in a
+// fixed order; wildcards, filters and descendants also walk objects, whose members have none.
+func plainQuery(q *spec.PathQuery) bool {
+	for _, seg := range q.Segments() {
+		if seg.IsDescendant() {
+			return false
+		}
+		for _, sel := range seg.Selectors() {
+			switch sel.(type) {
+			case spec.Name, spec.Index, spec.SliceSelector:
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// SelectJSONPath returns the values the path selects in a decoded JSON document (as produced by
+// DecodeJSON) and whether the path is singular (names and indexes only: one value at most).
+// Values come in document order, an object's members by name. A singular path that selects
+// nothing is an error naming the point where the lookup stopped.
+func SelectJSONPath(doc any, path string) ([]any, bool, error) {
+	jp, err := CompileJSONPath(path)
+	if err != nil {
+		return nil, false, err
+	}
+	q := jp.Query()
+	if q.Singular() != nil {
+		v, err := singularLookup(doc, q)
+		if err != nil {
+			return nil, true, err
+		}
+		return []any{v}, true, nil
+	}
+	var out []any
+	if plainQuery(q) {
+		out = jp.Select(doc)
+	} else {
+		located := jp.SelectLocated(doc)
+		// The library walks objects in Go's map order; sort by the parent's location, then the
+		// last step, which keeps arrays in document order and a parent's matches before its
+		// descendants' ($.m..z gives $.m.z before $.m.w.z).
+		slices.SortStableFunc(located, func(a, b *spec.LocatedNode) int {
+			pa, pb := a.Path, b.Path
+			if len(pa) == 0 || len(pb) == 0 {
+				return cmp.Compare(len(pa), len(pb))
+			}
+			if c := pa[:len(pa)-1].Compare(pb[:len(pb)-1]); c != 0 {
+				return c
+			}
+			return pa[len(pa)-1:].Compare(pb[len(pb)-1:])
+		})
+		out = make([]any, 0, len(located))
+		for v := range located.Nodes() {
+			out = append(out, v)
+		}
+	}
+	if out == nil {
+		out = []any{}
+	}
+	return out, false, nil
+}
+
+// EvalJSONPath returns the value a singular path selects, or the list of values (possibly empty)
+// any other path selects.
 func EvalJSONPath(doc any, path string) (any, error) {
-	segs, err := parseJSONPath(path)
+	vals, singular, err := SelectJSONPath(doc, path)
 	if err != nil {
 		return nil, err
 	}
-	wild := false
-	for _, s := range segs {
-		wild = wild || s.wildcard
+	if singular {
+		return vals[0], nil
 	}
-	current := []any{doc}
+	return vals, nil
+}
+
+// singularLookup follows a singular query's names and indexes, saying where it stopped.
+func singularLookup(doc any, q *spec.PathQuery) (any, error) {
 	at := "$"
-	for _, s := range segs {
-		var next []any
-		for _, v := range current {
-			switch {
-			case s.wildcard:
-				switch x := v.(type) {
-				case []any:
-					next = append(next, x...)
-				case map[string]any:
-					keys := make([]string, 0, len(x))
-					for k := range x {
-						keys = append(keys, k)
-					}
-					sort.Strings(keys)
-					for _, k := range keys {
-						next = append(next, x[k])
-					}
-				default:
-					if !wild {
-						return nil, fmt.Errorf("%s is %s, not an array or object", at, jsonKind(v))
-					}
+	v := doc
+	for _, seg := range q.Segments() {
+		for _, sel := range seg.Selectors() {
+			switch s := sel.(type) {
+			case spec.Name:
+				obj, ok := v.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("%s is %s, not an object", at, jsonKind(v))
 				}
-			case s.isIndex:
+				m, ok := obj[string(s)]
+				if !ok {
+					return nil, fmt.Errorf("%s has no member %q (members: %s)", at, string(s), memberNames(obj))
+				}
+				v = m
+				at += pathStep(string(s))
+			case spec.Index:
 				arr, ok := v.([]any)
 				if !ok {
-					if wild {
-						continue
-					}
 					return nil, fmt.Errorf("%s is %s, not an array", at, jsonKind(v))
 				}
-				i := s.index
+				i := int(s)
 				if i < 0 {
 					i += len(arr)
 				}
 				if i < 0 || i >= len(arr) {
-					if wild {
-						continue
-					}
-					return nil, fmt.Errorf("%s has %d element(s); index %d is out of range", at, len(arr), s.index)
+					return nil, fmt.Errorf("%s has %d element(s); index %d is out of range", at, len(arr), int(s))
 				}
-				next = append(next, arr[i])
+				v = arr[i]
+				at += fmt.Sprintf("[%d]", int(s))
 			default:
-				obj, ok := v.(map[string]any)
-				if !ok {
-					if wild {
-						continue
-					}
-					return nil, fmt.Errorf("%s is %s, not an object", at, jsonKind(v))
-				}
-				m, ok := obj[s.name]
-				if !ok {
-					if wild {
-						continue
-					}
-					return nil, fmt.Errorf("%s has no member %q (members: %s)", at, s.name, memberNames(obj))
-				}
-				next = append(next, m)
+				return nil, fmt.Errorf("unexpected selector %s in a singular path", sel)
 			}
 		}
-		current = next
-		switch {
-		case s.wildcard:
-			at += "[*]"
-		case s.isIndex:
-			at += fmt.Sprintf("[%d]", s.index)
-		default:
-			at += "." + s.name
-		}
 	}
-	if wild {
-		if current == nil {
-			current = []any{}
-		}
-		return current, nil
+	return v, nil
+}
+
+// pathStep renders one member name of a location: .name when RFC 9535 allows it, else ['name'].
+func pathStep(name string) string {
+	if isPlainName(name) {
+		return "." + name
 	}
-	return current[0], nil
+	return "['" + strings.ReplaceAll(strings.ReplaceAll(name, `\`, `\\`), "'", `\'`) + "']"
 }
 
 func memberNames(obj map[string]any) string {

@@ -1,12 +1,16 @@
 package steplib
 
 import (
+	"errors"
 	"fmt"
-	"math/big"
-	"regexp"
 	"sort"
+	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // SchemaViolation is one place where an instance breaks a schema.
@@ -18,409 +22,216 @@ type SchemaViolation struct {
 	Message string
 }
 
-func (v SchemaViolation) String() string { return v.Path + ": " + v.Message }
+func (v SchemaViolation) String() string { return v.Path + ": " + v.Message + " (" + v.Keyword + ")" }
+
+// SchemaOptions are the choices a step makes about validation.
+type SchemaOptions struct {
+	// AssertFormat makes "format" an assertion in every draft. Without it, draft 2019-09 and
+	// 2020-12 treat format as an annotation (as those drafts say); draft-07 and older assert it.
+	AssertFormat bool
+}
+
+// schemaURL names the step's schema. Its scheme has no loader, so a $ref outside the schema fails
+// compilation instead of reading a file or the network.
+const schemaURL = "urn:sdods:step-schema"
+
+// noLoader refuses every external reference; the draft metaschemas are built into the library.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("only references inside the schema are allowed, not %s", url)
+}
+
+var schemaPrinter = message.NewPrinter(language.English)
 
 // ValidateJSONSchema validates a decoded instance against a decoded JSON Schema and returns every
-// violation. The subset of draft 2020-12 it applies: boolean schemas, type (with integer), enum,
-// const, properties, required, additionalProperties, items, prefixItems, minItems, maxItems,
-// uniqueItems, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, minLength,
-// maxLength, pattern (Go RE2 syntax), minProperties, maxProperties, allOf, anyOf, oneOf, not, and
-// $ref to "#" or "#/$defs/name" (or any JSON pointer inside the schema). Other keywords, "format"
-// among them, are annotations and ignored. It refuses a schema it cannot read with an error.
+// violation, formats not asserted (see ValidateJSONSchemaWith).
 func ValidateJSONSchema(schema, instance any) ([]SchemaViolation, error) {
-	v := &schemaValidator{root: schema}
-	if err := v.validate(schema, instance, "$", 0); err != nil {
-		return nil, err
-	}
-	return v.out, nil
+	return ValidateJSONSchemaWith(schema, instance, SchemaOptions{})
 }
 
-type schemaValidator struct {
-	root any
-	out  []SchemaViolation
+// ValidateJSONSchemaWith validates with santhosh-tekuri/jsonschema: the draft the schema declares
+// in "$schema" (draft 4, 6, 7, 2019-09 or 2020-12), draft 2020-12 when it declares none.
+// References must stay inside the schema. It refuses a schema that is not valid against its
+// metaschema with an error naming the place and the rule.
+func ValidateJSONSchemaWith(schema, instance any, opts SchemaOptions) ([]SchemaViolation, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	if opts.AssertFormat {
+		c.AssertFormat()
+	}
+	if err := c.AddResource(schemaURL, schema); err != nil {
+		return nil, fmt.Errorf("schema: %v", err)
+	}
+	sch, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, schemaCompileError(err)
+	}
+	err = sch.Validate(instance)
+	if err == nil {
+		return nil, nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, fmt.Errorf("schema: %v", err)
+	}
+	var out []SchemaViolation
+	collectViolations(ve, &out)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
 }
 
-func (v *schemaValidator) add(path, keyword, format string, args ...any) {
-	v.out = append(v.out, SchemaViolation{Path: path, Keyword: keyword, Message: fmt.Sprintf(format, args...)})
+// collectViolations flattens the library's error tree into the failing keywords. It descends
+// through wrappers (a subschema, $ref, allOf, if/then) to the keywords that failed, and reports
+// anyOf, oneOf, not and contains as themselves: their branches' failures are not the instance's.
+func collectViolations(e *jsonschema.ValidationError, out *[]SchemaViolation) {
+	switch e.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				collectViolations(c, out)
+			}
+			return
+		}
+	}
+	msg := e.ErrorKind.LocalizedString(schemaPrinter)
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf:
+		msg = "matches none of the anyOf subschemas" + branchReasons(e)
+	case *kind.OneOf:
+		if len(k.Subschemas) == 0 {
+			msg = "matches none of the oneOf subschemas" + branchReasons(e)
+		} else {
+			msg = fmt.Sprintf("matches more than one oneOf subschema (%d and %d)", k.Subschemas[0], k.Subschemas[1])
+		}
+	case *kind.Not:
+		msg = "matches the subschema of \"not\""
+	case *kind.FalseSchema:
+		msg = "no value is allowed here"
+	}
+	*out = append(*out, SchemaViolation{
+		Path:    instancePath(e.InstanceLocation),
+		Keyword: violationKeyword(e),
+		Message: clip(strings.ReplaceAll(msg, schemaURL, ""), 300),
+	})
 }
 
-// sub validates against a subschema in a fresh validator and returns its violations.
-func (v *schemaValidator) sub(schema, instance any, path string, depth int) ([]SchemaViolation, error) {
-	s := &schemaValidator{root: v.root}
-	err := s.validate(schema, instance, path, depth)
-	return s.out, err
-}
-
-func (v *schemaValidator) validate(schema, inst any, path string, depth int) error {
-	if depth > 64 {
-		return fmt.Errorf("schema: $ref nesting deeper than 64 (a cycle?)")
-	}
-	switch s := schema.(type) {
-	case bool:
-		if !s {
-			v.add(path, "false", "no value is allowed here")
-		}
-		return nil
-	case map[string]any:
-		return v.validateObject(s, inst, path, depth)
-	default:
-		return fmt.Errorf("schema at %s: a schema must be an object or a boolean, not %s", path, jsonKind(schema))
-	}
-}
-
-func (v *schemaValidator) validateObject(s map[string]any, inst any, path string, depth int) error {
-	if ref, ok := s["$ref"].(string); ok {
-		target, err := v.resolve(ref)
-		if err != nil {
-			return err
-		}
-		if err := v.validate(target, inst, path, depth+1); err != nil {
-			return err
-		}
-	}
-	if t, ok := s["type"]; ok {
-		var types []string
-		switch x := t.(type) {
-		case string:
-			types = []string{x}
-		case []any:
-			for _, e := range x {
-				if str, ok := e.(string); ok {
-					types = append(types, str)
-				}
-			}
-		default:
-			return fmt.Errorf("schema at %s: \"type\" must be a string or an array of strings", path)
-		}
-		matched := false
-		for _, ty := range types {
-			if hasType(inst, ty) {
-				matched = true
-			}
-		}
-		if !matched {
-			v.add(path, "type", "is %s, expected %s", instanceType(inst), strings.Join(types, " or "))
-		}
-	}
-	if e, ok := s["enum"]; ok {
-		list, ok := e.([]any)
-		if !ok {
-			return fmt.Errorf("schema at %s: \"enum\" must be an array", path)
-		}
-		found := false
-		for _, x := range list {
-			if JSONEqual(inst, x) {
-				found = true
-			}
-		}
-		if !found {
-			v.add(path, "enum", "%s is not one of %s", showJSON(inst), showJSON(list))
-		}
-	}
-	if c, ok := s["const"]; ok && !JSONEqual(inst, c) {
-		v.add(path, "const", "%s is not %s", showJSON(inst), showJSON(c))
-	}
-	switch x := inst.(type) {
-	case map[string]any:
-		if err := v.validateMembers(s, x, path, depth); err != nil {
-			return err
-		}
-	case []any:
-		if err := v.validateItems(s, x, path, depth); err != nil {
-			return err
-		}
-	case string:
-		n := utf8.RuneCountInString(x)
-		if m, ok, err := schemaInt(s, "minLength", path); err != nil {
-			return err
-		} else if ok && n < m {
-			v.add(path, "minLength", "has %d character(s), fewer than %d", n, m)
-		}
-		if m, ok, err := schemaInt(s, "maxLength", path); err != nil {
-			return err
-		} else if ok && n > m {
-			v.add(path, "maxLength", "has %d character(s), more than %d", n, m)
-		}
-		if p, ok := s["pattern"].(string); ok {
-			re, err := regexp.Compile(p)
-			if err != nil {
-				return fmt.Errorf("schema at %s: pattern %q: %v", path, p, err)
-			}
-			if !re.MatchString(x) {
-				v.add(path, "pattern", "%s does not match the pattern %q", showJSON(x), p)
-			}
-		}
-	default:
-		if n, ok := numberRat(inst); ok {
-			if err := v.validateNumber(s, n, inst, path); err != nil {
-				return err
-			}
-		}
-	}
-	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
-		raw, ok := s[kw]
-		if !ok {
+// branchReasons says briefly why each branch of anyOf/oneOf failed.
+func branchReasons(e *jsonschema.ValidationError) string {
+	var parts []string
+	for i, c := range e.Causes {
+		var vs []SchemaViolation
+		collectViolations(c, &vs)
+		if len(vs) == 0 {
 			continue
 		}
-		list, ok := raw.([]any)
-		if !ok || len(list) == 0 {
-			return fmt.Errorf("schema at %s: %q must be a non-empty array", path, kw)
-		}
-		passed := 0
-		var firstFail []SchemaViolation
-		for _, sub := range list {
-			out, err := v.sub(sub, inst, path, depth+1)
-			if err != nil {
-				return err
-			}
-			if len(out) == 0 {
-				passed++
-			} else if firstFail == nil {
-				firstFail = out
-			}
-		}
-		switch {
-		case kw == "allOf" && passed < len(list):
-			v.out = append(v.out, firstFail...)
-		case kw == "anyOf" && passed == 0:
-			v.add(path, kw, "matches none of the %d schemas of anyOf (first: %s)", len(list), firstFail[0].Message)
-		case kw == "oneOf" && passed != 1:
-			v.add(path, kw, "matches %d of the schemas of oneOf, expected exactly 1", passed)
-		}
+		parts = append(parts, fmt.Sprintf("%d: %s", i, clip(vs[0].String(), 80)))
 	}
-	if n, ok := s["not"]; ok {
-		out, err := v.sub(n, inst, path, depth+1)
-		if err != nil {
-			return err
-		}
-		if len(out) == 0 {
-			v.add(path, "not", "matches the schema of \"not\"")
-		}
+	if len(parts) == 0 {
+		return ""
 	}
-	return nil
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
-func (v *schemaValidator) validateMembers(s map[string]any, obj map[string]any, path string, depth int) error {
-	if req, ok := s["required"]; ok {
-		list, ok := req.([]any)
-		if !ok {
-			return fmt.Errorf("schema at %s: \"required\" must be an array of strings", path)
-		}
-		for _, r := range list {
-			name, _ := r.(string)
-			if _, ok := obj[name]; !ok {
-				v.add(path, "required", "has no member %q", name)
-			}
-		}
-	}
-	props, _ := s["properties"].(map[string]any)
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		p := path + "." + k
-		if sub, ok := props[k]; ok {
-			if err := v.validate(sub, obj[k], p, depth+1); err != nil {
-				return err
-			}
-			continue
-		}
-		if ap, ok := s["additionalProperties"]; ok {
-			if b, isBool := ap.(bool); isBool && !b {
-				v.add(path, "additionalProperties", "has the member %q, which the schema does not allow", k)
+// violationKeyword names the failing keyword. A false subschema (additionalProperties: false,
+// unevaluatedProperties: false, items: false) is named after the keyword that holds it.
+func violationKeyword(e *jsonschema.ValidationError) string {
+	if _, ok := e.ErrorKind.(*kind.FalseSchema); ok {
+		_, frag, _ := strings.Cut(e.SchemaURL, "#")
+		parts := strings.Split(frag, "/")
+		for i := len(parts) - 1; i >= 0; i-- {
+			p := parts[i]
+			if p == "" || isDigits(p) {
 				continue
 			}
-			if err := v.validate(ap, obj[k], p, depth+1); err != nil {
-				return err
+			if i > 0 && (parts[i-1] == "properties" || parts[i-1] == "patternProperties" || parts[i-1] == "$defs") {
+				continue // a property's name, not a keyword
 			}
+			return p
 		}
+		return "false"
 	}
-	if m, ok, err := schemaInt(s, "minProperties", path); err != nil {
-		return err
-	} else if ok && len(obj) < m {
-		v.add(path, "minProperties", "has %d member(s), fewer than %d", len(obj), m)
+	switch e.ErrorKind.(type) {
+	case *kind.Not:
+		return "not"
+	case *kind.RefCycle:
+		return "$ref"
+	case *kind.Dependency:
+		return "dependencies" // the library says "dependency"; the schema's keyword is plural
 	}
-	if m, ok, err := schemaInt(s, "maxProperties", path); err != nil {
-		return err
-	} else if ok && len(obj) > m {
-		v.add(path, "maxProperties", "has %d member(s), more than %d", len(obj), m)
+	kw := e.ErrorKind.KeywordPath()
+	if len(kw) == 0 {
+		return "schema"
 	}
-	return nil
+	return kw[0]
 }
 
-func (v *schemaValidator) validateItems(s map[string]any, arr []any, path string, depth int) error {
-	prefix, _ := s["prefixItems"].([]any)
-	for i, item := range arr {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		if i < len(prefix) {
-			if err := v.validate(prefix[i], item, p, depth+1); err != nil {
-				return err
-			}
+func isDigits(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
+// instancePath renders an instance location as a JSONPath: $.items[2].id, $['odd key'].
+func instancePath(loc []string) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, tok := range loc {
+		switch {
+		case isDigits(tok) && !strings.HasPrefix(tok, "-"):
+			b.WriteString("[" + tok + "]")
+		default:
+			b.WriteString(pathStep(tok))
+		}
+	}
+	return b.String()
+}
+
+func isPlainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= 0x80 || i > 0 && r >= '0' && r <= '9' {
 			continue
 		}
-		if items, ok := s["items"]; ok {
-			if err := v.validate(items, item, p, depth+1); err != nil {
-				return err
-			}
-		}
+		return false
 	}
-	if m, ok, err := schemaInt(s, "minItems", path); err != nil {
-		return err
-	} else if ok && len(arr) < m {
-		v.add(path, "minItems", "has %d item(s), fewer than %d", len(arr), m)
-	}
-	if m, ok, err := schemaInt(s, "maxItems", path); err != nil {
-		return err
-	} else if ok && len(arr) > m {
-		v.add(path, "maxItems", "has %d item(s), more than %d", len(arr), m)
-	}
-	if u, _ := s["uniqueItems"].(bool); u {
-		for i := range arr {
-			for j := i + 1; j < len(arr); j++ {
-				if JSONEqual(arr[i], arr[j]) {
-					v.add(path, "uniqueItems", "items %d and %d are equal", i, j)
-					return nil
+	return true
+}
+
+// schemaCompileError turns a compile error into one line: where the schema is wrong and why.
+func schemaCompileError(err error) error {
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		var ve *jsonschema.ValidationError
+		if errors.As(sve.Err, &ve) {
+			var vs []SchemaViolation
+			collectViolations(ve, &vs)
+			msgs := make([]string, 0, len(vs))
+			for i, v := range vs {
+				if i == 5 {
+					msgs = append(msgs, fmt.Sprintf("and %d more", len(vs)-5))
+					break
 				}
+				msgs = append(msgs, fmt.Sprintf("at %s: %s (%s)", strings.Replace(v.Path, "$", "schema", 1), v.Message, v.Keyword))
 			}
+			return fmt.Errorf("the JSON Schema is invalid: %s", strings.Join(msgs, "; "))
 		}
 	}
-	return nil
+	msg := strings.ReplaceAll(err.Error(), schemaURL, "")
+	return fmt.Errorf("the JSON Schema cannot be used: %s", clip(msg, 500))
 }
 
-func (v *schemaValidator) validateNumber(s map[string]any, n *big.Rat, inst any, path string) error {
-	bound := func(kw string) (*big.Rat, bool, error) {
-		raw, ok := s[kw]
-		if !ok {
-			return nil, false, nil
-		}
-		r, ok := numberRat(raw)
-		if !ok {
-			return nil, false, fmt.Errorf("schema at %s: %q must be a number", path, kw)
-		}
-		return r, true, nil
+// clip shortens a message to n bytes (on a rune boundary) with an ellipsis.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	checks := []struct {
-		kw   string
-		fail func(c int) bool
-		verb string
-	}{
-		{"minimum", func(c int) bool { return c < 0 }, "less than"},
-		{"maximum", func(c int) bool { return c > 0 }, "greater than"},
-		{"exclusiveMinimum", func(c int) bool { return c <= 0 }, "not greater than"},
-		{"exclusiveMaximum", func(c int) bool { return c >= 0 }, "not less than"},
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
 	}
-	for _, c := range checks {
-		b, ok, err := bound(c.kw)
-		if err != nil {
-			return err
-		}
-		if ok && c.fail(n.Cmp(b)) {
-			v.add(path, c.kw, "%s is %s %s", showJSON(inst), c.verb, b.RatString())
-		}
-	}
-	if m, ok, err := bound("multipleOf"); err != nil {
-		return err
-	} else if ok && m.Sign() > 0 {
-		q := new(big.Rat).Quo(n, m)
-		if !q.IsInt() {
-			v.add(path, "multipleOf", "%s is not a multiple of %s", showJSON(inst), m.RatString())
-		}
-	}
-	return nil
+	return s[:n] + "…"
 }
 
-func (v *schemaValidator) resolve(ref string) (any, error) {
-	if !strings.HasPrefix(ref, "#") {
-		return nil, fmt.Errorf("schema: $ref %q: only references inside the schema (#/...) are supported", ref)
-	}
-	cur := v.root
-	ptr := strings.TrimPrefix(ref, "#")
-	if ptr == "" {
-		return cur, nil
-	}
-	if !strings.HasPrefix(ptr, "/") {
-		return nil, fmt.Errorf("schema: $ref %q: anchors are not supported; use a JSON pointer", ref)
-	}
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			next, ok := c[tok]
-			if !ok {
-				return nil, fmt.Errorf("schema: $ref %q: no member %q", ref, tok)
-			}
-			cur = next
-		case []any:
-			var i int
-			if _, err := fmt.Sscanf(tok, "%d", &i); err != nil || i < 0 || i >= len(c) {
-				return nil, fmt.Errorf("schema: $ref %q: bad index %q", ref, tok)
-			}
-			cur = c[i]
-		default:
-			return nil, fmt.Errorf("schema: $ref %q: cannot descend into %s", ref, jsonKind(cur))
-		}
-	}
-	return cur, nil
-}
-
-func schemaInt(s map[string]any, kw, path string) (int, bool, error) {
-	raw, ok := s[kw]
-	if !ok {
-		return 0, false, nil
-	}
-	r, ok := numberRat(raw)
-	if !ok || !r.IsInt() || r.Sign() < 0 {
-		return 0, false, fmt.Errorf("schema at %s: %q must be a non-negative integer", path, kw)
-	}
-	return int(r.Num().Int64()), true, nil
-}
-
-func hasType(v any, t string) bool {
-	switch t {
-	case "null":
-		return v == nil
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	case "number":
-		_, ok := numberRat(v)
-		return ok
-	case "integer":
-		r, ok := numberRat(v)
-		return ok && r.IsInt()
-	}
-	return false
-}
-
-func instanceType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	if r, ok := numberRat(v); ok {
-		if r.IsInt() {
-			return "integer"
-		}
-		return "number"
-	}
-	return fmt.Sprintf("%T", v)
-}
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
