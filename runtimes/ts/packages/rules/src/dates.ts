@@ -35,12 +35,12 @@ export function dayNumber(y: number, m: number, d: number): number {
   const mp = (m + 9) % 12;
   const doy = Math.floor((153 * mp + 2) / 5) + d - 1;
   const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 306 - 365; // 0000-03-01 based → 0001-01-01 based
+  return era * 146097 + doe - 306; // 0000-03-01 based → 0001-01-01 based
 }
 
 /** Returns [year, month, day] of a day number. */
 export function civil(n: number): [number, number, number] {
-  const z = n + 306 + 365;
+  const z = n + 306;
   const era = Math.floor(z / 146097);
   const doe = z - era * 146097;
   const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);

@@ -85,8 +85,43 @@ export function canon(x: number): number {
   return x < 0 ? -v : v;
 }
 
+const MIN_NORMAL = 2.2250738585072014e-308;
+
+/**
+ * Returns the 15-digit canonical decimal of a subnormal x as digits (no trailing zeros) and the
+ * exponent of the last digit. Subnormals carry fewer than 15 digits of precision, so their
+ * canonical decimal is not the shortest text of the nearest double.
+ */
+function subnormalDigits(x: number): { digits: string; exp: number } {
+  const ex = exactDigits(x);
+  let d = BigInt(ex.digits);
+  let exp = ex.exp;
+  const len = ex.digits.length;
+  if (len > 15) {
+    const cut = len - 15;
+    const p = pow10(cut);
+    let q = d / p;
+    const r = d % p;
+    if (r * 2n > p || (r * 2n === p && q % 2n === 1n)) q += 1n;
+    d = q;
+    exp += cut;
+  }
+  let digits = d.toString();
+  while (digits.length > 1 && digits.endsWith("0")) {
+    digits = digits.slice(0, -1);
+    exp++;
+  }
+  return { digits, exp };
+}
+
 /** Returns the canonical text of x (numbers.md §4); throws NumberRangeError beyond double range. */
 export function numText(x: number): string {
+  if (x !== 0 && x > -MIN_NORMAL && x < MIN_NORMAL) {
+    const { digits, exp } = subnormalDigits(x);
+    const e = exp + digits.length - 1;
+    const mant = digits.length > 1 ? digits[0] + "." + digits.slice(1) : digits;
+    return (x < 0 ? "-" : "") + mant + "e" + (e < 0 ? "-" : "+") + Math.abs(e);
+  }
   const c = canon(x);
   if (!Number.isFinite(c)) throw new NumberRangeError("a number beyond the range of a double on the way out");
   return String(c);
@@ -99,6 +134,10 @@ interface Dec {
 
 /** Returns the canonical decimal of x as m × 10^e. */
 function dec(x: number): Dec {
+  if (x !== 0 && x > -MIN_NORMAL && x < MIN_NORMAL) {
+    const { digits, exp } = subnormalDigits(x);
+    return { m: x < 0 ? -BigInt(digits) : BigInt(digits), e: exp };
+  }
   const s = String(canon(x));
   let e = 0;
   let mant = s;

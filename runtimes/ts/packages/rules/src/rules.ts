@@ -134,7 +134,7 @@ export function requestProblem(request: unknown, rulesetId?: string): RequestPro
   }
   const dup = duplicateMember(req);
   if (dup !== undefined) return { pointer: `/${ptrToken(dup)}`, message: `member ${JSON.stringify(dup)} appears more than once` };
-  if (!hasMember(req, "data") || (req as Record<string, unknown>).data === undefined) return { pointer: "/data", message: "data is required" };
+  if (!hasMember(req, "data") || (req as Record<string, unknown>).data === undefined) return { pointer: "", message: "data is required" };
   const r = req as Record<string, unknown>;
   for (const k of REQUEST_MEMBERS) {
     if (!hasMember(r, k) || r[k] === undefined) continue;
