@@ -1,0 +1,26 @@
+# The TypeScript runtime (runtimes/ts): npm workspaces @sdods/rules and @sdods/rule-server.
+# Included by the root Makefile.
+TS_RUNTIME := runtimes/ts
+TS_ENGINE := node $(TS_RUNTIME)/packages/rules/dist/engine.js
+
+.PHONY: test-typescript conformance-typescript build-typescript bench-typescript
+
+$(TS_RUNTIME)/node_modules/.package-lock.json: $(TS_RUNTIME)/package-lock.json
+	cd $(TS_RUNTIME) && npm ci --no-audit --no-fund --loglevel=error
+
+build-typescript: $(TS_RUNTIME)/node_modules/.package-lock.json ## build the TypeScript runtime and rule server
+	cd $(TS_RUNTIME) && npm run --silent build
+
+test-typescript: build-typescript ## unit tests of the TypeScript runtime, the rule server, the manifest client and the React hook
+	cd $(TS_RUNTIME) && npm test --silent
+
+conformance-typescript: build-typescript ## the 1899-case suite against the TypeScript runtime, compiler and evaluator levels
+	$(GO) build -o $(BIN)/ ./cmd/rulecheck
+	$(BIN)/rulecheck conformance -q --level compiler --engine "$(TS_ENGINE)" --json $(BIN)/conformance-typescript-compiler.json
+	$(BIN)/rulecheck conformance -q --level evaluator --engine "$(TS_ENGINE)" --json $(BIN)/conformance-typescript-evaluator.json
+
+bench-typescript: build-typescript ## benchmarks of the TypeScript runtime (docs/benchmarks.md)
+	cd $(TS_RUNTIME) && node packages/rules/dist/bench/bench.js
+
+RUNTIME_TESTS += test-typescript
+RUNTIME_CONFORMANCE += conformance-typescript
