@@ -299,6 +299,8 @@ export class RuleServer {
 
   private async route(req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): Promise<void> {
     const target = req.url ?? "/";
+    // a request that arrived before a drain began is served to the end
+    const drainingAtStart = this.draining;
     const q = target.indexOf("?");
     const rawPath = q < 0 ? target : target.slice(0, q);
     const rawQuery = q < 0 ? "" : target.slice(q + 1);
@@ -405,7 +407,7 @@ export class RuleServer {
     if (p) throw err(400, "BAD_REQUEST", `${p.pointer || "the request"}: ${p.message}`);
     const rid = (doc as JSONObject).ruleset;
     if (typeof rid !== "string") throw err(400, "BAD_REQUEST", "ruleset is required");
-    if (!this.loadedOnce || this.draining) throw err(503, "NOT_READY", "the rules are not loaded");
+    if (!this.loadedOnce || drainingAtStart) throw err(503, "NOT_READY", this.draining ? "the server is draining" : "the rules are not loaded");
     const e = this.rules.get(rid);
     if (!e) throw err(404, "NOT_FOUND", `no ruleset ${JSON.stringify(rid)}`);
     try {
