@@ -1,0 +1,81 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ManifestClient, ManifestUnavailableError, type ManifestStore } from "@sdods/rules/manifest-client";
+import { createRuleServer } from "../index.js";
+
+const root = fileURLToPath(new URL("../../../../../../", import.meta.url));
+const signupBundle = readFileSync(join(root, "conformance/fixtures/signup/signup.bundle.json"), "utf8");
+
+function memoryStore(): ManifestStore & { map: Map<string, string> } {
+  const map = new Map<string, string>();
+  return { map, getItem: (k) => map.get(k) ?? null, setItem: (k, v) => void map.set(k, v) };
+}
+
+test("the manifest client revalidates with If-None-Match and serves a stale copy when the server is down", async () => {
+  const statuses: number[] = [];
+  const s = createRuleServer({ token: "tok", rulesets: [{ bundle: signupBundle }], log: (e) => e.msg === "request" && statuses.push(e.status as number) });
+  const url = await s.listen();
+  const store = memoryStore();
+  const c = new ManifestClient({ baseUrl: url, ruleset: "signup", token: "tok", store });
+  const first = await c.get();
+  assert.equal(first.stale, false);
+  assert.equal(first.manifest.channel, "client");
+  assert.match(first.etag ?? "", /^"sha256:/);
+  const second = await c.get();
+  assert.equal(second.stale, false);
+  assert.deepEqual(second.manifest, first.manifest);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(statuses, [200, 304], "the second fetch is revalidated, not downloaded");
+  assert.equal(store.map.size, 1, "the copy is in the store");
+  await s.close();
+  // the endpoint is down: the cached copy, stale, with the error
+  const down = await c.get();
+  assert.equal(down.stale, true);
+  assert.ok(down.error instanceof Error);
+  assert.deepEqual(down.manifest, first.manifest);
+  // a new client (a new page load) starts from the store
+  const again = new ManifestClient({ baseUrl: url, ruleset: "signup", token: "tok", store });
+  assert.equal(again.current()?.stale, true);
+  const r = await again.get();
+  assert.equal(r.stale, true);
+  assert.equal(r.manifest.channel, "client");
+  // without any copy, the failure is an error
+  await assert.rejects(new ManifestClient({ baseUrl: url, ruleset: "signup" }).get(), ManifestUnavailableError);
+});
+
+test("a 5xx answer serves the cached copy as stale; a 4xx is an error", async () => {
+  let mode: "ok" | "503" | "401" = "ok";
+  const s = createRuleServer({ allowOpen: true, rulesets: [{ bundle: signupBundle }] });
+  await s.reload();
+  const front = http.createServer((req, res) => {
+    if (mode === "503") {
+      res.writeHead(503, { "Content-Type": "application/json" });
+      return res.end('{"error":{"code":"NOT_READY","message":"down","hint":"wait"}}');
+    }
+    if (mode === "401") {
+      res.writeHead(401, { "Content-Type": "application/json" });
+      return res.end('{"error":{"code":"UNAUTHORIZED","message":"no token","hint":"send one"}}');
+    }
+    s.server.emit("request", req, res);
+  });
+  await new Promise<void>((r) => front.listen(0, "127.0.0.1", r));
+  const { port } = front.address() as { port: number };
+  const c = new ManifestClient({ baseUrl: `http://127.0.0.1:${port}`, ruleset: "signup" });
+  const seen: boolean[] = [];
+  c.subscribe((r) => seen.push(r.stale));
+  assert.equal((await c.get()).stale, false);
+  mode = "503";
+  const stale = await c.get();
+  assert.equal(stale.stale, true);
+  assert.match(stale.error!.message, /503/);
+  mode = "401";
+  await assert.rejects(c.get(), /401: no token/);
+  mode = "ok";
+  assert.equal((await c.get()).stale, false);
+  assert.deepEqual(seen, [false, true, false]);
+  front.close();
+});
