@@ -15,12 +15,22 @@ export interface ExpressionOptions {
   operators?: string[];
 }
 
+/** An environment checked once by Engine.prepareEnv, to evaluate many expressions against. */
+export interface PreparedEnv {
+  readonly roots: JSONObject;
+  readonly checked: true;
+}
+
+const preparedMark = Symbol("sdods.prepared");
+
 /** A loaded expression: evaluate it any number of times. */
 export interface LoadedExpression {
   /** the custom operators it reaches (directly or through functions) */
   readonly operators: string[];
-  /** evaluates against environment roots; throws RequestError or EvaluationError */
+  /** evaluates against environment roots (checked on every call); throws RequestError or EvaluationError */
   evaluate(env?: JSONObject): JSONValue;
+  /** evaluates against an environment checked once by Engine.prepareEnv; throws EvaluationError */
+  evaluatePrepared(env: PreparedEnv): JSONValue;
 }
 
 /** An engine: the host's custom operators and work budget, shared by what it loads. */
@@ -57,6 +67,19 @@ export class Engine {
     return bundle(source);
   }
 
+  /**
+   * Checks an environment once (each root at most 64 deep, numbers within double range, valid
+   * text) for evaluatePrepared; throws RequestError. The roots must not change afterwards.
+   */
+  prepareEnv(env: JSONObject): PreparedEnv {
+    for (const k of Object.keys(env).sort()) {
+      const p = rootProblem(k, env[k]);
+      if (p) throw new RequestError(p.pointer, p.message);
+    }
+    const out = { roots: env, checked: true, [preparedMark]: true } as PreparedEnv;
+    return out;
+  }
+
   /** Loads an expression (JSON text or value); throws LoadError with every diagnostic. */
   expression(expr: unknown, opts: ExpressionOptions = {}): LoadedExpression {
     const raw = (typeof expr === "string" ? parseJSON(wellFormed(expr)) : expr) as JSONValue;
@@ -66,6 +89,22 @@ export class Engine {
     const compiled: Compiled = c.expression(raw, "");
     if (c.diags.length > 0) throw new LoadError(sortDiagnostics(c.diags));
     const budget = this.budget;
+    // one frame reused by the evaluations of this expression (a nested evaluation of the same
+    // expression, from a custom operator, gets its own)
+    const frame = { roots: {} as JSONObject, locals: new Array<JSONValue>(compiled.frameSize), budget: { left: budget } };
+    let busy = false;
+    const runPrepared = (roots: JSONObject): JSONValue => {
+      if (busy) return run(compiled, roots, budget);
+      busy = true;
+      try {
+        frame.roots = roots;
+        frame.budget.left = budget;
+        const v = compiled.ev(frame);
+        return typeof v === "object" || typeof v === "number" ? canonicalValue(v, "") : v;
+      } finally {
+        busy = false;
+      }
+    };
     return {
       operators: [...compiled.ops].sort(),
       evaluate(env: JSONObject = {}): JSONValue {
@@ -74,6 +113,10 @@ export class Engine {
           if (p) throw new RequestError(p.pointer, p.message);
         }
         return canonicalValue(run(compiled, env, budget), "");
+      },
+      evaluatePrepared(env: PreparedEnv): JSONValue {
+        if ((env as unknown as Record<symbol, unknown>)[preparedMark] !== true) throw new Error("evaluatePrepared takes an environment from Engine.prepareEnv");
+        return runPrepared(env.roots);
       },
     };
   }

@@ -512,16 +512,20 @@ export class Compiler {
     }
     const root = segs[0];
     const rest = segs.slice(1).map((s) => ({ s, idx: /^[0-9]+$/.test(s) ? Number(s) : -1 }));
+    // A member read: JSON values hold no functions, so a function is something inherited from
+    // Object.prototype (a host's plain object) and reads as absent; __proto__ needs hasOwn.
+    const get = (o: JSONObject, k: string): JSONValue => {
+      if (k === "__proto__") return hasMember(o, k) ? o[k] : null;
+      const v = o[k];
+      return v === undefined || typeof v === "function" ? null : v;
+    };
     const step = (v: JSONValue): JSONValue => {
       for (const { s, idx } of rest) {
         if (v === null || typeof v !== "object") return null;
         if (Array.isArray(v)) {
           if (idx < 0 || idx >= v.length) return null;
           v = v[idx];
-        } else {
-          if (!hasMember(v, s)) return null;
-          v = v[s];
-        }
+        } else v = get(v, s);
         if (v === undefined) return null;
       }
       return v;
@@ -530,21 +534,25 @@ export class Compiler {
       if (rest.length === 0) return (f) => f.locals[slot];
       return (f) => step(f.locals[slot]);
     }
-    if (rest.length === 1) {
+    if (root === "__proto__") return (f) => step(get(f.roots, root));
+    if (rest.length === 0)
+      return (f) => {
+        const v = f.roots[root];
+        return v === undefined || typeof v === "function" ? null : v;
+      };
+    if (rest.length === 1 && rest[0].s !== "__proto__") {
       const { s, idx } = rest[0];
       return (f) => {
-        const r = f.roots;
-        if (!hasMember(r, root)) return null;
-        const v = r[root];
+        const v = f.roots[root];
         if (v === null || typeof v !== "object") return null;
-        if (Array.isArray(v)) return idx < 0 || idx >= v.length ? null : v[idx];
-        return hasMember(v, s) ? (v[s] ?? null) : null;
+        if (Array.isArray(v)) return idx < 0 || idx >= v.length ? null : (v[idx] ?? null);
+        const w = v[s];
+        return w === undefined || typeof w === "function" ? null : w;
       };
     }
     return (f) => {
-      const r = f.roots;
-      if (!hasMember(r, root)) return null;
-      return step(r[root] ?? null);
+      const v = f.roots[root];
+      return v === undefined || typeof v === "function" ? null : step(v);
     };
   }
 
@@ -640,7 +648,8 @@ export class Compiler {
       }
     }
     const args = raw.map((a, i) => this.compile(a, `${ptr}/args/${i}`, sc, depth + 1, ctx));
-    return this.core(name, args, ptr);
+    const consts = raw.map((a) => (a === null || (typeof a !== "object" && (typeof a !== "number" || Number.isFinite(a))) ? a : undefined));
+    return this.core(name, args, ptr, consts);
   }
 
   private literal(v: JSONValue, ptr: string, depth: number): JSONValue {
@@ -733,31 +742,60 @@ export class Compiler {
 
   private custom(name: string, args: Ev[], ptr: string): Ev {
     const impl = this.opts.registered.get(name);
+    const n = args.length;
     return (f) => {
-      const vals = args.map((a) => a(f));
+      const vals = new Array<JSONValue>(n);
       let w = 1;
-      for (const v of vals) w += weight(v);
-      charge(f, w, ptr);
+      for (let i = 0; i < n; i++) {
+        const v = (vals[i] = args[i](f));
+        if (typeof v === "object" && v !== null) w += weight(v);
+        else if (typeof v === "string" && v.length > 64) w += v.length >> 6;
+      }
+      if (w > 1) charge(f, w, ptr);
       if (!impl) fail("OPERATOR_UNAVAILABLE", ptr, `custom operator ${name} is not registered by the host`);
       let out: unknown;
       try {
-        out = impl(...vals);
+        out = n === 1 ? impl(vals[0]) : n === 2 ? impl(vals[0], vals[1]) : impl(...vals);
       } catch (e) {
         fail("OPERATOR_FAILED", ptr, `custom operator ${name} failed: ${e instanceof Error ? e.message : String(e)}`);
       }
+      if (typeof out === "string" || typeof out === "boolean" || out === null) {
+        if (typeof out === "string" && out.length > 64) charge(f, out.length >> 6, ptr);
+        return out;
+      }
       const r = jsonResult(out);
       if (r === undefined) fail("OPERATOR_FAILED", ptr, `custom operator ${name} returned something that is not a JSON value`);
-      charge(f, weight(r), ptr);
+      if (typeof r === "object" && r !== null) charge(f, weight(r), ptr);
       return r;
     };
   }
 
-  private core(name: string, args: Ev[], ptr: string): Ev {
+  private core(name: string, args: Ev[], ptr: string, consts: (JSONValue | undefined)[]): Ev {
     const n = args.length;
     const a0 = args[0];
     const a1 = args[1];
     const nullResult = NULL_RESULT[name];
     const numArg = (v: JSONValue): number => (typeof v === "number" ? v : mismatch(ptr, name, v, "a number"));
+    // a decimal operation of two numbers, with the null rule and the range error
+    const binary = (op: (a: number, b: number) => number | null): Ev => (f) => {
+      const x = a0(f);
+      const y = a1(f);
+      if (typeof x === "number" && typeof y === "number") {
+        try {
+          return op(x, y);
+        } catch (e) {
+          if (e instanceof num.NumberRangeError) fail("EVALUATION_ERROR", ptr, e.message);
+          throw e;
+        }
+      }
+      if (x === null || y === null) {
+        if (x !== null) numArg(x);
+        if (y !== null) numArg(y);
+        return nullResult;
+      }
+      numArg(x);
+      return numArg(y);
+    };
     const strArg = (v: JSONValue): string => {
       if (typeof v !== "string") return mismatch(ptr, name, v, "a string");
       return v;
@@ -771,15 +809,15 @@ export class Compiler {
           ? (v) => dateArg(v, ptr, name)
           : numArg;
     // strict: every argument evaluated left to right, then the null rule, then fn
+    // Scalar operators are not charged: their count is bounded by the expression's size; the
+    // budget counts what grows with the input (elements, calls, long strings, deep values).
     const strict = (fn: (v: JSONValue[]) => JSONValue): Ev =>
       n === 1
         ? (f) => {
-            charge(f, 2, ptr);
             const v = a0(f);
             return v === null ? nullResult : fn([v]);
           }
         : (f) => {
-            charge(f, 1 + n, ptr);
             const vs = new Array<JSONValue>(n);
             let hasNull = false;
             for (let i = 0; i < n; i++) if ((vs[i] = args[i](f)) === null) hasNull = true;
@@ -796,21 +834,37 @@ export class Compiler {
       case "==":
       case "!=": {
         const eq = name === "==";
+        const c0 = consts[0];
+        const c1 = consts[1];
+        // a scalar constant on either side: strict equality is deep equality
+        if (c1 !== undefined && typeof c1 !== "string") return eq ? (f) => a0(f) === c1 : (f) => a0(f) !== c1;
+        if (c0 !== undefined && typeof c0 !== "string") return eq ? (f) => a1(f) === c0 : (f) => a1(f) !== c0;
+        if (c1 !== undefined) return (f) => {
+          const x = a0(f);
+          if (typeof x === "string" && x.length > 64) charge(f, x.length >> 6, ptr);
+          return (x === c1) === eq;
+        };
         return (f) => {
           const x = a0(f);
           const y = a1(f);
-          charge(f, 1 + weight(x) + weight(y), ptr);
+          if ((typeof x === "object" && x !== null) || (typeof y === "object" && y !== null) || (typeof x === "string" && x.length > 64) || (typeof y === "string" && y.length > 64))
+            charge(f, 1 + weight(x) + weight(y), ptr);
           return deepEqual(x, y) === eq;
         };
       }
       case "<":
-        return strict(([x, y]) => order(x, y) < 0);
       case "<=":
-        return strict(([x, y]) => order(x, y) <= 0);
       case ">":
-        return strict(([x, y]) => order(x, y) > 0);
-      case ">=":
-        return strict(([x, y]) => order(x, y) >= 0);
+      case ">=": {
+        const test = name === "<" ? (c: number) => c < 0 : name === "<=" ? (c: number) => c <= 0 : name === ">" ? (c: number) => c > 0 : (c: number) => c >= 0;
+        return (f) => {
+          const x = a0(f);
+          const y = a1(f);
+          if (x === null || y === null) return nullResult;
+          if (typeof x === "number" && typeof y === "number") return test(x < y ? -1 : x > y ? 1 : 0);
+          return test(order(x, y));
+        };
+      }
       case "between":
         return strict(([x, lo, hi]) => {
           const t = typeof x;
@@ -819,31 +873,36 @@ export class Compiler {
           return order(lo, x) <= 0 && order(x, hi) <= 0;
         });
       case "and":
+        if (n === 2) return (f) => {
+          const x = a0(f);
+          if (x !== true && !cond(x, ptr, name)) return false;
+          const y = a1(f);
+          return y === true || cond(y, ptr, name);
+        };
         return (f) => {
-          charge(f, 1, ptr);
           for (let i = 0; i < n; i++) if (!cond(args[i](f), ptr, name)) return false;
           return true;
         };
       case "or":
+        if (n === 2) return (f) => {
+          const x = a0(f);
+          if (x === true || cond(x, ptr, name)) return true;
+          const y = a1(f);
+          return y === true || cond(y, ptr, name);
+        };
         return (f) => {
-          charge(f, 1, ptr);
           for (let i = 0; i < n; i++) if (cond(args[i](f), ptr, name)) return true;
           return false;
         };
       case "not":
-        return (f) => {
-          charge(f, 2, ptr);
-          return !cond(a0(f), ptr, name);
-        };
+        return (f) => !cond(a0(f), ptr, name);
       case "if":
         return (f) => {
-          charge(f, 1, ptr);
           for (let i = 0; i + 1 < n; i += 2) if (cond(args[i](f), ptr, name)) return args[i + 1](f);
           return args[n - 1](f);
         };
       case "coalesce":
         return (f) => {
-          charge(f, 1, ptr);
           for (let i = 0; i < n; i++) {
             const v = args[i](f);
             if (v !== null) return v;
@@ -851,24 +910,16 @@ export class Compiler {
           return null;
         };
       case "+":
-        if (n === 2)
-          return strict(([x, y]) => {
-            const a = numArg(x);
-            const b = numArg(y);
-            return arith(ptr, () => num.add(a, b));
-          });
+        if (n === 2) return binary(num.add);
         return strict((vs) => {
           const xs = vs.map(numArg);
           return arith(ptr, () => num.sumAll(xs));
         });
       case "-":
         if (n === 1) return strict(([x]) => arith(ptr, () => num.neg(numArg(x))));
-        return strict(([x, y]) => {
-          const a = numArg(x);
-          const b = numArg(y);
-          return arith(ptr, () => num.sub(a, b));
-        });
+        return binary(num.sub);
       case "*":
+        if (n === 2) return binary(num.mul);
         return strict((vs) => {
           const xs = vs.map(numArg);
           return arith(ptr, () => {
@@ -878,17 +929,9 @@ export class Compiler {
           });
         });
       case "/":
-        return strict(([x, y]) => {
-          const a = numArg(x);
-          const b = numArg(y);
-          return arith(ptr, () => num.div(a, b));
-        });
+        return binary(num.div);
       case "mod":
-        return strict(([x, y]) => {
-          const a = numArg(x);
-          const b = numArg(y);
-          return arith(ptr, () => num.mod(a, b));
-        });
+        return binary(num.mod);
       case "abs":
         return strict(([x]) => Math.abs(numArg(x)));
       case "min":
@@ -954,16 +997,14 @@ export class Compiler {
         });
       case "trim":
         return strict(([x]) => strArg(x).replace(asciiSpace, ""));
-      case "concat":
-        return (f) => {
-          charge(f, 1 + n, ptr);
-          const vs = args.map((a) => a(f));
+      case "concat": {
+        const join = (f: Frame, vs: JSONValue[]): JSONValue => {
           if (vs.some((v) => v === null)) return nullResult;
           if (typeof vs[0] === "string") {
-            let s = "";
-            for (const v of vs) s += strArg(v);
-            charge(f, s.length >> 6, ptr);
-            return s;
+            let out = "";
+            for (const v of vs) out += strArg(v);
+            if (out.length > 64) charge(f, out.length >> 6, ptr);
+            return out;
           }
           if (Array.isArray(vs[0])) {
             const out: JSONValue[] = [];
@@ -976,6 +1017,19 @@ export class Compiler {
           }
           return mismatch(ptr, name, vs[0], "strings or arrays");
         };
+        if (n === 2)
+          return (f) => {
+            const x = a0(f);
+            const y = a1(f);
+            if (typeof x === "string" && typeof y === "string") {
+              const out = x + y;
+              if (out.length > 64) charge(f, out.length >> 6, ptr);
+              return out;
+            }
+            return join(f, [x, y]);
+          };
+        return (f) => join(f, args.map((a) => a(f)));
+      }
       case "substring":
         return strict((vs) => {
           const s = strArg(vs[0]);
@@ -1101,7 +1155,7 @@ interface Ctx {
 
 /** Runs a compiled expression against environment roots with a work budget. */
 export function run(c: Compiled, roots: JSONObject, budget = DEFAULT_BUDGET): JSONValue {
-  return c.ev({ roots, locals: new Array(c.frameSize), budget: { left: budget } });
+  return c.ev({ roots, locals: c.frameSize ? new Array(c.frameSize) : EMPTY, budget: { left: budget } });
 }
 
 /** Runs with a shared budget object (one per rule run). */

@@ -8,7 +8,7 @@ export { jsonFinite } from "./finite.js";
 export type { Diagnostic, CustomOperator } from "./expr.js";
 export { EvaluationError, suiteOperators, CORE_OPERATORS, DEFAULT_BUDGET, NULL_RESULT } from "./expr.js";
 export { Engine } from "./engine-api.js";
-export type { ExpressionOptions } from "./engine-api.js";
+export type { ExpressionOptions, LoadedExpression, PreparedEnv } from "./engine-api.js";
 export { patternProblem, Pattern, PatternError } from "./pattern.js";
 export type { PatternProblem } from "./pattern.js";
 export {

@@ -64,6 +64,7 @@ function exactDigits(x: number): { digits: string; exp: number } {
  */
 export function canon(x: number): number {
   if (x === 0) return 0;
+  if (Number.isInteger(x) && x < 1e15 && x > -1e15) return x;
   const s = String(x);
   if (s.length <= 15 || sigDigits(s) <= 15) return x;
   const ax = Math.abs(x);
