@@ -24,7 +24,7 @@ conformance-typescript: build-typescript ## the 1899-case suite against the Type
 	$(BIN)/rulecheck conformance -q --level evaluator --engine "$(TS_ENGINE)" --json $(BIN)/conformance-typescript-evaluator.json
 
 bench-typescript: build-typescript ## benchmarks of the TypeScript runtime (docs/benchmarks.md)
-	cd $(TS_RUNTIME) && node packages/rules/dist/bench/bench.js
+	bash $(TS_RUNTIME)/bench.sh
 
 RUNTIME_TESTS += test-typescript
 RUNTIME_CONFORMANCE += conformance-typescript

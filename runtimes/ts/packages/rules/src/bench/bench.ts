@@ -137,3 +137,29 @@ for (const f of ["signup", "checkout", "loan", "insurance", "addressbook"]) {
   rows.push({ kind: "fixture", case: f, engine: "sdods-ts", ns });
   console.log(JSON.stringify(rows[rows.length - 1]));
 }
+
+// --- tables ------------------------------------------------------------------------------------
+
+const goFile = process.argv[3];
+const goNs = new Map<string, number>();
+if (goFile) {
+  for (const line of readFileSync(goFile, "utf8").split("\n")) {
+    const m = /^BenchmarkFixtureEvaluation\/(\w+)\S*\s+\d+\s+([\d.]+) ns\/op/.exec(line);
+    if (m) goNs.set(m[1], Number(m[2]));
+  }
+}
+const fmt = (x: number) => (x >= 100 ? Math.round(x).toLocaleString("en-US").replace(/,/g, " ") : x.toFixed(1));
+console.log("\n| Case | sdods (prepared env) | sdods-checked | json-logic-js | cel-js | zen-engine | closure | sdods ÷ best other | sdods ÷ closure |");
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const c of ["Boolean", "StartsWith", "Func", "Map"]) {
+  const get = (e: string) => rows.find((r) => r.case === c && r.engine === e)!.ns;
+  const best = Math.min(get("json-logic-js"), get("cel-js"), get("zen-engine"));
+  console.log(`| ${c} | ${fmt(get("sdods"))} | ${fmt(get("sdods-checked"))} | ${fmt(get("json-logic-js"))} | ${fmt(get("cel-js"))} | ${fmt(get("zen-engine"))} | ${fmt(get("closure"))} | ${(get("sdods") / best).toFixed(2)} | ${(get("sdods") / get("closure")).toFixed(1)} |`);
+}
+console.log("\n| Fixture | TypeScript ns/evaluation | evaluations/s | Go ns/evaluation (same run) | evaluations/s | TypeScript ÷ Go throughput |");
+console.log("|---|---:|---:|---:|---:|---:|");
+for (const r of rows.filter((x) => x.kind === "fixture")) {
+  const g = goNs.get(r.case);
+  const ts = 1e9 / r.ns;
+  console.log(`| ${r.case} | ${fmt(r.ns)} | ${fmt(ts)} | ${g ? fmt(g) : "—"} | ${g ? fmt(1e9 / g) : "—"} | ${g ? (ts / (1e9 / g)).toFixed(2) : "—"} |`);
+}
