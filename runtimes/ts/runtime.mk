@@ -3,7 +3,7 @@
 TS_RUNTIME := runtimes/ts
 TS_ENGINE := node $(TS_RUNTIME)/packages/rules/dist/engine.js
 
-.PHONY: test-typescript conformance-typescript build-typescript bench-typescript
+.PHONY: test-typescript conformance-typescript build-typescript bench-typescript fuzz-typescript
 
 $(TS_RUNTIME)/node_modules/.package-lock.json: $(TS_RUNTIME)/package-lock.json
 	cd $(TS_RUNTIME) && npm ci --no-audit --no-fund --loglevel=error
@@ -17,6 +17,12 @@ TS_SERVER_TESTS := TestToken|TestIfNoneMatch|TestMalformedPercentEncoding|TestPa
 test-typescript: build-typescript ## unit tests of the TypeScript runtime, the rule server, the manifest client and the React hook
 	cd $(TS_RUNTIME) && npm test --silent
 	SDODS_RULESERVER=typescript $(GO) test -count=1 -run '$(TS_SERVER_TESTS)' ./impl/ruleserver/
+	$(GO) build -o $(BIN)/ ./cmd/rules
+	node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000
+
+fuzz-typescript: build-typescript ## differential fuzzing of the TypeScript runtime against the Go rules engine (COUNT, SEED)
+	$(GO) build -o $(BIN)/ ./cmd/rules
+	node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules $${COUNT:-30000} $${SEED:-20261126}
 
 conformance-typescript: build-typescript ## the 1899-case suite against the TypeScript runtime, compiler and evaluator levels
 	$(GO) build -o $(BIN)/ ./cmd/rulecheck

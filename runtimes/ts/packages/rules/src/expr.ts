@@ -1034,11 +1034,12 @@ export class Compiler {
         return strict((vs) => {
           const s = strArg(vs[0]);
           const st = numArg(vs[1]);
-          if (!isInt(st)) fail("EVALUATION_ERROR", ptr, "substring: start must be an integer");
+          // the bounds ±1e15 are the reference's (operators.md names none; see the README's gaps)
+          if (!isInt(st) || st < -1e15 || st > 1e15) fail("EVALUATION_ERROR", ptr, "substring: start must be an integer from -1000000000000000 to 1000000000000000");
           let len: number | null = null;
           if (vs.length === 3) {
             len = numArg(vs[2]);
-            if (!isInt(len) || len < 0) fail("EVALUATION_ERROR", ptr, "substring: length must be a non-negative integer");
+            if (!isInt(len) || len < 0 || len > 1e15) fail("EVALUATION_ERROR", ptr, "substring: length must be an integer from 0 to 1000000000000000");
           }
           return cpSubstring(s, st, len);
         });

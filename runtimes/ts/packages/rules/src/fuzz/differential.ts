@@ -1,0 +1,98 @@
+// Differential fuzzing against the reference: random expressions (seeded, reproducible) sent to
+// the Go `rules engine` and to this runtime's protocol session; any difference in value, error
+// code or pointer is printed and makes the run fail.
+// Usage: node packages/rules/dist/fuzz/differential.js RULES_BINARY [count] [seed]
+
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { ProtocolSession } from "../protocol.js";
+import { CORE_OPERATORS } from "../expr.js";
+
+const [bin, countArg, seedArg] = process.argv.slice(2);
+if (!bin) {
+  console.error("usage: differential.js RULES_BINARY [count] [seed]");
+  process.exit(2);
+}
+const count = Number(countArg ?? "2000");
+let state = Number(seedArg ?? "20261126") >>> 0;
+function rand(): number {
+  // mulberry32
+  state = (state + 0x6d2b79f5) >>> 0;
+  let t = state;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
+
+const ARITY: Record<string, [number, number]> = {
+  "==": [2, 2], "!=": [2, 2], "<": [2, 2], "<=": [2, 2], ">": [2, 2], ">=": [2, 2], between: [3, 3], and: [1, 3], or: [1, 3], not: [1, 1],
+  if: [3, 5], coalesce: [1, 3], "+": [2, 3], "-": [1, 2], "*": [2, 3], "/": [2, 2], mod: [2, 2], abs: [1, 1], min: [1, 3], max: [1, 3],
+  round: [1, 2], sum: [1, 1], upper: [1, 1], lower: [1, 1], trim: [1, 1], concat: [1, 3], substring: [2, 3], text: [1, 1],
+  startsWith: [2, 2], endsWith: [2, 2], matches: [2, 2], length: [1, 1], contains: [2, 2], in: [2, 2], map: [2, 3], filter: [2, 3],
+  some: [2, 3], all: [2, 3], typeOf: [1, 1], isEmpty: [1, 1], literal: [1, 1], isDate: [1, 1], yearsBetween: [2, 2], daysBetween: [2, 2], dateAdd: [3, 3],
+};
+const numbers = [0, 1, -1, 2, 3, 0.1, 0.2, 0.3, 0.30000000000000004, 1.005, -2.5, 2.5, 1e15, 1234567890123445, 123456789012345.6, 1e21, 1e-7, 5e-324, 1e308, -1e308, 100, 7, -7, 0.07, 1.5, 15, -15, 16, 10000001];
+const strings = ["", "a", "abc", "ABC", "a😀é", "😀", "\uFFFF", " x\t", "straße", "ÉTÉ K", "2024-02-29", "2023-02-29", "2024-01-31", "2024-01-31T23:30:00.250+01:00", "0001-01-01", "9999-12-31", "2000-02-29T00:00:00Z", "days", "months", "years", "^[a-z]+$", "a.c", "(a+)+", "^a|b$", "[0-9]{2,3}", "\\d+", "x", "it", "item"];
+const vars = ["data.n", "data.s", "data.list", "data.d", "data.obj", "data.obj.a", "data.none", "data.list.1", "it", "x", "ctx.today", "data.words", "data.nums.0"];
+
+function leaf(): unknown {
+  const r = rand();
+  if (r < 0.3) return pick(numbers);
+  if (r < 0.55) return pick(strings);
+  if (r < 0.62) return pick([true, false, null]);
+  if (r < 0.85) return { var: pick(vars) };
+  if (r < 0.92) return [pick(numbers), pick(numbers)];
+  return { op: "literal", args: [pick([{ a: 1 }, [1, [2]], { b: [1, "x"] }, [], {}])] };
+}
+
+function expr(depth: number): unknown {
+  if (depth > 3 || rand() < 0.25) return leaf();
+  if (rand() < 0.05) return { op: pick(["x-test-sum", "x-test-reverse", "x-luhn"]), args: [expr(depth + 1)] };
+  const op = pick(CORE_OPERATORS);
+  const [lo, hi] = ARITY[op];
+  let n = lo + Math.floor(rand() * (hi - lo + 1));
+  if (op === "if" && n % 2 === 0) n++;
+  if (op === "literal") return { op, args: [leaf()] };
+  if (["map", "filter", "some", "all"].includes(op)) {
+    const list = rand() < 0.6 ? { var: pick(["data.list", "data.words", "data.nums", "data.none"]) } : expr(depth + 1);
+    return n === 3 ? { op, args: [list, pick(["x", "item", "it"]), expr(depth + 1)] } : { op, args: [list, expr(depth + 1)] };
+  }
+  return { op, args: Array.from({ length: n }, () => expr(depth + 1)) };
+}
+
+const env = {
+  data: { n: 5, s: "abc", list: [1, 2, 3], d: "2024-02-29", obj: { a: 1 }, words: ["b", "a😀", ""], nums: [0.1, 0.2, null] },
+  ctx: { today: "2025-06-15" },
+};
+
+async function main(): Promise<void> {
+  const go = spawn(bin, ["engine"], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: go.stdout! })[Symbol.asyncIterator]();
+  const session = new ProtocolSession();
+  let diffs = 0;
+  for (let i = 0; i < count; i++) {
+    const req = { id: i, cmd: "expression", expression: expr(0), env, operators: ["x-test-sum", "x-test-reverse", "x-luhn"] };
+    const line = JSON.stringify(req);
+    go.stdin!.write(line + "\n");
+    const goOut = JSON.parse((await lines.next()).value as string);
+    const tsOut = JSON.parse(session.handle(line)!);
+    const norm = (r: { result?: unknown; error?: { code: string; pointer?: string } }) =>
+      JSON.stringify(r.error ? { code: r.error.code, pointer: r.error.pointer ?? "" } : sortKeys(r.result));
+    if (norm(goOut) !== norm(tsOut)) {
+      diffs++;
+      if (diffs <= 20) console.log(`DIFF ${line}\n  go: ${JSON.stringify(goOut.error ?? goOut.result)}\n  ts: ${JSON.stringify(tsOut.error ?? tsOut.result)}`);
+    }
+  }
+  go.stdin!.end();
+  console.log(`${count} expressions, ${diffs} differences`);
+  process.exit(diffs === 0 ? 0 : 1);
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === "object") return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  return v;
+}
+
+void main();
