@@ -108,8 +108,27 @@ function duplicateInside(v: JSONValue, ptr: string): RequestProblem | null {
   return null;
 }
 
+const surrogates = /[\uD800-\uDFFF]/;
+
+/** The common case in one pass without building pointers: is v a clean root of at most `left` levels? */
+function clean(v: unknown, left: number): boolean {
+  if (v === null || typeof v === "boolean") return true;
+  if (typeof v === "number") return Number.isFinite(v);
+  if (typeof v === "string") return !surrogates.test(v) || wellFormed(v) === v;
+  if (left === 0 || typeof v !== "object") return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!clean(v[i], left - 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if ((proto !== Object.prototype && proto !== null) || duplicateMember(v) !== undefined) return false;
+  for (const k in v) if (!clean((v as Record<string, unknown>)[k], left - 1)) return false;
+  return true;
+}
+
 /** Checks one environment root: depth at most 64, numbers in range, no member twice. */
 export function rootProblem(name: string, v: unknown): RequestProblem | null {
+  if (clean(v, MAX_ENV_DEPTH)) return null;
   const ptr = `/${ptrToken(name)}`;
   if (depth(v as JSONValue, MAX_ENV_DEPTH + 1) > MAX_ENV_DEPTH) return { pointer: ptr, message: `${name} is nested more than ${MAX_ENV_DEPTH} deep` };
   return badValue(v, ptr, 0) ?? duplicateInside(v as JSONValue, ptr);
@@ -188,6 +207,8 @@ interface CompiledRule {
   params: { name: string; ev: Compiled }[];
   key: string;
   missing: boolean;
+  /** for a target type: the bound fields in the order of ruleset.md §2 (a many entity's path and field) */
+  bound: { path: string; many: boolean; field: string }[] | null;
 }
 
 interface CompiledState {
@@ -233,9 +254,19 @@ function compileChannel(model: Model, manifest: JSONObject, ptr: string, registe
   const rules: CompiledRule[] = model.rules.map((r) => {
     const when = c.expression(r.when, `${r.ptr}/when`);
     const params = r.params.map((p) => ({ name: p.name, ev: c.expression(p.expr, `${r.ptr}/message/params/${ptrToken(p.name)}`) }));
+    let bound: CompiledRule["bound"] = null;
+    if (!r.target.fields && r.target.type !== undefined) {
+      bound = [];
+      // RFC 8785 order of entity names and field paths: UTF-16 code units, as sort() compares
+      const ents = [...model.entities].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const e of ents) {
+        for (const f of e.fields.filter((x) => x.type === r.target.type).map((x) => x.field).sort())
+          bound.push(e.many ? { path: e.path, many: true, field: f } : { path: `${e.path}.${f}`, many: false, field: f });
+      }
+    }
     return {
       id: r.id, code: r.code, severity: r.severity, scope: r.scope, location: location(r.target), target: r.target, when, params, key: r.key,
-      missing: missing(when) || params.some((p) => missing(p.ev)),
+      missing: missing(when) || params.some((p) => missing(p.ev)), bound,
     };
   });
   const states: CompiledState[] = model.stateRules.map((r) => {
@@ -574,16 +605,12 @@ function evaluateChannel(ref: RulesetRef, c: ChannelRules, req: JSONObject, budg
     if (!inView(r.scope, r.location, view)) continue;
     const runs: (string | null)[] = [];
     if (r.target.fields) runs.push(...r.target.fields);
-    else if (r.target.type !== undefined) {
-      const ents = [...c.model.entities].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      for (const e of ents) {
-        const fs = e.fields.filter((f) => f.type === r.target.type).map((f) => f.field).sort();
-        for (const f of fs) {
-          if (!e.many) runs.push(`${e.path}.${f}`);
-          else {
-            const list = readPath(data, e.path);
-            if (Array.isArray(list)) for (let i = 0; i < list.length; i++) runs.push(`${e.path}.${i}.${f}`);
-          }
+    else if (r.bound) {
+      for (const b of r.bound) {
+        if (!b.many) runs.push(b.path);
+        else {
+          const list = readPath(data, b.path);
+          if (Array.isArray(list)) for (let i = 0; i < list.length; i++) runs.push(`${b.path}.${i}.${b.field}`);
         }
       }
     } else runs.push(null);

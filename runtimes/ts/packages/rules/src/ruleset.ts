@@ -197,14 +197,18 @@ class Reader {
     return n;
   }
 
-  members(n: JSONValue | undefined, ptr: string, what: string): [string, JSONValue][] {
+  members(n: JSONValue | undefined, ptr: string, what: string, dupCode?: string): [string, JSONValue][] {
     if (n === undefined) return [];
     if (!isObject(n)) {
       this.errf(ptr, `${what} must be an object, got ${kind(n)}`);
       return [];
     }
     const dup = duplicateMember(n);
-    if (dup !== undefined) this.errf(`${ptr}/${ptrToken(dup)}`, `${JSON.stringify(dup)} appears more than once in ${what}`);
+    if (dup !== undefined) {
+      // the specific code wins over RULESET_INVALID (ruleset.md §2: a field bound twice)
+      if (dupCode) this.check(dupCode, `${ptr}/${ptrToken(dup)}`, `${JSON.stringify(dup)} appears more than once in ${what}`);
+      else this.errf(`${ptr}/${ptrToken(dup)}`, `${JSON.stringify(dup)} appears more than once in ${what}`);
+    }
     return memberNames(n).map((k) => [k, n[k]]);
   }
 
@@ -291,7 +295,7 @@ class Reader {
         else e.many = many;
       }
       e.description = this.desc(f.get("description"), `${ep}/description`);
-      for (const [fk, fv] of this.members(f.get("fieldTypes"), `${ep}/fieldTypes`, "fieldTypes")) {
+      for (const [fk, fv] of this.members(f.get("fieldTypes"), `${ep}/fieldTypes`, "fieldTypes", "FIELD_TYPE_REBOUND")) {
         const fp = `${ep}/fieldTypes/${ptrToken(fk)}`;
         if (!validPath(fk)) {
           this.errf(fp, `field ${JSON.stringify(fk)} must be segments separated by '.', none empty`);
