@@ -17,7 +17,12 @@ export interface Diagnostic {
 /** An evaluation error: one code, the pointer of the failing application and a message. */
 export class EvaluationError extends Error {
   constructor(readonly code: string, readonly pointer: string, message: string) {
+    // Rules fail closed by throwing these, often once per evaluation: no stack trace to capture
+    // (the pointer says where).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = "EvaluationError";
   }
 }

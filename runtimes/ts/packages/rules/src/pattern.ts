@@ -361,8 +361,21 @@ function expandedSize(n: Node): number {
 }
 
 function toCodePoints(s: string): number[] {
-  const out: number[] = [];
-  for (const ch of s) out.push(ch.codePointAt(0)!);
+  const out: number[] = new Array(s.length);
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        out[n++] = (c - 0xd800) * 0x400 + (d - 0xdc00) + 0x10000;
+        i++;
+        continue;
+      }
+    }
+    out[n++] = c;
+  }
+  out.length = n;
   return out;
 }
 
@@ -550,16 +563,41 @@ function inRanges(rs: Range[], c: number): boolean {
   return false;
 }
 
+interface Buffers {
+  cur: Int32Array;
+  nxt: Int32Array;
+  mark: Int32Array;
+  stack: Int32Array;
+  busy: boolean;
+}
+
+const buffers = new WeakMap<Prog, Buffers>();
+
 function run(p: Prog, subject: string, counter: { steps: number } | null): boolean {
   const cps = toCodePoints(wellFormed(subject));
   const n = cps.length;
   const size = p.kind.length;
-  let cur = new Int32Array(size);
-  let nxt = new Int32Array(size);
+  // the state lists are kept per automaton and reused (a match never runs inside another)
+  let b = buffers.get(p);
+  if (!b || b.busy) {
+    b = { cur: new Int32Array(size), nxt: new Int32Array(size), mark: new Int32Array(size), stack: new Int32Array(size * 2 + 4), busy: false };
+    if (!buffers.has(p)) buffers.set(p, b);
+  }
+  b.busy = true;
+  try {
+    return runWith(p, cps, n, size, b, counter);
+  } finally {
+    b.busy = false;
+  }
+}
+
+function runWith(p: Prog, cps: number[], n: number, size: number, b: Buffers, counter: { steps: number } | null): boolean {
+  let cur = b.cur;
+  let nxt = b.nxt;
   let curLen = 0;
   let nxtLen = 0;
-  const mark = new Int32Array(size).fill(-1); // generation in which a state was added
-  const stack = new Int32Array(size * 2 + 4);
+  const mark = b.mark.fill(-1); // generation in which a state was added
+  const stack = b.stack;
   let steps = 0;
   // adds the epsilon closure of s at position pos into list; returns true when match is reached
   const addState = (list: Int32Array, len: number, s0: number, pos: number, gen: number): number => {

@@ -207,8 +207,10 @@ interface CompiledRule {
   params: { name: string; ev: Compiled }[];
   key: string;
   missing: boolean;
+  /** for target fields: each path, split */
+  fields: { path: string; segs: Segs }[] | null;
   /** for a target type: the bound fields in the order of ruleset.md §2 (a many entity's path and field) */
-  bound: { path: string; many: boolean; field: string }[] | null;
+  bound: { path: string; many: boolean; field: string; pathSegs: Segs; fieldSegs: Segs }[] | null;
 }
 
 interface CompiledState {
@@ -261,12 +263,15 @@ function compileChannel(model: Model, manifest: JSONObject, ptr: string, registe
       const ents = [...model.entities].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const e of ents) {
         for (const f of e.fields.filter((x) => x.type === r.target.type).map((x) => x.field).sort())
-          bound.push(e.many ? { path: e.path, many: true, field: f } : { path: `${e.path}.${f}`, many: false, field: f });
+          bound.push(e.many
+            ? { path: e.path, many: true, field: f, pathSegs: segs(e.path), fieldSegs: segs(f) }
+            : { path: `${e.path}.${f}`, many: false, field: f, pathSegs: segs(`${e.path}.${f}`), fieldSegs: segs(f) });
       }
     }
     return {
       id: r.id, code: r.code, severity: r.severity, scope: r.scope, location: location(r.target), target: r.target, when, params, key: r.key,
       missing: missing(when) || params.some((p) => missing(p.ev)), bound,
+      fields: r.target.fields ? r.target.fields.map((f) => ({ path: f, segs: segs(f) })) : null,
     };
   });
   const states: CompiledState[] = model.stateRules.map((r) => {
@@ -532,15 +537,25 @@ function get(o: JSONObject, k: string): JSONValue {
   return hasMember(o, k) ? (o[k] ?? null) : null;
 }
 
-/** Reads a dot path from a value with the variable rules of expressions.md §3. */
-function readPath(v: JSONValue, path: string): JSONValue {
-  for (const s of path.split(".")) {
+/** A dot path split once: each segment with its array index (-1 when not a run of digits). */
+type Segs = { s: string; i: number }[];
+
+function segs(path: string): Segs {
+  return path.split(".").map((s) => ({ s, i: /^[0-9]+$/.test(s) ? Number(s) : -1 }));
+}
+
+/** Reads a split path from a value with the variable rules of expressions.md §3. */
+function readSegs(v: JSONValue, path: Segs): JSONValue {
+  for (let k = 0; k < path.length; k++) {
     if (v === null || typeof v !== "object") return null;
-    if (Array.isArray(v)) {
-      if (!/^[0-9]+$/.test(s)) return null;
-      const i = Number(s);
-      v = i < v.length ? v[i] : null;
-    } else v = hasMember(v, s) ? v[s] : null;
+    const { s, i } = path[k];
+    if (Array.isArray(v)) v = i >= 0 && i < v.length ? v[i] : null;
+    else if (s === "__proto__") v = hasMember(v, s) ? v[s] : null;
+    else {
+      const w = v[s];
+      // JSON holds no functions: a function is inherited from Object.prototype, so absent
+      v = w === undefined || typeof w === "function" ? null : w;
+    }
   }
   return v ?? null;
 }
@@ -604,22 +619,37 @@ function evaluateChannel(ref: RulesetRef, c: ChannelRules, req: JSONObject, budg
   for (const r of c.rules) {
     if (!inView(r.scope, r.location, view)) continue;
     const runs: (string | null)[] = [];
-    if (r.target.fields) runs.push(...r.target.fields);
-    else if (r.bound) {
+    const values: JSONValue[] = [];
+    if (r.fields) {
+      for (const f of r.fields) {
+        runs.push(f.path);
+        values.push(readSegs(data, f.segs));
+      }
+    } else if (r.bound) {
       for (const b of r.bound) {
-        if (!b.many) runs.push(b.path);
-        else {
-          const list = readPath(data, b.path);
-          if (Array.isArray(list)) for (let i = 0; i < list.length; i++) runs.push(`${b.path}.${i}.${b.field}`);
+        if (!b.many) {
+          runs.push(b.path);
+          values.push(readSegs(data, b.pathSegs));
+        } else {
+          const list = readSegs(data, b.pathSegs);
+          if (Array.isArray(list))
+            for (let i = 0; i < list.length; i++) {
+              runs.push(`${b.path}.${i}.${b.field}`);
+              values.push(readSegs(list[i], b.fieldSegs));
+            }
         }
       }
-    } else runs.push(null);
-    for (const field of runs) {
+    } else {
+      runs.push(null);
+      values.push(null);
+    }
+    for (let k = 0; k < runs.length; k++) {
+      const field = runs[k];
       if (r.missing) {
         findings.push(failed(r.id, "OPERATOR_UNAVAILABLE", r.location, field));
         continue;
       }
-      const roots: JSONObject = field === null ? base : { ...base, value: readPath(data, field), field };
+      const roots: JSONObject = field === null ? base : { data, original: base.original, actor: base.actor, ctx: base.ctx, value: values[k], field };
       const b = { left: budget };
       try {
         const w = runWith(r.when, roots, b);
