@@ -6,6 +6,7 @@ import { JSONObject, JSONValue, deepEqual, duplicateMember, hasMember, isObject,
 import * as num from "./num.js";
 import * as dates from "./dates.js";
 import { Pattern, PatternError, longerThan } from "./pattern.js";
+import { GENERATED_OPS, generable, generate } from "./gen.js";
 
 /** One problem of a load: a stable code, a JSON pointer and a message for people. */
 export interface Diagnostic {
@@ -294,6 +295,7 @@ export class Compiler {
   readonly diags: Diagnostic[] = [];
   private readonly fns = new Map<string, FnInfo>();
   private readonly patternCache = new Map<string, Pattern | PatternError>();
+  private inGenerated = false;
 
   constructor(private readonly opts: LoadOptions) {}
 
@@ -490,6 +492,21 @@ export class Compiler {
       if (!Array.isArray(n.args)) {
         this.report("EXPRESSION_INVALID", `${ptr}/args`, "args must be an array");
         return () => null;
+      }
+      if (isOp && !this.inGenerated && GENERATED_OPS.has(name)) {
+        const isLocal = (nm: string) => {
+          for (let s: Scope | null = sc; s; s = s.parent) if (s.names.has(nm)) return true;
+          return false;
+        };
+        if (generable(n, isLocal)) {
+          // the closures are compiled anyway, for the diagnostics and as the fallback
+          const before = this.diags.length;
+          this.inGenerated = true;
+          const ev = this.op(name, n.args, ptr, sc, depth, ctx);
+          this.inGenerated = false;
+          const g = this.diags.length === before ? generate(n, ptr, isLocal) : null;
+          return g ? (f) => g(f.roots) : ev;
+        }
       }
       return isOp ? this.op(name, n.args, ptr, sc, depth, ctx) : this.call(name, n.args, ptr, sc, depth, ctx);
     }
@@ -862,6 +879,21 @@ export class Compiler {
       case ">":
       case ">=": {
         const test = name === "<" ? (c: number) => c < 0 : name === "<=" ? (c: number) => c <= 0 : name === ">" ? (c: number) => c > 0 : (c: number) => c >= 0;
+        const k = consts[1];
+        if (typeof k === "number") {
+          // a number constant on the right: the common case, without the generic path
+          const slow = (x: JSONValue): boolean => (x === null ? (nullResult as boolean) : test(order(x, k)));
+          switch (name) {
+            case "<":
+              return (f) => { const x = a0(f); return typeof x === "number" ? x < k : slow(x); };
+            case "<=":
+              return (f) => { const x = a0(f); return typeof x === "number" ? x <= k : slow(x); };
+            case ">":
+              return (f) => { const x = a0(f); return typeof x === "number" ? x > k : slow(x); };
+            default:
+              return (f) => { const x = a0(f); return typeof x === "number" ? x >= k : slow(x); };
+          }
+        }
         return (f) => {
           const x = a0(f);
           const y = a1(f);
