@@ -111,7 +111,8 @@ function mismatch(ptr: string, op: string, v: JSONValue, want: string): never {
   throw new EvaluationError("EVALUATION_ERROR", ptr, `${op}: expected ${want}, got ${typeName(v)}`);
 }
 
-function charge(f: Frame, n: number, ptr: string): void {
+/** Charges n units of the work budget at ptr (EVALUATION_LIMIT when it runs out). */
+export function charge(f: { budget: { left: number } }, n: number, ptr: string): void {
   if ((f.budget.left -= n) < 0) fail("EVALUATION_LIMIT", ptr, "the evaluation exceeded its work budget");
 }
 
@@ -505,7 +506,7 @@ export class Compiler {
           const ev = this.op(name, n.args, ptr, sc, depth, ctx);
           this.inGenerated = false;
           const g = this.diags.length === before ? generate(n, ptr, isLocal) : null;
-          return g ? (f) => g(f.roots) : ev;
+          return g ? (f) => g(f.roots, f) : ev;
         }
       }
       return isOp ? this.op(name, n.args, ptr, sc, depth, ctx) : this.call(name, n.args, ptr, sc, depth, ctx);

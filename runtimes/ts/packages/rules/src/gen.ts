@@ -6,7 +6,7 @@
 
 import type { JSONObject, JSONValue } from "./json.js";
 import { deepEqual, duplicateMember } from "./json.js";
-import { compareCodePoints, EvaluationError } from "./expr.js";
+import { compareCodePoints, EvaluationError, charge } from "./expr.js";
 
 type Roots = JSONObject;
 
@@ -26,7 +26,7 @@ const condOps = new Set(["and", "or", "not"]);
 const cmpOps = new Set(["<", "<=", ">", ">="]);
 
 /** The operators whose applications may be generated. */
-export const GENERATED_OPS: ReadonlySet<string> = new Set(["and", "or", "not", "==", "!=", "<", "<=", ">", ">="]);
+export const GENERATED_OPS: ReadonlySet<string> = new Set(["and", "or", "not", "==", "!=", "<", "<=", ">", ">=", "startsWith", "endsWith", "concat"]);
 
 /** Reports whether generate would compile raw (without compiling it). */
 export function generable(raw: JSONValue, isLocal: (name: string) => boolean): boolean {
@@ -34,13 +34,13 @@ export function generable(raw: JSONValue, isLocal: (name: string) => boolean): b
 }
 
 /** Returns a function of the roots for a scalar expression, or null when it is outside the subset. */
-export function generate(raw: JSONValue, ptr: string, isLocal: (name: string) => boolean): ((r: Roots) => JSONValue) | null {
+export function generate(raw: JSONValue, ptr: string, isLocal: (name: string) => boolean): ((r: Roots, f: Budgeted) => JSONValue) | null {
   if (!canGenerate()) return null;
   const b = build(raw, ptr, isLocal);
   if (b === null) return null;
   try {
-    const make = new Function("M", "S", "C", "E", "O", "P", `return function generated(r) { ${b.decl} return ${b.body}; };`);
-    return make(member, step, cond, deepEqual, order, b.ptrs);
+    const make = new Function("M", "S", "C", "E", "O", "P", "W", "K", `return function generated(r, f) { ${b.decl} return ${b.body}; };`);
+    return make(member, step, cond, deepEqual, order, b.ptrs, affix, join);
   } catch {
     return null;
   }
@@ -95,6 +95,29 @@ function build(raw: JSONValue, ptr: string, isLocal: (name: string) => boolean):
       if (scalar(args[0])) return `${neg}(${b} === ${a})`;
       return `${neg}E(${a}, ${b})`;
     }
+    if ((op === "startsWith" || op === "endsWith") && args.length === 2) {
+      const a = code(args[0], `${p}/args/0`);
+      const b = code(args[1], `${p}/args/1`);
+      if (a === null || b === null) return null;
+      const x = `t${temps++}`;
+      const y = `t${temps++}`;
+      return `((${x} = ${a}), (${y} = ${b}), typeof ${x} === "string" && typeof ${y} === "string" ? ${x}.${op}(${y}) : W(${x}, ${y}, ${P(p)}, ${JSON.stringify(op)}))`;
+    }
+    if (op === "concat" && args.length >= 1) {
+      const parts: string[] = [];
+      for (let i = 0; i < args.length; i++) {
+        const c = code(args[i], `${p}/args/${i}`);
+        if (c === null) return null;
+        parts.push(c);
+      }
+      if (parts.length === 2) {
+        const x = `t${temps++}`;
+        const y = `t${temps++}`;
+        const z = `t${temps++}`;
+        return `((${x} = ${parts[0]}), (${y} = ${parts[1]}), typeof ${x} === "string" && typeof ${y} === "string" ? ((${z} = ${x} + ${y}).length > 64 ? K([${z}], ${P(p)}, f) : ${z}) : K([${x}, ${y}], ${P(p)}, f))`;
+      }
+      return `K([${parts.join(", ")}], ${P(p)}, f)`;
+    }
     if (cmpOps.has(op) && args.length === 2) {
       const a = code(args[0], `${p}/args/0`);
       const b = code(args[1], `${p}/args/1`);
@@ -141,4 +164,42 @@ function typeName(v: JSONValue): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";
   return typeof v === "object" ? "object" : typeof v;
+}
+
+interface Budgeted {
+  budget: { left: number };
+}
+
+/** startsWith / endsWith off the fast path: the null rule (a mismatch beside a null is an error), or a mismatch. */
+function affix(x: JSONValue, y: JSONValue, ptr: string, op: string): boolean {
+  for (const v of [x, y]) if (v !== null && typeof v !== "string") throw new EvaluationError("EVALUATION_ERROR", ptr, `${op}: expected a string, got ${typeName(v)}`);
+  return false; // a null (both strings is the fast path)
+}
+
+/** concat off the fast path: null → null, strings or arrays, the budget for what it builds. */
+function join(vs: JSONValue[], ptr: string, f: Budgeted): JSONValue {
+  if (vs.length === 1 && typeof vs[0] === "string") {
+    charge(f, vs[0].length >> 6, ptr); // a long result of the two-string fast path
+    return vs[0];
+  }
+  if (vs.some((v) => v === null)) return null;
+  if (typeof vs[0] === "string") {
+    let out = "";
+    for (const v of vs) {
+      if (typeof v !== "string") throw new EvaluationError("EVALUATION_ERROR", ptr, `concat: expected a string, got ${typeName(v)}`);
+      out += v;
+    }
+    if (out.length > 64) charge(f, out.length >> 6, ptr);
+    return out;
+  }
+  if (Array.isArray(vs[0])) {
+    const out: JSONValue[] = [];
+    for (const v of vs) {
+      if (!Array.isArray(v)) throw new EvaluationError("EVALUATION_ERROR", ptr, `concat: expected an array, got ${typeName(v)}`);
+      for (const x of v) out.push(x);
+    }
+    charge(f, out.length, ptr);
+    return out;
+  }
+  throw new EvaluationError("EVALUATION_ERROR", ptr, `concat: expected strings or arrays, got ${typeName(vs[0])}`);
 }
