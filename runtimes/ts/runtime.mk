@@ -19,6 +19,7 @@ test-typescript: build-typescript ## unit tests of the TypeScript runtime, the r
 	SDODS_RULESERVER=typescript $(GO) test -count=1 -run '$(TS_SERVER_TESTS)' ./impl/ruleserver/
 	$(GO) build -o $(BIN)/ ./cmd/rules
 	node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000
+	SDODS_NO_CODEGEN=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000
 
 fuzz-typescript: build-typescript ## differential fuzzing of the TypeScript runtime against the Go rules engine (COUNT, SEED)
 	$(GO) build -o $(BIN)/ ./cmd/rules
@@ -28,6 +29,8 @@ conformance-typescript: build-typescript ## the 1899-case suite against the Type
 	$(GO) build -o $(BIN)/ ./cmd/rulecheck
 	$(BIN)/rulecheck conformance -q --level compiler --engine "$(TS_ENGINE)" --json $(BIN)/conformance-typescript-compiler.json
 	$(BIN)/rulecheck conformance -q --level evaluator --engine "$(TS_ENGINE)" --json $(BIN)/conformance-typescript-evaluator.json
+	@echo "closures only (no code generation, as under a Content-Security-Policy without unsafe-eval):"
+	SDODS_NO_CODEGEN=1 $(BIN)/rulecheck conformance -q --level compiler --engine "$(TS_ENGINE)" --json $(BIN)/conformance-typescript-closures.json
 
 bench-typescript: build-typescript ## benchmarks of the TypeScript runtime (docs/benchmarks.md)
 	bash $(TS_RUNTIME)/bench.sh

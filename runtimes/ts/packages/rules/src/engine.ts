@@ -5,8 +5,11 @@
 
 import { createInterface } from "node:readline";
 import { ProtocolSession } from "./protocol.js";
+import { setCodeGeneration } from "./gen.js";
 
 async function main(): Promise<void> {
+  // SDODS_NO_CODEGEN=1: closures only, as under a Content-Security-Policy without unsafe-eval
+  if (process.env.SDODS_NO_CODEGEN === "1") setCodeGeneration(false);
   const session = new ProtocolSession();
   const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of rl) {

@@ -92,6 +92,43 @@ export const CHECKED_BESIDE_NULL: ReadonlySet<string> = new Set([
   "+", "-", "*", "/", "mod", "abs", "min", "max", "sum", "startsWith", "endsWith", "yearsBetween", "daysBetween",
 ]);
 
+const isNum = (v: JSONValue) => typeof v === "number";
+const isStr = (v: JSONValue) => typeof v === "string";
+const isDateStr = (v: JSONValue) => typeof v === "string" && dates.parseDate(v) !== null;
+const isNumOrStr = (v: JSONValue) => typeof v === "number" || typeof v === "string";
+
+/** What a non-null argument (at index i) must be when it stands beside a null: the type check
+ * CHECKED_BESIDE_NULL applies. */
+const BESIDE_NULL_TYPE: Readonly<Record<string, (v: JSONValue, i: number) => boolean>> = {
+  "+": isNum, "-": isNum, "*": isNum, "/": isNum, mod: isNum, abs: isNum, min: isNum, max: isNum, sum: isNum, round: isNum,
+  "<": isNumOrStr, "<=": isNumOrStr, ">": isNumOrStr, ">=": isNumOrStr, between: isNumOrStr,
+  startsWith: isStr, endsWith: isStr, upper: isStr, lower: isStr, trim: isStr, matches: isStr,
+  concat: (v) => typeof v === "string" || Array.isArray(v),
+  substring: (v, i) => (i === 0 ? isStr(v) : isNum(v)),
+  yearsBetween: isDateStr, daysBetween: isDateStr,
+  dateAdd: (v, i) => (i === 0 ? isDateStr(v) : i === 1 ? isNum(v) : isStr(v)),
+};
+
+/**
+ * The null rule applied to evaluated arguments of which at least one is null: the type checks of
+ * CHECKED_BESIDE_NULL, then the operator's NULL_RESULT. The closures and the generated code both
+ * go through it.
+ */
+export function nullOutcome(op: string, vals: readonly JSONValue[], ptr: string): JSONValue {
+  if (CHECKED_BESIDE_NULL.has(op)) {
+    const ok = BESIDE_NULL_TYPE[op];
+    for (let i = 0; i < vals.length; i++) {
+      const v = vals[i];
+      if (v !== null && ok && !ok(v, i)) {
+        if (typeof v === "string" && (op === "yearsBetween" || op === "daysBetween" || (op === "dateAdd" && i === 0)))
+          fail("EVALUATION_ERROR", ptr, `${op}: ${JSON.stringify(v)} is not a valid date or date-time`);
+        mismatch(ptr, op, v, "another type");
+      }
+    }
+  }
+  return NULL_RESULT[op];
+}
+
 /** Reports whether a name is a custom operator name: x- and at least one more character. */
 export function isCustomName(name: string): boolean {
   return name.length > 2 && name.startsWith("x-");
@@ -811,11 +848,7 @@ export class Compiler {
           throw e;
         }
       }
-      if (x === null || y === null) {
-        if (x !== null) numArg(x);
-        if (y !== null) numArg(y);
-        return nullResult;
-      }
+      if (x === null || y === null) return nullOutcome(name, [x, y], ptr);
       numArg(x);
       return numArg(y);
     };
@@ -823,14 +856,6 @@ export class Compiler {
       if (typeof v !== "string") return mismatch(ptr, name, v, "a string");
       return v;
     };
-    // the type check of a non-null argument beside a null (CHECKED_BESIDE_NULL)
-    const besideNull: ((v: JSONValue) => void) | null = !CHECKED_BESIDE_NULL.has(name)
-      ? null
-      : name === "startsWith" || name === "endsWith"
-        ? strArg
-        : name === "yearsBetween" || name === "daysBetween"
-          ? (v) => dateArg(v, ptr, name)
-          : numArg;
     // strict: every argument evaluated left to right, then the null rule, then fn
     // Scalar operators are not charged: their count is bounded by the expression's size; the
     // budget counts what grows with the input (elements, calls, long strings, deep values).
@@ -844,9 +869,7 @@ export class Compiler {
             const vs = new Array<JSONValue>(n);
             let hasNull = false;
             for (let i = 0; i < n; i++) if ((vs[i] = args[i](f)) === null) hasNull = true;
-            if (!hasNull) return fn(vs);
-            if (besideNull) for (const v of vs) if (v !== null) besideNull(v);
-            return nullResult;
+            return hasNull ? nullOutcome(name, vs, ptr) : fn(vs);
           };
     const order = (a: JSONValue, b: JSONValue): number => {
       if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : 0;
@@ -883,7 +906,7 @@ export class Compiler {
         const k = consts[1];
         if (typeof k === "number") {
           // a number constant on the right: the common case, without the generic path
-          const slow = (x: JSONValue): boolean => (x === null ? (nullResult as boolean) : test(order(x, k)));
+          const slow = (x: JSONValue): JSONValue => (x === null ? nullOutcome(name, [x, k], ptr) : test(order(x, k)));
           switch (name) {
             case "<":
               return (f) => { const x = a0(f); return typeof x === "number" ? x < k : slow(x); };
@@ -898,7 +921,7 @@ export class Compiler {
         return (f) => {
           const x = a0(f);
           const y = a1(f);
-          if (x === null || y === null) return nullResult;
+          if (x === null || y === null) return nullOutcome(name, [x, y], ptr);
           if (typeof x === "number" && typeof y === "number") return test(x < y ? -1 : x > y ? 1 : 0);
           return test(order(x, y));
         };
@@ -986,10 +1009,7 @@ export class Compiler {
           if (ops.length === 0) return null;
           let hasNull = false;
           for (const v of ops) if (v === null) hasNull = true;
-          if (hasNull) {
-            for (const v of ops) if (v !== null) besideNull!(v);
-            return nullResult;
-          }
+          if (hasNull) return nullOutcome(name, ops, ptr);
           let best = numArg(ops[0]);
           for (let i = 1; i < ops.length; i++) {
             const v = numArg(ops[i]);
@@ -1016,11 +1036,8 @@ export class Compiler {
           if (v === null) return nullResult;
           if (!Array.isArray(v)) return mismatch(ptr, name, v, "an array of numbers");
           charge(f, v.length, ptr);
-          let hasNull = false;
-          for (const x of v) if (x === null) hasNull = true;
-          else numArg(x);
-          if (hasNull) return nullResult;
-          const xs = v as number[];
+          if (v.some((x) => x === null)) return nullOutcome(name, v, ptr);
+          const xs = v.map(numArg);
           return arith(ptr, () => num.sumAll(xs));
         };
       case "upper":
@@ -1037,7 +1054,7 @@ export class Compiler {
         return strict(([x]) => strArg(x).replace(asciiSpace, ""));
       case "concat": {
         const join = (f: Frame, vs: JSONValue[]): JSONValue => {
-          if (vs.some((v) => v === null)) return nullResult;
+          if (vs.some((v) => v === null)) return nullOutcome(name, vs, ptr);
           if (typeof vs[0] === "string") {
             let out = "";
             for (const v of vs) out += strArg(v);

@@ -6,11 +6,20 @@
 
 import type { JSONObject, JSONValue } from "./json.js";
 import { deepEqual, duplicateMember } from "./json.js";
-import { compareCodePoints, EvaluationError, charge } from "./expr.js";
+import { compareCodePoints, EvaluationError, charge, nullOutcome } from "./expr.js";
 
 type Roots = JSONObject;
 
 let allowed: boolean | null = null;
+
+/**
+ * Turns code generation off (or back on, where new Function works): a host whose
+ * Content-Security-Policy forbids eval gets the closures anyway; tests run both ways.
+ */
+export function setCodeGeneration(enabled: boolean): void {
+  allowed = enabled ? null : false;
+}
+
 function canGenerate(): boolean {
   if (allowed === null) {
     try {
@@ -152,8 +161,10 @@ function cond(v: JSONValue, ptr: string, op: string): boolean {
   throw new EvaluationError("EVALUATION_ERROR", ptr, `${op}: expected a condition (true, false or null), got ${typeName(v)}`);
 }
 
-function order(x: JSONValue, y: JSONValue, ptr: string, op: string): boolean {
-  if (x === null || y === null) return false;
+// The null rule is read from NULL_RESULT and CHECKED_BESIDE_NULL (expr.ts), as the closures do.
+
+function order(x: JSONValue, y: JSONValue, ptr: string, op: string): JSONValue {
+  if (x === null || y === null) return nullOutcome(op, [x, y], ptr);
   let c: number;
   if (typeof x === "string" && typeof y === "string") c = compareCodePoints(x, y);
   else throw new EvaluationError("EVALUATION_ERROR", ptr, `${op}: expected numbers or strings of the same type, got ${typeName(x)} and ${typeName(y)}`);
@@ -171,9 +182,10 @@ interface Budgeted {
 }
 
 /** startsWith / endsWith off the fast path: the null rule (a mismatch beside a null is an error), or a mismatch. */
-function affix(x: JSONValue, y: JSONValue, ptr: string, op: string): boolean {
-  for (const v of [x, y]) if (v !== null && typeof v !== "string") throw new EvaluationError("EVALUATION_ERROR", ptr, `${op}: expected a string, got ${typeName(v)}`);
-  return false; // a null (both strings is the fast path)
+function affix(x: JSONValue, y: JSONValue, ptr: string, op: string): JSONValue {
+  if (x === null || y === null) return nullOutcome(op, [x, y], ptr);
+  // both strings is the fast path: one of them is not a string
+  throw new EvaluationError("EVALUATION_ERROR", ptr, `${op}: expected a string, got ${typeName(typeof x !== "string" ? x : y)}`);
 }
 
 /** concat off the fast path: null → null, strings or arrays, the budget for what it builds. */
@@ -182,7 +194,7 @@ function join(vs: JSONValue[], ptr: string, f: Budgeted): JSONValue {
     charge(f, vs[0].length >> 6, ptr); // a long result of the two-string fast path
     return vs[0];
   }
-  if (vs.some((v) => v === null)) return null;
+  if (vs.some((v) => v === null)) return nullOutcome("concat", vs, ptr);
   if (typeof vs[0] === "string") {
     let out = "";
     for (const v of vs) {

@@ -18,3 +18,4 @@ export type {
   Channel, RulesetRef, Operators, LoadOptions, EvaluationResult, EvaluationRequest, Finding, RequestProblem, CompiledBundle,
 } from "./rules.js";
 export { ProtocolSession } from "./protocol.js";
+export { setCodeGeneration } from "./gen.js";

@@ -7,6 +7,9 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { ProtocolSession } from "../protocol.js";
 import { CORE_OPERATORS } from "../expr.js";
+import { setCodeGeneration } from "../gen.js";
+
+if (process.env.SDODS_NO_CODEGEN === "1") setCodeGeneration(false);
 
 const [bin, countArg, seedArg] = process.argv.slice(2);
 if (!bin) {
