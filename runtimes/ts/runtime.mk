@@ -33,7 +33,7 @@ conformance-typescript: build-typescript ## the 1899-case suite against the Type
 	SDODS_NO_CODEGEN=1 $(BIN)/rulecheck conformance -q --level compiler --engine "$(TS_ENGINE)" --json $(BIN)/conformance-typescript-closures.json
 
 bench-typescript: build-typescript ## benchmarks of the TypeScript runtime (docs/benchmarks.md)
-	bash $(TS_RUNTIME)/bench.sh
+	bash $(TS_RUNTIME)/bench.sh $${ROUNDS:-3}
 
 RUNTIME_TESTS += test-typescript
 RUNTIME_CONFORMANCE += conformance-typescript

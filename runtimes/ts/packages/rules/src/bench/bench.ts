@@ -13,6 +13,8 @@ import type { JSONObject, JSONValue } from "../index.js";
 const require = createRequire(import.meta.url);
 const root = fileURLToPath(new URL("../../../../../../", import.meta.url));
 const seconds = Number(process.argv[2] ?? "1");
+/** BENCH_ONLY=fixtures or expressions runs one half (bench.sh interleaves rounds with Go's). */
+const only = process.env.BENCH_ONLY ?? "";
 
 /** Runs fn in batches for about `seconds` and returns the median ns per call of 5 slices. */
 function measure(fn: () => unknown): number {
@@ -113,7 +115,7 @@ function same(a: unknown, b: unknown): boolean {
 interface Row { kind: string; case: string; engine: string; ns: number }
 const rows: Row[] = [];
 
-for (const c of cases()) {
+for (const c of only === "fixtures" ? [] : cases()) {
   for (const [eng, fn] of Object.entries(c.engines)) {
     const got = fn();
     if (!same(got, c.want)) throw new Error(`${c.name}/${eng}: got ${JSON.stringify(got, (_k, v) => (typeof v === "bigint" ? Number(v) : v))}`);
@@ -123,7 +125,7 @@ for (const c of cases()) {
   }
 }
 
-for (const f of ["signup", "checkout", "loan", "insurance", "addressbook"]) {
+for (const f of only === "expressions" ? [] : ["signup", "checkout", "loan", "insurance", "addressbook"]) {
   const rs = RuleSet.fromBundle(readFileSync(`${root}conformance/fixtures/${f}/${f}.bundle.json`, "utf8"), {
     operators: { "x-luhn": () => true, "x-test-sum": (...xs: JSONValue[]) => (xs as number[]).reduce((a, b) => a + b, 0) },
   });
@@ -138,28 +140,5 @@ for (const f of ["signup", "checkout", "loan", "insurance", "addressbook"]) {
   console.log(JSON.stringify(rows[rows.length - 1]));
 }
 
-// --- tables ------------------------------------------------------------------------------------
-
-const goFile = process.argv[3];
-const goNs = new Map<string, number>();
-if (goFile) {
-  for (const line of readFileSync(goFile, "utf8").split("\n")) {
-    const m = /^BenchmarkFixtureEvaluation\/(\w+)\S*\s+\d+\s+([\d.]+) ns\/op/.exec(line);
-    if (m) goNs.set(m[1], Number(m[2]));
-  }
-}
-const fmt = (x: number) => (x >= 100 ? Math.round(x).toLocaleString("en-US").replace(/,/g, " ") : x.toFixed(1));
-console.log("\n| Case | sdods (prepared env) | sdods-checked | json-logic-js | cel-js | zen-engine | closure | sdods ÷ best other | sdods ÷ closure |");
-console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-for (const c of ["Boolean", "StartsWith", "Func", "Map"]) {
-  const get = (e: string) => rows.find((r) => r.case === c && r.engine === e)!.ns;
-  const best = Math.min(get("json-logic-js"), get("cel-js"), get("zen-engine"));
-  console.log(`| ${c} | ${fmt(get("sdods"))} | ${fmt(get("sdods-checked"))} | ${fmt(get("json-logic-js"))} | ${fmt(get("cel-js"))} | ${fmt(get("zen-engine"))} | ${fmt(get("closure"))} | ${(get("sdods") / best).toFixed(2)} | ${(get("sdods") / get("closure")).toFixed(1)} |`);
-}
-console.log("\n| Fixture | TypeScript ns/evaluation | evaluations/s | Go ns/evaluation (same run) | evaluations/s | TypeScript ÷ Go throughput |");
-console.log("|---|---:|---:|---:|---:|---:|");
-for (const r of rows.filter((x) => x.kind === "fixture")) {
-  const g = goNs.get(r.case);
-  const ts = 1e9 / r.ns;
-  console.log(`| ${r.case} | ${fmt(r.ns)} | ${fmt(ts)} | ${g ? fmt(g) : "—"} | ${g ? fmt(1e9 / g) : "—"} | ${g ? (ts / (1e9 / g)).toFixed(2) : "—"} |`);
-}
+// --- tables: `bench.js report FILE…` reads the JSON lines of several runs and Go's outputs,
+// and prints the medians as the tables of docs/benchmarks.md.
