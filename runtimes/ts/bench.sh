@@ -12,6 +12,10 @@ out=.bin/bench-typescript
 mkdir -p "$out"
 rm -f "$out"/*
 bench=runtimes/ts/packages/rules/dist/bench
+# the other engines are installed for the benchmark only (their native packages per platform do
+# not belong in the lock file that npm ci reads)
+(cd runtimes/ts && npm install --no-save --no-audit --no-fund --loglevel=error \
+  json-logic-js@2.0.5 @marcbachmann/cel-js@8.0.0 @gorules/zen-engine@0.54.0)
 for r in $(seq 1 "$rounds"); do
   (cd engine && GOMAXPROCS=1 go test -run '^$' -bench 'FixtureEvaluation$' -benchtime "${secs}s" -count 1 .) > "$out/go-$r.txt"
   BENCH_ONLY=fixtures node "$bench/bench.js" "$secs" > "$out/ts-fixtures-$r.jsonl"

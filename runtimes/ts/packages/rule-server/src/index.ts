@@ -141,6 +141,11 @@ export class RuleServer {
     });
   }
 
+  /** The number of requests being served (a drain waits for them). */
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
+
   /** Listens on port (0: any) and host; resolves with the base URL once the first load is done. */
   async listen(port = 0, host = "127.0.0.1"): Promise<string> {
     await this.reload();

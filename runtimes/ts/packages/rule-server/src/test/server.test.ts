@@ -68,11 +68,12 @@ test("close drains: a request in flight finishes, then the server stops", async 
     });
     req.on("error", reject);
     req.write(body.slice(0, 10)); // in flight: the server has the request, not yet its body
-    setTimeout(async () => {
+    (async () => {
+      while (s.requestsInFlight === 0) await new Promise((r) => setTimeout(r, 5));
       closing = s.close();
       await new Promise((r) => setTimeout(r, 50));
       req.end(body.slice(10));
-    }, 50);
+    })().catch(reject);
   });
   let closing: Promise<void> = Promise.resolve();
   assert.equal(await status, 200);
