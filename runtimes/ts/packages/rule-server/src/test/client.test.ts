@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { readFileSync } from "node:fs";
+import { readFileSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ManifestClient, ManifestUnavailableError, type ManifestStore } from "@sdods/rules/manifest-client";
@@ -78,4 +79,32 @@ test("a 5xx answer serves the cached copy as stale; a 4xx is an error", async ()
   assert.equal((await c.get()).stale, false);
   assert.deepEqual(seen, [false, true, false]);
   front.close();
+});
+
+test("start() refreshes in the background: a new manifest reaches subscribers", async () => {
+  const { bundle } = await import("@sdods/rules");
+  const source = JSON.parse(readFileSync(join(root, "conformance/compiler/signup.json"), "utf8")).cases[0].input.source;
+  const dir = mkdtempSync(join(tmpdir(), "rules-"));
+  writeFileSync(join(dir, "signup.json"), JSON.stringify(source));
+  const s = createRuleServer({ allowOpen: true, rulesDir: dir });
+  const url = await s.listen();
+  const c = new ManifestClient({ baseUrl: url, ruleset: "signup", refreshInterval: 30 });
+  const etags: (string | null)[] = [];
+  c.subscribe((r) => etags.push(r.etag));
+  c.start();
+  try {
+    while (etags.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const next = { ruleset: { ...source.ruleset, version: "9.9.9" } };
+    writeFileSync(join(dir, "signup.json"), JSON.stringify(next));
+    assert.equal((await s.reload()).ok, true);
+    const want = `"${bundle(next).ruleset.checksum}"`;
+    const deadline = Date.now() + 5000;
+    while (!etags.includes(want) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(etags.slice(-1), [want], "the new manifest arrived without a call to get()");
+    assert.equal((c.current()!.manifest.ruleset as { version: string }).version, "9.9.9");
+  } finally {
+    c.stop();
+    await s.close();
+    rmSync(dir, { recursive: true });
+  }
 });
