@@ -4,7 +4,7 @@
 /** A parsed date or date-time, converted to UTC. */
 export interface DateValue {
   /** true for a date-time, false for a date */
-  time: boolean;
+  readonly time: boolean;
   /** day number: days since 0001-01-01 (UTC) */
   day: number;
   /** seconds of the UTC day */
@@ -55,8 +55,23 @@ export function civil(n: number): [number, number, number] {
 const minDay = 0; // 0001-01-01
 const maxDay = dayNumber(9999, 12, 31);
 
+// Requests repeat their dates (ctx.today, a birth date read by several rules): the last parses are
+// kept. DateValue objects are never changed after parsing, so sharing them is safe.
+const cache = new Map<string, DateValue | null>();
+
 /** Parses a date or date-time (dates.md §1); returns null when s is not one. */
 export function parseDate(s: string): DateValue | null {
+  if (s.length > 40) return null; // longer than any date-time of the grammar
+  let d = cache.get(s);
+  if (d === undefined) {
+    d = parse(s);
+    if (cache.size >= 512) cache.clear();
+    cache.set(s, d);
+  }
+  return d;
+}
+
+function parse(s: string): DateValue | null {
   const m = re.exec(s);
   if (!m) return null;
   const y = +m[1];

@@ -68,6 +68,11 @@ export interface RequestProblem {
 const REQUEST_MEMBERS = ["actor", "ctx", "data", "locale", "original", "ruleset", "view"];
 const enc = new TextEncoder();
 
+/** Returns the UTF-8 length of s; ASCII needs no encoding. */
+function utf8Length(s: string): number {
+  return /^[\x00-\x7f]*$/.test(s) ? s.length : enc.encode(s).length;
+}
+
 /** Finds the first number beyond double range, lone surrogate or non-JSON value inside v. */
 function badValue(v: unknown, ptr: string, seen: number): RequestProblem | null {
   if (v === null || typeof v === "boolean") return null;
@@ -174,7 +179,7 @@ export function requestProblem(request: unknown, rulesetId?: string): RequestPro
         if (typeof v !== "string" || !validTag(v)) return { pointer: ptr, message: "locale must be a language tag of at most 35 characters" };
         break;
       case "ruleset":
-        if (typeof v !== "string" || v === "" || enc.encode(v).length > 256) return { pointer: ptr, message: "ruleset must be a non-empty string of at most 256 bytes" };
+        if (typeof v !== "string" || v === "" || utf8Length(v) > 256) return { pointer: ptr, message: "ruleset must be a non-empty string of at most 256 bytes" };
         if (rulesetId !== undefined && v !== rulesetId) return { pointer: ptr, message: `the request names ruleset ${JSON.stringify(v)}, not ${JSON.stringify(rulesetId)}` };
         break;
       case "view": {
@@ -183,7 +188,7 @@ export function requestProblem(request: unknown, rulesetId?: string): RequestPro
         for (const vk of memberNames(v)) {
           if (!(LEVELS as readonly string[]).includes(vk)) return { pointer: `${ptr}/${ptrToken(vk)}`, message: `unknown member ${JSON.stringify(vk)} of view` };
           const s = v[vk];
-          if (typeof s !== "string" || s === "" || enc.encode(s).length > 256) return { pointer: `${ptr}/${vk}`, message: `view.${vk} must be a non-empty string of at most 256 bytes` };
+          if (typeof s !== "string" || s === "" || utf8Length(s) > 256) return { pointer: `${ptr}/${vk}`, message: `view.${vk} must be a non-empty string of at most 256 bytes` };
         }
         const vd = duplicateMember(v);
         if (vd !== undefined) return { pointer: `${ptr}/${ptrToken(vd)}`, message: `member ${JSON.stringify(vd)} appears more than once` };

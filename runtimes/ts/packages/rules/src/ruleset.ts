@@ -67,8 +67,9 @@ export interface Model {
 class StopSchema extends Error {}
 
 const enc = new TextEncoder();
+/** Returns the UTF-8 length of s (limits are in bytes); ASCII needs no encoding. */
 function bytes(s: string): number {
-  return s.length > 64 ? enc.encode(s).length : enc.encode(s).length;
+  return /^[\x00-\x7f]*$/.test(s) ? s.length : enc.encode(s).length;
 }
 
 /** Reports whether s is a language tag of ruleset.md §1. */
