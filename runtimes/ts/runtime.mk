@@ -20,10 +20,12 @@ test-typescript: build-typescript ## unit tests of the TypeScript runtime, the r
 	$(GO) build -o $(BIN)/ ./cmd/rules
 	node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000
 	SDODS_NO_CODEGEN=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000
+	FUZZ_RULES=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 1000
 
 fuzz-typescript: build-typescript ## differential fuzzing of the TypeScript runtime against the Go rules engine (COUNT, SEED)
 	$(GO) build -o $(BIN)/ ./cmd/rules
 	node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules $${COUNT:-30000} $${SEED:-20261126}
+	FUZZ_RULES=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules $${COUNT:-30000} $${SEED:-20261126}
 
 conformance-typescript: build-typescript ## the 1899-case suite against the TypeScript runtime, compiler and evaluator levels
 	$(GO) build -o $(BIN)/ ./cmd/rulecheck

@@ -1,7 +1,8 @@
-// Differential fuzzing against the reference: random expressions (seeded, reproducible) sent to
-// the Go `rules engine` and to this runtime's protocol session; any difference in value, error
-// code or pointer is printed and makes the run fail.
-// Usage: node packages/rules/dist/fuzz/differential.js RULES_BINARY [count] [seed]
+// Differential fuzzing against the reference: random expressions (seeded, reproducible) — or, with
+// FUZZ_RULES=1, mutated requests of the five fixtures — sent to the Go `rules engine` and to this
+// runtime's protocol session; any difference in result, error code or pointer is printed and makes
+// the run fail.
+// Usage: [FUZZ_RULES=1] node packages/rules/dist/fuzz/differential.js RULES_BINARY [count] [seed]
 
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -69,10 +70,70 @@ const env = {
   ctx: { today: "2025-06-15" },
 };
 
+/** Mutates a request: random members of data set to random values or removed; a view, a locale. */
+function mutate(v: unknown, depth: number): unknown {
+  if (v === null || typeof v !== "object") return rand() < 0.3 ? pick([...numbers, ...strings, null, true, [], {}]) : v;
+  if (Array.isArray(v)) {
+    const out = v.map((x) => mutate(x, depth + 1));
+    if (rand() < 0.1) out.push(mutate(out[0] ?? null, depth + 1));
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    const r = rand();
+    if (r < 0.08) continue;
+    out[k] = r < 0.15 ? pick([...numbers, ...strings, null, [1, 2], { a: 1 }]) : mutate(x, depth + 1);
+  }
+  return out;
+}
+
+async function rules(go: ReturnType<typeof spawn>, lines: AsyncIterator<string>, session: ProtocolSession): Promise<number> {
+  const { readFileSync } = await import("node:fs");
+  const { fileURLToPath } = await import("node:url");
+  const root = fileURLToPath(new URL("../../../../../../", import.meta.url));
+  let diffs = 0;
+  let id = 0;
+  const both = async (req: Record<string, unknown>) => {
+    const line = JSON.stringify({ id: id++, ...req });
+    go.stdin!.write(line + "\n");
+    const a = JSON.parse((await lines.next()).value as string);
+    const b = JSON.parse(session.handle(line)!);
+    return { line, a, b };
+  };
+  const fixtures = ["signup", "checkout", "loan", "insurance", "addressbook"];
+  const per = Math.ceil(count / fixtures.length);
+  for (const f of fixtures) {
+    const b = JSON.parse(readFileSync(`${root}conformance/fixtures/${f}/${f}.bundle.json`, "utf8"));
+    const golden = JSON.parse(readFileSync(`${root}conformance/fixtures/${f}/evaluations.json`, "utf8"));
+    const loaded = await both({ cmd: "load", bundle: b });
+    if (loaded.a.error || loaded.b.error) throw new Error(`load ${f}: ${JSON.stringify(loaded)}`);
+    for (let i = 0; i < per; i++) {
+      const t = pick(golden.tests as { request: Record<string, unknown>; channel?: string }[]);
+      const req = { ...t.request, data: mutate(t.request.data ?? {}, 0) } as Record<string, unknown>;
+      if (rand() < 0.2) req.locale = pick(["fr", "fr-CA", "de", "EN", "en-GB-x-y"]);
+      if (rand() < 0.2) req.view = { page: pick(["signup", "payment", "income", "contacts", "loan", "cart"]) };
+      const r = await both({ cmd: "evaluate", ruleset: b.ruleset.id, channel: t.channel ?? "server", request: req });
+      const norm = (x: { result?: unknown; error?: { code: string; pointer?: string } }) =>
+        JSON.stringify(x.error ? { code: x.error.code, pointer: x.error.pointer ?? "" } : sortKeys(x.result));
+      if (norm(r.a) !== norm(r.b)) {
+        diffs++;
+        if (diffs <= 10) console.log(`DIFF ${r.line}\n  go: ${JSON.stringify(r.a.error ?? r.a.result)}\n  ts: ${JSON.stringify(r.b.error ?? r.b.result)}`);
+      }
+    }
+  }
+  return diffs;
+}
+
 async function main(): Promise<void> {
   const go = spawn(bin, ["engine"], { stdio: ["pipe", "pipe", "inherit"] });
   const lines = createInterface({ input: go.stdout! })[Symbol.asyncIterator]();
   const session = new ProtocolSession();
+  if (process.env.FUZZ_RULES === "1") {
+    const d = await rules(go, lines, session);
+    go.stdin!.end();
+    console.log(`${count} evaluations of mutated fixture requests, ${d} differences`);
+    process.exit(d === 0 ? 0 : 1);
+  }
   let diffs = 0;
   for (let i = 0; i < count; i++) {
     const req = { id: i, cmd: "expression", expression: expr(0), env, operators: ["x-test-sum", "x-test-reverse", "x-luhn"] };
