@@ -3,6 +3,7 @@
 // that runs the closures against an environment and fails with exactly one error.
 
 import { JSONObject, JSONValue, deepEqual, duplicateMember, hasMember, isObject, memberNames, ptrToken } from "./json.js";
+import { dict } from "./json.js";
 import * as num from "./num.js";
 import * as dates from "./dates.js";
 import { Pattern, PatternError, longerThan } from "./pattern.js";
@@ -256,7 +257,7 @@ export function canonicalValue(v: JSONValue, ptr: string): JSONValue {
   for (const k of Object.keys(v)) {
     const c = canonicalValue(v[k], ptr);
     if (c !== v[k] && out === null) {
-      out = {};
+      out = dict();
       for (const j of Object.keys(v)) out[j] = v[j];
     }
     if (out) out[k] = c;
@@ -279,7 +280,7 @@ function jsonResult(v: unknown, depth = 0): JSONValue | undefined {
     return out;
   }
   if (typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)) {
-    const out: JSONObject = {};
+    const out: JSONObject = dict();
     for (const k of Object.keys(v as object)) {
       const c = jsonResult((v as Record<string, unknown>)[k], depth + 1);
       if (c === undefined) return undefined;
@@ -724,7 +725,7 @@ export class Compiler {
     if (Array.isArray(v)) return v.map((x, i) => this.literal(x, `${ptr}/${i}`, depth + 1));
     const dup = duplicateMember(v);
     if (dup !== undefined) this.report("EXPRESSION_INVALID", ptr, `member ${dup} appears twice`);
-    const out: JSONObject = {};
+    const out: JSONObject = dict();
     for (const k of memberNames(v)) out[k] = this.literal(v[k], `${ptr}/${ptrToken(k)}`, depth + 1);
     return out;
   }

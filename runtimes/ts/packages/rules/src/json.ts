@@ -10,6 +10,12 @@ export type JSONValue = null | boolean | number | string | JSONValue[] | { [key:
 /** A JSON object. */
 export type JSONObject = { [key: string]: JSONValue };
 
+/** Returns an empty object without a prototype: member names from documents ("__proto__"
+ * included) are plain members of it. */
+export function dict<T = JSONValue>(): { [key: string]: T } {
+  return Object.create(null);
+}
+
 interface Meta {
   keys?: string[];
   dup?: string;

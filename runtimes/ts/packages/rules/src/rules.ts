@@ -5,6 +5,7 @@ import {
   JSONObject, JSONValue, JSONSyntaxError, canonicalJSON, depth, duplicateMember, hasMember, indentedJSON, isObject,
   memberNames, parseJSON, ptrToken, wellFormed,
 } from "./json.js";
+import { dict } from "./json.js";
 import {
   Compiled, Compiler, CustomOperator, DEFAULT_BUDGET, Diagnostic, EvaluationError, MAX_ENV_DEPTH, canonicalValue, runWith,
 } from "./expr.js";
@@ -676,7 +677,7 @@ function evaluateChannel(ref: RulesetRef, c: ChannelRules, req: JSONObject, budg
       }
     }
   }
-  const states: Record<string, Record<string, JSONValue>> = {};
+  const states: Record<string, Record<string, JSONValue>> = dict();
   for (const s of c.states) {
     if (!inView(s.scope, s.location, view)) continue;
     if (s.missing) {
@@ -698,7 +699,7 @@ function evaluateChannel(ref: RulesetRef, c: ChannelRules, req: JSONObject, budg
         }
       }
       for (const [field, prop, v] of apply) {
-        if (!hasMember(states, field)) states[field] = {};
+        if (!hasMember(states, field)) states[field] = dict();
         states[field][prop] = v;
       }
     } catch (e) {

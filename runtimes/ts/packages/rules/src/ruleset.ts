@@ -3,6 +3,7 @@
 // and its checksum, and the compiled bundle.
 
 import { JSONObject, JSONValue, canonicalJSON, duplicateMember, hasMember, isObject, memberNames, ptrToken } from "./json.js";
+import { dict } from "./json.js";
 import { Diagnostic } from "./expr.js";
 
 export const LEVELS = ["page", "screen", "section", "component"] as const;
@@ -639,23 +640,23 @@ function target(t: Target): JSONObject {
 export function resolvedMembers(rs: Model, channel: Channel | null): JSONObject {
   const out: JSONObject = { defaultLocale: rs.defaultLocale };
   if (rs.description) out.description = rs.description;
-  const types: JSONObject = {};
+  const types: JSONObject = dict();
   for (const t of rs.types) {
     const o: JSONObject = { base: t.base };
     if (t.description) o.description = t.description;
     types[t.name] = o;
   }
   out.types = types;
-  const ents: JSONObject = {};
+  const ents: JSONObject = dict();
   for (const e of rs.entities) {
-    const ft: JSONObject = {};
+    const ft: JSONObject = dict();
     for (const f of e.fields) ft[f.field] = f.type;
     const o: JSONObject = { path: e.path, many: e.many, fieldTypes: ft };
     if (e.description) o.description = e.description;
     ents[e.name] = o;
   }
   out.entities = ents;
-  const fns: JSONObject = {};
+  const fns: JSONObject = dict();
   for (const name of memberNames(rs.functions)) {
     const d = rs.functions[name] as JSONObject;
     const o: JSONObject = { params: isObject(d) && Array.isArray(d.params) ? d.params : [], body: isObject(d) ? (d.body ?? null) : null };
@@ -663,13 +664,13 @@ export function resolvedMembers(rs: Model, channel: Channel | null): JSONObject 
     fns[name] = o;
   }
   out.functions = fns;
-  const ops: JSONObject = {};
+  const ops: JSONObject = dict();
   for (const o of rs.operators) ops[o.name] = o.description ? { description: o.description } : {};
   out.operators = ops;
   out.rules = rs.rules
     .filter((r) => channel === null || r.channels.includes(channel))
     .map((r) => {
-      const params: JSONObject = {};
+      const params: JSONObject = dict();
       for (const p of r.params) params[p.name] = p.expr;
       const o: JSONObject = {
         id: r.id, scope: r.scope, channels: r.channels, severity: r.severity, code: r.code, target: target(r.target),
@@ -692,9 +693,9 @@ export function resolvedMembers(rs: Model, channel: Channel | null): JSONObject 
       if (r.description) o.description = r.description;
       return o;
     });
-  const locs: JSONObject = {};
+  const locs: JSONObject = dict();
   for (const c of rs.locales) {
-    const m: JSONObject = {};
+    const m: JSONObject = dict();
     for (const [k, v] of c.messages) m[k] = v;
     locs[c.tag] = m;
   }
@@ -704,7 +705,7 @@ export function resolvedMembers(rs: Model, channel: Channel | null): JSONObject 
 
 /** Returns the manifest's flat binding map "Entity.field" → type. */
 export function fieldTypes(rs: Model): JSONObject {
-  const o: JSONObject = {};
+  const o: JSONObject = dict();
   for (const e of rs.entities) for (const f of e.fields) o[`${e.name}.${f.field}`] = f.type;
   return o;
 }

@@ -113,3 +113,14 @@ test("patternProblem and jsonFinite", () => {
   assert.equal(jsonFinite([Number.NaN]), false);
   assert.equal(jsonFinite({ d: new Date() }), false);
 });
+
+test("a member named __proto__ is a member like any other (checksum as the Go engine computes it)", () => {
+  const src = '{"ruleset":{"id":"p","version":"1","defaultLocale":"en","rules":[{"id":"r","code":"R","when":{"op":"==","args":[{"op":"literal","args":[{"__proto__":1}]},{"op":"literal","args":[{"__proto__":1}]}]},"message":"__proto__"}],"locales":{"en":{"__proto__":"x {v}"}}}}';
+  const b = bundle(src);
+  assert.equal(b.ruleset.checksum, "sha256:5651e9e31c807737f2f38b3f44d411dc1c77530cf891b0c0aaddd503de749604");
+  assert.equal(RuleSet.fromBundle(b.text).evaluate({ data: {} }).findings[0].message, "x {v}");
+  const e = new Engine().expression({ var: "data.__proto__.a" });
+  // JSON.parse makes "__proto__" an own member, which a variable reads; an inherited one it never reads
+  assert.equal(e.evaluate(JSON.parse('{"data": {"__proto__": {"a": 7}}}')), 7);
+  assert.equal(new Engine().expression({ var: "data.constructor" }).evaluate({ data: {} }), null);
+});
