@@ -392,7 +392,7 @@ export class Pattern {
 
   /** Whether the pattern matches anywhere in the subject (patterns.md §6). */
   test(subject: string): boolean {
-    return run(this.prog, subject, null);
+    return runDfa(this.prog, subject) ?? run(this.prog, subject, null);
   }
 
   /** Runs the automaton and returns the answer and the number of state visits (for tests). */
@@ -675,4 +675,115 @@ export function longerThan(s: string, limit: number): boolean {
     if (n > limit) return true;
   }
   return false;
+}
+
+// --- a lazily built DFA over the same automaton ------------------------------------------------
+// The subset construction, one state at a time as the subjects need them: a DFA state is the set
+// of automaton positions reached after a code point (the kernel) plus the start of a new match
+// (the search is unanchored). Its closure in the middle of the subject, and whether it accepts at
+// the end (where $ holds), are computed once. Each step is then one map lookup. Matching stays
+// linear; the number of DFA states is bounded, beyond which the simulation above runs instead.
+
+interface DState {
+  chars: number[];
+  matchMid: boolean;
+  matchEnd: boolean;
+  next: Map<number, DState>;
+}
+
+interface Dfa {
+  states: Map<string, DState>;
+  initial: DState;
+  overflow: boolean;
+}
+
+const MAX_DSTATES = 1000;
+const MAX_EDGES = 64; // per state: code points seen (a class spans many)
+const dfas = new WeakMap<Prog, Dfa>();
+
+function closure(p: Prog, kernel: number[], atStart: boolean, atEnd: boolean): { chars: number[]; match: boolean } {
+  const seen = new Set<number>();
+  const stack = [...kernel, p.start];
+  const chars: number[] = [];
+  let match = false;
+  while (stack.length > 0) {
+    const s = stack.pop()!;
+    if (s < 0 || seen.has(s)) continue;
+    seen.add(s);
+    switch (p.kind[s]) {
+      case 0:
+        chars.push(s);
+        break;
+      case 1:
+        stack.push(p.out2[s], p.out1[s]);
+        break;
+      case 2:
+        if (atStart) stack.push(p.out1[s]);
+        break;
+      case 3:
+        if (atEnd) stack.push(p.out1[s]);
+        break;
+      case 4:
+        match = true;
+        break;
+      case 5:
+        stack.push(p.out1[s]);
+        break;
+    }
+  }
+  chars.sort((a, b) => a - b);
+  return { chars, match };
+}
+
+function dstate(p: Prog, d: Dfa, kernel: number[], atStart: boolean): DState | null {
+  const key = (atStart ? "^" : "") + kernel.join(",");
+  let st = d.states.get(key);
+  if (st) return st;
+  if (d.states.size >= MAX_DSTATES) {
+    d.overflow = true;
+    return null;
+  }
+  const mid = closure(p, kernel, atStart, false);
+  const end = closure(p, kernel, atStart, true);
+  st = { chars: mid.chars, matchMid: mid.match, matchEnd: end.match, next: new Map() };
+  d.states.set(key, st);
+  return st;
+}
+
+function step(p: Prog, d: Dfa, st: DState, c: number): DState | null {
+  const hit = st.next.get(c);
+  if (hit) return hit;
+  const kernel = new Set<number>();
+  for (const s of st.chars) if (inRanges(p.ranges[s]!, c)) kernel.add(p.out1[s]);
+  const next = dstate(p, d, [...kernel].sort((a, b) => a - b), false);
+  if (next && st.next.size < MAX_EDGES) st.next.set(c, next);
+  return next;
+}
+
+/** Runs the lazy DFA; returns null when it grew past its bound (the caller simulates instead). */
+export function runDfa(p: Prog, subject: string): boolean | null {
+  let d = dfas.get(p);
+  if (!d) {
+    d = { states: new Map(), initial: null as unknown as DState, overflow: false };
+    const init = dstate(p, d, [], true);
+    if (!init) return null;
+    d.initial = init;
+    dfas.set(p, d);
+  }
+  if (d.overflow) return null;
+  let st: DState | null = d.initial;
+  for (let i = 0; i < subject.length; i++) {
+    if (st.matchMid) return true;
+    let c = subject.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < subject.length) {
+      const e = subject.charCodeAt(i + 1);
+      if (e >= 0xdc00 && e <= 0xdfff) {
+        c = (c - 0xd800) * 0x400 + (e - 0xdc00) + 0x10000;
+        i++;
+      } else c = 0xfffd;
+    } else if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd; // a lone surrogate reads as U+FFFD
+    st = step(p, d, st, c);
+    if (!st) return null;
+  }
+  return st.matchEnd;
 }

@@ -44,3 +44,21 @@ test("matching is linear: the pathological ^(?:a|a)*b takes steps proportional t
   assert.equal(r.match, true);
   assert.ok(r.steps < 200 * 31, `steps ${r.steps}`);
 });
+
+test("the lazy DFA and the automaton simulation agree on random subjects", () => {
+  let seed = 42;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
+  let compared = 0;
+  for (const c of cases.accept) {
+    const p = Pattern.compile(c.pattern);
+    const alphabet = Array.from(c.pattern + c.match.join("") + c.noMatch.join("") + "a\n😀");
+    for (let k = 0; k < 30; k++) {
+      let s = "";
+      const len = Math.floor(rand() * 12);
+      for (let i = 0; i < len; i++) s += alphabet[Math.floor(rand() * alphabet.length)];
+      assert.equal(p.test(s), p.testCounting(s).match, `${JSON.stringify(c.pattern)} on ${JSON.stringify(s)}`);
+      compared++;
+    }
+  }
+  assert.ok(compared > 1000);
+});
