@@ -60,6 +60,7 @@ func startTypeScriptServer(t testing.TB, c ruleserver.Config) *server {
 	} else {
 		cmd.Env = append(cmd.Env, "RULE_SERVER_ALLOW_OPEN=1")
 	}
+	cmd.Env = append(cmd.Env, "RULE_SERVER_POLL_INTERVAL="+c.PollInterval.String())
 	if c.MaxBody > 0 {
 		cmd.Env = append(cmd.Env, "RULE_SERVER_MAX_BODY="+strconv.FormatInt(c.MaxBody, 10))
 	}

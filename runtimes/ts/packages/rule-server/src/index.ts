@@ -3,7 +3,7 @@
 
 import http from "node:http";
 import { createHash, timingSafeEqual } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { LoadError, RuleSet, bundle, indentedJSON, parseJSON, requestProblem, RequestError, ChannelError, EvaluationError } from "@sdods/rules";
 import type { Operators, Channel, JSONValue, JSONObject } from "@sdods/rules";
@@ -32,6 +32,8 @@ export interface RuleServerOptions {
   drainTimeout?: number;
   /** one structured log line per request and per reload (default: none) */
   log?: (entry: Record<string, unknown>) => void;
+  /** how often rulesDir is checked for changed files, in milliseconds (default 2000; 0: never) */
+  pollInterval?: number;
 }
 
 /** A problem of a reload (openapi/rules.yaml LoadProblem). */
@@ -146,9 +148,47 @@ export class RuleServer {
     return this.inFlight;
   }
 
+  private poller: ReturnType<typeof setInterval> | null = null;
+  private fingerprint = "";
+
+  /** The names, sizes and modification times of the rules directory's files. */
+  private async scan(): Promise<string> {
+    if (!this.opts.rulesDir) return "";
+    try {
+      const names = (await readdir(this.opts.rulesDir)).filter((n) => !n.startsWith(".") && n.endsWith(".json")).sort();
+      const parts: string[] = [];
+      for (const n of names) {
+        const st = await stat(join(this.opts.rulesDir, n));
+        parts.push(`${n}:${st.size}:${st.mtimeMs}`);
+      }
+      return parts.join("|");
+    } catch (e) {
+      return `unreadable:${(e as Error).message}`;
+    }
+  }
+
   /** Listens on port (0: any) and host; resolves with the base URL once the first load is done. */
   async listen(port = 0, host = "127.0.0.1"): Promise<string> {
+    this.fingerprint = await this.scan();
     await this.reload();
+    const every = this.opts.pollInterval ?? 2000;
+    if (this.opts.rulesDir && every > 0) {
+      let busy = false;
+      this.poller = setInterval(async () => {
+        if (busy) return;
+        busy = true;
+        try {
+          const f = await this.scan();
+          if (f !== this.fingerprint) {
+            this.fingerprint = f;
+            await this.reload();
+          }
+        } finally {
+          busy = false;
+        }
+      }, every);
+      this.poller.unref();
+    }
     await new Promise<void>((resolve) => this.server.listen(port, host, resolve));
     const a = this.server.address();
     if (a === null || typeof a === "string") throw new Error("no TCP address");
@@ -235,6 +275,7 @@ export class RuleServer {
   /** Stops taking requests, lets those in flight finish (up to drainTimeout) and closes. */
   async close(): Promise<void> {
     this.draining = true;
+    if (this.poller) clearInterval(this.poller);
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     const deadline = Date.now() + (this.opts.drainTimeout ?? 10_000);

@@ -108,3 +108,30 @@ test("start() refreshes in the background: a new manifest reaches subscribers", 
     rmSync(dir, { recursive: true });
   }
 });
+
+test("the server reloads a changed rules directory by itself (polling)", async () => {
+  const source = JSON.parse(readFileSync(join(root, "conformance/compiler/signup.json"), "utf8")).cases[0].input.source;
+  const dir = mkdtempSync(join(tmpdir(), "rules-"));
+  writeFileSync(join(dir, "signup.json"), JSON.stringify(source));
+  const s = createRuleServer({ allowOpen: true, rulesDir: dir, pollInterval: 20 });
+  const url = await s.listen();
+  try {
+    const version = async () => ((await (await fetch(`${url}/rulesets`)).json()) as { items: { version: string }[] }).items[0].version;
+    assert.equal(await version(), source.ruleset.version);
+    writeFileSync(join(dir, "signup.json"), JSON.stringify({ ruleset: { ...source.ruleset, version: "2.0.0" } }));
+    const deadline = Date.now() + 5000;
+    while ((await version()) !== "2.0.0" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await version(), "2.0.0");
+    // a broken file is refused; the previous rules keep serving
+    writeFileSync(join(dir, "signup.json"), "{ not json");
+    while (Date.now() < deadline) {
+      const r = (await (await fetch(`${url}/readyz`)).json()) as { lastReload: { ok: boolean } };
+      if (!r.lastReload.ok) break;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.equal(await version(), "2.0.0");
+  } finally {
+    await s.close();
+    rmSync(dir, { recursive: true });
+  }
+});
