@@ -83,6 +83,9 @@ func (s *syncBuffer) String() string {
 // test ends, and waits until it is ready.
 func startServer(t testing.TB, c ruleserver.Config) *server {
 	t.Helper()
+	if typeScriptServer() {
+		return startTypeScriptServer(t, c)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

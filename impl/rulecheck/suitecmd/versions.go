@@ -29,6 +29,10 @@ var versionPlaces = []versionPlace{
 	{file: "deploy/kubernetes/ruleserver.yaml", pattern: regexp.MustCompile(`image: sdods/ruleserver:(\S+)`), optional: true},
 	{file: "conformance/protocol/protocol.json", pattern: regexp.MustCompile(`"result": \{"version": "([^"]+)"`), all: true},
 	{file: "runtimes/ts/package.json", pattern: regexp.MustCompile(`"version":\s*"([^"]+)"`), optional: true},
+	{file: "runtimes/ts/packages/rules/package.json", pattern: regexp.MustCompile(`"version":\s*"([^"]+)"`), optional: true},
+	{file: "runtimes/ts/packages/rules/src/version.ts", pattern: regexp.MustCompile(`VERSION = "([^"]+)"`), optional: true},
+	{file: "runtimes/ts/packages/rule-server/package.json", pattern: regexp.MustCompile(`"version":\s*"([^"]+)"`), optional: true},
+	{file: "runtimes/ts/packages/rule-server/package.json", pattern: regexp.MustCompile(`"@sdods/rules":\s*"([^"]+)"`), optional: true},
 	{file: "runtimes/java/build.gradle", pattern: regexp.MustCompile(`version\s*=\s*['"]([^'"]+)['"]`), optional: true},
 	{file: "runtimes/python/pyproject.toml", pattern: regexp.MustCompile(`(?m)^version\s*=\s*"([^"]+)"`), pep440: true, optional: true},
 }

@@ -1,0 +1,511 @@
+// Package @sdods/rule-server: createRuleServer, the sdods rule server (openapi/rules.yaml 1.1.0)
+// embedded in a Node process on node:http, depending only on @sdods/rules.
+
+import http from "node:http";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { LoadError, RuleSet, bundle, indentedJSON, parseJSON, requestProblem, RequestError, ChannelError, EvaluationError } from "@sdods/rules";
+import type { Operators, Channel, JSONValue, JSONObject } from "@sdods/rules";
+
+/** The default request body limit: 1 MiB (openapi/rules.yaml). */
+export const DEFAULT_MAX_BODY = 1 << 20;
+
+/** A ruleset handed to the server directly: a source document, or a compiled bundle. */
+export type RulesetInput = { source: unknown; name?: string } | { bundle: unknown; name?: string };
+
+/** Options of createRuleServer. */
+export interface RuleServerOptions {
+  /** the bearer token every route but the probes requires */
+  token?: string;
+  /** serve every route without a token (private networks only) */
+  allowOpen?: boolean;
+  /** a directory of rulesets: *.bundle.json bundles and *.json sources (YAML: compile it first) */
+  rulesDir?: string;
+  /** rulesets given in code, beside or instead of rulesDir */
+  rulesets?: RulesetInput[];
+  /** custom operators the host registers */
+  operators?: Operators;
+  /** request body limit in bytes (default 1 MiB) */
+  maxBody?: number;
+  /** how long a drain waits for requests in flight, in milliseconds (default 10 s) */
+  drainTimeout?: number;
+  /** one structured log line per request and per reload (default: none) */
+  log?: (entry: Record<string, unknown>) => void;
+  /** how often rulesDir is checked for changed files, in milliseconds (default 2000; 0: never) */
+  pollInterval?: number;
+}
+
+/** A problem of a reload (openapi/rules.yaml LoadProblem). */
+export interface LoadProblem {
+  file: string;
+  code: string;
+  message: string;
+  pointer?: string;
+}
+
+interface Entry {
+  rs: RuleSet;
+  source: "source" | "bundle";
+  bundleText: string | null;
+  manifests: Map<Channel, string>;
+}
+
+class HttpError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string, readonly hint: string) {
+    super(message);
+  }
+}
+
+const HINTS: Record<string, string> = {
+  BAD_REQUEST: "fix the request as the message says (openapi/rules.yaml)",
+  UNAUTHORIZED: "send Authorization: Bearer <RULE_SERVER_TOKEN>",
+  NOT_FOUND: "list the loaded rulesets with GET /rulesets",
+  CHANNEL_UNAVAILABLE: "ask for a channel the ruleset has (server or client)",
+  METHOD_NOT_ALLOWED: "see openapi/rules.yaml for the methods of this path",
+  PAYLOAD_TOO_LARGE: "send a smaller body",
+  UNSUPPORTED_MEDIA_TYPE: "send Content-Type: application/json",
+  EVALUATION_ERROR: "the request makes the evaluation fail; see the message",
+  NOT_READY: "wait for the rules to load (GET /readyz says why they did not)",
+  INTERNAL: "retry; report it if it persists",
+};
+
+function err(status: number, code: string, message: string): HttpError {
+  return new HttpError(status, code, message, HINTS[code] ?? "");
+}
+
+/** Reports whether an If-None-Match field (its lines) matches a strong tag (RFC 9110 §13.1.2). */
+export function noneMatch(lines: string[], etag: string): boolean {
+  let matched = false;
+  for (const raw of lines) {
+    const v = raw.replace(/^[ \t]+|[ \t]+$/g, "");
+    if (v === "*") {
+      matched = true;
+      continue;
+    }
+    let s = v;
+    let elements = 0;
+    for (;;) {
+      s = s.replace(/^[ \t]+/, "");
+      if (s === "") {
+        if (elements === 0) return false;
+        break;
+      }
+      if (s[0] === ",") {
+        s = s.slice(1);
+        continue;
+      }
+      if (s.startsWith("W/")) s = s.slice(2);
+      if (s[0] !== '"') return false;
+      let end = 1;
+      while (end < s.length && s[end] !== '"') {
+        const c = s.charCodeAt(end);
+        if (c !== 0x21 && (c < 0x23 || c === 0x7f)) return false;
+        end++;
+      }
+      if (end === s.length) return false;
+      if (s.slice(0, end + 1) === etag) matched = true;
+      elements++;
+      s = s.slice(end + 1).replace(/^[ \t]+/, "");
+      if (s !== "" && s[0] !== ",") return false;
+    }
+  }
+  return matched;
+}
+
+function digest(s: string): Buffer {
+  return createHash("sha256").update(s, "utf8").digest();
+}
+
+/** The embeddable rule server. */
+export class RuleServer {
+  /** the node:http server; listen on it or use listen() */
+  readonly server: http.Server;
+  private rules = new Map<string, Entry>();
+  private loadedOnce = false;
+  private draining = false;
+  private lastReload: { at: string; ok: boolean; problems: LoadProblem[] } | null = null;
+  private inFlight = 0;
+  private readonly tokenDigest: Buffer | null;
+  private readonly maxBody: number;
+
+  constructor(private readonly opts: RuleServerOptions) {
+    this.tokenDigest = opts.token ? digest(opts.token) : null;
+    this.maxBody = opts.maxBody && opts.maxBody > 0 ? opts.maxBody : DEFAULT_MAX_BODY;
+    this.server = http.createServer({ maxHeaderSize: 64 << 10 }, (req, res) => this.handle(req, res, false));
+    // decide on a declared length before the client sends the body
+    this.server.on("checkContinue", (req, res) => this.handle(req, res, true));
+    this.server.on("clientError", (e: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const tooBig = e.code === "HPE_HEADER_OVERFLOW";
+      const body = JSON.stringify({ error: { code: "BAD_REQUEST", message: tooBig ? "the header block is too large" : "malformed HTTP request", hint: HINTS.BAD_REQUEST } });
+      socket.end(`HTTP/1.1 ${tooBig ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    });
+  }
+
+  /** The number of requests being served (a drain waits for them). */
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
+
+  private poller: ReturnType<typeof setInterval> | null = null;
+  private fingerprint = "";
+
+  /** The names, sizes and modification times of the rules directory's files. */
+  private async scan(): Promise<string> {
+    if (!this.opts.rulesDir) return "";
+    try {
+      const names = (await readdir(this.opts.rulesDir)).filter((n) => !n.startsWith(".") && n.endsWith(".json")).sort();
+      const parts: string[] = [];
+      for (const n of names) {
+        const st = await stat(join(this.opts.rulesDir, n));
+        parts.push(`${n}:${st.size}:${st.mtimeMs}`);
+      }
+      return parts.join("|");
+    } catch (e) {
+      return `unreadable:${(e as Error).message}`;
+    }
+  }
+
+  /** Listens on port (0: any) and host; resolves with the base URL once the first load is done. */
+  async listen(port = 0, host = "127.0.0.1"): Promise<string> {
+    this.fingerprint = await this.scan();
+    await this.reload();
+    const every = this.opts.pollInterval ?? 2000;
+    if (this.opts.rulesDir && every > 0) {
+      let busy = false;
+      this.poller = setInterval(async () => {
+        if (busy) return;
+        busy = true;
+        try {
+          const f = await this.scan();
+          if (f !== this.fingerprint) {
+            this.fingerprint = f;
+            await this.reload();
+          }
+        } finally {
+          busy = false;
+        }
+      }, every);
+      this.poller.unref();
+    }
+    await new Promise<void>((resolve) => this.server.listen(port, host, resolve));
+    const a = this.server.address();
+    if (a === null || typeof a === "string") throw new Error("no TCP address");
+    return `http://${a.address.includes(":") ? `[${a.address}]` : a.address}:${a.port}`;
+  }
+
+  /** Reloads the rulesets; on any problem the previous rules keep serving. */
+  async reload(): Promise<{ ok: boolean; problems: LoadProblem[] }> {
+    const problems: LoadProblem[] = [];
+    const next = new Map<string, Entry & { file: string; checksum: string }>();
+    const add = (file: string, e: Entry) => {
+      const prev = next.get(e.rs.ref.id);
+      if (prev) {
+        if (prev.checksum === e.rs.ref.checksum) {
+          if (e.source === "source") next.set(e.rs.ref.id, { ...e, file, checksum: e.rs.ref.checksum });
+          return;
+        }
+        problems.push({ file, code: "RULESET_DUPLICATE", message: `ruleset ${e.rs.ref.id} is also defined by ${prev.file}` });
+        return;
+      }
+      next.set(e.rs.ref.id, { ...e, file, checksum: e.rs.ref.checksum });
+    };
+    const load = (file: string, kind: "source" | "bundle", doc: unknown) => {
+      try {
+        if (kind === "bundle") {
+          const rs = RuleSet.fromBundle(doc, { operators: this.opts.operators });
+          add(file, { rs, source: "bundle", bundleText: typeof doc === "string" ? doc : indentedJSON(doc as JSONValue), manifests: new Map() });
+        } else {
+          const b = bundle(doc);
+          const rs = RuleSet.fromBundle(b.bundle, { operators: this.opts.operators });
+          add(file, { rs, source: "source", bundleText: b.text, manifests: new Map() });
+        }
+      } catch (e) {
+        if (e instanceof LoadError) {
+          for (const d of e.diagnostics) problems.push({ file, code: d.code, message: d.message, pointer: d.pointer });
+        } else problems.push({ file, code: "FILE_UNREADABLE", message: (e as Error).message });
+      }
+    };
+    if (this.opts.rulesDir) {
+      let names: string[] = [];
+      try {
+        names = (await readdir(this.opts.rulesDir)).sort();
+      } catch (e) {
+        problems.push({ file: this.opts.rulesDir, code: "RULES_DIR_UNREADABLE", message: (e as Error).message });
+      }
+      for (const name of names) {
+        if (name.startsWith(".")) continue;
+        const kind = name.endsWith(".bundle.json") ? "bundle" : name.endsWith(".json") ? "source" : null;
+        if (!kind) continue;
+        let text: string;
+        try {
+          text = await readFile(join(this.opts.rulesDir, name), "utf8");
+        } catch (e) {
+          problems.push({ file: name, code: "FILE_UNREADABLE", message: (e as Error).message });
+          continue;
+        }
+        if (kind === "source") {
+          let doc: JSONValue;
+          try {
+            doc = parseJSON(text);
+          } catch (e) {
+            problems.push({ file: name, code: "RULESET_INVALID", message: `malformed JSON: ${(e as Error).message}`, pointer: "" });
+            continue;
+          }
+          load(name, kind, doc);
+        } else load(name, kind, text);
+      }
+    }
+    (this.opts.rulesets ?? []).forEach((r, i) => {
+      const file = r.name ?? `rulesets[${i}]`;
+      if ("bundle" in r) load(file, "bundle", r.bundle);
+      else load(file, "source", r.source);
+    });
+    const ok = problems.length === 0;
+    this.lastReload = { at: new Date().toISOString(), ok, problems };
+    if (ok) {
+      this.rules = next;
+      this.loadedOnce = true;
+    }
+    this.opts.log?.({ msg: "reload", ok, rulesets: [...next.keys()], problems: problems.length });
+    return { ok, problems };
+  }
+
+  /** Stops taking requests, lets those in flight finish (up to drainTimeout) and closes. */
+  async close(): Promise<void> {
+    this.draining = true;
+    if (this.poller) clearInterval(this.poller);
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    const deadline = Date.now() + (this.opts.drainTimeout ?? 10_000);
+    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  /** Drains on SIGTERM and SIGINT, reloads on SIGHUP; returns a function that removes the handlers. */
+  handleSignals(): () => void {
+    const term = () => void this.close();
+    const hup = () => void this.reload();
+    process.on("SIGTERM", term);
+    process.on("SIGINT", term);
+    process.on("SIGHUP", hup);
+    return () => {
+      process.off("SIGTERM", term);
+      process.off("SIGINT", term);
+      process.off("SIGHUP", hup);
+    };
+  }
+
+  private info(id: string, e: Entry): JSONObject {
+    const o: JSONObject = { id, version: e.rs.ref.version, checksum: e.rs.ref.checksum, source: e.source };
+    if (e.source === "source") {
+      o.channels = e.rs.channels;
+      o.missingOperators = e.rs.missingOperators;
+    }
+    return o;
+  }
+
+  private authorized(req: http.IncomingMessage): boolean {
+    if (this.opts.allowOpen && !this.tokenDigest) return true;
+    const h = req.headers.authorization ?? "";
+    const m = /^bearer (.*)$/i.exec(h);
+    if (!m || !this.tokenDigest) return false;
+    return timingSafeEqual(digest(m[1]), this.tokenDigest);
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): void {
+    this.inFlight++;
+    const started = Date.now();
+    res.on("close", () => {
+      this.inFlight--;
+      this.opts.log?.({ msg: "request", method: req.method, path: (req.url ?? "").split("?")[0], status: res.statusCode, ms: Date.now() - started });
+    });
+    this.route(req, res, expectsContinue).catch((e) => this.fail(res, e));
+  }
+
+  private fail(res: http.ServerResponse, e: unknown): void {
+    let h: HttpError;
+    if (e instanceof HttpError) h = e;
+    else {
+      this.opts.log?.({ msg: "internal error", error: e instanceof Error ? e.stack : String(e) });
+      h = err(500, "INTERNAL", "an unexpected failure");
+    }
+    if (res.headersSent) return void res.destroy();
+    if (h.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="rules"');
+    this.send(res, h.status, { error: { code: h.code, message: h.message, hint: h.hint } });
+  }
+
+  private send(res: http.ServerResponse, status: number, body: JSONValue | string, headers: Record<string, string> = {}): void {
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
+    res.end(text);
+  }
+
+  private async route(req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): Promise<void> {
+    const target = req.url ?? "/";
+    // a request that arrived before a drain began is served to the end
+    const drainingAtStart = this.draining;
+    const q = target.indexOf("?");
+    const rawPath = q < 0 ? target : target.slice(0, q);
+    const rawQuery = q < 0 ? "" : target.slice(q + 1);
+    const decode = (s: string): string => {
+      if (/%(?![0-9A-Fa-f]{2})/.test(s)) throw err(400, "BAD_REQUEST", "malformed percent-encoding");
+      // percent-decoding into bytes; invalid UTF-8 still names an (unknown) id
+      const bytes: number[] = [];
+      for (let i = 0; i < s.length; i++) {
+        if (s[i] === "%") {
+          bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
+          i += 2;
+        } else bytes.push(...Buffer.from(s[i], "utf8"));
+      }
+      return Buffer.from(bytes).toString("utf8");
+    };
+    const segs = rawPath.split("/").slice(1).map(decode);
+    const query = new Map<string, string>();
+    if (rawQuery !== "") {
+      for (const part of rawQuery.split("&")) {
+        const eq = part.indexOf("=");
+        const k = decode((eq < 0 ? part : part.slice(0, eq)).replace(/\+/g, " "));
+        const v = decode((eq < 0 ? "" : part.slice(eq + 1)).replace(/\+/g, " "));
+        if (!query.has(k)) query.set(k, v);
+      }
+    }
+    const method = req.method ?? "GET";
+    const only = (m: string) => {
+      if (method !== m && !(m === "GET" && method === "HEAD")) throw err(405, "METHOD_NOT_ALLOWED", `${method} is not allowed here`);
+    };
+    const path = "/" + segs.join("/");
+    // routing
+    let kind: "livez" | "readyz" | "list" | "bundle" | "manifest" | "evaluate" | null = null;
+    let id = "";
+    if (path === "/livez") kind = "livez";
+    else if (path === "/readyz") kind = "readyz";
+    else if (path === "/rulesets") kind = "list";
+    else if (path === "/evaluations") kind = "evaluate";
+    else if (segs.length === 3 && segs[0] === "rulesets" && (segs[2] === "bundle" || segs[2] === "manifest") && segs[1] !== "") {
+      kind = segs[2] as "bundle" | "manifest";
+      id = segs[1];
+    }
+    if (!kind) throw err(404, "NOT_FOUND", `no route ${path}`);
+    only(kind === "evaluate" ? "POST" : "GET");
+    if (kind === "livez") return this.send(res, 200, { status: "ok" });
+    if (kind === "readyz") {
+      const ready = this.loadedOnce && this.rules.size > 0 && !this.draining;
+      const missing = new Set<string>();
+      for (const e of this.rules.values()) for (const o of e.rs.missingOperators) missing.add(o);
+      const body: JSONObject = {
+        status: this.draining ? "draining" : ready ? "ready" : "not_ready",
+        rulesets: [...this.rules].map(([k, e]) => this.info(k, e)),
+        missingOperators: [...missing].sort(),
+      };
+      if (this.lastReload) body.lastReload = this.lastReload as unknown as JSONObject;
+      return this.send(res, ready ? 200 : 503, body);
+    }
+    if (!this.authorized(req)) throw err(401, "UNAUTHORIZED", "a valid bearer token is required");
+    if (kind === "list") return this.send(res, 200, { items: [...this.rules].map(([k, e]) => this.info(k, e)) });
+    if (kind === "bundle" || kind === "manifest") {
+      if (id.length > 256) throw err(400, "BAD_REQUEST", "rulesetId is longer than 256 characters");
+      let channel: Channel | null = null;
+      if (kind === "manifest") {
+        const c = query.get("channel");
+        if (c !== "server" && c !== "client") throw err(400, "BAD_REQUEST", "channel must be server or client");
+        channel = c;
+      }
+      const e = this.rules.get(id);
+      if (!e) throw err(404, "NOT_FOUND", `no ruleset ${JSON.stringify(id)}`);
+      const etag = `"${e.rs.ref.checksum}"`;
+      let body: string;
+      if (channel) {
+        if (!e.rs.channels.includes(channel)) throw err(404, "CHANNEL_UNAVAILABLE", `ruleset ${id} has no ${channel} manifest`);
+        let m = e.manifests.get(channel);
+        if (!m) e.manifests.set(channel, (m = indentedJSON(e.rs.manifest(channel))));
+        body = m;
+      } else {
+        if (!e.bundleText) throw err(404, "NOT_FOUND", `ruleset ${id} has no bundle`);
+        body = e.bundleText;
+      }
+      const inm = req.headersDistinct["if-none-match"];
+      if (inm && noneMatch(inm, etag)) {
+        res.writeHead(304, { ETag: etag });
+        return void res.end();
+      }
+      return this.send(res, 200, body, { ETag: etag });
+    }
+    // POST /evaluations
+    const ctype = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+    if (ctype !== "application/json") throw err(415, "UNSUPPORTED_MEDIA_TYPE", "the body must be application/json");
+    const declared = Number(req.headers["content-length"] ?? "NaN");
+    if (Number.isFinite(declared) && declared > this.maxBody) {
+      res.setHeader("Connection", "close");
+      throw err(413, "PAYLOAD_TOO_LARGE", `the body is larger than ${this.maxBody} bytes`);
+    }
+    if (expectsContinue) res.writeContinue();
+    const text = await this.readBody(req, res);
+    let doc: JSONValue;
+    try {
+      doc = parseJSON(text);
+    } catch (e) {
+      throw err(400, "BAD_REQUEST", `malformed JSON: ${(e as Error).message}`);
+    }
+    const p = requestProblem(doc);
+    if (p) throw err(400, "BAD_REQUEST", `${p.pointer || "the request"}: ${p.message}`);
+    const rid = (doc as JSONObject).ruleset;
+    if (typeof rid !== "string") throw err(400, "BAD_REQUEST", "ruleset is required");
+    if (!this.loadedOnce || drainingAtStart) throw err(503, "NOT_READY", this.draining ? "the server is draining" : "the rules are not loaded");
+    const e = this.rules.get(rid);
+    if (!e) throw err(404, "NOT_FOUND", `no ruleset ${JSON.stringify(rid)}`);
+    try {
+      return this.send(res, 200, e.rs.evaluate(doc as JSONObject, "server") as unknown as JSONValue);
+    } catch (x) {
+      if (x instanceof RequestError) throw err(400, "BAD_REQUEST", `${x.pointer}: ${x.message}`);
+      if (x instanceof ChannelError) throw err(404, "CHANNEL_UNAVAILABLE", x.message);
+      if (x instanceof EvaluationError) throw err(422, "EVALUATION_ERROR", x.message);
+      throw x;
+    }
+  }
+
+  private readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let done = false;
+      req.on("data", (c: Buffer) => {
+        if (done) return;
+        size += c.length;
+        if (size > this.maxBody) {
+          done = true;
+          // answer now, without reading the rest, and close the connection
+          res.setHeader("Connection", "close");
+          req.pause();
+          reject(err(413, "PAYLOAD_TOO_LARGE", `the body is larger than ${this.maxBody} bytes`));
+          res.on("finish", () => req.socket.destroy());
+          return;
+        }
+        chunks.push(c);
+      });
+      req.on("end", () => {
+        if (done) return;
+        done = true;
+        resolve(Buffer.concat(chunks).toString("utf8"));
+      });
+      req.on("error", (e) => {
+        if (done) return;
+        done = true;
+        reject(err(400, "BAD_REQUEST", `reading the body: ${e.message}`));
+      });
+    });
+  }
+}
+
+/**
+ * Creates a rule server. Throws synchronously unless it is given a token or allowOpen: true
+ * (a server without a token serves every route to anyone).
+ */
+export function createRuleServer(opts: RuleServerOptions): RuleServer {
+  if (!opts || (typeof opts.token !== "string" || opts.token === "") && opts.allowOpen !== true)
+    throw new Error("createRuleServer needs a token (or allowOpen: true, for private networks only)");
+  if (!opts.rulesDir && !opts.rulesets) throw new Error("createRuleServer needs rulesDir or rulesets");
+  return new RuleServer(opts);
+}

@@ -1,0 +1,92 @@
+import { test } from "node:test";
+import http from "node:http";
+import assert from "node:assert/strict";
+import { readFileSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRuleServer, noneMatch } from "../index.js";
+
+const root = fileURLToPath(new URL("../../../../../../", import.meta.url));
+const signupBundle = readFileSync(join(root, "conformance/fixtures/signup/signup.bundle.json"), "utf8");
+const loanSource = JSON.parse(readFileSync(join(root, "conformance/compiler/loan.json"), "utf8")).cases[0].input.source;
+
+test("createRuleServer throws synchronously without a token or allowOpen: true", () => {
+  assert.throws(() => createRuleServer({ rulesets: [] }), /token/);
+  assert.throws(() => createRuleServer({ token: "", rulesets: [] }), /token/);
+  assert.throws(() => createRuleServer({ allowOpen: "yes" as unknown as boolean, rulesets: [] }), /token/);
+  assert.doesNotThrow(() => createRuleServer({ allowOpen: true, rulesets: [] }));
+  assert.doesNotThrow(() => createRuleServer({ token: "t", rulesets: [] }));
+});
+
+test("serves bundles, manifests and evaluations over real HTTP, with the token", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rules-"));
+  writeFileSync(join(dir, "signup.bundle.json"), signupBundle);
+  const s = createRuleServer({ token: "secret-token", rulesDir: dir, rulesets: [{ source: loanSource, name: "loan.json" }] });
+  const url = await s.listen();
+  try {
+    const auth = { Authorization: "Bearer secret-token" };
+    assert.equal((await fetch(`${url}/rulesets`)).status, 401);
+    const list = (await (await fetch(`${url}/rulesets`, { headers: auth })).json()) as any;
+    assert.deepEqual(list.items.map((i: { id: string }) => i.id).sort(), ["loan-application", "signup"]);
+    const b = await fetch(`${url}/rulesets/signup/bundle`, { headers: auth });
+    assert.equal(b.status, 200);
+    assert.equal(await b.text(), signupBundle);
+    const etag = b.headers.get("etag")!;
+    assert.equal((await fetch(`${url}/rulesets/signup/bundle`, { headers: { ...auth, "If-None-Match": `W/${etag}` } })).status, 304);
+    const m = await fetch(`${url}/rulesets/signup/manifest?channel=client`, { headers: auth });
+    assert.equal(((await m.json()) as any).channel, "client");
+    const ev = await fetch(`${url}/evaluations`, {
+      method: "POST", headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify({ ruleset: "signup", data: { account: { email: "ana" } }, ctx: { today: "2025-06-15" } }),
+    });
+    assert.equal(ev.status, 200);
+    const r = (await ev.json()) as any;
+    assert.ok(r.findings.length > 0 && r.ruleset.id === "signup");
+    const bad = await fetch(`${url}/evaluations`, { method: "POST", headers: { ...auth, "Content-Type": "application/json" }, body: '{"ruleset":"signup","data":[]}' });
+    assert.equal(bad.status, 400);
+    const e = (await bad.json()) as any;
+    assert.equal(e.error.code, "BAD_REQUEST");
+    assert.ok(e.error.hint);
+    assert.equal((await fetch(`${url}/rulesets/%zz/bundle`, { headers: auth })).status, 400);
+    assert.equal((await fetch(`${url}/readyz`)).status, 200);
+  } finally {
+    await s.close();
+    rmSync(dir, { recursive: true });
+  }
+});
+
+test("close drains: a request in flight finishes, then the server stops", async () => {
+  const s = createRuleServer({ allowOpen: true, rulesets: [{ bundle: signupBundle }] });
+  const url = await s.listen();
+  const { port } = new URL(url);
+  const body = '{"ruleset":"signup","data":{}}';
+  const status = new Promise<number>((resolve, reject) => {
+    const req = http.request({ port, host: "127.0.0.1", method: "POST", path: "/evaluations", headers: { "Content-Type": "application/json", "Content-Length": body.length } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.write(body.slice(0, 10)); // in flight: the server has the request, not yet its body
+    (async () => {
+      while (s.requestsInFlight === 0) await new Promise((r) => setTimeout(r, 5));
+      closing = s.close();
+      await new Promise((r) => setTimeout(r, 50));
+      req.end(body.slice(10));
+    })().catch(reject);
+  });
+  let closing: Promise<void> = Promise.resolve();
+  assert.equal(await status, 200);
+  await closing;
+  await assert.rejects(fetch(`${url}/livez`));
+});
+
+test("If-None-Match follows RFC 9110", () => {
+  const tag = '"sha256:abc"';
+  assert.equal(noneMatch(["*"], tag), true);
+  assert.equal(noneMatch([`"a", W/${tag}`], tag), true);
+  assert.equal(noneMatch([`, "a",, ${tag} ,`], tag), true);
+  assert.equal(noneMatch([`w/${tag}`], tag), false);
+  assert.equal(noneMatch([`"a", *`], tag), false);
+  assert.equal(noneMatch([`${tag} x`], tag), false);
+});
