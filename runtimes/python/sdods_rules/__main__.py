@@ -19,5 +19,10 @@ def main(argv: list[str]) -> int:
     return 2
 
 
+def entry() -> int:
+    """The console script `sdods-rules` (same commands as python -m sdods_rules)."""
+    return main(sys.argv[1:])
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -981,6 +981,11 @@ class Compiler:
             def eq(ctx: Context) -> bool:
                 a = fa(ctx)
                 b = fb(ctx)
+                ta = type(a)
+                if ta is not type(b):
+                    return not want
+                if ta is str or ta is float or ta is bool or a is None:
+                    return (a == b) is want
                 ctx.work += 2
                 r = deep_equal(a, b, ctx)
                 if ctx.work > ctx.limit:
@@ -1078,6 +1083,11 @@ def _string_literal(node: Any) -> Optional[str]:
     return None
 
 
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}  # fmt: skip
+
+
 def _strict(name: str, body: Callable[[list[Any]], Any], fns: list[Fn], ptr: str, strcost: bool) -> Fn:
     """An operator that evaluates every argument, then applies the null rule, then its body."""
     ruled = name in NULL_RULE
@@ -1098,10 +1108,48 @@ def _strict(name: str, body: Callable[[list[Any]], Any], fns: list[Fn], ptr: str
 
     if n == 1 and not strcost:
         (fa,) = fns
-        return lambda ctx: run([fa(ctx)])
+
+        def apply1(ctx: Context) -> Any:
+            a = fa(ctx)
+            if ruled and (nested or a is None):
+                return run([a])
+            try:
+                return body([a])
+            except _OpError as e:
+                raise EvalError(e.code, ptr, str(e)) from None
+            except NumberRangeError as e:
+                raise EvalError("EVALUATION_ERROR", ptr, str(e)) from None
+
+        return apply1
     if n == 2 and not strcost:
         fa, fb = fns
-        return lambda ctx: run([fa(ctx), fb(ctx)])
+        order = _ORDER.get(name)
+        if order is not None:
+            # <, <=, >, >=: two numbers or two strings compare directly; anything else goes
+            # through the null rule and the type check.
+            def compare(ctx: Context) -> Any:
+                a = fa(ctx)
+                b = fb(ctx)
+                ta = type(a)
+                if ta is type(b) and (ta is float or ta is str):
+                    return order(a, b)
+                return run([a, b])
+
+            return compare
+
+        def apply2(ctx: Context) -> Any:
+            a = fa(ctx)
+            b = fb(ctx)
+            if ruled and (nested or a is None or b is None):
+                return run([a, b])
+            try:
+                return body([a, b])
+            except _OpError as e:
+                raise EvalError(e.code, ptr, str(e)) from None
+            except NumberRangeError as e:
+                raise EvalError("EVALUATION_ERROR", ptr, str(e)) from None
+
+        return apply2
 
     def apply(ctx: Context) -> Any:
         vals = [f(ctx) for f in fns]

@@ -427,7 +427,7 @@ class _Builder:
 class Pattern:
     """An accepted pattern, compiled. match() is safe to call from one thread at a time."""
 
-    __slots__ = ("source", "size", "_states", "_start", "_cache", "_start_set", "_init", "_ncache", "steps")
+    __slots__ = ("source", "size", "_states", "_start", "_cache", "_start_set", "_init", "_ncache", "steps", "_finals", "_memo")
 
     def __init__(self, source: str, ast: Node, size: int) -> None:
         self.source = source
@@ -440,6 +440,8 @@ class Pattern:
         self._start = start
         self._cache: dict[int, dict[int, int]] = {}
         self._ncache = 0
+        self._finals: dict[tuple[int, bool], bool] = {}
+        self._memo: dict[str, bool] = {}  # recent subjects: matching is a pure function
         self.steps = 0  # NFA states visited, for tests of the time bound
         self._start_set = self._closure([start], False, False)
         self._init = self._closure([start], True, False)
@@ -502,6 +504,13 @@ class Pattern:
         return self._closure(seeds, False, False) | self._start_set  # type: ignore[arg-type]
 
     def _final(self, cur: int, at_start: bool) -> bool:
+        key = (cur, at_start)
+        r = self._finals.get(key)
+        if r is None:
+            r = self._finals[key] = self._final_uncached(cur, at_start)
+        return r
+
+    def _final_uncached(self, cur: int, at_start: bool) -> bool:
         states = self._states
         seeds = []
         x = cur
@@ -524,6 +533,17 @@ class Pattern:
 
     def match(self, subject: str) -> bool:
         """Whether the pattern matches anywhere in subject (patterns.md §6)."""
+        memo = self._memo
+        r = memo.get(subject)
+        if r is None:
+            r = self._run(subject)
+            if len(subject) <= 256:
+                if len(memo) >= 512:
+                    memo.clear()
+                memo[subject] = r
+        return r
+
+    def _run(self, subject: str) -> bool:
         mb = self._match_bit()
         cur = self._init
         if cur & mb:
@@ -535,6 +555,7 @@ class Pattern:
             if row is None:
                 if self._ncache > 20000:  # bound the memory of the lazy DFA
                     cache.clear()
+                    self._finals.clear()
                     self._ncache = 0
                 row = cache[cur] = {}
             nxt = row.get(cp)

@@ -832,7 +832,7 @@ class _Rule:
 
 
 class _StateRule:
-    __slots__ = ("id", "target", "scope", "when", "effects", "failed")
+    __slots__ = ("id", "target", "scope", "when", "effects", "failed", "location")
 
 
 class RuleSet:
@@ -923,20 +923,23 @@ class RuleSet:
             x.location = {lvl: r["target"][lvl] for lvl in LOCATION if lvl in r["target"]}
             x.when, x.params, x.key = when, params, r["key"]
             x.failed = any(o not in impls for o in ops)
+            x.runs_on = "fields" if "fields" in r["target"] else ("type" if "type" in r["target"] else None)
             rules.append(x)
         states = []
         for r, (when, effects, ops) in zip(rs["stateRules"], compiled["stateRules"]):
             s = _StateRule()
             s.id, s.target, s.scope, s.when, s.effects = r["id"], r["target"], r["scope"], when, effects
             s.failed = any(o not in impls for o in ops)
+            s.location = {lvl: r["target"][lvl] for lvl in LOCATION if lvl in r["target"]}
             states.append(s)
         bound: dict[str, list[tuple[str, bool, str]]] = {}
         for e in sorted(rs["entities"], key=lambda e: _utf16(e["name"])):
             for f in sorted(e["fields"], key=lambda f: _utf16(f["field"])):
                 bound.setdefault(f["type"], []).append((e["path"], e["many"], f["field"]))
         catalogs = [(c["tag"].lower(), c["parsed"]) for c in rs["locales"]]
+        default = rs["defaultLocale"].lower()
         return {"rules": rules, "stateRules": states, "bound": bound, "catalogs": catalogs,
-                "defaultLocale": rs["defaultLocale"].lower()}  # fmt: skip
+                "defaultLocale": default, "chains": {None: [default]}}  # fmt: skip
 
     # ---- evaluation ----
 
@@ -957,48 +960,59 @@ class RuleSet:
         return ch
 
     def evaluate_checked(self, request: dict[str, Any], channel: Optional[str] = None) -> dict[str, Any]:
+        """Evaluate a request that already passed check_request (as a host that decoded and
+        checked it once does)."""
         ch = self.channel_of(channel)
         data = request.get("data")
         roots = {"data": data, "original": request.get("original"), "actor": request.get("actor"), "ctx": request.get("ctx")}
         view = request.get("view") or None
         locale = request.get("locale")
-        chain = _locale_chain(locale, ch["defaultLocale"])
+        chain = ch["chains"].get(locale)
+        if chain is None:
+            chain = _locale_chain(locale, ch["defaultLocale"])
+        # One context for the whole request: bindings and calls restore what they change, so the
+        # environment dict of a run is shared, never copied.
+        ctx = Context.__new__(Context)
+        ctx.limit = self.work_limit
         findings: list[dict[str, Any]] = []
         for r in ch["rules"]:
             if view is not None and not _in_view(r.scope, r.target, view):
                 continue
+            if r.runs_on is None:
+                findings_of = self._run_rule(r, roots, None, chain, ch, ctx)
+                if findings_of is not None:
+                    findings.append(findings_of)
+                continue
             for field, value in self._runs(r, data, ch):
                 env = dict(roots)
-                if field is not None:
-                    env["value"] = value
-                    env["field"] = field
-                findings.extend(self._run_rule(r, env, field, chain, ch))
+                env["value"] = value
+                env["field"] = field
+                f = self._run_rule(r, env, field, chain, ch, ctx)
+                if f is not None:
+                    findings.append(f)
         states: dict[str, dict[str, Any]] = {}
         for s in ch["stateRules"]:
             if view is not None and not _in_view(s.scope, s.target, view):
                 continue
-            f = self._run_state(s, dict(roots), states, chain, ch)
+            f = self._run_state(s, roots, states, chain, ch, ctx)
             if f is not None:
                 findings.append(f)
         return {"ruleset": dict(self.ref), "findings": findings, "states": states}
 
-    def _runs(self, r: _Rule, data: Any, ch: dict[str, Any]) -> list[tuple[Optional[str], Any]]:
-        t = r.target
-        if "fields" in t:
-            return [(f, _read(data, f)) for f in t["fields"]]
-        if "type" in t:
-            out: list[tuple[Optional[str], Any]] = []
-            for path, many, field in ch["bound"].get(t["type"], []):
-                if many:
-                    lst = _read(data, path)
-                    if type(lst) is list:
-                        for i, el in enumerate(lst):
-                            out.append((f"{path}.{i}.{field}", _read(el, field)))
-                else:
-                    fp = f"{path}.{field}"
-                    out.append((fp, _read(data, fp)))
-            return out
-        return [(None, None)]
+    def _runs(self, r: _Rule, data: Any, ch: dict[str, Any]) -> list[tuple[str, Any]]:
+        if r.runs_on == "fields":
+            return [(f, _read(data, f)) for f in r.target["fields"]]
+        out: list[tuple[str, Any]] = []
+        for path, many, field in ch["bound"].get(r.target["type"], ()):
+            if many:
+                lst = _read(data, path)
+                if type(lst) is list:
+                    for i, el in enumerate(lst):
+                        out.append((f"{path}.{i}.{field}", _read(el, field)))
+            else:
+                fp = f"{path}.{field}"
+                out.append((fp, _read(data, fp)))
+        return out
 
     def _finding(self, code: str, severity: str, message: str, rule: str, field: Optional[str], location: dict[str, str]) -> dict[str, Any]:
         f: dict[str, Any] = {"code": code, "severity": severity, "message": message, "rule": rule}
@@ -1016,22 +1030,22 @@ class RuleSet:
             msg = _render(tpl, params)
         return self._finding("RULE_FAILED", "error", msg, rule_id, field, location)
 
-    def _run_rule(self, r: _Rule, env: dict[str, Any], field: Optional[str], chain: list[str], ch: dict[str, Any]) -> list[dict[str, Any]]:
+    def _run_rule(self, r: _Rule, env: dict[str, Any], field: Optional[str], chain: list[str], ch: dict[str, Any], ctx: Context) -> Optional[dict[str, Any]]:
         if r.failed:
-            return [self._failed(r.id, "OPERATOR_UNAVAILABLE", field, r.location, chain, ch)]
-        ctx = Context(env, self.work_limit)
+            return self._failed(r.id, "OPERATOR_UNAVAILABLE", field, r.location, chain, ch)
+        ctx.roots = ctx.vars = env
+        ctx.work = 0
         try:
             w = r.when(ctx)
             if w is None or w is False:
-                return []
+                return None
             if w is not True:
-                return [self._failed(r.id, "EVALUATION_ERROR", field, r.location, chain, ch)]
+                return self._failed(r.id, "EVALUATION_ERROR", field, r.location, chain, ch)
             params: dict[str, Any] = {}
             for name, f in r.params:
-                ctx.vars = dict(env)
                 params[name] = finish(f(ctx), ctx)
         except EvalError as e:
-            return [self._failed(r.id, e.code, field, r.location, chain, ch)]
+            return self._failed(r.id, e.code, field, r.location, chain, ch)
         if "field" not in params:
             params["field"] = field
         if "value" not in params:
@@ -1040,14 +1054,15 @@ class RuleSet:
         try:
             msg = _render(tpl, params) if tpl is not None else r.key
         except NumberRangeError:
-            return [self._failed(r.id, "EVALUATION_ERROR", field, r.location, chain, ch)]
-        return [self._finding(r.code, r.severity, msg, r.id, field, r.location)]
+            return self._failed(r.id, "EVALUATION_ERROR", field, r.location, chain, ch)
+        return self._finding(r.code, r.severity, msg, r.id, field, r.location)
 
-    def _run_state(self, s: _StateRule, env: dict[str, Any], states: dict[str, dict[str, Any]], chain: list[str], ch: dict[str, Any]) -> Optional[dict[str, Any]]:
-        loc = {lvl: s.target[lvl] for lvl in LOCATION if lvl in s.target}
+    def _run_state(self, s: _StateRule, env: dict[str, Any], states: dict[str, dict[str, Any]], chain: list[str], ch: dict[str, Any], ctx: Context) -> Optional[dict[str, Any]]:
+        loc = s.location
         if s.failed:
             return self._failed(s.id, "OPERATOR_UNAVAILABLE", None, loc, chain, ch)
-        ctx = Context(env, self.work_limit)
+        ctx.roots = ctx.vars = env
+        ctx.work = 0
         try:
             w = s.when(ctx)
             if w is None or w is False:
@@ -1057,7 +1072,6 @@ class RuleSet:
             pending = []
             for field, props in s.effects:
                 for name, f in props:
-                    ctx.vars = dict(env)
                     v = finish(f(ctx), ctx)
                     if name != "value" and type(v) is not bool:
                         return self._failed(s.id, "EVALUATION_ERROR", None, loc, chain, ch)
@@ -1065,7 +1079,10 @@ class RuleSet:
         except EvalError as e:
             return self._failed(s.id, e.code, None, loc, chain, ch)
         for field, name, v in pending:
-            states.setdefault(field, {})[name] = v
+            st = states.get(field)
+            if st is None:
+                st = states[field] = {}
+            st[name] = v
         return None
 
 
@@ -1073,8 +1090,16 @@ class ChannelUnavailable(LookupError):
     code = "CHANNEL_UNAVAILABLE"
 
 
+_SPLIT_CACHE: dict[str, list[str]] = {}
+
+
 def _read(v: Any, path: str) -> Any:
-    for seg in path.split("."):
+    segs = _SPLIT_CACHE.get(path)
+    if segs is None:
+        segs = path.split(".")
+        if len(_SPLIT_CACHE) < 4096:
+            _SPLIT_CACHE[path] = segs
+    for seg in segs:
         t = type(v)
         if t is dict:
             v = v.get(seg)
