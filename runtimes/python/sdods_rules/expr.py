@@ -630,6 +630,7 @@ class Compiler:
         # What the expression being compiled reaches: custom operators and functions.
         self._ops: set[str] = set()
         self._calls: set[str] = set()
+        self._consts: list[tuple[bool, Any]] = []
 
     def error(self, code: str, ptr: str, msg: str) -> None:
         self.diags.append(Diagnostic(code, ptr, msg))
@@ -929,6 +930,7 @@ class Compiler:
         if arity is None:
             return _Compiled(_const(None), True, None)
         fns = [c.fn for c in comp]
+        self._consts = [(c.const, c.value) for c in comp]
         return _Compiled(self._core(name, fns, ptr, bind_name, pattern), False, None)
 
     def check_literal(self, v: Any, ptr: str, level: int) -> None:
@@ -973,7 +975,7 @@ class Compiler:
         n = len(fns)
         if name in _STRICT:
             body = _STRICT[name]
-            return _strict(name, body, fns, ptr, name in _STRING_COST)
+            return _strict(name, body, fns, ptr, name in _STRING_COST, self._consts)
         if name == "==" or name == "!=":
             fa, fb = fns
             want = name == "=="
@@ -1088,7 +1090,8 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 }  # fmt: skip
 
 
-def _strict(name: str, body: Callable[[list[Any]], Any], fns: list[Fn], ptr: str, strcost: bool) -> Fn:
+def _strict(name: str, body: Callable[[list[Any]], Any], fns: list[Fn], ptr: str, strcost: bool,
+            consts: list[tuple[bool, Any]]) -> Fn:  # fmt: skip
     """An operator that evaluates every argument, then applies the null rule, then its body."""
     ruled = name in NULL_RULE
     nested = name in _NESTED_NULL
@@ -1123,6 +1126,34 @@ def _strict(name: str, body: Callable[[list[Any]], Any], fns: list[Fn], ptr: str
         return apply1
     if n == 2 and not strcost:
         fa, fb = fns
+        arith = numbers.BINARY.get(name)
+        if arith is not None:
+            # + - * on two numbers: straight to the number model (integer fast paths there).
+            if consts[1][0] and type(consts[1][1]) is float:
+                k = consts[1][1]
+
+                def arith_const(ctx: Context) -> Any:
+                    a = fa(ctx)
+                    if type(a) is float:
+                        try:
+                            return arith(a, k)
+                        except NumberRangeError as e:
+                            raise EvalError("EVALUATION_ERROR", ptr, str(e)) from None
+                    return run([a, k])
+
+                return arith_const
+
+            def arith2(ctx: Context) -> Any:
+                a = fa(ctx)
+                b = fb(ctx)
+                if type(a) is float and type(b) is float:
+                    try:
+                        return arith(a, b)
+                    except NumberRangeError as e:
+                        raise EvalError("EVALUATION_ERROR", ptr, str(e)) from None
+                return run([a, b])
+
+            return arith2
         order = _ORDER.get(name)
         if order is not None:
             # <, <=, >, >=: two numbers or two strings compare directly; anything else goes

@@ -40,12 +40,22 @@ class NumberRangeError(ArithmeticError):
     """A result (or a number on its way out) beyond the range of a double."""
 
 
+_DEC_CACHE: dict[float, Decimal] = {}
+
+
 def canonical_decimal(x: float) -> Decimal:
     """The exact value of x rounded to 15 significant digits, ties to even (numbers.md §3)."""
-    if x.is_integer() and -_FAST < x < _FAST:
-        return Decimal(int(x))
-    # CPython's float formatting rounds the exact binary value correctly, ties to even.
-    return Decimal("%.14e" % x)
+    d = _DEC_CACHE.get(x)
+    if d is None:
+        if x.is_integer() and -_FAST < x < _FAST:
+            d = Decimal(int(x))
+        else:
+            # CPython's float formatting rounds the exact binary value correctly, ties to even.
+            d = Decimal("%.14e" % x)
+        if len(_DEC_CACHE) >= 4096:
+            _DEC_CACHE.clear()
+        _DEC_CACHE[x] = d
+    return d
 
 
 def to_double(d: Decimal) -> float:
@@ -177,3 +187,23 @@ def round_places(x: float, places: int) -> float:
     """The canonical decimal of x rounded to places decimals, ties away from zero."""
     q = canonical_decimal(x).quantize(Decimal((0, (1,), -places)), rounding=ROUND_HALF_UP, context=_EXACT)
     return to_double(q)
+
+
+def add2(a: float, b: float) -> float:
+    if a.is_integer() and b.is_integer():
+        t = a + b
+        if -_FAST < a < _FAST and -_FAST < b < _FAST and -_FAST < t < _FAST:
+            return t + 0.0
+    return _round15(_EXACT.add(canonical_decimal(a), canonical_decimal(b)))
+
+
+def mul2(a: float, b: float) -> float:
+    if a.is_integer() and b.is_integer():
+        t = a * b
+        if -_FAST < a < _FAST and -_FAST < b < _FAST and -_FAST < t < _FAST:
+            return t + 0.0
+    return _round15(_EXACT.multiply(canonical_decimal(a), canonical_decimal(b)))
+
+
+# The two-operand forms of +, - and * (exact on canonical decimals, rounded once).
+BINARY = {"+": add2, "-": sub, "*": mul2}

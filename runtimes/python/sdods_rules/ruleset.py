@@ -975,21 +975,25 @@ class RuleSet:
         ctx = Context.__new__(Context)
         ctx.limit = self.work_limit
         findings: list[dict[str, Any]] = []
+        # value and field are null outside runs on a field, as an unknown root reads.
+        env = roots
+        env["value"] = None
+        env["field"] = None
         for r in ch["rules"]:
             if view is not None and not _in_view(r.scope, r.target, view):
                 continue
             if r.runs_on is None:
-                findings_of = self._run_rule(r, roots, None, chain, ch, ctx)
-                if findings_of is not None:
-                    findings.append(findings_of)
+                f = self._run_rule(r, env, None, chain, ch, ctx)
+                if f is not None:
+                    findings.append(f)
                 continue
             for field, value in self._runs(r, data, ch):
-                env = dict(roots)
                 env["value"] = value
                 env["field"] = field
                 f = self._run_rule(r, env, field, chain, ch, ctx)
                 if f is not None:
                     findings.append(f)
+            env["value"] = env["field"] = None
         states: dict[str, dict[str, Any]] = {}
         for s in ch["stateRules"]:
             if view is not None and not _in_view(s.scope, s.target, view):
