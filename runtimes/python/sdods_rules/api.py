@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Optional, Union
 
 from .expr import Compiler, Context, EvalError, LoadError, finish, DEFAULT_WORK_LIMIT
-from .jsonio import DupDict, JSONError, find_problem, parse, pointer_token
+from .jsonio import DupDict, JSONError, find_problem, from_host, parse, pointer_token
 from .expr import Diagnostic
 from .ruleset import RequestError, RuleSet
 
@@ -23,7 +23,7 @@ def _doc(source: Any, code: str) -> Any:
             return parse(source)
         except JSONError as e:
             raise LoadError([Diagnostic(code, "", f"malformed JSON: {e}")]) from None
-    return source
+    return from_host(source)
 
 
 def load(source: Any, operators: Optional[Mapping[str, CustomOperator]] = None) -> RuleSet:
@@ -42,6 +42,8 @@ def evaluate(ruleset: RuleSet, request: Any, channel: Optional[str] = None) -> d
             request = parse(request.decode("utf-8", "replace") if not isinstance(request, str) else request)
         except JSONError as e:
             raise RequestError("", f"malformed JSON: {e}") from None
+    else:
+        request = from_host(request)
     return ruleset.evaluate(request, channel)
 
 
@@ -58,7 +60,7 @@ def evaluate_expression(
     RequestError (an environment root nested more than 64 deep or holding a bad number) or
     EvalError (one error)."""
     expr = _doc(expression, "EXPRESSION_INVALID")
-    roots = dict(env or {})
+    roots = from_host(dict(env or {}))
     if type(env) is DupDict:
         raise RequestError("/" + pointer_token(env.dup), "the environment names a root twice")
     for name in sorted(roots):
@@ -67,7 +69,7 @@ def evaluate_expression(
             raise RequestError(p[1], f"environment root {name}: {p[0]}")
     ops = dict(operators or {})
     comp = Compiler(ops.keys(), ops)
-    comp.load_functions(dict(functions) if functions else None, "/functions", allow_description=False)
+    comp.load_functions(from_host(dict(functions)) if functions else None, "/functions", allow_description=False)
     fn, _ = comp.compile(expr, "")
     if comp.diags:
         raise LoadError(comp.diags)

@@ -276,3 +276,42 @@ def walk(v: Any) -> Iterator[Any]:
     elif isinstance(v, dict):
         for e in v.values():
             yield from walk(e)
+
+
+def from_host(v: Any) -> Any:
+    """A value built by the host (json.load output, ints, tuples) as this engine's JSON value:
+    every number a float (-0 as 0; NaN, infinities and ints beyond double range marked
+    OutOfRange so that the caller refuses them with its own code), tuples as lists."""
+    t = type(v)
+    if t is float:
+        if v != v or v in (_INF, -_INF):
+            return OutOfRange(repr(v))
+        return v + 0.0
+    if v is None or t is bool or t is str or t is OutOfRange:
+        return v
+    if t is int:
+        try:
+            return float(v) + 0.0
+        except OverflowError:
+            return OutOfRange(str(v))
+    if t is list or t is tuple:
+        return [from_host(e) for e in v]
+    if isinstance(v, dict):
+        out = DupDict() if t is DupDict else {}
+        for k, e in v.items():
+            if type(k) is not str:
+                raise TypeError(f"object member names must be strings, got {type(k).__name__}")
+            out[k] = from_host(e)
+        if t is DupDict:
+            out.dup = v.dup  # type: ignore[union-attr]
+        return out
+    if isinstance(v, int):  # bool subclasses are handled above; other int subclasses
+        return from_host(int(v))
+    if isinstance(v, float):
+        return from_host(float(v))
+    if isinstance(v, str):
+        return str(v)
+    raise TypeError(f"{t.__name__} is not a JSON value")
+
+
+_INF = float("inf")

@@ -17,7 +17,7 @@ from .expr import (
     LoadError,
     finish,
 )
-from .jsonio import DupDict, OutOfRange, dumps_canonical, find_problem, pointer_token
+from .jsonio import DupDict, OutOfRange, dumps_canonical, find_problem, from_host, pointer_token
 from .numbers import NumberRangeError, canonical_text
 
 __all__ = ["RuleSet", "compile_source", "check_request", "RequestError"]
@@ -852,6 +852,7 @@ class RuleSet:
     def from_bundle(cls, bundle: Any, operators: Optional[Mapping[str, CustomOperator]] = None) -> "RuleSet":
         """Load a bundle (a parsed JSON object). `operators` are the custom operators the host
         supplies. Raises LoadError with every diagnostic."""
+        bundle = from_host(bundle)
         r = _Reader()
         if not _is_obj(bundle):
             r.err("", "a bundle must be a JSON object")
@@ -885,6 +886,7 @@ class RuleSet:
     @classmethod
     def from_manifest(cls, manifest: Any, operators: Optional[Mapping[str, CustomOperator]] = None) -> "RuleSet":
         """Load one channel's manifest; the ruleset then has that one channel."""
+        manifest = from_host(manifest)
         r = _Reader()
         m = r.manifest(manifest, "")
         if r.diags or m is None:
