@@ -848,10 +848,12 @@ class Compiler:
         if fd is None:
             self.error("FUNCTION_UNKNOWN", f"{ptr}/fn", f"no function {name}")
             return _Compiled(_const(None), True, None)
-        self._calls.add(name)
         if len(args) != len(fd.params) and fd.valid:
+            # A call with the wrong number of arguments is not an edge of the call graph: it is
+            # reported once, as FUNCTION_ARITY, not also as recursion.
             self.error("FUNCTION_ARITY", f"{ptr}/args", f"{name} takes {len(fd.params)} arguments, got {len(args)}")
             return _Compiled(_const(None), True, None)
+        self._calls.add(name)
         fns = [c.fn for c in argc]
         params = fd.params
 
@@ -955,9 +957,11 @@ class Compiler:
         impl = self.supplied.get(name)
 
         def apply(ctx: Context) -> Any:
-            vals = [f(ctx) for f in fns]
+            # Reaching an operator the host did not supply fails at once, before its arguments
+            # are evaluated (as the reference engine does; the text does not order the two).
             if impl is None:
                 raise EvalError("OPERATOR_UNAVAILABLE", ptr, f"custom operator {name} is not available")
+            vals = [f(ctx) for f in fns]
             ctx.work += 1 + tree_size(vals, ctx.limit - ctx.work)
             if ctx.work > ctx.limit:
                 raise _limit(ptr)

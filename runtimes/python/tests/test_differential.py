@@ -50,8 +50,27 @@ def verdict(resp: dict[str, Any]) -> Any:
     return ("result", resp.get("result"))
 
 
+KNOWN: dict[str, int] = {"functions-stop-the-load": 0}
+
+
+def functions_stop_the_load(go: Any, py: Any) -> bool:
+    """The one known divergence of the reference engine from the text (docs/conformance.md):
+    when the `functions` of an `expression` request have load errors, Go reports those and does
+    not check the expression; errors.md asks for every diagnostic, and Python reports them all.
+    They agree on the function diagnostics."""
+    if go[0] != "error" or py[0] != "error" or not go[3]:
+        return False
+    if not all(p.startswith("/functions/") for _, p in go[3]):
+        return False
+    return [d for d in py[3] if d[1].startswith("/functions/")] == go[3]
+
+
 def agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """a is Go's answer, b Python's."""
     va, vb = verdict(a), verdict(b)
+    if va != vb and functions_stop_the_load(va, vb):
+        KNOWN["functions-stop-the-load"] += 1
+        return True
     if va[0] != vb[0]:
         return False
     if va[0] == "error":
@@ -73,6 +92,20 @@ class Gen:
     def __init__(self, rnd: random.Random) -> None:
         self.r = rnd
         self.ops = sorted(CORE_ARITY)
+        self.fns: dict[str, int] = {}
+
+    def functions(self) -> dict[str, Any]:
+        """0 to 3 definitions; later ones may call earlier ones (and, rarely, themselves)."""
+        self.fns = {}
+        defs: dict[str, Any] = {}
+        for i in range(self.r.randint(0, 3)):
+            name = f"f{i}"
+            params = ["p", "q"][: self.r.randint(0, 2)]
+            if self.r.random() < 0.05:
+                self.fns[name] = len(params)
+            defs[name] = {"params": params, "body": self.expr(3, params)}
+            self.fns[name] = len(params)
+        return defs
 
     def scalar(self) -> Any:
         k = self.r.random()
@@ -80,8 +113,11 @@ class Gen:
             return None
         if k < 0.2:
             return self.r.random() < 0.5
-        if k < 0.55:
+        if k < 0.45:
             return self.r.choice(NUMBERS)
+        if k < 0.55:
+            x = self.r.uniform(-1, 1) * 10 ** self.r.randint(-8, 18)
+            return round(x, self.r.randint(0, 17)) if self.r.random() < 0.7 else x
         return self.r.choice(STRINGS)
 
     def data(self, depth: int = 0) -> Any:
@@ -106,6 +142,15 @@ class Gen:
             return s
         if k < 0.3:
             return [self.expr(depth - 1, names) for _ in range(self.r.randint(0, 3))]
+        if k < 0.33 and self.fns:
+            name = self.r.choice(sorted(self.fns))
+            n = self.fns[name] if self.r.random() < 0.95 else self.fns[name] + 1
+            return {"fn": name, "args": [self.expr(depth - 1, names) for _ in range(n)]}
+        if k < 0.35:
+            op = self.r.choice(["x-test-sum", "x-test-reverse", "x-luhn", "x-nope", "nope", "Upper"])
+            return {"op": op, "args": [self.expr(depth - 1, names) for _ in range(self.r.randint(0, 3))]}
+        if k < 0.36:
+            return self.r.choice([{}, {"var": 1}, {"op": "+"}, {"var": "a..b"}, {"op": "+", "args": 1}, {"a": 1}])
         op = self.r.choice(self.ops)
         lo, hi = CORE_ARITY[op]
         hi = lo + 2 if hi is None else hi
@@ -203,7 +248,15 @@ class Differential(unittest.TestCase):
         reqs = []
         for _ in range(N_EXPR):
             env = {"data": gen.data(), "ctx": {"today": rnd.choice(["2025-06-15", "2024-02-29"])}}
-            reqs.append({"cmd": "expression", "expression": gen.expr(rnd.randint(1, 5), []), "env": env})
+            fns = gen.functions()
+            req = {"cmd": "expression", "expression": gen.expr(rnd.randint(1, 5), []), "env": env}
+            if fns:
+                req["functions"] = fns
+            if rnd.random() < 0.3:
+                req["operators"] = ["x-test-sum", "x-test-reverse", "x-luhn"]
+                if rnd.random() < 0.3:
+                    req["registered"] = ["x-test-sum"]
+            reqs.append(req)
         self.compare(reqs, "expression")
 
     def test_requests(self) -> None:
