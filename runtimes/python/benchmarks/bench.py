@@ -31,23 +31,24 @@ FIXTURES = ["signup", "addressbook", "loan", "checkout", "insurance"]
 
 
 def timeit(fn: Callable[[int], None], seconds: float) -> float:
-    """ns per operation: fn(i) is called in a loop for about `seconds` (best of 3 slices)."""
+    """Wall ns per operation, as Go's benchmarks measure: fn(i) runs in a loop for about
+    `seconds`, in 5 slices; the best slice counts (the machine is shared)."""
     n = 1
     while True:  # calibrate
-        t0 = time.process_time()
+        t0 = time.perf_counter()
         for i in range(n):
             fn(i)
-        dt = time.process_time() - t0
+        dt = time.perf_counter() - t0
         if dt > 0.05:
             break
         n *= 4
-    per_slice = max(1, int(n * (seconds / 3) / dt))
+    per_slice = max(1, int(n * (seconds / 5) / dt))
     best = float("inf")
-    for _ in range(3):
-        t0 = time.process_time()
+    for _ in range(5):
+        t0 = time.perf_counter()
         for i in range(per_slice):
             fn(i)
-        best = min(best, (time.process_time() - t0) / per_slice)
+        best = min(best, (time.perf_counter() - t0) / per_slice)
     return best * 1e9
 
 
@@ -107,7 +108,7 @@ def expression_cases(seconds: float) -> dict[str, float]:
 def go_cases() -> dict[str, float]:
     """ns/op of the Go runtime's matching benchmarks, one core."""
     cmd = ["go", "test", "-run", "XXX", "-bench", "^Benchmark(FixtureEvaluation|Boolean|StartsWith|FunctionCall|Map100)$",
-           "-benchtime", "1s", "-count", "1", "."]  # fmt: skip
+           "-benchtime", "0.5s", "-count", "3", "."]  # fmt: skip
     env = dict(os.environ, GOMAXPROCS="1")
     res = subprocess.run(cmd, cwd=ROOT / "engine", env=env, capture_output=True, text=True, check=True)
     out = {}
@@ -115,7 +116,7 @@ def go_cases() -> dict[str, float]:
         m = re.match(r"Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op", line)
         if m:
             name = m.group(1).replace("FixtureEvaluation/", "")
-            out[name] = float(m.group(2))
+            out[name] = min(out.get(name, float("inf")), float(m.group(2)))  # best of the runs
     return out
 
 

@@ -721,10 +721,9 @@ class Compiler:
         for name in funcs:
             if name not in recursive:
                 length(name)
-        too_long = {f for f, n in chain.items() if n > MAX_CALL_CHAIN and f not in recursive}
-        called_by_long = {g for f in too_long for g in funcs[f].calls}
-        for f in too_long:
-            if f not in called_by_long:
+        # Every function that starts a chain longer than 32 is the outermost function of one.
+        for f in funcs:
+            if f not in recursive and chain.get(f, 0) > MAX_CALL_CHAIN:
                 self.error("EXPRESSION_TOO_DEEP", funcs[f].ptr, f"a chain of nested calls from {f} is longer than 32 functions")
 
     def reached(self, ops: set[str], calls: set[str]) -> set[str]:
