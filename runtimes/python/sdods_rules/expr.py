@@ -856,15 +856,18 @@ class Compiler:
         fns = [c.fn for c in argc]
         params = fd.params
 
+        pairs = list(zip(params, fns))
+        cost = 1 + len(pairs)
+
         def invoke(ctx: Context) -> Any:
-            vals = [f(ctx) for f in fns]
-            ctx.work += 1 + len(vals)
+            # Arguments in the caller's scope, left to right; the body sees the roots and them.
+            scope = ctx.roots.copy()
+            for p, f in pairs:
+                scope[p] = f(ctx)
+            ctx.work += cost
             if ctx.work > ctx.limit:
                 raise _limit(ptr)
             saved = ctx.vars
-            scope = dict(ctx.roots)
-            for p, v in zip(params, vals):
-                scope[p] = v
             ctx.vars = scope
             try:
                 return fd.body(ctx)  # type: ignore[misc]
