@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Union
 
-from .expr import Compiler, Context, EvalError, LoadError, finish, DEFAULT_WORK_LIMIT
+from .expr import DEFAULT_WORK_LIMIT, Compiler, Context, Diagnostic, EvalError, LoadError, finish
 from .jsonio import DupDict, JSONError, find_problem, from_host, parse, pointer_token
-from .expr import Diagnostic
 from .ruleset import RequestError, RuleSet
 
-__all__ = ["load", "evaluate", "evaluate_expression"]
+__all__ = ["load", "evaluate", "evaluate_expression", "EvalError"]
 
 CustomOperator = Callable[[list[Any]], Any]
 JSONText = Union[str, bytes]
@@ -76,5 +75,3 @@ def evaluate_expression(
     ctx = Context(roots, work_limit)
     return finish(fn(ctx), ctx)
 
-
-__all__ += ["EvalError"]

@@ -174,10 +174,12 @@ def dumps(v: Any, exact: bool = False) -> str:
     return "".join(out)
 
 
-def dumps_canonical(v: Any) -> str:
-    """RFC 8785 (JCS): members sorted by UTF-16 code units, canonical numbers, no white space."""
+def dumps_canonical(v: Any, exact: bool = True) -> str:
+    """RFC 8785 (JCS): members sorted by UTF-16 code units, no white space; numbers in their
+    shortest round-trip form (RFC 8785 §3.2.2.3), or rounded to 15 digits when not exact (a
+    value leaving an evaluation, numbers.md §4)."""
     out: list[str] = []
-    _write(v, out, True, shortest_text)
+    _write(v, out, True, shortest_text if exact else canonical_text)
     return "".join(out)
 
 

@@ -91,8 +91,6 @@ class _Parser:
         size = 0
         while True:
             if i >= self.n or self.p[i] in "|)":
-                if i < self.n and self.p[i] == ")" and top and not branches and i > 0:
-                    pass
                 raise self.err(i, "empty branch")
             node, i, u, pr, sz = self.branch(i, top)
             branches.append(node)
@@ -132,7 +130,6 @@ class _Parser:
             return (("bol",) if c == "^" else ("eol",)), i, False, 1, 0
         if c in "*+?":
             raise self.err(i, "nothing to repeat")
-        start = i
         is_group = False
         unb = False
         prod = 1
@@ -164,7 +161,6 @@ class _Parser:
         else:
             node = ("set", ((ord(c), ord(c)),))
             i += 1
-        del start
         if i < self.n and p[i] in "*+?{":
             q = i
             lo, hi, i = self.quantifier(i)
@@ -251,7 +247,7 @@ class _Parser:
             o = ord(_CHARESC[d])
             return ("set", ((o, o),)), i + 2
         if d == "x":
-            if i + 3 < self.n + 0 and p[i + 2] in _HEX and p[i + 3] in _HEX:
+            if i + 3 < self.n and p[i + 2] in _HEX and p[i + 3] in _HEX:
                 o = int(p[i + 2 : i + 4], 16)
                 return ("set", ((o, o),)), i + 4
             raise self.err(i, "\\x needs two hex digits")

@@ -7,7 +7,6 @@ import threading
 import traceback
 from typing import Any, BinaryIO, Callable, Mapping, Optional, TextIO
 
-from . import __version__ as _pep440  # noqa: F401  (the package declares the release line too)
 from .expr import Compiler, Context, EvalError, LoadError, finish
 from .jsonio import DupDict, JSONError, dumps, find_problem, parse, pointer_token
 from .ruleset import ChannelUnavailable, RequestError, RuleSet, check_request, compile_source

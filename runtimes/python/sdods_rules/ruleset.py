@@ -13,7 +13,6 @@ from .expr import (
     CustomOperator,
     Diagnostic,
     EvalError,
-    Fn,
     LoadError,
     finish,
 )
@@ -650,16 +649,10 @@ def compile_source(doc: Any) -> dict[str, Any]:
     if rs is None:
         raise LoadError(diags)
     _compile_expressions(rs, {}, [o["name"] for o in rs["operators"]], diags)
-    _number_problems(rs, diags)
     if diags:
         raise LoadError(diags)
     ref = {"id": rs["id"], "version": rs["version"], "checksum": checksum(rs)}
     return {"formatVersion": 1.0, "ruleset": ref, "server": _manifest(rs, ref, SERVER), "client": _manifest(rs, ref, CLIENT)}
-
-
-def _number_problems(rs: dict[str, Any], diags: list[Diagnostic]) -> None:
-    """Out-of-range numbers outside expressions cannot be written into a bundle."""
-    del rs, diags  # every number of a ruleset outside expressions is refused by its type check
 
 
 # ---- reading bundles and manifests --------------------------------------------------------------
@@ -908,7 +901,7 @@ class RuleSet:
             declared = [o["name"] for o in rs["operators"]]
             required |= set(declared)
             impls = {k: v for k, v in supplied.items() if k in declared}
-            comp, compiled = _compile_expressions(rs, impls, declared, diags)
+            _, compiled = _compile_expressions(rs, impls, declared, diags)
             self.channels[ch] = self._prepare(rs, compiled, impls)
             self.manifests[ch] = raw
         if diags:
@@ -1165,6 +1158,8 @@ def _render(parts: list[tuple[bool, str]], params: Mapping[str, Any]) -> str:
 
 
 def _param_text(v: Any) -> str:
+    """A message parameter as text (evaluation.md §4): a string as it is, a number in canonical
+    form, true/false, null as nothing, arrays and objects as canonical JSON."""
     t = type(v)
     if v is None:
         return ""
@@ -1174,19 +1169,4 @@ def _param_text(v: Any) -> str:
         return "true" if v else "false"
     if t is float:
         return canonical_text(v)
-    from .jsonio import dumps_canonical as _dc  # arrays and objects: canonical JSON
-
-    return _dc_canonical_numbers(v) if _dc else ""
-
-
-def _dc_canonical_numbers(v: Any) -> str:
-    from .jsonio import _utf16_key, _write
-
-    out: list[str] = []
-    _write(v, out, True, canonical_text)
-    del _utf16_key
-    return "".join(out)
-
-
-def declared_fn_unused(_: Fn) -> None:  # keeps the import list honest for type checkers
-    return None
+    return dumps_canonical(v, exact=False)
