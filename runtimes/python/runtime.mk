@@ -3,6 +3,7 @@
 PYTHON ?= python3
 PY_DIR := runtimes/python
 PY_ENGINE := $(PYTHON) -m sdods_rules engine
+MYPY ?= $(PYTHON) -m mypy
 
 .PHONY: test-python conformance-python python-version
 
@@ -12,6 +13,8 @@ python-version:
 test-python: python-version ## Python runtime: unit tests, the suite in-process, a differential fuzz run against the Go engine
 	$(GO) build -o $(BIN)/ ./cmd/rules
 	cd $(PY_DIR) && $(PYTHON) -m unittest -q
+	@cd $(PY_DIR) && if $(MYPY) --version >/dev/null 2>&1; then $(MYPY) --python-version 3.11 --disallow-untyped-defs --warn-unused-ignores sdods_rules; \
+	  else echo "mypy not installed: type check of runtimes/python skipped (Debian: apt-get install python3-mypy; MYPY=...)"; fi
 
 conformance-python: python-version ## Python runtime: the 1899-case suite over the engine protocol, compiler and evaluator levels
 	$(GO) build -o $(BIN)/ ./cmd/rulecheck

@@ -292,7 +292,7 @@ def _mismatch(op: str, *vals: Any) -> _OpError:
 def _num(op: str, v: Any) -> float:
     if type(v) is not float:
         raise _mismatch(op, v)
-    return v  # type: ignore[no-any-return]
+    return v
 
 
 def _integer(op: str, what: str, v: Any, lo: float, hi: float) -> int:
@@ -410,7 +410,7 @@ _LOW = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 def _str(op: str, x: Any) -> str:
     if type(x) is not str:
         raise _mismatch(op, x)
-    return x  # type: ignore[no-any-return]
+    return x
 
 
 def op_upper(v: list[Any]) -> str:
@@ -461,7 +461,7 @@ def op_text(v: list[Any]) -> str:
     x = v[0]
     t = type(x)
     if t is str:
-        return x  # type: ignore[no-any-return]
+        return x
     if t is float:
         return canonical_text(x)
     if t is bool:
@@ -807,7 +807,7 @@ class Compiler:
             (s1, i1) = steps[0]
 
             def read1(ctx: Context) -> Any:
-                v = ctx.vars.get(root)
+                v: Any = ctx.vars.get(root)
                 t = type(v)
                 if t is dict:
                     return v.get(s1)
@@ -818,7 +818,7 @@ class Compiler:
             return _Compiled(read1, False, None)
 
         def read(ctx: Context) -> Any:
-            v = ctx.vars.get(root)
+            v: Any = ctx.vars.get(root)
             for s, i in steps:
                 t = type(v)
                 if t is dict:
@@ -858,6 +858,7 @@ class Compiler:
 
         pairs = list(zip(params, fns))
         cost = 1 + len(pairs)
+        target: _FuncDef = fd
 
         def invoke(ctx: Context) -> Any:
             # Arguments in the caller's scope, left to right; the body sees the roots and them.
@@ -870,7 +871,7 @@ class Compiler:
             saved = ctx.vars
             ctx.vars = scope
             try:
-                return fd.body(ctx)  # type: ignore[misc]
+                return target.body(ctx)  # type: ignore[misc]
             finally:
                 ctx.vars = saved
 
@@ -1084,11 +1085,11 @@ class Compiler:
 def _string_literal(node: Any) -> Optional[str]:
     """The pattern text of a constant pattern: a JSON string or literal(string)."""
     if type(node) is str:
-        return node  # type: ignore[no-any-return]
+        return node
     if type(node) is dict and set(node) == {"op", "args"} and node["op"] == "literal":
         a = node["args"]
         if type(a) is list and len(a) == 1 and type(a[0]) is str:
-            return a[0]  # type: ignore[no-any-return]
+            return a[0]
     return None
 
 
@@ -1133,8 +1134,9 @@ def _strict(name: str, body: Callable[[list[Any]], Any], fns: list[Fn], ptr: str
         return apply1
     if n == 2 and not strcost:
         fa, fb = fns
-        arith = numbers.BINARY.get(name)
-        if arith is not None:
+        binary = numbers.BINARY.get(name)
+        if binary is not None:
+            arith: Callable[[float, float], float] = binary
             # + - * on two numbers: straight to the number model (integer fast paths there).
             if consts[1][0] and type(consts[1][1]) is float:
                 k = consts[1][1]
@@ -1161,8 +1163,9 @@ def _strict(name: str, body: Callable[[list[Any]], Any], fns: list[Fn], ptr: str
                 return run([a, b])
 
             return arith2
-        order = _ORDER.get(name)
-        if order is not None:
+        ordering = _ORDER.get(name)
+        if ordering is not None:
+            order: Callable[[Any, Any], bool] = ordering
             # <, <=, >, >=: two numbers or two strings compare directly; anything else goes
             # through the null rule and the type check.
             def compare(ctx: Context) -> Any:

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-class DupDict(dict):  # type: ignore[type-arg]
+class DupDict(dict):
     """An object that named a member twice; `dup` is the first repeated name."""
 
     dup: str = ""
@@ -121,7 +121,7 @@ def _skip_ws(s: str, i: int) -> int:
 
 # ---- writing ----------------------------------------------------------------------------------
 
-_str = json.encoder.encode_basestring  # escapes exactly as RFC 8785 / ECMAScript does
+_str = json.encoder.encode_basestring  # type: ignore[attr-defined]  # escapes as RFC 8785 / ECMAScript do
 
 
 def _utf16_key(s: str) -> bytes:
@@ -299,13 +299,13 @@ def from_host(v: Any) -> Any:
     if t is list or t is tuple:
         return [from_host(e) for e in v]
     if isinstance(v, dict):
-        out = DupDict() if t is DupDict else {}
+        out: Any = DupDict() if t is DupDict else {}
         for k, e in v.items():
             if type(k) is not str:
                 raise TypeError(f"object member names must be strings, got {type(k).__name__}")
             out[k] = from_host(e)
         if t is DupDict:
-            out.dup = v.dup  # type: ignore[union-attr]
+            out.dup = getattr(v, "dup")
         return out
     if isinstance(v, int):  # bool subclasses are handled above; other int subclasses
         return from_host(int(v))

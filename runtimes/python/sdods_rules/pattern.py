@@ -63,7 +63,7 @@ def _normalize(rs: list[tuple[int, int]]) -> Ranges:
 
 # AST: ("set", Ranges) | ("bol",) | ("eol",) | ("cat", [nodes]) | ("alt", [nodes])
 #      | ("rep", node, min, max_or_None) ; groups are their contents.
-Node = tuple  # type: ignore[type-arg]
+Node = tuple
 
 
 class _Parser:
@@ -494,7 +494,7 @@ class Pattern:
                     if a <= cp <= b:
                         seeds.append(st[2])
                 else:
-                    k = bisect_right(rs, (cp, _MAXCP + 1)) - 1  # type: ignore[arg-type]
+                    k = bisect_right(rs, (cp, _MAXCP + 1)) - 1  # type: ignore[call-overload]
                     if k >= 0 and rs[k][0] <= cp <= rs[k][1]:  # type: ignore[index]
                         seeds.append(st[2])
         return self._closure(seeds, False, False) | self._start_set  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from .expr import (
     CustomOperator,
     Diagnostic,
     EvalError,
+    Fn,
     LoadError,
     finish,
 )
@@ -145,7 +146,7 @@ class _Parser:
         if max_bytes and len(v.encode("utf-8", "surrogatepass")) > max_bytes:
             self.err(ptr, f"{what} must be at most {max_bytes} bytes")
             return None
-        return v  # type: ignore[no-any-return]
+        return v
 
     def members(self, v: Any, ptr: str, what: str) -> list[tuple[str, Any]]:
         if v is _ABSENT:
@@ -163,7 +164,7 @@ class _Parser:
         if type(v) is not list:
             self.err(ptr, f"{what} must be an array, got {_kind(v)}")
             return []
-        return v  # type: ignore[no-any-return]
+        return v
 
     def body(self, v: Any, ptr: str) -> Optional[dict[str, Any]]:
         self.body_ptr = ptr
@@ -342,9 +343,10 @@ class _Parser:
                 if lvl in t:
                     s = lvl
             return s
-        s = self.str_(v, ptr, "scope")
-        if s is None:
+        written = self.str_(v, ptr, "scope")
+        if written is None:
             return "project"
+        s = written
         if s not in LEVELS:
             self.err(ptr, f"scope {s!r} is not a level", "SCOPE_INVALID")
             return s
@@ -821,11 +823,33 @@ def _check_value(v: Any, ptr: str) -> None:
 
 
 class _Rule:
+    """A compiled rule of one channel."""
+
     __slots__ = ("id", "code", "severity", "target", "scope", "location", "when", "params", "key", "failed", "runs_on")
+    id: str
+    code: str
+    severity: str
+    target: dict[str, Any]
+    scope: str
+    location: dict[str, str]
+    when: Fn
+    params: list[tuple[str, Fn]]
+    key: str
+    failed: bool  # reaches a custom operator the host did not supply
+    runs_on: Optional[str]  # "fields", "type" or None (the whole record)
 
 
 class _StateRule:
+    """A compiled state rule of one channel."""
+
     __slots__ = ("id", "target", "scope", "when", "effects", "failed", "location")
+    id: str
+    target: dict[str, Any]
+    scope: str
+    when: Fn
+    effects: list[tuple[str, list[tuple[str, Fn]]]]
+    failed: bool
+    location: dict[str, str]
 
 
 class RuleSet:
@@ -1141,7 +1165,7 @@ def _lookup(catalogs: list[tuple[str, dict[str, Any]]], chain: list[str], key: s
     for tag in chain:
         for ctag, parsed in catalogs:
             if ctag == tag and key in parsed:
-                return parsed[key]  # type: ignore[no-any-return]
+                return parsed[key]
     return None
 
 
@@ -1164,7 +1188,7 @@ def _param_text(v: Any) -> str:
     if v is None:
         return ""
     if t is str:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is bool:
         return "true" if v else "false"
     if t is float:
