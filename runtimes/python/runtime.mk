@@ -8,7 +8,7 @@ MYPY ?= $(PYTHON) -m mypy
 .PHONY: test-python conformance-python python-version
 
 python-version:
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the Python runtime needs Python 3.11 or later, found " + sys.version.split()[0])'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else "the Python runtime needs Python 3.9 or later, found " + sys.version.split()[0])'
 
 test-python: python-version ## Python runtime: unit tests, the suite in-process, a differential fuzz run against the Go engine
 	$(GO) build -o $(BIN)/ ./cmd/rules

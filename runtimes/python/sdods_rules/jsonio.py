@@ -9,6 +9,7 @@ with its own code (a member named twice, a number beyond double range) are marke
 from __future__ import annotations
 
 import json
+import json.scanner  # type: ignore[import]
 import re
 from typing import Any, Iterator
 
@@ -77,6 +78,14 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _decoder = json.JSONDecoder(
     parse_float=_number, parse_int=_number, parse_constant=_constant, object_pairs_hook=_pairs
 )
+# CPython 3.12 bounds the C decoder's recursion at about a thousand levels whatever the
+# recursion limit; documents nested deeper are read again by the pure-Python scanner, which obeys
+# sys.setrecursionlimit (the engine raises it), so that depth is refused with the spec's codes
+# (BAD_REQUEST at /ROOT, EXPRESSION_TOO_DEEP) rather than as malformed JSON.
+_deep_decoder = json.JSONDecoder(
+    parse_float=_number, parse_int=_number, parse_constant=_constant, object_pairs_hook=_pairs
+)
+_deep_decoder.scan_once = json.scanner.py_make_scanner(_deep_decoder)  # type: ignore[attr-defined]
 _lone = re.compile(r"[\ud800-\udfff]")
 _may_have_surrogate = re.compile(r"\\[uU][dD][89a-fA-F]")
 
@@ -98,7 +107,10 @@ def _fix_surrogates(v: Any) -> Any:
 def parse(text: str) -> Any:
     """Parse one JSON document; raise JSONError when it is not exactly one well-formed value."""
     try:
-        v, end = _decoder.raw_decode(text, _skip_ws(text, 0))
+        try:
+            v, end = _decoder.raw_decode(text, _skip_ws(text, 0))
+        except RecursionError:
+            v, end = _deep_decoder.raw_decode(text, _skip_ws(text, 0))
     except JSONError:
         raise
     except RecursionError as e:
