@@ -272,7 +272,23 @@ class Differential(unittest.TestCase):
                 req = json.loads(json.dumps(rnd.choice(ev["tests"])["request"]))
                 for _ in range(rnd.randint(1, 3)):
                     mutate(rnd, gen, req)
-                reqs.append({"cmd": "evaluate", "ruleset": bundle["ruleset"]["id"], "request": req})
+                if rnd.random() < 0.3:
+                    req["locale"] = rnd.choice(["fr", "fr-CA", "de-CH-x", "EN", "es", None, "en-GB"])
+                if rnd.random() < 0.3:
+                    places = [r.get("target", {}) for r in bundle["server"]["rules"] + bundle["server"]["stateRules"]]
+                    t = rnd.choice(places) if places else {}
+                    view = {k: v for k, v in t.items() if k in ("page", "screen", "section", "component") and rnd.random() < 0.8}
+                    if rnd.random() < 0.2:
+                        view[rnd.choice(["page", "section"])] = "elsewhere"
+                    req["view"] = view or None
+                if rnd.random() < 0.1:  # the shape check
+                    k = rnd.choice(["extra", "ctx", "data", "actor", "view", "locale", "ruleset", "original"])
+                    req[k] = rnd.choice([gen.data(), "x", [], 1, {"page": ""}, "en_US", "a" * 40, None,
+                                         {"deep": json.loads("[" * 70 + "]" * 70)}, bundle["ruleset"]["id"], "other"])
+                ev_req = {"cmd": "evaluate", "ruleset": bundle["ruleset"]["id"], "request": req}
+                if rnd.random() < 0.3:
+                    ev_req["channel"] = rnd.choice(["server", "client"])
+                reqs.append(ev_req)
             with self.subTest(fixture=name):
                 self.compare_with_setup(load, reqs)
 
