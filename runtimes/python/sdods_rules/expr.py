@@ -651,8 +651,9 @@ class Compiler:
             fd = self.funcs[name] = _FuncDef(name, f"{base}/{pointer_token(name)}")
             ptr = fd.ptr
             if not isinstance(d, dict):
+                # Not a definition at all: the name stays undefined (calls are FUNCTION_UNKNOWN).
                 self.error("FUNCTION_INVALID", ptr, "a function definition is an object {params, body}")
-                fd.valid = False
+                del self.funcs[name]
                 continue
             if type(d) is DupDict:
                 self.error("FUNCTION_INVALID", ptr, f"member {d.dup} named twice")
@@ -660,10 +661,10 @@ class Compiler:
             for k in d:
                 if k not in allowed:
                     self.error("FUNCTION_INVALID", f"{ptr}/{pointer_token(k)}", f"unknown member {k}")
-            params = d.get("params")
+            params = d.get("params", [])  # absent: no parameters (the text does not require it)
             if type(params) is not list:
+                # Reported; the function stays defined, without parameters.
                 self.error("FUNCTION_INVALID", f"{ptr}/params", "params must be an array of distinct names")
-                fd.valid = False
                 params = []
             seen: set[str] = set()
             for i, p in enumerate(params):
@@ -675,9 +676,12 @@ class Compiler:
             fd.params = [p for p in params if type(p) is str]
             if "body" not in d:
                 self.error("FUNCTION_INVALID", ptr, "body missing")
-                fd.valid = False
-                continue
-            bodies.append((fd, d["body"]))
+            if not fd.valid:
+                # Parameters that are not names: the function is not defined (its calls are
+                # FUNCTION_UNKNOWN), as in the reference engine; its body is still checked.
+                del self.funcs[name]
+            if "body" in d:
+                bodies.append((fd, d["body"]))
         for fd, body in bodies:
             saved = (self._ops, self._calls)
             self._ops, self._calls = set(), set()
@@ -847,7 +851,7 @@ class Compiler:
         if fd is None:
             self.error("FUNCTION_UNKNOWN", f"{ptr}/fn", f"no function {name}")
             return _Compiled(_const(None), True, None)
-        if len(args) != len(fd.params) and fd.valid:
+        if len(args) != len(fd.params):  # against the parameters as read, even of a broken definition
             # A call with the wrong number of arguments is not an edge of the call graph: it is
             # reported once, as FUNCTION_ARITY, not also as recursion.
             self.error("FUNCTION_ARITY", f"{ptr}/args", f"{name} takes {len(fd.params)} arguments, got {len(args)}")
