@@ -683,10 +683,11 @@ class _Reader:
             return False
         return True
 
-    def ref(self, v: Any, ptr: str) -> Optional[dict[str, str]]:
+    def ref(self, v: Any, ptr: str) -> tuple[dict[str, str], bool]:
+        """The ruleset reference as read (possibly partial) and whether it is valid."""
         if not _is_obj(v):
             self.err(ptr, "ruleset must be an object {id, version, checksum}")
-            return None
+            return {}, False
         ok = True
         out: dict[str, str] = {}
         if type(v) is DupDict:
@@ -706,17 +707,17 @@ class _Reader:
         if len(out) < 3:
             if ok:
                 self.err(ptr, "the ruleset reference needs id, version and checksum")
-            return None
+            return out, False
         if len(out["id"].encode("utf-8", "surrogatepass")) > 256:
             self.err(ptr + "/id", "id must be at most 256 bytes")
-            return None
+            return out, False
         if len(out["version"].encode("utf-8", "surrogatepass")) > 64:
             self.err(ptr + "/version", "version must be at most 64 bytes")
-            return None
+            return out, False
         if not _CHECKSUM.fullmatch(out["checksum"]):
             self.err(ptr + "/checksum", "checksum must be sha256: followed by 64 lower-case hex digits")
-            return None
-        return out if ok else None
+            return out, False
+        return out, ok
 
     def manifest(self, v: Any, ptr: str) -> Optional[tuple[str, dict[str, str], dict[str, Any]]]:
         if not _is_obj(v):
@@ -728,16 +729,20 @@ class _Reader:
         channel = ch if ch in (SERVER, CLIENT) and type(ch) is str else ""
         if not channel:
             self.err(ptr + "/channel", 'channel must be "server" or "client"')
-        ref = self.ref(v.get("ruleset", _ABSENT), ptr + "/ruleset")
+        ref, ref_ok = self.ref(v.get("ruleset", _ABSENT), ptr + "/ruleset")
         p = _Parser("BUNDLE_INVALID", manifest=True)
         rs = p.body(v, ptr)
         self.diags.extend(p.diags)
+        # The definitions' own shape is structural: a malformed one stops the load before any
+        # expression is loaded, with the other structural problems.
+        shapes = _function_shapes(v.get("functions"), ptr + "/functions")
+        self.diags.extend(shapes)
         if rs is None:
             return None
         ft = v.get("fieldTypes", _ABSENT)
         if not _is_obj(ft):
             self.err(ptr + "/fieldTypes", "fieldTypes must be an object")
-        elif not p.diags and dumps_canonical(ft) != dumps_canonical(field_types(rs)):
+        elif not p.diags and not shapes and dumps_canonical(ft) != dumps_canonical(field_types(rs)):
             self.err(ptr + "/fieldTypes", "fieldTypes does not match the fieldTypes of the entities")
         if channel:
             for r in rs["rules"]:
@@ -746,10 +751,34 @@ class _Reader:
             for r in rs["stateRules"]:
                 if channel not in r["channels"]:
                     self.err(r["ptr"] + "/channels", f"the state rule does not belong to channel {channel}")
-        if ref is None or not channel:
+        if not ref_ok or not channel:
             return None
         rs["id"], rs["version"] = ref["id"], ref["version"]
         return channel, ref, rs
+
+
+def _function_shapes(defs: Any, ptr: str) -> list[Diagnostic]:
+    """FUNCTION_INVALID for definitions that are not objects, params that are not arrays of
+    strings, and unknown members: what can be said of functions without loading them."""
+    out: list[Diagnostic] = []
+    if not _is_obj(defs):
+        return out
+    for name, d in defs.items():
+        fp = f"{ptr}/{pointer_token(name)}"
+        if not _is_obj(d):
+            out.append(Diagnostic("FUNCTION_INVALID", fp, "a definition is an object {params, body}"))
+            continue
+        for k, x in d.items():
+            if k == "params":
+                if type(x) is not list:
+                    out.append(Diagnostic("FUNCTION_INVALID", fp + "/params", "params must be an array of names"))
+                    continue
+                for i, pn in enumerate(x):
+                    if type(pn) is not str:
+                        out.append(Diagnostic("FUNCTION_INVALID", f"{fp}/params/{i}", "a parameter name must be a string"))
+            elif k not in ("body", "description"):
+                out.append(Diagnostic("FUNCTION_INVALID", f"{fp}/{pointer_token(k)}", f"unknown member {k}"))
+    return out
 
 
 # ---- the loaded ruleset -------------------------------------------------------------------------
@@ -881,7 +910,7 @@ class RuleSet:
         for k in bundle:
             if k not in ("formatVersion", "ruleset", SERVER, CLIENT):
                 r.err(f"/{pointer_token(k)}", f"unknown member {k!r} in a bundle")
-        ref = r.ref(bundle.get("ruleset", _ABSENT), "/ruleset")
+        ref, _ = r.ref(bundle.get("ruleset", _ABSENT), "/ruleset")
         loaded = []
         for ch in (SERVER, CLIENT):
             if ch not in bundle:
@@ -898,7 +927,7 @@ class RuleSet:
             loaded.append((ch, rs, bundle[ch]))
         if r.diags:
             raise LoadError(r.diags)
-        return cls._build(ref or {}, loaded, operators)
+        return cls._build(ref, loaded, operators)
 
     @classmethod
     def from_manifest(cls, manifest: Any, operators: Optional[Mapping[str, CustomOperator]] = None) -> "RuleSet":
@@ -923,7 +952,10 @@ class RuleSet:
         required: set[str] = set()
         for ch, rs, raw in loaded:
             declared = [o["name"] for o in rs["operators"]]
-            required |= set(declared)
+            # The manifests of one bundle declare the same operators; should they not, the last
+            # read (client) is reported, as by the reference engine. Each channel still fails
+            # closed on its own missing operators.
+            required = set(declared)
             impls = {k: v for k, v in supplied.items() if k in declared}
             _, compiled = _compile_expressions(rs, impls, declared, diags)
             self.channels[ch] = self._prepare(rs, compiled, impls)

@@ -325,6 +325,25 @@ class Differential(unittest.TestCase):
             reqs.append({"cmd": "compile", "source": src})
         self.compare(reqs, "source")
 
+    def test_bundles(self) -> None:
+        rnd = random.Random(SEED + 3)
+        gen = Gen(rnd)
+        bundles = []
+        for name in ["signup", "addressbook", "loan", "checkout", "insurance"]:
+            d = CONFORMANCE / "fixtures" / name
+            bundles.append(json.loads((d / f"{name}.bundle.json").read_text(encoding="utf-8")))
+        for key in ("bundle", "manifest"):
+            reqs = []
+            for _ in range(N_REQ // 4):
+                b = json.loads(json.dumps(rnd.choice(bundles)))
+                if key == "manifest":
+                    b = b[rnd.choice(["server", "client"])]
+                for _ in range(rnd.randint(1, 2)):
+                    mutate_anywhere(rnd, gen, b)
+                reqs.append({"cmd": "load", key: b})
+            with self.subTest(load=key):
+                self.compare(reqs, key)
+
     def compare_with_setup(self, load: dict[str, Any], reqs: list[dict[str, Any]]) -> None:
         go = batch(self.go, REPO, [load] + reqs)[1:]
         py = batch(self.py, PYTHON_ROOT, [load] + reqs)[1:]
