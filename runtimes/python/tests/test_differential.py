@@ -236,6 +236,11 @@ def shrink(req: dict[str, Any], differs: Callable[[list[dict[str, Any]]], list[b
 
 
 class Differential(unittest.TestCase):
+    @classmethod
+    def tearDownClass(cls) -> None:
+        if any(KNOWN.values()):
+            sys.stderr.write("differential: tolerated known differences: " + ", ".join(f"{k} {v}" for k, v in KNOWN.items()) + "\n")
+
     def setUp(self) -> None:
         cmd = go_command()
         if cmd is None:
