@@ -219,9 +219,17 @@ NULL_RULE: dict[str, Any] = {
     "startsWith": False, "endsWith": False, "matches": False, "length": None,
     "yearsBetween": None, "daysBetween": None, "dateAdd": None,
 }  # fmt: skip
-NULL_PRECEDENCE: dict[str, str] = {op: NULL_FIRST for op in NULL_RULE}
-NULL_PRECEDENCE.update({op: TYPE_FIRST for op in ("+", "-", "*", "/", "mod", "abs", "min", "max", "sum",
-                                                  "startsWith", "endsWith", "yearsBetween", "daysBetween")})  # fmt: skip
+# The operators where a type mismatch wins over null. This is what the conformance suite of this
+# revision expects (corpus/loan/001); operators.md's "Null arguments" section, as rewritten for
+# issue 20, makes null win everywhere: then this tuple is empty, and nothing else changes.
+TYPE_FIRST_OPS: tuple[str, ...] = ("+", "-", "*", "/", "mod", "abs", "min", "max", "sum", "startsWith", "endsWith",
+                                   "yearsBetween", "daysBetween", "matches", "contains", "in")  # fmt: skip
+NULL_PRECEDENCE: dict[str, str] = {op: NULL_FIRST for op in list(NULL_RULE) + ["contains", "in"]}
+NULL_PRECEDENCE.update({op: TYPE_FIRST for op in TYPE_FIRST_OPS})
+# Under TYPE_FIRST, matches reads its pattern first (a null pattern is false whatever the subject,
+# a mistyped or non-portable pattern an error whatever the subject), and contains/in refuse a
+# container that is neither a string nor an array even when the item is null. Under NULL_FIRST,
+# a null subject or pattern is false, and a null item in anything but an array is false.
 
 
 def _check_numbers(op: str, vals: list[Any]) -> None:
@@ -488,6 +496,8 @@ def op_length(v: list[Any]) -> float:
 def _contains(op: str, container: Any, item: Any, ctx: Context) -> bool:
     t = type(container)
     if container is None:
+        return False
+    if item is None and t is not list and NULL_PRECEDENCE[op] == NULL_FIRST:
         return False
     if t is str:
         if item is None:
@@ -1220,6 +1230,8 @@ def _matches(fns: list[Fn], ptr: str, pattern: Any) -> Fn:
     def matches(ctx: Context) -> Any:
         s = fs(ctx)
         p = fp(ctx)
+        if (s is None or p is None) and NULL_PRECEDENCE["matches"] == NULL_FIRST:
+            return null
         # The pattern is read first: null answers false whatever the subject, a pattern of the
         # wrong type or outside the subset is an error whatever the subject.
         pat = pattern
