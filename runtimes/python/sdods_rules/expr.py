@@ -954,13 +954,14 @@ class Compiler:
         return _Compiled(self._core(name, fns, ptr, bind_name, pattern), False, None)
 
     def check_literal(self, v: Any, ptr: str, level: int) -> None:
+        # Every value inside literal counts 1, scalars too (literal(1) has depth 2).
+        if level > MAX_DEPTH:
+            self.error("EXPRESSION_TOO_DEEP", ptr, "literal nested more than 128 deep")
+            return
         t = type(v)
         if t is OutOfRange:
             self.error("NUMBER_OUT_OF_RANGE", ptr, f"number {v.text} is beyond the range of a double")
         elif t is list or t is dict or t is DupDict:
-            if level > MAX_DEPTH:
-                self.error("EXPRESSION_TOO_DEEP", ptr, "literal nested more than 128 deep")
-                return
             if t is DupDict:
                 self.error("EXPRESSION_INVALID", ptr, f"member {v.dup} named twice")
             if t is list:

@@ -90,6 +90,16 @@ _lone = re.compile(r"[\ud800-\udfff]")
 _may_have_surrogate = re.compile(r"\\[uU][dD][89a-fA-F]")
 
 
+def _has_lone(v: Any) -> bool:
+    if isinstance(v, str):
+        return _lone.search(v) is not None
+    if isinstance(v, list):
+        return any(_has_lone(e) for e in v)
+    if isinstance(v, dict):
+        return any(_has_lone(k) or _has_lone(e) for k, e in v.items())
+    return False
+
+
 def _fix_surrogates(v: Any) -> Any:
     # Lone surrogates written as escapes become U+FFFD, as Go's decoder does (patterns.md §1).
     if isinstance(v, str):
@@ -119,8 +129,9 @@ def parse(text: str) -> Any:
         raise JSONError(str(e)) from e
     if _skip_ws(text, end) != len(text):
         raise JSONError("text after the JSON value")
-    if _may_have_surrogate.search(text):
-        v = _fix_surrogates(v)
+    if _may_have_surrogate.search(text) and _has_lone(v):
+        # A lone surrogate escape denotes no Unicode scalar value: the text is malformed.
+        raise JSONError("a string holds a lone surrogate escape")
     return v
 
 
@@ -251,7 +262,7 @@ def _first_bad(v: Any, ptr: str) -> tuple[str, str] | None:
         return None
     if t is dict or t is DupDict:
         if t is DupDict:
-            return ("duplicate", ptr)
+            return ("duplicate", f"{ptr}/{pointer_token(v.dup)}")  # the second occurrence
         for k, e in v.items():
             if type(e) in (list, dict, DupDict, OutOfRange):
                 p = _first_bad(e, f"{ptr}/{pointer_token(k)}")

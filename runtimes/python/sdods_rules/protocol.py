@@ -8,7 +8,7 @@ import traceback
 from typing import Any, BinaryIO, Callable, Mapping, Optional, TextIO
 
 from .expr import Compiler, Context, EvalError, LoadError, finish
-from .jsonio import DupDict, JSONError, dumps, find_problem, parse, pointer_token
+from .jsonio import DupDict, JSONError, depth, dumps, find_problem, parse, pointer_token
 from .ruleset import ChannelUnavailable, RequestError, RuleSet, check_request, compile_source
 from .suiteops import SUITE_OPERATORS
 
@@ -176,6 +176,10 @@ class Engine:
         env = req.get("env", {})
         if type(env) is DupDict:
             raise _Fail("BAD_REQUEST", f"env names {env.dup!r} twice", "/" + pointer_token(env.dup))
+        # Every root against the depth limit first, then each root completely (protocol.md).
+        for name in sorted(env):
+            if depth(env[name], 64) > 64:
+                raise _Fail("BAD_REQUEST", "nested more than 64 deep", "/" + pointer_token(name))
         for name in sorted(env):
             p = find_problem(env[name], "/" + pointer_token(name), 64)
             if p is not None:
@@ -210,7 +214,14 @@ def serve(stdin: BinaryIO, stdout: TextIO, engine: Optional[Engine] = None) -> N
     """Answer every request line of stdin on stdout until end of input."""
     engine = engine or Engine()
     for raw in stdin:
-        line = raw.decode("utf-8", "replace")
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            # Not well-formed UTF-8 anywhere in the line: malformed, answered with id null.
+            if raw.strip(b" \t\r\n"):
+                stdout.write(dumps({"id": None, "error": {"code": "PROTOCOL_INVALID", "message": "the line is not well-formed UTF-8"}}) + "\n")
+                stdout.flush()
+            continue
         if not line.strip(" \t\r\n"):
             continue
         stdout.write(engine.handle_line(line.rstrip("\r\n")) + "\n")

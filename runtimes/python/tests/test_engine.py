@@ -37,6 +37,13 @@ class Process(unittest.TestCase):
         self.assertEqual(out[4]["error"]["code"], "RULESET_NOT_LOADED")
         self.assertTrue(out[5]["result"]["ruleset"]["checksum"].startswith("sha256:"))
 
+    def test_malformed_text_is_answered_with_id_null(self) -> None:
+        p = subprocess.run([sys.executable, "-m", "sdods_rules", "engine"], cwd=PYTHON_ROOT,
+                           input=b'{"id":"u","cmd":"expression","expression":"a\xffb"}\n{"id":"s","cmd":"expression","expression":"\\ud800"}\n',
+                           capture_output=True, timeout=60, check=True)  # fmt: skip
+        out = [json.loads(x) for x in p.stdout.splitlines()]
+        self.assertEqual([(o["id"], o["error"]["code"]) for o in out], [(None, "PROTOCOL_INVALID"), (None, "PROTOCOL_INVALID")])
+
     def test_deep_input_does_not_crash(self) -> None:
         deep = "[" * 5000 + "]" * 5000
         out = run_engine(['{"id":1,"cmd":"expression","expression":1,"env":{"d":' + deep + "}}",
