@@ -35,6 +35,7 @@ var versionPlaces = []versionPlace{
 	{file: "runtimes/ts/packages/rule-server/package.json", pattern: regexp.MustCompile(`"@sdods/rules":\s*"([^"]+)"`), optional: true},
 	{file: "runtimes/java/build.gradle", pattern: regexp.MustCompile(`version\s*=\s*['"]([^'"]+)['"]`), optional: true},
 	{file: "runtimes/python/pyproject.toml", pattern: regexp.MustCompile(`(?m)^version\s*=\s*"([^"]+)"`), pep440: true, optional: true},
+	{file: "runtimes/python/sdods_rules/__init__.py", pattern: regexp.MustCompile(`(?m)^__version__\s*=\s*"([^"]+)"`), pep440: true, optional: true},
 }
 
 // pep440 writes a SemVer pre-release in Python's form: 1.0.0-alpha.2 → 1.0.0a2.
