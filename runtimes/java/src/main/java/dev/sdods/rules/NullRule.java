@@ -34,11 +34,26 @@ final class NullRule {
         }
     }
 
-    /** Whether null in any of args decides op's result (the other arguments are then not checked). */
-    static boolean applies(String op, Object[] args) {
-        if (result(op) == NONE) {
-            return false;
+    /**
+     * Whether op checks the type of every argument that is not null before null decides its
+     * result: a type mismatch (or an invalid date) in any argument then wins over a null in
+     * another. The other operators return their null result as soon as one argument is null, and
+     * check nothing else. operators.md says "null → null … the other arguments are still
+     * evaluated but not checked", for every operator; the reference engine (and the corpus it
+     * generated) checks first for these. Issue 20 settles the text; this is the one place to follow it.
+     */
+    static boolean checksFirst(String op) {
+        switch (op) {
+            case "+": case "-": case "*": case "/": case "mod": case "abs": case "min": case "max": case "sum":
+            case "startsWith": case "endsWith": case "matches": case "yearsBetween": case "daysBetween":
+                return true;
+            default:
+                return false;
         }
+    }
+
+    /** Whether one of args is null. */
+    static boolean anyNull(Object[] args) {
         for (Object a : args) {
             if (a == null) {
                 return true;

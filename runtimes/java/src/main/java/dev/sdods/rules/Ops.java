@@ -216,7 +216,10 @@ final class Ops {
                 break;
         }
         Object[] v = evalAll(op, c);
-        if (NullRule.applies(op.name, v)) {
+        if (NullRule.anyNull(v) && NullRule.result(op.name) != NullRule.NONE) {
+            if (NullRule.checksFirst(op.name)) {
+                checkNonNull(op, v);
+            }
             return NullRule.result(op.name);
         }
         switch (op.code) {
@@ -346,6 +349,25 @@ final class Ops {
         }
     }
 
+    /** Checks the arguments that are not null as op would (NullRule.checksFirst). */
+    static void checkNonNull(Op op, Object[] v) throws EvalError {
+        for (Object x : v) {
+            if (x == null) {
+                continue;
+            }
+            switch (op.code) {
+                case STARTS: case ENDS: case MATCHES:
+                    str(op, x);
+                    break;
+                case YEARS: case DAYS:
+                    date(op, x);
+                    break;
+                default:
+                    num(op, x);
+            }
+        }
+    }
+
     static Dates.D date(Op op, Object v) throws EvalError {
         Dates.D d = Dates.parse(str(op, v));
         if (d == null) {
@@ -416,10 +438,16 @@ final class Ops {
         if (operands.isEmpty()) {
             return null;
         }
+        boolean anyNull = false;
         for (Object o : operands) {
             if (o == null) {
-                return NullRule.result(op.name);
+                anyNull = true;
+            } else if (NullRule.checksFirst(op.name)) {
+                num(op, o);
             }
+        }
+        if (anyNull) {
+            return NullRule.result(op.name);
         }
         double best = 0;
         boolean first = true;
@@ -441,10 +469,16 @@ final class Ops {
             throw mismatch(op, x);
         }
         List<?> l = (List<?>) x;
+        boolean anyNull = false;
         for (Object o : l) {
             if (o == null) {
-                return NullRule.result(op.name);
+                anyNull = true;
+            } else if (NullRule.checksFirst(op.name)) {
+                num(op, o);
             }
+        }
+        if (anyNull) {
+            return NullRule.result(op.name);
         }
         boolean ints = true;
         double acc = 0;

@@ -121,7 +121,7 @@ public final class Request {
             throw bad(Diagnostic.ptr("", ((Json.JObject) m).duplicate()), "a member of the request is named twice");
         }
         if (!m.containsKey("data")) {
-            throw bad("/data", "the request lacks data");
+            throw bad("", "the request lacks data"); // the member is absent: the pointer names the request
         }
         for (String k : MEMBERS) {
             if (!m.containsKey(k)) {
