@@ -455,6 +455,9 @@ public final class Pattern {
                     if (prevDash) {
                         throw new NotPortable(i, "two adjacent '-' in a class");
                     }
+                    if (i + 1 >= p.length) {
+                        throw new NotPortable(p.length, "missing ']'");
+                    }
                     if (first || (i + 1 < p.length && p[i + 1] == ']')) {
                         ranges.add(new int[] {'-', '-'});
                         i++;
