@@ -29,7 +29,9 @@ var versionPlaces = []versionPlace{
 	{file: "deploy/kubernetes/ruleserver.yaml", pattern: regexp.MustCompile(`image: sdods/ruleserver:(\S+)`), optional: true},
 	{file: "conformance/protocol/protocol.json", pattern: regexp.MustCompile(`"result": \{"version": "([^"]+)"`), all: true},
 	{file: "runtimes/ts/package.json", pattern: regexp.MustCompile(`"version":\s*"([^"]+)"`), optional: true},
-	{file: "runtimes/java/build.gradle", pattern: regexp.MustCompile(`version\s*=\s*['"]([^'"]+)['"]`), optional: true},
+	// the project's own <version>, the first after </modelVersion> (parent or dependency versions come later)
+	{file: "runtimes/java/pom.xml", pattern: regexp.MustCompile(`(?s)</modelVersion>.*?<version>([^<]+)</version>`), optional: true},
+	{file: "runtimes/java/src/main/java/dev/sdods/rules/RuleSet.java", pattern: regexp.MustCompile(`String VERSION = "([^"]+)"`), optional: true},
 	{file: "runtimes/python/pyproject.toml", pattern: regexp.MustCompile(`(?m)^version\s*=\s*"([^"]+)"`), pep440: true, optional: true},
 }
 
