@@ -184,7 +184,7 @@ func TestCheckVersionsJava(t *testing.T) {
 	src := filepath.Join("..", "..", "..")
 	for _, tc := range []struct {
 		name, pom, constant string
-		want               []string
+		want                []string
 	}{
 		{"agree", "1.0.0-alpha.2", "1.0.0-alpha.2", nil},
 		{"pom differs", "1.0.0-alpha.1", "1.0.0-alpha.2", []string{"runtimes/java/pom.xml declares 1.0.0-alpha.1"}},
