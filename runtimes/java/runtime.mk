@@ -2,7 +2,7 @@
 # runs here compiles with javac and packages with jar; pom.xml is what users build with Maven.
 # Tests run on JUnit 5 from Debian's junit5 package (console launcher), installed where missing.
 
-.PHONY: java-jar java-junit test-java conformance-java bench-java
+.PHONY: java-jar java-junit test-java conformance-java fuzz-java bench-java
 
 JAVA_DIR := runtimes/java
 JAVA_BUILD := $(JAVA_DIR)/build
@@ -38,3 +38,6 @@ conformance-java: $(JAVA_JAR) ## certify the Java runtime over the engine protoc
 
 RUNTIME_TESTS += test-java
 RUNTIME_CONFORMANCE += conformance-java
+
+fuzz-java: $(JAVA_JAR) ## differential run: random requests answered by the Java runtime and the Go engine must agree
+	SDODS_JAVA_JAR=$(CURDIR)/$(JAVA_JAR) SDODS_FUZZ_N=$${SDODS_FUZZ_N:-20000} $(GO) test -count=1 -v -run TestDifferential ./runtimes/java/difffuzz/ | grep -E 'differences|^(ok|FAIL|---)'

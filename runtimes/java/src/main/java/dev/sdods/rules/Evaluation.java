@@ -215,15 +215,17 @@ final class Evaluation {
                         failed(findings, r.id, loc, field, "EVALUATION_ERROR");
                         continue;
                     }
+                    List<Object> t = template(r.key);
                     Map<String, String> vals = new HashMap<>();
                     if (field != null) {
                         vals.put("field", field);
-                        vals.put("value", Template.text(run[1]));
+                        if (t != null && Template.uses(t, "value") && !cr.params.containsKey("value")) {
+                            vals.put("value", Template.text(run[1])); // only when written: the value may not leave the engine
+                        }
                     }
                     for (Map.Entry<String, Expr.Program> p : cr.params.entrySet()) {
                         vals.put(p.getKey(), Template.text(eval(p.getValue(), env)));
                     }
-                    List<Object> t = template(r.key);
                     String msg = t == null ? r.key : Template.render(t, vals);
                     findings.add(new Result.Finding(r.code, r.severity, msg, field, r.id, loc));
                 } catch (EvalError e) {

@@ -45,7 +45,7 @@ final class NullRule {
     static boolean checksFirst(String op) {
         switch (op) {
             case "+": case "-": case "*": case "/": case "mod": case "abs": case "min": case "max": case "sum":
-            case "startsWith": case "endsWith": case "matches": case "yearsBetween": case "daysBetween":
+            case "startsWith": case "endsWith": case "yearsBetween": case "daysBetween":
                 return true;
             default:
                 return false;

@@ -212,6 +212,8 @@ final class Ops {
                 return minMax(op, evalAll(op, c));
             case SUM:
                 return sum(op, a[0].eval(c));
+            case MATCHES:
+                return matches(op, c, a[0].eval(c), a[1].eval(c));
             default:
                 break;
         }
@@ -244,7 +246,7 @@ final class Ops {
                 return add(op, v);
             case SUB:
                 if (v.length == 1) {
-                    return -num(op, v[0]) + 0.0;
+                    return Num.result(Num.canonical(num(op, v[0])).negate()); // decimal too: -(1.7976931348623157e308) is beyond range
                 }
                 return Num.sub(num(op, v[0]), num(op, v[1]));
             case MUL:
@@ -308,8 +310,6 @@ final class Ops {
                 String s = str(op, v[0]), p = str(op, v[1]);
                 return op.code == STARTS ? s.startsWith(p) : s.endsWith(p);
             }
-            case MATCHES:
-                return matches(op, c, v);
             case LENGTH: {
                 Object x = v[0];
                 if (x instanceof String) {
@@ -356,7 +356,7 @@ final class Ops {
                 continue;
             }
             switch (op.code) {
-                case STARTS: case ENDS: case MATCHES:
+                case STARTS: case ENDS:
                     str(op, x);
                     break;
                 case YEARS: case DAYS:
@@ -527,15 +527,17 @@ final class Ops {
 
     static Object substring(Op op, Object[] v) throws EvalError {
         String s = str(op, v[0]);
+        // start within ±1e15 and length within 0–1e15: the reference engine's bounds, which
+        // operators.md does not write (see the report of issue 29)
         double start = num(op, v[1]);
-        if (!integer(start)) {
-            throw EvalError.of(op.ptr, "substring: start is an integer");
+        if (!integer(start) || Math.abs(start) > 1e15) {
+            throw EvalError.of(op.ptr, "substring: start is an integer from -1000000000000000 to 1000000000000000");
         }
         double length = -1;
         if (v.length == 3) {
             length = num(op, v[2]);
-            if (!integer(length) || length < 0) {
-                throw EvalError.of(op.ptr, "substring: length is a non-negative integer");
+            if (!integer(length) || length < 0 || length > 1e15) {
+                throw EvalError.of(op.ptr, "substring: length is an integer from 0 to 1000000000000000");
             }
         }
         int n = s.codePointCount(0, s.length());
@@ -550,20 +552,31 @@ final class Ops {
         return s.substring(i, j);
     }
 
-    static Object matches(Op op, Ctx c, Object[] v) throws EvalError {
-        String s = str(op, v[0]);
-        String p = str(op, v[1]);
-        int n = s.codePointCount(0, s.length());
-        if (n > Pattern.MAX_SUBJECT) {
-            throw EvalError.of(op.ptr, "matches: the subject is longer than 10000 code points");
-        }
+    /**
+     * matches checks, in this order: the pattern's type, a null pattern (false), the pattern's
+     * portability, the subject's type, a null subject (false), the subject's length; the
+     * reference engine's order, which operators.md leaves open.
+     */
+    static Object matches(Op op, Ctx c, Object subject, Object pattern) throws EvalError {
         Pattern pat = op.pattern;
-        if (pat == null || !pat.source().equals(p)) {
+        if (pat == null) {
+            if (pattern == null) {
+                return NullRule.result(op.name);
+            }
+            String p = str(op, pattern);
             try {
                 pat = Pattern.compile(p);
             } catch (Pattern.NotPortable e) {
                 throw EvalError.of(op.ptr, "matches: the pattern is outside the portable subset: " + e.getMessage());
             }
+        }
+        if (subject == null) {
+            return NullRule.result(op.name);
+        }
+        String s = str(op, subject);
+        int n = s.codePointCount(0, s.length());
+        if (n > Pattern.MAX_SUBJECT) {
+            throw EvalError.of(op.ptr, "matches: the subject is longer than 10000 code points");
         }
         c.spend(1 + n / 64, op.ptr);
         return pat.matches(s);

@@ -49,6 +49,16 @@ final class Template {
         return parts;
     }
 
+    /** Whether a parsed template has the placeholder {name}. */
+    static boolean uses(List<Object> parts, String name) {
+        for (Object p : parts) {
+            if (p instanceof String[] && ((String[]) p)[0].equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The problem of a template, or null when it is well formed. */
     static String check(String s) {
         try {
