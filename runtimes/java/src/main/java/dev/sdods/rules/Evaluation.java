@@ -71,56 +71,48 @@ final class Evaluation {
         return true;
     }
 
-    /** Reads a dot path from a value with the rules of variables (expressions.md §3). */
-    static Object read(Object v, String path) {
-        int start = 0;
-        while (v != null) {
-            int dot = path.indexOf('.', start);
-            String seg = dot < 0 ? path.substring(start) : path.substring(start, dot);
+    /** Reads a path, split into segments, from a value with the rules of variables (expressions.md §3). */
+    static Object read(Object v, String[] segs) {
+        for (int k = 0; k < segs.length && v != null; k++) {
             if (v instanceof Map) {
-                v = ((Map<?, ?>) v).get(seg);
+                v = ((Map<?, ?>) v).get(segs[k]);
             } else if (v instanceof List) {
-                int i = Expr.Var.index(seg);
+                int i = Expr.Var.index(segs[k]);
                 List<?> l = (List<?>) v;
                 v = i >= 0 && i < l.size() ? l.get(i) : null;
             } else {
                 return null;
             }
-            if (dot < 0) {
-                return v;
-            }
-            start = dot + 1;
         }
-        return null;
+        return v;
     }
 
-    private Map<String, Object> env() {
-        Map<String, Object> env = new HashMap<>(8);
-        env.put("data", req.data);
-        env.put("original", req.original);
-        env.put("actor", req.actor);
-        env.put("ctx", req.ctx);
-        return env;
+    static String[] split(String path) {
+        return path.split("\\.", -1);
+    }
+
+    /** The roots of a run, in Expr.ROOTS order: data, original, actor, ctx, value, field. */
+    private Object[] env() {
+        return new Object[] {req.data, req.original, req.actor, req.ctx, null, null};
     }
 
     /** The runs of a rule: {field path or null, value}. */
-    private List<Object[]> runs(Model.Target t) {
-        List<Object[]> out = new ArrayList<>();
-        if (t.fields != null && !t.fields.isEmpty()) {
-            for (String f : t.fields) {
-                out.add(new Object[] {f, read(req.data, f)});
+    private List<Object[]> runs(RuleSet.CRule cr) {
+        List<Object[]> out = new ArrayList<>(4);
+        if (cr.fields != null) {
+            for (int k = 0; k < cr.fields.length; k++) {
+                out.add(new Object[] {cr.fields[k], read(req.data, cr.fieldSegs[k])});
             }
-        } else if (t.type != null) {
-            for (String[] b : ch.bound.getOrDefault(t.type, List.of())) {
-                if (b[2] == null) {
-                    String f = b[0] + "." + b[1];
-                    out.add(new Object[] {f, read(req.data, f)});
+        } else if (cr.bindings != null) {
+            for (RuleSet.Binding b : cr.bindings) {
+                if (!b.many) {
+                    out.add(new Object[] {b.path, read(req.data, b.pathSegs)});
                 } else {
-                    Object list = read(req.data, b[0]);
+                    Object list = read(req.data, b.listSegs);
                     if (list instanceof List) {
                         for (int i = 0; i < ((List<?>) list).size(); i++) {
-                            String f = b[0] + "." + i + "." + b[1];
-                            out.add(new Object[] {f, read(((List<?>) list).get(i), b[1])});
+                            String f = b.list + "." + i + "." + b.field;
+                            out.add(new Object[] {f, read(((List<?>) list).get(i), b.fieldSegs)});
                         }
                     }
                 }
@@ -131,8 +123,13 @@ final class Evaluation {
         return out;
     }
 
-    private Object eval(Expr.Program p, Map<String, Object> env) throws EvalError {
-        Object v = p.eval(env, rs.operators(), rs.budget());
+    private Object eval(Expr.Program p, Object[] env) throws EvalError {
+        return p.evalRoots(env, rs.operators(), rs.budget());
+    }
+
+    /** A value that leaves the engine as it is (a state's value): its numbers must have a canonical form. */
+    private Object leaving(Expr.Program p, Object[] env) throws EvalError {
+        Object v = eval(p, env);
         if (!canLeave(v)) {
             throw EvalError.of(p.root.ptr, "a number is beyond the range of a double on the way out");
         }
@@ -183,7 +180,7 @@ final class Evaluation {
         into.add(new Result.Finding("RULE_FAILED", "error", msg, field, rule, loc));
     }
 
-    private static View location(Model.Target t) {
+    static View location(Model.Target t) {
         return new View(t.levels.get("page"), t.levels.get("screen"), t.levels.get("section"), t.levels.get("component"));
     }
 
@@ -193,18 +190,18 @@ final class Evaluation {
             if (!inView(r.scope, r.target)) {
                 continue;
             }
-            View loc = location(r.target);
+            View loc = cr.loc;
             boolean unavailable = missing(cr.ops) != null;
-            for (Object[] run : runs(r.target)) {
+            for (Object[] run : runs(cr)) {
                 String field = (String) run[0];
                 if (unavailable) {
                     failed(findings, r.id, loc, field, "OPERATOR_UNAVAILABLE");
                     continue;
                 }
-                Map<String, Object> env = env();
+                Object[] env = env();
                 if (field != null) {
-                    env.put("value", run[1]);
-                    env.put("field", field);
+                    env[4] = run[1];
+                    env[5] = field;
                 }
                 try {
                     Object w = eval(cr.when, env);
@@ -240,12 +237,12 @@ final class Evaluation {
             if (!inView(r.scope, r.target)) {
                 continue;
             }
-            View loc = location(r.target);
+            View loc = cs.loc;
             if (missing(cs.ops) != null) {
                 failed(stateFailures, r.id, loc, null, "OPERATOR_UNAVAILABLE");
                 continue;
             }
-            Map<String, Object> env = env();
+            Object[] env = env();
             try {
                 Object w = eval(cs.when, env);
                 if (w == null || Boolean.FALSE.equals(w)) {
@@ -260,7 +257,7 @@ final class Evaluation {
                 for (int k = 0; k < cs.effects.size() && ok; k++) {
                     String field = r.effects.get(k).field;
                     for (Map.Entry<String, Expr.Program> p : cs.effects.get(k).entrySet()) {
-                        Object v = eval(p.getValue(), env);
+                        Object v = p.getKey().equals("value") ? leaving(p.getValue(), env) : eval(p.getValue(), env);
                         if (!p.getKey().equals("value") && !(v instanceof Boolean)) {
                             ok = false;
                             break;

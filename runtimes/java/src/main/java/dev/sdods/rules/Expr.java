@@ -20,12 +20,14 @@ abstract class Expr {
     /** The state of one evaluation: the environment, the current frame and the work budget. */
     static final class Ctx {
         final Map<String, ?> env;
+        final Object[] roots; // the rule layer's roots by ROOTS index, instead of env
         final Map<String, CustomOperator> ops;
         Object[] frame;
         long left;
 
-        Ctx(Map<String, ?> env, Map<String, CustomOperator> ops, int frameSize, long budget) {
+        Ctx(Map<String, ?> env, Object[] roots, Map<String, CustomOperator> ops, int frameSize, long budget) {
             this.env = env;
+            this.roots = roots;
             this.ops = ops;
             this.frame = frameSize == 0 ? NO_FRAME : new Object[frameSize];
             this.left = budget;
@@ -40,6 +42,8 @@ abstract class Expr {
     }
 
     static final Object[] NO_FRAME = new Object[0];
+    /** The roots of a rule run (evaluation.md §2), read by index rather than looked up by name. */
+    static final List<String> ROOTS = List.of("data", "original", "actor", "ctx", "value", "field");
     static final long DEFAULT_BUDGET = 10_000_000L;
 
     // ---- nodes ----
@@ -82,12 +86,14 @@ abstract class Expr {
         final int slot; // a local binding of the current frame
         final String[] names;
         final int[] indexes; // the segment as a list index, or -1 when it is not a run of ASCII digits
+        final int rootIndex; // the root's index in ROOTS, or -1
 
         Var(String root, int slot, String[] names, String ptr) {
             super(ptr);
             this.root = root;
             this.slot = slot;
             this.names = names;
+            this.rootIndex = ROOTS.indexOf(root);
             this.indexes = new int[names.length];
             for (int k = 0; k < names.length; k++) {
                 indexes[k] = index(names[k]);
@@ -108,7 +114,14 @@ abstract class Expr {
 
         @Override
         Object eval(Ctx c) {
-            Object v = slot >= 0 ? c.frame[slot] : c.env.get(root);
+            Object v;
+            if (slot >= 0) {
+                v = c.frame[slot];
+            } else if (c.roots != null) {
+                v = rootIndex >= 0 ? c.roots[rootIndex] : null;
+            } else {
+                v = c.env.get(root);
+            }
             for (int k = 0; k < names.length && v != null; k++) {
                 if (v instanceof Map) {
                     v = ((Map<?, ?>) v).get(names[k]);
@@ -723,7 +736,15 @@ abstract class Expr {
         }
 
         Object eval(Map<String, ?> env, Map<String, CustomOperator> ops, long budget) throws EvalError {
-            Ctx c = new Ctx(env, ops, frameSize, budget);
+            return run(new Ctx(env, null, ops, frameSize, budget));
+        }
+
+        /** Evaluates with the rule layer's roots (data, original, actor, ctx, value, field by ROOTS index). */
+        Object evalRoots(Object[] roots, Map<String, CustomOperator> ops, long budget) throws EvalError {
+            return run(new Ctx(null, roots, ops, frameSize, budget));
+        }
+
+        private Object run(Ctx c) throws EvalError {
             try {
                 return root.eval(c);
             } catch (Num.RangeException e) {

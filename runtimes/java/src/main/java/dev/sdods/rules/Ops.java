@@ -579,7 +579,7 @@ final class Ops {
             throw EvalError.of(op.ptr, "matches: the subject is longer than 10000 code points");
         }
         c.spend(1 + n / 64, op.ptr);
-        return pat.matches(s);
+        return pat.matches(s, n);
     }
 
     static Object contains(Op op, Ctx c, Object container, Object item) throws EvalError {

@@ -806,12 +806,17 @@ public final class Pattern {
 
     /** Whether the pattern matches anywhere in subject (patterns.md §6). */
     public boolean matches(String subject) {
-        int[] s = codePoints(subject);
-        return matches(s);
+        return matches(subject, subject.codePointCount(0, subject.length()));
     }
 
-    boolean matches(int[] s) {
-        int len = s.length;
+    /** The subject's next code point at char index ci, a lone surrogate read as U+FFFD (§1). */
+    private static int codePointAt(String s, int ci) {
+        int c = s.codePointAt(ci);
+        return c >= 0xD800 && c <= 0xDFFF ? 0xFFFD : c;
+    }
+
+    boolean matches(String s, int len) {
+        int ci = 0; // char index of the code point at pos
         int[] cur = new int[n], next = new int[n];
         int[] mark = new int[n]; // generation stamps: an instruction is on a list once per step
         int gen = 0;
@@ -868,7 +873,8 @@ public final class Pattern {
                 break;
             }
             // step over s[pos]: CHAR states that accept it lead to their targets, closed at pos+1
-            int c = s[pos];
+            int c = codePointAt(s, ci);
+            ci += c >= 0x10000 ? 2 : 1;
             gen++;
             int mc = 0;
             int[] out = cur;

@@ -353,8 +353,19 @@ public final class RuleSet {
         final List<CState> states = new ArrayList<>();
     }
 
+    /** A field bound to a type, split for reading: path.field, or path.I.field of a many entity. */
+    static final class Binding {
+        String path, list, field;
+        String[] pathSegs, listSegs, fieldSegs;
+        boolean many;
+    }
+
     static final class CRule {
         Model.Rule r;
+        View loc;
+        String[] fields; // the target's fields, or null
+        String[][] fieldSegs;
+        List<Binding> bindings; // the bound fields of the target's type, or null
         Expr.Program when;
         final Map<String, Expr.Program> params = new TreeMap<>();
         final Set<String> ops = new TreeSet<>();
@@ -362,6 +373,7 @@ public final class RuleSet {
 
     static final class CState {
         Model.StateRule r;
+        View loc;
         Expr.Program when;
         final List<Map<String, Expr.Program>> effects = new ArrayList<>();
         final Set<String> ops = new TreeSet<>();
@@ -381,6 +393,16 @@ public final class RuleSet {
                 cr.params.put(p.getKey(), pp);
                 cr.ops.addAll(pp.operators);
             }
+            cr.loc = Evaluation.location(r.target);
+            if (r.target.fields != null && !r.target.fields.isEmpty()) {
+                cr.fields = r.target.fields.toArray(new String[0]);
+                cr.fieldSegs = new String[cr.fields.length][];
+                for (int k = 0; k < cr.fields.length; k++) {
+                    cr.fieldSegs[k] = Evaluation.split(cr.fields[k]);
+                }
+            } else if (r.target.type != null) {
+                cr.bindings = bindings(model, r.target.type);
+            }
             out.rules.add(cr);
         }
         for (Model.StateRule r : model.stateRules) {
@@ -397,9 +419,36 @@ public final class RuleSet {
                 }
                 cs.effects.add(props);
             }
+            cs.loc = Evaluation.location(r.target);
             out.states.add(cs);
         }
         diags.addAll(c.diags);
+        return out;
+    }
+
+    /** The bound fields of a type (ruleset.md §2): entities by name, fields by path, both in RFC 8785 order. */
+    static List<Binding> bindings(Model model, String type) {
+        List<Binding> out = new ArrayList<>();
+        List<Model.Entity> es = new ArrayList<>(model.entities);
+        es.sort((a, b) -> a.name.compareTo(b.name));
+        for (Model.Entity e : es) {
+            List<String> fs = new ArrayList<>(e.fieldTypes.keySet());
+            Collections.sort(fs);
+            for (String f : fs) {
+                if (!type.equals(e.fieldTypes.get(f))) {
+                    continue;
+                }
+                Binding b = new Binding();
+                b.many = e.many;
+                b.list = e.path;
+                b.field = f;
+                b.path = e.path + "." + f;
+                b.pathSegs = Evaluation.split(b.path);
+                b.listSegs = Evaluation.split(e.path);
+                b.fieldSegs = Evaluation.split(f);
+                out.add(b);
+            }
+        }
         return out;
     }
 
@@ -412,8 +461,6 @@ public final class RuleSet {
         final Compiled compiled;
         final Map<String, Map<String, List<Object>>> catalogs = new HashMap<>(); // lower-case tag -> key -> template
         final String defaultLower;
-        final List<Map.Entry<String, List<String[]>>> boundByType = new ArrayList<>();
-        final Map<String, List<String[]>> bound = new HashMap<>(); // type -> [entity path, field, many]
 
         Channel(Read r, List<Diagnostic> diags) {
             this.name = r.channel;
@@ -428,17 +475,6 @@ public final class RuleSet {
                 catalogs.put(c.getKey().toLowerCase(Locale.ROOT), ts);
             }
             defaultLower = model.defaultLocale.toLowerCase(Locale.ROOT);
-            // bound fields: entities in RFC 8785 order of names, fields in RFC 8785 order of paths
-            List<Model.Entity> es = new ArrayList<>(model.entities);
-            es.sort((a, b) -> a.name.compareTo(b.name));
-            for (Model.Entity e : es) {
-                List<String> fs = new ArrayList<>(e.fieldTypes.keySet());
-                Collections.sort(fs);
-                for (String f : fs) {
-                    bound.computeIfAbsent(e.fieldTypes.get(f), k -> new ArrayList<>())
-                        .add(new String[] {e.path, f, e.many ? "many" : null});
-                }
-            }
         }
 
         @SuppressWarnings("unchecked")
