@@ -24,10 +24,54 @@ final class Num {
         }
     }
 
+    private static final double[] POW10 = new double[23];
+    private static final long[] LPOW10 = new long[19];
+
+    static {
+        double d = 1;
+        for (int k = 0; k < POW10.length; k++) {
+            POW10[k] = d;
+            d *= 10;
+        }
+        long l = 1;
+        for (int k = 0; k < LPOW10.length; k++) {
+            LPOW10[k] = l;
+            l *= 10;
+        }
+    }
+
+    /**
+     * The fast path of most numbers: the scale p (0 to 15) such that x is the double nearest to
+     * m × 10^-p for an integer |m| < 10^15, or -1. Such a decimal has at most 15 significant
+     * digits, so it is x's canonical decimal (numbers.md §3: canonical numbers are exact).
+     * m / 10^p is one correctly rounded division (both exact doubles), so the test is exact.
+     */
+    static int scale(double x) {
+        for (int p = 0; p <= 15; p++) {
+            double m = Math.rint(x * POW10[p]);
+            if (Math.abs(m) >= E15) {
+                return -1;
+            }
+            if (m / POW10[p] == x) {
+                return p;
+            }
+        }
+        return -1;
+    }
+
+    /** m of scale(x) = p. */
+    private static long unscaled(double x, int p) {
+        return (long) Math.rint(x * POW10[p]);
+    }
+
     /** The canonical decimal of x: its exact value rounded to 15 significant digits, ties to even. */
     static BigDecimal canonical(double x) {
         if (x == Math.rint(x) && Math.abs(x) < E15) {
             return BigDecimal.valueOf((long) x);
+        }
+        int p = scale(x);
+        if (p >= 0) {
+            return BigDecimal.valueOf(unscaled(x, p), p);
         }
         return new BigDecimal(x).round(MC15);
     }
@@ -57,6 +101,16 @@ final class Num {
                 return r + 0.0;
             }
         }
+        int pa = scale(a), pb = scale(b);
+        if (pa >= 0 && pb >= 0) {
+            int sc = Math.max(pa, pb);
+            if (sc - pa <= 3 && sc - pb <= 3) {
+                long sum = unscaled(a, pa) * LPOW10[sc - pa] + unscaled(b, pb) * LPOW10[sc - pb]; // below 2e18: exact
+                if (Math.abs(sum) < 1_000_000_000_000_000L) {
+                    return sum / POW10[sc] + 0.0; // the exact sum has at most 15 digits: one rounding
+                }
+            }
+        }
         return result(canonical(a).add(canonical(b)));
     }
 
@@ -69,6 +123,16 @@ final class Num {
             double r = a * b;
             if (Math.abs(r) < E15) {
                 return r + 0.0; // exact: an integer below 2^53
+            }
+        }
+        int pa = scale(a), pb = scale(b);
+        if (pa >= 0 && pb >= 0 && pa + pb <= 22) {
+            long x = unscaled(a, pa), y = unscaled(b, pb);
+            if (Math.abs(x) < 1_000_000_000L && Math.abs(y) < 1_000_000_000L) {
+                long prod = x * y; // below 1e18: exact
+                if (Math.abs(prod) < 1_000_000_000_000_000L) {
+                    return prod / POW10[pa + pb] + 0.0;
+                }
             }
         }
         return result(canonical(a).multiply(canonical(b)));
@@ -108,6 +172,22 @@ final class Num {
         }
         if (Double.isNaN(x) || Double.isInfinite(x)) {
             throw new RangeException("not a finite number");
+        }
+        int p = scale(x);
+        if (p >= 0) {
+            long m = unscaled(x, p);
+            StringBuilder b = new StringBuilder(24);
+            if (m < 0) {
+                b.append('-');
+                m = -m;
+            }
+            while (p > 0 && m % 10 == 0) {
+                m /= 10;
+                p--;
+            }
+            String digits = Long.toString(m);
+            layout(b, digits, digits.length(), digits.length() - p);
+            return b.toString();
         }
         BigDecimal c = new BigDecimal(x).round(MC15);
         if (Double.isInfinite(c.doubleValue())) {
