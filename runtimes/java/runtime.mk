@@ -41,3 +41,6 @@ RUNTIME_CONFORMANCE += conformance-java
 
 fuzz-java: $(JAVA_JAR) ## differential run: random requests answered by the Java runtime and the Go engine must agree
 	SDODS_JAVA_JAR=$(CURDIR)/$(JAVA_JAR) SDODS_FUZZ_N=$${SDODS_FUZZ_N:-20000} $(GO) test -count=1 -v -run TestDifferential ./runtimes/java/difffuzz/ | grep -E 'differences|^(ok|FAIL|---)'
+
+bench-java: ## the Java runtime against the Go engine: fixtures and expression cases, medians and ratios (a few minutes)
+	bash $(JAVA_DIR)/bench.sh
