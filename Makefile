@@ -16,7 +16,7 @@ RUNTIME_CONFORMANCE :=
 -include $(sort $(wildcard runtimes/*/runtime.mk))
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 run: ## start the test automation server on the local (or a private) PostgreSQL and print its URL
 	@DATABASE_URL="$$(bash scripts/devdb.sh)" $(GO) run ./cmd/sdods serve --create-db
