@@ -627,6 +627,101 @@ public final class Pattern {
         patch(entry, m);
         start = entry >= 0 ? entry : m;
         sets = setList.toArray(new Set[0]);
+        if (n <= 64) {
+            closures();
+        }
+    }
+
+    // ---- the small-automaton path: state sets as one 64-bit word ----
+
+    // closure[f][pc]: the CHAR and MATCH instructions reachable from pc through JUMP, SPLIT and the
+    // anchors that pass where the position is (f bit 1: at the start, bit 2: at the end)
+    private long[][] closure;
+
+    private void closures() {
+        closure = new long[4][n];
+        for (int f = 0; f < 4; f++) {
+            for (int pc = 0; pc < n; pc++) {
+                closure[f][pc] = reach(pc, f);
+            }
+        }
+    }
+
+    private long reach(int from, int f) {
+        long seen = 0, out = 0;
+        int[] stack = new int[2 * n + 2];
+        int sp = 0;
+        stack[sp++] = from;
+        while (sp > 0) {
+            int pc = stack[--sp];
+            if (pc < 0 || (seen & (1L << pc)) != 0) {
+                continue;
+            }
+            seen |= 1L << pc;
+            switch (op[pc]) {
+                case JUMP:
+                    stack[sp++] = x[pc];
+                    break;
+                case SPLIT:
+                    stack[sp++] = y[pc];
+                    stack[sp++] = x[pc];
+                    break;
+                case BEGIN:
+                    if ((f & 1) != 0) {
+                        stack[sp++] = x[pc];
+                    }
+                    break;
+                case END:
+                    if ((f & 2) != 0) {
+                        stack[sp++] = x[pc];
+                    }
+                    break;
+                default: // CHAR, MATCH
+                    out |= 1L << pc;
+            }
+        }
+        return out;
+    }
+
+    /** The small-automaton simulation: the same sets of states as matches below, one word each. */
+    private boolean matchesSmall(String s, int len) {
+        long matchBit = 0;
+        for (int pc = 0; pc < n; pc++) {
+            if (op[pc] == MATCH) {
+                matchBit |= 1L << pc;
+            }
+        }
+        long steps = 0;
+        long cur = closure[(len == 0 ? 2 : 0) | 1][start];
+        int ci = 0;
+        for (int pos = 0;; pos++) {
+            if ((cur & matchBit) != 0) {
+                if (countSteps) {
+                    STEPS.get()[0] = steps;
+                }
+                return true;
+            }
+            if (pos == len) {
+                break;
+            }
+            int c = codePointAt(s, ci);
+            ci += c >= 0x10000 ? 2 : 1;
+            int f = pos + 1 == len ? 2 : 0;
+            long[] cl = closure[f];
+            long next = cl[start]; // an unanchored search starts again at every position
+            for (long b = cur; b != 0; b &= b - 1) {
+                int pc = Long.numberOfTrailingZeros(b);
+                steps++;
+                if (sets[x[pc]].has(c)) {
+                    next |= cl[y[pc]];
+                }
+            }
+            cur = next;
+        }
+        if (countSteps) {
+            STEPS.get()[0] = steps;
+        }
+        return false;
     }
 
     // gen emits the fragment for a node and returns its entry; its dangling exits are the
@@ -803,6 +898,8 @@ public final class Pattern {
 
     /** Steps taken by the last match on this thread: instructions visited (for the linear-time test). */
     static final ThreadLocal<long[]> STEPS = ThreadLocal.withInitial(() -> new long[1]);
+    /** Whether matches records STEPS (the tests switch it on). */
+    static volatile boolean countSteps;
 
     /** Whether the pattern matches anywhere in subject (patterns.md §6). */
     public boolean matches(String subject) {
@@ -816,6 +913,9 @@ public final class Pattern {
     }
 
     boolean matches(String s, int len) {
+        if (closure != null) {
+            return matchesSmall(s, len);
+        }
         int ci = 0; // char index of the code point at pos
         int[] cur = new int[n], next = new int[n];
         int[] mark = new int[n]; // generation stamps: an instruction is on a list once per step
@@ -846,7 +946,11 @@ public final class Pattern {
                 steps++;
                 switch (op[pc]) {
                     case MATCH:
-                        STEPS.get()[0] = steps;
+                        if (countSteps) {
+                            if (countSteps) {
+                                STEPS.get()[0] = steps;
+                            }
+                        }
                         return true;
                     case JUMP:
                         stack[sp++] = x[pc];
@@ -897,7 +1001,11 @@ public final class Pattern {
                     steps++;
                     switch (op[q]) {
                         case MATCH:
-                            STEPS.get()[0] = steps;
+                            if (countSteps) {
+                            if (countSteps) {
+                                STEPS.get()[0] = steps;
+                            }
+                        }
                             return true;
                         case JUMP:
                             stack[sp++] = x[q];
@@ -923,7 +1031,9 @@ public final class Pattern {
             next = lists;
             gen++;
         }
-        STEPS.get()[0] = steps;
+        if (countSteps) {
+            STEPS.get()[0] = steps;
+        }
         return false;
     }
 }

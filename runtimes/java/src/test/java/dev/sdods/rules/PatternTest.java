@@ -51,6 +51,7 @@ class PatternTest {
 
     private static long steps(String pattern, String subject) throws Exception {
         Pattern p = Pattern.compile(pattern);
+        Pattern.countSteps = true;
         p.matches(subject);
         return Pattern.STEPS.get()[0];
     }
