@@ -46,6 +46,10 @@ final class Ops {
         throw EvalError.of(op.ptr, op.name + ": a condition is true, false or null, not " + typeOf(v));
     }
 
+    static boolean container(Object v) {
+        return v instanceof List || v instanceof Map;
+    }
+
     /** Work units of a value, tree-counted, one per 64 characters of strings. */
     static long size(Object v) {
         if (v instanceof String) {
@@ -154,7 +158,9 @@ final class Ops {
         switch (op.code) {
             case EQ: case NE: {
                 Object x = a[0].eval(c), y = a[1].eval(c);
-                c.spend(size(x) + size(y), op.ptr);
+                if (container(x) || container(y)) {
+                    c.spend(size(x) + size(y), op.ptr); // the comparison may visit every value of both
+                }
                 boolean eq = Json.equal(x, y);
                 return op.code == EQ ? eq : !eq;
             }
@@ -597,7 +603,7 @@ final class Ops {
         }
         if (container instanceof List) {
             List<?> l = (List<?>) container;
-            c.spend(size(container) + size(item), op.ptr);
+            c.spend(container(item) ? size(container) + size(item) : 1 + l.size(), op.ptr);
             for (Object e : l) {
                 if (Json.equal(e, item)) {
                     return true;
