@@ -180,6 +180,19 @@ final class Evaluation {
         into.add(new Result.Finding("RULE_FAILED", "error", msg, field, rule, loc));
     }
 
+    /**
+     * The implicit {value} of a message: the field's value as text, or nothing when it holds a
+     * number that cannot leave the engine (the reference engine's choice; a parameter that
+     * evaluates to such a number fails the rule instead).
+     */
+    static String valueText(Object v) {
+        try {
+            return Template.text(v);
+        } catch (Num.RangeException e) {
+            return "";
+        }
+    }
+
     static View location(Model.Target t) {
         return new View(t.levels.get("page"), t.levels.get("screen"), t.levels.get("section"), t.levels.get("component"));
     }
@@ -217,7 +230,7 @@ final class Evaluation {
                     if (field != null) {
                         vals.put("field", field);
                         if (t != null && Template.uses(t, "value") && !cr.params.containsKey("value")) {
-                            vals.put("value", Template.text(run[1])); // only when written: the value may not leave the engine
+                            vals.put("value", valueText(run[1]));
                         }
                     }
                     for (Map.Entry<String, Expr.Program> p : cr.params.entrySet()) {

@@ -638,7 +638,26 @@ public final class Pattern {
     // anchors that pass where the position is (f bit 1: at the start, bit 2: at the end)
     private long[][] closure;
 
+    // ascii[c]: the CHAR instructions whose set holds the ASCII code point c
+    private long[] ascii;
+    private long matchBit;
+
     private void closures() {
+        for (int pc = 0; pc < n; pc++) {
+            if (op[pc] == MATCH) {
+                matchBit |= 1L << pc;
+            }
+        }
+        ascii = new long[128];
+        for (int pc = 0; pc < n; pc++) {
+            if (op[pc] == CHAR) {
+                for (int c = 0; c < 128; c++) {
+                    if (sets[x[pc]].has(c)) {
+                        ascii[c] |= 1L << pc;
+                    }
+                }
+            }
+        }
         closure = new long[4][n];
         for (int f = 0; f < 4; f++) {
             for (int pc = 0; pc < n; pc++) {
@@ -685,12 +704,6 @@ public final class Pattern {
 
     /** The small-automaton simulation: the same sets of states as matches below, one word each. */
     private boolean matchesSmall(String s, int len) {
-        long matchBit = 0;
-        for (int pc = 0; pc < n; pc++) {
-            if (op[pc] == MATCH) {
-                matchBit |= 1L << pc;
-            }
-        }
         long steps = 0;
         long cur = closure[(len == 0 ? 2 : 0) | 1][start];
         int ci = 0;
@@ -709,11 +722,18 @@ public final class Pattern {
             int f = pos + 1 == len ? 2 : 0;
             long[] cl = closure[f];
             long next = cl[start]; // an unanchored search starts again at every position
-            for (long b = cur; b != 0; b &= b - 1) {
-                int pc = Long.numberOfTrailingZeros(b);
-                steps++;
-                if (sets[x[pc]].has(c)) {
-                    next |= cl[y[pc]];
+            if (c < 128) {
+                steps += Long.bitCount(cur);
+                for (long b = cur & ascii[c]; b != 0; b &= b - 1) {
+                    next |= cl[y[Long.numberOfTrailingZeros(b)]];
+                }
+            } else {
+                for (long b = cur; b != 0; b &= b - 1) {
+                    int pc = Long.numberOfTrailingZeros(b);
+                    steps++;
+                    if (op[pc] == CHAR && sets[x[pc]].has(c)) {
+                        next |= cl[y[pc]];
+                    }
                 }
             }
             cur = next;
