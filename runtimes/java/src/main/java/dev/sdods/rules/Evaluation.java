@@ -157,6 +157,9 @@ final class Evaluation {
     }
 
     private String missing(java.util.Set<String> ops) {
+        if (ops.isEmpty()) {
+            return null;
+        }
         for (String o : ops) {
             if (!rs.operators().containsKey(o)) {
                 return o;

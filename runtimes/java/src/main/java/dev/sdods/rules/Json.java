@@ -76,7 +76,13 @@ public final class Json {
     public static Object parse(String text) throws SyntaxException {
         Parser p = new Parser(text);
         p.ws();
-        Object v = p.value(0);
+        Object v;
+        try {
+            v = p.value(0);
+        } catch (StackOverflowError e) {
+            // a thread with a small stack: refused like any text nested too deep
+            throw new SyntaxException("nested too deep for this thread's stack");
+        }
         p.ws();
         if (p.i != text.length()) {
             throw new SyntaxException("unexpected data after the JSON value at offset " + p.i);

@@ -224,11 +224,11 @@ final class Ops {
                 break;
         }
         Object[] v = evalAll(op, c);
-        if (NullRule.anyNull(v) && NullRule.result(op.name) != NullRule.NONE) {
-            if (NullRule.checksFirst(op.name)) {
+        if (NullRule.anyNull(v) && op.nullResult != NullRule.NONE) {
+            if (op.checksFirst) {
                 checkNonNull(op, v);
             }
-            return NullRule.result(op.name);
+            return op.nullResult;
         }
         switch (op.code) {
             case LT:
@@ -448,12 +448,12 @@ final class Ops {
         for (Object o : operands) {
             if (o == null) {
                 anyNull = true;
-            } else if (NullRule.checksFirst(op.name)) {
+            } else if (op.checksFirst) {
                 num(op, o);
             }
         }
         if (anyNull) {
-            return NullRule.result(op.name);
+            return op.nullResult;
         }
         double best = 0;
         boolean first = true;
@@ -469,7 +469,7 @@ final class Ops {
 
     static Object sum(Op op, Object x) throws EvalError {
         if (x == null) {
-            return NullRule.result(op.name);
+            return op.nullResult;
         }
         if (!(x instanceof List)) {
             throw mismatch(op, x);
@@ -479,12 +479,12 @@ final class Ops {
         for (Object o : l) {
             if (o == null) {
                 anyNull = true;
-            } else if (NullRule.checksFirst(op.name)) {
+            } else if (op.checksFirst) {
                 num(op, o);
             }
         }
         if (anyNull) {
-            return NullRule.result(op.name);
+            return op.nullResult;
         }
         boolean ints = true;
         double acc = 0;
@@ -567,7 +567,7 @@ final class Ops {
         Pattern pat = op.pattern;
         if (pat == null) {
             if (pattern == null) {
-                return NullRule.result(op.name);
+                return op.nullResult;
             }
             String p = str(op, pattern);
             try {
@@ -577,7 +577,7 @@ final class Ops {
             }
         }
         if (subject == null) {
-            return NullRule.result(op.name);
+            return op.nullResult;
         }
         String s = str(op, subject);
         int n = s.codePointCount(0, s.length());
@@ -617,7 +617,7 @@ final class Ops {
     static Object iterate(Op op, Ctx c) throws EvalError {
         Object arr = op.args[0].eval(c);
         if (arr == null) {
-            return NullRule.result(op.name);
+            return op.nullResult;
         }
         if (!(arr instanceof List)) {
             throw mismatch(op, arr);
