@@ -177,3 +177,55 @@ func TestSplitCommand(t *testing.T) {
 		t.Error("unterminated quote accepted")
 	}
 }
+
+// TestCheckVersionsJava: the Java runtime's pom.xml and its version constant are checked when
+// present; a disagreeing declaration is reported, a <version> of a dependency is not read.
+func TestCheckVersionsJava(t *testing.T) {
+	src := filepath.Join("..", "..", "..")
+	for _, tc := range []struct {
+		name, pom, constant string
+		want                []string
+	}{
+		{"agree", "1.0.0-alpha.2", "1.0.0-alpha.2", nil},
+		{"pom differs", "1.0.0-alpha.1", "1.0.0-alpha.2", []string{"runtimes/java/pom.xml declares 1.0.0-alpha.1"}},
+		{"constant differs", "1.0.0-alpha.2", "0.9.0", []string{"RuleSet.java declares 0.9.0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, f := range []string{"engine/expression.go", "spec/v1/README.md", "conformance/protocol/protocol.json"} {
+				b, err := os.ReadFile(filepath.Join(src, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, filepath.Join(root, f), string(b))
+			}
+			writeFile(t, filepath.Join(root, "runtimes/java/pom.xml"), "<project><modelVersion>4.0.0</modelVersion>\n"+
+				"<groupId>g</groupId><artifactId>a</artifactId><version>"+tc.pom+"</version>\n"+
+				"<dependencies><dependency><version>5.9.2</version></dependency></dependencies></project>\n")
+			writeFile(t, filepath.Join(root, "runtimes/java/src/main/java/dev/sdods/rules/RuleSet.java"),
+				"public static final String VERSION = \""+tc.constant+"\";\n")
+			got, err := suitecmd.CheckVersions(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("CheckVersions = %q, want %d lines like %q", got, len(tc.want), tc.want)
+			}
+			for i := range got {
+				if !strings.Contains(got[i], tc.want[i]) {
+					t.Errorf("line %d = %q, want it to contain %q", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

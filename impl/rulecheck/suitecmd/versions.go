@@ -33,7 +33,9 @@ var versionPlaces = []versionPlace{
 	{file: "runtimes/ts/packages/rules/src/version.ts", pattern: regexp.MustCompile(`VERSION = "([^"]+)"`), optional: true},
 	{file: "runtimes/ts/packages/rule-server/package.json", pattern: regexp.MustCompile(`"version":\s*"([^"]+)"`), optional: true},
 	{file: "runtimes/ts/packages/rule-server/package.json", pattern: regexp.MustCompile(`"@sdods/rules":\s*"([^"]+)"`), optional: true},
-	{file: "runtimes/java/build.gradle", pattern: regexp.MustCompile(`version\s*=\s*['"]([^'"]+)['"]`), optional: true},
+	// the project's own <version>, the first after </modelVersion> (parent or dependency versions come later)
+	{file: "runtimes/java/pom.xml", pattern: regexp.MustCompile(`(?s)</modelVersion>.*?<version>([^<]+)</version>`), optional: true},
+	{file: "runtimes/java/src/main/java/dev/sdods/rules/RuleSet.java", pattern: regexp.MustCompile(`String VERSION = "([^"]+)"`), optional: true},
 	{file: "runtimes/python/pyproject.toml", pattern: regexp.MustCompile(`(?m)^version\s*=\s*"([^"]+)"`), pep440: true, optional: true},
 	{file: "runtimes/python/sdods_rules/__init__.py", pattern: regexp.MustCompile(`(?m)^__version__\s*=\s*"([^"]+)"`), pep440: true, optional: true},
 }
