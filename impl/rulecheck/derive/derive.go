@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/sdods/sdods/engine"
 )
 
 // Rule is one derived rule with what a test needs to violate it.
@@ -489,21 +488,19 @@ func (w *walker) format(f, ptr string, path []string, field string, v any, c ctx
 	}
 }
 
-// pattern emits a matches rule when the pattern is in sdods's portable subset and reads the
-// same there; otherwise it is lossy.
+// pattern emits a matches rule with the pattern translated to the portable subset
+// (TranslatePattern); a pattern it cannot translate is lossy with the reason, and so is each
+// atom ECMA-262 and Go's regexp read differently (the rule takes the stricter reading).
 func (w *walker) pattern(p, ptr string, path []string, field string, v any, c ctx) {
-	// The portable subset lets . match line breaks and $ match only at the very end, where
-	// ECMAScript (OpenAPI's dialect) does not: such patterns would accept what the schema rejects.
-	if strings.ContainsAny(strings.ReplaceAll(p, `\.`, ""), ".") || (strings.Contains(p, "$") && !strings.HasSuffix(p, "$")) {
-		w.lossy(ptr, "the pattern uses . or $, which read differently in the portable subset (line breaks)")
+	tr, err := TranslatePattern(p)
+	if err != nil {
+		w.lossy(ptr, "the pattern is not translated to the portable subset: %v", err)
 		return
 	}
-	raw, _ := json.Marshal(op("matches", "", p))
-	if _, err := engine.CompileExpression(raw); err != nil {
-		w.lossy(ptr, "the pattern is outside the portable subset: %v", err)
-		return
+	for _, n := range tr.Notes {
+		w.lossy(ptr, "%s", n)
 	}
-	w.rule(c, ptr, path, "pattern", field+" must match "+p, (op("and", typeIs(v, "string"), op("not", op("matches", v, p)))))
+	w.rule(c, ptr, path, "pattern", field+" must match "+p, (op("and", typeIs(v, "string"), op("not", op("matches", v, tr.Portable)))))
 }
 
 // Ruleset writes the derivation as a ruleset document: rules in pointer order, each targeting
