@@ -208,6 +208,9 @@ func (ps *parser) branch() ([]*node, error) {
 				if len(seq) == 0 {
 					return nil, ps.fail("{ has nothing to repeat")
 				}
+				if regexp.MustCompile(`[{,]0[0-9]`).MatchString(ps.p[ps.i : ps.i+n]) {
+					return nil, ps.fail("a count with a leading zero is a count in ECMA-262 but literal text in Go's regexp")
+				}
 				if mx >= 0 && mn > mx {
 					return nil, ps.fail("count {%d,%d} out of order", mn, mx)
 				}
