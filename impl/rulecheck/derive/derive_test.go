@@ -389,7 +389,17 @@ func getAt(body any, path []string) any {
 	return cur
 }
 
-type stats struct{ schemas, checked, violations int }
+type stats struct{ schemas, checked, violations, indexed int }
+
+// indexOf is the position of the first element index ("*") in a rule's path, or -1.
+func indexOf(_ []string, rulePath []string) int {
+	for i, seg := range rulePath {
+		if seg == "*" {
+			return i
+		}
+	}
+	return -1
+}
 
 // checkSchema derives one schema and checks it against kin-openapi: the valid body has no
 // finding; each single-constraint violation is rejected by kin-openapi and raises the rule's
@@ -476,8 +486,17 @@ func checkSchema(t *testing.T, doc *openapi3.T, name string, st *stats) *derive.
 			// oneOf, anyOf or discriminator that encloses it.
 			if strings.HasPrefix(f.Code, r.Code) || (inBranch && enclosing(r.Code, f.Code)) {
 				found = true
-				if r.Entity != "" && !strings.HasPrefix(f.Field, r.Entity+".0.") {
-					t.Errorf("%s: %s: finding field %q does not carry the element's index", name, r.Code, f.Field)
+				if i := indexOf(path, r.Path); i >= 0 && (r.Entity != "" || len(r.Fields) > 0) {
+					// Bound per element: the field carries the element's index, and every
+					// inner index the rule binds (up to where some() takes over).
+					want := strings.Join(path, ".")
+					full := f.Field == want || (r.Kind == "required" && f.Field == strings.Join(path[:len(path)-1], "."))
+					if !full && (!strings.HasPrefix(want, f.Field+".") || !strings.HasPrefix(f.Field+".", strings.Join(path[:i+1], ".")+".")) {
+						t.Errorf("%s: %s: finding field %q does not carry the element's index (%s)", name, r.Code, f.Field, want)
+					}
+					if full {
+						st.indexed++
+					}
 				}
 			}
 		}
@@ -548,7 +567,7 @@ func TestDeriveProjectDocuments(t *testing.T) {
 			checkSchema(t, doc, name, &st)
 		}
 	}
-	t.Logf("%d request-body schemas derived, %d checked with a valid body, %d violations agreed", st.schemas, st.checked, st.violations)
+	t.Logf("%d request-body schemas derived, %d checked with a valid body, %d violations agreed, %d findings with every element index", st.schemas, st.checked, st.violations, st.indexed)
 	if st.schemas < 30 || st.checked < st.schemas*2/3 || st.violations < 150 {
 		t.Errorf("derived %d schemas, checked %d, %d violations", st.schemas, st.checked, st.violations)
 	}
@@ -583,6 +602,44 @@ func TestDeriveFeatures(t *testing.T) {
 		if !lossy[p] {
 			t.Errorf("lossiness report lacks %s: %v", p, lossy)
 		}
+	}
+	// Element indices in the findings' fields: object elements bound per element, bounded
+	// arrays bound per index (scalars, arrays in elements, arrays of arrays), an unbounded array
+	// of scalars reported on the array.
+	batchDoc, err := openapi3.NewLoader().LoadFromFile("testdata/features-3.0.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, _ := derive.Derive(batchDoc, "Batch", derive.Options{})
+	batchSrc, _ := json.Marshal(batch.Ruleset("batch"))
+	batchRS, err := engine.Compile(batchSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batchBody any
+	json.Unmarshal([]byte(`{"matrix":[[1],[2,3],[4,10]],"labels":["ok","toolong"],"codes":["C01","bad"],
+		"lines":[{"sku":"a","parts":[{"pn":"p"},{"pn":"q","dims":{"w":-1}}]},{"sku":"b","serials":["S1","x"],"parts":[{"pn":"p"},{}]}]}`), &batchBody)
+	if kinValid(batchDoc, batchDoc.Components.Schemas["Batch"].Value, batchBody) == nil {
+		t.Fatal("kin-openapi accepts the invalid batch")
+	}
+	got := map[string]string{}
+	for _, f := range findings(t, batchRS, batchBody) {
+		got[f.Code] = f.Field
+	}
+	for code, field := range map[string]string{
+		"BATCH_MATRIX_ITEMS_ITEMS_MAXIMUM":             "matrix.2.1",
+		"BATCH_CODES_ITEMS_PATTERN":                    "codes.1",
+		"BATCH_LINES_ITEMS_SERIALS_ITEMS_PATTERN":      "lines.1.serials.1",
+		"BATCH_LINES_ITEMS_PARTS_ITEMS_REQUIRED_PN":    "lines.1.parts.1",
+		"BATCH_LINES_ITEMS_PARTS_ITEMS_DIMS_W_MINIMUM": "lines.0.parts.1.dims.w",
+		"BATCH_LABELS_ITEMS_MAXLENGTH":                 "labels",
+	} {
+		if got[code] != field {
+			t.Errorf("%s: field %q, want %q (findings %v)", code, got[code], field, got)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("findings %v, want 6", got)
 	}
 	// A body matching both variants of a oneOf without discriminator.
 	doc, err := openapi3.NewLoader().LoadFromFile("testdata/features-3.0.yaml")
