@@ -72,6 +72,8 @@ type ctx struct {
 	// optional: the value is a member that may be absent, so null cannot be told from absence.
 	optional bool
 	inArray  bool // checked through some() over an enclosing array
+	// element: the value is an element bound by some(), so null is a null element.
+	element bool
 }
 
 // maxEnumerated bounds the fields one rule binds by enumerating the indices of bounded arrays.
@@ -178,8 +180,11 @@ func (w *walker) walk(s *openapi3.Schema, ptr string, path []string, v any, c ct
 			names = append(names, t)
 		}
 		if len(alts) > 0 {
-			w.rule(c, ptr+"/type", path, "type", fmt.Sprintf("%s must be of type %s", field, strings.Join(names, " or ")),
-				(op("and", op("!=", v, nil), op("not", op("or", alts...)))))
+			when := op("and", op("!=", v, nil), op("not", op("or", alts...)))
+			if c.element && !nullable {
+				when = op("not", op("or", alts...)) // a null element is the wrong type
+			}
+			w.rule(c, ptr+"/type", path, "type", fmt.Sprintf("%s must be of type %s", field, strings.Join(names, " or ")), when)
 		}
 		if !nullable && c.optional {
 			w.lossy(ptr+"/type", "null is not detected where the member may be absent: sdods reads an absent member and null alike")
@@ -344,7 +349,7 @@ func (w *walker) member(c ctx, vpath, n string) any {
 }
 
 func (w *walker) memberCtx(c ctx, n string, optional bool) ctx {
-	c.optional = optional
+	c.optional, c.element = optional, false
 	switch {
 	case c.frozen:
 	case c.self:
@@ -366,7 +371,7 @@ func (w *walker) items(s *openapi3.Schema, ptr string, path []string, v any, c c
 	vpath, _ := v.(map[string]any)["var"].(string)
 	isArr := typeIs(v, "array")
 	el := fmt.Sprintf("e%d", w.depth)
-	elemCtx := ctx{wrap: func(e any) any { return c.wrap(op("and", isArr, op("some", v, el, e))) }, entity: c.entity, self: c.self, fields: c.fields, frozen: true, inArray: true}
+	elemCtx := ctx{wrap: func(e any) any { return c.wrap(op("and", isArr, op("some", v, el, e))) }, entity: c.entity, self: c.self, fields: c.fields, frozen: true, inArray: true, element: true}
 	elemPath := appendPath(path, "*")
 	objectElems := len(it.Properties) > 0 && len(it.AllOf) == 0 && len(it.OneOf) == 0 && len(it.AnyOf) == 0
 	composed := len(it.AllOf) > 0 || len(it.OneOf) > 0 || len(it.AnyOf) > 0

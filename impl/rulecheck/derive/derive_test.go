@@ -617,7 +617,7 @@ func TestDeriveFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	var batchBody any
-	json.Unmarshal([]byte(`{"matrix":[[1],[2,3],[4,10]],"labels":["ok","toolong"],"codes":["C01","bad"],
+	json.Unmarshal([]byte(`{"matrix":[[1],[2,3],[4,10]],"labels":["ok","toolong",null],"codes":["C01","bad"],
 		"lines":[{"sku":"a","parts":[{"pn":"p"},{"pn":"q","dims":{"w":-1}}]},{"sku":"b","serials":["S1","x"],"parts":[{"pn":"p"},{}]}]}`), &batchBody)
 	if kinValid(batchDoc, batchDoc.Components.Schemas["Batch"].Value, batchBody) == nil {
 		t.Fatal("kin-openapi accepts the invalid batch")
@@ -633,13 +633,14 @@ func TestDeriveFeatures(t *testing.T) {
 		"BATCH_LINES_ITEMS_PARTS_ITEMS_REQUIRED_PN":    "lines.1.parts.1",
 		"BATCH_LINES_ITEMS_PARTS_ITEMS_DIMS_W_MINIMUM": "lines.0.parts.1.dims.w",
 		"BATCH_LABELS_ITEMS_MAXLENGTH":                 "labels",
+		"BATCH_LABELS_ITEMS_TYPE":                      "labels", // a null element
 	} {
 		if got[code] != field {
 			t.Errorf("%s: field %q, want %q (findings %v)", code, got[code], field, got)
 		}
 	}
-	if len(got) != 6 {
-		t.Errorf("findings %v, want 6", got)
+	if len(got) != 7 {
+		t.Errorf("findings %v, want 7", got)
 	}
 	// A body matching both variants of a oneOf without discriminator.
 	doc, err := openapi3.NewLoader().LoadFromFile("testdata/features-3.0.yaml")
