@@ -144,7 +144,7 @@ func TranslatePattern(p string) (*PatternTranslation, error) {
 		return nil, fmt.Errorf("the pattern is not valid UTF-8")
 	}
 	if _, err := regexp.Compile(KinGoPattern(p)); err != nil {
-		return nil, fmt.Errorf("Go's regexp, which kin-openapi validates with, cannot compile it: %v", err)
+		return nil, fmt.Errorf("kin-openapi validates with Go's regexp, which cannot compile it: %v", err)
 	}
 	ps := &parser{p: p}
 	alts, err := ps.alternation()
