@@ -74,6 +74,9 @@ type ctx struct {
 	inArray  bool // checked through some() over an enclosing array
 	// element: the value is an element bound by some(), so null is a null element.
 	element bool
+	// noBind: the conditions are reused inside another rule's condition (a variant of a oneOf
+	// or anyOf without discriminator), so they must read data paths, not a run's value.
+	noBind bool
 }
 
 // maxEnumerated bounds the fields one rule binds by enumerating the indices of bounded arrays.
@@ -371,11 +374,15 @@ func (w *walker) items(s *openapi3.Schema, ptr string, path []string, v any, c c
 	vpath, _ := v.(map[string]any)["var"].(string)
 	isArr := typeIs(v, "array")
 	el := fmt.Sprintf("e%d", w.depth)
-	elemCtx := ctx{wrap: func(e any) any { return c.wrap(op("and", isArr, op("some", v, el, e))) }, entity: c.entity, self: c.self, fields: c.fields, frozen: true, inArray: true, element: true}
+	elemCtx := ctx{wrap: func(e any) any { return c.wrap(op("and", isArr, op("some", v, el, e))) }, entity: c.entity, self: c.self, fields: c.fields, frozen: true, inArray: true, element: true, noBind: c.noBind}
 	elemPath := appendPath(path, "*")
 	objectElems := len(it.Properties) > 0 && len(it.AllOf) == 0 && len(it.OneOf) == 0 && len(it.AnyOf) == 0
 	composed := len(it.AllOf) > 0 || len(it.OneOf) > 0 || len(it.AnyOf) > 0
 	topLevel := !c.frozen && !c.self && c.fields == nil && c.entity == "" && strings.HasPrefix(vpath, "data.")
+	if c.noBind {
+		w.walk(it, ip, elemPath, map[string]any{"var": el}, elemCtx)
+		return
+	}
 	if topLevel && objectElems && !it.Nullable {
 		// The element itself (its type, its member count) through some(); its members bound.
 		shallow := *it
@@ -456,7 +463,7 @@ func (w *walker) branches(s *openapi3.Schema, ptr string, path []string, v any, 
 			continue
 		}
 		start, lossStart := len(w.res.Rules), len(w.res.Lossy)
-		w.walk(ref.Value, fmt.Sprintf("%s/%s/%d", ptr, kw, i), path, v, ctx{wrap: identity, optional: c.optional})
+		w.walk(ref.Value, fmt.Sprintf("%s/%s/%d", ptr, kw, i), path, v, ctx{wrap: identity, optional: c.optional, noBind: true})
 		var idx []int
 		var viol []any
 		for j := start; j < len(w.res.Rules); j++ {
