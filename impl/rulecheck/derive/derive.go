@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/sdods/sdods/engine"
 )
 
 // Rule is one derived rule with what a test needs to violate it.
@@ -25,11 +24,13 @@ type Rule struct {
 	Kind    string   `json:"kind"`    // the keyword: required, type, maxLength, …
 	Message string   `json:"message"`
 	When    any      `json:"when"`
-	// Entity and Field bind the rule to each element of the array at Entity (a data path): it
-	// runs once per element with value = the element's Field, and its findings carry the
-	// element's index (Entity.I.Field).
-	Entity string `json:"entity,omitempty"`
-	Field  string `json:"field,omitempty"`
+	// Entity binds the rule to each element of the array at Entity (a data path): it runs once
+	// per element I and field F of Fields with value = the element's F, and its findings carry
+	// the element's index (Entity.I.F). Without Entity, Fields are data paths the rule targets.
+	// Fields may hold indices of inner arrays up to their maxItems (…members.0.email,
+	// …members.1.email, …): the finding's field carries these indices too.
+	Entity string   `json:"entity,omitempty"`
+	Fields []string `json:"fields,omitempty"`
 }
 
 // Loss is a constraint the ruleset does not express.
@@ -57,15 +58,39 @@ type walker struct {
 }
 
 // ctx is where a value is checked: wrap places a violation of an array element inside the
-// some() of its enclosing arrays; entity and field bind rules to each element of an array of
-// objects instead (see Rule).
+// some() of its enclosing arrays; entity and fields bind rules to each element of an array of
+// objects, or to enumerated indices of a bounded array, instead (see Rule).
 type ctx struct {
 	wrap   func(any) any
 	entity string
-	field  string
+	// self: the value is the entity's element itself, which cannot be bound; its members can.
+	self bool
+	// fields: the value is {"var":"value"}, read at each of these paths (relative to entity).
+	fields []string
+	// frozen: the value is read through some() inside the bound fields; it reports there.
+	frozen bool
 	// optional: the value is a member that may be absent, so null cannot be told from absence.
 	optional bool
 	inArray  bool // checked through some() over an enclosing array
+	// element: the value is an element bound by some(), so null is a null element.
+	element bool
+	// noBind: the conditions are reused inside another rule's condition (a variant of a oneOf
+	// or anyOf without discriminator), so they must read data paths, not a run's value.
+	noBind bool
+}
+
+// maxEnumerated bounds the fields one rule binds by enumerating the indices of bounded arrays.
+const maxEnumerated = 1000
+
+// bound reports whether the value is read through the run's binding (value).
+func (c ctx) bound() bool { return (c.self || c.fields != nil) && !c.frozen }
+
+func suffix(fields []string, seg string) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f + "." + seg
+	}
+	return out
 }
 
 func identity(e any) any { return e }
@@ -113,7 +138,7 @@ func (w *walker) lossy(ptr, format string, args ...any) {
 }
 
 func (w *walker) rule(c ctx, ptr string, path []string, kind, msg string, when any) {
-	w.res.Rules = append(w.res.Rules, Rule{Code: w.code(ptr), Pointer: ptr, Path: append([]string(nil), path...), Kind: kind, Message: msg, When: c.wrap(when), Entity: c.entity, Field: c.field})
+	w.res.Rules = append(w.res.Rules, Rule{Code: w.code(ptr), Pointer: ptr, Path: append([]string(nil), path...), Kind: kind, Message: msg, When: c.wrap(when), Entity: c.entity, Fields: append([]string(nil), c.fields...)})
 }
 
 func jsonPtr(base, key string) string {
@@ -158,8 +183,11 @@ func (w *walker) walk(s *openapi3.Schema, ptr string, path []string, v any, c ct
 			names = append(names, t)
 		}
 		if len(alts) > 0 {
-			w.rule(c, ptr+"/type", path, "type", fmt.Sprintf("%s must be of type %s", field, strings.Join(names, " or ")),
-				(op("and", op("!=", v, nil), op("not", op("or", alts...)))))
+			when := op("and", op("!=", v, nil), op("not", op("or", alts...)))
+			if c.element && !nullable {
+				when = op("not", op("or", alts...)) // a null element is the wrong type
+			}
+			w.rule(c, ptr+"/type", path, "type", fmt.Sprintf("%s must be of type %s", field, strings.Join(names, " or ")), when)
 		}
 		if !nullable && c.optional {
 			w.lossy(ptr+"/type", "null is not detected where the member may be absent: sdods reads an absent member and null alike")
@@ -287,11 +315,18 @@ func (w *walker) walk(s *openapi3.Schema, ptr string, path []string, v any, c ct
 		}
 		mc := w.memberCtx(c, r, false)
 		when := op("and", isObj, op("==", w.member(c, vpath, r), nil))
-		if c.entity != "" && c.field == "" {
+		switch {
+		case c.self && !c.frozen:
 			// A member of the element itself: bound to the member (the element cannot be
 			// bound), it reads null for a missing member and for an element that is not an
 			// object, which its type rule reports anyway.
 			when = op("==", map[string]any{"var": "value"}, nil)
+		case c.bound():
+			// A member of a bound object (or of an enumerated element, which reads null
+			// beyond the array's end): reported on the object, whose field is bound.
+			mc = c
+			mc.optional = false
+			when = op("and", isObj, op("==", map[string]any{"var": "value." + r}, nil))
 		}
 		w.rule(mc, rp, appendPath(path, r), "required", strings.Join(appendPath(path, r), ".")+" is required", when)
 	}
@@ -310,43 +345,73 @@ func appendPath(path []string, seg string) []string {
 // member is the variable of member n of the object read by vpath. Inside an element bound per
 // index, the element's own members are read through their own binding (value).
 func (w *walker) member(c ctx, vpath, n string) any {
-	if c.entity != "" && c.field == "" {
+	if c.bound() {
 		return map[string]any{"var": "value"}
 	}
 	return map[string]any{"var": vpath + "." + n}
 }
 
 func (w *walker) memberCtx(c ctx, n string, optional bool) ctx {
-	c.optional = optional
-	if c.entity != "" && c.field == "" {
-		c.field = n
+	c.optional, c.element = optional, false
+	switch {
+	case c.frozen:
+	case c.self:
+		c.self, c.fields = false, []string{n}
+	case c.fields != nil:
+		c.fields = suffix(c.fields, n)
 	}
 	return c
 }
 
-// items derives the rules of an array's elements. Members of object elements are bound per
-// element (the finding's field carries the index) when the array is not itself inside an
-// array; everything else is checked with some() over the elements, reported on the array.
+// items derives the rules of an array's elements. Members of object elements of an array at a
+// data path (not inside another array) are bound per element: the finding's field carries the
+// index. Elements of a bounded array (maxItems) whose value can be bound are bound by index, up
+// to maxEnumerated fields per rule: scalar elements, and arrays inside bound elements. The
+// rest is checked with some() over the elements and reported on the array.
 func (w *walker) items(s *openapi3.Schema, ptr string, path []string, v any, c ctx) {
 	it := s.Items.Value
 	ip := ptr + "/items"
 	vpath, _ := v.(map[string]any)["var"].(string)
 	isArr := typeIs(v, "array")
 	el := fmt.Sprintf("e%d", w.depth)
-	elemCtx := ctx{wrap: func(e any) any { return c.wrap(op("and", isArr, op("some", v, el, e))) }, entity: c.entity, field: c.field, inArray: true}
+	elemCtx := ctx{wrap: func(e any) any { return c.wrap(op("and", isArr, op("some", v, el, e))) }, entity: c.entity, self: c.self, fields: c.fields, frozen: true, inArray: true, element: true, noBind: c.noBind}
 	elemPath := appendPath(path, "*")
 	objectElems := len(it.Properties) > 0 && len(it.AllOf) == 0 && len(it.OneOf) == 0 && len(it.AnyOf) == 0
-	if !objectElems || c.entity != "" || !strings.HasPrefix(vpath, "data.") || it.Nullable {
+	composed := len(it.AllOf) > 0 || len(it.OneOf) > 0 || len(it.AnyOf) > 0
+	topLevel := !c.frozen && !c.self && c.fields == nil && c.entity == "" && strings.HasPrefix(vpath, "data.")
+	if c.noBind {
 		w.walk(it, ip, elemPath, map[string]any{"var": el}, elemCtx)
 		return
 	}
-	// The element itself (its type, its member count) through some(); its members bound.
-	shallow := *it
-	shallow.Properties, shallow.Required, shallow.Items = nil, nil, nil
-	w.walk(&shallow, ip, elemPath, map[string]any{"var": el}, elemCtx)
-	deep := &openapi3.Schema{Properties: it.Properties, Required: it.Required}
-	bound := ctx{wrap: identity, entity: strings.TrimPrefix(vpath, "data.")}
-	w.walk(deep, ip, elemPath, map[string]any{"var": "value"}, bound)
+	if topLevel && objectElems && !it.Nullable {
+		// The element itself (its type, its member count) through some(); its members bound.
+		shallow := *it
+		shallow.Properties, shallow.Required, shallow.Items = nil, nil, nil
+		w.walk(&shallow, ip, elemPath, map[string]any{"var": el}, elemCtx)
+		deep := &openapi3.Schema{Properties: it.Properties, Required: it.Required}
+		bound := ctx{wrap: identity, entity: strings.TrimPrefix(vpath, "data."), self: true}
+		w.walk(deep, ip, elemPath, map[string]any{"var": "value"}, bound)
+		return
+	}
+	base := c.fields
+	if topLevel {
+		base = []string{strings.TrimPrefix(vpath, "data.")}
+	}
+	if base != nil && !c.frozen && !composed && s.MaxItems != nil && *s.MaxItems > 0 && uint64(len(base))*(*s.MaxItems) <= maxEnumerated {
+		var fields []string
+		for _, f := range base {
+			for i := uint64(0); i < *s.MaxItems; i++ {
+				fields = append(fields, f+"."+strconv.FormatUint(i, 10))
+			}
+		}
+		ec := ctx{wrap: c.wrap, entity: c.entity, fields: fields, inArray: true}
+		if !it.Nullable && (it.Type == nil || !it.Type.IncludesNull()) {
+			w.lossy(ip, "a null element is not reported: an element bound by index reads null both when it is null and past the array's end")
+		}
+		w.walk(it, ip, elemPath, map[string]any{"var": "value"}, ec)
+		return
+	}
+	w.walk(it, ip, elemPath, map[string]any{"var": el}, elemCtx)
 }
 
 // branches derives oneOf and anyOf. With a discriminator, each branch's rules apply when the
@@ -360,7 +425,7 @@ func (w *walker) branches(s *openapi3.Schema, ptr string, path []string, v any, 
 	if len(refs) == 0 {
 		kw, refs = "anyOf", s.AnyOf
 	}
-	if c.entity != "" || c.inArray {
+	if c.entity != "" || c.inArray || c.fields != nil {
 		w.lossy(ptr+"/"+kw, "%s inside an array element is not derived", kw)
 		return
 	}
@@ -398,7 +463,7 @@ func (w *walker) branches(s *openapi3.Schema, ptr string, path []string, v any, 
 			continue
 		}
 		start, lossStart := len(w.res.Rules), len(w.res.Lossy)
-		w.walk(ref.Value, fmt.Sprintf("%s/%s/%d", ptr, kw, i), path, v, ctx{wrap: identity, optional: c.optional})
+		w.walk(ref.Value, fmt.Sprintf("%s/%s/%d", ptr, kw, i), path, v, ctx{wrap: identity, optional: c.optional, noBind: true})
 		var idx []int
 		var viol []any
 		for j := start; j < len(w.res.Rules); j++ {
@@ -489,21 +554,19 @@ func (w *walker) format(f, ptr string, path []string, field string, v any, c ctx
 	}
 }
 
-// pattern emits a matches rule when the pattern is in sdods's portable subset and reads the
-// same there; otherwise it is lossy.
+// pattern emits a matches rule with the pattern translated to the portable subset
+// (TranslatePattern); a pattern it cannot translate is lossy with the reason, and so is each
+// atom ECMA-262 and Go's regexp read differently (the rule takes the stricter reading).
 func (w *walker) pattern(p, ptr string, path []string, field string, v any, c ctx) {
-	// The portable subset lets . match line breaks and $ match only at the very end, where
-	// ECMAScript (OpenAPI's dialect) does not: such patterns would accept what the schema rejects.
-	if strings.ContainsAny(strings.ReplaceAll(p, `\.`, ""), ".") || (strings.Contains(p, "$") && !strings.HasSuffix(p, "$")) {
-		w.lossy(ptr, "the pattern uses . or $, which read differently in the portable subset (line breaks)")
+	tr, err := TranslatePattern(p)
+	if err != nil {
+		w.lossy(ptr, "the pattern is not translated to the portable subset: %v", err)
 		return
 	}
-	raw, _ := json.Marshal(op("matches", "", p))
-	if _, err := engine.CompileExpression(raw); err != nil {
-		w.lossy(ptr, "the pattern is outside the portable subset: %v", err)
-		return
+	for _, n := range tr.Notes {
+		w.lossy(ptr, "%s", n)
 	}
-	w.rule(c, ptr, path, "pattern", field+" must match "+p, (op("and", typeIs(v, "string"), op("not", op("matches", v, p)))))
+	w.rule(c, ptr, path, "pattern", field+" must match "+p, (op("and", typeIs(v, "string"), op("not", op("matches", v, tr.Portable)))))
 }
 
 // Ruleset writes the derivation as a ruleset document: rules in pointer order, each targeting
@@ -530,15 +593,23 @@ func (r *Result) Ruleset(id string) map[string]any {
 		switch {
 		case ru.Entity != "":
 			ent := "E_" + nonCode.ReplaceAllString(strings.ToUpper(ru.Entity), "_")
-			typ := "T_" + nonCode.ReplaceAllString(strings.ToUpper(ru.Entity+"_"+ru.Field), "_")
+			typ := "T_" + nonCode.ReplaceAllString(strings.ToUpper(ru.Entity+"_"+ru.Fields[0]), "_")
 			e, ok := entities[ent].(map[string]any)
 			if !ok {
 				e = map[string]any{"path": ru.Entity, "many": true, "fieldTypes": map[string]any{}}
 				entities[ent] = e
 			}
-			e["fieldTypes"].(map[string]any)[ru.Field] = typ
+			for _, f := range ru.Fields {
+				e["fieldTypes"].(map[string]any)[f] = typ
+			}
 			types[typ] = map[string]any{}
 			rule["target"] = map[string]any{"type": typ}
+		case len(ru.Fields) > 0:
+			fs := make([]any, len(ru.Fields))
+			for i, f := range ru.Fields {
+				fs[i] = f
+			}
+			rule["target"] = map[string]any{"fields": fs}
 		case len(field) > 0:
 			rule["target"] = map[string]any{"fields": []any{strings.Join(field, ".")}}
 		}
