@@ -534,7 +534,7 @@ func secretFill(s *openapi3.Schema, canary string, depth int) (any, bool) {
 // holds no secret.
 func TestEverySecretMemberOfTheDocumentStaysOutOfTheLog(t *testing.T) {
 	w := newProjectWorld(t)
-	doc, err := serverapi.GetSwagger()
+	doc, err := serverapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
