@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/sdods/sdods/gen/rulesapi"
 )
@@ -28,7 +29,12 @@ func (l errorListener) Accept() (net.Conn, error) {
 	return &errorConn{Conn: c}, nil
 }
 
-type errorConn struct{ net.Conn }
+// errorConn also carries what connTracker needs to know during a drain.
+type errorConn struct {
+	net.Conn
+	idle     atomic.Bool   // no request is being read or answered
+	requests atomic.Uint64 // requests started on the connection
+}
 
 func (c *errorConn) Write(p []byte) (int, error) {
 	if !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) || !bytes.Contains(p, []byte(goErrorHeaders)) {

@@ -151,8 +151,9 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 			return err
 		}
 	}
+	conns := newConnTracker()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 90 * time.Second, MaxHeaderBytes: 64 << 10,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug), ConnState: conns.hook}
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
@@ -185,22 +186,44 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 		break
 	}
 	stopWatch()
-	return drain(s, srv, c, log)
+	return drain(s, srv, ln, conns, c, log)
 }
 
-func drain(s *Server, srv *http.Server, c Config, log *slog.Logger) error {
+// drain stops the server without failing a request of a client that retries nothing:
+//
+//  1. readiness turns off and every answer from now on carries Connection: close (closeOnDrain),
+//     those of requests already running included; the server keeps accepting and serving for
+//     DrainDelay, while load balancers take it out of rotation;
+//  2. the listener closes;
+//  3. each connection closes after it has answered (net/http closes it after an answer with
+//     Connection: close); one that sends nothing for idleGrace is closed as idle. http.Server's
+//     Shutdown is not used: it closes idle keep-alive connections at once, and a request the
+//     client has just sent on one, not yet read, is then lost.
+//
+// Requests still running DrainTimeout after the listener closed are cut off, and drain returns
+// an error.
+func drain(s *Server, srv *http.Server, ln net.Listener, conns *connTracker, c Config, log *slog.Logger) error {
 	s.Drain()
 	if c.DrainDelay > 0 {
-		log.Info("readiness off; waiting before closing the listener", "drain_delay", c.DrainDelay.String())
+		log.Info("readiness off; serving with Connection: close before closing the listener", "drain_delay", c.DrainDelay.String())
 		time.Sleep(c.DrainDelay)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.DrainTimeout)
-	defer cancel()
+	_ = ln.Close()
 	start := time.Now()
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("drain: in-flight requests did not finish within %s: %w", c.DrainTimeout, err)
+	grace := idleGrace
+	if grace > c.DrainTimeout/2 {
+		grace = c.DrainTimeout / 2
 	}
+	seen := map[*errorConn]idleSeen{}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for now := start; conns.sweep(seen, now, grace) > 0; now = <-tick.C {
+		if now.Sub(start) >= c.DrainTimeout {
+			_ = srv.Close()
+			return fmt.Errorf("drain: in-flight requests did not finish within %s", c.DrainTimeout)
+		}
+	}
+	_ = srv.Close()
 	log.Info("drained; exiting", "took_ms", time.Since(start).Milliseconds())
 	return nil
 }
