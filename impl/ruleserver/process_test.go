@@ -123,4 +123,3 @@ func TestSIGHUPReloads(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 }
-
