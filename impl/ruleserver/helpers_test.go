@@ -108,8 +108,15 @@ func startServer(t testing.TB, c ruleserver.Config) *server {
 			t.Logf("server log:\n%s", logs.String())
 		}
 	})
+	client := &http.Client{Timeout: 2 * time.Second}
 	waitFor(t, "the first load", func() bool {
-		resp, err := http.Get(s.URL + "/readyz")
+		select {
+		case err := <-s.done:
+			s.done <- err
+			t.Fatalf("Run returned before serving: %v", err)
+		default:
+		}
+		resp, err := client.Get(s.URL + "/readyz")
 		if err != nil {
 			return false
 		}

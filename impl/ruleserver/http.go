@@ -137,11 +137,22 @@ func (s *Server) Handler(o HandlerOptions) (http.Handler, error) {
 		}
 		api.ServeHTTP(w, r)
 	})
-	var h http.Handler = guarded
-	h = withIfNoneMatchList(h)
-	h = withBodyLimit(o.MaxBody, s.log)(h)
-	h = withEscapeCheck(s.log)(h)
-	h = s.withDrainClose(h)
+	var general http.Handler = guarded
+	general = withIfNoneMatchList(general)
+	general = withBodyLimit(o.MaxBody, s.log)(general)
+	general = withEscapeCheck(s.log)(general)
+	general = s.withDrainClose(general)
+	if err := checkEvaluateRoute(doc); err != nil {
+		return nil, err
+	}
+	evaluate := &evaluateRoute{s: s, maxBody: o.MaxBody, token: o.Token != "", want: &want}
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if evaluate.match(r) {
+			evaluate.ServeHTTP(w, r)
+			return
+		}
+		general.ServeHTTP(w, r)
+	})
 	h = withAccessLog(s.log)(h)
 	h = withRecovery(s.log)(h)
 	return h, nil

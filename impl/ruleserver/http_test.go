@@ -470,3 +470,58 @@ func TestDuplicateRulesetRefused(t *testing.T) {
 		t.Fatalf("%d %+v", status, r)
 	}
 }
+
+// TestDirectRouteMatchesPipeline sends the same evaluations to /evaluations, answered by the
+// direct route, and to /evaluations?via=pipeline, which takes the general pipeline (routing and
+// validation by openapi/rules.yaml): status, error body and result must be the same bytes.
+func TestDirectRouteMatchesPipeline(t *testing.T) {
+	dir := rulesDir(t, "signup/signup.yaml")
+	s := startServer(t, ruleserver.Config{RulesDir: dir, Token: token, MaxBody: 512})
+	ok := `{"ruleset":"signup","data":{"account":{"email":"x"}},"ctx":{"today":"2025-06-15"}}`
+	cases := []struct {
+		name, body, ctype, authz string
+		chunked                  bool
+	}{
+		{"evaluation", ok, "application/json", "Bearer " + token, false},
+		{"chunked evaluation", ok, "application/json", "Bearer " + token, true},
+		{"media type with parameters", ok, "application/json; charset=utf-8", "Bearer " + token, false},
+		{"no token", ok, "application/json", "", false},
+		{"wrong token", ok, "application/json", "Bearer nope", false},
+		{"wrong media type", ok, "text/plain", "Bearer " + token, false},
+		{"malformed media type", ok, "application/", "Bearer " + token, false},
+		{"empty body", "", "application/json", "Bearer " + token, false},
+		{"malformed JSON", `{"ruleset":"signup",` + "\n" + `"data":{]}`, "application/json", "Bearer " + token, false},
+		{"unknown member", `{"ruleset":"signup","data":{},"x":1}`, "application/json", "Bearer " + token, false},
+		{"unknown ruleset", `{"ruleset":"nope","data":{}}`, "application/json", "Bearer " + token, false},
+		{"over the limit", `{"ruleset":"signup","data":{"s":"` + strings.Repeat("x", 600) + `"}}`, "application/json", "Bearer " + token, false},
+		{"over the limit, chunked", `{"ruleset":"signup","data":{"s":"` + strings.Repeat("x", 600) + `"}}`, "application/json", "Bearer " + token, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got [2]response
+			for i, path := range []string{"/evaluations", "/evaluations?via=pipeline"} {
+				var body io.Reader = strings.NewReader(c.body)
+				if c.chunked {
+					body = io.MultiReader(body) // unknown length: sent chunked
+				}
+				req, _ := http.NewRequest("POST", s.URL+path, body)
+				req.Header.Set("Content-Type", c.ctype)
+				if c.authz != "" {
+					req.Header.Set("Authorization", c.authz)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				got[i] = response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+			}
+			if got[0].Status != got[1].Status || !bytes.Equal(got[0].Body, got[1].Body) ||
+				got[0].Header.Get("Content-Type") != got[1].Header.Get("Content-Type") ||
+				got[0].Header.Get("Content-Length") != got[1].Header.Get("Content-Length") {
+				t.Fatalf("direct: %d %v %s\npipeline: %d %v %s", got[0].Status, got[0].Header, got[0].Body, got[1].Status, got[1].Header, got[1].Body)
+			}
+		})
+	}
+}

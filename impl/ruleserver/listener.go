@@ -37,7 +37,10 @@ type errorConn struct {
 }
 
 func (c *errorConn) Write(p []byte) (int, error) {
-	if !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) || !bytes.Contains(p, []byte(goErrorHeaders)) {
+	// The fixed header block follows the status line at once; answers of handlers are checked
+	// up to the end of their status line only.
+	line := bytes.IndexByte(p, '\n')
+	if !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) || line < 1 || !bytes.HasPrefix(p[line-1:], []byte(goErrorHeaders)) {
 		return c.Conn.Write(p)
 	}
 	head, text, _ := bytes.Cut(p, []byte(goErrorHeaders))
