@@ -51,6 +51,12 @@ func Status(code rulesapi.ErrorCode) int {
 		return http.StatusUnprocessableEntity
 	case rulesapi.ErrorCodeNOTREADY:
 		return http.StatusServiceUnavailable
+	case rulesapi.ErrorCodeHEADERSTOOLARGE:
+		return http.StatusRequestHeaderFieldsTooLarge
+	case rulesapi.ErrorCodeTRANSFERENCODINGUNSUPPORTED:
+		return http.StatusNotImplemented
+	case rulesapi.ErrorCodeHTTPVERSIONNOTSUPPORTED:
+		return http.StatusHTTPVersionNotSupported
 	}
 	return http.StatusInternalServerError
 }
