@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -31,6 +32,14 @@ const (
 	EnvLogLevel     = "RULE_SERVER_LOG_LEVEL"
 )
 
+// DefaultGCPercent is the rule server's collector target when GOGC is not set: the heap may grow
+// to five times what is live after a collection, instead of Go's two. Most of what is live is
+// the compiled rules, which stay for the life of the process; with Go's default the collector
+// marks them again every few thousand requests, which cost about a fifth of the CPU time per
+// evaluation under load (docs/benchmarks.md, "Rule server"). Memory stays bounded by
+// GOMEMLIMIT, which the Kubernetes manifest sets from the container's limit.
+const DefaultGCPercent = 400
+
 // LevelFatal is the level of the one line logged before the server exits with status 1.
 const LevelFatal = slog.Level(12)
 
@@ -50,6 +59,10 @@ type Config struct {
 	DrainTimeout time.Duration // in-flight requests get this long to finish
 	LogLevel     string
 
+	// GCPercent, when above 0, is set as the collector's target (runtime/debug.SetGCPercent)
+	// when Run starts. FromEnv makes it DefaultGCPercent unless GOGC is set.
+	GCPercent int
+
 	// Operators are the custom operators the host registers (embedding only).
 	Operators map[string]engine.Operator
 	// Listener, when set, is served instead of listening on Addr (tests).
@@ -61,6 +74,9 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 	c.Addr, c.RulesDir, c.LogLevel = ":8080", "rules", "info"
 	c.MaxBody, c.PollInterval, c.DrainDelay, c.DrainTimeout = DefaultMaxBody, 2*time.Second, 0, 20*time.Second
 	c.Token = getenv(EnvToken)
+	if getenv("GOGC") == "" {
+		c.GCPercent = DefaultGCPercent
+	}
 	switch v := getenv(EnvAllowOpen); v {
 	case "", "0":
 	case "1":
@@ -139,6 +155,9 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 		log.Warn("serving every endpoint WITHOUT a token (" + EnvAllowOpen + "=1): for private networks only")
 	} else if c.AllowOpen {
 		log.Info(EnvAllowOpen + " is ignored: " + EnvToken + " is set")
+	}
+	if c.GCPercent > 0 {
+		debug.SetGCPercent(c.GCPercent)
 	}
 	s := NewServer(c.RulesDir, c.Operators, log)
 	h, err := s.Handler(HandlerOptions{Token: c.Token, MaxBody: c.MaxBody})

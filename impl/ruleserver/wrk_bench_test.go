@@ -55,7 +55,12 @@ func BenchmarkEvaluationsWrk(b *testing.B) {
 	if err := os.WriteFile(script, []byte(wrkBenchScript(string(benchBody), token)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	run := func(url string) wrkRun {
+	// CPU time of each server per request, which the load of other processes changes less than
+	// the rate: the rule server's process, and this process for the bare handler.
+	ruleCPU := func() time.Duration { return processCPU(b, p.cmd.Process.Pid) }
+	bareCPU := func() time.Duration { return processCPU(b, os.Getpid()) }
+	run := func(url string, cpu func() time.Duration) wrkRun {
+		c0 := cpu()
 		cmd := exec.Command(wrk, "-t2", fmt.Sprintf("-c%d", *wrkConns), fmt.Sprintf("-d%s", *wrkDuration), "-s", script, url+"/evaluations")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -69,23 +74,44 @@ func BenchmarkEvaluationsWrk(b *testing.B) {
 		if r.Errors != 0 || r.Requests == 0 {
 			b.Fatalf("%s: %d failed requests (socket errors or a status other than 200)\n%s", url, r.Errors, out)
 		}
+		r.cpuPerRequest = (cpu() - c0) / time.Duration(r.Requests)
 		return r
 	}
-	var rule, bare, ratio []float64
+	var rule, bare, ratio, ruleCPUs, bareCPUs []float64
 	for i := 0; i < *wrkRounds; i++ {
 		var r, h wrkRun
 		if i%2 == 0 {
-			r, h = run(p.URL), run(bareURL)
+			r, h = run(p.URL, ruleCPU), run(bareURL, bareCPU)
 		} else {
-			h, r = run(bareURL), run(p.URL)
+			h, r = run(bareURL, bareCPU), run(p.URL, ruleCPU)
 		}
 		rule, bare, ratio = append(rule, r.rate()), append(bare, h.rate()), append(ratio, r.rate()/h.rate())
-		b.Logf("round %d: rule %.0f req/s (p50 %d µs, p99 %d µs), bare %.0f req/s (p50 %d µs, p99 %d µs), rule/bare %.2f; load average %s",
-			i+1, r.rate(), r.P50, r.P99, h.rate(), h.P50, h.P99, r.rate()/h.rate(), loadAverage())
+		ruleCPUs, bareCPUs = append(ruleCPUs, float64(r.cpuPerRequest.Nanoseconds())/1e3), append(bareCPUs, float64(h.cpuPerRequest.Nanoseconds())/1e3)
+		b.Logf("round %d: rule %.0f req/s (p50 %d µs, p99 %d µs, CPU %.1f µs/req), bare %.0f req/s (p50 %d µs, p99 %d µs, CPU %.1f µs/req), rule/bare %.2f; load average %s",
+			i+1, r.rate(), r.P50, r.P99, ruleCPUs[i], h.rate(), h.P50, h.P99, bareCPUs[i], r.rate()/h.rate(), loadAverage())
 	}
 	b.ReportMetric(median(rule), "rule-req/s")
 	b.ReportMetric(median(bare), "bare-req/s")
 	b.ReportMetric(median(ratio), "rule/bare")
+	b.ReportMetric(median(ruleCPUs), "rule-cpu-µs/req")
+	b.ReportMetric(median(bareCPUs), "bare-cpu-µs/req")
+}
+
+// processCPU returns the user and system CPU time of process pid so far (Linux /proc).
+func processCPU(tb testing.TB, pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Skipf("no /proc: %v", err)
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	var ticks int64
+	for _, s := range f[11:13] { // utime, stime (fields 14 and 15)
+		var n int64
+		fmt.Sscan(s, &n)
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
 // wrkRun is what wrkBenchScript's done() prints.
@@ -95,6 +121,8 @@ type wrkRun struct {
 	Errors     int   `json:"errors"`
 	P50        int   `json:"p50_us"`
 	P99        int   `json:"p99_us"`
+
+	cpuPerRequest time.Duration
 }
 
 func (r wrkRun) rate() float64 { return float64(r.Requests) / (float64(r.DurationUS) / 1e6) }
