@@ -20,6 +20,7 @@ var (
 	wrkRounds   = flag.Int("wrk.rounds", 6, "BenchmarkEvaluationsWrk: rounds, each one wrk run per target")
 	wrkDuration = flag.Duration("wrk.duration", 3*time.Second, "BenchmarkEvaluationsWrk: length of one wrk run")
 	wrkConns    = flag.Int("wrk.connections", 32, "BenchmarkEvaluationsWrk: wrk's keep-alive connections")
+	wrkBaseline = flag.String("wrk.baseline", "", "BenchmarkEvaluationsWrk: another ruleserver binary (an earlier commit) to run in the same rounds")
 )
 
 // BenchmarkEvaluationsWrk measures POST /evaluations of the ruleserver binary (its whole
@@ -77,13 +78,27 @@ func BenchmarkEvaluationsWrk(b *testing.B) {
 		r.cpuPerRequest = (cpu() - c0) / time.Duration(r.Requests)
 		return r
 	}
-	var rule, bare, ratio, ruleCPUs, bareCPUs []float64
+	var base *process
+	if *wrkBaseline != "" {
+		base = startBinary(b, *wrkBaseline, []string{"RULE_SERVER_TOKEN=" + token, "RULE_SERVER_RULES_DIR=" + dir}, "-poll", "0")
+		waitFor(b, "readiness", func() bool { return do(b, nil, "GET", base.URL+"/readyz", nil).Status == 200 })
+		if got := do(b, nil, "POST", base.URL+"/evaluations", benchBody, auth()...); !bytes.Equal(got.Body, want.Body) {
+			b.Fatal("the baseline answers other bytes")
+		}
+	}
+	var rule, bare, ratio, ruleCPUs, bareCPUs, baseRatio []float64
 	for i := 0; i < *wrkRounds; i++ {
-		var r, h wrkRun
+		var r, h, o wrkRun
 		if i%2 == 0 {
 			r, h = run(p.URL, ruleCPU), run(bareURL, bareCPU)
 		} else {
 			h, r = run(bareURL, bareCPU), run(p.URL, ruleCPU)
+		}
+		if base != nil {
+			o = run(base.URL, func() time.Duration { return processCPU(b, base.cmd.Process.Pid) })
+			baseRatio = append(baseRatio, o.rate()/h.rate())
+			b.Logf("round %d: baseline %.0f req/s (p50 %d µs, CPU %.1f µs/req), baseline/bare %.2f",
+				i+1, o.rate(), o.P50, float64(o.cpuPerRequest.Nanoseconds())/1e3, o.rate()/h.rate())
 		}
 		rule, bare, ratio = append(rule, r.rate()), append(bare, h.rate()), append(ratio, r.rate()/h.rate())
 		ruleCPUs, bareCPUs = append(ruleCPUs, float64(r.cpuPerRequest.Nanoseconds())/1e3), append(bareCPUs, float64(h.cpuPerRequest.Nanoseconds())/1e3)
@@ -95,6 +110,9 @@ func BenchmarkEvaluationsWrk(b *testing.B) {
 	b.ReportMetric(median(ratio), "rule/bare")
 	b.ReportMetric(median(ruleCPUs), "rule-cpu-µs/req")
 	b.ReportMetric(median(bareCPUs), "bare-cpu-µs/req")
+	if base != nil {
+		b.ReportMetric(median(baseRatio), "baseline/bare")
+	}
 }
 
 // processCPU returns the user and system CPU time of process pid so far (Linux /proc).
