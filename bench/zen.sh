@@ -22,7 +22,7 @@ go_round() {
 }
 zen_round() {
   taskset -c "$cpu" node zen/compare.mjs 3000 | node -e 'const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
-    for (const k of ["binding_ns", "engine_timer_ns", "one_read_timer_ns", "one_matches_timer_ns"]) console.log("zen-" + k.replace(/_ns$/, ""), r[k]);'
+    for (const k of ["binding_ns", "engine_timer_ns", "without_patterns_timer_ns", "one_read_timer_ns", "one_matches_timer_ns"]) console.log("zen-" + k.replace(/_ns$/, ""), r[k]);'
 }
 for ((i = 1; i <= ${1:-5}; i++)); do
   echo "round $i: load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
