@@ -94,13 +94,14 @@ func waitDraining(t *testing.T, p *process) {
 // request may fail: every answer is 200, those written after the signal carry Connection:
 // close, and the server exits 0 having answered every evaluation it started.
 func TestSIGTERMDrains(t *testing.T) {
-	p := startDraining(t, "-drain-delay", "2500ms")
+	const delay, load = 4 * time.Second, 1500 * time.Millisecond // load stops well before the delay ends
+	p := startDraining(t, "-drain-delay", delay.String())
 	conns := halfSent(t, p.Addr, 6)
 
 	var ok, closed atomic.Int64
 	var failures sync.Map
 	var nfail atomic.Int64
-	stop := make(chan struct{})
+	var stopAt atomic.Int64 // unix nanoseconds; 0 until the signal is sent
 	var wg sync.WaitGroup
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	for w := 0; w < 8; w++ {
@@ -108,10 +109,8 @@ func TestSIGTERMDrains(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				select {
-				case <-stop:
+				if at := stopAt.Load(); at != 0 && time.Now().UnixNano() > at {
 					return
-				default:
 				}
 				req, _ := http.NewRequest("POST", p.URL+"/evaluations", strings.NewReader(drainBody))
 				req.GetBody = nil // the transport may not replay it: a failure must show
@@ -136,13 +135,12 @@ func TestSIGTERMDrains(t *testing.T) {
 		}()
 	}
 	time.Sleep(300 * time.Millisecond)
+	stopAt.Store(time.Now().Add(load).UnixNano()) // the load goes on while the server drains
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	waitDraining(t, p)
 	finishHalfSent(t, conns)
-	time.Sleep(1000 * time.Millisecond) // the load goes on while the server drains
-	close(stop)
 	wg.Wait()
 	if code := p.wait(t); code != 0 {
 		t.Fatalf("exit status %d, want 0", code)
@@ -271,14 +269,15 @@ func TestSIGTERMKeepAliveWithoutDelay(t *testing.T) {
 }
 
 // TestSIGTERMUnderWrk runs wrk (16 keep-alive connections, no retries) against the binary and
-// sends SIGTERM in the middle of the run, with a drain delay longer than the rest of the run:
+// sends SIGTERM in the middle of the run, with a drain delay longer than the rest of the run (a
+// load balancer that has stopped sending by then):
 // wrk must count no socket error and no answer other than 200, and the server exits 0.
 func TestSIGTERMUnderWrk(t *testing.T) {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
 		t.Skip("wrk is not installed (make deps installs it: apt-get install wrk)")
 	}
-	p := startDraining(t, "-drain-delay", "4s")
+	p := startDraining(t, "-drain-delay", "5s")
 	script := filepath.Join(t.TempDir(), "post.lua")
 	if err := os.WriteFile(script, []byte(wrkScript(drainBody, token)), 0o644); err != nil {
 		t.Fatal(err)
