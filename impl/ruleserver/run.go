@@ -36,7 +36,7 @@ const (
 // to five times what is live after a collection, instead of Go's two. Most of what is live is
 // the compiled rules, which stay for the life of the process; with Go's default the collector
 // marks them again every few thousand requests, which cost about a fifth of the CPU time per
-// evaluation under load (docs/benchmarks.md, "Rule server"). Memory stays bounded by
+// request under wrk (docs/benchmarks.md, "Rule server"). Memory stays bounded by
 // GOMEMLIMIT, which the Kubernetes manifest sets from the container's limit.
 const DefaultGCPercent = 400
 
