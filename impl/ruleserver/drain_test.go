@@ -282,7 +282,7 @@ func TestSIGTERMUnderWrk(t *testing.T) {
 	if err := os.WriteFile(script, []byte(wrkScript(drainBody, token)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(wrk, "-t2", "-c16", "-d3s", "-s", script, p.URL+"/evaluations")
+	cmd := exec.Command(wrk, "-t2", "-c16", "-d3s", "--timeout", "10s", "-s", script, p.URL+"/evaluations")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -62,7 +62,7 @@ func BenchmarkEvaluationsWrk(b *testing.B) {
 	bareCPU := func() time.Duration { return processCPU(b, os.Getpid()) }
 	run := func(url string, cpu func() time.Duration) wrkRun {
 		c0 := cpu()
-		cmd := exec.Command(wrk, "-t2", fmt.Sprintf("-c%d", *wrkConns), fmt.Sprintf("-d%s", *wrkDuration), "-s", script, url+"/evaluations")
+		cmd := exec.Command(wrk, "-t2", fmt.Sprintf("-c%d", *wrkConns), fmt.Sprintf("-d%s", *wrkDuration), "--timeout", "10s", "-s", script, url+"/evaluations")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			b.Fatalf("wrk: %v\n%s", err, out)
