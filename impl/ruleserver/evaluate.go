@@ -15,7 +15,7 @@ import (
 )
 
 // POST /evaluations is most of a rule server's traffic, and the general pipeline cost as much
-// as the engine per request (BenchmarkEvaluationsHTTP, docs/benchmarks.md): chi and gorilla
+// as the engine per request (BenchmarkEvaluationsWrk, docs/benchmarks.md): chi and gorilla
 // routing, kin-openapi's validation (which has nothing to check on this operation but the
 // security requirement the token check has already met), a context value and a request copy for
 // the body, a copy of the result. evaluateRoute answers it directly, with the same checks in the
