@@ -28,11 +28,15 @@ run: ## start the test automation server on the local (or a private) PostgreSQL 
 
 test: deps test-go test-engine test-ts $(RUNTIME_TESTS) ## run every test
 
-deps: ## install what the tests need from the system's packages (Chromium for browser steps) where missing
+deps: ## install what the tests need from the system's packages (Chromium for browser steps, wrk for the rule server's drain test and benchmark) where missing
 	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: install it (Debian: sudo apt-get install chromium)"; exit 1; fi; fi
+	@if ! command -v wrk >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing wrk"; (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }) >/dev/null; \
+	  else echo "wrk is missing: install it (Debian: sudo apt-get install wrk)"; exit 1; fi; fi
 
 test-go: $(JSONLOGIC_JS)/node_modules $(VERSITYGW) ## root module tests against the real PostgreSQL (and a real S3 server)
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \

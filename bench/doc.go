@@ -10,4 +10,9 @@
 //	go run golang.org/x/perf/cmd/benchstat -row /case -col /engine results.txt
 //
 // or bash run.sh, which interleaves the rounds so that every engine sees the same load.
+//
+// signup_test.go and zen/ compare rule evaluation on this machine: the signup fixture through
+// RuleSet.EvaluateInto, through signupFloor (its rules written by hand in Go, the floor) and
+// through GoRules Zen 0.54 (npm @gorules/zen-engine, its Rust core through the Node binding),
+// on one core, alternated: bash zen.sh.
 package bench

@@ -37,28 +37,31 @@ func (e Channel) Valid() bool {
 
 // Defines values for ErrorCode.
 const (
-	ErrorCodeBADREQUEST           ErrorCode = "BAD_REQUEST"
-	ErrorCodeBUNDLEINVALID        ErrorCode = "BUNDLE_INVALID"
-	ErrorCodeBUNDLEUNSUPPORTED    ErrorCode = "BUNDLE_UNSUPPORTED"
-	ErrorCodeCHANNELUNAVAILABLE   ErrorCode = "CHANNEL_UNAVAILABLE"
-	ErrorCodeEVALUATIONERROR      ErrorCode = "EVALUATION_ERROR"
-	ErrorCodeEXPRESSIONTOODEEP    ErrorCode = "EXPRESSION_TOO_DEEP"
-	ErrorCodeFIELDTYPEREBOUND     ErrorCode = "FIELD_TYPE_REBOUND"
-	ErrorCodeFUNCTIONARITY        ErrorCode = "FUNCTION_ARITY"
-	ErrorCodeFUNCTIONRECURSIVE    ErrorCode = "FUNCTION_RECURSIVE"
-	ErrorCodeFUNCTIONREDEFINED    ErrorCode = "FUNCTION_REDEFINED"
-	ErrorCodeFUNCTIONUNKNOWN      ErrorCode = "FUNCTION_UNKNOWN"
-	ErrorCodeINTERNAL             ErrorCode = "INTERNAL"
-	ErrorCodeMETHODNOTALLOWED     ErrorCode = "METHOD_NOT_ALLOWED"
-	ErrorCodeNOTFOUND             ErrorCode = "NOT_FOUND"
-	ErrorCodeNOTREADY             ErrorCode = "NOT_READY"
-	ErrorCodeOPERATORUNDECLARED   ErrorCode = "OPERATOR_UNDECLARED"
-	ErrorCodePATTERNNOTPORTABLE   ErrorCode = "PATTERN_NOT_PORTABLE"
-	ErrorCodePAYLOADTOOLARGE      ErrorCode = "PAYLOAD_TOO_LARGE"
-	ErrorCodeSCOPEINVALID         ErrorCode = "SCOPE_INVALID"
-	ErrorCodeTYPEUNKNOWN          ErrorCode = "TYPE_UNKNOWN"
-	ErrorCodeUNAUTHORIZED         ErrorCode = "UNAUTHORIZED"
-	ErrorCodeUNSUPPORTEDMEDIATYPE ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
+	ErrorCodeBADREQUEST                  ErrorCode = "BAD_REQUEST"
+	ErrorCodeBUNDLEINVALID               ErrorCode = "BUNDLE_INVALID"
+	ErrorCodeBUNDLEUNSUPPORTED           ErrorCode = "BUNDLE_UNSUPPORTED"
+	ErrorCodeCHANNELUNAVAILABLE          ErrorCode = "CHANNEL_UNAVAILABLE"
+	ErrorCodeEVALUATIONERROR             ErrorCode = "EVALUATION_ERROR"
+	ErrorCodeEXPRESSIONTOODEEP           ErrorCode = "EXPRESSION_TOO_DEEP"
+	ErrorCodeFIELDTYPEREBOUND            ErrorCode = "FIELD_TYPE_REBOUND"
+	ErrorCodeFUNCTIONARITY               ErrorCode = "FUNCTION_ARITY"
+	ErrorCodeFUNCTIONRECURSIVE           ErrorCode = "FUNCTION_RECURSIVE"
+	ErrorCodeFUNCTIONREDEFINED           ErrorCode = "FUNCTION_REDEFINED"
+	ErrorCodeFUNCTIONUNKNOWN             ErrorCode = "FUNCTION_UNKNOWN"
+	ErrorCodeHEADERSTOOLARGE             ErrorCode = "HEADERS_TOO_LARGE"
+	ErrorCodeHTTPVERSIONNOTSUPPORTED     ErrorCode = "HTTP_VERSION_NOT_SUPPORTED"
+	ErrorCodeINTERNAL                    ErrorCode = "INTERNAL"
+	ErrorCodeMETHODNOTALLOWED            ErrorCode = "METHOD_NOT_ALLOWED"
+	ErrorCodeNOTFOUND                    ErrorCode = "NOT_FOUND"
+	ErrorCodeNOTREADY                    ErrorCode = "NOT_READY"
+	ErrorCodeOPERATORUNDECLARED          ErrorCode = "OPERATOR_UNDECLARED"
+	ErrorCodePATTERNNOTPORTABLE          ErrorCode = "PATTERN_NOT_PORTABLE"
+	ErrorCodePAYLOADTOOLARGE             ErrorCode = "PAYLOAD_TOO_LARGE"
+	ErrorCodeSCOPEINVALID                ErrorCode = "SCOPE_INVALID"
+	ErrorCodeTRANSFERENCODINGUNSUPPORTED ErrorCode = "TRANSFER_ENCODING_UNSUPPORTED"
+	ErrorCodeTYPEUNKNOWN                 ErrorCode = "TYPE_UNKNOWN"
+	ErrorCodeUNAUTHORIZED                ErrorCode = "UNAUTHORIZED"
+	ErrorCodeUNSUPPORTEDMEDIATYPE        ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
 )
 
 // Valid indicates whether the value is a known member of the ErrorCode enum.
@@ -86,6 +89,10 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeFUNCTIONUNKNOWN:
 		return true
+	case ErrorCodeHEADERSTOOLARGE:
+		return true
+	case ErrorCodeHTTPVERSIONNOTSUPPORTED:
+		return true
 	case ErrorCodeINTERNAL:
 		return true
 	case ErrorCodeMETHODNOTALLOWED:
@@ -101,6 +108,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodePAYLOADTOOLARGE:
 		return true
 	case ErrorCodeSCOPEINVALID:
+		return true
+	case ErrorCodeTRANSFERENCODINGUNSUPPORTED:
 		return true
 	case ErrorCodeTYPEUNKNOWN:
 		return true

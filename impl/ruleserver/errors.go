@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/sdods/sdods/gen/rulesapi"
 )
@@ -49,6 +51,12 @@ func Status(code rulesapi.ErrorCode) int {
 		return http.StatusUnprocessableEntity
 	case rulesapi.ErrorCodeNOTREADY:
 		return http.StatusServiceUnavailable
+	case rulesapi.ErrorCodeHEADERSTOOLARGE:
+		return http.StatusRequestHeaderFieldsTooLarge
+	case rulesapi.ErrorCodeTRANSFERENCODINGUNSUPPORTED:
+		return http.StatusNotImplemented
+	case rulesapi.ErrorCodeHTTPVERSIONNOTSUPPORTED:
+		return http.StatusHTTPVersionNotSupported
 	}
 	return http.StatusInternalServerError
 }
@@ -85,4 +93,35 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(body)
+}
+
+// requestError is engineError for a body ParseRequest refused. When the body is not JSON at all,
+// the message and hint also say where: the line, the column (in characters) and the byte offset
+// (from 0) of the first byte encoding/json cannot accept, or of the end of a truncated body.
+func requestError(body []byte, err error) error {
+	e := engineError(err)
+	var re *Error
+	if !errors.As(e, &re) || re.Code != rulesapi.ErrorCodeBADREQUEST {
+		return e
+	}
+	var se *json.SyntaxError
+	if !errors.As(json.Unmarshal(body, new(json.RawMessage)), &se) {
+		return e // JSON, refused for another reason: the engine's pointer says where
+	}
+	off := int(se.Offset)
+	if off > 0 && off <= len(body) && !strings.HasPrefix(se.Error(), "unexpected end") {
+		off-- // Offset counts the offending byte
+	}
+	line, col := 1, 1
+	for i := 0; i < off; {
+		r, n := utf8.DecodeRune(body[i:])
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += n
+	}
+	where := fmt.Sprintf("line %d, column %d (byte offset %d)", line, col, off)
+	return &Error{Code: re.Code, Message: re.Message + " at " + where, Hint: "fix the JSON at " + where + " of the body", Cause: err}
 }

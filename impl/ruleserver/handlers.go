@@ -66,9 +66,18 @@ func (s *Server) GetManifest(_ context.Context, req rulesapi.GetManifestRequestO
 // Evaluate shape-checks the raw body with the engine (the check every runtime applies) and
 // evaluates it against the ruleset it names.
 func (s *Server) Evaluate(ctx context.Context, _ rulesapi.EvaluateRequestObject) (rulesapi.EvaluateResponseObject, error) {
-	req, err := engine.ParseRequest(rawBody(ctx))
+	b, err := s.evaluate(rawBody(ctx), nil)
 	if err != nil {
-		return nil, engineError(err)
+		return nil, err
+	}
+	return jsonBody(b), nil
+}
+
+// evaluate appends to out the canonical JSON result of the evaluation request body.
+func (s *Server) evaluate(body, out []byte) ([]byte, error) {
+	req, err := engine.ParseRequest(body)
+	if err != nil {
+		return nil, requestError(body, err)
 	}
 	if req.Ruleset == "" { // optional for the engine, required by openapi/rules.yaml
 		return nil, newError(rulesapi.ErrorCodeBADREQUEST, "the problem is at /ruleset of the request", "ruleset is missing: name the ruleset to evaluate")
@@ -82,11 +91,10 @@ func (s *Server) Evaluate(ctx context.Context, _ rulesapi.EvaluateRequestObject)
 	if err := e.rs.EvaluateInto(res, "", req); err != nil {
 		return nil, engineError(err)
 	}
-	b, err := res.JSON() // a copy: res goes back to the pool
-	if err != nil {
+	if out, err = res.AppendJSON(out); err != nil {
 		return nil, engineError(err)
 	}
-	return jsonBody(b), nil
+	return out, nil
 }
 
 // resultPool keeps evaluation results for reuse: EvaluateInto writes into their storage.

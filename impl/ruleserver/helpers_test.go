@@ -111,8 +111,15 @@ func startServer(t testing.TB, c ruleserver.Config) *server {
 			t.Logf("server log:\n%s", logs.String())
 		}
 	})
+	client := &http.Client{Timeout: 2 * time.Second}
 	waitFor(t, "the first load", func() bool {
-		resp, err := http.Get(s.URL + "/readyz")
+		select {
+		case err := <-s.done:
+			s.done <- err
+			t.Fatalf("Run returned before serving: %v", err)
+		default:
+		}
+		resp, err := client.Get(s.URL + "/readyz")
 		if err != nil {
 			return false
 		}
@@ -258,7 +265,13 @@ type process struct {
 // for its "listening" line.
 func startProcess(t testing.TB, env []string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(ruleserverBinary(t), append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	return startBinary(t, ruleserverBinary(t), env, args...)
+}
+
+// startBinary is startProcess with another build of the command.
+func startBinary(t testing.TB, bin string, env []string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	p := &process{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr

@@ -137,14 +137,37 @@ func (s *Server) Handler(o HandlerOptions) (http.Handler, error) {
 		}
 		api.ServeHTTP(w, r)
 	})
-	var h http.Handler = guarded
-	h = withIfNoneMatchList(h)
-	h = s.withDrainClose(h)
-	h = withBodyLimit(o.MaxBody, s.log)(h)
-	h = withEscapeCheck(s.log)(h)
+	var general http.Handler = guarded
+	general = withIfNoneMatchList(general)
+	general = withBodyLimit(o.MaxBody, s.log)(general)
+	general = withEscapeCheck(s.log)(general)
+	general = s.withDrainClose(general)
+	if err := checkEvaluateRoute(doc); err != nil {
+		return nil, err
+	}
+	evaluate := &evaluateRoute{s: s, maxBody: o.MaxBody, token: o.Token != "", want: &want}
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if evaluate.match(r) {
+			evaluate.ServeHTTP(w, r)
+			return
+		}
+		general.ServeHTTP(w, r)
+	})
 	h = withAccessLog(s.log)(h)
 	h = withRecovery(s.log)(h)
 	return h, nil
+}
+
+// rawWriter returns the ResponseWriter of net/http under any wrappers: http.MaxBytesReader
+// tells it to close the connection after the answer only when it is given that one.
+func rawWriter(w http.ResponseWriter) http.ResponseWriter {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
 }
 
 func notFound(r *http.Request) *Error {
@@ -259,6 +282,7 @@ func withRecovery(log *slog.Logger) func(http.Handler) http.Handler {
 						panic(v)
 					}
 					log.ErrorContext(r.Context(), "panic", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					w.Header().Set("Connection", "close") // whatever the panic left behind goes with the connection
 					writeError(w, r, nil, fmt.Errorf("panic: %v", v))
 				}
 			}()
@@ -339,7 +363,7 @@ func withBodyLimit(limit int64, log *slog.Logger) func(http.Handler) http.Handle
 				return
 			}
 			if r.Body != nil {
-				r.Body = http.MaxBytesReader(w, r.Body, limit)
+				r.Body = http.MaxBytesReader(rawWriter(w), r.Body, limit)
 			}
 			next.ServeHTTP(w, r)
 		})
@@ -377,13 +401,11 @@ func (h rawEvaluate) Evaluate(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// withDrainClose asks keep-alive clients to reconnect once draining has begun: a connection
-// kept open would bypass the load balancer that has already taken this instance out.
+// withDrainClose asks keep-alive clients to reconnect once draining has begun (a connection
+// kept open would bypass the load balancer that has already taken this instance out), also in
+// answers to requests that started before.
 func (s *Server) withDrainClose(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.draining.Load() {
-			w.Header().Set("Connection", "close")
-		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(&closeOnDrain{ResponseWriter: w, draining: &s.draining}, r)
 	})
 }

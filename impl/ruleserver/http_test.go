@@ -184,7 +184,7 @@ func TestMalformedPercentEncoding(t *testing.T) {
 	}
 	t.Run("a header block over the limit is answered in the error body too", func(t *testing.T) {
 		r := rawRequest(t, s.Addr, "GET /livez HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("a", 100<<10)+"\r\n\r\n")
-		if r.Status != 431 || r.errorCode() != "BAD_REQUEST" {
+		if r.Status != 431 || r.errorCode() != "HEADERS_TOO_LARGE" {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
 	})
@@ -468,5 +468,118 @@ func TestDuplicateRulesetRefused(t *testing.T) {
 	status, r := readiness(t, s.URL)
 	if status != 503 || r.LastReload == nil || len(r.LastReload.Problems) != 1 || r.LastReload.Problems[0].Code != "RULESET_DUPLICATE" {
 		t.Fatalf("%d %+v", status, r)
+	}
+}
+
+// TestDirectRouteMatchesPipeline sends the same evaluations to /evaluations, answered by the
+// direct route, and to /evaluations?via=pipeline, which takes the general pipeline (routing and
+// validation by openapi/rules.yaml): status, error body and result must be the same bytes.
+func TestDirectRouteMatchesPipeline(t *testing.T) {
+	dir := rulesDir(t, "signup/signup.yaml")
+	s := startServer(t, ruleserver.Config{RulesDir: dir, Token: token, MaxBody: 512})
+	ok := `{"ruleset":"signup","data":{"account":{"email":"x"}},"ctx":{"today":"2025-06-15"}}`
+	cases := []struct {
+		name, body, ctype, authz string
+		chunked                  bool
+	}{
+		{"evaluation", ok, "application/json", "Bearer " + token, false},
+		{"chunked evaluation", ok, "application/json", "Bearer " + token, true},
+		{"media type with parameters", ok, "application/json; charset=utf-8", "Bearer " + token, false},
+		{"no token", ok, "application/json", "", false},
+		{"wrong token", ok, "application/json", "Bearer nope", false},
+		{"wrong media type", ok, "text/plain", "Bearer " + token, false},
+		{"malformed media type", ok, "application/", "Bearer " + token, false},
+		{"empty body", "", "application/json", "Bearer " + token, false},
+		{"malformed JSON", `{"ruleset":"signup",` + "\n" + `"data":{]}`, "application/json", "Bearer " + token, false},
+		{"unknown member", `{"ruleset":"signup","data":{},"x":1}`, "application/json", "Bearer " + token, false},
+		{"unknown ruleset", `{"ruleset":"nope","data":{}}`, "application/json", "Bearer " + token, false},
+		{"over the limit", `{"ruleset":"signup","data":{"s":"` + strings.Repeat("x", 600) + `"}}`, "application/json", "Bearer " + token, false},
+		{"over the limit, chunked", `{"ruleset":"signup","data":{"s":"` + strings.Repeat("x", 600) + `"}}`, "application/json", "Bearer " + token, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got [2]response
+			for i, path := range []string{"/evaluations", "/evaluations?via=pipeline"} {
+				var body io.Reader = strings.NewReader(c.body)
+				if c.chunked {
+					body = io.MultiReader(body) // unknown length: sent chunked
+				}
+				req, _ := http.NewRequest("POST", s.URL+path, body)
+				req.Header.Set("Content-Type", c.ctype)
+				if c.authz != "" {
+					req.Header.Set("Authorization", c.authz)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				got[i] = response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+			}
+			if got[0].Status != got[1].Status || !bytes.Equal(got[0].Body, got[1].Body) ||
+				got[0].Header.Get("Content-Type") != got[1].Header.Get("Content-Type") ||
+				got[0].Header.Get("Content-Length") != got[1].Header.Get("Content-Length") {
+				t.Fatalf("direct: %d %v %s\npipeline: %d %v %s", got[0].Status, got[0].Header, got[0].Body, got[1].Status, got[1].Header, got[1].Body)
+			}
+		})
+	}
+}
+
+// TestUnparsableRequests sends raw requests net/http refuses before any handler runs, and bodies
+// that are not JSON: each gets the error body with a code of its status and a message that names
+// the problem (and, for JSON, where it is).
+func TestUnparsableRequests(t *testing.T) {
+	dir := rulesDir(t, "signup/signup.yaml")
+	s := startServer(t, ruleserver.Config{RulesDir: dir, Token: token})
+	a := "Authorization: Bearer " + token + "\r\nContent-Type: application/json\r\n"
+	post := func(headers, body string) string {
+		return "POST /evaluations HTTP/1.1\r\nHost: x\r\n" + a + headers + "Connection: close\r\n\r\n" + body
+	}
+	withLength := func(body string) string { return post(fmt.Sprintf("Content-Length: %d\r\n", len(body)), body) }
+	cases := []struct {
+		name, raw string
+		status    int
+		code      string
+		says      []string
+	}{
+		{"negative Content-Length", post("Content-Length: -1\r\n", "{}"), 400, "BAD_REQUEST", []string{`Content-Length "-1" is not a non-negative decimal number`}},
+		{"Content-Length that is not a number", post("Content-Length: 1x\r\n", "{}"), 400, "BAD_REQUEST", []string{`Content-Length "1x"`}},
+		{"two Content-Lengths that disagree", post("Content-Length: 2\r\nContent-Length: 3\r\n", "{}"), 400, "BAD_REQUEST", []string{"disagree", `"2, 3"`}},
+		{"HTTP/9.9", "GET /livez HTTP/9.9\r\nHost: x\r\n\r\n", 505, "HTTP_VERSION_NOT_SUPPORTED", []string{"HTTP version"}},
+		{"HTTP/2.0 in plain text", "GET /livez HTTP/2.0\r\nHost: x\r\n\r\n", 505, "HTTP_VERSION_NOT_SUPPORTED", []string{"HTTP version"}},
+		{"malformed HTTP version", "GET /livez HTTP/x.y\r\nHost: x\r\n\r\n", 400, "BAD_REQUEST", []string{"HTTP version is malformed", `"HTTP/x.y"`}},
+		{"request line without a version", "GET /livez\r\nHost: x\r\n\r\n", 400, "BAD_REQUEST", []string{"request line is malformed"}},
+		{"malformed method", "GE(T /livez HTTP/1.1\r\nHost: x\r\n\r\n", 400, "BAD_REQUEST", []string{"method is malformed"}},
+		{"malformed percent-encoding", "GET /live%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400, "BAD_REQUEST", []string{"percent-encoding"}},
+		{"header line without a colon", "GET /livez HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n", 400, "BAD_REQUEST", []string{"header line is malformed", `"NoColon"`}},
+		{"two Host headers", "GET /livez HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400, "BAD_REQUEST", []string{"more than one Host"}},
+		{"no Host header", "GET /livez HTTP/1.1\r\n\r\n", 400, "BAD_REQUEST", []string{"Host"}},
+		{"unsupported Transfer-Encoding", post("Transfer-Encoding: gzip\r\n", ""), 501, "TRANSFER_ENCODING_UNSUPPORTED", []string{"Transfer-Encoding"}},
+		{"JSON syntax error", withLength("{\"ruleset\":\"signup\",\n  \"data\": {]}"), 400, "BAD_REQUEST", []string{"not valid JSON", "line 2, column 12 (byte offset 32)"}},
+		{"truncated JSON", withLength(`{"ruleset":"signup","data":{`), 400, "BAD_REQUEST", []string{"line 1, column 29 (byte offset 28)"}},
+		{"JSON with trailing data", withLength(`{"ruleset":"signup","data":{}} x`), 400, "BAD_REQUEST", []string{"line 1, column 32 (byte offset 31)"}},
+		{"column counts characters", withLength(`{"ruleset":"é", x}`), 400, "BAD_REQUEST", []string{"line 1, column 17 (byte offset 17)"}},
+		{"empty body", withLength(""), 400, "BAD_REQUEST", []string{"line 1, column 1 (byte offset 0)"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := rawRequest(t, s.Addr, c.raw)
+			var e struct {
+				Error struct{ Code, Message, Hint string } `json:"error"`
+			}
+			readJSON(t, r.Body, &e)
+			if r.Status != c.status || e.Error.Code != c.code || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+				t.Fatalf("%d %s, want %d %s: %s", r.Status, e.Error.Code, c.status, c.code, r.Body)
+			}
+			for _, say := range c.says {
+				if !strings.Contains(e.Error.Message, say) {
+					t.Fatalf("the message does not say %q: %s", say, r.Body)
+				}
+			}
+			if e.Error.Hint == "" || strings.Contains(e.Error.Message, "percent") != strings.Contains(c.name, "percent") {
+				t.Fatalf("hint or wording: %s", r.Body)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -31,6 +32,14 @@ const (
 	EnvLogLevel     = "RULE_SERVER_LOG_LEVEL"
 )
 
+// DefaultGCPercent is the rule server's collector target when GOGC is not set: the heap may grow
+// to five times what is live after a collection, instead of Go's two. Most of what is live is
+// the compiled rules, which stay for the life of the process; with Go's default the collector
+// marks them again every few thousand requests, which cost about a fifth of the CPU time per
+// request under wrk (docs/benchmarks.md, "Rule server"). Memory stays bounded by
+// GOMEMLIMIT, which the Kubernetes manifest sets from the container's limit.
+const DefaultGCPercent = 400
+
 // LevelFatal is the level of the one line logged before the server exits with status 1.
 const LevelFatal = slog.Level(12)
 
@@ -50,6 +59,10 @@ type Config struct {
 	DrainTimeout time.Duration // in-flight requests get this long to finish
 	LogLevel     string
 
+	// GCPercent, when above 0, is set as the collector's target (runtime/debug.SetGCPercent)
+	// when Run starts. FromEnv makes it DefaultGCPercent unless GOGC is set.
+	GCPercent int
+
 	// Operators are the custom operators the host registers (embedding only).
 	Operators map[string]engine.Operator
 	// Listener, when set, is served instead of listening on Addr (tests).
@@ -61,6 +74,9 @@ func (c *Config) FromEnv(getenv func(string) string) error {
 	c.Addr, c.RulesDir, c.LogLevel = ":8080", "rules", "info"
 	c.MaxBody, c.PollInterval, c.DrainDelay, c.DrainTimeout = DefaultMaxBody, 2*time.Second, 0, 20*time.Second
 	c.Token = getenv(EnvToken)
+	if getenv("GOGC") == "" {
+		c.GCPercent = DefaultGCPercent
+	}
 	switch v := getenv(EnvAllowOpen); v {
 	case "", "0":
 	case "1":
@@ -140,6 +156,9 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 	} else if c.AllowOpen {
 		log.Info(EnvAllowOpen + " is ignored: " + EnvToken + " is set")
 	}
+	if c.GCPercent > 0 {
+		debug.SetGCPercent(c.GCPercent)
+	}
 	s := NewServer(c.RulesDir, c.Operators, log)
 	h, err := s.Handler(HandlerOptions{Token: c.Token, MaxBody: c.MaxBody})
 	if err != nil {
@@ -151,8 +170,9 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 			return err
 		}
 	}
+	conns := newConnTracker()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 90 * time.Second, MaxHeaderBytes: 64 << 10,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug), ConnState: conns.hook}
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
@@ -185,22 +205,44 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 		break
 	}
 	stopWatch()
-	return drain(s, srv, c, log)
+	return drain(s, srv, ln, conns, c, log)
 }
 
-func drain(s *Server, srv *http.Server, c Config, log *slog.Logger) error {
+// drain stops the server without failing a request of a client that retries nothing:
+//
+//  1. readiness turns off and every answer from now on carries Connection: close (closeOnDrain),
+//     those of requests already running included; the server keeps accepting and serving for
+//     DrainDelay, while load balancers take it out of rotation;
+//  2. the listener closes;
+//  3. each connection closes after it has answered (net/http closes it after an answer with
+//     Connection: close); one that sends nothing for idleGrace is closed as idle. http.Server's
+//     Shutdown is not used: it closes idle keep-alive connections at once, and a request the
+//     client has just sent on one, not yet read, is then lost.
+//
+// Requests still running DrainTimeout after the listener closed are cut off, and drain returns
+// an error.
+func drain(s *Server, srv *http.Server, ln net.Listener, conns *connTracker, c Config, log *slog.Logger) error {
 	s.Drain()
 	if c.DrainDelay > 0 {
-		log.Info("readiness off; waiting before closing the listener", "drain_delay", c.DrainDelay.String())
+		log.Info("readiness off; serving with Connection: close before closing the listener", "drain_delay", c.DrainDelay.String())
 		time.Sleep(c.DrainDelay)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.DrainTimeout)
-	defer cancel()
+	_ = ln.Close()
 	start := time.Now()
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("drain: in-flight requests did not finish within %s: %w", c.DrainTimeout, err)
+	grace := idleGrace
+	if grace > c.DrainTimeout/2 {
+		grace = c.DrainTimeout / 2
 	}
+	seen := map[*errorConn]idleSeen{}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for now := start; conns.sweep(seen, now, grace) > 0; now = <-tick.C {
+		if now.Sub(start) >= c.DrainTimeout {
+			_ = srv.Close()
+			return fmt.Errorf("drain: in-flight requests did not finish within %s", c.DrainTimeout)
+		}
+	}
+	_ = srv.Close()
 	log.Info("drained; exiting", "took_ms", time.Since(start).Milliseconds())
 	return nil
 }
