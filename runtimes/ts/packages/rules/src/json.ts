@@ -318,8 +318,40 @@ export function decodeUTF8(bytes: Uint8Array): string {
   try {
     return utf8.decode(bytes);
   } catch {
-    throw new JSONSyntaxError("the text is not well-formed UTF-8", 0);
+    const at = invalidUTF8At(bytes);
+    throw new JSONSyntaxError(`the text is not well-formed UTF-8 at byte ${at}`, at);
   }
+}
+
+/** Returns the byte offset of the first sequence that is not well-formed UTF-8 (RFC 3629), or -1. */
+export function invalidUTF8At(b: Uint8Array): number {
+  for (let i = 0; i < b.length; ) {
+    const c = b[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    // the lead byte gives the length and the range of the first continuation byte
+    let n: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) n = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c === 0xe0) lo = 0xa0; // overlong
+      if (c === 0xed) hi = 0x9f; // encoded surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c === 0xf0) lo = 0x90; // overlong
+      if (c === 0xf4) hi = 0x8f; // beyond U+10FFFF
+    } else return i;
+    for (let k = 1; k <= n; k++) {
+      const d = b[i + k];
+      if (d === undefined || d < (k === 1 ? lo : 0x80) || d > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += n + 1;
+  }
+  return -1;
 }
 
 /** Returns the nesting depth of a JSON value: a scalar 0, [] and {} 1 (expressions.md §2). */

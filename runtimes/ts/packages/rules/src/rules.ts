@@ -406,6 +406,8 @@ function readManifest(n: JSONValue | undefined, ptr: string, diags: Diagnostic[]
   }
   const ft = n.fieldTypes;
   if (!isObject(ft)) bad(diags, `${ptr}/fieldTypes`, "fieldTypes must be an object");
+  else if (duplicateMember(ft) !== undefined)
+    bad(diags, `${ptr}/fieldTypes/${ptrToken(duplicateMember(ft)!)}`, `member ${JSON.stringify(duplicateMember(ft))} appears more than once`);
   else if (r.diags.length === 0 && canonicalJSON(ft) !== canonicalJSON(fieldTypes(model)))
     bad(diags, `${ptr}/fieldTypes`, "fieldTypes does not match the fieldTypes of the entities");
   if (channel) {
