@@ -168,11 +168,17 @@ export function requestProblem(request: unknown, rulesetId?: string): RequestPro
     }
   }
   if (!isObject(req)) return { pointer: "", message: "an evaluation request is a JSON object" };
-  for (const k of memberNames(req)) {
-    if (!REQUEST_MEMBERS.includes(k)) return { pointer: `/${ptrToken(k)}`, message: `unknown member ${JSON.stringify(k)} (allowed: ${REQUEST_MEMBERS.join(", ")})` };
+  // unknown or repeated members, in document order
+  const names = memberNames(req);
+  const dupAt = duplicateAt(req);
+  for (let j = 0; j <= names.length; j++) {
+    if (j === dupAt) {
+      const dup = duplicateMember(req)!;
+      return { pointer: `/${ptrToken(dup)}`, message: `member ${JSON.stringify(dup)} appears more than once` };
+    }
+    if (j < names.length && !REQUEST_MEMBERS.includes(names[j]))
+      return { pointer: `/${ptrToken(names[j])}`, message: `unknown member ${JSON.stringify(names[j])} (allowed: ${REQUEST_MEMBERS.join(", ")})` };
   }
-  const dup = duplicateMember(req);
-  if (dup !== undefined) return { pointer: `/${ptrToken(dup)}`, message: `member ${JSON.stringify(dup)} appears more than once` };
   if (!hasMember(req, "data") || (req as Record<string, unknown>).data === undefined) return { pointer: "", message: "data is required" };
   const r = req as Record<string, unknown>;
   for (const k of REQUEST_MEMBERS) {

@@ -163,6 +163,9 @@ test("members named twice: at every level, the first problem in document order",
   assert.equal(requestProblem('{"data": {"a": {"b": 1, "b": 2}, "c": 1e999}}')?.pointer, "/data/a/b");
   assert.equal(requestProblem('{"data": {"a": {"b": 1, "c": 1e999, "b": 2}}}')?.pointer, "/data/a/c");
   assert.equal(requestProblem('{"data": {"a": [0, {"x": {"y": 1, "y": 1}}]}}')?.pointer, "/data/a/1/x/y");
+  // the request's own members: unknown or repeated, whichever comes first
+  assert.equal(requestProblem('{"data": {}, "data": {}, "zzz": 1}')?.pointer, "/data");
+  assert.equal(requestProblem('{"zzz": 1, "data": {}, "data": {}}')?.pointer, "/zzz");
   const s = new ProtocolSession();
   const answer = (line: string) => JSON.parse(s.handle(line)!).error;
   // a root named twice comes before every root's depth
