@@ -299,9 +299,9 @@ export function isScalarText(s: string): boolean {
 }
 
 /**
- * Returns s with every lone surrogate replaced by U+FFFD. Used only by patternProblem, which
- * takes any JavaScript string; the engine never repairs text (strings with a lone surrogate are
- * refused where they enter it).
+ * Returns s with every lone surrogate replaced by U+FFFD. Used only by the pattern API (Pattern,
+ * patternProblem), which takes any JavaScript string; the engine never repairs text (strings
+ * with a lone surrogate are refused where they enter it).
  */
 export function wellFormed(s: string): string {
   return isScalarText(s) ? s : s.replace(loneSurrogate, "\uFFFD");
