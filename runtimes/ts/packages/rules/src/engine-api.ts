@@ -4,7 +4,7 @@
 
 import { JSONObject, JSONValue, parseJSON } from "./json.js";
 import { Compiled, Compiler, CustomOperator, DEFAULT_BUDGET, canonicalValue, run } from "./expr.js";
-import { LoadError, LoadOptions, Operators, RequestError, RuleSet, bundle, checkHostValue, rootProblem } from "./rules.js";
+import { LoadError, LoadOptions, Operators, RequestError, RuleSet, bundle, checkHostValue, envProblem } from "./rules.js";
 import { sortDiagnostics } from "./ruleset.js";
 
 /** Options of Engine.expression. */
@@ -72,10 +72,8 @@ export class Engine {
    * text) for evaluatePrepared; throws RequestError. The roots must not change afterwards.
    */
   prepareEnv(env: JSONObject): PreparedEnv {
-    for (const k of Object.keys(env).sort()) {
-      const p = rootProblem(k, env[k]);
-      if (p) throw new RequestError(p.pointer, p.message);
-    }
+    const p = envProblem(env);
+    if (p) throw new RequestError(p.pointer, p.message);
     const out = { roots: env, checked: true, [preparedMark]: true } as PreparedEnv;
     return out;
   }
@@ -119,10 +117,8 @@ export class Engine {
     return {
       operators: [...compiled.ops].sort(),
       evaluate(env: JSONObject = {}): JSONValue {
-        for (const k of Object.keys(env).sort()) {
-          const p = rootProblem(k, env[k]);
-          if (p) throw new RequestError(p.pointer, p.message);
-        }
+        const p = envProblem(env);
+        if (p) throw new RequestError(p.pointer, p.message);
         return canonicalValue(run(compiled, env, budget), "");
       },
       evaluatePrepared(env: PreparedEnv): JSONValue {

@@ -1,9 +1,9 @@
 // The engine protocol (protocol.md): one JSON request per line in, one response per line out.
 // Members are checked completely before any ruleset is looked up or anything is loaded.
 
-import { JSONObject, JSONValue, duplicateMember, hasMember, isObject, memberNames, parseJSON, decodeUTF8, depth, ptrToken } from "./json.js";
-import { Compiler, CustomOperator, compareCodePoints, EvaluationError, MAX_ENV_DEPTH, canonicalValue, run, suiteOperators } from "./expr.js";
-import { ChannelError, LoadError, RequestError, RuleSet, bundle, requestProblem, rootProblem } from "./rules.js";
+import { JSONObject, JSONValue, duplicateMember, hasMember, isObject, memberNames, parseJSON, decodeUTF8 } from "./json.js";
+import { Compiler, CustomOperator, EvaluationError, canonicalValue, run, suiteOperators } from "./expr.js";
+import { ChannelError, LoadError, RequestError, RuleSet, bundle, requestProblem, envProblem } from "./rules.js";
 import { sortDiagnostics } from "./ruleset.js";
 import { VERSION } from "./version.js";
 
@@ -162,16 +162,8 @@ export class ProtocolSession {
     const env = (hasMember(req, "env") ? req.env : Object.create(null)) as JSONObject;
     // protocol.md, expression: a root named twice; then every root's depth; then each root
     // completely (numbers, members named twice inside), roots in code point order
-    const envDup = duplicateMember(env);
-    if (envDup !== undefined) throw new RequestError(`/${ptrToken(envDup)}`, `env root ${envDup} appears more than once`);
-    const roots = memberNames(env).slice().sort(compareCodePoints);
-    for (const r of roots) {
-      if (depth(env[r], MAX_ENV_DEPTH + 1) > MAX_ENV_DEPTH) throw new RequestError(`/${ptrToken(r)}`, `env root ${r} is nested more than ${MAX_ENV_DEPTH} deep`);
-    }
-    for (const r of roots) {
-      const p = rootProblem(r, env[r]);
-      if (p) throw new RequestError(p.pointer, p.message);
-    }
+    const p = envProblem(env);
+    if (p) throw new RequestError(p.pointer, p.message);
     const declared = new Set((req.operators as string[] | undefined) ?? []);
     const reg = this.registered(req);
     const c = new Compiler({ declared, registered: new Map([...reg].filter(([k]) => declared.has(k))) });

@@ -7,7 +7,7 @@ import {
 } from "./json.js";
 import { dict } from "./json.js";
 import {
-  Compiled, Compiler, CustomOperator, DEFAULT_BUDGET, Diagnostic, EvaluationError, MAX_ENV_DEPTH, canonicalValue, runWith,
+  Compiled, Compiler, CustomOperator, DEFAULT_BUDGET, Diagnostic, EvaluationError, MAX_ENV_DEPTH, canonicalValue, compareCodePoints, runWith,
 } from "./expr.js";
 import * as num from "./num.js";
 import {
@@ -152,6 +152,25 @@ export function rootProblem(name: string, v: unknown): RequestProblem | null {
   const ptr = `/${ptrToken(name)}`;
   if (depth(v as JSONValue, MAX_ENV_DEPTH + 1) > MAX_ENV_DEPTH) return { pointer: ptr, message: `${name} is nested more than ${MAX_ENV_DEPTH} deep` };
   return badValue(v, ptr, 0);
+}
+
+/**
+ * Checks an environment of roots as the protocol's expression command does (protocol.md): a root
+ * named twice; then every root's depth (at most 64), in code point order of names; then each
+ * root completely (numbers, members named twice, lone surrogates), in the same order.
+ */
+export function envProblem(env: JSONObject): RequestProblem | null {
+  const dup = duplicateMember(env);
+  if (dup !== undefined) return { pointer: `/${ptrToken(dup)}`, message: `env root ${dup} appears more than once` };
+  const roots = memberNames(env).slice().sort(compareCodePoints);
+  for (const r of roots) {
+    if (depth(env[r], MAX_ENV_DEPTH + 1) > MAX_ENV_DEPTH) return { pointer: `/${ptrToken(r)}`, message: `env root ${r} is nested more than ${MAX_ENV_DEPTH} deep` };
+  }
+  for (const r of roots) {
+    const p = rootProblem(r, env[r]);
+    if (p) return p;
+  }
+  return null;
 }
 
 /**
