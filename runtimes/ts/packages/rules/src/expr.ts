@@ -1060,7 +1060,7 @@ export class Compiler {
         return strict((vs) => {
           const s = strArg(vs[0]);
           const st = numArg(vs[1]);
-          // the bounds ±1e15 are the reference's (operators.md names none; see the README's gaps)
+          // operators.md: start from -10^15 to 10^15, length from 0 to 10^15 (exact in any runtime)
           if (!isInt(st) || st < -1e15 || st > 1e15) fail("EVALUATION_ERROR", ptr, "substring: start must be an integer from -1000000000000000 to 1000000000000000");
           let len: number | null = null;
           if (vs.length === 3) {
