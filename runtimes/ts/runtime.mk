@@ -12,7 +12,7 @@ build-typescript: $(TS_RUNTIME)/node_modules/.package-lock.json ## build the Typ
 	cd $(TS_RUNTIME) && npm run --silent build
 
 # The Go rule server's black-box HTTP tests, run against createRuleServer (impl/ruleserver/tsserver_test.go).
-TS_SERVER_TESTS := TestToken|TestIfNoneMatch|TestMalformedPercentEncoding|TestPayloadTooLargeWhileUploading|TestEvaluate|TestListingAndReadiness|TestDuplicateRulesetRefused
+TS_SERVER_TESTS := TestMalformedText|TestToken|TestIfNoneMatch|TestMalformedPercentEncoding|TestPayloadTooLargeWhileUploading|TestEvaluate|TestListingAndReadiness|TestDuplicateRulesetRefused
 
 test-typescript: build-typescript ## unit tests of the TypeScript runtime, the rule server, the manifest client and the React hook
 	cd $(TS_RUNTIME) && npm test --silent
@@ -21,13 +21,15 @@ test-typescript: build-typescript ## unit tests of the TypeScript runtime, the r
 	node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000
 	SDODS_NO_CODEGEN=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000
 	FUZZ_RULES=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 1000
+	FUZZ_TEXT=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000
 
 fuzz-typescript: build-typescript ## differential fuzzing of the TypeScript runtime against the Go rules engine (COUNT, SEED)
 	$(GO) build -o $(BIN)/ ./cmd/rules
 	node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules $${COUNT:-30000} $${SEED:-20261126}
 	FUZZ_RULES=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules $${COUNT:-30000} $${SEED:-20261126}
+	FUZZ_TEXT=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules $${COUNT:-30000} $${SEED:-20261126}
 
-conformance-typescript: build-typescript ## the 1899-case suite against the TypeScript runtime, compiler and evaluator levels
+conformance-typescript: build-typescript ## the conformance suite (the seed's 1899 and the additions) against the TypeScript runtime, compiler and evaluator levels
 	$(GO) build -o $(BIN)/ ./cmd/rulecheck
 	$(BIN)/rulecheck conformance -q --level compiler --engine "$(TS_ENGINE)" --json $(BIN)/conformance-typescript-compiler.json
 	$(BIN)/rulecheck conformance -q --level evaluator --engine "$(TS_ENGINE)" --json $(BIN)/conformance-typescript-evaluator.json

@@ -5,7 +5,7 @@ import http from "node:http";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { LoadError, RuleSet, bundle, indentedJSON, parseJSON, requestProblem, RequestError, ChannelError, EvaluationError } from "@sdods/rules";
+import { JSONSyntaxError, LoadError, RuleSet, bundle, decodeUTF8, indentedJSON, parseJSON, requestProblem, RequestError, ChannelError, EvaluationError } from "@sdods/rules";
 import type { Operators, Channel, JSONValue, JSONObject } from "@sdods/rules";
 
 /** The default request body limit: 1 MiB (openapi/rules.yaml). */
@@ -238,11 +238,19 @@ export class RuleServer {
         if (name.startsWith(".")) continue;
         const kind = name.endsWith(".bundle.json") ? "bundle" : name.endsWith(".json") ? "source" : null;
         if (!kind) continue;
-        let text: string;
+        let raw: Buffer;
         try {
-          text = await readFile(join(this.opts.rulesDir, name), "utf8");
+          raw = await readFile(join(this.opts.rulesDir, name));
         } catch (e) {
           problems.push({ file: name, code: "FILE_UNREADABLE", message: (e as Error).message });
+          continue;
+        }
+        // a file that is not well-formed UTF-8 is malformed JSON (spec/v1/README.md, "Text")
+        let text: string;
+        try {
+          text = decodeUTF8(raw);
+        } catch (e) {
+          problems.push({ file: name, code: kind === "source" ? "RULESET_INVALID" : "BUNDLE_INVALID", message: `malformed JSON: ${(e as Error).message}`, pointer: "" });
           continue;
         }
         if (kind === "source") {
@@ -442,12 +450,18 @@ export class RuleServer {
       throw err(413, "PAYLOAD_TOO_LARGE", `the body is larger than ${this.maxBody} bytes`);
     }
     if (expectsContinue) res.writeContinue();
-    const text = await this.readBody(req, res);
+    const body = await this.readBody(req, res);
+    // text that is not well-formed UTF-8 or escapes a lone surrogate is malformed JSON
+    // (spec/v1/README.md, "Text"), refused as a whole; the message names the byte offset
     let doc: JSONValue;
+    let text = "";
     try {
+      text = decodeUTF8(body);
       doc = parseJSON(text);
     } catch (e) {
-      throw err(400, "BAD_REQUEST", `malformed JSON: ${(e as Error).message}`);
+      if (!(e instanceof JSONSyntaxError)) throw e;
+      const at = text === "" ? e.offset : Buffer.byteLength(text.slice(0, e.offset));
+      throw err(400, "BAD_REQUEST", `malformed JSON at byte ${at}: ${e.message.replace(/ at (offset|byte) \d+$/, "")}`);
     }
     const p = requestProblem(doc);
     if (p) throw err(400, "BAD_REQUEST", `${p.pointer || "the request"}: ${p.message}`);
@@ -466,7 +480,7 @@ export class RuleServer {
     }
   }
 
-  private readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<string> {
+  private readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -488,7 +502,7 @@ export class RuleServer {
       req.on("end", () => {
         if (done) return;
         done = true;
-        resolve(Buffer.concat(chunks).toString("utf8"));
+        resolve(Buffer.concat(chunks));
       });
       req.on("error", (e) => {
         if (done) return;

@@ -2,9 +2,9 @@
 // once, then expressions (with functions) loaded and evaluated, as the protocol's expression
 // command does.
 
-import { JSONObject, JSONValue, parseJSON, wellFormed } from "./json.js";
+import { JSONObject, JSONValue, parseJSON } from "./json.js";
 import { Compiled, Compiler, CustomOperator, DEFAULT_BUDGET, canonicalValue, run } from "./expr.js";
-import { LoadError, LoadOptions, Operators, RequestError, RuleSet, bundle, rootProblem } from "./rules.js";
+import { LoadError, LoadOptions, Operators, RequestError, RuleSet, bundle, checkHostValue, envProblem } from "./rules.js";
 import { sortDiagnostics } from "./ruleset.js";
 
 /** Options of Engine.expression. */
@@ -72,17 +72,26 @@ export class Engine {
    * text) for evaluatePrepared; throws RequestError. The roots must not change afterwards.
    */
   prepareEnv(env: JSONObject): PreparedEnv {
-    for (const k of Object.keys(env).sort()) {
-      const p = rootProblem(k, env[k]);
-      if (p) throw new RequestError(p.pointer, p.message);
-    }
+    const p = envProblem(env);
+    if (p) throw new RequestError(p.pointer, p.message);
     const out = { roots: env, checked: true, [preparedMark]: true } as PreparedEnv;
     return out;
   }
 
   /** Loads an expression (JSON text or value); throws LoadError with every diagnostic. */
   expression(expr: unknown, opts: ExpressionOptions = {}): LoadedExpression {
-    const raw = (typeof expr === "string" ? parseJSON(wellFormed(expr)) : expr) as JSONValue;
+    let raw: JSONValue;
+    if (typeof expr === "string") {
+      try {
+        raw = parseJSON(expr);
+      } catch (e) {
+        throw new LoadError([{ code: "EXPRESSION_INVALID", pointer: "", message: `malformed JSON: ${(e as Error).message}` }]);
+      }
+    } else {
+      checkHostValue(expr);
+      raw = expr as JSONValue;
+    }
+    if (opts.functions) checkHostValue(opts.functions, "/functions");
     const declared = new Set(opts.operators ?? [...this.ops.keys()]);
     const c = new Compiler({ declared, registered: new Map([...this.ops].filter(([k]) => declared.has(k))) });
     if (opts.functions) c.defineFunctions(opts.functions, "/functions");
@@ -108,10 +117,8 @@ export class Engine {
     return {
       operators: [...compiled.ops].sort(),
       evaluate(env: JSONObject = {}): JSONValue {
-        for (const k of Object.keys(env).sort()) {
-          const p = rootProblem(k, env[k]);
-          if (p) throw new RequestError(p.pointer, p.message);
-        }
+        const p = envProblem(env);
+        if (p) throw new RequestError(p.pointer, p.message);
         return canonicalValue(run(compiled, env, budget), "");
       },
       evaluatePrepared(env: PreparedEnv): JSONValue {

@@ -67,66 +67,35 @@ const ARITY: Record<string, [number, number]> = {
 export const CORE_OPERATORS: readonly string[] = Object.keys(ARITY);
 
 /**
- * The null rule of operators.md, in one place: the result of an operator when one of the
- * arguments it checks is null. Every argument is still evaluated, left to right; none is checked
- * once a null is seen. Operators not listed here have their own reading of null (conditions,
- * ==, coalesce, typeOf, isEmpty, isDate, contains' item, elements of arrays).
+ * The null rule of operators.md ("Null arguments"), in one place: the 28 strict operators and
+ * their null result. A strict operator evaluates every argument left to right (a failing argument
+ * is the error); then, if any operand is null, the result is the null result and the other
+ * operands are not checked at all (neither type nor value); only without a null are the operands
+ * checked and the result computed. The operands are the arguments, except for sum and for min/max
+ * given one array, whose operands are the array's elements.
  */
-export const NULL_RESULT: Readonly<Record<string, JSONValue>> = {
-  "<": false, "<=": false, ">": false, ">=": false, between: false,
+export const NULL_RESULT: Readonly<Record<string, null | false>> = {
   "+": null, "-": null, "*": null, "/": null, mod: null, abs: null, min: null, max: null, round: null, sum: null,
-  upper: null, lower: null, trim: null, concat: null, substring: null, text: null,
-  startsWith: false, endsWith: false, matches: false,
-  length: null, contains: false, in: false,
-  map: null, filter: null, some: false, all: false,
+  upper: null, lower: null, trim: null, concat: null, substring: null, text: null, length: null,
   yearsBetween: null, daysBetween: null, dateAdd: null,
+  "<": false, "<=": false, ">": false, ">=": false, between: false, startsWith: false, endsWith: false, matches: false,
 };
 
 /**
- * The other half of the null rule, as the reference engine (and its conformance corpus) applies
- * it: for these operators a null argument decides the result only after every other argument has
- * passed its type check (a mismatch beside a null is EVALUATION_ERROR). For the operators of
- * NULL_RESULT not listed here, a null decides at once and nothing else is checked.
- * operators.md says "not checked" for all of them; see the runtime's README (spec gaps).
+ * The 17 operators that are not strict, by operators.md's groups: (a) null is a value, (b)
+ * evaluated lazily (a null condition counts as false; a null array gives map and filter null, some
+ * and all false, and the body never runs), (c) a container (contains, in: container null → false,
+ * an array container compares elements with null included, else item null → false).
  */
-export const CHECKED_BESIDE_NULL: ReadonlySet<string> = new Set([
-  "+", "-", "*", "/", "mod", "abs", "min", "max", "sum", "startsWith", "endsWith", "yearsBetween", "daysBetween",
-]);
-
-const isNum = (v: JSONValue) => typeof v === "number";
-const isStr = (v: JSONValue) => typeof v === "string";
-const isDateStr = (v: JSONValue) => typeof v === "string" && dates.parseDate(v) !== null;
-const isNumOrStr = (v: JSONValue) => typeof v === "number" || typeof v === "string";
-
-/** What a non-null argument (at index i) must be when it stands beside a null: the type check
- * CHECKED_BESIDE_NULL applies. */
-const BESIDE_NULL_TYPE: Readonly<Record<string, (v: JSONValue, i: number) => boolean>> = {
-  "+": isNum, "-": isNum, "*": isNum, "/": isNum, mod: isNum, abs: isNum, min: isNum, max: isNum, sum: isNum, round: isNum,
-  "<": isNumOrStr, "<=": isNumOrStr, ">": isNumOrStr, ">=": isNumOrStr, between: isNumOrStr,
-  startsWith: isStr, endsWith: isStr, upper: isStr, lower: isStr, trim: isStr, matches: isStr,
-  concat: (v) => typeof v === "string" || Array.isArray(v),
-  substring: (v, i) => (i === 0 ? isStr(v) : isNum(v)),
-  yearsBetween: isDateStr, daysBetween: isDateStr,
-  dateAdd: (v, i) => (i === 0 ? isDateStr(v) : i === 1 ? isNum(v) : isStr(v)),
+export const NOT_STRICT: Readonly<Record<string, "value" | "lazy" | "container">> = {
+  "==": "value", "!=": "value", coalesce: "value", typeOf: "value", isEmpty: "value", isDate: "value", literal: "value",
+  and: "lazy", or: "lazy", not: "lazy", if: "lazy", map: "lazy", filter: "lazy", some: "lazy", all: "lazy",
+  contains: "container", in: "container",
 };
 
-/**
- * The null rule applied to evaluated arguments of which at least one is null: the type checks of
- * CHECKED_BESIDE_NULL, then the operator's NULL_RESULT. The closures and the generated code both
- * go through it.
- */
-export function nullOutcome(op: string, vals: readonly JSONValue[], ptr: string): JSONValue {
-  if (CHECKED_BESIDE_NULL.has(op)) {
-    const ok = BESIDE_NULL_TYPE[op];
-    for (let i = 0; i < vals.length; i++) {
-      const v = vals[i];
-      if (v !== null && ok && !ok(v, i)) {
-        if (typeof v === "string" && (op === "yearsBetween" || op === "daysBetween" || (op === "dateAdd" && i === 0)))
-          fail("EVALUATION_ERROR", ptr, `${op}: ${JSON.stringify(v)} is not a valid date or date-time`);
-        mismatch(ptr, op, v, "another type");
-      }
-    }
-  }
+/** The result of a strict operator one of whose operands is null (NULL_RESULT): nothing else is
+ * checked. The closures and the generated code both go through it. */
+export function nullOutcome(op: string): JSONValue {
   return NULL_RESULT[op];
 }
 
@@ -746,7 +715,8 @@ export class Compiler {
     const slot = ctx.layout.size++;
     const inner: Scope = { names: new Map([[bind, slot]]), parent: sc };
     const body = this.compile(raw[bodyAt], `${ptr}/args/${bodyAt}`, inner, depth + 1, ctx);
-    const nullResult = NULL_RESULT[name];
+    // not strict (NOT_STRICT, lazy): a null array gives map and filter null, some and all false
+    const nullResult = name === "map" || name === "filter" ? null : false;
     const check = (f: Frame): JSONValue[] | null => {
       const v = list(f);
       charge(f, 1, ptr);
@@ -849,7 +819,7 @@ export class Compiler {
           throw e;
         }
       }
-      if (x === null || y === null) return nullOutcome(name, [x, y], ptr);
+      if (x === null || y === null) return nullOutcome(name);
       numArg(x);
       return numArg(y);
     };
@@ -870,7 +840,7 @@ export class Compiler {
             const vs = new Array<JSONValue>(n);
             let hasNull = false;
             for (let i = 0; i < n; i++) if ((vs[i] = args[i](f)) === null) hasNull = true;
-            return hasNull ? nullOutcome(name, vs, ptr) : fn(vs);
+            return hasNull ? nullOutcome(name) : fn(vs);
           };
     const order = (a: JSONValue, b: JSONValue): number => {
       if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : 0;
@@ -907,7 +877,7 @@ export class Compiler {
         const k = consts[1];
         if (typeof k === "number") {
           // a number constant on the right: the common case, without the generic path
-          const slow = (x: JSONValue): JSONValue => (x === null ? nullOutcome(name, [x, k], ptr) : test(order(x, k)));
+          const slow = (x: JSONValue): JSONValue => (x === null ? nullOutcome(name) : test(order(x, k)));
           switch (name) {
             case "<":
               return (f) => { const x = a0(f); return typeof x === "number" ? x < k : slow(x); };
@@ -922,7 +892,7 @@ export class Compiler {
         return (f) => {
           const x = a0(f);
           const y = a1(f);
-          if (x === null || y === null) return nullOutcome(name, [x, y], ptr);
+          if (x === null || y === null) return nullOutcome(name);
           if (typeof x === "number" && typeof y === "number") return test(x < y ? -1 : x > y ? 1 : 0);
           return test(order(x, y));
         };
@@ -1010,7 +980,7 @@ export class Compiler {
           if (ops.length === 0) return null;
           let hasNull = false;
           for (const v of ops) if (v === null) hasNull = true;
-          if (hasNull) return nullOutcome(name, ops, ptr);
+          if (hasNull) return nullOutcome(name);
           let best = numArg(ops[0]);
           for (let i = 1; i < ops.length; i++) {
             const v = numArg(ops[i]);
@@ -1037,7 +1007,7 @@ export class Compiler {
           if (v === null) return nullResult;
           if (!Array.isArray(v)) return mismatch(ptr, name, v, "an array of numbers");
           charge(f, v.length, ptr);
-          if (v.some((x) => x === null)) return nullOutcome(name, v, ptr);
+          if (v.some((x) => x === null)) return nullOutcome(name);
           const xs = v.map(numArg);
           return arith(ptr, () => num.sumAll(xs));
         };
@@ -1055,7 +1025,7 @@ export class Compiler {
         return strict(([x]) => strArg(x).replace(asciiSpace, ""));
       case "concat": {
         const join = (f: Frame, vs: JSONValue[]): JSONValue => {
-          if (vs.some((v) => v === null)) return nullOutcome(name, vs, ptr);
+          if (vs.some((v) => v === null)) return nullOutcome(name);
           if (typeof vs[0] === "string") {
             let out = "";
             for (const v of vs) out += strArg(v);
@@ -1090,7 +1060,7 @@ export class Compiler {
         return strict((vs) => {
           const s = strArg(vs[0]);
           const st = numArg(vs[1]);
-          // the bounds ±1e15 are the reference's (operators.md names none; see the README's gaps)
+          // operators.md: start from -10^15 to 10^15, length from 0 to 10^15 (exact in any runtime)
           if (!isInt(st) || st < -1e15 || st > 1e15) fail("EVALUATION_ERROR", ptr, "substring: start must be an integer from -1000000000000000 to 1000000000000000");
           let len: number | null = null;
           if (vs.length === 3) {
@@ -1110,16 +1080,16 @@ export class Compiler {
       case "endsWith":
         return strict(([s, p]) => strArg(s).endsWith(strArg(p)));
       case "matches":
-        // a computed pattern is read first: null gives false, then it must be portable
+        // strict: a null subject or pattern decides before either is checked; a computed
+        // pattern is then checked (a constant one was checked at load)
         return (f) => {
           charge(f, 3, ptr);
           const s = a0(f);
           const p = a1(f);
-          if (p === null) return nullResult;
+          if (s === null || p === null) return nullOutcome(name);
+          const subject = strArg(s);
           const c = this.pattern(strArg(p));
           if (c instanceof PatternError) fail("EVALUATION_ERROR", ptr, `matches: ${c.message}`);
-          if (s === null) return nullResult;
-          const subject = strArg(s);
           charge(f, subject.length >> 6, ptr);
           if (longerThan(subject, MAX_SUBJECT)) fail("EVALUATION_ERROR", ptr, `matches: the subject is longer than ${MAX_SUBJECT} code points`);
           return c.test(subject);
@@ -1133,6 +1103,9 @@ export class Compiler {
         });
       case "contains":
       case "in": {
+        // not strict (NOT_STRICT, container): container null → false; an array container
+        // compares its elements with the item, null included; otherwise item null → false;
+        // otherwise a string container and a string item
         const ci = name === "contains" ? 0 : 1;
         return (f) => {
           const x = a0(f);
@@ -1140,17 +1113,15 @@ export class Compiler {
           const container = ci === 0 ? x : y;
           const item = ci === 0 ? y : x;
           charge(f, 1 + weight(container) + weight(item), ptr);
-          if (container === null) return nullResult;
-          if (typeof container === "string") {
-            if (item === null) return nullResult;
-            if (typeof item !== "string") return mismatch(ptr, name, item, "a string item for a string container");
-            return container.includes(item);
-          }
+          if (container === null) return false;
           if (Array.isArray(container)) {
             for (const e of container) if (deepEqual(e, item)) return true;
             return false;
           }
-          return mismatch(ptr, name, container, "a string or an array container");
+          if (item === null) return false;
+          if (typeof container !== "string") return mismatch(ptr, name, container, "a string or an array container");
+          if (typeof item !== "string") return mismatch(ptr, name, item, "a string item for a string container");
+          return container.includes(item);
         };
       }
       case "typeOf":

@@ -161,10 +161,10 @@ function cond(v: JSONValue, ptr: string, op: string): boolean {
   throw new EvaluationError("EVALUATION_ERROR", ptr, `${op}: expected a condition (true, false or null), got ${typeName(v)}`);
 }
 
-// The null rule is read from NULL_RESULT and CHECKED_BESIDE_NULL (expr.ts), as the closures do.
+// The null rule is read from NULL_RESULT (expr.ts), as the closures do.
 
 function order(x: JSONValue, y: JSONValue, ptr: string, op: string): JSONValue {
-  if (x === null || y === null) return nullOutcome(op, [x, y], ptr);
+  if (x === null || y === null) return nullOutcome(op);
   let c: number;
   if (typeof x === "string" && typeof y === "string") c = compareCodePoints(x, y);
   else throw new EvaluationError("EVALUATION_ERROR", ptr, `${op}: expected numbers or strings of the same type, got ${typeName(x)} and ${typeName(y)}`);
@@ -181,9 +181,9 @@ interface Budgeted {
   budget: { left: number };
 }
 
-/** startsWith / endsWith off the fast path: the null rule (a mismatch beside a null is an error), or a mismatch. */
+/** startsWith / endsWith off the fast path: the null rule (null decides, nothing else is checked), or a mismatch. */
 function affix(x: JSONValue, y: JSONValue, ptr: string, op: string): JSONValue {
-  if (x === null || y === null) return nullOutcome(op, [x, y], ptr);
+  if (x === null || y === null) return nullOutcome(op);
   // both strings is the fast path: one of them is not a string
   throw new EvaluationError("EVALUATION_ERROR", ptr, `${op}: expected a string, got ${typeName(typeof x !== "string" ? x : y)}`);
 }
@@ -194,7 +194,7 @@ function join(vs: JSONValue[], ptr: string, f: Budgeted): JSONValue {
     charge(f, vs[0].length >> 6, ptr); // a long result of the two-string fast path
     return vs[0];
   }
-  if (vs.some((v) => v === null)) return nullOutcome("concat", vs, ptr);
+  if (vs.some((v) => v === null)) return nullOutcome("concat");
   if (typeof vs[0] === "string") {
     let out = "";
     for (const v of vs) {

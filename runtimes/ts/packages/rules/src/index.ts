@@ -3,10 +3,10 @@
 
 export { VERSION, SPEC_VERSION } from "./version.js";
 export type { JSONValue, JSONObject } from "./json.js";
-export { parseJSON, canonicalJSON, indentedJSON, JSONSyntaxError } from "./json.js";
+export { parseJSON, decodeUTF8, canonicalJSON, indentedJSON, JSONSyntaxError } from "./json.js";
 export { jsonFinite } from "./finite.js";
 export type { Diagnostic, CustomOperator } from "./expr.js";
-export { EvaluationError, suiteOperators, CORE_OPERATORS, DEFAULT_BUDGET, NULL_RESULT } from "./expr.js";
+export { EvaluationError, suiteOperators, CORE_OPERATORS, DEFAULT_BUDGET, NULL_RESULT, NOT_STRICT } from "./expr.js";
 export { Engine } from "./engine-api.js";
 export type { ExpressionOptions, LoadedExpression, PreparedEnv } from "./engine-api.js";
 export { patternProblem, Pattern, PatternError } from "./pattern.js";

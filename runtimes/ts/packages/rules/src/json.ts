@@ -1,8 +1,10 @@
 // JSON as the spec reads it (RFC 8259 with the spec's extra rules): numbers are the nearest
 // double, out-of-range numbers are kept as ±Infinity so that each caller can refuse them with its
-// own code, a member named twice is remembered (never silently resolved), lone surrogates become
-// U+FFFD (the text model of patterns.md §1, and what Go's decoder does), and the document order of
-// members is kept where JavaScript objects would reorder integer-like names.
+// own code, a member named twice is remembered (never silently resolved), a lone surrogate (a
+// \u escape of one, or a lone UTF-16 unit in the text) makes the text malformed (spec/v1/README.md,
+// "Text": nothing is repaired into U+FFFD), and the document order of members is kept where
+// JavaScript objects would reorder integer-like names. Bytes are decoded by decodeUTF8, which
+// refuses what is not well-formed UTF-8.
 
 /** A JSON value as the engine handles it. */
 export type JSONValue = null | boolean | number | string | JSONValue[] | { [key: string]: JSONValue };
@@ -19,6 +21,8 @@ export function dict<T = JSONValue>(): { [key: string]: T } {
 interface Meta {
   keys?: string[];
   dup?: string;
+  /** how many distinct members came before the first duplicate (its place in document order) */
+  dupAt?: number;
 }
 
 const meta = new WeakMap<object, Meta>();
@@ -26,6 +30,13 @@ const meta = new WeakMap<object, Meta>();
 /** Returns the first member name written twice in an object read by parseJSON, or undefined. */
 export function duplicateMember(o: object): string | undefined {
   return meta.get(o)?.dup;
+}
+
+/** Returns how many distinct members (of memberNames) precede the first duplicate in document
+ * order, or -1 when no member is named twice. */
+export function duplicateAt(o: object): number {
+  const m = meta.get(o);
+  return m?.dup === undefined ? -1 : m.dupAt!;
 }
 
 /** Returns the member names of an object in document order (as written, duplicates once). */
@@ -81,6 +92,7 @@ export function parseJSON(text: string): JSONValue {
       const o: JSONObject = Object.create(null);
       let keys: string[] | undefined;
       let dup: string | undefined;
+      let dupAt = 0;
       let reorder = false;
       const order: string[] = [];
       ws();
@@ -97,7 +109,10 @@ export function parseJSON(text: string): JSONValue {
         i++;
         const v = value(depth + 1);
         if (Object.prototype.hasOwnProperty.call(o, k)) {
-          if (dup === undefined) dup = k;
+          if (dup === undefined) {
+            dup = k;
+            dupAt = order.length;
+          }
         } else {
           o[k] = v;
           order.push(k);
@@ -116,7 +131,7 @@ export function parseJSON(text: string): JSONValue {
         fail("expected ',' or '}'");
       }
       if (reorder) keys = order;
-      if (keys || dup !== undefined) meta.set(o, { keys, dup });
+      if (keys || dup !== undefined) meta.set(o, { keys, dup, dupAt });
       return o;
     }
     if (c === 0x5b) {
@@ -193,6 +208,13 @@ export function parseJSON(text: string): JSONValue {
         break;
       }
       if (c < 0x20) fail("control character in a string");
+      if (c >= 0xd800 && c <= 0xdfff) {
+        // a JavaScript string given as text: only a pair of units is a code point
+        const d = text.charCodeAt(i + 1);
+        if (c >= 0xdc00 || !(d >= 0xdc00 && d <= 0xdfff)) fail("a lone surrogate (not a Unicode scalar value)");
+        i += 2;
+        continue;
+      }
       if (c === 0x5c) {
         out += text.slice(run, i);
         i++;
@@ -208,10 +230,23 @@ export function parseJSON(text: string): JSONValue {
           case 0x72: out += "\r"; break;
           case 0x74: out += "\t"; break;
           case 0x75: {
-            const h = text.slice(i, i + 4);
-            if (!/^[0-9a-fA-F]{4}$/.test(h)) fail("bad \\u escape");
+            const u = hex4(i);
+            if (u < 0) fail("bad \\u escape");
+            if (u >= 0xdc00 && u <= 0xdfff) {
+              i -= 2;
+              fail("a lone surrogate escape");
+            }
             i += 4;
-            out += String.fromCharCode(parseInt(h, 16));
+            if (u >= 0xd800 && u <= 0xdbff) {
+              // a high surrogate escape must be followed at once by a low surrogate escape
+              const lo = text.charCodeAt(i) === 0x5c && text.charCodeAt(i + 1) === 0x75 ? hex4(i + 2) : -1;
+              if (!(lo >= 0xdc00 && lo <= 0xdfff)) {
+                i -= 6;
+                fail("a lone surrogate escape");
+              }
+              i += 6;
+              out += String.fromCharCode(u, lo);
+            } else out += String.fromCharCode(u);
             break;
           }
           default:
@@ -223,7 +258,19 @@ export function parseJSON(text: string): JSONValue {
       }
       i++;
     }
-    return wellFormed(out);
+    return out;
+  };
+  // the value of four hex digits at j, or -1
+  const hex4 = (j: number): number => {
+    if (j + 4 > n) return -1;
+    let u = 0;
+    for (let k = j; k < j + 4; k++) {
+      const c = text.charCodeAt(k);
+      const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+      if (d < 0) return -1;
+      u = (u << 4) | d;
+    }
+    return u;
   };
   ws();
   const v = value(0);
@@ -238,13 +285,73 @@ function isDigit(c: number): boolean {
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-/** Returns s with every lone surrogate replaced by U+FFFD (patterns.md §1). */
-export function wellFormed(s: string): string {
+/** Reports whether s is a sequence of Unicode scalar values (no lone surrogate). */
+export function isScalarText(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdfff) return s.replace(loneSurrogate, "\uFFFD");
+    if (c < 0xd800 || c > 0xdfff) continue;
+    if (c >= 0xdc00) return false;
+    const d = s.charCodeAt(i + 1);
+    if (!(d >= 0xdc00 && d <= 0xdfff)) return false;
+    i++;
   }
-  return s;
+  return true;
+}
+
+/**
+ * Returns s with every lone surrogate replaced by U+FFFD. Used only by the pattern API (Pattern,
+ * patternProblem), which takes any JavaScript string; the engine never repairs text (strings
+ * with a lone surrogate are refused where they enter it).
+ */
+export function wellFormed(s: string): string {
+  return isScalarText(s) ? s : s.replace(loneSurrogate, "\uFFFD");
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes bytes that must be well-formed UTF-8 (RFC 3629: no invalid or truncated sequence,
+ * overlong form, encoded surrogate or code point beyond U+10FFFF); throws JSONSyntaxError
+ * otherwise (spec/v1/README.md, "Text": such a text is malformed JSON, never repaired).
+ */
+export function decodeUTF8(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    const at = invalidUTF8At(bytes);
+    throw new JSONSyntaxError(`the text is not well-formed UTF-8 at byte ${at}`, at);
+  }
+}
+
+/** Returns the byte offset of the first sequence that is not well-formed UTF-8 (RFC 3629), or -1. */
+export function invalidUTF8At(b: Uint8Array): number {
+  for (let i = 0; i < b.length; ) {
+    const c = b[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    // the lead byte gives the length and the range of the first continuation byte
+    let n: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) n = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c === 0xe0) lo = 0xa0; // overlong
+      if (c === 0xed) hi = 0x9f; // encoded surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c === 0xf0) lo = 0x90; // overlong
+      if (c === 0xf4) hi = 0x8f; // beyond U+10FFFF
+    } else return i;
+    for (let k = 1; k <= n; k++) {
+      const d = b[i + k];
+      if (d === undefined || d < (k === 1 ? lo : 0x80) || d > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += n + 1;
+  }
+  return -1;
 }
 
 /** Returns the nesting depth of a JSON value: a scalar 0, [] and {} 1 (expressions.md §2). */

@@ -1,9 +1,9 @@
 // The engine protocol (protocol.md): one JSON request per line in, one response per line out.
 // Members are checked completely before any ruleset is looked up or anything is loaded.
 
-import { JSONObject, JSONValue, duplicateMember, hasMember, isObject, memberNames, parseJSON, wellFormed, depth } from "./json.js";
-import { Compiler, CustomOperator, EvaluationError, MAX_ENV_DEPTH, canonicalValue, run, suiteOperators } from "./expr.js";
-import { ChannelError, LoadError, RequestError, RuleSet, bundle, requestProblem, rootProblem } from "./rules.js";
+import { JSONObject, JSONValue, duplicateMember, hasMember, isObject, memberNames, parseJSON, decodeUTF8 } from "./json.js";
+import { Compiler, CustomOperator, EvaluationError, canonicalValue, run, suiteOperators } from "./expr.js";
+import { ChannelError, LoadError, RequestError, RuleSet, bundle, requestProblem, envProblem } from "./rules.js";
 import { sortDiagnostics } from "./ruleset.js";
 import { VERSION } from "./version.js";
 
@@ -40,14 +40,19 @@ export class ProtocolSession {
 
   constructor(private readonly operators: ReadonlyMap<string, CustomOperator> = suiteOperators, private readonly name = "sdods-ts") {}
 
-  /** Handles one line; returns the response line (without a line feed), or null for a blank line. */
-  handle(line: string): string | null {
-    if (line.trim() === "") return null;
+  /**
+   * Handles one line, as its bytes (which must be well-formed UTF-8) or as a string; returns the
+   * response line (without a line feed), or null for a blank line. A line that is not UTF-8 or
+   * escapes a lone surrogate is malformed (spec/v1/README.md, "Text"): PROTOCOL_INVALID, id null.
+   */
+  handle(line: string | Uint8Array): string | null {
     let id: JSONValue = null;
     try {
       let req: JSONValue;
       try {
-        req = parseJSON(wellFormed(line));
+        const text = typeof line === "string" ? line : decodeUTF8(line);
+        if (text.trim() === "") return null;
+        req = parseJSON(text);
       } catch (e) {
         throw new ProtocolError("PROTOCOL_INVALID", `not one JSON object: ${(e as Error).message}`);
       }
@@ -155,16 +160,10 @@ export class ProtocolSession {
 
   private expression(req: JSONObject): JSONValue {
     const env = (hasMember(req, "env") ? req.env : Object.create(null)) as JSONObject;
-    const roots = memberNames(env).slice().sort();
-    for (const r of roots) {
-      if (depth(env[r], MAX_ENV_DEPTH + 1) > MAX_ENV_DEPTH) throw new RequestError(`/${r.replace(/~/g, "~0").replace(/\//g, "~1")}`, `env root ${r} is nested more than ${MAX_ENV_DEPTH} deep`);
-    }
-    const envDup = duplicateMember(env);
-    if (envDup !== undefined) throw new RequestError(`/${envDup}`, `env root ${envDup} appears more than once`);
-    for (const r of roots) {
-      const p = rootProblem(r, env[r]);
-      if (p) throw new RequestError(p.pointer, p.message);
-    }
+    // protocol.md, expression: a root named twice; then every root's depth; then each root
+    // completely (numbers, members named twice inside), roots in code point order
+    const p = envProblem(env);
+    if (p) throw new RequestError(p.pointer, p.message);
     const declared = new Set((req.operators as string[] | undefined) ?? []);
     const reg = this.registered(req);
     const c = new Compiler({ declared, registered: new Map([...reg].filter(([k]) => declared.has(k))) });

@@ -2,12 +2,12 @@
 // bundles, the request shape check and evaluation (evaluation.md).
 
 import {
-  JSONObject, JSONValue, JSONSyntaxError, canonicalJSON, depth, duplicateMember, hasMember, indentedJSON, isObject,
-  memberNames, parseJSON, ptrToken, wellFormed,
+  JSONObject, JSONValue, JSONSyntaxError, canonicalJSON, depth, duplicateAt, duplicateMember, hasMember, indentedJSON, isObject,
+  memberNames, parseJSON, ptrToken, isScalarText,
 } from "./json.js";
 import { dict } from "./json.js";
 import {
-  Compiled, Compiler, CustomOperator, DEFAULT_BUDGET, Diagnostic, EvaluationError, MAX_ENV_DEPTH, canonicalValue, runWith,
+  Compiled, Compiler, CustomOperator, DEFAULT_BUDGET, Diagnostic, EvaluationError, MAX_ENV_DEPTH, canonicalValue, compareCodePoints, runWith,
 } from "./expr.js";
 import * as num from "./num.js";
 import {
@@ -58,6 +58,28 @@ export class RequestError extends Error {
   }
 }
 
+/**
+ * A document handed over as values, not text (spec/v1/README.md, "Text"): every string and member
+ * name must be a sequence of Unicode scalar values, else RequestError (BAD_REQUEST) at its
+ * pointer. Text is checked by parseJSON instead.
+ */
+export function checkHostValue(v: unknown, ptr = ""): void {
+  if (typeof v === "string") {
+    if (!isScalarText(v)) throw new RequestError(ptr, "a string that is not a sequence of Unicode scalar values (a lone surrogate)");
+    return;
+  }
+  if (typeof v !== "object" || v === null) return;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) checkHostValue(v[i], `${ptr}/${i}`);
+    return;
+  }
+  for (const k of Object.keys(v)) {
+    const p = `${ptr}/${ptrToken(k)}`;
+    if (!isScalarText(k)) throw new RequestError(p, "a member name that is not a sequence of Unicode scalar values (a lone surrogate)");
+    checkHostValue((v as Record<string, unknown>)[k], p);
+  }
+}
+
 /** A problem of an evaluation request: the pointer of the offending member and a message. */
 export interface RequestProblem {
   pointer: string;
@@ -74,11 +96,12 @@ function utf8Length(s: string): number {
   return /^[\x00-\x7f]*$/.test(s) ? s.length : enc.encode(s).length;
 }
 
-/** Finds the first number beyond double range, lone surrogate or non-JSON value inside v. */
+/** Finds the first number beyond double range, member named twice, lone surrogate or non-JSON
+ * value inside v, in document order. */
 function badValue(v: unknown, ptr: string, seen: number): RequestProblem | null {
   if (v === null || typeof v === "boolean") return null;
   if (typeof v === "number") return Number.isFinite(v) ? null : { pointer: ptr, message: "a number beyond the range of a double" };
-  if (typeof v === "string") return wellFormed(v) === v ? null : { pointer: ptr, message: "a string that is not valid Unicode" };
+  if (typeof v === "string") return isScalarText(v) ? null : { pointer: ptr, message: "a string that is not a sequence of Unicode scalar values (a lone surrogate)" };
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const p = badValue(v[i], `${ptr}/${i}`, seen + 1);
@@ -87,7 +110,16 @@ function badValue(v: unknown, ptr: string, seen: number): RequestProblem | null 
     return null;
   }
   if (typeof v === "object" && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)) {
-    for (const k of memberNames(v as object)) {
+    const names = memberNames(v as object);
+    const at = duplicateAt(v as object);
+    for (let j = 0; j <= names.length; j++) {
+      if (j === at) {
+        const dup = duplicateMember(v as object)!;
+        return { pointer: `${ptr}/${ptrToken(dup)}`, message: `member ${JSON.stringify(dup)} appears more than once` };
+      }
+      if (j === names.length) break;
+      const k = names[j];
+      if (!isScalarText(k)) return { pointer: `${ptr}/${ptrToken(k)}`, message: "a member name that is not a sequence of Unicode scalar values (a lone surrogate)" };
       const p = badValue((v as Record<string, unknown>)[k], `${ptr}/${ptrToken(k)}`, seen + 1);
       if (p) return p;
     }
@@ -96,31 +128,13 @@ function badValue(v: unknown, ptr: string, seen: number): RequestProblem | null 
   return { pointer: ptr, message: `not a JSON value (${typeof v})` };
 }
 
-function duplicateInside(v: JSONValue, ptr: string): RequestProblem | null {
-  if (v === null || typeof v !== "object") return null;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      const p = duplicateInside(v[i], `${ptr}/${i}`);
-      if (p) return p;
-    }
-    return null;
-  }
-  const dup = duplicateMember(v);
-  if (dup !== undefined) return { pointer: `${ptr}/${ptrToken(dup)}`, message: `member ${JSON.stringify(dup)} appears more than once` };
-  for (const k of memberNames(v)) {
-    const p = duplicateInside(v[k], `${ptr}/${ptrToken(k)}`);
-    if (p) return p;
-  }
-  return null;
-}
-
 const surrogates = /[\uD800-\uDFFF]/;
 
 /** The common case in one pass without building pointers: is v a clean root of at most `left` levels? */
 function clean(v: unknown, left: number): boolean {
   if (v === null || typeof v === "boolean") return true;
   if (typeof v === "number") return Number.isFinite(v);
-  if (typeof v === "string") return !surrogates.test(v) || wellFormed(v) === v;
+  if (typeof v === "string") return !surrogates.test(v) || isScalarText(v);
   if (left === 0 || typeof v !== "object") return false;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) if (!clean(v[i], left - 1)) return false;
@@ -128,7 +142,7 @@ function clean(v: unknown, left: number): boolean {
   }
   const proto = Object.getPrototypeOf(v);
   if ((proto !== Object.prototype && proto !== null) || duplicateMember(v) !== undefined) return false;
-  for (const k in v) if (!clean((v as Record<string, unknown>)[k], left - 1)) return false;
+  for (const k in v) if ((surrogates.test(k) && !isScalarText(k)) || !clean((v as Record<string, unknown>)[k], left - 1)) return false;
   return true;
 }
 
@@ -137,7 +151,26 @@ export function rootProblem(name: string, v: unknown): RequestProblem | null {
   if (clean(v, MAX_ENV_DEPTH)) return null;
   const ptr = `/${ptrToken(name)}`;
   if (depth(v as JSONValue, MAX_ENV_DEPTH + 1) > MAX_ENV_DEPTH) return { pointer: ptr, message: `${name} is nested more than ${MAX_ENV_DEPTH} deep` };
-  return badValue(v, ptr, 0) ?? duplicateInside(v as JSONValue, ptr);
+  return badValue(v, ptr, 0);
+}
+
+/**
+ * Checks an environment of roots as the protocol's expression command does (protocol.md): a root
+ * named twice; then every root's depth (at most 64), in code point order of names; then each
+ * root completely (numbers, members named twice, lone surrogates), in the same order.
+ */
+export function envProblem(env: JSONObject): RequestProblem | null {
+  const dup = duplicateMember(env);
+  if (dup !== undefined) return { pointer: `/${ptrToken(dup)}`, message: `env root ${dup} appears more than once` };
+  const roots = memberNames(env).slice().sort(compareCodePoints);
+  for (const r of roots) {
+    if (depth(env[r], MAX_ENV_DEPTH + 1) > MAX_ENV_DEPTH) return { pointer: `/${ptrToken(r)}`, message: `env root ${r} is nested more than ${MAX_ENV_DEPTH} deep` };
+  }
+  for (const r of roots) {
+    const p = rootProblem(r, env[r]);
+    if (p) return p;
+  }
+  return null;
 }
 
 /**
@@ -148,17 +181,23 @@ export function requestProblem(request: unknown, rulesetId?: string): RequestPro
   let req: unknown = request;
   if (typeof request === "string") {
     try {
-      req = parseJSON(wellFormed(request));
+      req = parseJSON(request);
     } catch (e) {
       return { pointer: "", message: `malformed JSON: ${(e as Error).message}` };
     }
   }
   if (!isObject(req)) return { pointer: "", message: "an evaluation request is a JSON object" };
-  for (const k of memberNames(req)) {
-    if (!REQUEST_MEMBERS.includes(k)) return { pointer: `/${ptrToken(k)}`, message: `unknown member ${JSON.stringify(k)} (allowed: ${REQUEST_MEMBERS.join(", ")})` };
+  // unknown or repeated members, in document order
+  const names = memberNames(req);
+  const dupAt = duplicateAt(req);
+  for (let j = 0; j <= names.length; j++) {
+    if (j === dupAt) {
+      const dup = duplicateMember(req)!;
+      return { pointer: `/${ptrToken(dup)}`, message: `member ${JSON.stringify(dup)} appears more than once` };
+    }
+    if (j < names.length && !REQUEST_MEMBERS.includes(names[j]))
+      return { pointer: `/${ptrToken(names[j])}`, message: `unknown member ${JSON.stringify(names[j])} (allowed: ${REQUEST_MEMBERS.join(", ")})` };
   }
-  const dup = duplicateMember(req);
-  if (dup !== undefined) return { pointer: `/${ptrToken(dup)}`, message: `member ${JSON.stringify(dup)} appears more than once` };
   if (!hasMember(req, "data") || (req as Record<string, unknown>).data === undefined) return { pointer: "", message: "data is required" };
   const r = req as Record<string, unknown>;
   for (const k of REQUEST_MEMBERS) {
@@ -333,6 +372,11 @@ function readRef(n: JSONValue | undefined, ptr: string, diags: Diagnostic[]): Ru
   }
   const out: Partial<RulesetRef> = {};
   let ok = true;
+  const dup = duplicateMember(n);
+  if (dup !== undefined) {
+    bad(diags, `${ptr}/${ptrToken(dup)}`, `member ${JSON.stringify(dup)} appears more than once`);
+    ok = false;
+  }
   for (const k of memberNames(n)) {
     if (k !== "id" && k !== "version" && k !== "checksum") {
       bad(diags, `${ptr}/${ptrToken(k)}`, `unknown member ${JSON.stringify(k)} in the ruleset reference`);
@@ -387,6 +431,8 @@ function readManifest(n: JSONValue | undefined, ptr: string, diags: Diagnostic[]
   }
   const ft = n.fieldTypes;
   if (!isObject(ft)) bad(diags, `${ptr}/fieldTypes`, "fieldTypes must be an object");
+  else if (duplicateMember(ft) !== undefined)
+    bad(diags, `${ptr}/fieldTypes/${ptrToken(duplicateMember(ft)!)}`, `member ${JSON.stringify(duplicateMember(ft))} appears more than once`);
   else if (r.diags.length === 0 && canonicalJSON(ft) !== canonicalJSON(fieldTypes(model)))
     bad(diags, `${ptr}/fieldTypes`, "fieldTypes does not match the fieldTypes of the entities");
   if (channel) {
@@ -400,11 +446,12 @@ function readManifest(n: JSONValue | undefined, ptr: string, diags: Diagnostic[]
 function toValue(doc: unknown): JSONValue {
   if (typeof doc === "string") {
     try {
-      return parseJSON(wellFormed(doc));
+      return parseJSON(doc);
     } catch (e) {
       throw new LoadError([{ code: "BUNDLE_INVALID", pointer: "", message: `malformed JSON: ${(e as JSONSyntaxError).message}` }]);
     }
   }
+  checkHostValue(doc);
   return doc as JSONValue;
 }
 
@@ -525,7 +572,7 @@ export class RuleSet {
   evaluate(request: EvaluationRequest | JSONObject | string, channel?: Channel): EvaluationResult {
     const req = typeof request === "string" ? (() => {
       try {
-        return parseJSON(wellFormed(request));
+        return parseJSON(request);
       } catch (e) {
         throw new RequestError("", `malformed JSON: ${(e as Error).message}`);
       }
@@ -735,11 +782,14 @@ export function bundle(source: unknown, _opts: CompileOptions = {}): CompiledBun
   let doc: JSONValue;
   if (typeof source === "string") {
     try {
-      doc = parseJSON(wellFormed(source));
+      doc = parseJSON(source);
     } catch (e) {
       throw new LoadError([{ code: "RULESET_INVALID", pointer: "", message: `malformed JSON: ${(e as Error).message}` }]);
     }
-  } else doc = source as JSONValue;
+  } else {
+    checkHostValue(source);
+    doc = source as JSONValue;
+  }
   const r = readSource(doc);
   const diags = [...r.diags];
   if (!r.model) throw new LoadError(sortDiagnostics(diags));

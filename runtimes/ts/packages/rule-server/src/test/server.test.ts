@@ -90,3 +90,38 @@ test("If-None-Match follows RFC 9110", () => {
   assert.equal(noneMatch([`"a", *`], tag), false);
   assert.equal(noneMatch([`${tag} x`], tag), false);
 });
+
+test("text that is not well-formed UTF-8 or escapes a lone surrogate is refused, never repaired (spec/v1 README, Text)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rules-"));
+  const bytes = Buffer.from(signupBundle);
+  const at = bytes.indexOf("Signup form");
+  writeFileSync(join(dir, "signup.bundle.json"), Buffer.concat([bytes.subarray(0, at), Buffer.from([0xed, 0xa0, 0x80]), bytes.subarray(at)]));
+  writeFileSync(join(dir, "loan.json"), JSON.stringify(loanSource).replace('"loan-application"', '"loan\\ud800"'));
+  const s = createRuleServer({ allowOpen: true, rulesDir: dir, pollInterval: 0 });
+  const url = await s.listen();
+  try {
+    const ready = await fetch(`${url}/readyz`);
+    assert.equal(ready.status, 503);
+    const problems = ((await ready.json()) as { lastReload: { problems: { file: string; code: string; pointer: string }[] } }).lastReload.problems;
+    assert.deepEqual(problems.map((p) => [p.file, p.code, p.pointer]).sort(), [["loan.json", "RULESET_INVALID", ""], ["signup.bundle.json", "BUNDLE_INVALID", ""]]);
+    writeFileSync(join(dir, "signup.bundle.json"), signupBundle);
+    rmSync(join(dir, "loan.json"));
+    assert.equal((await s.reload()).ok, true);
+    const post = (body: Blob | string) => fetch(`${url}/evaluations`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
+    const enc = (email: number[]) => Buffer.concat([Buffer.from('{"ruleset":"signup","data":{"account":{"email":"a'), Buffer.from(email), Buffer.from('@b.cd"}}}')]);
+    for (const bad of [[0xff], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf4, 0x90, 0x80, 0x80]]) {
+      const r = await post(new Blob([enc(bad)]));
+      assert.equal(r.status, 400, JSON.stringify(bad));
+      const e = ((await r.json()) as { error: { code: string; message: string } }).error;
+      assert.equal(e.code, "BAD_REQUEST");
+      assert.match(e.message, /at byte 49/);
+    }
+    const lone = await post('{"ruleset":"signup","data":{"account":{"email":"\\udc00@b.cd"}}}');
+    assert.equal(lone.status, 400);
+    assert.match(((await lone.json()) as { error: { message: string } }).error.message, /lone surrogate escape/);
+    assert.equal((await post('{"ruleset":"signup","data":{"account":{"email":"\\ud83d\\ude00@b.cd"}}}')).status, 200);
+  } finally {
+    await s.close();
+    rmSync(dir, { recursive: true });
+  }
+});

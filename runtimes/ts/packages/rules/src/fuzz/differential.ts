@@ -1,8 +1,10 @@
 // Differential fuzzing against the reference: random expressions (seeded, reproducible) — or, with
 // FUZZ_RULES=1, mutated requests of the five fixtures — sent to the Go `rules engine` and to this
 // runtime's protocol session; any difference in result, error code or pointer is printed and makes
-// the run fail.
-// Usage: [FUZZ_RULES=1] node packages/rules/dist/fuzz/differential.js RULES_BINARY [count] [seed]
+// the run fail. With FUZZ_TEXT=1, request lines carrying random bytes and escapes (invalid UTF-8,
+// encoded and escaped surrogates, pairs, escaped backslashes) and members named twice at random
+// levels of env, sent as raw bytes (spec/v1/README.md, "Text" and "Members named twice").
+// Usage: [FUZZ_RULES=1|FUZZ_TEXT=1] node packages/rules/dist/fuzz/differential.js RULES_BINARY [count] [seed]
 
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -124,10 +126,77 @@ async function rules(go: ReturnType<typeof spawn>, lines: AsyncIterator<string>,
   return diffs;
 }
 
+// pieces of a JSON string's content, as bytes: well-formed and malformed UTF-8, and escapes
+const PIECES: number[][] = [
+  [0x61], [0x7a], [0xc3, 0xa9], [0xe2, 0x82, 0xac], [0xf0, 0x9f, 0x98, 0x80], [0xef, 0xbf, 0xbf], [0xf4, 0x8f, 0xbf, 0xbf],
+  [0xff], [0x80], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xed, 0xb0, 0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80],
+  [0xf0, 0x9f, 0x98], [0xc2],
+  ...["\\ud800", "\\udc00", "\\uD83D", "\\ude00", "\\ud83d\\ude00", "\\uDBFF\\uDFFF", "\\\\ud800", "\\ufffd", "\\u0041", "\\n"].map((e) => [...Buffer.from(e)]),
+];
+
+function textLine(i: number): Buffer {
+  const str = () => {
+    const out: number[] = [0x22];
+    const n = 1 + Math.floor(rand() * 4);
+    // mostly well-formed, so that what is accepted is compared too
+    for (let k = 0; k < n; k++) out.push(...(rand() < 0.93 ? pick(PIECES.slice(0, 7)) : pick(PIECES)));
+    out.push(0x22);
+    return Buffer.from(out);
+  };
+  const lit = (v: string) => Buffer.from(v);
+  const obj = (depth: number): Buffer => {
+    // an object with a member named twice now and then, and a string of random text
+    const members: Buffer[] = [];
+    const names = ["a", "b", "c"];
+    const n = 1 + Math.floor(rand() * 3);
+    for (let k = 0; k < n; k++) {
+      const name = rand() < 0.15 ? str() : lit(JSON.stringify(rand() < 0.2 ? "a" : names[k]));
+      const v = depth < 2 && rand() < 0.4 ? obj(depth + 1) : rand() < 0.5 ? str() : lit(String(pick([1, 1e999, -2, 0.5])));
+      members.push(Buffer.concat([name, lit(":"), v]));
+    }
+    return Buffer.concat([lit("{"), ...members.flatMap((m, k) => (k ? [lit(","), m] : [m])), lit("}")]);
+  };
+  const expression = pick([
+    () => Buffer.concat([lit('{"op":"length","args":['), str(), lit("]}")]),
+    () => Buffer.concat([lit('{"op":"concat","args":['), str(), lit(","), str(), lit("]}")]),
+    () => Buffer.concat([lit('{"op":"matches","args":['), str(), lit(',"^a"]}')]),
+    () => lit('{"var":"a.b"}'),
+    () => lit('{"op":"typeOf","args":[{"var":"c"}]}'),
+  ])();
+  return Buffer.concat([lit(`{"id":${i},"cmd":"expression","expression":`), expression, lit(',"env":'), obj(0), lit("}")]);
+}
+
+async function text(go: ReturnType<typeof spawn>, lines: AsyncIterator<string>, session: ProtocolSession): Promise<number> {
+  let diffs = 0;
+  const seen = new Map<string, number>();
+  for (let i = 0; i < count; i++) {
+    const line = textLine(i);
+    go.stdin!.write(Buffer.concat([line, Buffer.from("\n")]));
+    const a = JSON.parse((await lines.next()).value as string);
+    const b = JSON.parse(session.handle(line)!);
+    const norm = (x: { id: unknown; result?: unknown; error?: { code: string; pointer?: string } }) =>
+      JSON.stringify({ id: x.id, ...(x.error ? { code: x.error.code, pointer: x.error.pointer ?? "" } : { result: sortKeys(x.result) }) });
+    const outcome = a.error ? a.error.code : "value";
+    seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
+    if (norm(a) !== norm(b)) {
+      diffs++;
+      if (diffs <= 10) console.log(`DIFF ${line.toString("base64")}\n  go: ${norm(a)}\n  ts: ${norm(b)}`);
+    }
+  }
+  console.log(`outcomes: ${[...seen].sort().map(([k, v]) => `${k} ${v}`).join(", ")}`);
+  return diffs;
+}
+
 async function main(): Promise<void> {
   const go = spawn(bin, ["engine"], { stdio: ["pipe", "pipe", "inherit"] });
   const lines = createInterface({ input: go.stdout! })[Symbol.asyncIterator]();
   const session = new ProtocolSession();
+  if (process.env.FUZZ_TEXT === "1") {
+    const d = await text(go, lines, session);
+    go.stdin!.end();
+    console.log(`${count} request lines of random text, ${d} differences`);
+    process.exit(d === 0 ? 0 : 1);
+  }
   if (process.env.FUZZ_RULES === "1") {
     const d = await rules(go, lines, session);
     go.stdin!.end();
