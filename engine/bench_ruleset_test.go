@@ -133,3 +133,21 @@ func BenchmarkFixtureEvaluationInto(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFixtureEvaluationJSONInto is BenchmarkFixtureEvaluationInto from the JSON request
+// bodies (RuleSet.EvaluateJSONInto): decoding and checking each body, then evaluating it into one
+// reused Result, as the rule server does per request.
+func BenchmarkFixtureEvaluationJSONInto(b *testing.B) {
+	for _, f := range loadFixtures(b) {
+		b.Run(f.golden.Fixture, func(b *testing.B) {
+			var res engine.Result
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				tc := f.golden.Tests[i%len(f.golden.Tests)]
+				if err := f.rs.EvaluateJSONInto(&res, tc.Channel, tc.Request); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -61,6 +61,8 @@ type Unit struct {
 	varying map[string]bool
 	elems   map[string]*Elem // by list path and segments
 	nelem   int
+	// roots some expression reads other than through a memoized path (see Unit.Reads)
+	whole map[string]bool
 }
 
 // global returns the index of the variable root name, assigning the next one to a new name.
@@ -190,7 +192,7 @@ func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
 // function on a cycle.
 func NewUnit(cfg Config) (*Unit, diag.List) {
 	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{},
-		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}}
+		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}, whole: map[string]bool{}}
 	for _, name := range cfg.Varying {
 		u.varying[name] = true
 	}
@@ -694,6 +696,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	g := c.unit.global(root)
 	c.roots[g] = true
 	if len(segs) == 0 {
+		c.unit.readWhole(root)
 		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
 	}
 	if p := c.unit.Path(root, parts[1:]); p != nil {
@@ -704,6 +707,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 			return fr.rt.walk(p), nil
 		}}
 	}
+	c.unit.readWhole(root) // a varying root: read as a whole
 	if len(segs) == 1 && segs[0].index < 0 {
 		key := segs[0].key
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
