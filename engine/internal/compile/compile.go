@@ -61,8 +61,9 @@ type Unit struct {
 	varying map[string]bool
 	elems   map[string]*Elem // by list path and segments
 	nelem   int
-	// roots some expression reads other than through a memoized path (see Unit.Reads)
-	whole map[string]bool
+	// roots some expression reads other than through a memoized path (see Unit.Reads): how
+	// many reads
+	whole map[string]int
 }
 
 // global returns the index of the variable root name, assigning the next one to a new name.
@@ -192,7 +193,7 @@ func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
 // function on a cycle.
 func NewUnit(cfg Config) (*Unit, diag.List) {
 	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{},
-		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}, whole: map[string]bool{}}
+		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}, whole: map[string]int{}}
 	for _, name := range cfg.Varying {
 		u.varying[name] = true
 	}
@@ -778,6 +779,14 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 		c.roots[r] = true
 	}
 	if inlining && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
+		for i, a := range args {
+			// An argument that reads a root itself becomes an alias of the root in the body
+			// (see inline), whose reads are compiled again as reads of the root: the
+			// argument's own read of the whole root is not made.
+			if root := c.rootPath(raw[i], sc); a.read && root != "" && !strings.Contains(root, ".") {
+				c.unit.unreadWhole(root)
+			}
+		}
 		return c.inline(f, args, raw, ptr, sc)
 	}
 	call := func(fr *frame) (*frame, error) {

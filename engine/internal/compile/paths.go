@@ -321,7 +321,14 @@ func (rt *runtime) quick(r *reader) (v any, ok bool) {
 // readWhole records that root is read other than through a memoized path.
 func (u *Unit) readWhole(root string) {
 	u.mu.Lock()
-	u.whole[root] = true
+	u.whole[root]++
+	u.mu.Unlock()
+}
+
+// unreadWhole takes back one read readWhole recorded: the node that made it is not used.
+func (u *Unit) unreadWhole(root string) {
+	u.mu.Lock()
+	u.whole[root]--
 	u.mu.Unlock()
 }
 
@@ -343,7 +350,7 @@ type Read struct {
 func (u *Unit) Reads(root string) (whole bool, paths []*Read) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.whole[root] || u.varying[root] {
+	if u.whole[root] > 0 || u.varying[root] {
 		return true, nil
 	}
 	byPath := map[*Path]*Read{}

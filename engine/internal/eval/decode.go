@@ -78,7 +78,9 @@ func (p *Program) decode(raw []byte, d *decoded) bool {
 		d.vals = make([]any, len(pl.paths))
 	}
 	d.vals = d.vals[:len(pl.paths)]
-	sc := jsonv.NewScanner(raw)
+	// the text itself: every string kept is copied (jsonv.Borrow), and nothing else of it is
+	// kept past this call
+	sc := jsonv.Borrow(raw)
 	defer sc.Release()
 	root := func(g int) (any, bool) {
 		if pl.whole[g] {

@@ -402,13 +402,13 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string, view *Lo
 		if !ok || !ruleset.ValidTag(s) {
 			return false
 		}
-		req.Locale = s
+		req.Locale = sc.Keep(s)
 	case "ruleset":
 		s, ok := sc.String()
 		if !ok || s == "" || len(s) > 256 {
 			return false
 		}
-		*id = s
+		*id = sc.Keep(s)
 	case "view":
 		if sc.Null() {
 			return true
@@ -439,7 +439,7 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string, view *Lo
 				if !ok || s == "" || len(s) > MaxView {
 					return false
 				}
-				setView(view, vk, s)
+				setView(view, vk, sc.Keep(s))
 				if sc.Consume(',') {
 					continue
 				}

@@ -2,9 +2,11 @@ package jsonv
 
 import (
 	"math/bits"
+	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/sdods/sdods/engine/internal/num"
 )
@@ -17,11 +19,14 @@ import (
 // CheckText), nesting past the limit. The caller then runs the slow path, which names the
 // problem. The input is copied once into a string; strings without escapes are slices of it.
 type Scanner struct {
-	s     string
-	i     int
-	items []any    // scratch for array elements, used as a stack
-	buf   []byte   // scratch for strings with escapes
-	keys  []string // scratch: the member names of the objects being read (see Key), as a stack
+	s string
+	i int
+	// borrowed: s is the caller's bytes, not a copy (see Borrow), so the strings Value and
+	// Object keep are copied
+	borrowed bool
+	items    []any    // scratch for array elements, used as a stack
+	buf      []byte   // scratch for strings with escapes
+	keys     []string // scratch: the member names of the objects being read (see Key), as a stack
 }
 
 var scanners = sync.Pool{New: func() any { return new(Scanner) }}
@@ -29,8 +34,29 @@ var scanners = sync.Pool{New: func() any { return new(Scanner) }}
 // NewScanner returns a pooled scanner over data; give it back with Release.
 func NewScanner(data []byte) *Scanner {
 	sc := scanners.Get().(*Scanner)
-	sc.s, sc.i = string(data), 0
+	sc.s, sc.i, sc.borrowed = string(data), 0, false
 	return sc
+}
+
+// Borrow returns a pooled scanner reading data itself rather than a copy, for a caller that
+// keeps data unchanged until it has released the scanner and keeps only what Value and Object
+// return (their strings are copies): strings the other methods return are part of data. Give
+// the scanner back with Release.
+func Borrow(data []byte) *Scanner {
+	sc := scanners.Get().(*Scanner)
+	sc.s, sc.i, sc.borrowed = "", 0, true
+	if len(data) > 0 {
+		sc.s = unsafe.String(&data[0], len(data))
+	}
+	return sc
+}
+
+// Keep returns s, a string of the text, as a value to keep: copied when the text is borrowed.
+func (sc *Scanner) Keep(s string) string {
+	if sc.borrowed {
+		return strings.Clone(s)
+	}
+	return s
 }
 
 // Release returns the scanner to the pool; nothing it decoded is kept.
@@ -39,7 +65,7 @@ func (sc *Scanner) Release() {
 	sc.items = sc.items[:0]
 	clear(sc.keys[:cap(sc.keys)])
 	sc.keys = sc.keys[:0]
-	sc.s, sc.i = "", 0
+	sc.s, sc.i, sc.borrowed = "", 0, false
 	if cap(sc.buf) > 1<<16 {
 		sc.buf = nil
 	}
@@ -386,7 +412,7 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return s, true
+		return sc.Keep(s), true
 	case 't':
 		if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "true" {
 			sc.i += 4
@@ -430,7 +456,7 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		n := len(m)
-		m[k] = v
+		m[sc.Keep(k)] = v
 		if len(m) == n {
 			return nil, false
 		}
