@@ -31,7 +31,31 @@ type Config struct {
 	// Varying are the roots a host changes between the runs of one evaluation (Machine.Begin to
 	// End); paths under every other root are memoized within an evaluation.
 	Varying []string
+	// Skip names optimisation passes left out, for tests that compare a pass with the
+	// compilation without it; by default every pass runs.
+	Skip Passes
 }
+
+// Passes is a set of optimisation passes of the compiler. Each pass changes how expressions are
+// compiled, never what they answer (results, errors, budgets): tests compile with and without
+// each and compare.
+type Passes uint8
+
+const (
+	// Inline compiles a call of a small function as its body, its parameters read where the
+	// arguments are.
+	Inline Passes = 1 << iota
+	// Fuse compiles chains of operators (count of a filter, sum of a map, coalesce, ...) as one
+	// loop or step.
+	Fuse
+	// Hoist reads a path under a binding outside an iteration once as the iteration starts.
+	Hoist
+	// Share evaluates a subexpression that appears more than once in an evaluation once.
+	Share
+)
+
+// on reports whether the pass p runs.
+func (u *Unit) on(p Passes) bool { return u.skip&p == 0 }
 
 // function is a compiled function.
 type function struct {
@@ -64,6 +88,7 @@ type Unit struct {
 	// roots some expression reads other than through a memoized path (see Unit.Reads): how
 	// many reads
 	whole map[string]int
+	skip  Passes // optimisation passes left out (Config.Skip)
 }
 
 // global returns the index of the variable root name, assigning the next one to a new name.
@@ -168,9 +193,6 @@ const (
 	inlineTotal = 1024
 )
 
-// inlining is switched off by a test that compares inlined calls with calls.
-var inlining = true
-
 // size counts the nodes of a JSON tree.
 func size(n *jsonv.Node) int {
 	if n == nil {
@@ -193,7 +215,7 @@ func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
 // function on a cycle.
 func NewUnit(cfg Config) (*Unit, diag.List) {
 	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{},
-		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}, whole: map[string]int{}}
+		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}, whole: map[string]int{}, skip: cfg.Skip}
 	for _, name := range cfg.Varying {
 		u.varying[name] = true
 	}
@@ -366,7 +388,7 @@ func validName(s string) bool { return s != "" && !strings.Contains(s, ".") }
 // document (used in every diagnostic and evaluation error).
 func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
 	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
-	if sharing {
+	if u.on(Share) {
 		c.repeated = u.repeats(n)
 	}
 	sc := newScope()
@@ -652,7 +674,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 			}
 			return c.unit.elem(lv.list, parts[1:], w, true)
 		}
-		if lp := sc.hoistInto(i); lp != nil {
+		if lp := sc.hoistInto(i); lp != nil && c.unit.on(Hoist) {
 			// a path under a binding outside an iteration the read is in: read once as it starts
 			return lp.read(ptr, strconv.Itoa(i)+"\x00"+p.Text, sc.n, func() hoisted {
 				h := hoisted{from: slot, segs: segs}
@@ -778,7 +800,7 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 	for _, r := range f.roots {
 		c.roots[r] = true
 	}
-	if inlining && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
+	if c.unit.on(Inline) && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
 		for i, a := range args {
 			// An argument that reads a root itself becomes an alias of the root in the body
 			// (see inline), whose reads are compiled again as reads of the root: the
