@@ -23,7 +23,8 @@ var pathsRuleset = doc(`"types":{"T":{"base":"string"}},
   {"id":"n","code":"N","target":{"type":"T"},"when":{"op":"==","args":[{"var":"value"},"bad"]},"message":"m"},
   {"id":"c","code":"C","when":{"op":"!=","args":[{"var":"ctx"},null]},"message":{"key":"m","params":{"c":{"var":"ctx"}}}},
   {"id":"r","code":"R","when":{"op":"contains","args":[{"var":"actor.roles"},"admin"]},"message":"m"}
- ]`)
+ ],
+ "stateRules":[{"id":"st","when":true,"effects":[{"field":"a.b","value":{"var":"data.a.b"}},{"field":"obj","value":{"var":"data.obj"}}]}]`)
 
 // requestBodies are valid and invalid requests for pathsRuleset, with every kind of problem both
 // where the rules read and where they do not.
@@ -144,6 +145,21 @@ func TestEvaluateJSONInto(t *testing.T) {
 		}
 		if out, _ := res.JSON(); !bytes.Equal(out, []byte(slow)) {
 			t.Errorf("%s: reused result\n%s\nwant\n%s", body, out, slow)
+		}
+	}
+	// the body is read in place: nothing of it is kept, so the caller may reuse its buffer
+	for _, body := range requestBodies() {
+		buf := []byte(body)
+		var res engine.Result
+		if rs.EvaluateJSONInto(&res, "", buf) != nil {
+			continue
+		}
+		before, _ := res.JSON()
+		for i := range buf {
+			buf[i] = 'X'
+		}
+		if after, _ := res.JSON(); !bytes.Equal(after, before) {
+			t.Errorf("%s: the result changed with the body's buffer:\n%s\nwas\n%s", body, after, before)
 		}
 	}
 }
