@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/sdods/sdods/engine"
@@ -127,6 +129,41 @@ func BenchmarkFixtureEvaluationInto(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				k := i % len(reqs)
 				if err := f.rs.EvaluateInto(&res, chans[k], reqs[k]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFixtureEvaluationJSONInto is BenchmarkFixtureEvaluationInto from the JSON request
+// bodies (RuleSet.EvaluateJSONInto): decoding and checking each body, then evaluating it into one
+// reused Result, as the rule server does per request. The bodies are those of the golden files,
+// indented; ...Compact has them without white space, as most clients send them.
+func BenchmarkFixtureEvaluationJSONInto(b *testing.B) { benchJSONInto(b, false) }
+
+func BenchmarkFixtureEvaluationJSONIntoCompact(b *testing.B) { benchJSONInto(b, true) }
+
+func benchJSONInto(b *testing.B, compact bool) {
+	for _, f := range loadFixtures(b) {
+		var bodies [][]byte
+		for _, tc := range f.golden.Tests {
+			body := []byte(tc.Request)
+			if compact {
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, body); err != nil {
+					b.Fatal(err)
+				}
+				body = buf.Bytes()
+			}
+			bodies = append(bodies, body)
+		}
+		b.Run(f.golden.Fixture, func(b *testing.B) {
+			var res engine.Result
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				k := i % len(bodies)
+				if err := f.rs.EvaluateJSONInto(&res, f.golden.Tests[k].Channel, bodies[k]); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -97,6 +97,13 @@ func TestOracleFixtures(t *testing.T) {
 					if again, _ := reuse.JSON(); !bytes.Equal(again, out) {
 						t.Fatalf("%s request %d.%d budget %d: EvaluateInto answered\n%s\nEvaluateChannel\n%s", f.golden.Fixture, ti, k, budgets[i], again, out)
 					}
+					// so must the request decoded straight into what the rules read
+					if err := rs.EvaluateJSONInto(&reuse, ch, body); err != nil {
+						t.Fatal(err)
+					}
+					if again, _ := reuse.JSON(); !bytes.Equal(again, out) {
+						t.Fatalf("%s request %d.%d budget %d: EvaluateJSONInto answered\n%s\nEvaluateChannel\n%s", f.golden.Fixture, ti, k, budgets[i], again, out)
+					}
 					outs[i] = digest(string(out))[:8]
 					if os.Getenv("ORACLE_SHOW") != "" {
 						t.Logf("%s/%d budget %d %s\n%s", tc.ID, k, budgets[i], body, out)

@@ -371,7 +371,7 @@ func (rs *RuleSet) EvaluateInto(res *Result, channel string, req *Request) (err 
 		return diag.Request("", "the request is missing")
 	}
 	if req.Ruleset != "" && req.Ruleset != rs.ref.ID {
-		return diag.Request("/ruleset", "the request names ruleset %q, this ruleset is %q", req.Ruleset, rs.ref.ID)
+		return eval.Mismatch(req.Ruleset, rs.ref.ID)
 	}
 	er := req.checkedAs()
 	if er == nil {
@@ -394,11 +394,44 @@ func (rs *RuleSet) EvaluateInto(res *Result, channel string, req *Request) (err 
 // EvaluateJSON shape-checks and evaluates a request written as JSON (see ParseRequest) on the
 // server channel.
 func (rs *RuleSet) EvaluateJSON(raw []byte) (*Result, error) {
-	req, err := ParseRequest(raw)
-	if err != nil {
+	res := &Result{}
+	if err := rs.EvaluateJSONInto(res, "", raw); err != nil {
 		return nil, err
 	}
-	return rs.Evaluate(req)
+	return res, nil
+}
+
+// EvaluateJSONInto is ParseRequest followed by EvaluateInto, with the same results and errors,
+// in less time: the request is decoded straight into what the channel's rules read of it (the
+// paths under its roots, found at load), and the rest of the text is only checked.
+func (rs *RuleSet) EvaluateJSONInto(res *Result, channel string, raw []byte) (err error) {
+	var p *eval.Program
+	switch channel {
+	case "":
+		p = rs.programs[rs.defaultChannel()]
+	case ChannelServer:
+		p = rs.server
+	case ChannelClient:
+		p = rs.client
+	default:
+		p = rs.programs[channel]
+	}
+	if p != nil {
+		defer func() {
+			if r := recover(); r != nil {
+				err = diag.Panic("", r)
+			}
+		}()
+		if handled, err := p.EvaluateJSONInto(raw, rs.ref.ID, res); handled {
+			return err
+		}
+	}
+	// the slow path names the problem
+	req, err := ParseRequest(raw)
+	if err != nil {
+		return err
+	}
+	return rs.EvaluateInto(res, channel, req)
 }
 
 // ParseRequest shape-checks an evaluation request written as JSON, {data, original?, actor?,

@@ -553,21 +553,20 @@ func (s *Server) evaluate(req map[string]json.RawMessage) (any, *Failure) {
 	if f := channelOK("evaluate", req["channel"]); f != nil {
 		return nil, f
 	}
-	er, err := engine.ParseRequest(req["request"])
-	if err != nil {
-		return nil, fromError(err)
-	}
 	rs, f := s.lookup("evaluate", req["ruleset"])
 	if f != nil {
+		// a malformed request is reported before an unknown ruleset
+		if _, err := engine.ParseRequest(req["request"]); err != nil {
+			return nil, fromError(err)
+		}
 		return nil, f
 	}
-	var res *engine.Result
+	channel := "" // Evaluate's
 	if ch := req["channel"]; ch != nil {
-		res, err = rs.EvaluateChannel(str(ch), er)
-	} else {
-		res, err = rs.Evaluate(er)
+		channel = str(ch)
 	}
-	if err != nil {
+	res := &engine.Result{}
+	if err := rs.EvaluateJSONInto(res, channel, req["request"]); err != nil {
 		return nil, fromError(err)
 	}
 	return res, nil

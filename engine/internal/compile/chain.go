@@ -36,9 +36,9 @@ type chain struct {
 }
 
 // extend returns the chain of an operator st applied to the node a: a's own chain with st
-// appended when a has one (and fusing is on), else a chain of st on a.
-func extend(a *node, st step) *chain {
-	if fusing && a.chain != nil {
+// appended when a has one (and the Fuse pass runs), else a chain of st on a.
+func (c *compiler) extend(a *node, st step) *chain {
+	if c.unit.on(Fuse) && a.chain != nil {
 		steps := make([]step, 0, len(a.chain.steps)+1)
 		return &chain{base: a.chain.base, steps: append(append(steps, a.chain.steps...), st)}
 	}

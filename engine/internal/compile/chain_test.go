@@ -11,7 +11,6 @@ import (
 // without white space, long ones, numbers, booleans, null, lists, objects, failing arguments),
 // under every budget up to the one they need.
 func TestChainsMatchTheirParts(t *testing.T) {
-	defer func() { fusing = true }()
 	long := strings.Repeat("x", 128)
 	bases := []string{`{"var":"data.s"}`, `{"var":"data.pad"}`, `{"var":"data.blank"}`, `{"var":"data.long"}`, `{"var":"data.padlong"}`,
 		`{"var":"data.n"}`, `{"var":"data.t"}`, `{"var":"data.f"}`, `{"var":"data.l"}`, `{"var":"data.o"}`, `{"var":"data.d"}`,
@@ -37,9 +36,8 @@ func TestChainsMatchTheirParts(t *testing.T) {
 			src = `{"op":"` + ops[rng.Intn(len(ops))] + `","args":[` + src + `]}`
 		}
 		var progs [2]*Program
-		for k, fuse := range []bool{true, false} {
-			fusing = fuse
-			progs[k] = compileAt(t, src, "/e")
+		for k, skip := range []Passes{0, Fuse} {
+			progs[k] = compileSkipping(t, src, "/e", skip)
 		}
 		sameUnderBudgets(t, src, progs[0], progs[1], env, 0, 24)
 	}

@@ -31,7 +31,31 @@ type Config struct {
 	// Varying are the roots a host changes between the runs of one evaluation (Machine.Begin to
 	// End); paths under every other root are memoized within an evaluation.
 	Varying []string
+	// Skip names optimisation passes left out, for tests that compare a pass with the
+	// compilation without it; by default every pass runs.
+	Skip Passes
 }
+
+// Passes is a set of optimisation passes of the compiler. Each pass changes how expressions are
+// compiled, never what they answer (results, errors, budgets): tests compile with and without
+// each and compare.
+type Passes uint8
+
+const (
+	// Inline compiles a call of a small function as its body, its parameters read where the
+	// arguments are.
+	Inline Passes = 1 << iota
+	// Fuse compiles chains of operators (count of a filter, sum of a map, coalesce, ...) as one
+	// loop or step.
+	Fuse
+	// Hoist reads a path under a binding outside an iteration once as the iteration starts.
+	Hoist
+	// Share evaluates a subexpression that appears more than once in an evaluation once.
+	Share
+)
+
+// on reports whether the pass p runs.
+func (u *Unit) on(p Passes) bool { return u.skip&p == 0 }
 
 // function is a compiled function.
 type function struct {
@@ -61,6 +85,10 @@ type Unit struct {
 	varying map[string]bool
 	elems   map[string]*Elem // by list path and segments
 	nelem   int
+	// roots some expression reads other than through a memoized path (see Unit.Reads): how
+	// many reads
+	whole map[string]int
+	skip  Passes // optimisation passes left out (Config.Skip)
 }
 
 // global returns the index of the variable root name, assigning the next one to a new name.
@@ -165,9 +193,6 @@ const (
 	inlineTotal = 1024
 )
 
-// inlining is switched off by a test that compares inlined calls with calls.
-var inlining = true
-
 // size counts the nodes of a JSON tree.
 func size(n *jsonv.Node) int {
 	if n == nil {
@@ -190,7 +215,7 @@ func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
 // function on a cycle.
 func NewUnit(cfg Config) (*Unit, diag.List) {
 	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{},
-		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}}
+		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}, whole: map[string]int{}, skip: cfg.Skip}
 	for _, name := range cfg.Varying {
 		u.varying[name] = true
 	}
@@ -363,7 +388,7 @@ func validName(s string) bool { return s != "" && !strings.Contains(s, ".") }
 // document (used in every diagnostic and evaluation error).
 func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
 	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
-	if sharing {
+	if u.on(Share) {
 		c.repeated = u.repeats(n)
 	}
 	sc := newScope()
@@ -649,7 +674,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 			}
 			return c.unit.elem(lv.list, parts[1:], w, true)
 		}
-		if lp := sc.hoistInto(i); lp != nil {
+		if lp := sc.hoistInto(i); lp != nil && c.unit.on(Hoist) {
 			// a path under a binding outside an iteration the read is in: read once as it starts
 			return lp.read(ptr, strconv.Itoa(i)+"\x00"+p.Text, sc.n, func() hoisted {
 				h := hoisted{from: slot, segs: segs}
@@ -694,6 +719,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 	g := c.unit.global(root)
 	c.roots[g] = true
 	if len(segs) == 0 {
+		c.unit.readWhole(root)
 		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
 	}
 	if p := c.unit.Path(root, parts[1:]); p != nil {
@@ -704,6 +730,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 			return fr.rt.walk(p), nil
 		}}
 	}
+	c.unit.readWhole(root) // a varying root: read as a whole
 	if len(segs) == 1 && segs[0].index < 0 {
 		key := segs[0].key
 		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -773,7 +800,15 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 	for _, r := range f.roots {
 		c.roots[r] = true
 	}
-	if inlining && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
+	if c.unit.on(Inline) && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
+		for i, a := range args {
+			// An argument that reads a root itself becomes an alias of the root in the body
+			// (see inline), whose reads are compiled again as reads of the root: the
+			// argument's own read of the whole root is not made.
+			if root := c.rootPath(raw[i], sc); a.read && root != "" && !strings.Contains(root, ".") {
+				c.unit.unreadWhole(root)
+			}
+		}
 		return c.inline(f, args, raw, ptr, sc)
 	}
 	call := func(fr *frame) (*frame, error) {

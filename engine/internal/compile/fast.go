@@ -831,9 +831,6 @@ func buildAffix(suffix bool) builder {
 	}
 }
 
-// fusing is switched off by a test that compares fused operators with their parts.
-var fusing = true
-
 // buildLength builds length: unary(opLength), and for the length of a filter the filter's count
 // without the list (the same charges: the filter's, then 1 + the length, as length charges a
 // list it reads).
@@ -853,7 +850,7 @@ func buildLength(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 	if a.constant {
 		return fold(n)
 	}
-	if fusing && a.count != nil {
+	if c.unit.on(Fuse) && a.count != nil {
 		n.eval = func(fr *frame) (any, error) {
 			k, null, err := a.count(fr)
 			if err != nil {

@@ -8,7 +8,6 @@ import (
 // must be those of length over the filter's list, for lists of every kind, bodies that fail or
 // are not booleans, null and non-list arguments, under every budget up to the one it needs.
 func TestLengthOfFilterMatchesItsParts(t *testing.T) {
-	defer func() { fusing = true }()
 	lists := []string{`[]`, `[1,2,3,4]`, `[1,"a",null,true]`, `null`, `"not a list"`, `{"var":"data.l"}`, `{"var":"data.missing"}`}
 	bodies := []string{`{"op":">","args":[{"var":"it"},2]}`, `{"op":"==","args":[{"var":"x"},"a"]}`, `true`, `{"var":"it"}`,
 		`{"op":"<","args":[{"var":"it"},"s"]}`, `{"op":"!=","args":[{"var":"it"},null]}`}
@@ -20,9 +19,8 @@ func TestLengthOfFilterMatchesItsParts(t *testing.T) {
 				src = `{"op":"length","args":[{"op":"filter","args":[` + l + `,"x",` + b + `]}]}`
 			}
 			var progs [2]*Program
-			for i, fuse := range []bool{true, false} {
-				fusing = fuse
-				progs[i] = compileAt(t, src, "")
+			for i, skip := range []Passes{0, Fuse} {
+				progs[i] = compileSkipping(t, src, "", skip)
 			}
 			sameUnderBudgets(t, src, progs[0], progs[1], env, 1, 40)
 		}

@@ -9,9 +9,6 @@ package compile
 // scope, once per binding and path; it happens whether or not the body runs, which nothing can
 // observe.
 
-// hoisting is switched off by a test that compares hoisted reads with reads in place.
-var hoisting = true
-
 // loop is an iteration whose body is being compiled: the reads it hoists.
 type loop struct {
 	at    int // the iteration's variable is names[at] of its body's scopes
@@ -33,9 +30,6 @@ type hoisted struct {
 // hoistInto returns the iteration a read of a path under the binding names[i] is hoisted to:
 // the outermost one whose variable is bound inside that binding's scope; nil when there is none.
 func (s *scope) hoistInto(i int) *loop {
-	if !hoisting {
-		return nil
-	}
 	for _, lp := range s.loops {
 		if lp.at > i {
 			return lp

@@ -97,8 +97,9 @@ func TestHoistedReadsMatchReadsInPlace(t *testing.T) {
 		"xs": []any{el("a", 1, 1.0, 2.0), el("b", 2, el("c", 3)), nil, "s", 2.0, el("a", 3), []any{1.0}},
 		"ys": []any{1.0, 2.0, el("a", 1, 3.0)},
 	}}
+	var skip Passes
 	compileAll := func(src string) *Program {
-		u, ds := NewUnit(Config{Functions: defs})
+		u, ds := NewUnit(Config{Functions: defs, Skip: skip})
 		if len(ds) > 0 {
 			t.Fatal(ds)
 		}
@@ -112,12 +113,11 @@ func TestHoistedReadsMatchReadsInPlace(t *testing.T) {
 		}
 		return p
 	}
-	defer func() { hoisting = true }()
 	for i := 0; i < 2000; i++ {
 		src := gen(0, nil)
-		hoisting = true
+		skip = 0
 		a := compileAll(src)
-		hoisting = false
+		skip = Hoist
 		b := compileAll(src)
 		_, err := b.Eval(env, nil, 0)
 		last := int64(300)

@@ -79,8 +79,9 @@ func TestInliningMatchesCalls(t *testing.T) {
 	}
 	env := map[string]any{"data": map[string]any{"s": "x", "n": 3.0, "list": []any{1.0, " ", nil},
 		"obj": map[string]any{"k": "v"}}}
+	var skip Passes
 	compileAll := func(src string) *Program {
-		u, ds := NewUnit(Config{Functions: defs})
+		u, ds := NewUnit(Config{Functions: defs, Skip: skip})
 		if len(ds) > 0 {
 			t.Fatal(ds)
 		}
@@ -94,13 +95,12 @@ func TestInliningMatchesCalls(t *testing.T) {
 		}
 		return p
 	}
-	defer func() { inlining = true }()
 	budgets := []int64{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 0}
 	for i := 0; i < 3000; i++ {
 		src := gen(0)
-		inlining = true
+		skip = 0
 		a := compileAll(src)
-		inlining = false
+		skip = Inline
 		b := compileAll(src)
 		for _, budget := range budgets {
 			va, ea := a.Eval(env, nil, budget)

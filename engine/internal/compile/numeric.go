@@ -375,7 +375,7 @@ func sumNum(ptr string, f float64, ok bool, v any) (float64, bool, any, error) {
 // without its list (see sumOfMap).
 func buildSum(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 	n := buildNumeric(opSum, sumNum)(c, name, ptr, raw, sc, depth)
-	if n.num == nil || !fusing || n.chain.base.iter == nil {
+	if n.num == nil || !c.unit.on(Fuse) || n.chain.base.iter == nil {
 		return n
 	}
 	calc := sumOfMap(ptr, n.chain.base.iter)

@@ -253,7 +253,7 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a := args[0]
-		ch := extend(a, step{kind: kind, ptr: ptr, fn: fn})
+		ch := c.extend(a, step{kind: kind, ptr: ptr, fn: fn})
 		n := &node{ptr: ptr, chain: ch, eval: ch.evaluation()}
 		switch {
 		case len(ch.steps) > 1:

@@ -243,8 +243,8 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 				break
 			}
 		}
-		n.chain = extend(args[0], st)
-		if fusing { // off, the loop, which TestChainsMatchTheirParts compares this with
+		n.chain = c.extend(args[0], st)
+		if c.unit.on(Fuse) { // off, the loop, which TestChainsMatchTheirParts compares this with
 			// the fallback is known: no loop over the arguments
 			x, fallback := args[0], st.fallback
 			n.eval = func(fr *frame) (any, error) {

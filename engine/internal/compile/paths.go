@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/sdods/sdods/engine/internal/date"
@@ -23,6 +24,7 @@ type Path struct {
 	root     int
 	rootName string
 	seg      segment
+	whole    bool // some expression reads the value of this path, not only paths under it
 }
 
 // step reads one path segment of v as variables do. (Type assertions compare the type word with
@@ -41,6 +43,7 @@ func (s segment) step(v any) any {
 // segs is empty.
 func (u *Unit) Path(root string, segs []string) *Path {
 	if len(segs) == 0 || u.varying[root] {
+		u.readWhole(root) // the caller reads the root itself
 		return nil
 	}
 	g := u.global(root)
@@ -58,6 +61,7 @@ func (u *Unit) Path(root string, segs []string) *Path {
 		}
 		p = q
 	}
+	p.whole = true
 	return p
 }
 
@@ -265,6 +269,7 @@ func (c *compiler) reader(n *jsonv.Node, sc *scope) *reader {
 	case p != nil:
 		return &reader{path: p, global: -1}
 	}
+	c.unit.readWhole(root)
 	return &reader{global: c.unit.global(root)}
 }
 
@@ -312,3 +317,70 @@ func (rt *runtime) quick(r *reader) (v any, ok bool) {
 	}
 	return nil, false
 }
+
+// readWhole records that root is read other than through a memoized path.
+func (u *Unit) readWhole(root string) {
+	u.mu.Lock()
+	u.whole[root]++
+	u.mu.Unlock()
+}
+
+// unreadWhole takes back one read readWhole recorded: the node that made it is not used.
+func (u *Unit) unreadWhole(root string) {
+	u.mu.Lock()
+	u.whole[root]--
+	u.mu.Unlock()
+}
+
+// Read is one memoized path of the tree Unit.Reads returns: its Path, its last segment, whether
+// some expression reads its value (Whole) rather than only paths under it, and those paths.
+type Read struct {
+	Path  *Path
+	Key   string
+	Whole bool
+	Kids  []*Read
+}
+
+// Reads tells what the expressions compiled so far read of the root: whole when some of them
+// read the root itself (or anything but a memoized path under it), and otherwise the tree of
+// the memoized paths under it, their segments in sorted order. A host that knows the roots
+// before an evaluation can then decode only these paths and hand their values to the machine
+// (Machine.Preset), leaving the root null: nothing else reads it. A root nothing reads has
+// whole false and no paths.
+func (u *Unit) Reads(root string) (whole bool, paths []*Read) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.whole[root] > 0 || u.varying[root] {
+		return true, nil
+	}
+	byPath := map[*Path]*Read{}
+	var top []*Read
+	keys := make([]string, 0, len(u.paths))
+	for k := range u.paths {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // a parent's key is a prefix of its children's: parents come first
+	for _, k := range keys {
+		p := u.paths[k]
+		if p.rootName != root { // (the last date's entry has no root)
+			continue
+		}
+		r := &Read{Path: p, Key: p.seg.key, Whole: p.whole}
+		byPath[p] = r
+		if p.parent == nil {
+			top = append(top, r)
+		} else {
+			parent := byPath[p.parent]
+			parent.Kids = append(parent.Kids, r)
+		}
+	}
+	return false, top
+}
+
+// Step reads the last segment of p in v, as an evaluation walking p does from its parent's
+// value.
+func Step(p *Path, v any) any { return p.seg.step(v) }
+
+// Preset gives p the value v for the evaluation Begin started, as if it had read it: v must be
+// what the path holds in the roots the host would otherwise bind (see Unit.Reads).
+func (m *Machine) Preset(p *Path, v any) { m.rt.remember(p.id, v, 0, m.rt.gen) }

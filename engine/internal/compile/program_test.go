@@ -23,7 +23,13 @@ var testGlobals = []string{"data", "missing", "value", "ctx", "xs"}
 // compileAt compiles src at pointer ptr in a unit that declares the custom operators ops.
 func compileAt(t *testing.T, src, ptr string, ops ...string) *Program {
 	t.Helper()
-	u, ds := NewUnit(Config{Operators: ops, Globals: testGlobals})
+	return compileSkipping(t, src, ptr, 0, ops...)
+}
+
+// compileSkipping is compileAt without the optimisation passes skip.
+func compileSkipping(t *testing.T, src, ptr string, skip Passes, ops ...string) *Program {
+	t.Helper()
+	u, ds := NewUnit(Config{Operators: ops, Globals: testGlobals, Skip: skip})
 	if len(ds) > 0 {
 		t.Fatal(ds)
 	}

@@ -19,9 +19,6 @@ import (
 // charges are those of evaluating it again: a charge that fits the budget in total fits it at
 // every step. Only successful evaluations are remembered.
 
-// sharing is switched off by a test that compares shared subexpressions with their evaluation.
-var sharing = true
-
 // iterators are the operators that bind a name for their body (see iterate).
 var iterators = map[string]bool{"map": true, "filter": true, "some": true, "all": true}
 
@@ -37,7 +34,7 @@ const (
 // stays the same for the evaluation, and within a run when src occurs more than once in the
 // expression (c.repeated) and its value stays the same for the run.
 func (c *compiler) share(src *jsonv.Node, n *node, sc *scope) *node {
-	if !sharing || n.constant || c.cur != nil {
+	if !c.unit.on(Share) || n.constant || c.cur != nil {
 		return n
 	}
 	switch st := c.unit.stability(src, sc, nil); {

@@ -81,8 +81,9 @@ func TestSharingMatchesEvaluation(t *testing.T) {
 	// a host operator need not be a function of its arguments: this one counts its calls
 	calls := 0.0
 	ops := map[string]Operator{"x-id": func(args []any) (any, error) { calls++; return []any{args[0], calls}, nil }}
+	var skip Passes
 	compileAll := func(srcs []string) []*Program {
-		u, ds := NewUnit(Config{Operators: []string{"x-id"}, Functions: defs, Globals: []string{"data", "value"}, Varying: []string{"value"}})
+		u, ds := NewUnit(Config{Operators: []string{"x-id"}, Functions: defs, Globals: []string{"data", "value"}, Varying: []string{"value"}, Skip: skip})
 		if len(ds) > 0 {
 			t.Fatal(ds)
 		}
@@ -112,16 +113,15 @@ func TestSharingMatchesEvaluation(t *testing.T) {
 		m.End()
 		return out
 	}
-	defer func() { sharing = true }()
 	budgets := []int64{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 0}
 	for i := 0; i < 1500; i++ {
 		srcs := make([]string, 1+rng.Intn(5))
 		for j := range srcs {
 			srcs[j] = gen(0)
 		}
-		sharing = true
+		skip = 0
 		a := compileAll(srcs)
-		sharing = false
+		skip = Share
 		b := compileAll(srcs)
 		for _, budget := range budgets {
 			if ra, rb := run(a, budget), run(b, budget); !reflect.DeepEqual(ra, rb) {

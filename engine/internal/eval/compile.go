@@ -39,6 +39,7 @@ type Program struct {
 	budget        int64
 	nglobals      int // variable roots of the unit: the globals below, then any other root read
 	slots         []stateSlot
+	reads         *readPlan // what the rules read of the request roots, for EvaluateJSONInto
 }
 
 // Global indexes of the variables an evaluation sets (compile.Config.Globals); any other root
@@ -187,7 +188,7 @@ const listPaths = 32
 // binding is one field bound to a type through an entity.
 type binding struct {
 	entity     []string      // path of the record, or of the list when many
-	entityMemo *compile.Path // data.entity, memoized within an evaluation
+	entityMemo *compile.Path // data.entity when many, memoized within an evaluation
 	many       bool
 	elem       *compile.Elem // for lists: the field under the elements of data.entity
 	field      fieldRef      // path inside the record
@@ -257,8 +258,10 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	bindings := typeBindings(rs)
 	for _, bs := range bindings {
 		for _, b := range bs {
-			b.entityMemo = unit.Path("data", b.entity)
-			if !b.many {
+			if b.many {
+				// the list is read (a single record only through its field: see Unit.Reads)
+				b.entityMemo = unit.Path("data", b.entity)
+			} else {
 				b.field.memo = unit.Path("data", append(append([]string(nil), b.entity...), b.field.segs...))
 			}
 		}
@@ -319,6 +322,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		return nil, ds
 	}
 	p.nglobals = unit.NumGlobals()
+	p.reads = planReads(unit)
 	p.slots = stateSlots(p.states)
 	for _, cr := range p.rules {
 		cr.messages = messages(cats, cr, constParams(cr.params, ops, budget))

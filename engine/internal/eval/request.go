@@ -307,16 +307,38 @@ func fastNormal(v any, depth int) bool {
 func QuickParseRequest(raw []byte) (req *Request, id string, ok bool) {
 	sc := jsonv.NewScanner(raw)
 	defer sc.Release()
-	if !sc.Consume('{') {
+	req = &Request{}
+	var view Location
+	root := func(int) (any, bool) {
+		if sc.Null() {
+			return nil, true
+		}
+		m, ok := sc.Object(value.MaxEnvDepth)
+		return m, ok
+	}
+	if !quickRequest(sc, req, &id, &view, root) {
 		return nil, "", false
 	}
-	req = &Request{}
+	if req.View != nil {
+		v := view
+		req.View = &v
+	}
+	return req, id, true
+}
+
+// quickRequest reads a request from sc into req, id and view (req.View then points to view),
+// the roots by root (given their global index), saying no to anything ParseRequest would not
+// accept unchanged.
+func quickRequest(sc *jsonv.Scanner, req *Request, id *string, view *Location, root func(g int) (any, bool)) bool {
+	if !sc.Consume('{') {
+		return false
+	}
 	var seen uint
 	if !sc.Consume('}') {
 		for {
 			k, ok := sc.String()
 			if !ok || !sc.Consume(':') {
-				return nil, "", false
+				return false
 			}
 			bit := uint(0)
 			for i, m := range RequestMembers {
@@ -326,11 +348,11 @@ func QuickParseRequest(raw []byte) (req *Request, id string, ok bool) {
 				}
 			}
 			if bit == 0 || seen&bit != 0 {
-				return nil, "", false
+				return false
 			}
 			seen |= bit
-			if !quickMember(sc, req, k, &id) {
-				return nil, "", false
+			if !quickMember(sc, req, k, id, view, root) {
+				return false
 			}
 			if sc.Consume(',') {
 				continue
@@ -338,34 +360,38 @@ func QuickParseRequest(raw []byte) (req *Request, id string, ok bool) {
 			if sc.Consume('}') {
 				break
 			}
-			return nil, "", false
+			return false
 		}
 	}
-	if !sc.End() || seen&(1<<2) == 0 { // data is required
-		return nil, "", false
-	}
-	return req, id, true
+	return sc.End() && seen&(1<<2) != 0 // data is required
 }
 
-func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string) bool {
+func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string, view *Location, root func(g int) (any, bool)) bool {
 	switch k {
 	case "actor", "ctx", "data", "original":
-		var v any
-		if !sc.Null() {
-			m, ok := sc.Object(value.MaxEnvDepth)
-			if !ok {
-				return false
-			}
-			v = m
-		}
+		var g int
 		switch k {
 		case "actor":
-			req.Actor = v
+			g = gActor
 		case "ctx":
-			req.Ctx = v
+			g = gCtx
 		case "data":
-			req.Data = v
+			g = gData
 		case "original":
+			g = gOriginal
+		}
+		v, ok := root(g)
+		if !ok {
+			return false
+		}
+		switch g {
+		case gActor:
+			req.Actor = v
+		case gCtx:
+			req.Ctx = v
+		case gData:
+			req.Data = v
+		case gOriginal:
 			req.Original = v
 		}
 	case "locale":
@@ -376,13 +402,13 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string) bool {
 		if !ok || !ruleset.ValidTag(s) {
 			return false
 		}
-		req.Locale = s
+		req.Locale = sc.Keep(s)
 	case "ruleset":
 		s, ok := sc.String()
 		if !ok || s == "" || len(s) > 256 {
 			return false
 		}
-		*id = s
+		*id = sc.Keep(s)
 	case "view":
 		if sc.Null() {
 			return true
@@ -390,7 +416,7 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string) bool {
 		if !sc.Consume('{') {
 			return false
 		}
-		view := &Location{}
+		*view = Location{}
 		if !sc.Consume('}') {
 			var seen uint
 			for {
@@ -413,7 +439,7 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string) bool {
 				if !ok || s == "" || len(s) > MaxView {
 					return false
 				}
-				setView(view, vk, s)
+				setView(view, vk, sc.Keep(s))
 				if sc.Consume(',') {
 					continue
 				}
@@ -426,6 +452,11 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string) bool {
 		req.View = view
 	}
 	return true
+}
+
+// Mismatch is the diagnostic of a request naming ruleset got evaluated by ruleset want.
+func Mismatch(got, want string) *diag.Diagnostic {
+	return diag.Request("/ruleset", "the request names ruleset %q, this ruleset is %q", got, want)
 }
 
 // ParseEnv checks an environment given as JSON text (the engine protocol's env) and returns its

@@ -1,9 +1,12 @@
 package jsonv
 
 import (
+	"math/bits"
+	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/sdods/sdods/engine/internal/num"
 )
@@ -16,10 +19,14 @@ import (
 // CheckText), nesting past the limit. The caller then runs the slow path, which names the
 // problem. The input is copied once into a string; strings without escapes are slices of it.
 type Scanner struct {
-	s     string
-	i     int
-	items []any  // scratch for array elements, used as a stack
-	buf   []byte // scratch for strings with escapes
+	s string
+	i int
+	// borrowed: s is the caller's bytes, not a copy (see Borrow), so the strings Value and
+	// Object keep are copied
+	borrowed bool
+	items    []any    // scratch for array elements, used as a stack
+	buf      []byte   // scratch for strings with escapes
+	keys     []string // scratch: the member names of the objects being read (see Key), as a stack
 }
 
 var scanners = sync.Pool{New: func() any { return new(Scanner) }}
@@ -27,40 +34,93 @@ var scanners = sync.Pool{New: func() any { return new(Scanner) }}
 // NewScanner returns a pooled scanner over data; give it back with Release.
 func NewScanner(data []byte) *Scanner {
 	sc := scanners.Get().(*Scanner)
-	sc.s, sc.i = string(data), 0
+	sc.s, sc.i, sc.borrowed = string(data), 0, false
 	return sc
+}
+
+// Borrow returns a pooled scanner reading data itself rather than a copy, for a caller that
+// keeps data unchanged until it has released the scanner and keeps only what Value and Object
+// return (their strings are copies): strings the other methods return are part of data. Give
+// the scanner back with Release.
+func Borrow(data []byte) *Scanner {
+	sc := scanners.Get().(*Scanner)
+	sc.s, sc.i, sc.borrowed = "", 0, true
+	if len(data) > 0 {
+		sc.s = unsafe.String(&data[0], len(data))
+	}
+	return sc
+}
+
+// Keep returns s, a string of the text, as a value to keep: copied when the text is borrowed.
+func (sc *Scanner) Keep(s string) string {
+	if sc.borrowed {
+		return strings.Clone(s)
+	}
+	return s
 }
 
 // Release returns the scanner to the pool; nothing it decoded is kept.
 func (sc *Scanner) Release() {
 	clear(sc.items[:cap(sc.items)])
 	sc.items = sc.items[:0]
-	sc.s, sc.i = "", 0
+	clear(sc.keys[:cap(sc.keys)])
+	sc.keys = sc.keys[:0]
+	sc.s, sc.i, sc.borrowed = "", 0, false
 	if cap(sc.buf) > 1<<16 {
 		sc.buf = nil
 	}
 	if cap(sc.items) > 1<<12 {
 		sc.items = nil
 	}
+	if cap(sc.keys) > 1<<10 {
+		sc.keys = nil
+	}
 	scanners.Put(sc)
 }
 
 func (sc *Scanner) ws() {
 	s, i := sc.s, sc.i
-	if i < len(s) && s[i] > ' ' {
-		return // the usual case: no white space
-	}
 	for i < len(s) {
-		if c := s[i]; c != ' ' && c != '\n' && c != '\t' && c != '\r' {
-			break
+		switch s[i] {
+		case ' ':
+			// a run of spaces (indentation), a word at a time
+			for len(s)-i >= 8 {
+				t := s[i : i+8] // (one bounds check, and the loads merge into one)
+				w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+					uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+				if w ^= spaces; w != 0 {
+					i += bits.TrailingZeros64(w) / 8
+					break
+				}
+				i += 8
+			}
+			if i < len(s) && s[i] == ' ' {
+				i++
+			}
+		case '\n', '\t', '\r':
+			i++
+		default:
+			sc.i = i
+			return
 		}
-		i++
 	}
 	sc.i = i
 }
 
-// Peek returns the next byte that is not white space, or 0 at the end.
+// spaces is eight spaces as a little-endian word.
+const spaces = 0x2020202020202020
+
+// Peek returns the next byte that is not white space, or 0 at the end. It inlines: the usual
+// case, no white space, costs a comparison.
 func (sc *Scanner) Peek() byte {
+	if i := sc.i; i < len(sc.s) && sc.s[i] > ' ' {
+		return sc.s[i]
+	}
+	return sc.peekSpace()
+}
+
+// peekSpace is Peek after white space.
+func (sc *Scanner) peekSpace() byte {
 	sc.ws()
 	if sc.i < len(sc.s) {
 		return sc.s[sc.i]
@@ -68,9 +128,19 @@ func (sc *Scanner) Peek() byte {
 	return 0
 }
 
-// Consume skips white space and c when c comes next, reporting whether it did.
+// Consume skips white space and c when c comes next, reporting whether it did. It inlines: the
+// usual case, c right there, costs a comparison.
 func (sc *Scanner) Consume(c byte) bool {
-	if sc.Peek() == c {
+	if i := sc.i; i < len(sc.s) && sc.s[i] == c {
+		sc.i = i + 1
+		return true
+	}
+	return sc.consumeSpace(c)
+}
+
+// consumeSpace is Consume when c is not the next byte.
+func (sc *Scanner) consumeSpace(c byte) bool {
+	if sc.peekSpace() == c {
 		sc.i++
 		return true
 	}
@@ -79,13 +149,13 @@ func (sc *Scanner) Consume(c byte) bool {
 
 // End reports whether only white space remains.
 func (sc *Scanner) End() bool {
-	sc.ws()
+	sc.Peek()
 	return sc.i == len(sc.s)
 }
 
 // Null consumes the literal null when it comes next.
 func (sc *Scanner) Null() bool {
-	sc.ws()
+	sc.Peek()
 	if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "null" {
 		sc.i += 4
 		return true
@@ -93,12 +163,37 @@ func (sc *Scanner) Null() bool {
 	return false
 }
 
+// plain marks the bytes a string holds as they are: printable ASCII but the quote and the
+// backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // String reads a string.
 func (sc *Scanner) String() (string, bool) {
 	if !sc.Consume('"') {
 		return "", false
 	}
-	start := sc.i
+	// the usual case, printable ASCII up to the closing quote, in a loop over locals
+	s, i := sc.s, sc.i
+	start := i
+	for i < len(s) && plain[s[i]] {
+		i++
+	}
+	if i < len(s) && s[i] == '"' {
+		sc.i = i + 1
+		return s[start:i], true
+	}
+	return sc.stringRest(start, i)
+}
+
+// stringRest finishes a string that started at start and holds more than printable ASCII from
+// i on.
+func (sc *Scanner) stringRest(start, i int) (string, bool) {
+	sc.i = i
 	ascii := true
 	for sc.i < len(sc.s) {
 		c := sc.s[sc.i]
@@ -317,7 +412,7 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return s, true
+		return sc.Keep(s), true
 	case 't':
 		if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "true" {
 			sc.i += 4
@@ -361,7 +456,7 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		n := len(m)
-		m[k] = v
+		m[sc.Keep(k)] = v
 		if len(m) == n {
 			return nil, false
 		}
@@ -373,4 +468,92 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 		}
 		return nil, false
 	}
+}
+
+// maxKeys is the most members an object read with Key may have: the names are compared one by
+// one, so a larger object says no and is left to the slow path.
+const maxKeys = 32
+
+// Mark starts the member names of an object read with Key; Unmark(mark) ends them.
+func (sc *Scanner) Mark() int { return len(sc.keys) }
+
+// Unmark drops the member names read with Key since Mark returned mark.
+func (sc *Scanner) Unmark(mark int) {
+	clear(sc.keys[mark:])
+	sc.keys = sc.keys[:mark]
+}
+
+// Key reads a member name and the colon after it; a name already read since mark (a duplicate
+// member) says no.
+func (sc *Scanner) Key(mark int) (string, bool) {
+	k, ok := sc.String()
+	if !ok || !sc.Consume(':') || len(sc.keys)-mark >= maxKeys {
+		return "", false
+	}
+	for _, seen := range sc.keys[mark:] {
+		if seen == k {
+			return "", false
+		}
+	}
+	sc.keys = append(sc.keys, k)
+	return k, true
+}
+
+// Skip reads any value as Value does, keeping nothing: it says no where Value would.
+func (sc *Scanner) Skip(depth int) bool {
+	switch sc.Peek() {
+	case '{':
+		if depth < 1 {
+			return false
+		}
+		sc.i++
+		if sc.Consume('}') {
+			return true
+		}
+		mark := sc.Mark()
+		defer sc.Unmark(mark)
+		for {
+			if _, ok := sc.Key(mark); !ok || !sc.Skip(depth-1) {
+				return false
+			}
+			if !sc.Consume(',') {
+				return sc.Consume('}')
+			}
+		}
+	case '[':
+		if depth < 1 {
+			return false
+		}
+		sc.i++
+		if sc.Consume(']') {
+			return true
+		}
+		for {
+			if !sc.Skip(depth - 1) {
+				return false
+			}
+			if !sc.Consume(',') {
+				return sc.Consume(']')
+			}
+		}
+	case '"':
+		_, ok := sc.String()
+		return ok
+	case 't':
+		return sc.literal("true")
+	case 'f':
+		return sc.literal("false")
+	case 'n':
+		return sc.Null()
+	}
+	_, ok := sc.number()
+	return ok
+}
+
+func (sc *Scanner) literal(word string) bool {
+	if len(sc.s)-sc.i >= len(word) && sc.s[sc.i:sc.i+len(word)] == word {
+		sc.i += len(word)
+		return true
+	}
+	return false
 }
