@@ -510,20 +510,6 @@ func messages(cats []*catalog, ru *rule, konst []constParam) []message {
 	return out
 }
 
-func uniq(ss []string) []string {
-	var out []string
-	for _, s := range ss {
-		dup := false
-		for _, o := range out {
-			dup = dup || o == s
-		}
-		if !dup {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // ForChannel returns the program restricted to the rules of one channel.
 func (p *Program) ForChannel(ch string) *Program {
 	q := *p
