@@ -53,6 +53,44 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	}
 }
 
+// Problems of the functions do not stop the check of the expression, and calls to a malformed
+// definition are not checked against it (expressions.md §5).
+func TestCompileExpressionWithBrokenFunctions(t *testing.T) {
+	cases := []struct {
+		name, fns, expr string
+		want            []string
+	}{
+		{"expression checked too", `{"f":{"params":[],"body":1,"x":1}}`, `{"op":"nope","args":[]}`,
+			[]string{"FUNCTION_INVALID /functions/f/x", "OPERATOR_UNKNOWN /op"}},
+		{"not an object still defines f", `{"f":3}`, `{"fn":"f","args":[1]}`,
+			[]string{"FUNCTION_INVALID /functions/f"}},
+		{"bad parameter name: no arity check", `{"f":{"params":["a.b"],"body":1}}`, `{"fn":"f","args":[]}`,
+			[]string{"FUNCTION_INVALID /functions/f/params/0"}},
+		{"missing body: no arity check", `{"f":{"params":["a"]}}`, `{"fn":"f","args":[]}`,
+			[]string{"FUNCTION_INVALID /functions/f"}},
+		{"well-formed beside: arity checked", `{"f":{"params":[],"body":1},"g":[]}`, `{"op":"+","args":[{"fn":"f","args":[1]},{"fn":"g","args":[]},{"fn":"h","args":[]}]}`,
+			[]string{"FUNCTION_ARITY /args/0/args", "FUNCTION_UNKNOWN /args/2/fn", "FUNCTION_INVALID /functions/g"}},
+		{"a call to a malformed definition is an edge", `{"f":{"params":[],"body":{"fn":"f","args":[1]},"x":1}}`, `1`,
+			[]string{"FUNCTION_RECURSIVE /functions/f", "FUNCTION_INVALID /functions/f/x"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := engine.CompileExpression(json.RawMessage(c.expr), engine.WithFunctionsJSON("/functions", json.RawMessage(c.fns)))
+			var list engine.Diagnostics
+			if !errors.As(err, &list) {
+				t.Fatalf("want Diagnostics, got %v", err)
+			}
+			var got []string
+			for _, d := range list {
+				got = append(got, d.Code+" "+d.Pointer)
+			}
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
 func TestMalformedJSON(t *testing.T) {
 	for _, src := range []string{``, `{`, `{"var":"a"} x`, `[1,]`, `{"var":"a","var":"b"}`} {
 		_, err := engine.CompileExpression(json.RawMessage(src))

@@ -100,7 +100,10 @@ func functionDefs(n *jsonv.Node, base string, ds *diag.List) []compile.FunctionD
 		def := compile.FunctionDef{Name: m.Key, Pointer: ptr, Params: []string{}}
 		d := m.Value
 		if d.Kind != jsonv.Object {
+			// still defined, so that calls to it are not also FUNCTION_UNKNOWN (expressions.md §5)
 			*ds = append(*ds, diag.BadFunction(ptr, m.Key, "a definition is an object {params, body}"))
+			def.Body, def.Malformed = &jsonv.Node{Kind: jsonv.Null}, true
+			out = append(out, def)
 			continue
 		}
 		for _, mm := range d.Members {
@@ -108,11 +111,13 @@ func functionDefs(n *jsonv.Node, base string, ds *diag.List) []compile.FunctionD
 			case "params":
 				if mm.Value.Kind != jsonv.Array {
 					*ds = append(*ds, diag.BadFunction(ptr+"/params", m.Key, "params must be an array of names"))
+					def.Malformed = true
 					continue
 				}
 				for i, p := range mm.Value.Items {
 					if p.Kind != jsonv.String {
 						*ds = append(*ds, diag.BadFunction(diag.Index(ptr+"/params", i), m.Key, "a parameter name must be a string"))
+						def.Malformed = true
 						continue
 					}
 					def.Params = append(def.Params, p.Text)
@@ -121,6 +126,7 @@ func functionDefs(n *jsonv.Node, base string, ds *diag.List) []compile.FunctionD
 				def.Body = mm.Value
 			default:
 				*ds = append(*ds, diag.BadFunction(diag.Pointer(ptr, mm.Key), m.Key, "unknown member "+mm.Key))
+				def.Malformed = true
 			}
 		}
 		out = append(out, def)
@@ -213,13 +219,29 @@ func (c *Compiler) compile(n *jsonv.Node, pointer string) (e *Expression, err er
 	return &Expression{prog: prog, ops: c.ops, budget: c.budget, ptr: pointer}, nil
 }
 
-// CompileExpression compiles one JSON expression with the given functions and operators.
+// CompileExpression compiles one JSON expression with the given functions and operators. It
+// returns Diagnostics listing every problem: when the functions have some, the expression is
+// still checked, against stand-ins for them (errors.md: a load reports every diagnostic).
 func CompileExpression(raw json.RawMessage, opts ...Option) (*Expression, error) {
 	c, err := NewCompiler(opts...)
-	if err != nil {
+	if err == nil {
+		return c.Compile(raw, "")
+	}
+	ds, ok := err.(diag.List)
+	if !ok {
 		return nil, err
 	}
-	return c.Compile(raw, "")
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	stand := &Compiler{unit: compile.NewStandInUnit(compile.Config{Operators: cfg.declared, Functions: cfg.functions}), ops: cfg.ops}
+	if _, err := stand.Compile(raw, ""); err != nil {
+		if more, ok := err.(diag.List); ok {
+			ds = append(ds, more...).Sort()
+		}
+	}
+	return nil, ds
 }
 
 // Expression is a compiled expression; it is safe for concurrent use.

@@ -599,11 +599,7 @@ func (s *Server) expression(req map[string]json.RawMessage) (any, *Failure) {
 	if fns := req["functions"]; fns != nil {
 		opts = append(opts, engine.WithFunctionsJSON("/functions", fns))
 	}
-	c, err := engine.NewCompiler(opts...)
-	if err != nil {
-		return nil, fromError(err)
-	}
-	e, err := c.Compile(req["expression"], "")
+	e, err := engine.CompileExpression(req["expression"], opts...)
 	if err != nil {
 		return nil, fromError(err)
 	}

@@ -18,6 +18,11 @@ type FunctionDef struct {
 	Params  []string
 	Body    *jsonv.Node
 	Pointer string // pointer of the definition; the body is at Pointer + "/body"
+	// Malformed is set by the reader of a definition it reported FUNCTION_INVALID (not an
+	// object: give a null Body; params not an array of strings; an unknown member); NewUnit sets
+	// it too for parameters that are not distinct names and a missing body. The name is still defined,
+	// but calls to it are not checked against it (expressions.md §5).
+	Malformed bool
 }
 
 // Config declares what expressions may use.
@@ -68,6 +73,9 @@ type function struct {
 	roots  []int    // global indexes the body reads, itself or through the functions it calls
 	def    *jsonv.Node
 	size   int // nodes of the body, for the inlining decision
+	// malformed: the definition was reported FUNCTION_INVALID; calls to it are neither
+	// FUNCTION_UNKNOWN nor FUNCTION_ARITY (expressions.md §5)
+	malformed bool
 	// stability of the body's value given its parameters' (see Unit.stability)
 	stability int
 }
@@ -237,19 +245,22 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 			c.report(diag.BadFunction(def.Pointer, def.Name, "the name is empty"))
 			continue
 		}
-		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer, def: def.Body, size: size(def.Body)}
+		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer, def: def.Body, size: size(def.Body), malformed: def.Malformed}
 		seen := map[string]bool{}
 		for i, p := range def.Params {
 			if !validName(p) {
 				c.report(diag.BadFunction(diag.Index(def.Pointer+"/params", i), def.Name, "a parameter name must be a non-empty name without '.'"))
+				f.malformed = true
 			}
 			if seen[p] {
 				c.report(diag.BadFunction(diag.Index(def.Pointer+"/params", i), def.Name, "parameter "+p+" appears twice"))
+				f.malformed = true
 			}
 			seen[p] = true
 		}
 		if def.Body == nil {
 			c.report(diag.BadFunction(def.Pointer, def.Name, "the body is missing"))
+			f.malformed = true
 		}
 		u.funcs[def.Name] = f
 		order = append(order, f)
@@ -281,6 +292,38 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 	}
 	u.markStability(order)
 	return u, nil
+}
+
+// NewStandInUnit returns a unit whose functions stand in for those of cfg: the same names (the
+// first definition of each) and parameters, null bodies, and no parameters and unchecked calls
+// for a malformed definition. A load whose functions failed (NewUnit reported problems) compiles
+// its expressions against it, so it reports their problems too (errors.md: every diagnostic).
+func NewStandInUnit(cfg Config) *Unit {
+	stub := make([]FunctionDef, 0, len(cfg.Functions))
+	seen := map[string]bool{}
+	for _, d := range cfg.Functions {
+		if seen[d.Name] || d.Name == "" {
+			continue
+		}
+		seen[d.Name] = true
+		s := FunctionDef{Name: d.Name, Params: d.Params, Body: &jsonv.Node{Kind: jsonv.Null}, Pointer: d.Pointer, Malformed: d.Malformed || d.Body == nil}
+		names := map[string]bool{}
+		for _, p := range d.Params {
+			s.Malformed = s.Malformed || !validName(p) || names[p]
+			names[p] = true
+		}
+		if s.Malformed {
+			s.Params = nil
+		}
+		stub = append(stub, s)
+	}
+	cfg.Functions = stub
+	u, _ := NewUnit(cfg)
+	if u == nil { // not expected: stand-ins have nothing to report
+		cfg.Functions = nil
+		u, _ = NewUnit(cfg)
+	}
+	return u
 }
 
 // checkCycles reports FUNCTION_RECURSIVE for every function that reaches itself; it returns
@@ -788,6 +831,14 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 	f, ok := c.unit.funcs[name]
 	if !ok {
 		c.report(diag.UnknownFunction(ptr+"/fn", name))
+		return errNode(ptr)
+	}
+	if f.malformed {
+		// Its own FUNCTION_INVALID says what is wrong; the call is an edge of the call graph
+		// all the same (a malformed definition can still be on a cycle).
+		if c.calls != nil {
+			*c.calls = append(*c.calls, name)
+		}
 		return errNode(ptr)
 	}
 	if len(args) != len(f.params) {

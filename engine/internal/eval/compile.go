@@ -212,26 +212,15 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	}
 	defs := make([]compile.FunctionDef, 0, len(rs.Functions))
 	for _, f := range rs.Functions {
-		defs = append(defs, compile.FunctionDef{Name: f.Name, Params: f.Params, Body: f.Body, Pointer: f.Ptr})
+		defs = append(defs, compile.FunctionDef{Name: f.Name, Params: f.Params, Body: f.Body, Pointer: f.Ptr, Malformed: f.Malformed})
 	}
-	unit, uds := compile.NewUnit(compile.Config{Operators: declared, Functions: defs, Globals: globalRoots, Varying: varyingRoots})
+	cfg := compile.Config{Operators: declared, Functions: defs, Globals: globalRoots, Varying: varyingRoots}
+	unit, uds := compile.NewUnit(cfg)
 	if len(uds) > 0 {
 		ds = append(ds, uds...)
-		// Keep checking the rules against stand-in functions (same names and parameters, null
-		// bodies), so a load reports the problems of the rules too.
-		stub := make([]compile.FunctionDef, 0, len(defs))
-		seen := map[string]bool{}
-		for _, d := range defs {
-			if seen[d.Name] || d.Name == "" {
-				continue
-			}
-			seen[d.Name] = true
-			stub = append(stub, compile.FunctionDef{Name: d.Name, Params: uniq(d.Params), Body: &jsonv.Node{Kind: jsonv.Null}, Pointer: d.Pointer})
-		}
-		unit, _ = compile.NewUnit(compile.Config{Operators: declared, Functions: stub, Globals: globalRoots, Varying: varyingRoots})
-		if unit == nil {
-			unit, _ = compile.NewUnit(compile.Config{Operators: declared, Globals: globalRoots, Varying: varyingRoots})
-		}
+		// Keep checking the rules against stand-in functions, so a load reports the problems
+		// of the rules too.
+		unit = compile.NewStandInUnit(cfg)
 	}
 	c := &compiler{unit: unit, fnOps: functionOps(rs), ops: ops}
 	p := &Program{Ref: ref, defaultLocale: rs.DefaultLocale, defaultLower: strings.ToLower(rs.DefaultLocale),
@@ -520,20 +509,6 @@ func messages(cats []*catalog, ru *rule, konst []constParam) []message {
 			}
 		case !dynamic:
 			m.byField.n = ru.nslots
-		}
-	}
-	return out
-}
-
-func uniq(ss []string) []string {
-	var out []string
-	for _, s := range ss {
-		dup := false
-		for _, o := range out {
-			dup = dup || o == s
-		}
-		if !dup {
-			out = append(out, s)
 		}
 	}
 	return out

@@ -75,6 +75,8 @@ type Function struct {
 	Body   *jsonv.Node // nil when missing
 	Ptr    string
 	Raw    *jsonv.Node // the definition as written, for diagnostics of its members
+	// Malformed: reported FUNCTION_INVALID while read (calls to it are not checked against it)
+	Malformed bool
 }
 
 // Operator is a custom operator declaration.

@@ -351,7 +351,10 @@ func (p *parser) functions(n *jsonv.Node, ptr string) []*Function {
 		f := &Function{Name: m.Key, Params: []string{}, Ptr: fp, Raw: m.Value}
 		d := m.Value
 		if d.Kind != jsonv.Object {
+			// still defined, so that calls to it are not also FUNCTION_UNKNOWN (expressions.md §5)
 			p.report(diag.BadFunction(fp, m.Key, "a definition is an object {params, body}"))
+			f.Body, f.Malformed = &jsonv.Node{Kind: jsonv.Null}, true
+			out = append(out, f)
 			continue
 		}
 		for _, mm := range d.Members {
@@ -359,11 +362,13 @@ func (p *parser) functions(n *jsonv.Node, ptr string) []*Function {
 			case "params":
 				if mm.Value.Kind != jsonv.Array {
 					p.report(diag.BadFunction(fp+"/params", m.Key, "params must be an array of names"))
+					f.Malformed = true
 					continue
 				}
 				for i, pn := range mm.Value.Items {
 					if pn.Kind != jsonv.String {
 						p.report(diag.BadFunction(diag.Index(fp+"/params", i), m.Key, "a parameter name must be a string"))
+						f.Malformed = true
 						continue
 					}
 					f.Params = append(f.Params, pn.Text)
@@ -376,6 +381,7 @@ func (p *parser) functions(n *jsonv.Node, ptr string) []*Function {
 				}
 			default:
 				p.report(diag.BadFunction(diag.Pointer(fp, mm.Key), m.Key, "unknown member "+mm.Key))
+				f.Malformed = true
 			}
 		}
 		out = append(out, f)

@@ -659,21 +659,24 @@ class Compiler:
         for name, d in defs.items():
             fd = self.funcs[name] = _FuncDef(name, f"{base}/{pointer_token(name)}")
             ptr = fd.ptr
+            # A malformed definition (any FUNCTION_INVALID below) still defines its name, and
+            # calls to it are not checked against it (expressions.md §5): fd.valid is False.
             if not isinstance(d, dict):
-                # Not a definition at all: the name stays undefined (calls are FUNCTION_UNKNOWN).
                 self.error("FUNCTION_INVALID", ptr, "a function definition is an object {params, body}")
-                del self.funcs[name]
+                fd.valid = False
                 continue
             if type(d) is DupDict:
                 self.error("FUNCTION_INVALID", ptr, f"member {d.dup} named twice")
+                fd.valid = False
             allowed = ("params", "body", "description") if allow_description else ("params", "body")
             for k in d:
                 if k not in allowed:
                     self.error("FUNCTION_INVALID", f"{ptr}/{pointer_token(k)}", f"unknown member {k}")
+                    fd.valid = False
             params = d.get("params", [])  # absent: no parameters (the text does not require it)
             if type(params) is not list:
-                # Reported; the function stays defined, without parameters.
                 self.error("FUNCTION_INVALID", f"{ptr}/params", "params must be an array of distinct names")
+                fd.valid = False
                 params = []
             seen: set[str] = set()
             for i, p in enumerate(params):
@@ -685,10 +688,7 @@ class Compiler:
             fd.params = [p for p in params if type(p) is str]
             if "body" not in d:
                 self.error("FUNCTION_INVALID", ptr, "body missing")
-            if not fd.valid:
-                # Parameters that are not names: the function is not defined (its calls are
-                # FUNCTION_UNKNOWN), as in the reference engine; its body is still checked.
-                del self.funcs[name]
+                fd.valid = False
             if "body" in d:
                 bodies.append((fd, d["body"]))
         for fd, body in bodies:
@@ -860,7 +860,12 @@ class Compiler:
         if fd is None:
             self.error("FUNCTION_UNKNOWN", f"{ptr}/fn", f"no function {name}")
             return _Compiled(_const(None), True, None)
-        if len(args) != len(fd.params):  # against the parameters as read, even of a broken definition
+        if not fd.valid:
+            # A malformed definition: its own FUNCTION_INVALID says what is wrong; the call is
+            # not checked against it, but it is an edge of the call graph.
+            self._calls.add(name)
+            return _Compiled(_const(None), True, None)
+        if len(args) != len(fd.params):
             # A call with the wrong number of arguments is not an edge of the call graph: it is
             # reported once, as FUNCTION_ARITY, not also as recursion.
             self.error("FUNCTION_ARITY", f"{ptr}/args", f"{name} takes {len(fd.params)} arguments, got {len(args)}")

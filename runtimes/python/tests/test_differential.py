@@ -50,43 +50,9 @@ def verdict(resp: dict[str, Any]) -> Any:
     return ("result", resp.get("result"))
 
 
-KNOWN: dict[str, int] = {"functions-stop-the-load": 0, "calls-to-broken-functions": 0}
-
-
-def calls_to_broken_functions(go: Any, py: Any) -> bool:
-    """The second tolerated difference (runtimes/python/README.md, spec gaps): when a function
-    definition is itself malformed (FUNCTION_INVALID), whether calls to it are also reported
-    (FUNCTION_UNKNOWN, FUNCTION_ARITY) is not in the text, and the reference's answer depends on
-    what else is malformed. Everything else must agree."""
-    if go[0] != "error" or py[0] != "error":
-        return False
-    if not any(c == "FUNCTION_INVALID" for c, _ in go[3]):
-        return False
-    secondary = ("FUNCTION_UNKNOWN", "FUNCTION_ARITY")
-    return [d for d in go[3] if d[0] not in secondary] == [d for d in py[3] if d[0] not in secondary]
-
-
-def functions_stop_the_load(go: Any, py: Any) -> bool:
-    """The one known divergence of the reference engine from the text (docs/conformance.md):
-    when the `functions` of an `expression` request have load errors, Go reports those and does
-    not check the expression; errors.md asks for every diagnostic, and Python reports them all.
-    They agree on the function diagnostics."""
-    if go[0] != "error" or py[0] != "error" or not go[3]:
-        return False
-    if not all(p.startswith("/functions/") for _, p in go[3]):
-        return False
-    return [d for d in py[3] if d[1].startswith("/functions/")] == go[3]
-
-
 def agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """a is Go's answer, b Python's."""
     va, vb = verdict(a), verdict(b)
-    if va != vb and functions_stop_the_load(va, vb):
-        KNOWN["functions-stop-the-load"] += 1
-        return True
-    if va != vb and calls_to_broken_functions(va, vb):
-        KNOWN["calls-to-broken-functions"] += 1
-        return True
     if va[0] != vb[0]:
         return False
     if va[0] == "error":
@@ -121,7 +87,25 @@ class Gen:
                 self.fns[name] = len(params)
             defs[name] = {"params": params, "body": self.expr(3, params)}
             self.fns[name] = len(params)
+            if self.r.random() < 0.08:  # a malformed definition (expressions.md §5)
+                self.malform(defs, name)
         return defs
+
+    def malform(self, defs: dict[str, Any], name: str) -> None:
+        d = defs[name]
+        k = self.r.randrange(6)
+        if k == 0:
+            defs[name] = self.r.choice([1, "f", None, [d]])
+        elif k == 1:
+            d["params"] = self.r.choice(["p", {"p": 1}, 2])
+        elif k == 2:
+            d["params"] = d["params"] + [self.r.choice(["", "a.b", 1, None, "p"])]
+        elif k == 3:
+            del d["body"]
+        elif k == 4:
+            d[self.r.choice(["description", "x", "arity"])] = "d"
+        else:
+            del d["params"]
 
     def scalar(self) -> Any:
         k = self.r.random()
@@ -236,11 +220,6 @@ def shrink(req: dict[str, Any], differs: Callable[[list[dict[str, Any]]], list[b
 
 
 class Differential(unittest.TestCase):
-    @classmethod
-    def tearDownClass(cls) -> None:
-        if any(KNOWN.values()):
-            sys.stderr.write("differential: tolerated known differences: " + ", ".join(f"{k} {v}" for k, v in KNOWN.items()) + "\n")
-
     def setUp(self) -> None:
         cmd = go_command()
         if cmd is None:
