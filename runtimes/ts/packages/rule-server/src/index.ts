@@ -68,6 +68,7 @@ const HINTS: Record<string, string> = {
   EVALUATION_ERROR: "the request makes the evaluation fail; see the message",
   NOT_READY: "wait for the rules to load (GET /readyz says why they did not)",
   INTERNAL: "retry; report it if it persists",
+  HEADERS_TOO_LARGE: "send a request line and headers of at most 64 KiB",
 };
 
 function err(status: number, code: string, message: string): HttpError {
@@ -138,7 +139,8 @@ export class RuleServer {
     this.server.on("clientError", (e: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
       const tooBig = e.code === "HPE_HEADER_OVERFLOW";
-      const body = JSON.stringify({ error: { code: "BAD_REQUEST", message: tooBig ? "the header block is too large" : "malformed HTTP request", hint: HINTS.BAD_REQUEST } });
+      const code = tooBig ? "HEADERS_TOO_LARGE" : "BAD_REQUEST"; // the codes of openapi/rules.yaml
+      const body = JSON.stringify({ error: { code, message: tooBig ? "the header block is too large" : "malformed HTTP request", hint: HINTS[code] } });
       socket.end(`HTTP/1.1 ${tooBig ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     });
   }
