@@ -32,9 +32,10 @@ func isJSON(contentType string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "application/x-ndjson"
 }
 
-// checkJSONDepth reads a JSON request body, scanning it as it arrives, and refuses it as soon as
-// it nests deeper than max; otherwise it puts the body back for the validator and the handler.
-func checkJSONDepth(r *http.Request, max int) error {
+// checkJSONBody reads a JSON request body, scanning it as it arrives, and refuses it as soon as
+// it nests deeper than max; with text set, it then refuses a string that is not text the server
+// can store (checkBodyText). Otherwise it puts the body back for the validator and the handler.
+func checkJSONBody(r *http.Request, max int, text bool) error {
 	if r.Body == nil || r.Body == http.NoBody || !isJSON(r.Header.Get("Content-Type")) {
 		return nil
 	}
@@ -65,6 +66,11 @@ func checkJSONDepth(r *http.Request, max int) error {
 		}
 	}
 	_ = r.Body.Close()
+	if text {
+		if err := checkBodyText(buf.Bytes()); err != nil {
+			return err
+		}
+	}
 	r.Body = io.NopCloser(&buf)
 	return nil
 }

@@ -131,7 +131,11 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 				}
 			}
 		}
-		if err := checkJSONDepth(r, MaxJSONDepth); err != nil {
+		if err := checkParamsText(r, route, params); err != nil {
+			apierr.Write(sw, r, p.Log, err)
+			return
+		}
+		if err := checkJSONBody(r, MaxJSONDepth, !testOutputOps[op.ID]); err != nil {
 			apierr.Write(sw, r, p.Log, err)
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Format is a kind of result document.
@@ -140,6 +141,7 @@ func Parse(data []byte, f Format) (Result, error) {
 		return Result{}, err
 	}
 	r.Format = f
+	escapeResult(&r)
 	uniqueKeys(r.Scenarios)
 	return r, nil
 }
@@ -203,4 +205,68 @@ func firstLine(s string) string {
 		s = s[:i]
 	}
 	return strings.TrimSpace(s)
+}
+
+// escapeText returns test output as text PostgreSQL can store and a reader can tell apart from
+// the real thing: a NUL character becomes the six characters \u0000 and a byte that is not UTF-8
+// becomes \xNN (docs/runs.md). Test output is kept, never refused for what a test printed.
+func escapeText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02X`, s[i])
+		case r == 0:
+			b.WriteString(`\u0000`)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// escapeResult applies escapeText to every text of r.
+func escapeResult(r *Result) {
+	e := func(p *string) { *p = escapeText(*p) }
+	ee := func(err *StepError) {
+		if err != nil {
+			e(&err.Message)
+			e(&err.Type)
+			e(&err.Stack)
+		}
+	}
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		for _, p := range []*string{&sc.Key, &sc.Module, &sc.FeaturePath, &sc.FeatureName, &sc.Name, &sc.Status} {
+			e(p)
+		}
+		for j := range sc.Tags {
+			e(&sc.Tags[j])
+		}
+		ee(sc.Error)
+		for j := range sc.Steps {
+			st := &sc.Steps[j]
+			e(&st.Keyword)
+			e(&st.Text)
+			e(&st.Status)
+			ee(st.Error)
+			if st.DocString != nil {
+				e(st.DocString)
+			}
+			for _, row := range st.DataTable {
+				for k := range row {
+					e(&row[k])
+				}
+			}
+			for k := range st.Attachments {
+				e(&st.Attachments[k].Name)
+				e(&st.Attachments[k].MediaType)
+			}
+		}
+	}
 }

@@ -1,0 +1,105 @@
+package app_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sdods/sdods/impl/app/apptest"
+)
+
+// TestTextThePostgreSQLCannotStoreIsRefused is issue 18 items 1 and 2: a NUL character, a lone
+// surrogate or invalid UTF-8 in a member, a query or a path parameter is a 400 naming it — for
+// every operation, from one place in the pipeline — never a 500 from PostgreSQL and never stored
+// as U+FFFD.
+func TestTextThePostgreSQLCannotStoreIsRefused(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	_, user := s.SignIn(t, admin, "tester@example.com")
+	token := apptest.Token(t, admin, "projects:read", "projects:write", "features:read", "features:write", "runs:write", "runs:read", "admin:read", "admin:write")
+	auth := []string{"Authorization", "Bearer " + token}
+	for _, c := range []struct {
+		name, method, path, body, hint string
+	}{
+		{"updateProject", "PUT", "/api/projects/shop", `{"name":"Shop\u0000"}`, "body member /name: contains a NUL character"},
+		{"putFeature", "PUT", "/api/projects/shop/features/a.feature", `{"content":"Feature: A\n  Scenario: B\u0000\n    Given x\n"}`, "body member /content: contains a NUL character"},
+		{"validateFeature", "POST", "/api/projects/shop/features/validate", `{"path":"a.feature","content":"Feature: A\u0000\n"}`, "body member /content: contains a NUL"},
+		{"createEnvironment", "POST", "/api/projects/shop/envs", `{"name":"staging","variables":[{"name":"A","value":"x\u0000y"}]}`, "body member /variables/0/value: contains a NUL"},
+		{"createPoolAccount", "POST", "/api/projects/shop/users-pool", `{"username":"u\u0000","password":"p"}`, "body member /username: contains a NUL"},
+		{"createRun label", "POST", "/api/runs", `{"project":"shop","label":"nightly\u0000"}`, "body member /label: contains a NUL"},
+		{"updateUser", "PATCH", "/api/users/" + user.Id.String(), `{"displayName":"T\u0000"}`, "body member /displayName: contains a NUL"},
+		{"member name", "POST", "/api/projects/shop/users-pool", `{"username":"u","password":"p","attributes":{"k\u0000":"v"}}`, `body member /attributes/k\u0000: the member name contains a NUL`},
+		{"lone surrogate", "PUT", "/api/projects/shop", `{"name":"Shop \ud800"}`, "body member /name: contains a lone UTF-16 surrogate (\\uD800"},
+		{"invalid UTF-8", "PUT", "/api/projects/shop", "{\"name\":\"Sh\xffop\"}", "body member /name: is not valid UTF-8 (byte 0xFF, character 3)"},
+		{"invalid UTF-8 in a member name", "PUT", "/api/projects/shop", "{\"name\":\"Shop\",\"descri\xc3\":\"x\"}", "the member name is not valid UTF-8"},
+		{"query q NUL", "GET", "/api/projects?q=a%00b", "", `query parameter "q": contains a NUL character (U+0000, character 2)`},
+		{"query q invalid UTF-8", "GET", "/api/projects?q=a%FFb", "", `query parameter "q": is not valid UTF-8 (byte 0xFF, character 2)`},
+		{"path NUL", "GET", "/api/projects/sh%00op", "", `path parameter "slug": contains a NUL character`},
+		{"path invalid UTF-8", "GET", "/api/projects/shop/features/a%FF.feature", "", `path parameter "path": is not valid UTF-8`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var body []byte
+			ct := ""
+			if c.body != "" {
+				body, ct = []byte(c.body), "application/json"
+			}
+			h := append([]string{}, auth...)
+			if c.method == "PUT" && strings.Contains(c.path, "/features/") {
+				h = append(h, "If-Match", "*")
+			}
+			status, got, _ := s.Do(t, c.method, c.path, ct, body, h...)
+			if status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %s", status, got)
+			}
+			e := mustErrorBody(t, got)
+			if e.Error.Code != "validation_failed" || !strings.Contains(e.Error.Hint, c.hint) {
+				t.Fatalf("error %+v, want validation_failed with hint containing %q", e.Error, c.hint)
+			}
+		})
+	}
+	// Escaped backslashes are not NUL escapes, and valid text passes.
+	status, got, _ := s.Do(t, "PUT", "/api/projects/shop", "application/json", []byte(`{"name":"Shop \\u0000 é 😀"}`), auth...)
+	if status != http.StatusOK || !bytes.Contains(got, []byte(`Shop \\u0000 é 😀`)) {
+		t.Fatalf("valid text: %d %s", status, got)
+	}
+	if strings.Contains(s.Logs(), "level=ERROR") {
+		t.Fatalf("errors logged:\n%s", s.Logs())
+	}
+}
+
+// TestTestOutputKeepsNULEscaped is issue 18 item 1 for ingest: what a test printed is kept — a
+// NUL in a Cucumber JSON scenario name or error message, or in a Messages pickle name, is stored
+// as the six characters \u0000.
+func TestTestOutputKeepsNULEscaped(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write")
+	cucumber := `[{"uri":"features/n.feature","id":"n","keyword":"Feature","name":"N","line":1,"elements":[{"id":"n;s","keyword":"Scenario","type":"scenario","name":"S\u0000T","line":2,
+		"steps":[{"keyword":"Given ","name":"x","line":3,"result":{"status":"failed","duration":1000,"error_message":"boom\u0000bang"}}]}]}]`
+	id := ingestRun(t, s.Bearer(t, token))
+	if status, _, body := ingestDoc(t, s, token, id, "application/json", []byte(cucumber)); status != http.StatusOK {
+		t.Fatalf("ingest cucumber json: %d %s", status, body)
+	}
+	sc := scenariosOf(t, admin, id)
+	if len(sc) != 1 || sc[0].Name != `S\u0000T` || sc[0].Steps[0].Error == nil || !strings.Contains(sc[0].Steps[0].Error.Message, `boom\u0000bang`) {
+		t.Fatalf("scenarios %+v", sc)
+	}
+	messages := strings.Join([]string{
+		`{"source":{"uri":"features/m.feature","data":"Feature: M\n  Scenario: P\n    Given x\n","mediaType":"text/x.cucumber.gherkin+plain"}}`,
+		`{"pickle":{"id":"p1","uri":"features/m.feature","name":"P\u0000Q","language":"en","astNodeIds":["a"],"tags":[],"steps":[{"id":"s1","text":"x","astNodeIds":["b"]}]}}`,
+		`{"testCase":{"id":"tc1","pickleId":"p1","testSteps":[{"id":"ts1","pickleStepId":"s1"}]}}`,
+		`{"testCaseStarted":{"id":"tcs1","testCaseId":"tc1","attempt":0,"timestamp":{"seconds":1,"nanos":0}}}`,
+		`{"testStepFinished":{"testCaseStartedId":"tcs1","testStepId":"ts1","testStepResult":{"status":"PASSED","duration":{"seconds":0,"nanos":1000}},"timestamp":{"seconds":1,"nanos":0}}}`,
+		`{"testCaseFinished":{"testCaseStartedId":"tcs1","timestamp":{"seconds":1,"nanos":0}}}`,
+	}, "\n")
+	id = ingestRun(t, s.Bearer(t, token))
+	if status, _, body := ingestDoc(t, s, token, id, "application/x-ndjson", []byte(messages)); status != http.StatusOK {
+		t.Fatalf("ingest messages: %d %s", status, body)
+	}
+	if sc := scenariosOf(t, admin, id); len(sc) != 1 || sc[0].Name != `P\u0000Q` {
+		t.Fatalf("scenarios %+v", sc)
+	}
+}
