@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sdods/sdods/gen/serverclient"
 	"github.com/sdods/sdods/impl/app/apptest"
+	"github.com/sdods/sdods/impl/ingest"
 )
 
 // TestTextThePostgreSQLCannotStoreIsRefused is issue 18 items 1 and 2: a NUL character, a lone
@@ -101,5 +103,108 @@ func TestTestOutputKeepsNULEscaped(t *testing.T) {
 	}
 	if sc := scenariosOf(t, admin, id); len(sc) != 1 || sc[0].Name != `P\u0000Q` {
 		t.Fatalf("scenarios %+v", sc)
+	}
+}
+
+// ingestScenarios creates a run, ingests doc and returns the run's scenarios by name.
+func ingestScenarios(t *testing.T, s *apptest.Server, admin *apptest.Browser, token, contentType, doc string) (map[string]serverclient.RunScenario, serverclient.IngestResult) {
+	t.Helper()
+	id := ingestRun(t, s.Bearer(t, token))
+	status, res, body := ingestDoc(t, s, token, id, contentType, []byte(doc))
+	if status != http.StatusOK {
+		t.Fatalf("ingest: %d %s", status, body)
+	}
+	out := map[string]serverclient.RunScenario{}
+	for _, sc := range scenariosOf(t, admin, id) {
+		out[sc.Name] = sc
+	}
+	return out, res
+}
+
+// TestIngestBoundsLongTexts is issue 18 item 3: a 200 kB JUnit test name and failure message are
+// cut with a marker (docs/reports.md), the two tests that differ only past the cut stay two
+// scenarios, and nothing is a 500.
+func TestIngestBoundsLongTexts(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write")
+	long := strings.Repeat("é", 25_000) + strings.Repeat("x", 150_000) // under the tests' 1 MiB body cap
+	doc := `<testsuite name="big"><testcase classname="c" name="` + long + `a"><failure message="` + long + `">` + long + `</failure></testcase>` +
+		`<testcase classname="c" name="` + long + `b"/></testsuite>`
+	id := ingestRun(t, s.Bearer(t, token))
+	status, res, body := ingestDoc(t, s, token, id, "application/xml", []byte(doc))
+	if status != http.StatusOK {
+		t.Fatalf("ingest: %d %s", status, body)
+	}
+	if res.Counts.Total != 2 || res.Counts.Failed != 1 || res.Counts.Passed != 1 {
+		t.Fatalf("counts %+v", res.Counts)
+	}
+	for _, sc := range scenariosOf(t, admin, id) {
+		if len(sc.Name) > ingest.MaxNameBytes || !strings.HasPrefix(sc.Name, "éé") || !strings.Contains(sc.Name, "… [truncated ") {
+			t.Fatalf("name of %d bytes: ...%s", len(sc.Name), sc.Name[len(sc.Name)-40:])
+		}
+		if sc.Status == "failed" {
+			if sc.Error == nil || len(sc.Error.Message) > ingest.MaxMessageBytes || !strings.Contains(sc.Error.Message, "… [truncated ") {
+				t.Fatalf("error %v", sc.Error != nil)
+			}
+		}
+	}
+}
+
+// TestIngestDurations is issue 18 item 4: a JUnit time that is not a number (NaN, Infinity, hex)
+// makes the document malformed (400 naming the test case); a duration is never negative and at
+// most ingest.MaxDuration; "0,5" is half a second and "1,234.5" 1234.5 seconds.
+func TestIngestDurations(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write")
+	for _, bad := range []string{"NaN", "Infinity", "-Inf", "0x10", "1,2,3"} {
+		id := ingestRun(t, s.Bearer(t, token))
+		status, _, body := ingestDoc(t, s, token, id, "application/xml", []byte(`<testsuite name="s"><testcase name="t" time="`+bad+`"/></testsuite>`))
+		if status != http.StatusBadRequest || !strings.Contains(mustErrorBody(t, body).Error.Hint, `<testcase name="t">: the time attribute`) {
+			t.Fatalf("time %q: %d %s", bad, status, body)
+		}
+	}
+	max := ingest.MaxDuration.Milliseconds()
+	got, _ := ingestScenarios(t, s, admin, token, "application/xml", `<testsuite name="s">
+  <testcase name="huge" time="1e300"/><testcase name="comma" time="0,5"/><testcase name="grouped" time="1,234.5"/>
+  <testcase name="negative" time="-3"/><testcase name="plain" time="2.25"/></testsuite>`)
+	for name, want := range map[string]int64{"huge": max, "comma": 500, "grouped": 1_234_500, "negative": 0, "plain": 2250} {
+		if d := got[name].DurationMs; d == nil || *d != want {
+			t.Errorf("JUnit %s: duration %v, want %d", name, d, want)
+		}
+	}
+	cj := `[{"uri":"f.feature","id":"f","keyword":"Feature","name":"F","line":1,"elements":[
+	 {"id":"f;a","keyword":"Scenario","type":"scenario","name":"huge","line":2,"steps":[{"keyword":"Given ","name":"x","line":3,"result":{"status":"passed","duration":1e300}},{"keyword":"Given ","name":"y","line":4,"result":{"status":"passed","duration":1e300}}]},
+	 {"id":"f;b","keyword":"Scenario","type":"scenario","name":"negative","line":5,"steps":[{"keyword":"Given ","name":"x","line":6,"result":{"status":"passed","duration":-5e9}}]}]}]`
+	got, _ = ingestScenarios(t, s, admin, token, "application/json", cj)
+	for name, want := range map[string]int64{"huge": max, "negative": 0} {
+		if d := got[name].DurationMs; d == nil || *d != want {
+			t.Errorf("Cucumber JSON %s: duration %v, want %d", name, d, want)
+		}
+	}
+}
+
+// TestIngestUnknownStepStatus is issue 18 item 5: a Cucumber step with status null (or a status
+// Cucumber does not have) is unknown, and its otherwise passed scenario is unknown, not passed.
+func TestIngestUnknownStepStatus(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write")
+	cj := `[{"uri":"f.feature","id":"f","keyword":"Feature","name":"F","line":1,"elements":[
+	 {"id":"f;a","keyword":"Scenario","type":"scenario","name":"null","line":2,"steps":[{"keyword":"Given ","name":"x","line":3,"result":{"status":"passed"}},{"keyword":"Given ","name":"y","line":4,"result":{"status":null}}]},
+	 {"id":"f;b","keyword":"Scenario","type":"scenario","name":"odd","line":5,"steps":[{"keyword":"Given ","name":"x","line":6,"result":{"status":"weird"}}]},
+	 {"id":"f;c","keyword":"Scenario","type":"scenario","name":"failed","line":7,"steps":[{"keyword":"Given ","name":"x","line":8,"result":{"status":"failed"}},{"keyword":"Given ","name":"y","line":9,"result":{"status":null}}]}]}]`
+	got, _ := ingestScenarios(t, s, admin, token, "application/json", cj)
+	for name, want := range map[string]string{"null": "unknown", "odd": "unknown", "failed": "failed"} {
+		if st := got[name].Status; string(st) != want {
+			t.Errorf("%s: status %s, want %s", name, st, want)
+		}
+	}
+	if st := got["null"].Steps[1].Status; st != "unknown" {
+		t.Errorf("step status %s", st)
 	}
 }

@@ -162,7 +162,7 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 		now := time.Now().UTC()
 		var total time.Duration
 		for i, sc := range doc.Scenarios {
-			total += sc.Duration
+			total = ingest.AddDuration(total, sc.Duration)
 			steps := make([]serverapi.RunStep, len(sc.Steps))
 			for j, st := range sc.Steps {
 				rs := serverapi.RunStep{Index: j, Keyword: st.Keyword, Text: st.Text, Status: serverapi.ResultStatus(st.Status),

@@ -125,12 +125,12 @@ func parseCucumberJSON(data []byte) (Result, error) {
 				if normStatus(h.Result.Status) == "failed" && failure == nil {
 					failure = &StepError{Message: firstLine(h.Result.ErrorMessage), Stack: h.Result.ErrorMessage, Type: "before hook"}
 				}
-				dur += nanos(h.Result.Duration)
+				dur = AddDuration(dur, nanos(h.Result.Duration))
 			}
 			for k, st := range steps {
 				statuses = append(statuses, st.Status)
 				if st.Duration != nil {
-					dur += *st.Duration
+					dur = AddDuration(dur, *st.Duration)
 				}
 				if st.Status == "failed" && failure == nil && st.Error != nil {
 					failure = st.Error
@@ -142,7 +142,7 @@ func parseCucumberJSON(data []byte) (Result, error) {
 				if normStatus(h.Result.Status) == "failed" && failure == nil {
 					failure = &StepError{Message: firstLine(h.Result.ErrorMessage), Stack: h.Result.ErrorMessage, Type: "after hook"}
 				}
-				dur += nanos(h.Result.Duration)
+				dur = AddDuration(dur, nanos(h.Result.Duration))
 				if len(steps) > 0 {
 					steps[len(steps)-1].Attachments = append(steps[len(steps)-1].Attachments, cjAttachments(h.Embeddings, h.Output)...)
 				}
@@ -266,11 +266,13 @@ func extensionOf(mediaType string) string {
 	return ""
 }
 
+// nanos is a Cucumber JSON duration (nanoseconds; JSON has no NaN or infinity), clamped.
 func nanos(d *float64) time.Duration {
-	if d == nil || *d < 0 {
+	if d == nil {
 		return 0
 	}
-	return time.Duration(*d)
+	out, _ := clampDuration(*d / 1e9)
+	return out
 }
 
 func skipSpace(data []byte, i int) int {

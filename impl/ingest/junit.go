@@ -143,17 +143,20 @@ func parseTimestamp(s string) (time.Time, bool) {
 }
 
 func junitScenario(c junitCase, suite junitSuite, line int) (Scenario, error) {
-	el := "<testcase name=\"" + c.Name + "\">"
+	el := "<testcase name=\"" + truncate(c.Name, 200) + "\">"
 	if c.Name == "" {
 		return Scenario{}, &Error{Line: line, Element: "<testcase>", Message: "the name attribute is missing"}
 	}
 	var dur time.Duration
 	if c.Time != "" {
-		secs, err := strconv.ParseFloat(strings.ReplaceAll(c.Time, ",", ""), 64)
-		if err != nil || secs < 0 {
-			return Scenario{}, &Error{Line: line, Element: el, Message: "the time attribute " + strconv.Quote(c.Time) + " is not a number of seconds"}
+		secs, err := parseSeconds(c.Time)
+		var ok bool
+		if err == nil {
+			dur, ok = clampDuration(secs)
 		}
-		dur = time.Duration(secs * float64(time.Second))
+		if !ok {
+			return Scenario{}, &Error{Line: line, Element: el, Message: "the time attribute " + strconv.Quote(truncate(c.Time, 60)) + " is not a number of seconds"}
+		}
 	}
 	class := c.Classname
 	if class == "" {

@@ -170,9 +170,9 @@ func parseMessages(data []byte) (Result, error) {
 			if r != nil {
 				status = normStatus(string(r.Status))
 				if r.Duration != nil {
-					d := time.Duration(r.Duration.Seconds)*time.Second + time.Duration(r.Duration.Nanos)
+					d, _ := clampDuration(float64(r.Duration.Seconds) + float64(r.Duration.Nanos)/1e9)
 					dur = &d
-					s.Duration += d
+					s.Duration = AddDuration(s.Duration, d)
 				}
 				if r.Message != "" || status == "failed" {
 					stepErr = &StepError{Message: firstLine(r.Message), Stack: r.Message}
