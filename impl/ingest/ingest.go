@@ -6,12 +6,12 @@ package ingest
 
 import (
 	"bytes"
-	"math"
-	"regexp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
