@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -206,5 +208,37 @@ func TestIngestUnknownStepStatus(t *testing.T) {
 	}
 	if st := got["null"].Steps[1].Status; st != "unknown" {
 		t.Errorf("step status %s", st)
+	}
+}
+
+// TestBadTagExpressionIsRefusedUpFront is issue 18 item 6: a tag expression that does not
+// compile is a 400 naming its column when the run is created, not a queued run that then errors.
+func TestBadTagExpressionIsRefusedUpFront(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", map[string]string{"a.feature": "Feature: A\n  @api\n  Scenario: B\n    Given I wait 1 second\n"})
+	token := apptest.Token(t, admin, "runs:write", "runs:read")
+	for _, c := range []struct{ tags, hint string }{
+		{"@api and (", "body member /tags, column 11: unexpected end, expected a tag"},
+		{"@api )", `body member /tags, column 6: unexpected ")"`},
+		{"@api and api", `body member /tags, column 10: expected a tag starting with @, 'not' or '(', found "api"`},
+		{"(@api", "column 6: missing ')'"},
+	} {
+		body, _ := json.Marshal(map[string]any{"project": "shop", "tags": c.tags})
+		status, got, _ := s.Do(t, "POST", "/api/runs", "application/json", body, "Authorization", "Bearer "+token)
+		if status != http.StatusBadRequest {
+			t.Fatalf("%q: %d %s", c.tags, status, got)
+		}
+		if e := mustErrorBody(t, got); e.Error.Code != "validation_failed" || !strings.Contains(e.Error.Hint, c.hint) {
+			t.Fatalf("%q: %+v, want hint %q", c.tags, e.Error, c.hint)
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"project": "shop", "tags": "@api and not @slow"})
+	if status, got, _ := s.Do(t, "POST", "/api/runs", "application/json", body, "Authorization", "Bearer "+token); status != http.StatusAccepted {
+		t.Fatalf("good expression: %d %s", status, got)
+	}
+	runs, err := admin.ListRunsWithResponse(context.Background(), &serverclient.ListRunsParams{})
+	if err != nil || runs.JSON200 == nil || len(runs.JSON200.Items) != 1 {
+		t.Fatalf("runs: %v %s", err, runs.Body)
 	}
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -18,6 +19,7 @@ import (
 	"github.com/sdods/sdods/impl/audit"
 	"github.com/sdods/sdods/impl/authz"
 	"github.com/sdods/sdods/impl/projects"
+	"github.com/sdods/sdods/impl/runner"
 	"github.com/sdods/sdods/impl/runs"
 	"github.com/sdods/sdods/impl/store"
 )
@@ -81,6 +83,17 @@ func (s *Server) queueRun(ctx context.Context, params runs.CreateParams, project
 
 // checkRunInputs refuses a run whose environment, datasets or paths do not exist, before it is queued.
 func (s *Server) checkRunInputs(ctx context.Context, projectID uuid.UUID, p runs.CreateParams) error {
+	if p.Tags != nil {
+		// Checked here, as features are validated, rather than erroring the queued run.
+		if _, err := runner.ParseTagExpr(*p.Tags); err != nil {
+			var te *runner.TagExprError
+			if errors.As(err, &te) {
+				return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile",
+					fmt.Sprintf("body member /tags, column %d: %s", te.Column, clip(te.Msg, 200)))
+			}
+			return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile", "body member /tags: "+clip(err.Error(), 200))
+		}
+	}
 	if p.Environment != nil {
 		if _, err := s.Store.GetEnvironment(ctx, db.GetEnvironmentParams{ProjectID: projectID, Name: *p.Environment}); err != nil {
 			if store.IsNotFound(err) {
