@@ -2625,7 +2625,7 @@ type Run struct {
 	DurationMs  *int64       `json:"durationMs,omitempty"`
 	Environment *string      `json:"environment,omitempty"`
 
-	// Error Why the run errored.
+	// Error Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each.
 	Error       *string             `json:"error,omitempty"`
 	FinishedAt  *time.Time          `json:"finishedAt,omitempty"`
 	Id          openapi_types.UUID  `json:"id"`
@@ -2766,7 +2766,10 @@ type RunReport struct {
 	// Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 	Counts     Counts `json:"counts"`
 	DurationMs *int64 `json:"durationMs,omitempty"`
-	Failures   []struct {
+
+	// Error Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each.
+	Error    *string `json:"error,omitempty"`
+	Failures []struct {
 		Error                *RunStepError       `json:"error,omitempty"`
 		FeaturePath          string              `json:"featurePath"`
 		Scenario             string              `json:"scenario"`

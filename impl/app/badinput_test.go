@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -240,5 +241,77 @@ func TestBadTagExpressionIsRefusedUpFront(t *testing.T) {
 	runs, err := admin.ListRunsWithResponse(context.Background(), &serverclient.ListRunsParams{})
 	if err != nil || runs.JSON200 == nil || len(runs.JSON200.Items) != 1 {
 		t.Fatalf("runs: %v %s", err, runs.Body)
+	}
+}
+
+// messagesDoc is a Cucumber Messages document of one feature with one scenario per step status,
+// plus the extra envelopes given.
+func messagesDoc(statuses []string, extra ...string) string {
+	lines := []string{`{"source":{"uri":"features/m.feature","data":"...","mediaType":"text/x.cucumber.gherkin+plain"}}`}
+	for i, st := range statuses {
+		n := strconv.Itoa(i)
+		lines = append(lines,
+			`{"pickle":{"id":"p`+n+`","uri":"features/m.feature","name":"S`+n+`","language":"en","astNodeIds":["a`+n+`"],"tags":[],"steps":[{"id":"s`+n+`","text":"x","astNodeIds":["b`+n+`"]}]}}`,
+			`{"testCase":{"id":"tc`+n+`","pickleId":"p`+n+`","testSteps":[{"id":"ts`+n+`","pickleStepId":"s`+n+`"}]}}`,
+			`{"testCaseStarted":{"id":"tcs`+n+`","testCaseId":"tc`+n+`","attempt":0,"timestamp":{"seconds":1,"nanos":0}}}`,
+			`{"testStepFinished":{"testCaseStartedId":"tcs`+n+`","testStepId":"ts`+n+`","testStepResult":`+st+`,"timestamp":{"seconds":1,"nanos":0}}}`,
+			`{"testCaseFinished":{"testCaseStartedId":"tcs`+n+`","timestamp":{"seconds":1,"nanos":0}}}`)
+	}
+	return strings.Join(append(lines, extra...), "\n")
+}
+
+// TestIngestRunStatus is issue 18 item 7: a run is passed only when every scenario passed or was
+// skipped and nothing outside a scenario failed (docs/runs.md); pending steps (with or without
+// an exception), a failed BeforeAll or AfterAll hook and an exception of the test run fail it, and
+// the run-level errors are in the run and its report.
+func TestIngestRunStatus(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write")
+	passed := `{"status":"PASSED","duration":{"seconds":0,"nanos":1000}}`
+	hook := `{"hook":{"id":"h1","name":"start the app","type":"BEFORE_TEST_RUN","sourceReference":{"uri":"support/hooks.ts","location":{"line":7}}}}`
+	for _, c := range []struct {
+		name, doc, status, runError string
+	}{
+		{"all passed", messagesDoc([]string{passed, `{"status":"SKIPPED","duration":{"seconds":0,"nanos":0}}`}), "passed", ""},
+		{"pending", messagesDoc([]string{passed, `{"status":"PENDING","duration":{"seconds":0,"nanos":0}}`}), "failed", ""},
+		{"pending with exception", messagesDoc([]string{`{"status":"PENDING","message":"TODO","exception":{"type":"PendingException","message":"TODO"},"duration":{"seconds":0,"nanos":0}}`}), "failed", ""},
+		{"BeforeAll failed", messagesDoc([]string{passed}, hook,
+			`{"testRunHookStarted":{"id":"rh1","testRunStartedId":"r","hookId":"h1","timestamp":{"seconds":1,"nanos":0}}}`,
+			`{"testRunHookFinished":{"testRunHookStartedId":"rh1","result":{"status":"FAILED","message":"connection refused\nstack","exception":{"type":"Error","message":"connection refused"},"duration":{"seconds":0,"nanos":0}},"timestamp":{"seconds":1,"nanos":0}}}`),
+			"failed", `BeforeAll hook "start the app" (support/hooks.ts:7) failed: Error: connection refused`},
+		{"test run exception", messagesDoc([]string{passed},
+			`{"testRunFinished":{"success":false,"message":"out of memory","exception":{"type":"RangeError","message":"out of memory"},"timestamp":{"seconds":2,"nanos":0}}}`),
+			"failed", "the test run failed: RangeError: out of memory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := ingestRun(t, s.Bearer(t, token))
+			status, res, body := ingestDoc(t, s, token, id, "application/x-ndjson", []byte(c.doc))
+			if status != http.StatusOK || string(res.Status) != c.status {
+				t.Fatalf("ingest: %d %s, want status %s", status, body, c.status)
+			}
+			rep, err := admin.GetRunReportWithResponse(context.Background(), id)
+			if err != nil || rep.JSON200 == nil {
+				t.Fatalf("report: %v", err)
+			}
+			got := ""
+			if rep.JSON200.Error != nil {
+				got = *rep.JSON200.Error
+			}
+			if got != c.runError || string(rep.JSON200.Status) != c.status {
+				t.Fatalf("report status %s error %q, want %s %q", rep.JSON200.Status, got, c.status, c.runError)
+			}
+			run, err := admin.GetRunWithResponse(context.Background(), id)
+			if err != nil || run.JSON200 == nil || (c.runError != "" && (run.JSON200.Error == nil || *run.JSON200.Error != c.runError)) {
+				t.Fatalf("run: %v %s", err, run.Body)
+			}
+		})
+	}
+	// A Cucumber JSON step that is pending fails the run too.
+	cj := `[{"uri":"f.feature","id":"f","keyword":"Feature","name":"F","line":1,"elements":[
+	 {"id":"f;a","keyword":"Scenario","type":"scenario","name":"a","line":2,"steps":[{"keyword":"Given ","name":"x","line":3,"result":{"status":"pending"}}]}]}]`
+	if _, res := ingestScenarios(t, s, admin, token, "application/json", cj); res.Status != "failed" || res.Counts.Pending != 1 {
+		t.Fatalf("cucumber json pending: %+v", res)
 	}
 }

@@ -34,6 +34,9 @@ type Result struct {
 	Scenarios []Scenario
 	// StartedAt is when the results were produced, when the document says so.
 	StartedAt *time.Time
+	// Errors are what went wrong outside any scenario: a failed hook of the whole run (BeforeAll,
+	// AfterAll), an exception of the test run itself. Any of them fails the run.
+	Errors []string
 }
 
 // Scenario is one test case (JUnit) or one pickle (Cucumber).
@@ -281,6 +284,9 @@ func normalizeResult(r *Result) {
 			e(&err.Type, MaxNameBytes)
 			e(&err.Stack, MaxTextBytes)
 		}
+	}
+	for i := range r.Errors {
+		e(&r.Errors[i], MaxMessageBytes)
 	}
 	for i := range r.Scenarios {
 		sc := &r.Scenarios[i]

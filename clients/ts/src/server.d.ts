@@ -2783,7 +2783,7 @@ export interface components {
             variables?: {
                 [key: string]: string;
             };
-            /** @description Why the run errored. */
+            /** @description Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each. */
             error?: string;
         };
         /** @description `data` of one event of `GET /api/runs/{runId}/events`. */
@@ -2827,6 +2827,8 @@ export interface components {
             startedAt?: string;
             /** Format: date-time */
             finishedAt?: string;
+            /** @description Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each. */
+            error?: string;
             failures: {
                 /** Format: uuid */
                 scenarioId: string;
