@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -314,4 +316,91 @@ func TestIngestRunStatus(t *testing.T) {
 	if _, res := ingestScenarios(t, s, admin, token, "application/json", cj); res.Status != "failed" || res.Counts.Pending != 1 {
 		t.Fatalf("cucumber json pending: %+v", res)
 	}
+}
+
+// rerunTests is a Go package of three tests for gotestsum --rerun-fails: one passes, one fails on
+// its first run only (it leaves a marker), one fails every time; and one skipped with a reason.
+const rerunTests = `package calc
+
+import (
+	"os"
+	"testing"
+)
+
+func TestStable(t *testing.T) {}
+
+func TestFlaky(t *testing.T) {
+	if _, err := os.Stat("ran-once"); err != nil {
+		_ = os.WriteFile("ran-once", nil, 0o644)
+		t.Fatal("first attempt fails")
+	}
+}
+
+func TestBroken(t *testing.T) { t.Fatal("always fails") }
+
+func TestLater(t *testing.T) { t.Skip("needs a database") }
+`
+
+// TestIngestFlakyIsPassedAfterAFailure is issue 18 item 8 (and item 9's skip reason): one test is
+// one scenario with attempts, and flaky means passed after a failure — from the real gotestsum
+// --rerun-fails output and from Surefire's flakyFailure/rerunFailure.
+func TestIngestFlakyIsPassedAfterAFailure(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write")
+	check := func(t *testing.T, contentType, doc string, total, flaky, failed int, wantFlaky string) map[string]serverclient.RunScenario {
+		t.Helper()
+		id := ingestRun(t, s.Bearer(t, token))
+		status, res, body := ingestDoc(t, s, token, id, contentType, []byte(doc))
+		if status != http.StatusOK {
+			t.Fatalf("ingest: %d %s", status, body)
+		}
+		if res.Counts.Total != total || res.Counts.Flaky != flaky || res.Counts.Failed != failed {
+			t.Fatalf("counts %+v, want %d total, %d flaky, %d failed", res.Counts, total, flaky, failed)
+		}
+		rep, err := admin.GetRunReportWithResponse(context.Background(), id)
+		if err != nil || rep.JSON200 == nil || len(rep.JSON200.Flaky) != 1 || rep.JSON200.Flaky[0].Scenario != wantFlaky {
+			t.Fatalf("report flaky: %v %s", err, rep.Body)
+		}
+		out := map[string]serverclient.RunScenario{}
+		for _, sc := range scenariosOf(t, admin, id) {
+			out[sc.Name] = sc
+		}
+		return out
+	}
+	t.Run("gotestsum rerun-fails", func(t *testing.T) {
+		dir := t.TempDir()
+		mustWrite(t, filepath.Join(dir, "go.mod"), "module example.com/calc\n\ngo 1.22\n")
+		mustWrite(t, filepath.Join(dir, "calc_test.go"), rerunTests)
+		junit := filepath.Join(dir, "junit.xml")
+		out, err := goTool(t, dir, "run", "gotest.tools/gotestsum@"+gotestsumVersion, "--junitfile", junit, "--format", "standard-quiet",
+			"--rerun-fails=2", "--packages", "./...", "--", "-count=1")
+		doc, rerr := os.ReadFile(junit)
+		if rerr != nil {
+			t.Fatalf("gotestsum wrote no JUnit file: %v %v\n%s", err, rerr, out)
+		}
+		if n := strings.Count(string(doc), "<testcase "); n != 7 { // 4 tests, TestFlaky twice, TestBroken three times
+			t.Fatalf("gotestsum wrote %d test cases:\n%s", n, doc)
+		}
+		got := check(t, "application/xml", string(doc), 4, 1, 1, "TestFlaky")
+		if f, b := got["TestFlaky"], got["TestBroken"]; f.Status != "passed" || f.Attempts != 2 || b.Status != "failed" || b.Attempts != 3 {
+			t.Fatalf("flaky %s/%d, broken %s/%d", f.Status, f.Attempts, b.Status, b.Attempts)
+		}
+		if sk := got["TestLater"]; sk.Status != "skipped" || sk.Steps[0].Error == nil || sk.Steps[0].Error.Message != "needs a database" {
+			t.Fatalf("skip reason: %+v", sk.Steps)
+		}
+	})
+	t.Run("surefire", func(t *testing.T) {
+		doc := `<testsuite name="com.example.CalcTest" tests="3">
+  <testcase name="stable" classname="com.example.CalcTest" time="0.1"/>
+  <testcase name="flaky" classname="com.example.CalcTest" time="0.2"><flakyFailure message="first" type="java.lang.AssertionError"/></testcase>
+  <testcase name="broken" classname="com.example.CalcTest" time="0.3"><failure message="third" type="java.lang.AssertionError"/>
+    <rerunFailure message="first"/><rerunFailure message="second"/></testcase>
+</testsuite>`
+		got := check(t, "application/xml", doc, 3, 1, 1, "flaky")
+		if got["broken"].Attempts != 3 || got["flaky"].Attempts != 2 {
+			t.Fatalf("attempts %d %d", got["broken"].Attempts, got["flaky"].Attempts)
+		}
+	})
 }

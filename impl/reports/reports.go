@@ -114,7 +114,7 @@ func Build(r Run, htmlURL string) serverapi.RunReport {
 				Step                 *string                 `json:"step,omitempty"`
 			}{Error: f.Error, FeaturePath: sc.FeaturePath, Scenario: sc.Name, ScenarioId: sc.ID, ScreenshotArtifactId: f.Screenshot, Step: f.Step})
 		}
-		if sc.Attempts > 1 {
+		if sc.Status == "passed" && sc.Attempts > 1 { // flaky: passed after a failure
 			out.Flaky = append(out.Flaky, struct {
 				Attempts    int       `json:"attempts"`
 				FeaturePath string    `json:"featurePath"`
