@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sdods/sdods/gen/serverclient"
 	"github.com/sdods/sdods/impl/app/apptest"
@@ -324,7 +327,9 @@ const rerunTests = `package calc
 
 import (
 	"os"
+	"os/exec"
 	"testing"
+	"time"
 )
 
 func TestStable(t *testing.T) {}
@@ -403,4 +408,120 @@ func TestIngestFlakyIsPassedAfterAFailure(t *testing.T) {
 			t.Fatalf("attempts %d %d", got["broken"].Attempts, got["flaky"].Attempts)
 		}
 	})
+}
+
+const shelfFeature = `Feature: Shelf
+
+  Scenario: Stocks from a table
+    Given the shelf holds
+      | item  | count |
+      | apple | 2     |
+    When I note
+      """
+      restock on Monday
+      """
+    Then the shelf has 2 items
+
+  Scenario Outline: Adds <n> pears
+    Given an empty shelf
+    When I add <n> pears
+    Then the shelf has <n> items
+
+    Examples: small
+      | n |
+      | 1 |
+      | 2 |
+
+    Examples: large
+      | n  |
+      | 10 |
+`
+
+const shelfSteps = `const { Given, When, Then } = require('@cucumber/cucumber');
+const assert = require('assert');
+Given('the shelf holds', function (table) { this.n = table.hashes().reduce((a, r) => a + Number(r.count), 0); });
+When('I note', function (doc) { this.note = doc; });
+Given('an empty shelf', function () { this.n = 0; });
+When('I add {int} pears', function (k) { this.n += k; });
+Then('the shelf has {int} items', function (k) { assert.strictEqual(this.n, k); });
+`
+
+// TestIngestCucumberJSONMatchesMessages is issue 18 item 9: one cucumber-js run written both as
+// Cucumber JSON and as Cucumber Messages gives the same scenarios — names, lines, example rows
+// (numbered within their Examples table, also when the outline's name holds a placeholder), data
+// tables and doc strings (cucumber-js writes them as steps[].arguments).
+func TestIngestCucumberJSONMatchesMessages(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatal("npm is required to run cucumber-js")
+	}
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "package.json"), `{"name": "shelf", "version": "1.0.0", "private": true}`)
+	mustWrite(t, filepath.Join(dir, "features", "shelf.feature"), shelfFeature)
+	mustWrite(t, filepath.Join(dir, "features", "step_definitions", "steps.js"), shelfSteps)
+	run := func(args ...string) []byte {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Dir = dir
+		out, _ := cmd.CombinedOutput()
+		return out
+	}
+	if out := run("npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "@cucumber/cucumber@"+cucumberJSVersion); !fileExists(filepath.Join(dir, "node_modules", ".bin", "cucumber-js")) {
+		t.Fatalf("npm install @cucumber/cucumber: %s", out)
+	}
+	out := run(filepath.Join(dir, "node_modules", ".bin", "cucumber-js"), "--format", "message:out.ndjson", "--format", "json:out.json")
+	messages, err1 := os.ReadFile(filepath.Join(dir, "out.ndjson"))
+	cjson, err2 := os.ReadFile(filepath.Join(dir, "out.json"))
+	if err1 != nil || err2 != nil {
+		t.Fatalf("cucumber-js wrote no results: %v %v\n%s", err1, err2, out)
+	}
+
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write")
+	type row struct {
+		Name, Status string
+		Line, Row    int
+		Steps        []string
+	}
+	scenarios := func(contentType string, doc []byte) []row {
+		id := ingestRun(t, s.Bearer(t, token))
+		status, res, body := ingestDoc(t, s, token, id, contentType, doc)
+		if status != http.StatusOK || res.Status != "passed" || res.Counts.Total != 4 {
+			t.Fatalf("ingest %s: %d %s", contentType, status, body)
+		}
+		var out []row
+		for _, sc := range scenariosOf(t, admin, id) {
+			r := row{Name: sc.Name, Status: string(sc.Status), Line: sc.Line}
+			if sc.ExampleRow != nil {
+				r.Row = *sc.ExampleRow
+			}
+			for _, st := range sc.Steps {
+				desc := st.Keyword + st.Text
+				if st.DocString != nil {
+					desc += " doc=" + strconv.Quote(*st.DocString)
+				}
+				if st.DataTable != nil {
+					desc += fmt.Sprintf(" table=%v", *st.DataTable)
+				}
+				r.Steps = append(r.Steps, desc)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	fromMessages := scenarios("application/x-ndjson", messages)
+	fromJSON := scenarios("application/json", cjson)
+	want := []row{
+		{"Stocks from a table", "passed", 3, 0, []string{"Given the shelf holds table=[[item count] [apple 2]]", `When I note doc="restock on Monday"`, "Then the shelf has 2 items"}},
+		{"Adds 1 pears", "passed", 20, 1, []string{"Given an empty shelf", "When I add 1 pears", "Then the shelf has 1 items"}},
+		{"Adds 2 pears", "passed", 21, 2, []string{"Given an empty shelf", "When I add 2 pears", "Then the shelf has 2 items"}},
+		{"Adds 10 pears", "passed", 25, 1, []string{"Given an empty shelf", "When I add 10 pears", "Then the shelf has 10 items"}},
+	}
+	for name, got := range map[string][]row{"messages": fromMessages, "json": fromJSON} {
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("from %s:\n got %v\nwant %v", name, got, want)
+		}
+	}
 }

@@ -165,6 +165,8 @@ func parseMessages(data []byte) (Result, error) {
 				last := p.AstNodeIds[len(p.AstNodeIds)-1]
 				s.ExampleRow = ptr(rows[last])
 				s.Key += "\x1f" + strconv.Itoa(nodes[last].line)
+				// An outline row's line is its row's, as in Cucumber JSON and the pickle's location.
+				s.Line = nodes[last].line
 			}
 		}
 		if p.Location != nil && s.Line == 0 {
