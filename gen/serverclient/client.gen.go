@@ -4275,7 +4275,7 @@ type ClientInterface interface {
 
 	// GetHealth Health of the server and its database
 	//
-	// Public. A signed-in instance admin also sees the egress policy in force.
+	// Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
 	//
 	// Corresponds with GET /api/health (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5463,7 +5463,7 @@ func (c *Client) GetSetupStatus(ctx context.Context, reqEditors ...RequestEditor
 
 // GetHealth Health of the server and its database
 //
-// Public. A signed-in instance admin also sees the egress policy in force.
+// Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
 //
 // Corresponds with GET /api/health (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14022,7 +14022,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetHealthWithResponse Health of the server and its database
 	//
-	// Public. A signed-in instance admin also sees the egress policy in force.
+	// Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16148,6 +16148,11 @@ func (r GetSetupStatusResponse) ContentType() string {
 	return ""
 }
 
+// GetHealthResponse503Headers the declared response headers of an HTTP 503 response for GetHealth
+type GetHealthResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetHealthResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16155,8 +16160,12 @@ type GetHealthResponse struct {
 	JSON200 *Health
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Health
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetHealthResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16167,6 +16176,11 @@ func (r GetHealthResponse) GetJSON200() *Health {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetHealthResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetHealthResponse) GetJSON503() *Health {
+	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -24450,7 +24464,7 @@ func (c *ClientWithResponses) GetSetupStatusWithResponse(ctx context.Context, re
 
 // GetHealthWithResponse Health of the server and its database
 //
-// Public. A signed-in instance admin also sees the egress policy in force.
+// Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -27254,6 +27268,13 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Health
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27261,6 +27282,19 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetHealthResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Health of the server and its database
-         * @description Public. A signed-in instance admin also sees the egress policy in force.
+         * @description Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
          */
         get: operations["getHealth"];
         put?: never;
@@ -3416,7 +3416,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server health (also when degraded). */
+            /** @description Server and database up. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3426,6 +3426,17 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            /** @description The database is down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
             default: components["responses"]["UnexpectedError"];
         };
     };
