@@ -10,8 +10,8 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/audit"
-	"github.com/sdods/sdods/impl/store"
 	"github.com/sdods/sdods/impl/authz"
+	"github.com/sdods/sdods/impl/store"
 )
 
 func toToken(t db.ApiToken) serverapi.ApiToken {
