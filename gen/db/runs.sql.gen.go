@@ -469,6 +469,23 @@ func (q *Queries) InsertRunScenario(ctx context.Context, arg InsertRunScenarioPa
 	return err
 }
 
+const interruptRunScenarios = `-- name: InterruptRunScenarios :exec
+UPDATE run_scenarios SET error = $2::jsonb, finished_at = now()
+WHERE run_id = $1 AND started_at IS NOT NULL AND finished_at IS NULL
+`
+
+type InterruptRunScenariosParams struct {
+	RunID uuid.UUID
+	Error json.RawMessage
+}
+
+// The scenarios a lost worker was executing: their steps so far stay, the error says why they
+// have no result.
+func (q *Queries) InterruptRunScenarios(ctx context.Context, arg InterruptRunScenariosParams) error {
+	_, err := q.db.Exec(ctx, interruptRunScenarios, arg.RunID, arg.Error)
+	return err
+}
+
 const listRunArtifacts = `-- name: ListRunArtifacts :many
 SELECT id, run_id, project_id, scenario_key, step_index, name, kind, media_type, size_bytes, sha256, blob_key, created_at FROM artifacts WHERE run_id = $1 ORDER BY created_at, id
 `
@@ -794,6 +811,37 @@ type SaveLocatorAlternativesParams struct {
 
 func (q *Queries) SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error {
 	_, err := q.db.Exec(ctx, saveLocatorAlternatives, arg.ProjectID, arg.Selector, arg.Alternatives)
+	return err
+}
+
+const saveRunScenarioSteps = `-- name: SaveRunScenarioSteps :exec
+UPDATE run_scenarios SET steps = $3 WHERE run_id = $1 AND id = $2 AND finished_at IS NULL
+`
+
+type SaveRunScenarioStepsParams struct {
+	RunID uuid.UUID
+	ID    uuid.UUID
+	Steps json.RawMessage
+}
+
+// The steps of a scenario in progress, kept as they start and finish so that a run whose worker
+// dies still shows what ran.
+func (q *Queries) SaveRunScenarioSteps(ctx context.Context, arg SaveRunScenarioStepsParams) error {
+	_, err := q.db.Exec(ctx, saveRunScenarioSteps, arg.RunID, arg.ID, arg.Steps)
+	return err
+}
+
+const setRunCounts = `-- name: SetRunCounts :exec
+UPDATE runs SET counts = $2 WHERE id = $1
+`
+
+type SetRunCountsParams struct {
+	ID     uuid.UUID
+	Counts json.RawMessage
+}
+
+func (q *Queries) SetRunCounts(ctx context.Context, arg SetRunCountsParams) error {
+	_, err := q.db.Exec(ctx, setRunCounts, arg.ID, arg.Counts)
 	return err
 }
 

@@ -123,6 +123,7 @@ func (k *sink) Emit(e runner.Event) {
 			}
 			st := &sc.steps[*e.Step]
 			st.Keyword, st.Text, st.Line, st.StartedAt = e.StepStart.Keyword, e.StepStart.Text, ptr(e.StepStart.Line), ptr(e.Time)
+			k.saveSteps(ctx, sc)
 		}
 		k.appendEvent(apiEvent{Type: "step.started", ScenarioID: scID, StepIndex: e.Step})
 	case runner.EventLog:
@@ -145,6 +146,7 @@ func (k *sink) Emit(e runner.Event) {
 			if e.StepEnd.Error != "" {
 				st.Error = &serverapi.RunStepError{Message: e.StepEnd.Error}
 			}
+			k.saveSteps(ctx, sc)
 		}
 		var status *string
 		if e.StepEnd != nil {
@@ -169,6 +171,15 @@ func (k *sink) Emit(e runner.Event) {
 		if e.RunEnd != nil {
 			k.appendEvent(apiEvent{Type: "run.status", Status: ptr(string(e.RunEnd.Status)), Counts: ptr(apiCounts(e.RunEnd.Counts)), Message: nonEmpty(e.RunEnd.Error)})
 		}
+	}
+}
+
+// saveSteps keeps the steps of a scenario in progress, so that a run whose worker dies shows
+// what ran (reconcile).
+func (k *sink) saveSteps(ctx context.Context, sc *scenarioState) {
+	steps, _ := json.Marshal(sc.steps)
+	if err := k.s.st.SaveRunScenarioSteps(ctx, db.SaveRunScenarioStepsParams{RunID: k.run.ID, ID: sc.id, Steps: steps}); err != nil {
+		k.s.log.Warn("runs: store steps in progress", "error", err)
 	}
 }
 
