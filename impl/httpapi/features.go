@@ -491,6 +491,7 @@ func (s *Server) RecordFeature(ctx context.Context, req serverapi.RecordFeatureR
 	doc, diags := features.Check(path, content, cfg)
 	out.Diagnostics = toDiagnostics(diags)
 	if !save || features.HasErrors(diags) {
+		audit.NoChange(ctx)
 		return out, nil
 	}
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
