@@ -43,10 +43,10 @@ func TestTextThePostgreSQLCannotStoreIsRefused(t *testing.T) {
 		{"member name", "POST", "/api/projects/shop/users-pool", `{"username":"u","password":"p","attributes":{"k\u0000":"v"}}`, `body member /attributes/k\u0000: the member name contains a NUL`},
 		{"lone surrogate", "PUT", "/api/projects/shop", `{"name":"Shop \ud800"}`, "body member /name: contains a lone UTF-16 surrogate (\\uD800"},
 		{"invalid UTF-8", "PUT", "/api/projects/shop", "{\"name\":\"Sh\xffop\"}", "body member /name: is not valid UTF-8 (byte 0xFF, character 3)"},
-		{"invalid UTF-8 in a member name", "PUT", "/api/projects/shop", "{\"name\":\"Shop\",\"descri\xc3\":\"x\"}", "the member name is not valid UTF-8"},
+		{"invalid UTF-8 in a member name", "POST", "/api/projects/shop/users-pool", "{\"username\":\"u\",\"password\":\"p\",\"attributes\":{\"k\xc3\":\"v\"}}", "the member name is not valid UTF-8"},
 		{"query q NUL", "GET", "/api/projects?q=a%00b", "", `query parameter "q": contains a NUL character (U+0000, character 2)`},
 		{"query q invalid UTF-8", "GET", "/api/projects?q=a%FFb", "", `query parameter "q": is not valid UTF-8 (byte 0xFF, character 2)`},
-		{"path NUL", "GET", "/api/projects/sh%00op", "", `path parameter "slug": contains a NUL character`},
+		{"path NUL", "GET", "/api/projects/shop/features/a%00.feature", "", `path parameter "path": contains a NUL character`},
 		{"path invalid UTF-8", "GET", "/api/projects/shop/features/a%FF.feature", "", `path parameter "path": is not valid UTF-8`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -33,9 +33,8 @@ func isJSON(contentType string) bool {
 }
 
 // checkJSONBody reads a JSON request body, scanning it as it arrives, and refuses it as soon as
-// it nests deeper than max; with text set, it then refuses a string that is not text the server
-// can store (checkBodyText). Otherwise it puts the body back for the validator and the handler.
-func checkJSONBody(r *http.Request, max int, text bool) error {
+// it nests deeper than max; otherwise it puts the body back for the validator and the handler.
+func checkJSONBody(r *http.Request, max int) error {
 	if r.Body == nil || r.Body == http.NoBody || !isJSON(r.Header.Get("Content-Type")) {
 		return nil
 	}
@@ -66,11 +65,6 @@ func checkJSONBody(r *http.Request, max int, text bool) error {
 		}
 	}
 	_ = r.Body.Close()
-	if text {
-		if err := checkBodyText(buf.Bytes()); err != nil {
-			return err
-		}
-	}
 	r.Body = io.NopCloser(&buf)
 	return nil
 }

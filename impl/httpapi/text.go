@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -38,6 +39,23 @@ func textProblem(s string) string {
 		i += size
 	}
 	return ""
+}
+
+// checkText refuses parameters and, with body set, a JSON body that hold text the server cannot
+// store. The body has been read into memory by checkJSONBody already.
+func checkText(r *http.Request, route *routers.Route, params map[string]string, body bool) error {
+	if err := checkParamsText(r, route, params); err != nil {
+		return err
+	}
+	if !body || r.Body == nil || r.Body == http.NoBody || !isJSON(r.Header.Get("Content-Type")) {
+		return nil
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return apierr.Wrap(err, apierr.BadRequest, "the request body could not be read", "send the whole body")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	return checkBodyText(data)
 }
 
 // checkParamsText refuses a path, query or header parameter that is not text PostgreSQL can hold.
