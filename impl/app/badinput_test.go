@@ -525,3 +525,46 @@ func TestIngestCucumberJSONMatchesMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestRunEventsAreNotCached is issue 18 item 16's stream: the run-events stream says
+// Cache-Control: no-cache.
+func TestRunEventsAreNotCached(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:read", "runs:write")
+	id := ingestRun(t, s.Bearer(t, token))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/api/runs/"+id.String()+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != "no-cache" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("events: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// TestOneOfHintSaysWhatIsAccepted is issue 18 item 16's oneOf: a body that is neither
+// {"names": [...]} nor {"all": true} is told which forms are accepted, not that each member is
+// unsupported by the other form.
+func TestOneOfHintSaysWhatIsAccepted(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:read", "runs:write", "features:write")
+	id := ingestRun(t, s.Bearer(t, token))
+	for _, body := range []string{`{"names":["a"],"all":true}`, `{}`, `{"all":false}`} {
+		status, got, _ := s.Do(t, "POST", "/api/runs/"+id.String()+"/baselines/accept", "application/json", []byte(body), "Authorization", "Bearer "+token)
+		if status != http.StatusBadRequest {
+			t.Fatalf("%s: %d %s", body, status, got)
+		}
+		hint := mustErrorBody(t, got).Error.Hint
+		if !strings.Contains(hint, "matches none of the accepted forms: Either `{ names: [...] }` or `{ all: true }`") || strings.Contains(hint, "unsupported") {
+			t.Fatalf("%s: hint %q", body, hint)
+		}
+	}
+}

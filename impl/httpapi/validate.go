@@ -77,6 +77,11 @@ func validationError(err error) *apierr.Error {
 				}
 				if isMalformedJSON(reqErr.Err) {
 					code = apierr.BadRequest // not JSON at all: docs/api.md's bad_request
+				} else if desc := oneOfDescription(reqErr.RequestBody); desc != "" {
+					// The alternatives' own complaints ("property all is unsupported; property
+					// names is unsupported") contradict each other; the schema says what is accepted.
+					problems = append(problems, "body: matches none of the accepted forms: "+desc)
+					return
 				}
 				var multi openapi3.MultiError
 				if errors.As(reqErr.Err, &multi) {
@@ -227,6 +232,18 @@ func isMalformedJSON(err error) bool {
 		}
 	}
 	return false
+}
+
+// oneOfDescription returns the description of a JSON request body whose schema is a oneOf.
+func oneOfDescription(rb *openapi3.RequestBody) string {
+	if rb == nil {
+		return ""
+	}
+	mt := rb.Content.Get("application/json")
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || len(mt.Schema.Value.OneOf) == 0 {
+		return ""
+	}
+	return mt.Schema.Value.Description
 }
 
 func bodyProblem(err error) string {
