@@ -1858,6 +1858,9 @@ type Feature struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	Description *string   `json:"description,omitempty"`
 
+	// Diagnostics In the answer of a save (PUT), the warnings and notes of the content as saved; errors are a 422 and nothing is saved.
+	Diagnostics *[]Diagnostic `json:"diagnostics,omitempty"`
+
 	// Etag Same as the `ETag` header.
 	Etag      string            `json:"etag"`
 	Module    string            `json:"module"`

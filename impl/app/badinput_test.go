@@ -568,3 +568,26 @@ func TestOneOfHintSaysWhatIsAccepted(t *testing.T) {
 		}
 	}
 }
+
+// TestFeatureSaveReturnsWarnings is issue 18 item 16's warnings: a feature saved with warnings
+// (here an empty scenario) answers 201 with them, and a clean one with an empty list.
+func TestFeatureSaveReturnsWarnings(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	ctx := context.Background()
+	r, err := admin.PutFeatureWithResponse(ctx, "shop", "warn.feature", &serverclient.PutFeatureParams{IfMatch: ptr("*")},
+		serverclient.PutFeatureJSONRequestBody{Content: "Feature: W\n  Scenario: Empty\n\n  Scenario: Full\n    Given I wait 1 second\n"})
+	if err != nil || r.StatusCode() != http.StatusCreated || r.JSON201 == nil || r.JSON201.Diagnostics == nil {
+		t.Fatalf("put: %v %s", err, r.Body)
+	}
+	d := *r.JSON201.Diagnostics
+	if len(d) != 1 || d[0].Rule != "empty-scenario" || d[0].Severity != "warning" || d[0].Line != 2 {
+		t.Fatalf("diagnostics %+v", d)
+	}
+	r, err = admin.PutFeatureWithResponse(ctx, "shop", "clean.feature", &serverclient.PutFeatureParams{IfMatch: ptr("*")},
+		serverclient.PutFeatureJSONRequestBody{Content: "Feature: C\n  Scenario: Full\n    Given I wait 1 second\n"})
+	if err != nil || r.JSON201 == nil || r.JSON201.Diagnostics == nil || len(*r.JSON201.Diagnostics) != 0 {
+		t.Fatalf("clean put: %v %s", err, r.Body)
+	}
+}

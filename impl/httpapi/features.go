@@ -162,6 +162,17 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
+// withDiagnostics adds the warnings of a saved feature to its answer: always a list, empty when
+// there are none, so that a client sees the member.
+func withDiagnostics(f serverapi.Feature, diags []features.Diagnostic) serverapi.Feature {
+	d := toDiagnostics(diags)
+	if d == nil {
+		d = []serverapi.Diagnostic{}
+	}
+	f.Diagnostics = &d
+	return f
+}
+
 func diagnosticsResponse(diags []features.Diagnostic) serverapi.FeatureDiagnostics {
 	first := diags[0]
 	for _, d := range diags {
@@ -190,6 +201,7 @@ func (s *Server) PutFeature(ctx context.Context, req serverapi.PutFeatureRequest
 		saved    db.Feature
 		existed  bool
 		refusal  *serverapi.FeatureDiagnostics
+		warnings []features.Diagnostic
 		ifMatch  = req.Params.IfMatch
 		content  = req.Body.Content
 		errorOut error
@@ -215,6 +227,7 @@ func (s *Server) PutFeature(ctx context.Context, req serverapi.PutFeatureRequest
 			return err
 		}
 		doc, diags := features.Check(path, content, cfg)
+		warnings = diags
 		if features.HasErrors(diags) {
 			r := diagnosticsResponse(diags)
 			refusal = &r
@@ -233,9 +246,9 @@ func (s *Server) PutFeature(ctx context.Context, req serverapi.PutFeatureRequest
 		return nil, errorOut
 	}
 	if existed {
-		return serverapi.PutFeature200JSONResponse{Body: toFeature(saved), Headers: serverapi.PutFeature200ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
+		return serverapi.PutFeature200JSONResponse{Body: withDiagnostics(toFeature(saved), warnings), Headers: serverapi.PutFeature200ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
 	}
-	return serverapi.PutFeature201JSONResponse{Body: toFeature(saved), Headers: serverapi.PutFeature201ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
+	return serverapi.PutFeature201JSONResponse{Body: withDiagnostics(toFeature(saved), warnings), Headers: serverapi.PutFeature201ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
 }
 
 // errRefused rolls back a transaction whose answer the handler already holds.

@@ -2408,6 +2408,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description In the answer of a save (PUT), the warnings and notes of the content as saved; errors are a 422 and nothing is saved. */
+            diagnostics?: components["schemas"]["Diagnostic"][];
         };
         FeatureWrite: {
             /** @description Gherkin source (UTF-8). */
