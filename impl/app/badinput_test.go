@@ -591,3 +591,30 @@ func TestFeatureSaveReturnsWarnings(t *testing.T) {
 		t.Fatalf("clean put: %v %s", err, r.Body)
 	}
 }
+
+// TestRootModuleIsDot is issue 18 item 16's module: a feature at the root is in module "." in the
+// feature list, as in a run's tree; one in a folder is in that folder.
+func TestRootModuleIsDot(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", map[string]string{
+		"root.feature":    "Feature: Root\n  Scenario: R\n    Given I wait 1 second\n",
+		"auth/in.feature": "Feature: In\n  Scenario: I\n    Given I wait 1 second\n",
+	})
+	ctx := context.Background()
+	list, err := admin.ListFeaturesWithResponse(ctx, "shop", &serverclient.ListFeaturesParams{})
+	if err != nil || list.JSON200 == nil {
+		t.Fatalf("list: %v", err)
+	}
+	got := map[string]string{}
+	for _, f := range list.JSON200.Items {
+		got[f.Path] = f.Module
+	}
+	if got["root.feature"] != "." || got["auth/in.feature"] != "auth" {
+		t.Fatalf("modules %v", got)
+	}
+	f, err := admin.GetFeatureWithResponse(ctx, "shop", "root.feature", nil)
+	if err != nil || f.JSON200 == nil || f.JSON200.Module != "." {
+		t.Fatalf("get: %v %s", err, f.Body)
+	}
+}

@@ -16,6 +16,15 @@ import (
 	"github.com/sdods/sdods/impl/store"
 )
 
+// rootModule names the root folder "." as a run's tree does; features saved before it was so are
+// stored with "".
+func rootModule(m string) string {
+	if m == "" {
+		return "."
+	}
+	return m
+}
+
 func toDiagnostics(ds []features.Diagnostic) []serverapi.Diagnostic {
 	out := make([]serverapi.Diagnostic, 0, len(ds))
 	for _, d := range ds {
@@ -37,7 +46,7 @@ func cleanFeaturePath(p string) (string, error) {
 }
 
 func toFeature(f db.Feature) serverapi.Feature {
-	out := serverapi.Feature{Path: f.Path, Module: f.Module, Name: f.Name, Tags: f.Tags, Content: f.Content, Etag: f.Etag,
+	out := serverapi.Feature{Path: f.Path, Module: rootModule(f.Module), Name: f.Name, Tags: f.Tags, Content: f.Content, Etag: f.Etag,
 		Scenarios: []serverapi.ScenarioOutline{}, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
 	if out.Tags == nil {
 		out.Tags = []string{}
@@ -122,7 +131,7 @@ func (s *Server) ListFeatures(ctx context.Context, req serverapi.ListFeaturesReq
 		if tags == nil {
 			tags = []string{}
 		}
-		out.Items = append(out.Items, serverapi.FeatureSummary{Path: f.Path, Module: f.Module, Name: f.Name, Tags: tags, ScenarioCount: int(f.ScenarioCount),
+		out.Items = append(out.Items, serverapi.FeatureSummary{Path: f.Path, Module: rootModule(f.Module), Name: f.Name, Tags: tags, ScenarioCount: int(f.ScenarioCount),
 			Etag: f.Etag, SizeBytes: int(f.SizeBytes), CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt})
 	}
 	return out, nil
