@@ -82,8 +82,8 @@ UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $2;
 SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT sqlc.arg('row_limit');
 
 -- name: InsertRunScenario :exec
-INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'unknown')
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, sqlc.narg('dataset'), 'unknown')
 ON CONFLICT (run_id, scenario_key) DO NOTHING;
 
 -- name: StartRunScenario :exec

@@ -2810,7 +2810,10 @@ type RunScenario struct {
 	Attachments []Attachment `json:"attachments"`
 
 	// Attempts 1 plus the retries made.
-	Attempts   int           `json:"attempts"`
+	Attempts int `json:"attempts"`
+
+	// Dataset The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`).
+	Dataset    *string       `json:"dataset,omitempty"`
 	DurationMs *int64        `json:"durationMs,omitempty"`
 	Error      *RunStepError `json:"error,omitempty"`
 
@@ -2823,8 +2826,11 @@ type RunScenario struct {
 	Line        int                `json:"line"`
 	Module      string             `json:"module"`
 	Name        string             `json:"name"`
-	RunId       openapi_types.UUID `json:"runId"`
-	StartedAt   *time.Time         `json:"startedAt,omitempty"`
+
+	// Row The dataset row (from 1) that fed this scenario; with `dataset`.
+	Row       *int               `json:"row,omitempty"`
+	RunId     openapi_types.UUID `json:"runId"`
+	StartedAt *time.Time         `json:"startedAt,omitempty"`
 
 	// Status Outcome of a scenario or step, as Cucumber names them; `unknown` while not finished.
 	Status ResultStatus `json:"status"`
@@ -2835,14 +2841,20 @@ type RunScenario struct {
 // RunScenarioSummary defines model for RunScenarioSummary.
 type RunScenarioSummary struct {
 	// Attempts 1 plus the retries made.
-	Attempts   int    `json:"attempts"`
-	DurationMs *int64 `json:"durationMs,omitempty"`
+	Attempts int `json:"attempts"`
+
+	// Dataset The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`).
+	Dataset    *string `json:"dataset,omitempty"`
+	DurationMs *int64  `json:"durationMs,omitempty"`
 
 	// ExampleRow Row of the Examples table, for outlines.
 	ExampleRow *int               `json:"exampleRow,omitempty"`
 	Id         openapi_types.UUID `json:"id"`
 	Line       int                `json:"line"`
 	Name       string             `json:"name"`
+
+	// Row The dataset row (from 1) that fed this scenario; with `dataset`.
+	Row *int `json:"row,omitempty"`
 
 	// Status Outcome of a scenario or step, as Cucumber names them; `unknown` while not finished.
 	Status ResultStatus `json:"status"`

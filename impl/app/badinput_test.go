@@ -618,3 +618,56 @@ func TestRootModuleIsDot(t *testing.T) {
 		t.Fatalf("get: %v %s", err, f.Body)
 	}
 }
+
+// TestDatasetRowsNameTheirDataset is issue 18 item 16's dataset rows: a scenario fed by a dataset
+// row carries dataset and row (from 1), as docs/steps.md says; one from the table itself does not.
+func TestDatasetRowsNameTheirDataset(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	ctx := context.Background()
+	project(t, admin, "http://127.0.0.1:9", map[string]string{"signup.feature": `Feature: Signup
+  Scenario Outline: Signs up <email>
+    Given I set the variable "email" to "<email>"
+
+    Examples:
+      | email           |
+      | lin@example.com |
+
+    @dataset:signups
+    Examples:
+      | email |
+`})
+	ct, body := multipartBody(t, "signups.csv", []byte("email\nada@example.com\ngrace@example.com\n"), "name", "signups")
+	if r, err := admin.UploadDatasetWithBodyWithResponse(ctx, "shop", ct, body); err != nil || r.StatusCode() != http.StatusCreated {
+		t.Fatalf("upload: %v %s", err, r.Body)
+	}
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local"), Datasets: &map[string]string{"signups": "signups"}})
+	run := waitRun(t, admin.ClientWithResponses, id, terminal)
+	if run.Status != "passed" {
+		t.Fatalf("run %s %v", run.Status, run.Error)
+	}
+	type got struct {
+		Dataset string
+		Row     int
+	}
+	byName := map[string]got{}
+	for _, sc := range run.Modules[0].Features[0].Scenarios {
+		var g got
+		if sc.Dataset != nil {
+			g.Dataset = *sc.Dataset
+		}
+		if sc.Row != nil {
+			g.Row = *sc.Row
+		}
+		byName[sc.Name] = g
+	}
+	want := map[string]got{"Signs up lin@example.com": {}, "Signs up ada@example.com": {"signups", 1}, "Signs up grace@example.com": {"signups", 2}}
+	if fmt.Sprint(byName) != fmt.Sprint(want) {
+		t.Fatalf("scenarios %v, want %v", byName, want)
+	}
+	for _, sc := range scenariosOf(t, admin, id) {
+		if sc.Name == "Signs up grace@example.com" && (sc.Dataset == nil || *sc.Dataset != "signups" || sc.Row == nil || *sc.Row != 2) {
+			t.Fatalf("scenario %+v", sc)
+		}
+	}
+}

@@ -313,8 +313,12 @@ func scenarioTree(rows []db.RunScenario) []serverapi.RunModule {
 		if sc.ExampleRow != nil {
 			row = ptr(int(*sc.ExampleRow))
 		}
-		f.Scenarios = append(f.Scenarios, serverapi.RunScenarioSummary{Id: sc.ID, Name: sc.Name, Line: int(sc.Line), Status: serverapi.ResultStatus(sc.Status),
-			DurationMs: sc.DurationMs, Tags: sc.Tags, ExampleRow: row, Attempts: int(sc.Attempts)})
+		sum := serverapi.RunScenarioSummary{Id: sc.ID, Name: sc.Name, Line: int(sc.Line), Status: serverapi.ResultStatus(sc.Status),
+			DurationMs: sc.DurationMs, Tags: sc.Tags, ExampleRow: row, Attempts: int(sc.Attempts)}
+		if sc.Dataset != nil {
+			sum.Dataset, sum.Row = sc.Dataset, row // docs/steps.md: a dataset row's scenario carries dataset and row
+		}
+		f.Scenarios = append(f.Scenarios, sum)
 		addCount(&f.Counts, sc.Status)
 		addCount(&m.Counts, sc.Status)
 		f.DurationMs = addMs(f.DurationMs, sc.DurationMs)
@@ -388,6 +392,9 @@ func (s *Server) GetRunScenario(ctx context.Context, req serverapi.GetRunScenari
 		StartedAt: sc.StartedAt, FinishedAt: sc.FinishedAt, DurationMs: sc.DurationMs, Steps: []serverapi.RunStep{}, Attachments: []serverapi.Attachment{}}
 	if sc.ExampleRow != nil {
 		out.ExampleRow = ptr(int(*sc.ExampleRow))
+	}
+	if sc.Dataset != nil {
+		out.Dataset, out.Row = sc.Dataset, out.ExampleRow
 	}
 	if len(sc.Error) > 0 {
 		var e serverapi.RunStepError

@@ -101,7 +101,7 @@ func (k *sink) Emit(e runner.Event) {
 				tags = []string{}
 			}
 			if err := k.s.st.InsertRunScenario(ctx, db.InsertRunScenarioParams{ID: st.id, RunID: k.run.ID, ScenarioKey: ref.ID, Position: int32(i),
-				Module: ref.Module, FeaturePath: ref.FeaturePath, FeatureName: ref.FeatureName, Name: ref.Name, Line: int32(ref.Line), Tags: tags, ExampleRow: row}); err != nil {
+				Module: ref.Module, FeaturePath: ref.FeaturePath, FeatureName: ref.FeatureName, Name: ref.Name, Line: int32(ref.Line), Tags: tags, ExampleRow: row, Dataset: nonEmpty(ref.Dataset)}); err != nil {
 				k.s.log.Error("runs: store scenario", "error", err)
 			}
 		}

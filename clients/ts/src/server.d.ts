@@ -2705,6 +2705,10 @@ export interface components {
             attempts: number;
             /** @description Row of the Examples table, for outlines. */
             exampleRow?: number;
+            /** @description The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`). */
+            dataset?: string;
+            /** @description The dataset row (from 1) that fed this scenario; with `dataset`. */
+            row?: number;
         };
         RunScenario: {
             /** Format: uuid */
@@ -2719,6 +2723,10 @@ export interface components {
             attempts: number;
             /** @description Row of the Examples table, for outlines. */
             exampleRow?: number;
+            /** @description The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`). */
+            dataset?: string;
+            /** @description The dataset row (from 1) that fed this scenario; with `dataset`. */
+            row?: number;
             /** Format: uuid */
             runId: string;
             featurePath: string;
