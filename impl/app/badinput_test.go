@@ -327,9 +327,7 @@ const rerunTests = `package calc
 
 import (
 	"os"
-	"os/exec"
 	"testing"
-	"time"
 )
 
 func TestStable(t *testing.T) {}
