@@ -2710,6 +2710,9 @@ type RunEvent struct {
 	// Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 	Counts *Counts `json:"counts,omitempty"`
 
+	// Dataset On `scenario.started` and `scenario.finished` of a scenario fed by a dataset row, the dataset.
+	Dataset *string `json:"dataset,omitempty"`
+
 	// Heal A self-healed locator.
 	Heal  *Heal          `json:"heal,omitempty"`
 	Level *RunEventLevel `json:"level,omitempty"`
@@ -2718,7 +2721,10 @@ type RunEvent struct {
 	Message *string `json:"message,omitempty"`
 
 	// Name Attachment name, or the visual check's baseline name.
-	Name       *string             `json:"name,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// Row With `dataset`, the dataset row (from 1).
+	Row        *int                `json:"row,omitempty"`
 	RunId      openapi_types.UUID  `json:"runId"`
 	ScenarioId *openapi_types.UUID `json:"scenarioId,omitempty"`
 	Sequence   int64               `json:"sequence"`

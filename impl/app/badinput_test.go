@@ -668,4 +668,14 @@ func TestDatasetRowsNameTheirDataset(t *testing.T) {
 			t.Fatalf("scenario %+v", sc)
 		}
 	}
+	// And in its events.
+	var rows []string
+	for _, ev := range follow(t, s, admin, id, "", nil) {
+		if ev.Data["type"] == "scenario.started" || ev.Data["type"] == "scenario.finished" {
+			rows = append(rows, fmt.Sprintf("%v %v %v", ev.Data["type"], ev.Data["dataset"], ev.Data["row"]))
+		}
+	}
+	if want := "scenario.started <nil> <nil>|scenario.finished <nil> <nil>|scenario.started signups 1|scenario.finished signups 1|scenario.started signups 2|scenario.finished signups 2"; strings.Join(rows, "|") != want {
+		t.Fatalf("events %q, want %q", rows, want)
+	}
 }

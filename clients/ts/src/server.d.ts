@@ -2825,6 +2825,10 @@ export interface components {
             name?: string;
             heal?: components["schemas"]["Heal"];
             visualCheck?: components["schemas"]["VisualCheck"];
+            /** @description On `scenario.started` and `scenario.finished` of a scenario fed by a dataset row, the dataset. */
+            dataset?: string;
+            /** @description With `dataset`, the dataset row (from 1). */
+            row?: number;
         };
         RunReport: {
             /** Format: uuid */
