@@ -376,7 +376,9 @@ func TestKilledWorkerLeavesNoRunRunning(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build sdods: %v\n%s", err, out)
 	}
-	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Workers = 0; c.RunStaleAfter = 2 * time.Second })
+	// Stale after more than the worker's heartbeat (5 s by default): a live worker is never taken
+	// for lost, however long the test waits before killing it.
+	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Workers = 0; c.RunStaleAfter = 12 * time.Second })
 	admin := api.Setup(t)
 	web := webApp(t)
 	project(t, admin, web.URL, map[string]string{"slow.feature": interruptedFeature})
