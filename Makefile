@@ -6,7 +6,7 @@ GO122 ?= go1.22.12
 BIN := .bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: deps run test test-go s3-test-server test-engine test-ts build generate check-generated lint tools clean help
+.PHONY: deps run token test test-go s3-test-server test-engine test-ts build generate check-generated lint tools clean help
 
 # Each runtime of another language (runtimes/<language>/) brings its own targets in runtime.mk and
 # names them here: RUNTIME_TESTS (its unit tests, run by make test) and RUNTIME_CONFORMANCE (the
@@ -23,8 +23,11 @@ VERSITYGW := $(BIN)/versitygw-$(VERSITYGW_VERSION)/versitygw
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-run: ## start the test automation server on the local (or a private) PostgreSQL and print its URL
+run: ## start the test automation server on the local (or a private) PostgreSQL and print what it did
 	@DATABASE_URL="$$(bash scripts/devdb.sh)" $(GO) run ./cmd/sdods serve --create-db
+
+token: ## create an API token in the database make run uses: make token ARGS="--user EMAIL --scopes runs:read --name ci"
+	@DATABASE_URL="$$(bash scripts/devdb.sh)" $(GO) run ./cmd/sdods token create $(ARGS)
 
 test: deps test-go test-engine test-ts $(RUNTIME_TESTS) ## run every test
 

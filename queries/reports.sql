@@ -1,6 +1,6 @@
 -- name: LockRun :one
 -- Serialises the ingests of one run.
-SELECT id, status, source FROM runs WHERE id = $1 FOR UPDATE;
+SELECT id, status, source, error FROM runs WHERE id = $1 FOR UPDATE;
 
 -- name: GetRunIngest :one
 SELECT * FROM run_ingests WHERE run_id = $1 AND idempotency_key = $2;
@@ -29,7 +29,7 @@ SELECT COALESCE(MAX(position) + 1, 0)::integer FROM run_scenarios WHERE run_id =
 
 -- name: FinishIngestRun :one
 -- An ingest-only run takes the status of everything ingested into it so far.
-UPDATE runs SET status = $2, counts = $3, error = NULL,
+UPDATE runs SET status = $2, counts = $3, error = sqlc.narg('error'),
     started_at = LEAST(COALESCE(started_at, sqlc.arg('started_at')::timestamptz), sqlc.arg('started_at')::timestamptz),
     finished_at = GREATEST(COALESCE(finished_at, sqlc.arg('finished_at')::timestamptz), sqlc.arg('finished_at')::timestamptz),
     updated_at = now()

@@ -82,8 +82,8 @@ UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $2;
 SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT sqlc.arg('row_limit');
 
 -- name: InsertRunScenario :exec
-INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'unknown')
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, sqlc.narg('dataset'), 'unknown')
 ON CONFLICT (run_id, scenario_key) DO NOTHING;
 
 -- name: StartRunScenario :exec
@@ -92,6 +92,20 @@ UPDATE run_scenarios SET started_at = $3 WHERE run_id = $1 AND id = $2;
 -- name: FinishRunScenario :exec
 UPDATE run_scenarios SET status = $3, error = $4, finished_at = $5, duration_ms = $6, steps = $7, attempts = $8
 WHERE run_id = $1 AND id = $2;
+
+-- name: SaveRunScenarioSteps :exec
+-- The steps of a scenario in progress, kept as they start and finish so that a run whose worker
+-- dies still shows what ran.
+UPDATE run_scenarios SET steps = $3 WHERE run_id = $1 AND id = $2 AND finished_at IS NULL;
+
+-- name: InterruptRunScenarios :exec
+-- The scenarios a lost worker was executing: their steps so far stay, the error says why they
+-- have no result.
+UPDATE run_scenarios SET error = sqlc.arg('error')::jsonb, finished_at = now()
+WHERE run_id = $1 AND started_at IS NOT NULL AND finished_at IS NULL;
+
+-- name: SetRunCounts :exec
+UPDATE runs SET counts = $2 WHERE id = $1;
 
 -- name: ListRunScenarios :many
 SELECT * FROM run_scenarios WHERE run_id = $1 ORDER BY position;

@@ -9,6 +9,16 @@ import { PNG } from 'pngjs';
 import pixelmatch from 'pixelmatch';
 
 const input = JSON.parse(readFileSync(0, 'utf8'));
+// {"decode": [paths]}: what pngjs decodes each PNG to (size and the SHA-256 of its RGBA bytes),
+// for impl/pixeldiff's decoder test (16-bit samples, grey, palettes).
+if (input.decode) {
+  const decoded = input.decode.map((path) => {
+    const img = PNG.sync.read(readFileSync(path));
+    return { path, width: img.width, height: img.height, sha256: createHash('sha256').update(img.data).digest('hex') };
+  });
+  process.stdout.write(JSON.stringify(decoded) + '\n');
+  process.exit(0);
+}
 const options = input.options || {};
 const iterations = input.iterations || 0;
 

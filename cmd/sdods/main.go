@@ -23,9 +23,11 @@ commands:
   serve                     run the test automation server
   migrate up|down [N]|version   apply, revert (all or N) or show database migrations
   token create --user EMAIL --scopes a,b --name NAME [--expires 720h]
-                            create an API token (printed once)
+                            create an API token (printed once) in the server's database
   version                   print the version
-Run "sdods <command> -h" for the flags of a command.
+  help                      print this text
+Run "sdods <command> -h" for the flags of a command. The database is DATABASE_URL (or
+--database-url); "make run" and "make token" find the same one as scripts/devdb.sh does.
 `
 
 func main() {
@@ -45,6 +47,11 @@ func run(ctx context.Context, args []string) error {
 		fmt.Fprint(os.Stderr, usage)
 		return flag.ErrHelp
 	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(os.Stdout, usage)
+		return nil
+	}
 	var cfg app.Config
 	fs := flag.NewFlagSet("sdods "+args[0], flag.ContinueOnError)
 	cfg.Flags(fs)
@@ -60,16 +67,31 @@ func run(ctx context.Context, args []string) error {
 		}
 		return migrate(ctx, cfg, fs.Args())
 	case "token":
-		if len(args) < 2 || args[1] != "create" {
-			return fmt.Errorf("usage: sdods token create --user EMAIL --scopes a,b --name NAME [--expires DURATION]")
+		// Its own flags: the database and the token, not every flag of serve.
+		tfs := flag.NewFlagSet("sdods token create", flag.ContinueOnError)
+		tfs.Usage = func() {
+			fmt.Fprint(tfs.Output(), "usage: sdods token create --user EMAIL --scopes a,b --name NAME [--expires DURATION]\n\n"+
+				"Creates an API token for an existing user in the server's database (migrated by sdods serve) and prints it once.\n\nflags:\n")
+			tfs.PrintDefaults()
 		}
-		user := fs.String("user", "", "email of the token's owner")
-		scopes := fs.String("scopes", "", "comma-separated scopes, e.g. runs:read,runs:write")
-		name := fs.String("name", "", "name shown in the token list")
-		expires := fs.Duration("expires", 0, "lifetime, e.g. 720h (default: no expiry)")
-		if err := fs.Parse(args[2:]); err != nil {
+		dbURL := tfs.String("database-url", envOr("DATABASE_URL", store.DefaultURL), "PostgreSQL URL of the server's database (DATABASE_URL)")
+		user := tfs.String("user", "", "email of the token's owner")
+		scopes := tfs.String("scopes", "", "comma-separated scopes, e.g. runs:read,runs:write")
+		name := tfs.String("name", "", "name shown in the token list")
+		expires := tfs.Duration("expires", 0, "lifetime, e.g. 720h (default: no expiry)")
+		if len(args) < 2 || args[1] != "create" {
+			if len(args) >= 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") {
+				tfs.SetOutput(os.Stdout)
+				tfs.Usage()
+				return nil
+			}
+			tfs.Usage()
+			return fmt.Errorf("token: the only subcommand is create")
+		}
+		if err := tfs.Parse(args[2:]); err != nil {
 			return err
 		}
+		cfg.DatabaseURL = *dbURL
 		token, err := app.CreateToken(ctx, cfg, *user, strings.Split(*scopes, ","), *name, *expires)
 		if err != nil {
 			return err
@@ -83,6 +105,13 @@ func run(ctx context.Context, args []string) error {
 		fmt.Fprint(os.Stderr, usage)
 		return fmt.Errorf("unknown command %q", args[0])
 	}
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
 }
 
 func migrate(ctx context.Context, cfg app.Config, args []string) error {

@@ -253,6 +253,7 @@ type RunScenario struct {
 	FinishedAt  *time.Time
 	DurationMs  *int64
 	Steps       json.RawMessage
+	Dataset     *string
 }
 
 type Session struct {

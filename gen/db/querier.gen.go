@@ -116,6 +116,9 @@ type Querier interface {
 	InsertRunIngest(ctx context.Context, arg InsertRunIngestParams) error
 	InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error
 	InsertVisualCheck(ctx context.Context, arg InsertVisualCheckParams) (VisualCheck, error)
+	// The scenarios a lost worker was executing: their steps so far stay, the error says why they
+	// have no result.
+	InterruptRunScenarios(ctx context.Context, arg InterruptRunScenariosParams) error
 	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
 	// callers skip each other's candidates, so no account is leased twice.
 	LeasePoolAccount(ctx context.Context, arg LeasePoolAccountParams) (PoolAccount, error)
@@ -180,8 +183,12 @@ type Querier interface {
 	// Revokes every live token of a user (a password change does).
 	RevokeUserTokens(ctx context.Context, userID uuid.UUID) (int64, error)
 	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error
+	// The steps of a scenario in progress, kept as they start and finish so that a run whose worker
+	// dies still shows what ran.
+	SaveRunScenarioSteps(ctx context.Context, arg SaveRunScenarioStepsParams) error
 	SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error
 	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error
+	SetRunCounts(ctx context.Context, arg SetRunCountsParams) error
 	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
 	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error

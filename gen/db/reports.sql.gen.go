@@ -72,9 +72,9 @@ func (q *Queries) DeleteScenarioArtifacts(ctx context.Context, arg DeleteScenari
 }
 
 const finishIngestRun = `-- name: FinishIngestRun :one
-UPDATE runs SET status = $2, counts = $3, error = NULL,
-    started_at = LEAST(COALESCE(started_at, $4::timestamptz), $4::timestamptz),
-    finished_at = GREATEST(COALESCE(finished_at, $5::timestamptz), $5::timestamptz),
+UPDATE runs SET status = $2, counts = $3, error = $4,
+    started_at = LEAST(COALESCE(started_at, $5::timestamptz), $5::timestamptz),
+    finished_at = GREATEST(COALESCE(finished_at, $6::timestamptz), $6::timestamptz),
     updated_at = now()
 WHERE id = $1 AND source = 'ingest'
 RETURNING id, project_id, status, trigger, source, label, paths, tags, environment, branch, commit_sha, variables, datasets, process_name, schedule_id, retries, timeout_seconds, created_by, created_at, updated_at, started_at, finished_at, worker_id, heartbeat_at, cancel_requested, error, counts, last_seq
@@ -84,6 +84,7 @@ type FinishIngestRunParams struct {
 	ID         uuid.UUID
 	Status     string
 	Counts     json.RawMessage
+	Error      *string
 	StartedAt  time.Time
 	FinishedAt time.Time
 }
@@ -94,6 +95,7 @@ func (q *Queries) FinishIngestRun(ctx context.Context, arg FinishIngestRunParams
 		arg.ID,
 		arg.Status,
 		arg.Counts,
+		arg.Error,
 		arg.StartedAt,
 		arg.FinishedAt,
 	)
@@ -221,20 +223,26 @@ func (q *Queries) ListRunLogEvents(ctx context.Context, arg ListRunLogEventsPara
 }
 
 const lockRun = `-- name: LockRun :one
-SELECT id, status, source FROM runs WHERE id = $1 FOR UPDATE
+SELECT id, status, source, error FROM runs WHERE id = $1 FOR UPDATE
 `
 
 type LockRunRow struct {
 	ID     uuid.UUID
 	Status string
 	Source string
+	Error  *string
 }
 
 // Serialises the ingests of one run.
 func (q *Queries) LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error) {
 	row := q.db.QueryRow(ctx, lockRun, id)
 	var i LockRunRow
-	err := row.Scan(&i.ID, &i.Status, &i.Source)
+	err := row.Scan(
+		&i.ID,
+		&i.Status,
+		&i.Source,
+		&i.Error,
+	)
 	return i, err
 }
 

@@ -361,7 +361,7 @@ func (q *Queries) GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error) {
 }
 
 const getRunScenario = `-- name: GetRunScenario :one
-SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps FROM run_scenarios WHERE run_id = $1 AND id = $2
+SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, dataset FROM run_scenarios WHERE run_id = $1 AND id = $2
 `
 
 type GetRunScenarioParams struct {
@@ -391,6 +391,7 @@ func (q *Queries) GetRunScenario(ctx context.Context, arg GetRunScenarioParams) 
 		&i.FinishedAt,
 		&i.DurationMs,
 		&i.Steps,
+		&i.Dataset,
 	)
 	return i, err
 }
@@ -433,8 +434,8 @@ func (q *Queries) HeartbeatRuns(ctx context.Context, arg HeartbeatRunsParams) ([
 }
 
 const insertRunScenario = `-- name: InsertRunScenario :exec
-INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'unknown')
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'unknown')
 ON CONFLICT (run_id, scenario_key) DO NOTHING
 `
 
@@ -450,6 +451,7 @@ type InsertRunScenarioParams struct {
 	Line        int32
 	Tags        []string
 	ExampleRow  *int32
+	Dataset     *string
 }
 
 func (q *Queries) InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error {
@@ -465,7 +467,25 @@ func (q *Queries) InsertRunScenario(ctx context.Context, arg InsertRunScenarioPa
 		arg.Line,
 		arg.Tags,
 		arg.ExampleRow,
+		arg.Dataset,
 	)
+	return err
+}
+
+const interruptRunScenarios = `-- name: InterruptRunScenarios :exec
+UPDATE run_scenarios SET error = $2::jsonb, finished_at = now()
+WHERE run_id = $1 AND started_at IS NOT NULL AND finished_at IS NULL
+`
+
+type InterruptRunScenariosParams struct {
+	RunID uuid.UUID
+	Error json.RawMessage
+}
+
+// The scenarios a lost worker was executing: their steps so far stay, the error says why they
+// have no result.
+func (q *Queries) InterruptRunScenarios(ctx context.Context, arg InterruptRunScenariosParams) error {
+	_, err := q.db.Exec(ctx, interruptRunScenarios, arg.RunID, arg.Error)
 	return err
 }
 
@@ -543,7 +563,7 @@ func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([
 }
 
 const listRunScenarios = `-- name: ListRunScenarios :many
-SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps FROM run_scenarios WHERE run_id = $1 ORDER BY position
+SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, dataset FROM run_scenarios WHERE run_id = $1 ORDER BY position
 `
 
 func (q *Queries) ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error) {
@@ -574,6 +594,7 @@ func (q *Queries) ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunS
 			&i.FinishedAt,
 			&i.DurationMs,
 			&i.Steps,
+			&i.Dataset,
 		); err != nil {
 			return nil, err
 		}
@@ -794,6 +815,37 @@ type SaveLocatorAlternativesParams struct {
 
 func (q *Queries) SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error {
 	_, err := q.db.Exec(ctx, saveLocatorAlternatives, arg.ProjectID, arg.Selector, arg.Alternatives)
+	return err
+}
+
+const saveRunScenarioSteps = `-- name: SaveRunScenarioSteps :exec
+UPDATE run_scenarios SET steps = $3 WHERE run_id = $1 AND id = $2 AND finished_at IS NULL
+`
+
+type SaveRunScenarioStepsParams struct {
+	RunID uuid.UUID
+	ID    uuid.UUID
+	Steps json.RawMessage
+}
+
+// The steps of a scenario in progress, kept as they start and finish so that a run whose worker
+// dies still shows what ran.
+func (q *Queries) SaveRunScenarioSteps(ctx context.Context, arg SaveRunScenarioStepsParams) error {
+	_, err := q.db.Exec(ctx, saveRunScenarioSteps, arg.RunID, arg.ID, arg.Steps)
+	return err
+}
+
+const setRunCounts = `-- name: SetRunCounts :exec
+UPDATE runs SET counts = $2 WHERE id = $1
+`
+
+type SetRunCountsParams struct {
+	ID     uuid.UUID
+	Counts json.RawMessage
+}
+
+func (q *Queries) SetRunCounts(ctx context.Context, arg SetRunCountsParams) error {
+	_, err := q.db.Exec(ctx, setRunCounts, arg.ID, arg.Counts)
 	return err
 }
 

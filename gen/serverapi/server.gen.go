@@ -7684,6 +7684,30 @@ func (response GetHealth400JSONResponse) VisitGetHealthResponse(w http.ResponseW
 	return err
 }
 
+type GetHealth503ResponseHeaders struct {
+	RetryAfter *int
+}
+
+type GetHealth503JSONResponse struct {
+	Body    Health
+	Headers GetHealth503ResponseHeaders
+}
+
+func (response GetHealth503JSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHealthdefaultJSONResponse struct {
 	Body       Error
 	StatusCode int

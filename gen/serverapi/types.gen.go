@@ -1851,6 +1851,9 @@ type Feature struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	Description *string   `json:"description,omitempty"`
 
+	// Diagnostics In the answer of a save (PUT), the warnings and notes of the content as saved; errors are a 422 and nothing is saved.
+	Diagnostics *[]Diagnostic `json:"diagnostics,omitempty"`
+
 	// Etag Same as the `ETag` header.
 	Etag      string            `json:"etag"`
 	Module    string            `json:"module"`
@@ -2625,7 +2628,7 @@ type Run struct {
 	DurationMs  *int64       `json:"durationMs,omitempty"`
 	Environment *string      `json:"environment,omitempty"`
 
-	// Error Why the run errored.
+	// Error Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each.
 	Error       *string             `json:"error,omitempty"`
 	FinishedAt  *time.Time          `json:"finishedAt,omitempty"`
 	Id          openapi_types.UUID  `json:"id"`
@@ -2700,6 +2703,9 @@ type RunEvent struct {
 	// Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 	Counts *Counts `json:"counts,omitempty"`
 
+	// Dataset On `scenario.started` and `scenario.finished` of a scenario fed by a dataset row, the dataset.
+	Dataset *string `json:"dataset,omitempty"`
+
 	// Heal A self-healed locator.
 	Heal  *Heal          `json:"heal,omitempty"`
 	Level *RunEventLevel `json:"level,omitempty"`
@@ -2708,7 +2714,10 @@ type RunEvent struct {
 	Message *string `json:"message,omitempty"`
 
 	// Name Attachment name, or the visual check's baseline name.
-	Name       *string             `json:"name,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// Row With `dataset`, the dataset row (from 1).
+	Row        *int                `json:"row,omitempty"`
 	RunId      openapi_types.UUID  `json:"runId"`
 	ScenarioId *openapi_types.UUID `json:"scenarioId,omitempty"`
 	Sequence   int64               `json:"sequence"`
@@ -2766,7 +2775,10 @@ type RunReport struct {
 	// Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 	Counts     Counts `json:"counts"`
 	DurationMs *int64 `json:"durationMs,omitempty"`
-	Failures   []struct {
+
+	// Error Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each.
+	Error    *string `json:"error,omitempty"`
+	Failures []struct {
 		Error                *RunStepError       `json:"error,omitempty"`
 		FeaturePath          string              `json:"featurePath"`
 		Scenario             string              `json:"scenario"`
@@ -2804,7 +2816,10 @@ type RunScenario struct {
 	Attachments []Attachment `json:"attachments"`
 
 	// Attempts 1 plus the retries made.
-	Attempts   int           `json:"attempts"`
+	Attempts int `json:"attempts"`
+
+	// Dataset The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`).
+	Dataset    *string       `json:"dataset,omitempty"`
 	DurationMs *int64        `json:"durationMs,omitempty"`
 	Error      *RunStepError `json:"error,omitempty"`
 
@@ -2817,8 +2832,11 @@ type RunScenario struct {
 	Line        int                `json:"line"`
 	Module      string             `json:"module"`
 	Name        string             `json:"name"`
-	RunId       openapi_types.UUID `json:"runId"`
-	StartedAt   *time.Time         `json:"startedAt,omitempty"`
+
+	// Row The dataset row (from 1) that fed this scenario; with `dataset`.
+	Row       *int               `json:"row,omitempty"`
+	RunId     openapi_types.UUID `json:"runId"`
+	StartedAt *time.Time         `json:"startedAt,omitempty"`
 
 	// Status Outcome of a scenario or step, as Cucumber names them; `unknown` while not finished.
 	Status ResultStatus `json:"status"`
@@ -2829,14 +2847,20 @@ type RunScenario struct {
 // RunScenarioSummary defines model for RunScenarioSummary.
 type RunScenarioSummary struct {
 	// Attempts 1 plus the retries made.
-	Attempts   int    `json:"attempts"`
-	DurationMs *int64 `json:"durationMs,omitempty"`
+	Attempts int `json:"attempts"`
+
+	// Dataset The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`).
+	Dataset    *string `json:"dataset,omitempty"`
+	DurationMs *int64  `json:"durationMs,omitempty"`
 
 	// ExampleRow Row of the Examples table, for outlines.
 	ExampleRow *int               `json:"exampleRow,omitempty"`
 	Id         openapi_types.UUID `json:"id"`
 	Line       int                `json:"line"`
 	Name       string             `json:"name"`
+
+	// Row The dataset row (from 1) that fed this scenario; with `dataset`.
+	Row *int `json:"row,omitempty"`
 
 	// Status Outcome of a scenario or step, as Cucumber names them; `unknown` while not finished.
 	Status ResultStatus `json:"status"`

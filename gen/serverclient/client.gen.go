@@ -1858,6 +1858,9 @@ type Feature struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	Description *string   `json:"description,omitempty"`
 
+	// Diagnostics In the answer of a save (PUT), the warnings and notes of the content as saved; errors are a 422 and nothing is saved.
+	Diagnostics *[]Diagnostic `json:"diagnostics,omitempty"`
+
 	// Etag Same as the `ETag` header.
 	Etag      string            `json:"etag"`
 	Module    string            `json:"module"`
@@ -2632,7 +2635,7 @@ type Run struct {
 	DurationMs  *int64       `json:"durationMs,omitempty"`
 	Environment *string      `json:"environment,omitempty"`
 
-	// Error Why the run errored.
+	// Error Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each.
 	Error       *string             `json:"error,omitempty"`
 	FinishedAt  *time.Time          `json:"finishedAt,omitempty"`
 	Id          openapi_types.UUID  `json:"id"`
@@ -2707,6 +2710,9 @@ type RunEvent struct {
 	// Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 	Counts *Counts `json:"counts,omitempty"`
 
+	// Dataset On `scenario.started` and `scenario.finished` of a scenario fed by a dataset row, the dataset.
+	Dataset *string `json:"dataset,omitempty"`
+
 	// Heal A self-healed locator.
 	Heal  *Heal          `json:"heal,omitempty"`
 	Level *RunEventLevel `json:"level,omitempty"`
@@ -2715,7 +2721,10 @@ type RunEvent struct {
 	Message *string `json:"message,omitempty"`
 
 	// Name Attachment name, or the visual check's baseline name.
-	Name       *string             `json:"name,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// Row With `dataset`, the dataset row (from 1).
+	Row        *int                `json:"row,omitempty"`
 	RunId      openapi_types.UUID  `json:"runId"`
 	ScenarioId *openapi_types.UUID `json:"scenarioId,omitempty"`
 	Sequence   int64               `json:"sequence"`
@@ -2773,7 +2782,10 @@ type RunReport struct {
 	// Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 	Counts     Counts `json:"counts"`
 	DurationMs *int64 `json:"durationMs,omitempty"`
-	Failures   []struct {
+
+	// Error Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each.
+	Error    *string `json:"error,omitempty"`
+	Failures []struct {
 		Error                *RunStepError       `json:"error,omitempty"`
 		FeaturePath          string              `json:"featurePath"`
 		Scenario             string              `json:"scenario"`
@@ -2811,7 +2823,10 @@ type RunScenario struct {
 	Attachments []Attachment `json:"attachments"`
 
 	// Attempts 1 plus the retries made.
-	Attempts   int           `json:"attempts"`
+	Attempts int `json:"attempts"`
+
+	// Dataset The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`).
+	Dataset    *string       `json:"dataset,omitempty"`
 	DurationMs *int64        `json:"durationMs,omitempty"`
 	Error      *RunStepError `json:"error,omitempty"`
 
@@ -2824,8 +2839,11 @@ type RunScenario struct {
 	Line        int                `json:"line"`
 	Module      string             `json:"module"`
 	Name        string             `json:"name"`
-	RunId       openapi_types.UUID `json:"runId"`
-	StartedAt   *time.Time         `json:"startedAt,omitempty"`
+
+	// Row The dataset row (from 1) that fed this scenario; with `dataset`.
+	Row       *int               `json:"row,omitempty"`
+	RunId     openapi_types.UUID `json:"runId"`
+	StartedAt *time.Time         `json:"startedAt,omitempty"`
 
 	// Status Outcome of a scenario or step, as Cucumber names them; `unknown` while not finished.
 	Status ResultStatus `json:"status"`
@@ -2836,14 +2854,20 @@ type RunScenario struct {
 // RunScenarioSummary defines model for RunScenarioSummary.
 type RunScenarioSummary struct {
 	// Attempts 1 plus the retries made.
-	Attempts   int    `json:"attempts"`
-	DurationMs *int64 `json:"durationMs,omitempty"`
+	Attempts int `json:"attempts"`
+
+	// Dataset The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`).
+	Dataset    *string `json:"dataset,omitempty"`
+	DurationMs *int64  `json:"durationMs,omitempty"`
 
 	// ExampleRow Row of the Examples table, for outlines.
 	ExampleRow *int               `json:"exampleRow,omitempty"`
 	Id         openapi_types.UUID `json:"id"`
 	Line       int                `json:"line"`
 	Name       string             `json:"name"`
+
+	// Row The dataset row (from 1) that fed this scenario; with `dataset`.
+	Row *int `json:"row,omitempty"`
 
 	// Status Outcome of a scenario or step, as Cucumber names them; `unknown` while not finished.
 	Status ResultStatus `json:"status"`
@@ -4272,7 +4296,7 @@ type ClientInterface interface {
 
 	// GetHealth Health of the server and its database
 	//
-	// Public. A signed-in instance admin also sees the egress policy in force.
+	// Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
 	//
 	// Corresponds with GET /api/health (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5460,7 +5484,7 @@ func (c *Client) GetSetupStatus(ctx context.Context, reqEditors ...RequestEditor
 
 // GetHealth Health of the server and its database
 //
-// Public. A signed-in instance admin also sees the egress policy in force.
+// Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
 //
 // Corresponds with GET /api/health (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14019,7 +14043,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetHealthWithResponse Health of the server and its database
 	//
-	// Public. A signed-in instance admin also sees the egress policy in force.
+	// Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16145,6 +16169,11 @@ func (r GetSetupStatusResponse) ContentType() string {
 	return ""
 }
 
+// GetHealthResponse503Headers the declared response headers of an HTTP 503 response for GetHealth
+type GetHealthResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetHealthResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16152,8 +16181,12 @@ type GetHealthResponse struct {
 	JSON200 *Health
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Health
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetHealthResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16164,6 +16197,11 @@ func (r GetHealthResponse) GetJSON200() *Health {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetHealthResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetHealthResponse) GetJSON503() *Health {
+	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -24447,7 +24485,7 @@ func (c *ClientWithResponses) GetSetupStatusWithResponse(ctx context.Context, re
 
 // GetHealthWithResponse Health of the server and its database
 //
-// Public. A signed-in instance admin also sees the egress policy in force.
+// Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -27251,6 +27289,13 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Health
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27258,6 +27303,19 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetHealthResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

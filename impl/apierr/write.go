@@ -27,7 +27,8 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	e := From(err)
 	status := e.Code.Status()
 	if log != nil {
-		attrs := []any{"code", e.Code, "status", status, "method", bounded(r.Method, 32), "path", bounded(r.URL.Path, 512)}
+		// The request id the client is told to quote (set on the response by the pipeline).
+		attrs := []any{"request_id", w.Header().Get("X-Request-Id"), "code", e.Code, "status", status, "method", bounded(r.Method, 32), "path", bounded(r.URL.Path, 512)}
 		if e.Cause != nil {
 			attrs = append(attrs, "cause", bounded(e.Cause.Error(), 4096))
 		}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +44,20 @@ type App struct {
 	// Egress is the policy of what steps and Git integrations may reach; whoever serves Handler
 	// adds its listener with DenyListener.
 	Egress *egress.Policy
+	// Startup is what New did to get the database ready.
+	Startup Startup
+}
+
+// Startup is what happened at start, printed by Serve so that a newcomer knows where they are.
+type Startup struct {
+	// Database is the database URL without its password.
+	Database string
+	// Created tells that the database did not exist and was created.
+	Created bool
+	// MigratedFrom and MigratedTo are the schema versions before and after migrating.
+	MigratedFrom, MigratedTo uint
+	// SetupRequired tells that the first administrator still has to be created.
+	SetupRequired bool
 }
 
 // DenyListener adds the address a server of Handler listens on to the egress policy's built-in
@@ -82,13 +98,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	startup := Startup{Database: redactURL(cfg.DatabaseURL)}
 	if cfg.CreateDB {
-		if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		created, err := store.CreateDatabase(ctx, cfg.DatabaseURL)
+		if err != nil {
 			return nil, err
 		}
+		startup.Created = created
+	}
+	if v, err := store.MigrationVersion(cfg.DatabaseURL); err == nil {
+		startup.MigratedFrom = v.Version
 	}
 	if err := store.MigrateUp(cfg.DatabaseURL); err != nil {
 		return nil, err
+	}
+	if v, err := store.MigrationVersion(cfg.DatabaseURL); err == nil {
+		startup.MigratedTo = v.Version
 	}
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -126,7 +151,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	return &App{Handler: h, Store: st, Log: log, Runs: rs, Egress: pol}, nil
+	if ident, err := identity.New(st, identity.DefaultThrottle); err == nil {
+		startup.SetupRequired, _ = ident.SetupRequired(ctx)
+	}
+	return &App{Handler: h, Store: st, Log: log, Runs: rs, Egress: pol, Startup: startup}, nil
 }
 
 func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, pol *egress.Policy) (http.Handler, error) {
@@ -159,6 +187,43 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	return pipeline.Handler(routes)
 }
 
+// Print tells a person what happened at start and what to do next: the database used or created,
+// the migrations applied, whether setup is still needed and the exact command that does it, and
+// where the API answers. It promises no web page: the web UI is not built yet.
+func (s Startup) Print(w io.Writer, baseURL string) {
+	fmt.Fprintf(w, "sdods %s\n", Version)
+	state := "existing"
+	if s.Created {
+		state = "created now"
+	}
+	fmt.Fprintf(w, "database:   %s (%s)\n", s.Database, state)
+	if s.MigratedTo != s.MigratedFrom {
+		fmt.Fprintf(w, "migrations: applied %d → %d\n", s.MigratedFrom, s.MigratedTo)
+	} else {
+		fmt.Fprintf(w, "migrations: up to date (version %d)\n", s.MigratedTo)
+	}
+	if s.SetupRequired {
+		fmt.Fprintf(w, "setup:      needed; create the first administrator with\n")
+		fmt.Fprintf(w, "  curl -X POST %s/api/auth/setup -H 'Content-Type: application/json' \\\n", baseURL)
+		fmt.Fprintf(w, "    -d '{\"email\":\"admin@example.com\",\"password\":\"choose a long password\",\"displayName\":\"Admin\"}'\n")
+	} else {
+		fmt.Fprintf(w, "setup:      done (an administrator exists)\n")
+	}
+	fmt.Fprintf(w, "API:        %s/api (health: %s/api/health); there is no web UI yet\n", baseURL, baseURL)
+}
+
+// redactURL returns a database URL without its password.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable database URL)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
 // Close releases the database pool.
 func (a *App) Close() { a.Store.Close() }
 
@@ -185,7 +250,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("sdods serving", "url", cfg.BaseURL, "addr", ln.Addr().String(), "version", Version)
-	fmt.Fprintf(os.Stdout, "sdods is running at %s (health: %s/api/health)\n", cfg.BaseURL, cfg.BaseURL)
+	a.Startup.Print(os.Stdout, cfg.BaseURL)
 	select {
 	case err := <-errc:
 		return err

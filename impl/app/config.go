@@ -3,6 +3,7 @@
 package app
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -58,6 +59,8 @@ type Config struct {
 	// Throttle replaces identity.DefaultThrottle (tests tune it; there is no flag).
 	Throttle          *identity.Throttle
 	trustedProxiesErr error
+	// envErrs are the environment variables that could not be read: a start-up error (Validate).
+	envErrs []string
 }
 
 func env(name, fallback string) string {
@@ -67,27 +70,51 @@ func env(name, fallback string) string {
 	return fallback
 }
 
+// envParsed reads the environment variable name with parse, falling back when it is unset; a value
+// that does not parse is recorded and reported by Validate (bad configuration must not start a
+// server that silently does something else).
+func envParsed[T any](c *Config, name, fallback string, parse func(string) (T, error)) T {
+	v, err := parse(env(name, fallback))
+	if err != nil {
+		c.envErrs = append(c.envErrs, fmt.Sprintf("%s=%q is not valid: %v", name, os.Getenv(name), errors.Unwrap(err)))
+		v, _ = parse(fallback)
+	}
+	return v
+}
+
+func parseInt64(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+
+func parseNonNegative(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err == nil && n < 0 {
+		return 0, fmt.Errorf("parse: %w", errors.New("must not be negative"))
+	}
+	return n, err
+}
+
 // Flags registers the configuration flags on fs; defaults come from the environment.
 func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", env("SDODS_ADDR", "127.0.0.1:8080"), "listen address (SDODS_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", store.DefaultURL), "PostgreSQL URL (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("SDODS_DATA_DIR", ".data/sdods"), "directory for blobs and run files (SDODS_DATA_DIR)")
 	fs.StringVar(&c.BaseURL, "base-url", env("SDODS_BASE_URL", ""), "public base URL, e.g. https://sdods.example.com (SDODS_BASE_URL; default http://<addr>)")
-	maxBody, _ := strconv.ParseInt(env("SDODS_MAX_BODY", "33554432"), 10, 64)
+	maxBody := envParsed(c, "SDODS_MAX_BODY", "33554432", parseInt64)
 	fs.Int64Var(&c.MaxBody, "max-body", maxBody, "largest accepted request body in bytes (SDODS_MAX_BODY)")
-	createDB, _ := strconv.ParseBool(env("SDODS_CREATE_DB", "false"))
+	createDB := envParsed(c, "SDODS_CREATE_DB", "false", strconv.ParseBool)
 	fs.BoolVar(&c.CreateDB, "create-db", createDB, "create the database when it does not exist (SDODS_CREATE_DB)")
 	fs.Func("log-level", "debug, info, warn or error (SDODS_LOG_LEVEL)", func(s string) error { return c.LogLevel.UnmarshalText([]byte(s)) })
-	_ = c.LogLevel.UnmarshalText([]byte(env("SDODS_LOG_LEVEL", "info")))
+	if err := c.LogLevel.UnmarshalText([]byte(env("SDODS_LOG_LEVEL", "info"))); err != nil {
+		c.envErrs = append(c.envErrs, fmt.Sprintf("SDODS_LOG_LEVEL=%q is not valid: use debug, info, warn or error", os.Getenv("SDODS_LOG_LEVEL")))
+	}
 	fs.StringVar(&c.SecretKey, "secret-key", env("SDODS_SECRET_KEY", ""), "key encrypting secrets at rest: 64 hex digits or base64 of 32 bytes (SDODS_SECRET_KEY; default: <data-dir>/secret.key, created on first start)")
-	maxDataset, _ := strconv.ParseInt(env("SDODS_MAX_DATASET", "16777216"), 10, 64)
+	maxDataset := envParsed(c, "SDODS_MAX_DATASET", "16777216", parseInt64)
 	fs.Int64Var(&c.MaxDataset, "max-dataset", maxDataset, "largest dataset upload in bytes (SDODS_MAX_DATASET)")
-	maxIngest, _ := strconv.ParseInt(env("SDODS_MAX_INGEST", "16777216"), 10, 64)
+	maxIngest := envParsed(c, "SDODS_MAX_INGEST", "16777216", parseInt64)
 	fs.Int64Var(&c.MaxIngest, "max-ingest", maxIngest, "largest ingested results document in bytes (SDODS_MAX_INGEST)")
 	c.Blob.flags(fs)
-	gitLocal, _ := strconv.ParseBool(env("SDODS_GIT_ALLOW_LOCAL", "false"))
+	gitLocal := envParsed(c, "SDODS_GIT_ALLOW_LOCAL", "false", strconv.ParseBool)
 	fs.BoolVar(&c.GitAllowLocal, "git-allow-local", gitLocal, "allow Git integrations on local paths and file:// URLs (SDODS_GIT_ALLOW_LOCAL)")
-	hookPrivate, _ := strconv.ParseBool(env("SDODS_WEBHOOK_ALLOW_PRIVATE", "false"))
+	hookPrivate := envParsed(c, "SDODS_WEBHOOK_ALLOW_PRIVATE", "false", strconv.ParseBool)
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", hookPrivate, "allow webhook deliveries to loopback, private and link-local addresses (SDODS_WEBHOOK_ALLOW_PRIVATE)")
 	fs.Func("egress-allow", "comma-separated egress rules steps and Git integrations may reach despite the built-in denies, e.g. 127.0.0.0/8 for local development (SDODS_EGRESS_ALLOW)", listFlag(&c.EgressAllow))
 	c.EgressAllow = splitList(env("SDODS_EGRESS_ALLOW", ""))
@@ -99,7 +126,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 		c.TrustedProxies, c.trustedProxiesErr = httpapi.ParseTrustedProxies(s)
 		return c.trustedProxiesErr
 	})
-	workers, _ := strconv.Atoi(env("SDODS_WORKERS", "2"))
+	workers := envParsed(c, "SDODS_WORKERS", "2", parseNonNegative)
 	fs.IntVar(&c.Workers, "workers", workers, "runs executed at once by this process (SDODS_WORKERS)")
 	fs.StringVar(&c.Chromium, "chromium", env("SDODS_CHROMIUM", "chromium"), "browser for browser steps: path or name in PATH (SDODS_CHROMIUM)")
 	fs.StringVar(&c.LogFormat, "log-format", env("SDODS_LOG_FORMAT", "text"), "text or json (SDODS_LOG_FORMAT)")
@@ -130,6 +157,12 @@ func splitList(s string) []string {
 
 // Validate refuses a configuration the server cannot start with.
 func (c *Config) Validate() error {
+	if len(c.envErrs) > 0 {
+		return fmt.Errorf("configuration from the environment: %s", strings.Join(c.envErrs, "; "))
+	}
+	if c.Workers < 0 {
+		return fmt.Errorf("workers must not be negative")
+	}
 	if c.MaxBody <= 0 {
 		return fmt.Errorf("max-body must be positive")
 	}

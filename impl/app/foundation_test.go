@@ -68,7 +68,8 @@ func TestHealthDegradedWhenDatabaseIsGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.StatusCode() != http.StatusOK || h.JSON200 == nil || h.JSON200.Status != "degraded" || h.JSON200.Database.Status != "down" {
+	// 503 with the same body, so that a probe keyed on the status sees it (issue 18 item 10).
+	if h.StatusCode() != http.StatusServiceUnavailable || h.JSON503 == nil || h.JSON503.Status != "degraded" || h.JSON503.Database.Status != "down" {
 		t.Fatalf("health with a closed pool: %d %s", h.StatusCode(), h.Body)
 	}
 }
@@ -82,7 +83,7 @@ func TestMalformedInputIsA400NamingTheMember(t *testing.T) {
 		code                                  string
 		hintHas                               []string
 	}{
-		{"bad JSON", "POST", "/api/auth/login", jsonCT, `{"email": "a@b.c", "password": `, 400, "validation_failed", []string{"body"}},
+		{"bad JSON", "POST", "/api/auth/login", jsonCT, `{"email": "a@b.c", "password": `, 400, "bad_request", []string{"body"}},
 		{"wrong type", "POST", "/api/auth/login", jsonCT, `{"email": "a@b.c", "password": 42}`, 400, "validation_failed", []string{"/password"}},
 		{"unknown member", "POST", "/api/auth/login", jsonCT, `{"email": "a@b.c", "password": "x", "remember": true}`, 400, "validation_failed", []string{"remember"}},
 		{"missing member", "POST", "/api/auth/login", jsonCT, `{"email": "a@b.c"}`, 400, "validation_failed", []string{"password"}},

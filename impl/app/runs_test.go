@@ -73,6 +73,17 @@ const slowFeature = `Feature: Slow
     Given I wait 30 seconds
 `
 
+// interruptedFeature has a scenario that passes at once and one that is still running 30 s later.
+const interruptedFeature = `Feature: Slow
+
+  Scenario: Quick
+    Given I wait 1 second
+
+  Scenario: Waits a long time
+    Given I wait 1 second
+    And I wait 30 seconds
+`
+
 // project creates a project "shop" with an environment "local" pointing at app and the features.
 func project(t *testing.T, admin *apptest.Browser, appURL string, features map[string]string) {
 	t.Helper()
@@ -365,10 +376,12 @@ func TestKilledWorkerLeavesNoRunRunning(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build sdods: %v\n%s", err, out)
 	}
-	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Workers = 0; c.RunStaleAfter = 2 * time.Second })
+	// Stale after more than the worker's heartbeat (5 s by default): a live worker is never taken
+	// for lost, however long the test waits before killing it.
+	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Workers = 0; c.RunStaleAfter = 12 * time.Second })
 	admin := api.Setup(t)
 	web := webApp(t)
-	project(t, admin, web.URL, map[string]string{"slow.feature": slowFeature})
+	project(t, admin, web.URL, map[string]string{"slow.feature": interruptedFeature})
 
 	addr := freeAddr(t)
 	worker := exec.Command(bin, "serve", "-addr", addr, "-database-url", api.DatabaseURL, "-data-dir", api.DataDir, "-workers", "1")
@@ -383,10 +396,32 @@ func TestKilledWorkerLeavesNoRunRunning(t *testing.T) {
 
 	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
 	waitRun(t, admin.ClientWithResponses, id, func(s string) bool { return s == "running" })
+	// Kill it once the second scenario is in its long step.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sc := scenariosOf(t, admin, id)
+		if len(sc) == 2 && len(sc[1].Steps) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second scenario never reached its second step: %+v", sc)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	kill() // SIGKILL: no chance to finish the run
 	run := waitRun(t, admin.ClientWithResponses, id, terminal)
 	if run.Status != "errored" || run.Error == nil || !strings.Contains(*run.Error, "worker") {
 		t.Fatalf("run after its worker died: %s %v", run.Status, run.Error)
+	}
+	// It shows what ran (issue 18 item 11): the finished scenario's result in the counts, the
+	// interrupted one's finished step and the step it was in, and why it has no result.
+	if run.Counts.Total != 2 || run.Counts.Passed != 1 {
+		t.Fatalf("counts of the lost run %+v", run.Counts)
+	}
+	sc := scenariosOf(t, admin, id)
+	if sc[0].Status != "passed" || sc[1].Status != "unknown" || sc[1].Error == nil || !strings.Contains(sc[1].Error.Message, "interrupted") ||
+		len(sc[1].Steps) != 2 || sc[1].Steps[0].Status != "passed" || sc[1].Steps[1].Status != "unknown" || sc[1].Steps[1].Text != "I wait 30 seconds" {
+		t.Fatalf("scenarios of the lost run %+v", sc)
 	}
 	// Its stream ends too.
 	events := follow(t, api, admin, id, "", nil)

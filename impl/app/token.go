@@ -19,14 +19,21 @@ func CreateToken(ctx context.Context, cfg Config, email string, scopes []string,
 	for i := range scopes {
 		scopes[i] = strings.TrimSpace(scopes[i])
 	}
-	if err := store.MigrateUp(cfg.DatabaseURL); err != nil {
-		return "", err
-	}
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return "", err
 	}
 	defer st.Close()
+	// The server's database, as sdods serve migrated it: never migrated from here (golang-migrate
+	// would even create its table on opening), so that a wrong DATABASE_URL is an error rather
+	// than a new schema in some other database.
+	var migrated bool
+	if err := st.Pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL AND to_regclass('users') IS NOT NULL`).Scan(&migrated); err != nil {
+		return "", fmt.Errorf("database %s: %w", redactURL(cfg.DatabaseURL), err)
+	}
+	if !migrated {
+		return "", fmt.Errorf("database %s has no sdods schema: is it the server's? (start the server once with sdods serve, or pass its --database-url / DATABASE_URL)", redactURL(cfg.DatabaseURL))
+	}
 	ident, err := identity.New(st, identity.DefaultThrottle)
 	if err != nil {
 		return "", err

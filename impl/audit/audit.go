@@ -31,10 +31,22 @@ type Request struct {
 	SuccessStatus int
 	Actor         Actor
 	recorded      atomic.Bool
+	unchanged     atomic.Bool
 }
 
 // Recorded reports whether a service recorded the request's change.
 func (r *Request) Recorded() bool { return r.recorded.Load() }
+
+// Unchanged reports whether the handler declared that the request changed nothing (NoChange).
+func (r *Request) Unchanged() bool { return r.unchanged.Load() }
+
+// NoChange declares that the request in ctx succeeded without changing anything (a dry run, a
+// recording not saved), so that it has no audit entry by design rather than by mistake.
+func NoChange(ctx context.Context) {
+	if r := RequestFrom(ctx); r != nil {
+		r.unchanged.Store(true)
+	}
+}
 
 type ctxKey struct{}
 

@@ -198,12 +198,12 @@ func CleanPath(p string) (string, error) {
 	return p, nil
 }
 
-// Module returns the folder of a feature path ("" at the root).
+// Module returns the folder of a feature path ("." at the root, as in a run's tree).
 func Module(p string) string {
 	if i := strings.LastIndex(p, "/"); i >= 0 {
 		return p[:i]
 	}
-	return ""
+	return "." // the root, as in a run's tree (path.Dir)
 }
 
 // Sort orders diagnostics by path, line, column and rule.

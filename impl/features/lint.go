@@ -169,6 +169,11 @@ func Lint(doc *Document, content string, cfg Config) []Diagnostic {
 			for _, ex := range sc.Examples {
 				checkTags(ex.Tags)
 				rows += len(ex.TableBody)
+				for _, tag := range ex.Tags {
+					if strings.HasPrefix(tag.Name, "@dataset:") {
+						rows++ // its rows come from the run's dataset (docs/steps.md)
+					}
+				}
 			}
 			if rows == 0 {
 				add(RuleOutlineWithoutExamples, sc.Location, "scenario outline %q has no Examples rows", sc.Name)

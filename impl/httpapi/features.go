@@ -16,6 +16,15 @@ import (
 	"github.com/sdods/sdods/impl/store"
 )
 
+// rootModule names the root folder "." as a run's tree does; features saved before it was so are
+// stored with "".
+func rootModule(m string) string {
+	if m == "" {
+		return "."
+	}
+	return m
+}
+
 func toDiagnostics(ds []features.Diagnostic) []serverapi.Diagnostic {
 	out := make([]serverapi.Diagnostic, 0, len(ds))
 	for _, d := range ds {
@@ -37,7 +46,7 @@ func cleanFeaturePath(p string) (string, error) {
 }
 
 func toFeature(f db.Feature) serverapi.Feature {
-	out := serverapi.Feature{Path: f.Path, Module: f.Module, Name: f.Name, Tags: f.Tags, Content: f.Content, Etag: f.Etag,
+	out := serverapi.Feature{Path: f.Path, Module: rootModule(f.Module), Name: f.Name, Tags: f.Tags, Content: f.Content, Etag: f.Etag,
 		Scenarios: []serverapi.ScenarioOutline{}, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
 	if out.Tags == nil {
 		out.Tags = []string{}
@@ -122,7 +131,7 @@ func (s *Server) ListFeatures(ctx context.Context, req serverapi.ListFeaturesReq
 		if tags == nil {
 			tags = []string{}
 		}
-		out.Items = append(out.Items, serverapi.FeatureSummary{Path: f.Path, Module: f.Module, Name: f.Name, Tags: tags, ScenarioCount: int(f.ScenarioCount),
+		out.Items = append(out.Items, serverapi.FeatureSummary{Path: f.Path, Module: rootModule(f.Module), Name: f.Name, Tags: tags, ScenarioCount: int(f.ScenarioCount),
 			Etag: f.Etag, SizeBytes: int(f.SizeBytes), CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt})
 	}
 	return out, nil
@@ -162,6 +171,17 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
+// withDiagnostics adds the warnings of a saved feature to its answer: always a list, empty when
+// there are none, so that a client sees the member.
+func withDiagnostics(f serverapi.Feature, diags []features.Diagnostic) serverapi.Feature {
+	d := toDiagnostics(diags)
+	if d == nil {
+		d = []serverapi.Diagnostic{}
+	}
+	f.Diagnostics = &d
+	return f
+}
+
 func diagnosticsResponse(diags []features.Diagnostic) serverapi.FeatureDiagnostics {
 	first := diags[0]
 	for _, d := range diags {
@@ -190,6 +210,7 @@ func (s *Server) PutFeature(ctx context.Context, req serverapi.PutFeatureRequest
 		saved    db.Feature
 		existed  bool
 		refusal  *serverapi.FeatureDiagnostics
+		warnings []features.Diagnostic
 		ifMatch  = req.Params.IfMatch
 		content  = req.Body.Content
 		errorOut error
@@ -215,6 +236,7 @@ func (s *Server) PutFeature(ctx context.Context, req serverapi.PutFeatureRequest
 			return err
 		}
 		doc, diags := features.Check(path, content, cfg)
+		warnings = diags
 		if features.HasErrors(diags) {
 			r := diagnosticsResponse(diags)
 			refusal = &r
@@ -233,9 +255,9 @@ func (s *Server) PutFeature(ctx context.Context, req serverapi.PutFeatureRequest
 		return nil, errorOut
 	}
 	if existed {
-		return serverapi.PutFeature200JSONResponse{Body: toFeature(saved), Headers: serverapi.PutFeature200ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
+		return serverapi.PutFeature200JSONResponse{Body: withDiagnostics(toFeature(saved), warnings), Headers: serverapi.PutFeature200ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
 	}
-	return serverapi.PutFeature201JSONResponse{Body: toFeature(saved), Headers: serverapi.PutFeature201ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
+	return serverapi.PutFeature201JSONResponse{Body: withDiagnostics(toFeature(saved), warnings), Headers: serverapi.PutFeature201ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
 }
 
 // errRefused rolls back a transaction whose answer the handler already holds.
@@ -491,6 +513,7 @@ func (s *Server) RecordFeature(ctx context.Context, req serverapi.RecordFeatureR
 	doc, diags := features.Check(path, content, cfg)
 	out.Diagnostics = toDiagnostics(diags)
 	if !save || features.HasErrors(diags) {
+		audit.NoChange(ctx)
 		return out, nil
 	}
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {

@@ -7,11 +7,13 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/authz"
 	"github.com/sdods/sdods/impl/egress"
+	"github.com/sdods/sdods/impl/store"
 )
 
 // GetHealth reports the server's version and the database round trip; a database that does not
-// answer makes the status degraded (still 200, so a load balancer can read the detail). An
-// instance admin also sees the egress policy.
+// answer makes the status degraded and the answer 503 with the same body, so that a probe keyed on
+// the status sees it and an operator still reads the detail. An instance admin also sees the
+// egress policy.
 func (s *Server) GetHealth(ctx context.Context, _ serverapi.GetHealthRequestObject) (serverapi.GetHealthResponseObject, error) {
 	out := serverapi.GetHealth200JSONResponse{Status: "ok", Version: s.Version}
 	if p := PrincipalFrom(ctx); p != nil && p.InstanceAdmin && s.Egress != nil {
@@ -22,7 +24,8 @@ func (s *Server) GetHealth(ctx context.Context, _ serverapi.GetHealthRequestObje
 		s.Log.WarnContext(ctx, "health: database unreachable", "error", err)
 		out.Status = "degraded"
 		out.Database.Status = "down"
-		return out, nil
+		retry := store.RetryAfterSeconds
+		return serverapi.GetHealth503JSONResponse{Body: serverapi.Health(out), Headers: serverapi.GetHealth503ResponseHeaders{RetryAfter: &retry}}, nil
 	}
 	ms := int(latency.Milliseconds())
 	out.Database.Status = "up"

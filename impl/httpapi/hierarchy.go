@@ -89,8 +89,10 @@ func (s *Server) AddOrgMember(ctx context.Context, req serverapi.AddOrgMemberReq
 	var out serverapi.OrgMember
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
 		u, err := q.GetUser(ctx, uuid.UUID(req.Body.UserId))
-		if err != nil {
+		if store.IsNotFound(err) {
 			return apierr.New(apierr.ValidationFailed, "no such user", "body member /userId: name an existing user")
+		} else if err != nil {
+			return err
 		}
 		m, err := q.UpsertOrgMember(ctx, db.UpsertOrgMemberParams{OrgID: o.ID, UserID: u.ID, Role: string(role)})
 		if err != nil {
@@ -164,8 +166,10 @@ func (s *Server) ListWorkspaces(ctx context.Context, req serverapi.ListWorkspace
 func (s *Server) CreateWorkspace(ctx context.Context, req serverapi.CreateWorkspaceRequestObject) (serverapi.CreateWorkspaceResponseObject, error) {
 	b := req.Body
 	o, err := s.orgBySlug(ctx, b.OrgSlug)
-	if err != nil {
+	if apierr.From(err).Code == apierr.NotFound {
 		return nil, apierr.New(apierr.ValidationFailed, "organisation "+b.OrgSlug+" not found", "body member /orgSlug: name an existing organisation")
+	} else if err != nil {
+		return nil, err
 	}
 	desc := ""
 	if b.Description != nil {
@@ -246,8 +250,10 @@ func (s *Server) AddWorkspaceMember(ctx context.Context, req serverapi.AddWorksp
 	var out serverapi.WorkspaceMember
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
 		u, err := q.GetUser(ctx, uuid.UUID(req.Body.UserId))
-		if err != nil {
+		if store.IsNotFound(err) {
 			return apierr.New(apierr.ValidationFailed, "no such user", "body member /userId: name an existing user")
+		} else if err != nil {
+			return err
 		}
 		m, err := q.AddWorkspaceMember(ctx, db.AddWorkspaceMemberParams{WorkspaceID: w.ID, UserID: u.ID, Role: string(req.Body.Role)})
 		if store.IsUniqueViolation(err) {

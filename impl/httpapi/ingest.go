@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -162,7 +163,7 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 		now := time.Now().UTC()
 		var total time.Duration
 		for i, sc := range doc.Scenarios {
-			total += sc.Duration
+			total = ingest.AddDuration(total, sc.Duration)
 			steps := make([]serverapi.RunStep, len(sc.Steps))
 			for j, st := range sc.Steps {
 				rs := serverapi.RunStep{Index: j, Keyword: st.Keyword, Text: st.Text, Status: serverapi.ResultStatus(st.Status),
@@ -213,8 +214,23 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 			return err
 		}
 		counts := scenarioCounts(all)
+		// docs/runs.md: passed means every scenario passed or was skipped, and nothing outside a
+		// scenario (a hook of the whole run, the test run itself) failed, in this document or an earlier one.
 		status := "passed"
-		if counts.Failed+counts.Undefined > 0 {
+		for _, sc := range all {
+			if sc.Status != "passed" && sc.Status != "skipped" {
+				status = "failed"
+			}
+		}
+		runErr := locked.Error
+		if len(doc.Errors) > 0 {
+			joined := strings.Join(doc.Errors, "\n")
+			if runErr != nil && *runErr != "" {
+				joined = *runErr + "\n" + joined
+			}
+			runErr = &joined
+		}
+		if runErr != nil && *runErr != "" {
 			status = "failed"
 		}
 		started := now.Add(-total)
@@ -223,7 +239,7 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 		}
 		finished := started.Add(total)
 		countsJSON, _ := json.Marshal(counts)
-		after, err := q.FinishIngestRun(ctx, db.FinishIngestRunParams{ID: r.Run.ID, Status: status, Counts: countsJSON, StartedAt: started, FinishedAt: finished})
+		after, err := q.FinishIngestRun(ctx, db.FinishIngestRunParams{ID: r.Run.ID, Status: status, Counts: countsJSON, Error: runErr, StartedAt: started, FinishedAt: finished})
 		if err != nil {
 			return err
 		}

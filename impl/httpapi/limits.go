@@ -32,9 +32,9 @@ func isJSON(contentType string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "application/x-ndjson"
 }
 
-// checkJSONDepth reads a JSON request body, scanning it as it arrives, and refuses it as soon as
+// checkJSONBody reads a JSON request body, scanning it as it arrives, and refuses it as soon as
 // it nests deeper than max; otherwise it puts the body back for the validator and the handler.
-func checkJSONDepth(r *http.Request, max int) error {
+func checkJSONBody(r *http.Request, max int) error {
 	if r.Body == nil || r.Body == http.NoBody || !isJSON(r.Header.Get("Content-Type")) {
 		return nil
 	}

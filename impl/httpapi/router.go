@@ -90,6 +90,9 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 		}
 		if noStoreTags[op.Tag] {
 			w.Header().Set("Cache-Control", "no-store")
+		} else if isEventStream(route.Operation) {
+			// A server-sent event stream is live: no cache or proxy may keep or replay it.
+			w.Header().Set("Cache-Control", "no-cache")
 		}
 		meta := clientMeta{UserAgent: r.UserAgent(), ClientAddr: clientAddress(r, p.TrustedProxies), Secure: p.SecureCookies || r.TLS != nil}
 		rec := &audit.Request{Operation: op.ID, Method: clip(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
@@ -131,7 +134,7 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 				}
 			}
 		}
-		if err := checkJSONDepth(r, MaxJSONDepth); err != nil {
+		if err := checkJSONBody(r, MaxJSONDepth); err != nil {
 			apierr.Write(sw, r, p.Log, err)
 			return
 		}
@@ -140,6 +143,11 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 			return
 		}
 		if err := p.Enforcer.CheckOperation(principal, op.Permission); err != nil {
+			apierr.Write(sw, r, p.Log, err)
+			return
+		}
+		// After authorization, so that only a caller allowed to make the request learns about its text.
+		if err := checkText(r, route, params, !testOutputOps[op.ID]); err != nil {
 			apierr.Write(sw, r, p.Log, err)
 			return
 		}
@@ -152,6 +160,15 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 	h = withLogging(p.Log)(h)
 	h = withRequestID(h)
 	return h, nil
+}
+
+// isEventStream reports whether an operation answers text/event-stream.
+func isEventStream(op *openapi3.Operation) bool {
+	if op == nil || op.Responses == nil {
+		return false
+	}
+	ok := op.Responses.Status(http.StatusOK)
+	return ok != nil && ok.Value != nil && ok.Value.Content.Get("text/event-stream") != nil
 }
 
 func actorOf(p *authz.Principal) audit.Actor {
@@ -174,7 +191,9 @@ func (p Pipeline) auditOutcome(r *http.Request, op *oas.Operation, rec *audit.Re
 		status = http.StatusOK
 	}
 	if status < 400 {
-		if !rec.Recorded() {
+		// A read-only POST (validate, lint) changes nothing by its permission; a handler may say
+		// so of one request (a recording not saved).
+		if !rec.Recorded() && !rec.Unchanged() && op.Permission.Action != authz.ActionRead {
 			p.Log.ErrorContext(r.Context(), "mutating operation recorded no audit entry", "operation", op.ID, "request_id", rec.RequestID)
 		}
 		return

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -18,6 +19,7 @@ import (
 	"github.com/sdods/sdods/impl/audit"
 	"github.com/sdods/sdods/impl/authz"
 	"github.com/sdods/sdods/impl/projects"
+	"github.com/sdods/sdods/impl/runner"
 	"github.com/sdods/sdods/impl/runs"
 	"github.com/sdods/sdods/impl/store"
 )
@@ -81,6 +83,17 @@ func (s *Server) queueRun(ctx context.Context, params runs.CreateParams, project
 
 // checkRunInputs refuses a run whose environment, datasets or paths do not exist, before it is queued.
 func (s *Server) checkRunInputs(ctx context.Context, projectID uuid.UUID, p runs.CreateParams) error {
+	if p.Tags != nil {
+		// Checked here, as features are validated, rather than erroring the queued run.
+		if _, err := runner.ParseTagExpr(*p.Tags); err != nil {
+			var te *runner.TagExprError
+			if errors.As(err, &te) {
+				return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile",
+					fmt.Sprintf("body member /tags, column %d: %s", te.Column, clip(te.Msg, 200)))
+			}
+			return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile", "body member /tags: "+clip(err.Error(), 200))
+		}
+	}
 	if p.Environment != nil {
 		if _, err := s.Store.GetEnvironment(ctx, db.GetEnvironmentParams{ProjectID: projectID, Name: *p.Environment}); err != nil {
 			if store.IsNotFound(err) {
@@ -300,8 +313,12 @@ func scenarioTree(rows []db.RunScenario) []serverapi.RunModule {
 		if sc.ExampleRow != nil {
 			row = ptr(int(*sc.ExampleRow))
 		}
-		f.Scenarios = append(f.Scenarios, serverapi.RunScenarioSummary{Id: sc.ID, Name: sc.Name, Line: int(sc.Line), Status: serverapi.ResultStatus(sc.Status),
-			DurationMs: sc.DurationMs, Tags: sc.Tags, ExampleRow: row, Attempts: int(sc.Attempts)})
+		sum := serverapi.RunScenarioSummary{Id: sc.ID, Name: sc.Name, Line: int(sc.Line), Status: serverapi.ResultStatus(sc.Status),
+			DurationMs: sc.DurationMs, Tags: sc.Tags, ExampleRow: row, Attempts: int(sc.Attempts)}
+		if sc.Dataset != nil {
+			sum.Dataset, sum.Row = sc.Dataset, row // docs/steps.md: a dataset row's scenario carries dataset and row
+		}
+		f.Scenarios = append(f.Scenarios, sum)
 		addCount(&f.Counts, sc.Status)
 		addCount(&m.Counts, sc.Status)
 		f.DurationMs = addMs(f.DurationMs, sc.DurationMs)
@@ -375,6 +392,9 @@ func (s *Server) GetRunScenario(ctx context.Context, req serverapi.GetRunScenari
 		StartedAt: sc.StartedAt, FinishedAt: sc.FinishedAt, DurationMs: sc.DurationMs, Steps: []serverapi.RunStep{}, Attachments: []serverapi.Attachment{}}
 	if sc.ExampleRow != nil {
 		out.ExampleRow = ptr(int(*sc.ExampleRow))
+	}
+	if sc.Dataset != nil {
+		out.Dataset, out.Row = sc.Dataset, out.ExampleRow
 	}
 	if len(sc.Error) > 0 {
 		var e serverapi.RunStepError

@@ -11,6 +11,7 @@ import (
 	"github.com/sdods/sdods/impl/apierr"
 	"github.com/sdods/sdods/impl/audit"
 	"github.com/sdods/sdods/impl/authz"
+	"github.com/sdods/sdods/impl/store"
 )
 
 func toToken(t db.ApiToken) serverapi.ApiToken {
@@ -101,6 +102,9 @@ func (s *Server) RevokeToken(ctx context.Context, req serverapi.RevokeTokenReque
 	id := uuid.UUID(req.TokenId)
 	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
 		t, err := q.GetToken(ctx, id)
+		if err != nil && !store.IsNotFound(err) {
+			return err
+		}
 		if err != nil || (t.UserID != uid && !p.InstanceAdmin) {
 			return apierr.New(apierr.NotFound, "token not found", "list your tokens with GET /api/tokens")
 		}

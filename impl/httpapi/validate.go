@@ -75,6 +75,14 @@ func validationError(err error) *apierr.Error {
 				if strings.Contains(reqErr.Reason, "Content-Type") || strings.Contains(innerReason(reqErr), "unsupported content type") {
 					code = apierr.UnsupportedMediaType
 				}
+				if isMalformedJSON(reqErr.Err) {
+					code = apierr.BadRequest // not JSON at all: docs/api.md's bad_request
+				} else if desc := oneOfDescription(reqErr.RequestBody); desc != "" {
+					// The alternatives' own complaints ("property all is unsupported; property
+					// names is unsupported") contradict each other; the schema says what is accepted.
+					problems = append(problems, "body: matches none of the accepted forms: "+desc)
+					return
+				}
 				var multi openapi3.MultiError
 				if errors.As(reqErr.Err, &multi) {
 					for _, e := range multi {
@@ -105,6 +113,9 @@ func validationError(err error) *apierr.Error {
 	cause := errors.New(hint)
 	if code == apierr.UnsupportedMediaType {
 		return apierr.Wrap(cause, code, "the request body has a content type this operation does not accept", hint)
+	}
+	if code == apierr.BadRequest {
+		return apierr.Wrap(cause, code, "the request body is not valid JSON", hint)
 	}
 	msg := "the request is invalid"
 	if len(problems) > 1 {
@@ -198,6 +209,41 @@ func innerReason(e *openapi3filter.RequestError) string {
 		return e.Err.Error()
 	}
 	return e.Reason
+}
+
+// isMalformedJSON reports whether a body failed to decode as JSON (as opposed to decoding to
+// something the schema refuses).
+func isMalformedJSON(err error) bool {
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var pe *openapi3filter.ParseError
+	if errors.As(err, &pe) {
+		for e := pe; e != nil; {
+			if errors.As(e.Cause, &syntaxErr) || errors.Is(e.Cause, io.ErrUnexpectedEOF) {
+				return true
+			}
+			next, ok := e.Cause.(*openapi3filter.ParseError)
+			if !ok {
+				break
+			}
+			e = next
+		}
+	}
+	return false
+}
+
+// oneOfDescription returns the description of a JSON request body whose schema is a oneOf.
+func oneOfDescription(rb *openapi3.RequestBody) string {
+	if rb == nil {
+		return ""
+	}
+	mt := rb.Content.Get("application/json")
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || len(mt.Schema.Value.OneOf) == 0 {
+		return ""
+	}
+	return mt.Schema.Value.Description
 }
 
 func bodyProblem(err error) string {

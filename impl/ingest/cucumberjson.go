@@ -40,9 +40,17 @@ type cjStep struct {
 	DocString  *struct {
 		Value string `json:"value"`
 	} `json:"doc_string"`
-	Rows []struct {
-		Cells []string `json:"cells"`
-	} `json:"rows"`
+	Rows []cjRow `json:"rows"`
+	// Arguments is how cucumber-js and cucumber-ruby write a step's data table ({"rows": …}) or
+	// doc string ({"content": …}).
+	Arguments []struct {
+		Rows    []cjRow `json:"rows"`
+		Content *string `json:"content"`
+	} `json:"arguments"`
+}
+
+type cjRow struct {
+	Cells []string `json:"cells"`
 }
 
 type cjHook struct {
@@ -86,7 +94,7 @@ func parseCucumberJSON(data []byte) (Result, error) {
 	if delim, ok := tok.(json.Delim); !ok || delim != '[' {
 		return res, &Error{Line: 1, Message: "Cucumber JSON is an array of features"}
 	}
-	outlineRows := map[string]int{}
+	outlineRows := map[string]struct{ row, line int }{}
 	for i := 0; d.More(); i++ {
 		start := int(d.InputOffset())
 		el := fmt.Sprintf("feature [%d]", i)
@@ -125,12 +133,12 @@ func parseCucumberJSON(data []byte) (Result, error) {
 				if normStatus(h.Result.Status) == "failed" && failure == nil {
 					failure = &StepError{Message: firstLine(h.Result.ErrorMessage), Stack: h.Result.ErrorMessage, Type: "before hook"}
 				}
-				dur += nanos(h.Result.Duration)
+				dur = AddDuration(dur, nanos(h.Result.Duration))
 			}
 			for k, st := range steps {
 				statuses = append(statuses, st.Status)
 				if st.Duration != nil {
-					dur += *st.Duration
+					dur = AddDuration(dur, *st.Duration)
 				}
 				if st.Status == "failed" && failure == nil && st.Error != nil {
 					failure = st.Error
@@ -142,7 +150,7 @@ func parseCucumberJSON(data []byte) (Result, error) {
 				if normStatus(h.Result.Status) == "failed" && failure == nil {
 					failure = &StepError{Message: firstLine(h.Result.ErrorMessage), Stack: h.Result.ErrorMessage, Type: "after hook"}
 				}
-				dur += nanos(h.Result.Duration)
+				dur = AddDuration(dur, nanos(h.Result.Duration))
 				if len(steps) > 0 {
 					steps[len(steps)-1].Attachments = append(steps[len(steps)-1].Attachments, cjAttachments(h.Embeddings, h.Output)...)
 				}
@@ -156,9 +164,19 @@ func parseCucumberJSON(data []byte) (Result, error) {
 				sc.Tags = append(sc.Tags, t.Name)
 			}
 			if kw := strings.ToLower(e.Keyword); strings.Contains(kw, "outline") || strings.Contains(kw, "template") || strings.Contains(e.ID, ";;") {
-				ok := uri + "\x1f" + e.Name
-				outlineRows[ok]++
-				sc.ExampleRow = ptr(outlineRows[ok])
+				// The rows of one outline share its steps' lines (their names differ when the
+				// outline's name holds a placeholder); a row whose line does not follow the previous
+				// one starts the next Examples table, and rows are numbered within their table.
+				ok := uri + "\x1f" + outlineIdentity(e)
+				o := outlineRows[ok]
+				if o.row == 0 || (e.Line != o.line && e.Line != o.line+1) {
+					o.row = 1
+				} else {
+					o.row++
+				}
+				o.line = e.Line
+				outlineRows[ok] = o
+				sc.ExampleRow = ptr(o.row)
 			}
 			key := e.ID
 			if key == "" {
@@ -180,6 +198,19 @@ func parseCucumberJSON(data []byte) (Result, error) {
 		return res, jsonError(data, d.InputOffset(), "", err)
 	}
 	return res, nil
+}
+
+// outlineIdentity tells the outline an element is a row of: the last line of its steps (a line
+// of the outline itself, past any background), or its name when it has no steps.
+func outlineIdentity(e cjElement) string {
+	last := 0
+	for _, st := range e.Steps {
+		last = max(last, st.Line)
+	}
+	if last == 0 {
+		return "name:" + e.Name
+	}
+	return "step-line:" + strconv.Itoa(last)
 }
 
 // hasBackground reports whether a scenario's steps already start with the background's (godog
@@ -211,7 +242,17 @@ func cjToStep(s cjStep) Step {
 		v := s.DocString.Value
 		st.DocString = &v
 	}
-	for _, r := range s.Rows {
+	rows := s.Rows
+	for _, a := range s.Arguments {
+		if a.Content != nil && st.DocString == nil {
+			v := *a.Content
+			st.DocString = &v
+		}
+		if len(rows) == 0 {
+			rows = a.Rows
+		}
+	}
+	for _, r := range rows {
 		st.DataTable = append(st.DataTable, r.Cells)
 	}
 	st.Attachments = cjAttachments(s.Embeddings, s.Output)
@@ -266,11 +307,13 @@ func extensionOf(mediaType string) string {
 	return ""
 }
 
+// nanos is a Cucumber JSON duration (nanoseconds; JSON has no NaN or infinity), clamped.
 func nanos(d *float64) time.Duration {
-	if d == nil || *d < 0 {
+	if d == nil {
 		return 0
 	}
-	return time.Duration(*d)
+	out, _ := clampDuration(*d / 1e9)
+	return out
 }
 
 func skipSpace(data []byte, i int) int {

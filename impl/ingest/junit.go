@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -112,7 +113,33 @@ func parseJUnit(data []byte) (Result, error) {
 	if root {
 		return res, &Error{Line: 1, Message: "the document has no <testsuites> or <testsuite> element"}
 	}
+	res.Scenarios = mergeReruns(res.Scenarios)
 	return res, nil
+}
+
+// mergeReruns folds the test cases of one test (same suite, class and name) into one scenario:
+// gotestsum --rerun-fails and other rerunning runners write every attempt as a test case of its
+// own, in order. The last attempt gives the result; the attempts add up, and so do durations.
+// A test that passed after a failure is therefore passed with attempts > 1: flaky.
+func mergeReruns(in []Scenario) []Scenario {
+	at := map[string]int{}
+	out := in[:0]
+	for _, sc := range in {
+		i, seen := at[sc.Key]
+		if !seen {
+			at[sc.Key] = len(out)
+			out = append(out, sc)
+			continue
+		}
+		prev := out[i]
+		sc.Attempts += prev.Attempts
+		sc.Duration = AddDuration(prev.Duration, sc.Duration)
+		if sc.Line == 0 {
+			sc.Line = prev.Line
+		}
+		out[i] = sc
+	}
+	return out
 }
 
 func xmlError(d *xml.Decoder, err error) error {
@@ -143,17 +170,20 @@ func parseTimestamp(s string) (time.Time, bool) {
 }
 
 func junitScenario(c junitCase, suite junitSuite, line int) (Scenario, error) {
-	el := "<testcase name=\"" + c.Name + "\">"
+	el := "<testcase name=\"" + truncate(c.Name, 200) + "\">"
 	if c.Name == "" {
 		return Scenario{}, &Error{Line: line, Element: "<testcase>", Message: "the name attribute is missing"}
 	}
 	var dur time.Duration
 	if c.Time != "" {
-		secs, err := strconv.ParseFloat(strings.ReplaceAll(c.Time, ",", ""), 64)
-		if err != nil || secs < 0 {
-			return Scenario{}, &Error{Line: line, Element: el, Message: "the time attribute " + strconv.Quote(c.Time) + " is not a number of seconds"}
+		secs, err := parseSeconds(c.Time)
+		var ok bool
+		if err == nil {
+			dur, ok = clampDuration(secs)
 		}
-		dur = time.Duration(secs * float64(time.Second))
+		if !ok {
+			return Scenario{}, &Error{Line: line, Element: el, Message: "the time attribute " + strconv.Quote(truncate(c.Time, 60)) + " is not a number of seconds"}
+		}
 	}
 	class := c.Classname
 	if class == "" {
@@ -177,8 +207,8 @@ func junitScenario(c junitCase, suite junitSuite, line int) (Scenario, error) {
 		sc.Error = problemError(problems[0])
 	case c.Skipped != nil:
 		sc.Status = "skipped"
-		if msg := strings.TrimSpace(c.Skipped.Message + " " + c.Skipped.Text); msg != "" {
-			st.Error = &StepError{Message: firstLine(msg)}
+		if msg := skipReason(c.Skipped.Message + "\n" + c.Skipped.Text); msg != "" {
+			st.Error = &StepError{Message: msg}
 		}
 	default:
 		sc.Attempts += len(c.FlakyFailures) + len(c.FlakyErrors)
@@ -245,4 +275,23 @@ func charsetReader(label string, in io.Reader) (io.Reader, error) {
 		return strings.NewReader(string(r)), nil
 	}
 	return nil, errors.New("the encoding " + strconv.Quote(label) + " is not supported; write the document in UTF-8")
+}
+
+// goTestFrame matches the lines go test prints around a test's own output.
+var goTestFrame = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (SKIP|PASS|FAIL)):? `)
+
+// goTestLocation is the file:line prefix go test puts before what t.Skip and t.Log print.
+var goTestLocation = regexp.MustCompile(`^\s*[\w./-]+\.go:\d+: `)
+
+// skipReason is why a test was skipped: the first line of the skip message that is not go test's
+// framing (gotestsum writes the test's whole output, "=== RUN …", as the message), without the
+// file:line prefix t.Skip adds.
+func skipReason(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) == "" || goTestFrame.MatchString(l) {
+			continue
+		}
+		return strings.TrimSpace(goTestLocation.ReplaceAllString(l, ""))
+	}
+	return ""
 }

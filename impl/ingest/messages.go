@@ -39,6 +39,8 @@ func parseMessages(data []byte) (Result, error) {
 	cases := map[string]*messages.TestCase{}
 	attempts := map[string]*msgAttempt{} // testCaseStarted id → attempt
 	latest := map[string]*msgAttempt{}   // pickle id → its last attempt
+	hooks := map[string]*messages.Hook{}
+	runHooks := map[string]string{} // testRunHookStarted id → hook id
 
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), len(data)+1)
@@ -114,6 +116,32 @@ func parseMessages(data []byte) (Result, error) {
 				name = "attachment-" + strconv.Itoa(len(a.attached[t.TestStepId])+1) + extensionOf(t.MediaType)
 			}
 			a.attached[t.TestStepId] = append(a.attached[t.TestStepId], Attachment{Name: name, MediaType: t.MediaType, Data: body})
+		case env.Hook != nil:
+			hooks[env.Hook.Id] = env.Hook
+		case env.TestRunHookStarted != nil:
+			runHooks[env.TestRunHookStarted.Id] = env.TestRunHookStarted.HookId
+		case env.TestRunHookFinished != nil:
+			r := env.TestRunHookFinished.Result
+			if r == nil {
+				continue
+			}
+			switch normStatus(string(r.Status)) {
+			case "passed", "skipped", "unknown":
+				continue
+			}
+			res.Errors = append(res.Errors, hookFailure(hooks[runHooks[env.TestRunHookFinished.TestRunHookStartedId]], r))
+		case env.TestRunFinished != nil:
+			t := env.TestRunFinished
+			switch {
+			case t.Exception != nil:
+				msg := t.Exception.Type
+				if t.Exception.Message != "" {
+					msg += ": " + t.Exception.Message
+				}
+				res.Errors = append(res.Errors, "the test run failed: "+msg)
+			case t.Message != "":
+				res.Errors = append(res.Errors, "the test run failed: "+t.Message)
+			}
 		case env.TestCaseFinished != nil:
 			if a, ok := attempts[env.TestCaseFinished.TestCaseStartedId]; ok {
 				a.finished = true
@@ -137,6 +165,8 @@ func parseMessages(data []byte) (Result, error) {
 				last := p.AstNodeIds[len(p.AstNodeIds)-1]
 				s.ExampleRow = ptr(rows[last])
 				s.Key += "\x1f" + strconv.Itoa(nodes[last].line)
+				// An outline row's line is its row's, as in Cucumber JSON and the pickle's location.
+				s.Line = nodes[last].line
 			}
 		}
 		if p.Location != nil && s.Line == 0 {
@@ -170,9 +200,9 @@ func parseMessages(data []byte) (Result, error) {
 			if r != nil {
 				status = normStatus(string(r.Status))
 				if r.Duration != nil {
-					d := time.Duration(r.Duration.Seconds)*time.Second + time.Duration(r.Duration.Nanos)
+					d, _ := clampDuration(float64(r.Duration.Seconds) + float64(r.Duration.Nanos)/1e9)
 					dur = &d
-					s.Duration += d
+					s.Duration = AddDuration(s.Duration, d)
 				}
 				if r.Message != "" || status == "failed" {
 					stepErr = &StepError{Message: firstLine(r.Message), Stack: r.Message}
@@ -222,6 +252,40 @@ func parseMessages(data []byte) (Result, error) {
 		res.Scenarios = append(res.Scenarios, s)
 	}
 	return res, nil
+}
+
+// hookFailure describes a hook of the whole run that did not pass.
+func hookFailure(h *messages.Hook, r *messages.TestStepResult) string {
+	what := "a hook of the test run"
+	if h != nil {
+		kind := map[messages.HookType]string{messages.HookType_BEFORE_TEST_RUN: "BeforeAll", messages.HookType_AFTER_TEST_RUN: "AfterAll"}[h.Type]
+		if kind == "" {
+			kind = "hook"
+		}
+		what = kind + " hook"
+		if h.Name != "" {
+			what += " " + strconv.Quote(h.Name)
+		}
+		if src := h.SourceReference; src != nil && src.Uri != "" {
+			what += " (" + src.Uri
+			if src.Location != nil {
+				what += ":" + strconv.FormatInt(src.Location.Line, 10)
+			}
+			what += ")"
+		}
+	}
+	msg := what + " " + normStatus(string(r.Status))
+	detail := r.Message
+	if r.Exception != nil {
+		detail = r.Exception.Type
+		if r.Exception.Message != "" {
+			detail += ": " + r.Exception.Message
+		}
+	}
+	if detail = firstLine(detail); detail != "" {
+		msg += ": " + detail
+	}
+	return msg
 }
 
 func pickleStep(ps *messages.PickleStep, nodes map[string]astNode, status string) Step {

@@ -18,7 +18,7 @@ const MaxPixels = 64 << 20
 var ErrNotPNG = errors.New("not a PNG image")
 
 // DecodePNG reads a PNG image as non-premultiplied 8-bit RGBA (what pixelmatch users get from
-// pngjs). Images larger than MaxPixels are refused before their pixels are decoded.
+// pngjs; 16-bit samples are rounded to 8 bits as pngjs rounds them). Images larger than MaxPixels are refused before their pixels are decoded.
 func DecodePNG(data []byte) (*image.NRGBA, error) {
 	cfg, err := png.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
@@ -80,7 +80,31 @@ func ToNRGBA(img image.Image) *image.NRGBA {
 			s := src.Pix[y*src.Stride:]
 			o := out.Pix[y*out.Stride:]
 			for x := 0; x < b.Dx(); x++ {
-				o[4*x], o[4*x+1], o[4*x+2], o[4*x+3] = s[8*x], s[8*x+2], s[8*x+4], s[8*x+6]
+				for i := 0; i < 4; i++ {
+					o[4*x+i] = scale16(uint32(s[8*x+2*i])<<8 | uint32(s[8*x+2*i+1]))
+				}
+			}
+		}
+	case *image.Gray16:
+		for y := 0; y < b.Dy(); y++ {
+			s := src.Pix[y*src.Stride:]
+			o := out.Pix[y*out.Stride:]
+			for x := 0; x < b.Dx(); x++ {
+				v := scale16(uint32(s[2*x])<<8 | uint32(s[2*x+1]))
+				o[4*x], o[4*x+1], o[4*x+2], o[4*x+3] = v, v, v, 255
+			}
+		}
+	case *image.RGBA64:
+		// What image/png returns for opaque 16-bit RGB; premultiplied, so made straight first.
+		for y := 0; y < b.Dy(); y++ {
+			o := out.Pix[y*out.Stride:]
+			for x := 0; x < b.Dx(); x++ {
+				c := src.RGBA64At(b.Min.X+x, b.Min.Y+y)
+				r, g, bl, a := uint32(c.R), uint32(c.G), uint32(c.B), uint32(c.A)
+				if a != 0xffff && a != 0 {
+					r, g, bl = r*0xffff/a, g*0xffff/a, bl*0xffff/a
+				}
+				o[4*x], o[4*x+1], o[4*x+2], o[4*x+3] = scale16(r), scale16(g), scale16(bl), scale16(a)
 			}
 		}
 	default:
@@ -93,6 +117,12 @@ func ToNRGBA(img image.Image) *image.NRGBA {
 		}
 	}
 	return out
+}
+
+// scale16 turns a 16-bit sample into 8 bits as pngjs does, rounding to the nearest:
+// floor(v × 255 / 65535 + 0.5). Taking the high byte instead would make 0x00C8 black.
+func scale16(v uint32) uint8 {
+	return uint8((v*255*2 + 65535) / (2 * 65535))
 }
 
 // Result is the outcome of Diff.

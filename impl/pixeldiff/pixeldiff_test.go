@@ -515,3 +515,108 @@ func pngConfig(data []byte) (int, error) {
 	}
 	return cfg.Width * cfg.Height, nil
 }
+
+// sixteenBit returns 16-bit PNGs of the formats image/png writes — grey, RGB (opaque), RGBA —
+// with samples whose high byte alone would round wrongly (0x00C8 is 1 in 8 bits, not 0), and a
+// second RGB image that differs from the first by a little in some pixels.
+func sixteenBit(t *testing.T) map[string][]byte {
+	t.Helper()
+	const w, h = 40, 30
+	grey := image.NewGray16(image.Rect(0, 0, w, h))
+	rgb, rgb2 := image.NewRGBA64(image.Rect(0, 0, w, h)), image.NewRGBA64(image.Rect(0, 0, w, h))
+	rgba := image.NewNRGBA64(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			v := uint16((x*1733 + y*977) * 7 % 65536)
+			grey.SetGray16(x, y, color.Gray16{Y: v})
+			c := color.RGBA64{R: v, G: 65535 - v, B: uint16(x * 0x80), A: 0xffff}
+			rgb.SetRGBA64(x, y, c)
+			if (x+y)%5 == 0 {
+				c.R += 0x0180 // about one 8-bit step: rounding decides whether it is a change
+			}
+			rgb2.SetRGBA64(x, y, c)
+			rgba.SetNRGBA64(x, y, color.NRGBA64{R: v, G: uint16(y * 0x0101), B: 0x00C8, A: uint16(0x8080 + x*0x100)})
+		}
+	}
+	grey.SetGray16(0, 0, color.Gray16{Y: 0x00C8})
+	out := map[string][]byte{}
+	for name, img := range map[string]image.Image{"grey16": grey, "rgb16": rgb, "rgb16-changed": rgb2, "rgba16": rgba} {
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = buf.Bytes()
+	}
+	return out
+}
+
+// TestDecodeMatchesPngjs is issue 18 item 12: DecodePNG gives the very bytes pngjs gives for 16-bit
+// PNGs (rounded, not truncated to the high byte), and DiffPNG of two 16-bit images counts what
+// pixelmatch counts on pngjs's decoding of the same files.
+func TestDecodeMatchesPngjs(t *testing.T) {
+	dir := pixelmatchDir(t)
+	tmp := t.TempDir()
+	files := sixteenBit(t)
+	var in struct {
+		Decode []string `json:"decode"`
+	}
+	paths := map[string]string{}
+	for name, data := range files {
+		p := filepath.Join(tmp, name+".png")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths[p] = name
+		in.Decode = append(in.Decode, p)
+	}
+	data, _ := json.Marshal(in)
+	cmd := exec.Command("node", "compare.mjs")
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node compare.mjs: %v", err)
+	}
+	var decoded []struct {
+		Path          string
+		Width, Height int
+		SHA256        string
+	}
+	if err := json.Unmarshal(out, &decoded); err != nil || len(decoded) != len(files) {
+		t.Fatalf("node output %q: %v", out, err)
+	}
+	for _, d := range decoded {
+		name := paths[d.Path]
+		img, err := pixeldiff.DecodePNG(files[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(img.Pix)
+		if hex.EncodeToString(sum[:]) != d.SHA256 || img.Rect.Dx() != d.Width || img.Rect.Dy() != d.Height {
+			t.Errorf("%s: DecodePNG differs from pngjs", name)
+		}
+		if name == "grey16" && img.Pix[0] != 1 {
+			t.Errorf("grey 0x00C8 decodes to %d, pngjs gives 1", img.Pix[0])
+		}
+	}
+	in2 := map[string]any{"pairs": []map[string]string{{"name": "rgb16", "before": filepath.Join(tmp, "rgb16.png"), "after": filepath.Join(tmp, "rgb16-changed.png")},
+		{"name": "grey-vs-black", "before": filepath.Join(tmp, "grey16.png"), "after": filepath.Join(tmp, "grey16.png")}}, "options": map[string]any{}}
+	data, _ = json.Marshal(in2)
+	cmd = exec.Command("node", "compare.mjs")
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(data)
+	if out, err = cmd.Output(); err != nil {
+		t.Fatalf("node compare.mjs: %v", err)
+	}
+	var js []jsResult
+	if err := json.Unmarshal(out, &js); err != nil || len(js) != 2 {
+		t.Fatalf("node output %q: %v", out, err)
+	}
+	res, _, err := pixeldiff.DiffPNG(files["rgb16"], files["rgb16-changed"], pixeldiff.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mismatch != js[0].Mismatch || res.Mismatch == 0 {
+		t.Errorf("16-bit RGB pair: mismatch %d, pixelmatch %d", res.Mismatch, js[0].Mismatch)
+	}
+}

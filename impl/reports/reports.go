@@ -78,7 +78,7 @@ func Add(c *serverapi.Counts, status string, attempts int) {
 // Build returns the report of r; htmlURL is where its HTML page is served.
 func Build(r Run, htmlURL string) serverapi.RunReport {
 	out := serverapi.RunReport{RunId: r.ID, Status: serverapi.RunStatus(r.Status), Counts: Counts(r.Scenarios), HtmlUrl: htmlURL,
-		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Error: nonEmpty(r.Error),
 		Failures: []struct {
 			Error                *serverapi.RunStepError `json:"error,omitempty"`
 			FeaturePath          string                  `json:"featurePath"`
@@ -114,7 +114,7 @@ func Build(r Run, htmlURL string) serverapi.RunReport {
 				Step                 *string                 `json:"step,omitempty"`
 			}{Error: f.Error, FeaturePath: sc.FeaturePath, Scenario: sc.Name, ScenarioId: sc.ID, ScreenshotArtifactId: f.Screenshot, Step: f.Step})
 		}
-		if sc.Attempts > 1 {
+		if sc.Status == "passed" && sc.Attempts > 1 { // flaky: passed after a failure
 			out.Flaky = append(out.Flaky, struct {
 				Attempts    int       `json:"attempts"`
 				FeaturePath string    `json:"featurePath"`
@@ -193,3 +193,10 @@ func FailureOf(sc Scenario) (Failure, bool) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -28,7 +28,7 @@ func ParseTagExpr(src string) (*TagExpr, error) {
 		return nil, err
 	}
 	if p.pos < len(p.toks) {
-		return nil, fmt.Errorf("tag expression %q: unexpected %q", src, p.toks[p.pos])
+		return nil, p.fail("unexpected %q", p.toks[p.pos].text)
 	}
 	return &TagExpr{source: src, eval: f}, nil
 }
@@ -45,28 +45,50 @@ func (e *TagExpr) Match(tags []string) bool {
 	return e.eval(set)
 }
 
-func tagTokens(src string) ([]string, error) {
-	var toks []string
+// TagExprError is a tag expression that does not compile: Column (1-based, in characters) is
+// where the parser gave up.
+type TagExprError struct {
+	Source string
+	Column int
+	Msg    string
+}
+
+func (e *TagExprError) Error() string {
+	return fmt.Sprintf("tag expression %q, column %d: %s", e.Source, e.Column, e.Msg)
+}
+
+// tagTok is a token of a tag expression and its 1-based column.
+type tagTok struct {
+	text string
+	col  int
+}
+
+func tagTokens(src string) ([]tagTok, error) {
+	var toks []tagTok
 	var cur strings.Builder
+	curCol := 0
 	flush := func() {
 		if cur.Len() > 0 {
-			toks = append(toks, cur.String())
+			toks = append(toks, tagTok{cur.String(), curCol})
 			cur.Reset()
 		}
 	}
 	rs := []rune(src)
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
+		if cur.Len() == 0 {
+			curCol = i + 1
+		}
 		switch {
 		case r == '\\':
 			if i+1 >= len(rs) {
-				return nil, fmt.Errorf("tag expression %q: nothing to escape at the end", src)
+				return nil, &TagExprError{Source: src, Column: i + 1, Msg: "nothing to escape at the end"}
 			}
 			i++
 			cur.WriteRune(rs[i])
 		case r == '(' || r == ')':
 			flush()
-			toks = append(toks, string(r))
+			toks = append(toks, tagTok{string(r), i + 1})
 		case r == ' ' || r == '\t' || r == '\n':
 			flush()
 		default:
@@ -79,17 +101,25 @@ func tagTokens(src string) ([]string, error) {
 
 type tagParser struct {
 	src  string
-	toks []string
+	toks []tagTok
 	pos  int
 }
 
 func (p *tagParser) peek() string {
 	if p.pos < len(p.toks) {
-		return p.toks[p.pos]
+		return p.toks[p.pos].text
 	}
 	return ""
 }
 
+// fail returns the error at the current token (or just past the end).
+func (p *tagParser) fail(format string, args ...any) error {
+	col := len([]rune(p.src)) + 1
+	if p.pos < len(p.toks) {
+		col = p.toks[p.pos].col
+	}
+	return &TagExprError{Source: p.src, Column: col, Msg: fmt.Sprintf(format, args...)}
+}
 func (p *tagParser) or() (func(map[string]bool) bool, error) {
 	left, err := p.and()
 	if err != nil {
@@ -140,7 +170,7 @@ func (p *tagParser) primary() (func(map[string]bool) bool, error) {
 	tok := p.peek()
 	switch {
 	case tok == "":
-		return nil, fmt.Errorf("tag expression %q: unexpected end, expected a tag", p.src)
+		return nil, p.fail("unexpected end, expected a tag")
 	case tok == "(":
 		p.pos++
 		inner, err := p.or()
@@ -148,7 +178,7 @@ func (p *tagParser) primary() (func(map[string]bool) bool, error) {
 			return nil, err
 		}
 		if p.peek() != ")" {
-			return nil, fmt.Errorf("tag expression %q: missing ')'", p.src)
+			return nil, p.fail("missing ')'")
 		}
 		p.pos++
 		return inner, nil
@@ -156,6 +186,6 @@ func (p *tagParser) primary() (func(map[string]bool) bool, error) {
 		p.pos++
 		return func(t map[string]bool) bool { return t[tok] }, nil
 	default:
-		return nil, fmt.Errorf("tag expression %q: expected a tag starting with @, 'not' or '(', found %q", p.src, tok)
+		return nil, p.fail("expected a tag starting with @, 'not' or '(', found %q", tok)
 	}
 }

@@ -33,11 +33,16 @@ type apiEvent struct {
 	Name        *string
 	Heal        *serverapi.Heal
 	VisualCheck *serverapi.VisualCheck
+	Dataset     *string
+	Row         *int
 }
 
 type scenarioState struct {
 	id    uuid.UUID
 	steps []serverapi.RunStep
+	// dataset and row name the dataset row that fed the scenario (docs/steps.md).
+	dataset *string
+	row     *int
 }
 
 // sink stores a run's events as they happen: each one is appended to run_events and announced
@@ -61,7 +66,7 @@ func (k *sink) appendEvent(e apiEvent) {
 	now := time.Now().UTC()
 	ev := serverapi.RunEvent{Type: serverapi.RunEventType(e.Type), RunId: k.run.ID, At: now, Sequence: k.seq, Status: e.Status,
 		ScenarioId: e.ScenarioID, StepIndex: e.StepIndex, Message: e.Message, Counts: e.Counts, ArtifactId: e.ArtifactID, Name: e.Name,
-		Heal: e.Heal, VisualCheck: e.VisualCheck}
+		Heal: e.Heal, VisualCheck: e.VisualCheck, Dataset: e.Dataset, Row: e.Row}
 	if e.Level != nil {
 		ev.Level = ptr(serverapi.RunEventLevel(*e.Level))
 	}
@@ -91,6 +96,9 @@ func (k *sink) Emit(e runner.Event) {
 	case runner.EventRunStarted:
 		for i, ref := range e.Run.Scenarios {
 			st := &scenarioState{id: uuid.New()}
+			if ref.Dataset != "" && ref.Row > 0 {
+				st.dataset, st.row = &ref.Dataset, ptr(ref.Row)
+			}
 			k.scenarios[ref.ID] = st
 			var row *int32
 			if ref.Row > 0 {
@@ -101,7 +109,7 @@ func (k *sink) Emit(e runner.Event) {
 				tags = []string{}
 			}
 			if err := k.s.st.InsertRunScenario(ctx, db.InsertRunScenarioParams{ID: st.id, RunID: k.run.ID, ScenarioKey: ref.ID, Position: int32(i),
-				Module: ref.Module, FeaturePath: ref.FeaturePath, FeatureName: ref.FeatureName, Name: ref.Name, Line: int32(ref.Line), Tags: tags, ExampleRow: row}); err != nil {
+				Module: ref.Module, FeaturePath: ref.FeaturePath, FeatureName: ref.FeatureName, Name: ref.Name, Line: int32(ref.Line), Tags: tags, ExampleRow: row, Dataset: nonEmpty(ref.Dataset)}); err != nil {
 				k.s.log.Error("runs: store scenario", "error", err)
 			}
 		}
@@ -115,7 +123,11 @@ func (k *sink) Emit(e runner.Event) {
 			sc.steps = sc.steps[:0] // a retry starts the steps afresh
 			_ = k.s.st.StartRunScenario(ctx, db.StartRunScenarioParams{RunID: k.run.ID, ID: sc.id, StartedAt: ptr(e.Time)})
 		}
-		k.appendEvent(apiEvent{Type: "scenario.started", ScenarioID: scID})
+		ev := apiEvent{Type: "scenario.started", ScenarioID: scID}
+		if sc != nil {
+			ev.Dataset, ev.Row = sc.dataset, sc.row
+		}
+		k.appendEvent(ev)
 	case runner.EventStepStarted:
 		if sc != nil && e.Step != nil && e.StepStart != nil {
 			for len(sc.steps) <= *e.Step {
@@ -123,6 +135,7 @@ func (k *sink) Emit(e runner.Event) {
 			}
 			st := &sc.steps[*e.Step]
 			st.Keyword, st.Text, st.Line, st.StartedAt = e.StepStart.Keyword, e.StepStart.Text, ptr(e.StepStart.Line), ptr(e.Time)
+			k.saveSteps(ctx, sc)
 		}
 		k.appendEvent(apiEvent{Type: "step.started", ScenarioID: scID, StepIndex: e.Step})
 	case runner.EventLog:
@@ -145,6 +158,7 @@ func (k *sink) Emit(e runner.Event) {
 			if e.StepEnd.Error != "" {
 				st.Error = &serverapi.RunStepError{Message: e.StepEnd.Error}
 			}
+			k.saveSteps(ctx, sc)
 		}
 		var status *string
 		if e.StepEnd != nil {
@@ -163,12 +177,22 @@ func (k *sink) Emit(e runner.Event) {
 				Attempts: int32(max(e.ScenarioEnd.Attempt, 1))}); err != nil {
 				k.s.log.Error("runs: store scenario result", "error", err)
 			}
-			k.appendEvent(apiEvent{Type: "scenario.finished", ScenarioID: scID, Status: ptr(string(e.ScenarioEnd.Status)), Message: nonEmpty(e.ScenarioEnd.Error)})
+			k.appendEvent(apiEvent{Type: "scenario.finished", ScenarioID: scID, Status: ptr(string(e.ScenarioEnd.Status)), Message: nonEmpty(e.ScenarioEnd.Error),
+				Dataset: sc.dataset, Row: sc.row})
 		}
 	case runner.EventRunFinished:
 		if e.RunEnd != nil {
 			k.appendEvent(apiEvent{Type: "run.status", Status: ptr(string(e.RunEnd.Status)), Counts: ptr(apiCounts(e.RunEnd.Counts)), Message: nonEmpty(e.RunEnd.Error)})
 		}
+	}
+}
+
+// saveSteps keeps the steps of a scenario in progress, so that a run whose worker dies shows
+// what ran (reconcile).
+func (k *sink) saveSteps(ctx context.Context, sc *scenarioState) {
+	steps, _ := json.Marshal(sc.steps)
+	if err := k.s.st.SaveRunScenarioSteps(ctx, db.SaveRunScenarioStepsParams{RunID: k.run.ID, ID: sc.id, Steps: steps}); err != nil {
+		k.s.log.Warn("runs: store steps in progress", "error", err)
 	}
 }
 

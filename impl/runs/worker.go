@@ -11,7 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/pool"
+	"github.com/sdods/sdods/impl/reports"
 	"github.com/sdods/sdods/impl/runner"
 	"github.com/sdods/sdods/impl/store"
 )
@@ -79,6 +81,7 @@ func (s *Service) reconcile(ctx context.Context) {
 	}
 	for _, id := range ids {
 		s.log.Warn("runs: run lost its worker; marked errored", "run_id", id)
+		s.countLostRun(ctx, id)
 		if _, err := pool.ReleaseRun(ctx, s.st.Queries, id); err != nil {
 			s.log.Warn("runs: release leases", "run_id", id, "error", err)
 		}
@@ -86,6 +89,28 @@ func (s *Service) reconcile(ctx context.Context) {
 		snk.seq = s.lastSeq(ctx, id)
 		snk.appendEvent(apiEvent{Type: "end", Status: ptr("errored"), Message: ptr("the worker executing this run stopped")})
 		s.notifyFinished(id)
+	}
+}
+
+// countLostRun records what a lost run did: the scenarios its worker was executing keep the steps
+// that ran and say why they have no result, and the run's counts are those of its scenarios.
+func (s *Service) countLostRun(ctx context.Context, id uuid.UUID) {
+	msg, _ := json.Marshal(serverapi.RunStepError{Message: "interrupted: the worker executing this run stopped during this scenario"})
+	if err := s.st.InterruptRunScenarios(ctx, db.InterruptRunScenariosParams{RunID: id, Error: msg}); err != nil {
+		s.log.Warn("runs: mark interrupted scenarios", "run_id", id, "error", err)
+	}
+	rows, err := s.st.ListRunScenarios(ctx, id)
+	if err != nil {
+		s.log.Warn("runs: count a lost run", "run_id", id, "error", err)
+		return
+	}
+	var c serverapi.Counts
+	for _, sc := range rows {
+		reports.Add(&c, sc.Status, int(sc.Attempts))
+	}
+	counts, _ := json.Marshal(c)
+	if err := s.st.SetRunCounts(ctx, db.SetRunCountsParams{ID: id, Counts: counts}); err != nil {
+		s.log.Warn("runs: count a lost run", "run_id", id, "error", err)
 	}
 }
 

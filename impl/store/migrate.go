@@ -91,33 +91,39 @@ func MigrationVersion(databaseURL string) (Migration, error) {
 	return Migration{Version: v, Dirty: dirty}, nil
 }
 
-// EnsureDatabase creates the database named in databaseURL when it does not exist yet, by
-// connecting to the server's maintenance database `postgres`.
+// EnsureDatabase creates the database named in databaseURL when it does not exist yet.
 func EnsureDatabase(ctx context.Context, databaseURL string) error {
+	_, err := CreateDatabase(ctx, databaseURL)
+	return err
+}
+
+// CreateDatabase creates the database named in databaseURL when it does not exist yet, by
+// connecting to the server's maintenance database `postgres`, and reports whether it did.
+func CreateDatabase(ctx context.Context, databaseURL string) (bool, error) {
 	u, err := url.Parse(databaseURL)
 	if err != nil {
-		return fmt.Errorf("parse database url: %w", err)
+		return false, fmt.Errorf("parse database url: %w", err)
 	}
 	name := strings.TrimPrefix(u.Path, "/")
 	if name == "" || name == "postgres" {
-		return nil
+		return false, nil
 	}
 	admin := *u
 	admin.Path = "/postgres"
 	conn, err := pgx.Connect(ctx, admin.String())
 	if err != nil {
-		return fmt.Errorf("connect to maintenance database: %w", err)
+		return false, fmt.Errorf("connect to maintenance database: %w", err)
 	}
 	defer conn.Close(ctx)
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
-		return fmt.Errorf("look up database %s: %w", name, err)
+		return false, fmt.Errorf("look up database %s: %w", name, err)
 	}
 	if exists {
-		return nil
+		return false, nil
 	}
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil && !IsUniqueViolation(err) {
-		return fmt.Errorf("create database %s: %w", name, err)
+		return false, fmt.Errorf("create database %s: %w", name, err)
 	}
-	return nil
+	return true, nil
 }

@@ -40,7 +40,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to database %s@%s/%s: %w", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Database, err)
 	}
-	return &Store{Pool: pool, Queries: db.New(pool)}, nil
+	return &Store{Pool: pool, Queries: db.New(translating{pool})}, nil
 }
 
 // Close releases every connection.
@@ -48,9 +48,15 @@ func (s *Store) Close() { s.Pool.Close() }
 
 // WithTx runs fn in one transaction: committed when fn returns nil, rolled back otherwise.
 func (s *Store) WithTx(ctx context.Context, fn func(q *db.Queries) error) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		return fn(s.Queries.WithTx(tx))
+	var fnErr error
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		fnErr = fn(db.New(translating{tx}))
+		return fnErr
 	})
+	if fnErr != nil {
+		return fnErr // fn's own error, its queries' errors translated already
+	}
+	return Translate(err) // begin or commit
 }
 
 // Health reports the database round-trip time, or why it failed.

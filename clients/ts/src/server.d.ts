@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Health of the server and its database
-         * @description Public. A signed-in instance admin also sees the egress policy in force.
+         * @description Public. A signed-in instance admin also sees the egress policy in force. 503 (with the same body, status degraded, and Retry-After) while the database is down, so that a probe keyed on the status sees it.
          */
         get: operations["getHealth"];
         put?: never;
@@ -2408,6 +2408,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description In the answer of a save (PUT), the warnings and notes of the content as saved; errors are a 422 and nothing is saved. */
+            diagnostics?: components["schemas"]["Diagnostic"][];
         };
         FeatureWrite: {
             /** @description Gherkin source (UTF-8). */
@@ -2703,6 +2705,10 @@ export interface components {
             attempts: number;
             /** @description Row of the Examples table, for outlines. */
             exampleRow?: number;
+            /** @description The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`). */
+            dataset?: string;
+            /** @description The dataset row (from 1) that fed this scenario; with `dataset`. */
+            row?: number;
         };
         RunScenario: {
             /** Format: uuid */
@@ -2717,6 +2723,10 @@ export interface components {
             attempts: number;
             /** @description Row of the Examples table, for outlines. */
             exampleRow?: number;
+            /** @description The dataset whose row fed this scenario (an Examples table tagged `@dataset:<name>`). */
+            dataset?: string;
+            /** @description The dataset row (from 1) that fed this scenario; with `dataset`. */
+            row?: number;
             /** Format: uuid */
             runId: string;
             featurePath: string;
@@ -2783,7 +2793,7 @@ export interface components {
             variables?: {
                 [key: string]: string;
             };
-            /** @description Why the run errored. */
+            /** @description Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each. */
             error?: string;
         };
         /** @description `data` of one event of `GET /api/runs/{runId}/events`. */
@@ -2815,6 +2825,10 @@ export interface components {
             name?: string;
             heal?: components["schemas"]["Heal"];
             visualCheck?: components["schemas"]["VisualCheck"];
+            /** @description On `scenario.started` and `scenario.finished` of a scenario fed by a dataset row, the dataset. */
+            dataset?: string;
+            /** @description With `dataset`, the dataset row (from 1). */
+            row?: number;
         };
         RunReport: {
             /** Format: uuid */
@@ -2827,6 +2841,8 @@ export interface components {
             startedAt?: string;
             /** Format: date-time */
             finishedAt?: string;
+            /** @description Why the run errored, or what failed outside any scenario in ingested results (a BeforeAll or AfterAll hook, an exception of the test run itself), one line each. */
+            error?: string;
             failures: {
                 /** Format: uuid */
                 scenarioId: string;
@@ -3414,7 +3430,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server health (also when degraded). */
+            /** @description Server and database up. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3424,6 +3440,17 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            /** @description The database is down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
             default: components["responses"]["UnexpectedError"];
         };
     };

@@ -1,0 +1,1 @@
+ALTER TABLE run_scenarios DROP COLUMN IF EXISTS dataset;
