@@ -235,24 +235,26 @@ type RunIngest struct {
 }
 
 type RunScenario struct {
-	ID          uuid.UUID
-	RunID       uuid.UUID
-	ScenarioKey string
-	Position    int32
-	Module      string
-	FeaturePath string
-	FeatureName string
-	Name        string
-	Line        int32
-	Tags        []string
-	ExampleRow  *int32
-	Status      string
-	Error       json.RawMessage
-	Attempts    int32
-	StartedAt   *time.Time
-	FinishedAt  *time.Time
-	DurationMs  *int64
-	Steps       json.RawMessage
+	ID               uuid.UUID
+	RunID            uuid.UUID
+	ScenarioKey      string
+	Position         int32
+	Module           string
+	FeaturePath      string
+	FeatureName      string
+	Name             string
+	Line             int32
+	Tags             []string
+	ExampleRow       *int32
+	Status           string
+	Error            json.RawMessage
+	Attempts         int32
+	StartedAt        *time.Time
+	FinishedAt       *time.Time
+	DurationMs       *int64
+	Steps            json.RawMessage
+	Identity         *string
+	FailureSignature *string
 }
 
 type Session struct {

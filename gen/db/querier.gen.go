@@ -185,6 +185,32 @@ type Querier interface {
 	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
 	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error
+	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
+	StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyParams) ([]StatsBecameFlakyRow, error)
+	// The median duration of each identity in [since, until) against [previous_since, since).
+	StatsDurationRegressions(ctx context.Context, arg StatsDurationRegressionsParams) ([]StatsDurationRegressionsRow, error)
+	// Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
+	StatsFailureClusters(ctx context.Context, arg StatsFailureClustersParams) ([]StatsFailureClustersRow, error)
+	// One row per scenario identity with at least min_results outcomes; every metric as docs/stats.md
+	// defines it. The failing step and locator are looked up for the page's rows only.
+	StatsFlaky(ctx context.Context, arg StatsFlakyParams) ([]StatsFlakyRow, error)
+	StatsHealByScenario(ctx context.Context, arg StatsHealByScenarioParams) ([]StatsHealByScenarioRow, error)
+	StatsHealBySelector(ctx context.Context, arg StatsHealBySelectorParams) ([]StatsHealBySelectorRow, error)
+	StatsHealByStrategy(ctx context.Context, arg StatsHealByStrategyParams) ([]StatsHealByStrategyRow, error)
+	StatsHealTop(ctx context.Context, arg StatsHealTopParams) ([]StatsHealTopRow, error)
+	StatsMostFailingSteps(ctx context.Context, arg StatsMostFailingStepsParams) ([]StatsMostFailingStepsRow, error)
+	// Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
+	StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error)
+	StatsSlowestScenarios(ctx context.Context, arg StatsSlowestScenariosParams) ([]StatsSlowestScenariosRow, error)
+	StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsParams) ([]StatsSlowestStepsRow, error)
+	// Statistics over runs and their scenario results (docs/stats.md). Every query takes the same
+	// scope: the caller's workspaces (or all, for instance admins), optionally one workspace, project,
+	// branch, environment, trigger and scenario tag, and a window [since, until) on the time a run
+	// happened (started, else created). Unfinished runs take no part.
+	StatsTrendRuns(ctx context.Context, arg StatsTrendRunsParams) ([]StatsTrendRunsRow, error)
+	StatsTrendScenarios(ctx context.Context, arg StatsTrendScenariosParams) ([]StatsTrendScenariosRow, error)
+	// The window's totals, for the period-over-period change.
+	StatsTrendSummary(ctx context.Context, arg StatsTrendSummaryParams) (StatsTrendSummaryRow, error)
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error

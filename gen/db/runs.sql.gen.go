@@ -361,7 +361,7 @@ func (q *Queries) GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error) {
 }
 
 const getRunScenario = `-- name: GetRunScenario :one
-SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps FROM run_scenarios WHERE run_id = $1 AND id = $2
+SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, identity, failure_signature FROM run_scenarios WHERE run_id = $1 AND id = $2
 `
 
 type GetRunScenarioParams struct {
@@ -391,6 +391,8 @@ func (q *Queries) GetRunScenario(ctx context.Context, arg GetRunScenarioParams) 
 		&i.FinishedAt,
 		&i.DurationMs,
 		&i.Steps,
+		&i.Identity,
+		&i.FailureSignature,
 	)
 	return i, err
 }
@@ -543,7 +545,7 @@ func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([
 }
 
 const listRunScenarios = `-- name: ListRunScenarios :many
-SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps FROM run_scenarios WHERE run_id = $1 ORDER BY position
+SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, identity, failure_signature FROM run_scenarios WHERE run_id = $1 ORDER BY position
 `
 
 func (q *Queries) ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error) {
@@ -574,6 +576,8 @@ func (q *Queries) ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunS
 			&i.FinishedAt,
 			&i.DurationMs,
 			&i.Steps,
+			&i.Identity,
+			&i.FailureSignature,
 		); err != nil {
 			return nil, err
 		}

@@ -2948,10 +2948,51 @@ export interface components {
              */
             diffArtifactId: string;
         };
+        /** @description The window a statistic covers, start inclusive, end exclusive. */
+        StatsWindow: {
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+        };
+        /** @description A scenario identity across runs (docs/stats.md): project, feature path, scenario name and example row. */
+        ScenarioRef: {
+            /** @description Stable hash of feature path, scenario name and example row. */
+            identity: string;
+            project: string;
+            featurePath: string;
+            scenario: string;
+            /** @description Row of the Examples table, for a Scenario Outline. */
+            exampleRow?: number;
+        };
+        TrendSummary: {
+            runs: number;
+            /**
+             * Format: double
+             * @description Passed runs / finished runs (cancelled runs excluded); null without finished runs.
+             */
+            passRate: number | null;
+            scenarios: number;
+            scenarioFailures: number;
+            /** @description Scenario results that passed after a retry in the same run. */
+            flaky: number;
+            /** Format: double */
+            runDurationP95Ms: number | null;
+        };
+        /** @description This window minus the previous window of the same length; null where either side is null. */
+        TrendChange: {
+            runs: number;
+            /** Format: double */
+            passRate: number | null;
+            scenarioFailures: number;
+            flaky: number;
+            /** Format: double */
+            runDurationP95Ms: number | null;
+        };
         TrendPoint: {
             /**
              * Format: date-time
-             * @description Start of the bucket.
+             * @description Start of the bucket in the requested time zone.
              */
             at: string;
             runs: number;
@@ -2959,61 +3000,189 @@ export interface components {
             failed: number;
             errored: number;
             cancelled: number;
-            passRate: number;
-            /** Format: int64 */
-            avgDurationMs: number;
+            timedOut: number;
+            /** Format: double */
+            passRate: number | null;
+            /** Format: double */
+            runDurationP50Ms: number | null;
+            /** Format: double */
+            runDurationP95Ms: number | null;
             scenarios: components["schemas"]["Counts"];
+            /** Format: double */
+            scenarioDurationP50Ms: number | null;
+            /** Format: double */
+            scenarioDurationP95Ms: number | null;
+            flaky: number;
         };
         Trends: {
             /** @enum {string} */
             bucket: "hour" | "day" | "week";
+            timeZone: string;
+            window: components["schemas"]["StatsWindow"];
+            /** @description Buckets that hold at least one run, oldest first. */
             points: components["schemas"]["TrendPoint"][];
+            summary: components["schemas"]["TrendSummary"];
+            previous: components["schemas"]["TrendSummary"];
+            change: components["schemas"]["TrendChange"];
         };
+        /** @description Every metric is defined with its formula in docs/stats.md. */
         FlakyScenario: {
+            identity: string;
             project: string;
             featurePath: string;
             scenario: string;
-            runs: number;
-            /** @description Pass/fail alternations. */
+            exampleRow?: number;
+            /** @description n, results that passed or failed (skipped, pending and unfinished ones are ignored). */
+            results: number;
+            passed: number;
+            failed: number;
+            /** @description Consecutive results (in run time order) whose outcomes differ. */
             flips: number;
+            /** @description Results that passed after failing in the same run. */
+            retryPasses: number;
+            flakyResults: number;
+            /** Format: double */
+            flipRate: number;
+            /** Format: double */
             flakyRate: number;
+            /** Format: double */
+            retryPassRate: number;
+            /** Format: double */
+            failureRate: number;
+            /** Format: double */
+            passRate: number;
+            /** Format: double */
+            health: number;
+            /** Format: double */
+            flakinessVolume: number;
+            /** Format: int64 */
+            durationLostMs: number;
+            /**
+             * Format: double
+             * @description Lower bound of the Wilson 95 % interval of the failure rate.
+             */
+            failureRateLow: number;
+            /**
+             * Format: double
+             * @description Upper bound of the Wilson 95 % interval of the failure rate.
+             */
+            failureRateHigh: number;
+            /** Format: date-time */
+            firstFlakyAt?: string;
             /** Format: date-time */
             lastFlakyAt?: string;
             /** Format: uuid */
-            lastRunId?: string;
+            lastRunId: string;
+            failingStep?: components["schemas"]["StepCount"];
+            failingLocator?: components["schemas"]["LocatorCount"];
+            /** @description Heals recorded in this identity's results in the window. */
+            heals: number;
+        };
+        StepCount: {
+            keyword: string;
+            text: string;
+            count: number;
         };
         HealStats: {
+            window: components["schemas"]["StatsWindow"];
             total: number;
-            byStrategy: {
-                strategy: string;
-                count: number;
-            }[];
-            top: {
-                featurePath: string;
-                oldSelector: string;
-                newSelector: string;
-                count: number;
-                avgScore: number;
-                /** Format: date-time */
-                lastSeenAt: string;
-            }[];
+            byStrategy: components["schemas"]["HealStrategyCount"][];
+            bySelector: components["schemas"]["HealSelectorCount"][];
+            byScenario: components["schemas"]["HealScenarioCount"][];
+            /** @description The selectors healed most, with each replacement. */
+            top: components["schemas"]["HealReplacement"][];
+            /** @description Heals accepted through proposals; null until proposals exist. */
+            accepted: number | null;
+            /** @description Heals rejected through proposals; null until proposals exist. */
+            rejected: number | null;
         };
-        Insight: {
-            /** @enum {string} */
-            kind: "slowest" | "most_failing" | "new_failure" | "flaky" | "frequent_heal" | "duration_regression";
-            /** @enum {string} */
-            severity: "info" | "warning" | "critical";
-            title: string;
-            detail?: string;
-            project?: string;
-            featurePath?: string;
-            scenario?: string;
-            value?: number;
+        LocatorCount: {
+            locator: string;
+            count: number;
+        };
+        HealStrategyCount: {
+            strategy: string;
+            count: number;
+            /** Format: double */
+            avgScore: number;
+        };
+        HealSelectorCount: {
+            project: string;
+            selector: string;
+            count: number;
+        };
+        HealScenarioCount: components["schemas"]["ScenarioRef"] & {
+            count: number;
+        };
+        HealReplacement: {
+            project: string;
+            oldSelector: string;
+            newSelector: string;
+            strategy: string;
+            count: number;
+            /** Format: double */
+            avgScore: number;
+            /** Format: date-time */
+            lastSeenAt: string;
+        };
+        ScenarioDuration: components["schemas"]["ScenarioRef"] & {
+            results: number;
+            /** Format: double */
+            p50Ms: number;
+            /** Format: double */
+            p95Ms: number;
+        };
+        DurationRegression: components["schemas"]["ScenarioRef"] & {
+            /** Format: double */
+            p50Ms: number;
+            /** Format: double */
+            previousP50Ms: number;
+            /** Format: double */
+            deltaMs: number;
+        };
+        StepDuration: {
+            keyword: string;
+            text: string;
+            count: number;
+            /** Format: double */
+            p50Ms: number;
+            /** Format: double */
+            p95Ms: number;
+        };
+        FailureCluster: {
+            /** @description Masked message, masked failing step and, for HTTP steps, method and status, joined by " ¦ " (docs/stats.md). */
+            signature: string;
+            count: number;
+            /** @description Distinct scenario identities affected. */
+            scenarios: number;
+            /** Format: date-time */
+            firstSeenAt: string;
+            /** Format: date-time */
+            lastSeenAt: string;
+            /** @description Not seen in the previous window of the same length. */
+            new: boolean;
+            example: components["schemas"]["ScenarioRef"];
+        };
+        NewFailure: components["schemas"]["ScenarioRef"] & {
+            failures: number;
+            /** Format: date-time */
+            firstFailedAt: string;
+            /** Format: uuid */
+            lastGreenRunId: string;
         };
         Insights: {
             /** Format: date-time */
             generatedAt: string;
-            insights: components["schemas"]["Insight"][];
+            window: components["schemas"]["StatsWindow"];
+            slowestScenarios: components["schemas"]["ScenarioDuration"][];
+            slowestSteps: components["schemas"]["StepDuration"][];
+            durationRegressions: components["schemas"]["DurationRegression"][];
+            mostFailingSteps: components["schemas"]["StepCount"][];
+            failureClusters: components["schemas"]["FailureCluster"][];
+            /** @description Scenarios failing in runs after their project's last passed run, which they passed. */
+            newFailures: components["schemas"]["NewFailure"][];
+            /** @description Identities without flips or retry passes in the previous window that have some in this one. */
+            becameFlaky: components["schemas"]["ScenarioRef"][];
         };
         /** @description A page of FlakyScenario records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page. */
         FlakyScenarioList: {
@@ -3348,6 +3517,10 @@ export interface components {
         Cursor: string;
         /** @description Case-insensitive substring filter on names. */
         Query: string;
+        /** @description Start of the window (inclusive); by default 30 days before until. */
+        StatsSince: string;
+        /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+        StatsUntil: string;
         /** @description Only records at or after this time. */
         Since: string;
         /** @description Only records before this time. */
@@ -6162,12 +6335,22 @@ export interface operations {
     getTrends: {
         parameters: {
             query?: {
+                /** @description Only this project (slug); by default every project of the caller's workspaces. */
                 project?: string;
-                /** @description Only records at or after this time. */
-                since?: components["parameters"]["Since"];
-                /** @description Only records before this time. */
-                until?: components["parameters"]["Until"];
+                /** @description Only this workspace (id). */
+                workspace?: string;
+                /** @description Start of the window (inclusive); by default 30 days before until. */
+                since?: components["parameters"]["StatsSince"];
+                /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+                until?: components["parameters"]["StatsUntil"];
+                branch?: string;
+                environment?: string;
+                trigger?: components["schemas"]["RunTrigger"];
+                /** @description Only scenarios carrying this tag (with its @), and runs with at least one of them. */
+                tag?: string;
                 bucket?: "hour" | "day" | "week";
+                /** @description IANA time zone in which buckets start (midnight, Monday for weeks). */
+                tz?: string;
             };
             header?: never;
             path?: never;
@@ -6193,11 +6376,27 @@ export interface operations {
     listFlakyScenarios: {
         parameters: {
             query?: {
+                /** @description Only this project (slug); by default every project of the caller's workspaces. */
                 project?: string;
-                /** @description Only records at or after this time. */
-                since?: components["parameters"]["Since"];
-                /** @description Only records before this time. */
-                until?: components["parameters"]["Until"];
+                /** @description Only this workspace (id). */
+                workspace?: string;
+                /** @description Start of the window (inclusive); by default 30 days before until. */
+                since?: components["parameters"]["StatsSince"];
+                /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+                until?: components["parameters"]["StatsUntil"];
+                branch?: string;
+                environment?: string;
+                trigger?: components["schemas"]["RunTrigger"];
+                /** @description Only scenarios carrying this tag (with its @), and runs with at least one of them. */
+                tag?: string;
+                /** @description Scenario identities with fewer results (passed or failed) in the window are left out. */
+                minResults?: number;
+                /** @description Leave out runs in which more than this share of scenarios failed (infrastructure failures). */
+                maxFailedShare?: number;
+                /** @description Only identities with at least one flip or retry pass; false lists every identity. */
+                flakyOnly?: boolean;
+                sort?: "flipRate" | "flakyRate" | "retryPassRate" | "failureRate" | "passRate" | "health" | "flakinessVolume" | "durationLostMs" | "results" | "lastFlakyAt";
+                order?: "asc" | "desc";
                 /** @description Page size. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor from `nextCursor`. */
@@ -6209,7 +6408,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Most flaky first. */
+            /** @description Scenario identities, ordered by the sort metric (see docs/stats.md). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6227,11 +6426,19 @@ export interface operations {
     getHealStats: {
         parameters: {
             query?: {
+                /** @description Only this project (slug); by default every project of the caller's workspaces. */
                 project?: string;
-                /** @description Only records at or after this time. */
-                since?: components["parameters"]["Since"];
-                /** @description Only records before this time. */
-                until?: components["parameters"]["Until"];
+                /** @description Only this workspace (id). */
+                workspace?: string;
+                /** @description Start of the window (inclusive); by default 30 days before until. */
+                since?: components["parameters"]["StatsSince"];
+                /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+                until?: components["parameters"]["StatsUntil"];
+                branch?: string;
+                environment?: string;
+                trigger?: components["schemas"]["RunTrigger"];
+                /** @description Only scenarios carrying this tag (with its @), and runs with at least one of them. */
+                tag?: string;
             };
             header?: never;
             path?: never;
@@ -6257,11 +6464,19 @@ export interface operations {
     getInsights: {
         parameters: {
             query?: {
+                /** @description Only this project (slug); by default every project of the caller's workspaces. */
                 project?: string;
-                /** @description Only records at or after this time. */
-                since?: components["parameters"]["Since"];
-                /** @description Only records before this time. */
-                until?: components["parameters"]["Until"];
+                /** @description Only this workspace (id). */
+                workspace?: string;
+                /** @description Start of the window (inclusive); by default 30 days before until. */
+                since?: components["parameters"]["StatsSince"];
+                /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+                until?: components["parameters"]["StatsUntil"];
+                branch?: string;
+                environment?: string;
+                trigger?: components["schemas"]["RunTrigger"];
+                /** @description Only scenarios carrying this tag (with its @), and runs with at least one of them. */
+                tag?: string;
             };
             header?: never;
             path?: never;
