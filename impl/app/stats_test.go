@@ -129,12 +129,12 @@ func TestStatsOverCraftedHistory(t *testing.T) {
 			t.Errorf("order %v, want skips,pays,ships (flakyRate desc)", order)
 		}
 		type want struct {
-			n, passed, flips, retry, flaky                         int
+			n, passed, flips, retry, flaky                           int
 			flipRate, flakyRate, retryRate, failRate, health, volume float64
-			lost                                                   int64
-			low, high                                              float64
-			first, last                                            int
-			step                                                   int
+			lost                                                     int64
+			low, high                                                float64
+			first, last                                              int
+			step                                                     int
 		}
 		wants := map[string]want{
 			// P F P P F P: flips P→F, F→P, P→F, F→P = 4 of 5 pairs.
