@@ -406,3 +406,20 @@ SELECT identity::text AS identity, slug::text AS project, max(feature_path)::tex
 FROM f GROUP BY slug, identity
 HAVING count(*) FILTER (WHERE NOT cur) >= 2 AND count(*) FILTER (WHERE NOT cur AND flaky) = 0 AND count(*) FILTER (WHERE cur AND flaky) > 0
 ORDER BY 2, 3, 4 LIMIT 50;
+
+-- name: CreateQuarantine :one
+INSERT INTO scenario_quarantines (project_id, identity, feature_path, name, example_row, owner, reason, expires_at, release_after, created_by)
+VALUES ($1, md5(sqlc.arg('feature_path')::text || E'\x1f' || sqlc.arg('name')::text || E'\x1f' || coalesce(sqlc.narg('example_row')::int::text, '')),
+        sqlc.arg('feature_path'), sqlc.arg('name'), sqlc.narg('example_row'), $2, $3, $4, $5, $6)
+RETURNING *;
+
+-- name: ListQuarantines :many
+-- A project's quarantines, open ones first; an expired one is no longer active but stays listed.
+SELECT * FROM scenario_quarantines
+WHERE project_id = $1 AND (sqlc.arg('include_released')::boolean OR released_at IS NULL)
+ORDER BY released_at IS NOT NULL, created_at DESC, id;
+
+-- name: ReleaseQuarantine :one
+UPDATE scenario_quarantines SET released_at = now(), release_reason = $3
+WHERE project_id = $1 AND id = $2 AND released_at IS NULL
+RETURNING *;

@@ -257,6 +257,24 @@ type RunScenario struct {
 	FailureSignature *string
 }
 
+type ScenarioQuarantine struct {
+	ID            uuid.UUID
+	ProjectID     uuid.UUID
+	Identity      string
+	FeaturePath   string
+	Name          string
+	ExampleRow    *int32
+	Owner         string
+	Reason        string
+	ExpiresAt     *time.Time
+	ReleaseAfter  *int32
+	CleanStreak   int32
+	CreatedBy     uuid.NullUUID
+	CreatedAt     time.Time
+	ReleasedAt    *time.Time
+	ReleaseReason *string
+}
+
 type Session struct {
 	ID         uuid.UUID
 	SecretHash []byte

@@ -44,6 +44,7 @@ type Querier interface {
 	CreatePoolAccount(ctx context.Context, arg CreatePoolAccountParams) (PoolAccount, error)
 	CreateProcess(ctx context.Context, arg CreateProcessParams) (Process, error)
 	CreateProject(ctx context.Context, arg CreateProjectParams) (Project, error)
+	CreateQuarantine(ctx context.Context, arg CreateQuarantineParams) (ScenarioQuarantine, error)
 	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateToken(ctx context.Context, arg CreateTokenParams) (ApiToken, error)
@@ -134,6 +135,8 @@ type Querier interface {
 	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
 	// The projects of the workspaces where the user has a role (all of them for an instance admin).
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
+	// A project's quarantines, open ones first; an expired one is no longer active but stays listed.
+	ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	// A page of a run's checks needing (or having had) review, oldest first.
 	ListRunBaselineChecks(ctx context.Context, arg ListRunBaselineChecksParams) ([]VisualCheck, error)
@@ -168,6 +171,7 @@ type Querier interface {
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error
 	ReleasePoolLease(ctx context.Context, arg ReleasePoolLeaseParams) (int64, error)
+	ReleaseQuarantine(ctx context.Context, arg ReleaseQuarantineParams) (ScenarioQuarantine, error)
 	// Releases every account a run holds (the run ended, or was found dead).
 	ReleaseRunLeases(ctx context.Context, leaseRunID uuid.NullUUID) (int64, error)
 	RemoveOrgMember(ctx context.Context, arg RemoveOrgMemberParams) (int64, error)

@@ -13,6 +13,141 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const createQuarantine = `-- name: CreateQuarantine :one
+INSERT INTO scenario_quarantines (project_id, identity, feature_path, name, example_row, owner, reason, expires_at, release_after, created_by)
+VALUES ($1, md5($7::text || E'\x1f' || $8::text || E'\x1f' || coalesce($9::int::text, '')),
+        $7, $8, $9, $2, $3, $4, $5, $6)
+RETURNING id, project_id, identity, feature_path, name, example_row, owner, reason, expires_at, release_after, clean_streak, created_by, created_at, released_at, release_reason
+`
+
+type CreateQuarantineParams struct {
+	ProjectID    uuid.UUID
+	Owner        string
+	Reason       string
+	ExpiresAt    *time.Time
+	ReleaseAfter *int32
+	CreatedBy    uuid.NullUUID
+	FeaturePath  string
+	Name         string
+	ExampleRow   *int32
+}
+
+func (q *Queries) CreateQuarantine(ctx context.Context, arg CreateQuarantineParams) (ScenarioQuarantine, error) {
+	row := q.db.QueryRow(ctx, createQuarantine,
+		arg.ProjectID,
+		arg.Owner,
+		arg.Reason,
+		arg.ExpiresAt,
+		arg.ReleaseAfter,
+		arg.CreatedBy,
+		arg.FeaturePath,
+		arg.Name,
+		arg.ExampleRow,
+	)
+	var i ScenarioQuarantine
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Identity,
+		&i.FeaturePath,
+		&i.Name,
+		&i.ExampleRow,
+		&i.Owner,
+		&i.Reason,
+		&i.ExpiresAt,
+		&i.ReleaseAfter,
+		&i.CleanStreak,
+		&i.CreatedBy,
+		&i.CreatedAt,
+		&i.ReleasedAt,
+		&i.ReleaseReason,
+	)
+	return i, err
+}
+
+const listQuarantines = `-- name: ListQuarantines :many
+SELECT id, project_id, identity, feature_path, name, example_row, owner, reason, expires_at, release_after, clean_streak, created_by, created_at, released_at, release_reason FROM scenario_quarantines
+WHERE project_id = $1 AND ($2::boolean OR released_at IS NULL)
+ORDER BY released_at IS NOT NULL, created_at DESC, id
+`
+
+type ListQuarantinesParams struct {
+	ProjectID       uuid.UUID
+	IncludeReleased bool
+}
+
+// A project's quarantines, open ones first; an expired one is no longer active but stays listed.
+func (q *Queries) ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error) {
+	rows, err := q.db.Query(ctx, listQuarantines, arg.ProjectID, arg.IncludeReleased)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ScenarioQuarantine{}
+	for rows.Next() {
+		var i ScenarioQuarantine
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Identity,
+			&i.FeaturePath,
+			&i.Name,
+			&i.ExampleRow,
+			&i.Owner,
+			&i.Reason,
+			&i.ExpiresAt,
+			&i.ReleaseAfter,
+			&i.CleanStreak,
+			&i.CreatedBy,
+			&i.CreatedAt,
+			&i.ReleasedAt,
+			&i.ReleaseReason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const releaseQuarantine = `-- name: ReleaseQuarantine :one
+UPDATE scenario_quarantines SET released_at = now(), release_reason = $3
+WHERE project_id = $1 AND id = $2 AND released_at IS NULL
+RETURNING id, project_id, identity, feature_path, name, example_row, owner, reason, expires_at, release_after, clean_streak, created_by, created_at, released_at, release_reason
+`
+
+type ReleaseQuarantineParams struct {
+	ProjectID     uuid.UUID
+	ID            uuid.UUID
+	ReleaseReason *string
+}
+
+func (q *Queries) ReleaseQuarantine(ctx context.Context, arg ReleaseQuarantineParams) (ScenarioQuarantine, error) {
+	row := q.db.QueryRow(ctx, releaseQuarantine, arg.ProjectID, arg.ID, arg.ReleaseReason)
+	var i ScenarioQuarantine
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Identity,
+		&i.FeaturePath,
+		&i.Name,
+		&i.ExampleRow,
+		&i.Owner,
+		&i.Reason,
+		&i.ExpiresAt,
+		&i.ReleaseAfter,
+		&i.CleanStreak,
+		&i.CreatedBy,
+		&i.CreatedAt,
+		&i.ReleasedAt,
+		&i.ReleaseReason,
+	)
+	return i, err
+}
+
 const statsBecameFlaky = `-- name: StatsBecameFlaky :many
 WITH res AS (
     SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at, r.id AS run_id,

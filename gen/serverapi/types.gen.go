@@ -1647,13 +1647,16 @@ type ColumnType string
 
 // Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 type Counts struct {
-	Failed    int `json:"failed"`
-	Flaky     int `json:"flaky"`
-	Passed    int `json:"passed"`
-	Pending   int `json:"pending"`
-	Skipped   int `json:"skipped"`
-	Total     int `json:"total"`
-	Undefined int `json:"undefined"`
+	Failed  int `json:"failed"`
+	Flaky   int `json:"flaky"`
+	Passed  int `json:"passed"`
+	Pending int `json:"pending"`
+
+	// Quarantined Failures of quarantined scenarios; they do not fail the run.
+	Quarantined *int `json:"quarantined,omitempty"`
+	Skipped     int  `json:"skipped"`
+	Total       int  `json:"total"`
+	Undefined   int  `json:"undefined"`
 }
 
 // CreatedApiToken defines model for CreatedApiToken.
@@ -2678,6 +2681,63 @@ type ProposalList struct {
 
 // ProposalStatus defines model for ProposalStatus.
 type ProposalStatus string
+
+// Quarantine defines model for Quarantine.
+type Quarantine struct {
+	// Active Neither released nor expired.
+	Active bool `json:"active"`
+
+	// CleanStreak Consecutive passed results since quarantined (reset by a failure).
+	CleanStreak int       `json:"cleanStreak"`
+	CreatedAt   time.Time `json:"createdAt"`
+
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int               `json:"exampleRow,omitempty"`
+	ExpiresAt   *time.Time         `json:"expiresAt,omitempty"`
+	FeaturePath string             `json:"featurePath"`
+	Id          openapi_types.UUID `json:"id"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity      string     `json:"identity"`
+	Owner         string     `json:"owner"`
+	Project       string     `json:"project"`
+	Reason        string     `json:"reason"`
+	ReleaseAfter  *int       `json:"releaseAfter,omitempty"`
+	ReleaseReason *string    `json:"releaseReason,omitempty"`
+	ReleasedAt    *time.Time `json:"releasedAt,omitempty"`
+	Scenario      string     `json:"scenario"`
+}
+
+// QuarantineCreate defines model for QuarantineCreate.
+type QuarantineCreate struct {
+	ExampleRow  *int       `json:"exampleRow,omitempty"`
+	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
+	FeaturePath string     `json:"featurePath"`
+
+	// Owner Who answers for the scenario while it is quarantined.
+	Owner  string `json:"owner"`
+	Reason string `json:"reason"`
+
+	// ReleaseAfter Release automatically after this many consecutive clean (passed) results.
+	ReleaseAfter *int   `json:"releaseAfter,omitempty"`
+	Scenario     string `json:"scenario"`
+}
+
+// QuarantineExport The active quarantines, for other runners.
+type QuarantineExport struct {
+	// List One "feature path › scenario name" per active quarantine.
+	List []string `json:"list"`
+
+	// NamePattern An anchored regular expression of the active scenario names, for Playwright's --grep-invert or Cucumber's --name; empty when none.
+	NamePattern string `json:"namePattern"`
+}
+
+// QuarantineList defines model for QuarantineList.
+type QuarantineList struct {
+	// Export The active quarantines, for other runners.
+	Export QuarantineExport `json:"export"`
+	Items  []Quarantine     `json:"items"`
+}
 
 // RecordRequest defines model for RecordRequest.
 type RecordRequest struct {
@@ -3860,6 +3920,11 @@ type ListProcessesParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListQuarantinesParams defines parameters for ListQuarantines.
+type ListQuarantinesParams struct {
+	IncludeReleased *bool `form:"includeReleased,omitempty" json:"includeReleased,omitempty"`
+}
+
 // ListStepsParams defines parameters for ListSteps.
 type ListStepsParams struct {
 	// Limit Page size.
@@ -4227,6 +4292,9 @@ type UpdateProcessJSONRequestBody = ProcessUpdate
 
 // RunProcessJSONRequestBody defines body for RunProcess for application/json ContentType.
 type RunProcessJSONRequestBody = ProcessRun
+
+// CreateQuarantineJSONRequestBody defines body for CreateQuarantine for application/json ContentType.
+type CreateQuarantineJSONRequestBody = QuarantineCreate
 
 // RecordFeatureJSONRequestBody defines body for RecordFeature for application/json ContentType.
 type RecordFeatureJSONRequestBody = RecordRequest

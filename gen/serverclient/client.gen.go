@@ -1654,13 +1654,16 @@ type ColumnType string
 
 // Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 type Counts struct {
-	Failed    int `json:"failed"`
-	Flaky     int `json:"flaky"`
-	Passed    int `json:"passed"`
-	Pending   int `json:"pending"`
-	Skipped   int `json:"skipped"`
-	Total     int `json:"total"`
-	Undefined int `json:"undefined"`
+	Failed  int `json:"failed"`
+	Flaky   int `json:"flaky"`
+	Passed  int `json:"passed"`
+	Pending int `json:"pending"`
+
+	// Quarantined Failures of quarantined scenarios; they do not fail the run.
+	Quarantined *int `json:"quarantined,omitempty"`
+	Skipped     int  `json:"skipped"`
+	Total       int  `json:"total"`
+	Undefined   int  `json:"undefined"`
 }
 
 // CreatedApiToken defines model for CreatedApiToken.
@@ -2685,6 +2688,63 @@ type ProposalList struct {
 
 // ProposalStatus defines model for ProposalStatus.
 type ProposalStatus string
+
+// Quarantine defines model for Quarantine.
+type Quarantine struct {
+	// Active Neither released nor expired.
+	Active bool `json:"active"`
+
+	// CleanStreak Consecutive passed results since quarantined (reset by a failure).
+	CleanStreak int       `json:"cleanStreak"`
+	CreatedAt   time.Time `json:"createdAt"`
+
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int               `json:"exampleRow,omitempty"`
+	ExpiresAt   *time.Time         `json:"expiresAt,omitempty"`
+	FeaturePath string             `json:"featurePath"`
+	Id          openapi_types.UUID `json:"id"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity      string     `json:"identity"`
+	Owner         string     `json:"owner"`
+	Project       string     `json:"project"`
+	Reason        string     `json:"reason"`
+	ReleaseAfter  *int       `json:"releaseAfter,omitempty"`
+	ReleaseReason *string    `json:"releaseReason,omitempty"`
+	ReleasedAt    *time.Time `json:"releasedAt,omitempty"`
+	Scenario      string     `json:"scenario"`
+}
+
+// QuarantineCreate defines model for QuarantineCreate.
+type QuarantineCreate struct {
+	ExampleRow  *int       `json:"exampleRow,omitempty"`
+	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
+	FeaturePath string     `json:"featurePath"`
+
+	// Owner Who answers for the scenario while it is quarantined.
+	Owner  string `json:"owner"`
+	Reason string `json:"reason"`
+
+	// ReleaseAfter Release automatically after this many consecutive clean (passed) results.
+	ReleaseAfter *int   `json:"releaseAfter,omitempty"`
+	Scenario     string `json:"scenario"`
+}
+
+// QuarantineExport The active quarantines, for other runners.
+type QuarantineExport struct {
+	// List One "feature path › scenario name" per active quarantine.
+	List []string `json:"list"`
+
+	// NamePattern An anchored regular expression of the active scenario names, for Playwright's --grep-invert or Cucumber's --name; empty when none.
+	NamePattern string `json:"namePattern"`
+}
+
+// QuarantineList defines model for QuarantineList.
+type QuarantineList struct {
+	// Export The active quarantines, for other runners.
+	Export QuarantineExport `json:"export"`
+	Items  []Quarantine     `json:"items"`
+}
 
 // RecordRequest defines model for RecordRequest.
 type RecordRequest struct {
@@ -3867,6 +3927,11 @@ type ListProcessesParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListQuarantinesParams defines parameters for ListQuarantines.
+type ListQuarantinesParams struct {
+	IncludeReleased *bool `form:"includeReleased,omitempty" json:"includeReleased,omitempty"`
+}
+
 // ListStepsParams defines parameters for ListSteps.
 type ListStepsParams struct {
 	// Limit Page size.
@@ -4234,6 +4299,9 @@ type UpdateProcessJSONRequestBody = ProcessUpdate
 
 // RunProcessJSONRequestBody defines body for RunProcess for application/json ContentType.
 type RunProcessJSONRequestBody = ProcessRun
+
+// CreateQuarantineJSONRequestBody defines body for CreateQuarantine for application/json ContentType.
+type CreateQuarantineJSONRequestBody = QuarantineCreate
 
 // RecordFeatureJSONRequestBody defines body for RecordFeature for application/json ContentType.
 type RecordFeatureJSONRequestBody = RecordRequest
@@ -4959,6 +5027,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/projects/{slug}/processes/{processName}/run (the `RunProcess` operationId).
 	RunProcess(ctx context.Context, slug ProjectSlug, processName ProcessName, body RunProcessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListQuarantines List a project's quarantined scenarios
+	//
+	// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+	//
+	// Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
+	ListQuarantines(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateQuarantineWithBody Quarantine a scenario
+	//
+	// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+	CreateQuarantineWithBody(ctx context.Context, slug ProjectSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateQuarantine Quarantine a scenario
+	//
+	// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+	CreateQuarantine(ctx context.Context, slug ProjectSlug, body CreateQuarantineJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReleaseQuarantine Release a quarantined scenario
+	//
+	// Corresponds with DELETE /api/projects/{slug}/quarantine/{quarantineId} (the `ReleaseQuarantine` operationId).
+	ReleaseQuarantine(ctx context.Context, slug ProjectSlug, quarantineId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RecordFeatureWithBody Turn a recording into a draft feature
 	//
@@ -6738,6 +6836,76 @@ func (c *Client) RunProcessWithBody(ctx context.Context, slug ProjectSlug, proce
 // Corresponds with POST /api/projects/{slug}/processes/{processName}/run (the `RunProcess` operationId).
 func (c *Client) RunProcess(ctx context.Context, slug ProjectSlug, processName ProcessName, body RunProcessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRunProcessRequest(c.Server, slug, processName, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListQuarantines List a project's quarantined scenarios
+//
+// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+//
+// Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
+func (c *Client) ListQuarantines(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListQuarantinesRequest(c.Server, slug, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateQuarantineWithBody Quarantine a scenario
+//
+// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+func (c *Client) CreateQuarantineWithBody(ctx context.Context, slug ProjectSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateQuarantineRequestWithBody(c.Server, slug, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateQuarantine Quarantine a scenario
+//
+// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+func (c *Client) CreateQuarantine(ctx context.Context, slug ProjectSlug, body CreateQuarantineJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateQuarantineRequest(c.Server, slug, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReleaseQuarantine Release a quarantined scenario
+//
+// Corresponds with DELETE /api/projects/{slug}/quarantine/{quarantineId} (the `ReleaseQuarantine` operationId).
+func (c *Client) ReleaseQuarantine(ctx context.Context, slug ProjectSlug, quarantineId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseQuarantineRequest(c.Server, slug, quarantineId)
 	if err != nil {
 		return nil, err
 	}
@@ -11001,6 +11169,155 @@ func NewRunProcessRequestWithBody(server string, slug ProjectSlug, processName P
 	return req, nil
 }
 
+// NewListQuarantinesRequest constructs an http.Request for the ListQuarantines method
+func NewListQuarantinesRequest(server string, slug ProjectSlug, params *ListQuarantinesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/projects/%s/quarantine", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.IncludeReleased != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "includeReleased", *params.IncludeReleased, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateQuarantineRequest calls the generic CreateQuarantine builder with application/json body
+func NewCreateQuarantineRequest(server string, slug ProjectSlug, body CreateQuarantineJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateQuarantineRequestWithBody(server, slug, "application/json", bodyReader)
+}
+
+// NewCreateQuarantineRequestWithBody constructs an http.Request for the CreateQuarantine method, with any body, and a specified content type
+func NewCreateQuarantineRequestWithBody(server string, slug ProjectSlug, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/projects/%s/quarantine", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewReleaseQuarantineRequest constructs an http.Request for the ReleaseQuarantine method
+func NewReleaseQuarantineRequest(server string, slug ProjectSlug, quarantineId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "quarantineId", quarantineId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/projects/%s/quarantine/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRecordFeatureRequest calls the generic RecordFeature builder with application/json body
 func NewRecordFeatureRequest(server string, slug ProjectSlug, body RecordFeatureJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15074,6 +15391,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/projects/{slug}/processes/{processName}/run (the `RunProcess` operationId).
 	RunProcessWithResponse(ctx context.Context, slug ProjectSlug, processName ProcessName, body RunProcessJSONRequestBody, reqEditors ...RequestEditorFn) (*RunProcessResponse, error)
+
+	// ListQuarantinesWithResponse List a project's quarantined scenarios
+	//
+	// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
+	ListQuarantinesWithResponse(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*ListQuarantinesResponse, error)
+
+	// CreateQuarantineWithBodyWithResponse Quarantine a scenario
+	//
+	// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+	CreateQuarantineWithBodyWithResponse(ctx context.Context, slug ProjectSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateQuarantineResponse, error)
+
+	// CreateQuarantineWithResponse Quarantine a scenario
+	//
+	// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+	CreateQuarantineWithResponse(ctx context.Context, slug ProjectSlug, body CreateQuarantineJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateQuarantineResponse, error)
+
+	// ReleaseQuarantineWithResponse Release a quarantined scenario
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/projects/{slug}/quarantine/{quarantineId} (the `ReleaseQuarantine` operationId).
+	ReleaseQuarantineWithResponse(ctx context.Context, slug ProjectSlug, quarantineId openapi_types.UUID, reqEditors ...RequestEditorFn) (*ReleaseQuarantineResponse, error)
 
 	// RecordFeatureWithBodyWithResponse Turn a recording into a draft feature
 	//
@@ -20405,6 +20756,234 @@ func (r RunProcessResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RunProcessResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListQuarantinesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *QuarantineList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListQuarantinesResponse) GetJSON200() *QuarantineList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListQuarantinesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListQuarantinesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListQuarantinesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListQuarantinesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListQuarantinesResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListQuarantinesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListQuarantinesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListQuarantinesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListQuarantinesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateQuarantineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Quarantine
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateQuarantineResponse) GetJSON201() *Quarantine {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateQuarantineResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateQuarantineResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateQuarantineResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateQuarantineResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateQuarantineResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateQuarantineResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateQuarantineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateQuarantineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateQuarantineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateQuarantineResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReleaseQuarantineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReleaseQuarantineResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReleaseQuarantineResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReleaseQuarantineResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReleaseQuarantineResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReleaseQuarantineResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReleaseQuarantineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReleaseQuarantineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReleaseQuarantineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReleaseQuarantineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25863,6 +26442,64 @@ func (c *ClientWithResponses) RunProcessWithResponse(ctx context.Context, slug P
 	return ParseRunProcessResponse(rsp)
 }
 
+// ListQuarantinesWithResponse List a project's quarantined scenarios
+//
+// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
+func (c *ClientWithResponses) ListQuarantinesWithResponse(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*ListQuarantinesResponse, error) {
+	rsp, err := c.ListQuarantines(ctx, slug, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListQuarantinesResponse(rsp)
+}
+
+// CreateQuarantineWithBodyWithResponse Quarantine a scenario
+//
+// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+func (c *ClientWithResponses) CreateQuarantineWithBodyWithResponse(ctx context.Context, slug ProjectSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateQuarantineResponse, error) {
+	rsp, err := c.CreateQuarantineWithBody(ctx, slug, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateQuarantineResponse(rsp)
+}
+
+// CreateQuarantineWithResponse Quarantine a scenario
+//
+// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+func (c *ClientWithResponses) CreateQuarantineWithResponse(ctx context.Context, slug ProjectSlug, body CreateQuarantineJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateQuarantineResponse, error) {
+	rsp, err := c.CreateQuarantine(ctx, slug, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateQuarantineResponse(rsp)
+}
+
+// ReleaseQuarantineWithResponse Release a quarantined scenario
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/projects/{slug}/quarantine/{quarantineId} (the `ReleaseQuarantine` operationId).
+func (c *ClientWithResponses) ReleaseQuarantineWithResponse(ctx context.Context, slug ProjectSlug, quarantineId openapi_types.UUID, reqEditors ...RequestEditorFn) (*ReleaseQuarantineResponse, error) {
+	rsp, err := c.ReleaseQuarantine(ctx, slug, quarantineId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseQuarantineResponse(rsp)
+}
+
 // RecordFeatureWithBodyWithResponse Turn a recording into a draft feature
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -30866,6 +31503,192 @@ func ParseRunProcessResponse(rsp *http.Response) (*RunProcessResponse, error) {
 			headers.Location = &value
 		}
 		response.Headers202 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListQuarantinesResponse parses an HTTP response from a ListQuarantinesWithResponse call
+func ParseListQuarantinesResponse(rsp *http.Response) (*ListQuarantinesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListQuarantinesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest QuarantineList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateQuarantineResponse parses an HTTP response from a CreateQuarantineWithResponse call
+func ParseCreateQuarantineResponse(rsp *http.Response) (*CreateQuarantineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateQuarantineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Quarantine
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReleaseQuarantineResponse parses an HTTP response from a ReleaseQuarantineWithResponse call
+func ParseReleaseQuarantineResponse(rsp *http.Response) (*ReleaseQuarantineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReleaseQuarantineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	return response, nil

@@ -304,3 +304,109 @@ func TestStatsOverCraftedHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestQuarantine quarantines a scenario through the API, ingests results of it, and checks that
+// its failure does not fail the run (counts.quarantined), that two clean results release it
+// automatically with an audit entry, and the export for other runners.
+func TestQuarantine(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write", "admin:read")
+	bearer := s.Bearer(t, token)
+	call := func(t *testing.T, method, path, body string, into any) int {
+		t.Helper()
+		status, out, _ := s.Do(t, method, path, "application/json", []byte(body), "Authorization", "Bearer "+token)
+		if into != nil && status < 300 {
+			if err := json.Unmarshal(out, into); err != nil {
+				t.Fatalf("%s %s: %v %s", method, path, err, out)
+			}
+		}
+		if status >= 500 {
+			t.Fatalf("%s %s: %d %s", method, path, status, out)
+		}
+		return status
+	}
+	// run ingests one run and answers it as GET /api/runs/{id} reads it.
+	run := func(t *testing.T, pays string) serverclient.Run {
+		t.Helper()
+		c := `<testcase classname="checkout" name="pays" time="1"/>`
+		if pays == "F" {
+			c = `<testcase classname="checkout" name="pays" time="1"><failure message="declined"/></testcase>`
+		}
+		doc := `<testsuite name="shop">` + c + `<testcase classname="checkout" name="stable" time="1"/></testsuite>`
+		id := ingestRun(t, bearer)
+		status, _, body := ingestDoc(t, s, token, id, "application/xml", []byte(doc))
+		if status != http.StatusOK {
+			t.Fatalf("ingest: %d %s", status, body)
+		}
+		var r serverclient.Run
+		call(t, "GET", "/api/runs/"+id.String(), "", &r)
+		return r
+	}
+
+	var q serverclient.Quarantine
+	if st := call(t, "POST", "/api/projects/shop/quarantine", `{"featurePath":"checkout","scenario":"pays","owner":"ana","reason":"payment sandbox flaps","releaseAfter":2}`, &q); st != http.StatusCreated {
+		t.Fatalf("create: %d", st)
+	}
+	sum := md5.Sum([]byte("checkout\x1fpays\x1f"))
+	if !q.Active || q.Owner != "ana" || q.Identity != hex.EncodeToString(sum[:]) || q.CleanStreak != 0 {
+		t.Fatalf("quarantine %+v", q)
+	}
+	if st := call(t, "POST", "/api/projects/shop/quarantine", `{"featurePath":"checkout","scenario":"pays","owner":"bo","reason":"again"}`, nil); st != http.StatusConflict {
+		t.Errorf("second quarantine of the same scenario: %d, want 409", st)
+	}
+	if st := call(t, "POST", "/api/projects/shop/quarantine", `{"featurePath":"checkout","scenario":"x","owner":"bo","reason":"r","expiresAt":"2020-01-01T00:00:00Z"}`, nil); st != http.StatusBadRequest {
+		t.Errorf("expiry in the past: %d, want 400", st)
+	}
+	var list serverclient.QuarantineList
+	call(t, "GET", "/api/projects/shop/quarantine", "", &list)
+	if len(list.Items) != 1 || strings.Join(list.Export.List, ",") != "checkout › pays" || list.Export.NamePattern != "^(?:pays)$" {
+		t.Errorf("list %+v", list)
+	}
+
+	// The quarantined failure is recorded but does not fail the run.
+	res := run(t, "F")
+	if res.Status != "passed" || res.Counts.Failed != 1 || res.Counts.Quarantined == nil || *res.Counts.Quarantined != 1 {
+		t.Errorf("run with a quarantined failure: %s %+v", res.Status, res.Counts)
+	}
+	run(t, "P")
+	call(t, "GET", "/api/projects/shop/quarantine", "", &list)
+	if len(list.Items) != 1 || list.Items[0].CleanStreak != 1 || !list.Items[0].Active {
+		t.Errorf("after one clean result %+v", list.Items)
+	}
+	run(t, "P") // the second consecutive clean result releases it
+	call(t, "GET", "/api/projects/shop/quarantine?includeReleased=true", "", &list)
+	if len(list.Items) != 1 || list.Items[0].Active || list.Items[0].ReleasedAt == nil || list.Items[0].ReleaseReason == nil ||
+		*list.Items[0].ReleaseReason != "released after 2 consecutive clean results" || len(list.Export.List) != 0 || list.Export.NamePattern != "" {
+		t.Errorf("after two clean results %+v", list)
+	}
+	var audit struct {
+		Items []struct {
+			Operation string `json:"operation"`
+			Target    struct {
+				ID string `json:"id"`
+			} `json:"target"`
+		} `json:"items"`
+	}
+	call(t, "GET", "/api/audit?targetKind=quarantine", "", &audit)
+	ops := map[string]bool{}
+	for _, e := range audit.Items {
+		ops[e.Operation] = e.Target.ID == q.Id.String() || ops[e.Operation]
+	}
+	if !ops["createQuarantine"] || !ops["releaseQuarantine"] {
+		t.Errorf("audit of the quarantine: %+v", audit.Items)
+	}
+	if res := run(t, "F"); res.Status != "failed" || res.Counts.Quarantined != nil {
+		t.Errorf("after release a failure fails the run: %s %+v", res.Status, res.Counts)
+	}
+
+	// A user releases a quarantine; a second release finds none open.
+	call(t, "POST", "/api/projects/shop/quarantine", `{"featurePath":"checkout","scenario":"stable","owner":"bo","reason":"r"}`, &q)
+	if st := call(t, "DELETE", "/api/projects/shop/quarantine/"+q.Id.String(), "", nil); st != http.StatusNoContent {
+		t.Errorf("release: %d", st)
+	}
+	if st := call(t, "DELETE", "/api/projects/shop/quarantine/"+q.Id.String(), "", nil); st != http.StatusNotFound {
+		t.Errorf("second release: %d, want 404", st)
+	}
+}

@@ -117,3 +117,41 @@ func (s *Server) GetInsights(ctx context.Context, req serverapi.GetInsightsReque
 	}
 	return serverapi.GetInsights200JSONResponse(out), nil
 }
+
+// ListQuarantines answers a project's quarantined scenarios and their export for other runners.
+func (s *Server) ListQuarantines(ctx context.Context, req serverapi.ListQuarantinesRequestObject) (serverapi.ListQuarantinesResponseObject, error) {
+	p, _, err := s.projectBySlug(ctx, req.Slug)
+	if err != nil {
+		return nil, err
+	}
+	out, err := stats.NewQuarantines(s.Store).List(ctx, p.ID, p.Slug, req.Params.IncludeReleased != nil && *req.Params.IncludeReleased)
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.ListQuarantines200JSONResponse(out), nil
+}
+
+// CreateQuarantine quarantines a scenario identity of a project.
+func (s *Server) CreateQuarantine(ctx context.Context, req serverapi.CreateQuarantineRequestObject) (serverapi.CreateQuarantineResponseObject, error) {
+	p, _, err := s.projectBySlug(ctx, req.Slug)
+	if err != nil {
+		return nil, err
+	}
+	out, err := stats.NewQuarantines(s.Store).Create(ctx, p.ID, p.Slug, *req.Body, callerID(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.CreateQuarantine201JSONResponse(out), nil
+}
+
+// ReleaseQuarantine ends a project's open quarantine.
+func (s *Server) ReleaseQuarantine(ctx context.Context, req serverapi.ReleaseQuarantineRequestObject) (serverapi.ReleaseQuarantineResponseObject, error) {
+	p, _, err := s.projectBySlug(ctx, req.Slug)
+	if err != nil {
+		return nil, err
+	}
+	if err := stats.NewQuarantines(s.Store).Release(ctx, p.ID, p.Slug, req.QuarantineId); err != nil {
+		return nil, err
+	}
+	return serverapi.ReleaseQuarantine204Response{}, nil
+}

@@ -1119,6 +1119,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{slug}/quarantine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's quarantined scenarios
+         * @description Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+         */
+        get: operations["listQuarantines"];
+        put?: never;
+        /**
+         * Quarantine a scenario
+         * @description Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+         */
+        post: operations["createQuarantine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{slug}/quarantine/{quarantineId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Release a quarantined scenario */
+        delete: operations["releaseQuarantine"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/stats/trends": {
         parameters: {
             query?: never;
@@ -2555,6 +2596,8 @@ export interface components {
             pending: number;
             undefined: number;
             flaky: number;
+            /** @description Failures of quarantined scenarios; they do not fail the run. */
+            quarantined?: number;
         };
         RunSummary: {
             /** Format: uuid */
@@ -3183,6 +3226,47 @@ export interface components {
             newFailures: components["schemas"]["NewFailure"][];
             /** @description Identities without flips or retry passes in the previous window that have some in this one. */
             becameFlaky: components["schemas"]["ScenarioRef"][];
+        };
+        QuarantineCreate: {
+            featurePath: string;
+            scenario: string;
+            exampleRow?: number;
+            /** @description Who answers for the scenario while it is quarantined. */
+            owner: string;
+            reason: string;
+            /** Format: date-time */
+            expiresAt?: string;
+            /** @description Release automatically after this many consecutive clean (passed) results. */
+            releaseAfter?: number;
+        };
+        Quarantine: components["schemas"]["ScenarioRef"] & {
+            /** Format: uuid */
+            id: string;
+            owner: string;
+            reason: string;
+            /** Format: date-time */
+            expiresAt?: string;
+            releaseAfter?: number;
+            /** @description Consecutive passed results since quarantined (reset by a failure). */
+            cleanStreak: number;
+            /** @description Neither released nor expired. */
+            active: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            releasedAt?: string;
+            releaseReason?: string;
+        };
+        QuarantineList: {
+            items: components["schemas"]["Quarantine"][];
+            export: components["schemas"]["QuarantineExport"];
+        };
+        /** @description The active quarantines, for other runners. */
+        QuarantineExport: {
+            /** @description One "feature path › scenario name" per active quarantine. */
+            list: string[];
+            /** @description An anchored regular expression of the active scenario names, for Playwright's --grep-invert or Cucumber's --name; empty when none. */
+            namePattern: string;
         };
         /** @description A page of FlakyScenario records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page. */
         FlakyScenarioList: {
@@ -6329,6 +6413,96 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             416: components["responses"]["RangeNotSatisfiable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listQuarantines: {
+        parameters: {
+            query?: {
+                includeReleased?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Project slug. */
+                slug: components["parameters"]["ProjectSlug"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Quarantines. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuarantineList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createQuarantine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project slug. */
+                slug: components["parameters"]["ProjectSlug"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuarantineCreate"];
+            };
+        };
+        responses: {
+            /** @description Quarantined. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quarantine"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    releaseQuarantine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project slug. */
+                slug: components["parameters"]["ProjectSlug"];
+                quarantineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             default: components["responses"]["UnexpectedError"];
         };
     };
