@@ -29,8 +29,8 @@ CREATE FUNCTION stats_signature(err jsonb, steps jsonb) RETURNS text LANGUAGE sq
                       coalesce(err->>'message', stats_failing_step(steps)->'error'->>'message', '') AS msg)
     SELECT stats_mask(split_part(msg, E'\n', 1))
         || E' \u00a6 ' || stats_mask(coalesce(st->>'keyword', '') || coalesce(st->>'text', ''))
-        || coalesce(E' \u00a6 ' || (regexp_match(msg, '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|TRACE|CONNECT) \S+ answered ([0-9]{3})'))[1]
-                    || ' ' || (regexp_match(msg, '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|TRACE|CONNECT) \S+ answered ([0-9]{3})'))[2], '')
+        || coalesce(E' \u00a6 ' || (regexp_match(msg, '(?:^|[^A-Za-z])(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|TRACE|CONNECT) \S+ answered ([0-9]{3})'))[1]
+                    || ' ' || (regexp_match(msg, '(?:^|[^A-Za-z])(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|TRACE|CONNECT) \S+ answered ([0-9]{3})'))[2], '')
     FROM f
 $$;
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -408,5 +409,40 @@ func TestQuarantine(t *testing.T) {
 	}
 	if st := call(t, "DELETE", "/api/projects/shop/quarantine/"+q.Id.String(), "", nil); st != http.StatusNotFound {
 		t.Errorf("second release: %d, want 404", st)
+	}
+}
+
+// TestQuarantineExecutedRun executes a feature against a local HTTP server: the quarantined
+// scenario's failure leaves the run passed with counts.quarantined, and the failure's signature
+// carries the HTTP method and status.
+func TestQuarantineExecutedRun(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/pay" {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}))
+	defer web.Close()
+	project(t, admin, web.URL, map[string]string{"api/pay.feature": "Feature: Pay\n  Scenario: Pays\n    When I send a GET request to \"/pay\"\n    Then the response status is 200\n\n  Scenario: Lists\n    When I send a GET request to \"/\"\n    Then the response status is 200\n"})
+	token := apptest.Token(t, admin, "runs:read", "runs:write", "stats:read")
+	status, body, _ := s.Do(t, "POST", "/api/projects/shop/quarantine", "application/json",
+		[]byte(`{"featurePath":"api/pay.feature","scenario":"Pays","owner":"ana","reason":"gateway down"}`), "Authorization", "Bearer "+token)
+	if status != http.StatusCreated {
+		t.Fatalf("quarantine: %d %s", status, body)
+	}
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	run := waitRun(t, admin.ClientWithResponses, id, terminal)
+	if run.Status != "passed" || run.Counts.Failed != 1 || run.Counts.Passed != 1 || run.Counts.Quarantined == nil || *run.Counts.Quarantined != 1 {
+		t.Fatalf("run %s counts %+v", run.Status, run.Counts)
+	}
+	status, body, _ = s.Do(t, "GET", "/api/stats/insights", "", nil, "Authorization", "Bearer "+token)
+	var in serverclient.Insights
+	if status != http.StatusOK || json.Unmarshal(body, &in) != nil {
+		t.Fatalf("insights: %d %s", status, body)
+	}
+	if len(in.FailureClusters) != 1 || !strings.HasSuffix(in.FailureClusters[0].Signature, " ¦ Then the response status is <n> ¦ GET 502") ||
+		!strings.Contains(in.FailureClusters[0].Signature, "GET <url> answered <n>, expected <n>") {
+		t.Errorf("clusters %+v", in.FailureClusters)
 	}
 }
