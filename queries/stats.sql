@@ -81,9 +81,7 @@ SELECT (SELECT count(*) FROM rr)::bigint AS runs,
 WITH res AS (
     SELECT r.project_id, p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.attempts,
            coalesce(rs.duration_ms, 0) AS duration_ms, coalesce(r.started_at, r.created_at) AS at, r.id AS run_id,
-           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok,
-           (SELECT coalesce(sum(jsonb_array_length(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END)), 0)
-              FROM jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st) AS heals
+           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
@@ -174,7 +172,8 @@ WITH h AS (
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
          jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
          jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    WHERE rs.heals > 0
+      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -194,7 +193,8 @@ WITH h AS (
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
          jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
          jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    WHERE rs.heals > 0
+      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -214,7 +214,8 @@ WITH h AS (
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
          jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
          jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    WHERE rs.heals > 0
+      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -236,7 +237,8 @@ WITH h AS (
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
          jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
          jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    WHERE rs.heals > 0
+      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)

@@ -48,9 +48,13 @@ ALTER TABLE run_scenarios
     ADD COLUMN identity text GENERATED ALWAYS AS (
         md5(feature_path || E'\x1f' || name || E'\x1f' || coalesce(example_row::text, ''))) STORED,
     ADD COLUMN failure_signature text GENERATED ALWAYS AS (
-        CASE WHEN status IN ('failed', 'undefined', 'ambiguous') THEN stats_signature(error, steps) END) STORED;
+        CASE WHEN status IN ('failed', 'undefined', 'ambiguous') THEN stats_signature(error, steps) END) STORED,
+    -- Heals recorded on the result's steps: heal statistics only expand the few results that have some.
+    ADD COLUMN heals integer GENERATED ALWAYS AS (
+        coalesce(jsonb_array_length(jsonb_path_query_array(steps, '$[*].heals[*]')), 0)) STORED;
 
 -- Statistics select runs by project and the time a run happened (started, else created).
 CREATE INDEX runs_stats_idx ON runs (project_id, (coalesce(started_at, created_at)));
 CREATE INDEX run_scenarios_identity_idx ON run_scenarios (identity, run_id);
+CREATE INDEX run_scenarios_heals_idx ON run_scenarios (run_id) WHERE heals > 0;
 CREATE INDEX run_scenarios_signature_idx ON run_scenarios (failure_signature) WHERE failure_signature IS NOT NULL;

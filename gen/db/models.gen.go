@@ -255,6 +255,7 @@ type RunScenario struct {
 	Steps            json.RawMessage
 	Identity         *string
 	FailureSignature *string
+	Heals            *int32
 }
 
 type ScenarioQuarantine struct {

@@ -361,7 +361,7 @@ func (q *Queries) GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error) {
 }
 
 const getRunScenario = `-- name: GetRunScenario :one
-SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, identity, failure_signature FROM run_scenarios WHERE run_id = $1 AND id = $2
+SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, identity, failure_signature, heals FROM run_scenarios WHERE run_id = $1 AND id = $2
 `
 
 type GetRunScenarioParams struct {
@@ -393,6 +393,7 @@ func (q *Queries) GetRunScenario(ctx context.Context, arg GetRunScenarioParams) 
 		&i.Steps,
 		&i.Identity,
 		&i.FailureSignature,
+		&i.Heals,
 	)
 	return i, err
 }
@@ -545,7 +546,7 @@ func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([
 }
 
 const listRunScenarios = `-- name: ListRunScenarios :many
-SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, identity, failure_signature FROM run_scenarios WHERE run_id = $1 ORDER BY position
+SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, identity, failure_signature, heals FROM run_scenarios WHERE run_id = $1 ORDER BY position
 `
 
 func (q *Queries) ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error) {
@@ -578,6 +579,7 @@ func (q *Queries) ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunS
 			&i.Steps,
 			&i.Identity,
 			&i.FailureSignature,
+			&i.Heals,
 		); err != nil {
 			return nil, err
 		}

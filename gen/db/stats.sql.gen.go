@@ -418,9 +418,7 @@ const statsFlaky = `-- name: StatsFlaky :many
 WITH res AS (
     SELECT r.project_id, p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.attempts,
            coalesce(rs.duration_ms, 0) AS duration_ms, coalesce(r.started_at, r.created_at) AS at, r.id AS run_id,
-           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok,
-           (SELECT coalesce(sum(jsonb_array_length(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END)), 0)
-              FROM jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st) AS heals
+           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
     WHERE ($4::boolean OR p.workspace_id = ANY($5::uuid[]))
   AND ($6::uuid IS NULL OR p.workspace_id = $6::uuid)
@@ -632,7 +630,8 @@ WITH h AS (
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
          jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
          jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    WHERE rs.heals > 0
+      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -715,7 +714,8 @@ WITH h AS (
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
          jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
          jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    WHERE rs.heals > 0
+      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -786,7 +786,8 @@ WITH h AS (
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
          jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
          jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    WHERE rs.heals > 0
+      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -857,7 +858,8 @@ WITH h AS (
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
          jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
          jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    WHERE rs.heals > 0
+      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
