@@ -446,3 +446,61 @@ func TestQuarantineExecutedRun(t *testing.T) {
 		t.Errorf("clusters %+v", in.FailureClusters)
 	}
 }
+
+// TestStatsOutlineRowsAndTags ingests Cucumber JSON: each row of a Scenario Outline is its own
+// identity (feature path, name, example row), and the tag filter keeps only results carrying it.
+func TestStatsOutlineRowsAndTags(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write", "stats:read")
+	bearer := s.Bearer(t, token)
+	doc := func(row2 string) []byte {
+		el := func(id, kw, name, tag, status string, line int) string {
+			return fmt.Sprintf(`{"id": %q, "keyword": %q, "type": "scenario", "name": %q, "line": %d, "tags": [{"name": %q}],
+			  "steps": [{"keyword": "Then ", "name": "the total is right", "line": 14, "result": {"status": %q, "duration": 1000000, "error_message": "total 7 != 8"}}]}`,
+				id, kw, name, line, tag, status)
+		}
+		return []byte(`[{"uri": "features/t.feature", "id": "t", "keyword": "Feature", "name": "T", "line": 1, "elements": [` +
+			el("t;totals;;2", "Scenario Outline", "Totals", "@smoke", "passed", 17) + "," +
+			el("t;totals;;3", "Scenario Outline", "Totals", "@smoke", row2, 18) + "," +
+			el("t;other", "Scenario", "Other", "@slow", "failed", 20) + `]}]`)
+	}
+	for _, row2 := range []string{"failed", "passed"} {
+		id := ingestRun(t, bearer)
+		if status, _, body := ingestDoc(t, s, token, id, "application/json", doc(row2)); status != http.StatusOK {
+			t.Fatalf("ingest: %d %s", status, body)
+		}
+	}
+	flaky := func(q string) serverclient.FlakyScenarioList {
+		t.Helper()
+		status, body, _ := s.Do(t, "GET", "/api/stats/flaky?minResults=2&"+q, "", nil, "Authorization", "Bearer "+token)
+		var l serverclient.FlakyScenarioList
+		if status != http.StatusOK || json.Unmarshal(body, &l) != nil {
+			t.Fatalf("flaky %s: %d %s", q, status, body)
+		}
+		return l
+	}
+	row := func(n int) string {
+		sum := md5.Sum([]byte(fmt.Sprintf("features/t.feature\x1fTotals\x1f%d", n)))
+		return hex.EncodeToString(sum[:])
+	}
+	l := flaky("tag=%40smoke")
+	if len(l.Items) != 1 || l.Items[0].ExampleRow == nil || *l.Items[0].ExampleRow != 2 || l.Items[0].Identity != row(2) || l.Items[0].Flips != 1 {
+		t.Errorf("flaky outline rows %+v", l.Items)
+	}
+	l = flaky("tag=%40smoke&flakyOnly=false&sort=results")
+	ids := map[string]bool{}
+	for _, f := range l.Items {
+		ids[f.Identity] = true
+	}
+	if len(l.Items) != 2 || !ids[row(1)] || !ids[row(2)] {
+		t.Errorf("identities of the outline rows %+v", l.Items)
+	}
+	if l := flaky("tag=%40nothing&flakyOnly=false"); len(l.Items) != 0 {
+		t.Errorf("tag filter let through %+v", l.Items)
+	}
+	if l := flaky("flakyOnly=false"); len(l.Items) != 3 {
+		t.Errorf("without a tag filter %d identities, want 3", len(l.Items))
+	}
+}
