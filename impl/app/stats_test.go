@@ -337,12 +337,17 @@ func TestQuarantine(t *testing.T) {
 		}
 		doc := `<testsuite name="shop">` + c + `<testcase classname="checkout" name="stable" time="1"/></testsuite>`
 		id := ingestRun(t, bearer)
-		status, _, body := ingestDoc(t, s, token, id, "application/xml", []byte(doc))
+		status, res, body := ingestDoc(t, s, token, id, "application/xml", []byte(doc))
 		if status != http.StatusOK {
 			t.Fatalf("ingest: %d %s", status, body)
 		}
 		var r serverclient.Run
 		call(t, "GET", "/api/runs/"+id.String(), "", &r)
+		a, _ := json.Marshal(res.Counts)
+		b, _ := json.Marshal(r.Counts)
+		if string(res.Status) != string(r.Status) || string(a) != string(b) {
+			t.Errorf("ingest answered %s %+v, the run reads %s %+v", res.Status, res.Counts, r.Status, r.Counts)
+		}
 		return r
 	}
 
