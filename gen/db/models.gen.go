@@ -235,25 +235,46 @@ type RunIngest struct {
 }
 
 type RunScenario struct {
-	ID          uuid.UUID
-	RunID       uuid.UUID
-	ScenarioKey string
-	Position    int32
-	Module      string
-	FeaturePath string
-	FeatureName string
-	Name        string
-	Line        int32
-	Tags        []string
-	ExampleRow  *int32
-	Status      string
-	Error       json.RawMessage
-	Attempts    int32
-	StartedAt   *time.Time
-	FinishedAt  *time.Time
-	DurationMs  *int64
-	Steps       json.RawMessage
-	Dataset     *string
+	ID               uuid.UUID
+	RunID            uuid.UUID
+	ScenarioKey      string
+	Position         int32
+	Module           string
+	FeaturePath      string
+	FeatureName      string
+	Name             string
+	Line             int32
+	Tags             []string
+	ExampleRow       *int32
+	Status           string
+	Error            json.RawMessage
+	Attempts         int32
+	StartedAt        *time.Time
+	FinishedAt       *time.Time
+	DurationMs       *int64
+	Steps            json.RawMessage
+	Dataset          *string
+	Identity         *string
+	FailureSignature *string
+	Heals            *int32
+}
+
+type ScenarioQuarantine struct {
+	ID            uuid.UUID
+	ProjectID     uuid.UUID
+	Identity      string
+	FeaturePath   string
+	Name          string
+	ExampleRow    *int32
+	Owner         string
+	Reason        string
+	ExpiresAt     *time.Time
+	ReleaseAfter  *int32
+	CleanStreak   int32
+	CreatedBy     uuid.NullUUID
+	CreatedAt     time.Time
+	ReleasedAt    *time.Time
+	ReleaseReason *string
 }
 
 type Session struct {

@@ -44,6 +44,7 @@ type Querier interface {
 	CreatePoolAccount(ctx context.Context, arg CreatePoolAccountParams) (PoolAccount, error)
 	CreateProcess(ctx context.Context, arg CreateProcessParams) (Process, error)
 	CreateProject(ctx context.Context, arg CreateProjectParams) (Project, error)
+	CreateQuarantine(ctx context.Context, arg CreateQuarantineParams) (ScenarioQuarantine, error)
 	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateToken(ctx context.Context, arg CreateTokenParams) (ApiToken, error)
@@ -137,6 +138,8 @@ type Querier interface {
 	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
 	// The projects of the workspaces where the user has a role (all of them for an instance admin).
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
+	// A project's quarantines, open ones first; an expired one is no longer active but stays listed.
+	ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	// A page of a run's checks needing (or having had) review, oldest first.
 	ListRunBaselineChecks(ctx context.Context, arg ListRunBaselineChecksParams) ([]VisualCheck, error)
@@ -171,6 +174,7 @@ type Querier interface {
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error
 	ReleasePoolLease(ctx context.Context, arg ReleasePoolLeaseParams) (int64, error)
+	ReleaseQuarantine(ctx context.Context, arg ReleaseQuarantineParams) (ScenarioQuarantine, error)
 	// Releases every account a run holds (the run ended, or was found dead).
 	ReleaseRunLeases(ctx context.Context, leaseRunID uuid.NullUUID) (int64, error)
 	RemoveOrgMember(ctx context.Context, arg RemoveOrgMemberParams) (int64, error)
@@ -192,6 +196,32 @@ type Querier interface {
 	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
 	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error
+	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
+	StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyParams) ([]StatsBecameFlakyRow, error)
+	// The median duration of each identity in [since, until) against [previous_since, since).
+	StatsDurationRegressions(ctx context.Context, arg StatsDurationRegressionsParams) ([]StatsDurationRegressionsRow, error)
+	// Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
+	StatsFailureClusters(ctx context.Context, arg StatsFailureClustersParams) ([]StatsFailureClustersRow, error)
+	// One row per scenario identity with at least min_results outcomes; every metric as docs/stats.md
+	// defines it. The failing step and locator are looked up for the page's rows only.
+	StatsFlaky(ctx context.Context, arg StatsFlakyParams) ([]StatsFlakyRow, error)
+	StatsHealByScenario(ctx context.Context, arg StatsHealByScenarioParams) ([]StatsHealByScenarioRow, error)
+	StatsHealBySelector(ctx context.Context, arg StatsHealBySelectorParams) ([]StatsHealBySelectorRow, error)
+	StatsHealByStrategy(ctx context.Context, arg StatsHealByStrategyParams) ([]StatsHealByStrategyRow, error)
+	StatsHealTop(ctx context.Context, arg StatsHealTopParams) ([]StatsHealTopRow, error)
+	StatsMostFailingSteps(ctx context.Context, arg StatsMostFailingStepsParams) ([]StatsMostFailingStepsRow, error)
+	// Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
+	StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error)
+	StatsSlowestScenarios(ctx context.Context, arg StatsSlowestScenariosParams) ([]StatsSlowestScenariosRow, error)
+	StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsParams) ([]StatsSlowestStepsRow, error)
+	// Statistics over runs and their scenario results (docs/stats.md). Every query takes the same
+	// scope: the caller's workspaces (or all, for instance admins), optionally one workspace, project,
+	// branch, environment, trigger and scenario tag, and a window [since, until) on the time a run
+	// happened (started, else created). Unfinished runs take no part.
+	StatsTrendRuns(ctx context.Context, arg StatsTrendRunsParams) ([]StatsTrendRunsRow, error)
+	StatsTrendScenarios(ctx context.Context, arg StatsTrendScenariosParams) ([]StatsTrendScenariosRow, error)
+	// The window's totals, for the period-over-period change.
+	StatsTrendSummary(ctx context.Context, arg StatsTrendSummaryParams) (StatsTrendSummaryRow, error)
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error

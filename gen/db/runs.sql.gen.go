@@ -361,7 +361,7 @@ func (q *Queries) GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error) {
 }
 
 const getRunScenario = `-- name: GetRunScenario :one
-SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, dataset FROM run_scenarios WHERE run_id = $1 AND id = $2
+SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, dataset, identity, failure_signature, heals FROM run_scenarios WHERE run_id = $1 AND id = $2
 `
 
 type GetRunScenarioParams struct {
@@ -392,6 +392,9 @@ func (q *Queries) GetRunScenario(ctx context.Context, arg GetRunScenarioParams) 
 		&i.DurationMs,
 		&i.Steps,
 		&i.Dataset,
+		&i.Identity,
+		&i.FailureSignature,
+		&i.Heals,
 	)
 	return i, err
 }
@@ -563,7 +566,7 @@ func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([
 }
 
 const listRunScenarios = `-- name: ListRunScenarios :many
-SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, dataset FROM run_scenarios WHERE run_id = $1 ORDER BY position
+SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, dataset, identity, failure_signature, heals FROM run_scenarios WHERE run_id = $1 ORDER BY position
 `
 
 func (q *Queries) ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error) {
@@ -595,6 +598,9 @@ func (q *Queries) ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunS
 			&i.DurationMs,
 			&i.Steps,
 			&i.Dataset,
+			&i.Identity,
+			&i.FailureSignature,
+			&i.Heals,
 		); err != nil {
 			return nil, err
 		}

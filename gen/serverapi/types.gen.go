@@ -569,57 +569,6 @@ func (e IngestResultFormat) Valid() bool {
 	}
 }
 
-// Defines values for InsightKind.
-const (
-	InsightKindDurationRegression InsightKind = "duration_regression"
-	InsightKindFlaky              InsightKind = "flaky"
-	InsightKindFrequentHeal       InsightKind = "frequent_heal"
-	InsightKindMostFailing        InsightKind = "most_failing"
-	InsightKindNewFailure         InsightKind = "new_failure"
-	InsightKindSlowest            InsightKind = "slowest"
-)
-
-// Valid indicates whether the value is a known member of the InsightKind enum.
-func (e InsightKind) Valid() bool {
-	switch e {
-	case InsightKindDurationRegression:
-		return true
-	case InsightKindFlaky:
-		return true
-	case InsightKindFrequentHeal:
-		return true
-	case InsightKindMostFailing:
-		return true
-	case InsightKindNewFailure:
-		return true
-	case InsightKindSlowest:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for InsightSeverity.
-const (
-	InsightSeverityCritical InsightSeverity = "critical"
-	InsightSeverityInfo     InsightSeverity = "info"
-	InsightSeverityWarning  InsightSeverity = "warning"
-)
-
-// Valid indicates whether the value is a known member of the InsightSeverity enum.
-func (e InsightSeverity) Valid() bool {
-	switch e {
-	case InsightSeverityCritical:
-		return true
-	case InsightSeverityInfo:
-		return true
-	case InsightSeverityWarning:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for InstanceRole.
 const (
 	InstanceRoleAdmin InstanceRole = "admin"
@@ -1361,6 +1310,66 @@ func (e IngestRunResultsParamsFormat) Valid() bool {
 	}
 }
 
+// Defines values for ListFlakyScenariosParamsSort.
+const (
+	ListFlakyScenariosParamsSortDurationLostMs  ListFlakyScenariosParamsSort = "durationLostMs"
+	ListFlakyScenariosParamsSortFailureRate     ListFlakyScenariosParamsSort = "failureRate"
+	ListFlakyScenariosParamsSortFlakinessVolume ListFlakyScenariosParamsSort = "flakinessVolume"
+	ListFlakyScenariosParamsSortFlakyRate       ListFlakyScenariosParamsSort = "flakyRate"
+	ListFlakyScenariosParamsSortFlipRate        ListFlakyScenariosParamsSort = "flipRate"
+	ListFlakyScenariosParamsSortHealth          ListFlakyScenariosParamsSort = "health"
+	ListFlakyScenariosParamsSortLastFlakyAt     ListFlakyScenariosParamsSort = "lastFlakyAt"
+	ListFlakyScenariosParamsSortPassRate        ListFlakyScenariosParamsSort = "passRate"
+	ListFlakyScenariosParamsSortResults         ListFlakyScenariosParamsSort = "results"
+	ListFlakyScenariosParamsSortRetryPassRate   ListFlakyScenariosParamsSort = "retryPassRate"
+)
+
+// Valid indicates whether the value is a known member of the ListFlakyScenariosParamsSort enum.
+func (e ListFlakyScenariosParamsSort) Valid() bool {
+	switch e {
+	case ListFlakyScenariosParamsSortDurationLostMs:
+		return true
+	case ListFlakyScenariosParamsSortFailureRate:
+		return true
+	case ListFlakyScenariosParamsSortFlakinessVolume:
+		return true
+	case ListFlakyScenariosParamsSortFlakyRate:
+		return true
+	case ListFlakyScenariosParamsSortFlipRate:
+		return true
+	case ListFlakyScenariosParamsSortHealth:
+		return true
+	case ListFlakyScenariosParamsSortLastFlakyAt:
+		return true
+	case ListFlakyScenariosParamsSortPassRate:
+		return true
+	case ListFlakyScenariosParamsSortResults:
+		return true
+	case ListFlakyScenariosParamsSortRetryPassRate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListFlakyScenariosParamsOrder.
+const (
+	ListFlakyScenariosParamsOrderAsc  ListFlakyScenariosParamsOrder = "asc"
+	ListFlakyScenariosParamsOrderDesc ListFlakyScenariosParamsOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the ListFlakyScenariosParamsOrder enum.
+func (e ListFlakyScenariosParamsOrder) Valid() bool {
+	switch e {
+	case ListFlakyScenariosParamsOrderAsc:
+		return true
+	case ListFlakyScenariosParamsOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetTrendsParamsBucket.
 const (
 	GetTrendsParamsBucketDay  GetTrendsParamsBucket = "day"
@@ -1638,13 +1647,16 @@ type ColumnType string
 
 // Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 type Counts struct {
-	Failed    int `json:"failed"`
-	Flaky     int `json:"flaky"`
-	Passed    int `json:"passed"`
-	Pending   int `json:"pending"`
-	Skipped   int `json:"skipped"`
-	Total     int `json:"total"`
-	Undefined int `json:"undefined"`
+	Failed  int `json:"failed"`
+	Flaky   int `json:"flaky"`
+	Passed  int `json:"passed"`
+	Pending int `json:"pending"`
+
+	// Quarantined Failures of quarantined scenarios; they do not fail the run.
+	Quarantined *int `json:"quarantined,omitempty"`
+	Skipped     int  `json:"skipped"`
+	Total       int  `json:"total"`
+	Undefined   int  `json:"undefined"`
 }
 
 // CreatedApiToken defines model for CreatedApiToken.
@@ -1738,6 +1750,22 @@ type Diagnostic struct {
 	// Example: duplicate-scenario-name
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
+}
+
+// DurationRegression defines model for DurationRegression.
+type DurationRegression struct {
+	DeltaMs float64 `json:"deltaMs"`
+
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int   `json:"exampleRow,omitempty"`
+	FeaturePath string `json:"featurePath"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity      string  `json:"identity"`
+	P50Ms         float64 `json:"p50Ms"`
+	PreviousP50Ms float64 `json:"previousP50Ms"`
+	Project       string  `json:"project"`
+	Scenario      string  `json:"scenario"`
 }
 
 // EgressPolicy The egress policy of HTTP and browser steps and Git integrations, present only when the
@@ -1844,6 +1872,25 @@ type ErrorBody struct {
 // ErrorCode Stable error code. The HTTP status of each code is listed in the API description.
 type ErrorCode string
 
+// FailureCluster defines model for FailureCluster.
+type FailureCluster struct {
+	Count int `json:"count"`
+
+	// Example A scenario identity across runs (docs/stats.md): project, feature path, scenario name and example row.
+	Example     ScenarioRef `json:"example"`
+	FirstSeenAt time.Time   `json:"firstSeenAt"`
+	LastSeenAt  time.Time   `json:"lastSeenAt"`
+
+	// New Not seen in the previous window of the same length.
+	New bool `json:"new"`
+
+	// Scenarios Distinct scenario identities affected.
+	Scenarios int `json:"scenarios"`
+
+	// Signature Masked message, masked failing step and, for HTTP steps, method and status, joined by " ¦ " (docs/stats.md).
+	Signature string `json:"signature"`
+}
+
 // Feature defines model for Feature.
 type Feature struct {
 	// Content Gherkin source.
@@ -1927,18 +1974,47 @@ type FileChange struct {
 // FileChangeChange defines model for FileChange.Change.
 type FileChangeChange string
 
-// FlakyScenario defines model for FlakyScenario.
+// FlakyScenario Every metric is defined with its formula in docs/stats.md.
 type FlakyScenario struct {
-	FeaturePath string  `json:"featurePath"`
-	FlakyRate   float32 `json:"flakyRate"`
+	DurationLostMs int64         `json:"durationLostMs"`
+	ExampleRow     *int          `json:"exampleRow,omitempty"`
+	Failed         int           `json:"failed"`
+	FailingLocator *LocatorCount `json:"failingLocator,omitempty"`
+	FailingStep    *StepCount    `json:"failingStep,omitempty"`
+	FailureRate    float64       `json:"failureRate"`
 
-	// Flips Pass/fail alternations.
-	Flips       int                 `json:"flips"`
-	LastFlakyAt *time.Time          `json:"lastFlakyAt,omitempty"`
-	LastRunId   *openapi_types.UUID `json:"lastRunId,omitempty"`
-	Project     string              `json:"project"`
-	Runs        int                 `json:"runs"`
-	Scenario    string              `json:"scenario"`
+	// FailureRateHigh Upper bound of the Wilson 95 % interval of the failure rate.
+	FailureRateHigh float64 `json:"failureRateHigh"`
+
+	// FailureRateLow Lower bound of the Wilson 95 % interval of the failure rate.
+	FailureRateLow  float64    `json:"failureRateLow"`
+	FeaturePath     string     `json:"featurePath"`
+	FirstFlakyAt    *time.Time `json:"firstFlakyAt,omitempty"`
+	FlakinessVolume float64    `json:"flakinessVolume"`
+	FlakyRate       float64    `json:"flakyRate"`
+	FlakyResults    int        `json:"flakyResults"`
+	FlipRate        float64    `json:"flipRate"`
+
+	// Flips Consecutive results (in run time order) whose outcomes differ.
+	Flips int `json:"flips"`
+
+	// Heals Heals recorded in this identity's results in the window.
+	Heals       int                `json:"heals"`
+	Health      float64            `json:"health"`
+	Identity    string             `json:"identity"`
+	LastFlakyAt *time.Time         `json:"lastFlakyAt,omitempty"`
+	LastRunId   openapi_types.UUID `json:"lastRunId"`
+	PassRate    float64            `json:"passRate"`
+	Passed      int                `json:"passed"`
+	Project     string             `json:"project"`
+
+	// Results n, results that passed or failed (skipped, pending and unfinished ones are ignored).
+	Results       int     `json:"results"`
+	RetryPassRate float64 `json:"retryPassRate"`
+
+	// RetryPasses Results that passed after failing in the same run.
+	RetryPasses int    `json:"retryPasses"`
+	Scenario    string `json:"scenario"`
 }
 
 // FlakyScenarioList A page of FlakyScenario records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
@@ -2002,21 +2078,62 @@ type Heal struct {
 // HealStrategy defines model for Heal.Strategy.
 type HealStrategy string
 
+// HealReplacement defines model for HealReplacement.
+type HealReplacement struct {
+	AvgScore    float64   `json:"avgScore"`
+	Count       int       `json:"count"`
+	LastSeenAt  time.Time `json:"lastSeenAt"`
+	NewSelector string    `json:"newSelector"`
+	OldSelector string    `json:"oldSelector"`
+	Project     string    `json:"project"`
+	Strategy    string    `json:"strategy"`
+}
+
+// HealScenarioCount defines model for HealScenarioCount.
+type HealScenarioCount struct {
+	Count int `json:"count"`
+
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int   `json:"exampleRow,omitempty"`
+	FeaturePath string `json:"featurePath"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity string `json:"identity"`
+	Project  string `json:"project"`
+	Scenario string `json:"scenario"`
+}
+
+// HealSelectorCount defines model for HealSelectorCount.
+type HealSelectorCount struct {
+	Count    int    `json:"count"`
+	Project  string `json:"project"`
+	Selector string `json:"selector"`
+}
+
 // HealStats defines model for HealStats.
 type HealStats struct {
-	ByStrategy []struct {
-		Count    int    `json:"count"`
-		Strategy string `json:"strategy"`
-	} `json:"byStrategy"`
-	Top []struct {
-		AvgScore    float32   `json:"avgScore"`
-		Count       int       `json:"count"`
-		FeaturePath string    `json:"featurePath"`
-		LastSeenAt  time.Time `json:"lastSeenAt"`
-		NewSelector string    `json:"newSelector"`
-		OldSelector string    `json:"oldSelector"`
-	} `json:"top"`
-	Total int `json:"total"`
+	// Accepted Heals accepted through proposals; null until proposals exist.
+	Accepted   *int                `json:"accepted"`
+	ByScenario []HealScenarioCount `json:"byScenario"`
+	BySelector []HealSelectorCount `json:"bySelector"`
+	ByStrategy []HealStrategyCount `json:"byStrategy"`
+
+	// Rejected Heals rejected through proposals; null until proposals exist.
+	Rejected *int `json:"rejected"`
+
+	// Top The selectors healed most, with each replacement.
+	Top   []HealReplacement `json:"top"`
+	Total int               `json:"total"`
+
+	// Window The window a statistic covers, start inclusive, end exclusive.
+	Window StatsWindow `json:"window"`
+}
+
+// HealStrategyCount defines model for HealStrategyCount.
+type HealStrategyCount struct {
+	AvgScore float64 `json:"avgScore"`
+	Count    int     `json:"count"`
+	Strategy string  `json:"strategy"`
 }
 
 // Health defines model for Health.
@@ -2129,28 +2246,22 @@ type IngestResult struct {
 // IngestResultFormat defines model for IngestResult.Format.
 type IngestResultFormat string
 
-// Insight defines model for Insight.
-type Insight struct {
-	Detail      *string         `json:"detail,omitempty"`
-	FeaturePath *string         `json:"featurePath,omitempty"`
-	Kind        InsightKind     `json:"kind"`
-	Project     *string         `json:"project,omitempty"`
-	Scenario    *string         `json:"scenario,omitempty"`
-	Severity    InsightSeverity `json:"severity"`
-	Title       string          `json:"title"`
-	Value       *float32        `json:"value,omitempty"`
-}
-
-// InsightKind defines model for Insight.Kind.
-type InsightKind string
-
-// InsightSeverity defines model for Insight.Severity.
-type InsightSeverity string
-
 // Insights defines model for Insights.
 type Insights struct {
-	GeneratedAt time.Time `json:"generatedAt"`
-	Insights    []Insight `json:"insights"`
+	// BecameFlaky Identities without flips or retry passes in the previous window that have some in this one.
+	BecameFlaky         []ScenarioRef        `json:"becameFlaky"`
+	DurationRegressions []DurationRegression `json:"durationRegressions"`
+	FailureClusters     []FailureCluster     `json:"failureClusters"`
+	GeneratedAt         time.Time            `json:"generatedAt"`
+	MostFailingSteps    []StepCount          `json:"mostFailingSteps"`
+
+	// NewFailures Scenarios failing in runs after their project's last passed run, which they passed.
+	NewFailures      []NewFailure       `json:"newFailures"`
+	SlowestScenarios []ScenarioDuration `json:"slowestScenarios"`
+	SlowestSteps     []StepDuration     `json:"slowestSteps"`
+
+	// Window The window a statistic covers, start inclusive, end exclusive.
+	Window StatsWindow `json:"window"`
 }
 
 // InstanceRole Instance-wide role; admins manage users, audit and the hierarchy.
@@ -2239,6 +2350,12 @@ type LintResult struct {
 	} `json:"summary"`
 }
 
+// LocatorCount defines model for LocatorCount.
+type LocatorCount struct {
+	Count   int    `json:"count"`
+	Locator string `json:"locator"`
+}
+
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
 	Email    openapi_types.Email `json:"email"`
@@ -2274,6 +2391,21 @@ type McpTool struct {
 type MeUpdate struct {
 	DisplayName *string              `json:"displayName,omitempty"`
 	Email       *openapi_types.Email `json:"email,omitempty"`
+}
+
+// NewFailure defines model for NewFailure.
+type NewFailure struct {
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow    *int      `json:"exampleRow,omitempty"`
+	Failures      int       `json:"failures"`
+	FeaturePath   string    `json:"featurePath"`
+	FirstFailedAt time.Time `json:"firstFailedAt"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity       string             `json:"identity"`
+	LastGreenRunId openapi_types.UUID `json:"lastGreenRunId"`
+	Project        string             `json:"project"`
+	Scenario       string             `json:"scenario"`
 }
 
 // Org defines model for Org.
@@ -2552,6 +2684,63 @@ type ProposalList struct {
 
 // ProposalStatus defines model for ProposalStatus.
 type ProposalStatus string
+
+// Quarantine defines model for Quarantine.
+type Quarantine struct {
+	// Active Neither released nor expired.
+	Active bool `json:"active"`
+
+	// CleanStreak Consecutive passed results since quarantined (reset by a failure).
+	CleanStreak int       `json:"cleanStreak"`
+	CreatedAt   time.Time `json:"createdAt"`
+
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int               `json:"exampleRow,omitempty"`
+	ExpiresAt   *time.Time         `json:"expiresAt,omitempty"`
+	FeaturePath string             `json:"featurePath"`
+	Id          openapi_types.UUID `json:"id"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity      string     `json:"identity"`
+	Owner         string     `json:"owner"`
+	Project       string     `json:"project"`
+	Reason        string     `json:"reason"`
+	ReleaseAfter  *int       `json:"releaseAfter,omitempty"`
+	ReleaseReason *string    `json:"releaseReason,omitempty"`
+	ReleasedAt    *time.Time `json:"releasedAt,omitempty"`
+	Scenario      string     `json:"scenario"`
+}
+
+// QuarantineCreate defines model for QuarantineCreate.
+type QuarantineCreate struct {
+	ExampleRow  *int       `json:"exampleRow,omitempty"`
+	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
+	FeaturePath string     `json:"featurePath"`
+
+	// Owner Who answers for the scenario while it is quarantined.
+	Owner  string `json:"owner"`
+	Reason string `json:"reason"`
+
+	// ReleaseAfter Release automatically after this many consecutive clean (passed) results.
+	ReleaseAfter *int   `json:"releaseAfter,omitempty"`
+	Scenario     string `json:"scenario"`
+}
+
+// QuarantineExport The active quarantines, for other runners.
+type QuarantineExport struct {
+	// List One "feature path › scenario name" per active quarantine.
+	List []string `json:"list"`
+
+	// NamePattern An anchored regular expression of the active scenario names, for Playwright's --grep-invert or Cucumber's --name; empty when none.
+	NamePattern string `json:"namePattern"`
+}
+
+// QuarantineList defines model for QuarantineList.
+type QuarantineList struct {
+	// Export The active quarantines, for other runners.
+	Export QuarantineExport `json:"export"`
+	Items  []Quarantine     `json:"items"`
+}
 
 // RecordRequest defines model for RecordRequest.
 type RecordRequest struct {
@@ -2951,6 +3140,21 @@ type RunTemplate struct {
 // RunTrigger defines model for RunTrigger.
 type RunTrigger string
 
+// ScenarioDuration defines model for ScenarioDuration.
+type ScenarioDuration struct {
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int   `json:"exampleRow,omitempty"`
+	FeaturePath string `json:"featurePath"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity string  `json:"identity"`
+	P50Ms    float64 `json:"p50Ms"`
+	P95Ms    float64 `json:"p95Ms"`
+	Project  string  `json:"project"`
+	Results  int     `json:"results"`
+	Scenario string  `json:"scenario"`
+}
+
 // ScenarioOutline defines model for ScenarioOutline.
 type ScenarioOutline struct {
 	Line int    `json:"line"`
@@ -2959,6 +3163,18 @@ type ScenarioOutline struct {
 	// Outline Scenario Outline with examples.
 	Outline bool     `json:"outline"`
 	Tags    []string `json:"tags"`
+}
+
+// ScenarioRef A scenario identity across runs (docs/stats.md): project, feature path, scenario name and example row.
+type ScenarioRef struct {
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int   `json:"exampleRow,omitempty"`
+	FeaturePath string `json:"featurePath"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity string `json:"identity"`
+	Project  string `json:"project"`
+	Scenario string `json:"scenario"`
 }
 
 // Schedule defines model for Schedule.
@@ -3076,6 +3292,19 @@ type SetupStatus struct {
 // Severity defines model for Severity.
 type Severity string
 
+// StatsWindow The window a statistic covers, start inclusive, end exclusive.
+type StatsWindow struct {
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+}
+
+// StepCount defines model for StepCount.
+type StepCount struct {
+	Count   int    `json:"count"`
+	Keyword string `json:"keyword"`
+	Text    string `json:"text"`
+}
+
 // StepDefinition defines model for StepDefinition.
 type StepDefinition struct {
 	Category    StepDefinitionCategory `json:"category"`
@@ -3114,6 +3343,15 @@ type StepDefinitionList struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
+// StepDuration defines model for StepDuration.
+type StepDuration struct {
+	Count   int     `json:"count"`
+	Keyword string  `json:"keyword"`
+	P50Ms   float64 `json:"p50Ms"`
+	P95Ms   float64 `json:"p95Ms"`
+	Text    string  `json:"text"`
+}
+
 // StepParameter defines model for StepParameter.
 type StepParameter struct {
 	Description *string `json:"description,omitempty"`
@@ -3123,26 +3361,64 @@ type StepParameter struct {
 	Type string `json:"type"`
 }
 
+// TrendChange This window minus the previous window of the same length; null where either side is null.
+type TrendChange struct {
+	Flaky            int      `json:"flaky"`
+	PassRate         *float64 `json:"passRate"`
+	RunDurationP95Ms *float64 `json:"runDurationP95Ms"`
+	Runs             int      `json:"runs"`
+	ScenarioFailures int      `json:"scenarioFailures"`
+}
+
 // TrendPoint defines model for TrendPoint.
 type TrendPoint struct {
-	// At Start of the bucket.
-	At            time.Time `json:"at"`
-	AvgDurationMs int64     `json:"avgDurationMs"`
-	Cancelled     int       `json:"cancelled"`
-	Errored       int       `json:"errored"`
-	Failed        int       `json:"failed"`
-	PassRate      float32   `json:"passRate"`
-	Passed        int       `json:"passed"`
-	Runs          int       `json:"runs"`
+	// At Start of the bucket in the requested time zone.
+	At                    time.Time `json:"at"`
+	Cancelled             int       `json:"cancelled"`
+	Errored               int       `json:"errored"`
+	Failed                int       `json:"failed"`
+	Flaky                 int       `json:"flaky"`
+	PassRate              *float64  `json:"passRate"`
+	Passed                int       `json:"passed"`
+	RunDurationP50Ms      *float64  `json:"runDurationP50Ms"`
+	RunDurationP95Ms      *float64  `json:"runDurationP95Ms"`
+	Runs                  int       `json:"runs"`
+	ScenarioDurationP50Ms *float64  `json:"scenarioDurationP50Ms"`
+	ScenarioDurationP95Ms *float64  `json:"scenarioDurationP95Ms"`
 
 	// Scenarios Scenario counts; `flaky` counts scenarios that passed after a retry.
 	Scenarios Counts `json:"scenarios"`
+	TimedOut  int    `json:"timedOut"`
+}
+
+// TrendSummary defines model for TrendSummary.
+type TrendSummary struct {
+	// Flaky Scenario results that passed after a retry in the same run.
+	Flaky int `json:"flaky"`
+
+	// PassRate Passed runs / finished runs (cancelled runs excluded); null without finished runs.
+	PassRate         *float64 `json:"passRate"`
+	RunDurationP95Ms *float64 `json:"runDurationP95Ms"`
+	Runs             int      `json:"runs"`
+	ScenarioFailures int      `json:"scenarioFailures"`
+	Scenarios        int      `json:"scenarios"`
 }
 
 // Trends defines model for Trends.
 type Trends struct {
 	Bucket TrendsBucket `json:"bucket"`
-	Points []TrendPoint `json:"points"`
+
+	// Change This window minus the previous window of the same length; null where either side is null.
+	Change TrendChange `json:"change"`
+
+	// Points Buckets that hold at least one run, oldest first.
+	Points   []TrendPoint `json:"points"`
+	Previous TrendSummary `json:"previous"`
+	Summary  TrendSummary `json:"summary"`
+	TimeZone string       `json:"timeZone"`
+
+	// Window The window a statistic covers, start inclusive, end exclusive.
+	Window StatsWindow `json:"window"`
 }
 
 // TrendsBucket defines model for Trends.Bucket.
@@ -3416,6 +3692,12 @@ type SessionId = openapi_types.UUID
 // Since defines model for Since.
 type Since = time.Time
 
+// StatsSince defines model for StatsSince.
+type StatsSince = time.Time
+
+// StatsUntil defines model for StatsUntil.
+type StatsUntil = time.Time
+
 // TokenId defines model for TokenId.
 type TokenId = openapi_types.UUID
 
@@ -3662,6 +3944,11 @@ type ListProcessesParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListQuarantinesParams defines parameters for ListQuarantines.
+type ListQuarantinesParams struct {
+	IncludeReleased *bool `form:"includeReleased,omitempty" json:"includeReleased,omitempty"`
+}
+
 // ListStepsParams defines parameters for ListSteps.
 type ListStepsParams struct {
 	// Limit Page size.
@@ -3787,13 +4074,34 @@ type ListUpcomingRunsParams struct {
 
 // ListFlakyScenariosParams defines parameters for ListFlakyScenarios.
 type ListFlakyScenariosParams struct {
+	// Project Only this project (slug); by default every project of the caller's workspaces.
 	Project *string `form:"project,omitempty" json:"project,omitempty"`
 
-	// Since Only records at or after this time.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+	// Workspace Only this workspace (id).
+	Workspace *openapi_types.UUID `form:"workspace,omitempty" json:"workspace,omitempty"`
 
-	// Until Only records before this time.
-	Until *Until `form:"until,omitempty" json:"until,omitempty"`
+	// Since Start of the window (inclusive); by default 30 days before until.
+	Since *StatsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until End of the window (exclusive); by default now. The window is at most 366 days.
+	Until       *StatsUntil `form:"until,omitempty" json:"until,omitempty"`
+	Branch      *string     `form:"branch,omitempty" json:"branch,omitempty"`
+	Environment *string     `form:"environment,omitempty" json:"environment,omitempty"`
+	Trigger     *RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// Tag Only scenarios carrying this tag (with its @), and runs with at least one of them.
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
+
+	// MinResults Scenario identities with fewer results (passed or failed) in the window are left out.
+	MinResults *int `form:"minResults,omitempty" json:"minResults,omitempty"`
+
+	// MaxFailedShare Leave out runs in which more than this share of scenarios failed (infrastructure failures).
+	MaxFailedShare *float64 `form:"maxFailedShare,omitempty" json:"maxFailedShare,omitempty"`
+
+	// FlakyOnly Only identities with at least one flip or retry pass; false lists every identity.
+	FlakyOnly *bool                          `form:"flakyOnly,omitempty" json:"flakyOnly,omitempty"`
+	Sort      *ListFlakyScenariosParamsSort  `form:"sort,omitempty" json:"sort,omitempty"`
+	Order     *ListFlakyScenariosParamsOrder `form:"order,omitempty" json:"order,omitempty"`
 
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -3802,38 +4110,77 @@ type ListFlakyScenariosParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListFlakyScenariosParamsSort defines parameters for ListFlakyScenarios.
+type ListFlakyScenariosParamsSort string
+
+// ListFlakyScenariosParamsOrder defines parameters for ListFlakyScenarios.
+type ListFlakyScenariosParamsOrder string
+
 // GetHealStatsParams defines parameters for GetHealStats.
 type GetHealStatsParams struct {
+	// Project Only this project (slug); by default every project of the caller's workspaces.
 	Project *string `form:"project,omitempty" json:"project,omitempty"`
 
-	// Since Only records at or after this time.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+	// Workspace Only this workspace (id).
+	Workspace *openapi_types.UUID `form:"workspace,omitempty" json:"workspace,omitempty"`
 
-	// Until Only records before this time.
-	Until *Until `form:"until,omitempty" json:"until,omitempty"`
+	// Since Start of the window (inclusive); by default 30 days before until.
+	Since *StatsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until End of the window (exclusive); by default now. The window is at most 366 days.
+	Until       *StatsUntil `form:"until,omitempty" json:"until,omitempty"`
+	Branch      *string     `form:"branch,omitempty" json:"branch,omitempty"`
+	Environment *string     `form:"environment,omitempty" json:"environment,omitempty"`
+	Trigger     *RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// Tag Only scenarios carrying this tag (with its @), and runs with at least one of them.
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
 
 // GetInsightsParams defines parameters for GetInsights.
 type GetInsightsParams struct {
+	// Project Only this project (slug); by default every project of the caller's workspaces.
 	Project *string `form:"project,omitempty" json:"project,omitempty"`
 
-	// Since Only records at or after this time.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+	// Workspace Only this workspace (id).
+	Workspace *openapi_types.UUID `form:"workspace,omitempty" json:"workspace,omitempty"`
 
-	// Until Only records before this time.
-	Until *Until `form:"until,omitempty" json:"until,omitempty"`
+	// Since Start of the window (inclusive); by default 30 days before until.
+	Since *StatsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until End of the window (exclusive); by default now. The window is at most 366 days.
+	Until       *StatsUntil `form:"until,omitempty" json:"until,omitempty"`
+	Branch      *string     `form:"branch,omitempty" json:"branch,omitempty"`
+	Environment *string     `form:"environment,omitempty" json:"environment,omitempty"`
+	Trigger     *RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// Tag Only scenarios carrying this tag (with its @), and runs with at least one of them.
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
 
 // GetTrendsParams defines parameters for GetTrends.
 type GetTrendsParams struct {
+	// Project Only this project (slug); by default every project of the caller's workspaces.
 	Project *string `form:"project,omitempty" json:"project,omitempty"`
 
-	// Since Only records at or after this time.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+	// Workspace Only this workspace (id).
+	Workspace *openapi_types.UUID `form:"workspace,omitempty" json:"workspace,omitempty"`
 
-	// Until Only records before this time.
-	Until  *Until                 `form:"until,omitempty" json:"until,omitempty"`
+	// Since Start of the window (inclusive); by default 30 days before until.
+	Since *StatsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until End of the window (exclusive); by default now. The window is at most 366 days.
+	Until       *StatsUntil `form:"until,omitempty" json:"until,omitempty"`
+	Branch      *string     `form:"branch,omitempty" json:"branch,omitempty"`
+	Environment *string     `form:"environment,omitempty" json:"environment,omitempty"`
+	Trigger     *RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// Tag Only scenarios carrying this tag (with its @), and runs with at least one of them.
+	Tag    *string                `form:"tag,omitempty" json:"tag,omitempty"`
 	Bucket *GetTrendsParamsBucket `form:"bucket,omitempty" json:"bucket,omitempty"`
+
+	// Tz IANA time zone in which buckets start (midnight, Monday for weeks).
+	Tz *string `form:"tz,omitempty" json:"tz,omitempty"`
 }
 
 // GetTrendsParamsBucket defines parameters for GetTrends.
@@ -3969,6 +4316,9 @@ type UpdateProcessJSONRequestBody = ProcessUpdate
 
 // RunProcessJSONRequestBody defines body for RunProcess for application/json ContentType.
 type RunProcessJSONRequestBody = ProcessRun
+
+// CreateQuarantineJSONRequestBody defines body for CreateQuarantine for application/json ContentType.
+type CreateQuarantineJSONRequestBody = QuarantineCreate
 
 // RecordFeatureJSONRequestBody defines body for RecordFeature for application/json ContentType.
 type RecordFeatureJSONRequestBody = RecordRequest

@@ -576,57 +576,6 @@ func (e IngestResultFormat) Valid() bool {
 	}
 }
 
-// Defines values for InsightKind.
-const (
-	InsightKindDurationRegression InsightKind = "duration_regression"
-	InsightKindFlaky              InsightKind = "flaky"
-	InsightKindFrequentHeal       InsightKind = "frequent_heal"
-	InsightKindMostFailing        InsightKind = "most_failing"
-	InsightKindNewFailure         InsightKind = "new_failure"
-	InsightKindSlowest            InsightKind = "slowest"
-)
-
-// Valid indicates whether the value is a known member of the InsightKind enum.
-func (e InsightKind) Valid() bool {
-	switch e {
-	case InsightKindDurationRegression:
-		return true
-	case InsightKindFlaky:
-		return true
-	case InsightKindFrequentHeal:
-		return true
-	case InsightKindMostFailing:
-		return true
-	case InsightKindNewFailure:
-		return true
-	case InsightKindSlowest:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for InsightSeverity.
-const (
-	InsightSeverityCritical InsightSeverity = "critical"
-	InsightSeverityInfo     InsightSeverity = "info"
-	InsightSeverityWarning  InsightSeverity = "warning"
-)
-
-// Valid indicates whether the value is a known member of the InsightSeverity enum.
-func (e InsightSeverity) Valid() bool {
-	switch e {
-	case InsightSeverityCritical:
-		return true
-	case InsightSeverityInfo:
-		return true
-	case InsightSeverityWarning:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for InstanceRole.
 const (
 	InstanceRoleAdmin InstanceRole = "admin"
@@ -1368,6 +1317,66 @@ func (e IngestRunResultsParamsFormat) Valid() bool {
 	}
 }
 
+// Defines values for ListFlakyScenariosParamsSort.
+const (
+	ListFlakyScenariosParamsSortDurationLostMs  ListFlakyScenariosParamsSort = "durationLostMs"
+	ListFlakyScenariosParamsSortFailureRate     ListFlakyScenariosParamsSort = "failureRate"
+	ListFlakyScenariosParamsSortFlakinessVolume ListFlakyScenariosParamsSort = "flakinessVolume"
+	ListFlakyScenariosParamsSortFlakyRate       ListFlakyScenariosParamsSort = "flakyRate"
+	ListFlakyScenariosParamsSortFlipRate        ListFlakyScenariosParamsSort = "flipRate"
+	ListFlakyScenariosParamsSortHealth          ListFlakyScenariosParamsSort = "health"
+	ListFlakyScenariosParamsSortLastFlakyAt     ListFlakyScenariosParamsSort = "lastFlakyAt"
+	ListFlakyScenariosParamsSortPassRate        ListFlakyScenariosParamsSort = "passRate"
+	ListFlakyScenariosParamsSortResults         ListFlakyScenariosParamsSort = "results"
+	ListFlakyScenariosParamsSortRetryPassRate   ListFlakyScenariosParamsSort = "retryPassRate"
+)
+
+// Valid indicates whether the value is a known member of the ListFlakyScenariosParamsSort enum.
+func (e ListFlakyScenariosParamsSort) Valid() bool {
+	switch e {
+	case ListFlakyScenariosParamsSortDurationLostMs:
+		return true
+	case ListFlakyScenariosParamsSortFailureRate:
+		return true
+	case ListFlakyScenariosParamsSortFlakinessVolume:
+		return true
+	case ListFlakyScenariosParamsSortFlakyRate:
+		return true
+	case ListFlakyScenariosParamsSortFlipRate:
+		return true
+	case ListFlakyScenariosParamsSortHealth:
+		return true
+	case ListFlakyScenariosParamsSortLastFlakyAt:
+		return true
+	case ListFlakyScenariosParamsSortPassRate:
+		return true
+	case ListFlakyScenariosParamsSortResults:
+		return true
+	case ListFlakyScenariosParamsSortRetryPassRate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListFlakyScenariosParamsOrder.
+const (
+	ListFlakyScenariosParamsOrderAsc  ListFlakyScenariosParamsOrder = "asc"
+	ListFlakyScenariosParamsOrderDesc ListFlakyScenariosParamsOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the ListFlakyScenariosParamsOrder enum.
+func (e ListFlakyScenariosParamsOrder) Valid() bool {
+	switch e {
+	case ListFlakyScenariosParamsOrderAsc:
+		return true
+	case ListFlakyScenariosParamsOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetTrendsParamsBucket.
 const (
 	GetTrendsParamsBucketDay  GetTrendsParamsBucket = "day"
@@ -1645,13 +1654,16 @@ type ColumnType string
 
 // Counts Scenario counts; `flaky` counts scenarios that passed after a retry.
 type Counts struct {
-	Failed    int `json:"failed"`
-	Flaky     int `json:"flaky"`
-	Passed    int `json:"passed"`
-	Pending   int `json:"pending"`
-	Skipped   int `json:"skipped"`
-	Total     int `json:"total"`
-	Undefined int `json:"undefined"`
+	Failed  int `json:"failed"`
+	Flaky   int `json:"flaky"`
+	Passed  int `json:"passed"`
+	Pending int `json:"pending"`
+
+	// Quarantined Failures of quarantined scenarios; they do not fail the run.
+	Quarantined *int `json:"quarantined,omitempty"`
+	Skipped     int  `json:"skipped"`
+	Total       int  `json:"total"`
+	Undefined   int  `json:"undefined"`
 }
 
 // CreatedApiToken defines model for CreatedApiToken.
@@ -1745,6 +1757,22 @@ type Diagnostic struct {
 	// Example: duplicate-scenario-name
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
+}
+
+// DurationRegression defines model for DurationRegression.
+type DurationRegression struct {
+	DeltaMs float64 `json:"deltaMs"`
+
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int   `json:"exampleRow,omitempty"`
+	FeaturePath string `json:"featurePath"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity      string  `json:"identity"`
+	P50Ms         float64 `json:"p50Ms"`
+	PreviousP50Ms float64 `json:"previousP50Ms"`
+	Project       string  `json:"project"`
+	Scenario      string  `json:"scenario"`
 }
 
 // EgressPolicy The egress policy of HTTP and browser steps and Git integrations, present only when the
@@ -1851,6 +1879,25 @@ type ErrorBody struct {
 // ErrorCode Stable error code. The HTTP status of each code is listed in the API description.
 type ErrorCode string
 
+// FailureCluster defines model for FailureCluster.
+type FailureCluster struct {
+	Count int `json:"count"`
+
+	// Example A scenario identity across runs (docs/stats.md): project, feature path, scenario name and example row.
+	Example     ScenarioRef `json:"example"`
+	FirstSeenAt time.Time   `json:"firstSeenAt"`
+	LastSeenAt  time.Time   `json:"lastSeenAt"`
+
+	// New Not seen in the previous window of the same length.
+	New bool `json:"new"`
+
+	// Scenarios Distinct scenario identities affected.
+	Scenarios int `json:"scenarios"`
+
+	// Signature Masked message, masked failing step and, for HTTP steps, method and status, joined by " ¦ " (docs/stats.md).
+	Signature string `json:"signature"`
+}
+
 // Feature defines model for Feature.
 type Feature struct {
 	// Content Gherkin source.
@@ -1934,18 +1981,47 @@ type FileChange struct {
 // FileChangeChange defines model for FileChange.Change.
 type FileChangeChange string
 
-// FlakyScenario defines model for FlakyScenario.
+// FlakyScenario Every metric is defined with its formula in docs/stats.md.
 type FlakyScenario struct {
-	FeaturePath string  `json:"featurePath"`
-	FlakyRate   float32 `json:"flakyRate"`
+	DurationLostMs int64         `json:"durationLostMs"`
+	ExampleRow     *int          `json:"exampleRow,omitempty"`
+	Failed         int           `json:"failed"`
+	FailingLocator *LocatorCount `json:"failingLocator,omitempty"`
+	FailingStep    *StepCount    `json:"failingStep,omitempty"`
+	FailureRate    float64       `json:"failureRate"`
 
-	// Flips Pass/fail alternations.
-	Flips       int                 `json:"flips"`
-	LastFlakyAt *time.Time          `json:"lastFlakyAt,omitempty"`
-	LastRunId   *openapi_types.UUID `json:"lastRunId,omitempty"`
-	Project     string              `json:"project"`
-	Runs        int                 `json:"runs"`
-	Scenario    string              `json:"scenario"`
+	// FailureRateHigh Upper bound of the Wilson 95 % interval of the failure rate.
+	FailureRateHigh float64 `json:"failureRateHigh"`
+
+	// FailureRateLow Lower bound of the Wilson 95 % interval of the failure rate.
+	FailureRateLow  float64    `json:"failureRateLow"`
+	FeaturePath     string     `json:"featurePath"`
+	FirstFlakyAt    *time.Time `json:"firstFlakyAt,omitempty"`
+	FlakinessVolume float64    `json:"flakinessVolume"`
+	FlakyRate       float64    `json:"flakyRate"`
+	FlakyResults    int        `json:"flakyResults"`
+	FlipRate        float64    `json:"flipRate"`
+
+	// Flips Consecutive results (in run time order) whose outcomes differ.
+	Flips int `json:"flips"`
+
+	// Heals Heals recorded in this identity's results in the window.
+	Heals       int                `json:"heals"`
+	Health      float64            `json:"health"`
+	Identity    string             `json:"identity"`
+	LastFlakyAt *time.Time         `json:"lastFlakyAt,omitempty"`
+	LastRunId   openapi_types.UUID `json:"lastRunId"`
+	PassRate    float64            `json:"passRate"`
+	Passed      int                `json:"passed"`
+	Project     string             `json:"project"`
+
+	// Results n, results that passed or failed (skipped, pending and unfinished ones are ignored).
+	Results       int     `json:"results"`
+	RetryPassRate float64 `json:"retryPassRate"`
+
+	// RetryPasses Results that passed after failing in the same run.
+	RetryPasses int    `json:"retryPasses"`
+	Scenario    string `json:"scenario"`
 }
 
 // FlakyScenarioList A page of FlakyScenario records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
@@ -2009,21 +2085,62 @@ type Heal struct {
 // HealStrategy defines model for Heal.Strategy.
 type HealStrategy string
 
+// HealReplacement defines model for HealReplacement.
+type HealReplacement struct {
+	AvgScore    float64   `json:"avgScore"`
+	Count       int       `json:"count"`
+	LastSeenAt  time.Time `json:"lastSeenAt"`
+	NewSelector string    `json:"newSelector"`
+	OldSelector string    `json:"oldSelector"`
+	Project     string    `json:"project"`
+	Strategy    string    `json:"strategy"`
+}
+
+// HealScenarioCount defines model for HealScenarioCount.
+type HealScenarioCount struct {
+	Count int `json:"count"`
+
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int   `json:"exampleRow,omitempty"`
+	FeaturePath string `json:"featurePath"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity string `json:"identity"`
+	Project  string `json:"project"`
+	Scenario string `json:"scenario"`
+}
+
+// HealSelectorCount defines model for HealSelectorCount.
+type HealSelectorCount struct {
+	Count    int    `json:"count"`
+	Project  string `json:"project"`
+	Selector string `json:"selector"`
+}
+
 // HealStats defines model for HealStats.
 type HealStats struct {
-	ByStrategy []struct {
-		Count    int    `json:"count"`
-		Strategy string `json:"strategy"`
-	} `json:"byStrategy"`
-	Top []struct {
-		AvgScore    float32   `json:"avgScore"`
-		Count       int       `json:"count"`
-		FeaturePath string    `json:"featurePath"`
-		LastSeenAt  time.Time `json:"lastSeenAt"`
-		NewSelector string    `json:"newSelector"`
-		OldSelector string    `json:"oldSelector"`
-	} `json:"top"`
-	Total int `json:"total"`
+	// Accepted Heals accepted through proposals; null until proposals exist.
+	Accepted   *int                `json:"accepted"`
+	ByScenario []HealScenarioCount `json:"byScenario"`
+	BySelector []HealSelectorCount `json:"bySelector"`
+	ByStrategy []HealStrategyCount `json:"byStrategy"`
+
+	// Rejected Heals rejected through proposals; null until proposals exist.
+	Rejected *int `json:"rejected"`
+
+	// Top The selectors healed most, with each replacement.
+	Top   []HealReplacement `json:"top"`
+	Total int               `json:"total"`
+
+	// Window The window a statistic covers, start inclusive, end exclusive.
+	Window StatsWindow `json:"window"`
+}
+
+// HealStrategyCount defines model for HealStrategyCount.
+type HealStrategyCount struct {
+	AvgScore float64 `json:"avgScore"`
+	Count    int     `json:"count"`
+	Strategy string  `json:"strategy"`
 }
 
 // Health defines model for Health.
@@ -2136,28 +2253,22 @@ type IngestResult struct {
 // IngestResultFormat defines model for IngestResult.Format.
 type IngestResultFormat string
 
-// Insight defines model for Insight.
-type Insight struct {
-	Detail      *string         `json:"detail,omitempty"`
-	FeaturePath *string         `json:"featurePath,omitempty"`
-	Kind        InsightKind     `json:"kind"`
-	Project     *string         `json:"project,omitempty"`
-	Scenario    *string         `json:"scenario,omitempty"`
-	Severity    InsightSeverity `json:"severity"`
-	Title       string          `json:"title"`
-	Value       *float32        `json:"value,omitempty"`
-}
-
-// InsightKind defines model for Insight.Kind.
-type InsightKind string
-
-// InsightSeverity defines model for Insight.Severity.
-type InsightSeverity string
-
 // Insights defines model for Insights.
 type Insights struct {
-	GeneratedAt time.Time `json:"generatedAt"`
-	Insights    []Insight `json:"insights"`
+	// BecameFlaky Identities without flips or retry passes in the previous window that have some in this one.
+	BecameFlaky         []ScenarioRef        `json:"becameFlaky"`
+	DurationRegressions []DurationRegression `json:"durationRegressions"`
+	FailureClusters     []FailureCluster     `json:"failureClusters"`
+	GeneratedAt         time.Time            `json:"generatedAt"`
+	MostFailingSteps    []StepCount          `json:"mostFailingSteps"`
+
+	// NewFailures Scenarios failing in runs after their project's last passed run, which they passed.
+	NewFailures      []NewFailure       `json:"newFailures"`
+	SlowestScenarios []ScenarioDuration `json:"slowestScenarios"`
+	SlowestSteps     []StepDuration     `json:"slowestSteps"`
+
+	// Window The window a statistic covers, start inclusive, end exclusive.
+	Window StatsWindow `json:"window"`
 }
 
 // InstanceRole Instance-wide role; admins manage users, audit and the hierarchy.
@@ -2246,6 +2357,12 @@ type LintResult struct {
 	} `json:"summary"`
 }
 
+// LocatorCount defines model for LocatorCount.
+type LocatorCount struct {
+	Count   int    `json:"count"`
+	Locator string `json:"locator"`
+}
+
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
 	Email    openapi_types.Email `json:"email"`
@@ -2281,6 +2398,21 @@ type McpTool struct {
 type MeUpdate struct {
 	DisplayName *string              `json:"displayName,omitempty"`
 	Email       *openapi_types.Email `json:"email,omitempty"`
+}
+
+// NewFailure defines model for NewFailure.
+type NewFailure struct {
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow    *int      `json:"exampleRow,omitempty"`
+	Failures      int       `json:"failures"`
+	FeaturePath   string    `json:"featurePath"`
+	FirstFailedAt time.Time `json:"firstFailedAt"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity       string             `json:"identity"`
+	LastGreenRunId openapi_types.UUID `json:"lastGreenRunId"`
+	Project        string             `json:"project"`
+	Scenario       string             `json:"scenario"`
 }
 
 // Org defines model for Org.
@@ -2559,6 +2691,63 @@ type ProposalList struct {
 
 // ProposalStatus defines model for ProposalStatus.
 type ProposalStatus string
+
+// Quarantine defines model for Quarantine.
+type Quarantine struct {
+	// Active Neither released nor expired.
+	Active bool `json:"active"`
+
+	// CleanStreak Consecutive passed results since quarantined (reset by a failure).
+	CleanStreak int       `json:"cleanStreak"`
+	CreatedAt   time.Time `json:"createdAt"`
+
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int               `json:"exampleRow,omitempty"`
+	ExpiresAt   *time.Time         `json:"expiresAt,omitempty"`
+	FeaturePath string             `json:"featurePath"`
+	Id          openapi_types.UUID `json:"id"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity      string     `json:"identity"`
+	Owner         string     `json:"owner"`
+	Project       string     `json:"project"`
+	Reason        string     `json:"reason"`
+	ReleaseAfter  *int       `json:"releaseAfter,omitempty"`
+	ReleaseReason *string    `json:"releaseReason,omitempty"`
+	ReleasedAt    *time.Time `json:"releasedAt,omitempty"`
+	Scenario      string     `json:"scenario"`
+}
+
+// QuarantineCreate defines model for QuarantineCreate.
+type QuarantineCreate struct {
+	ExampleRow  *int       `json:"exampleRow,omitempty"`
+	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
+	FeaturePath string     `json:"featurePath"`
+
+	// Owner Who answers for the scenario while it is quarantined.
+	Owner  string `json:"owner"`
+	Reason string `json:"reason"`
+
+	// ReleaseAfter Release automatically after this many consecutive clean (passed) results.
+	ReleaseAfter *int   `json:"releaseAfter,omitempty"`
+	Scenario     string `json:"scenario"`
+}
+
+// QuarantineExport The active quarantines, for other runners.
+type QuarantineExport struct {
+	// List One "feature path › scenario name" per active quarantine.
+	List []string `json:"list"`
+
+	// NamePattern An anchored regular expression of the active scenario names, for Playwright's --grep-invert or Cucumber's --name; empty when none.
+	NamePattern string `json:"namePattern"`
+}
+
+// QuarantineList defines model for QuarantineList.
+type QuarantineList struct {
+	// Export The active quarantines, for other runners.
+	Export QuarantineExport `json:"export"`
+	Items  []Quarantine     `json:"items"`
+}
 
 // RecordRequest defines model for RecordRequest.
 type RecordRequest struct {
@@ -2958,6 +3147,21 @@ type RunTemplate struct {
 // RunTrigger defines model for RunTrigger.
 type RunTrigger string
 
+// ScenarioDuration defines model for ScenarioDuration.
+type ScenarioDuration struct {
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int   `json:"exampleRow,omitempty"`
+	FeaturePath string `json:"featurePath"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity string  `json:"identity"`
+	P50Ms    float64 `json:"p50Ms"`
+	P95Ms    float64 `json:"p95Ms"`
+	Project  string  `json:"project"`
+	Results  int     `json:"results"`
+	Scenario string  `json:"scenario"`
+}
+
 // ScenarioOutline defines model for ScenarioOutline.
 type ScenarioOutline struct {
 	Line int    `json:"line"`
@@ -2966,6 +3170,18 @@ type ScenarioOutline struct {
 	// Outline Scenario Outline with examples.
 	Outline bool     `json:"outline"`
 	Tags    []string `json:"tags"`
+}
+
+// ScenarioRef A scenario identity across runs (docs/stats.md): project, feature path, scenario name and example row.
+type ScenarioRef struct {
+	// ExampleRow Row of the Examples table, for a Scenario Outline.
+	ExampleRow  *int   `json:"exampleRow,omitempty"`
+	FeaturePath string `json:"featurePath"`
+
+	// Identity Stable hash of feature path, scenario name and example row.
+	Identity string `json:"identity"`
+	Project  string `json:"project"`
+	Scenario string `json:"scenario"`
 }
 
 // Schedule defines model for Schedule.
@@ -3083,6 +3299,19 @@ type SetupStatus struct {
 // Severity defines model for Severity.
 type Severity string
 
+// StatsWindow The window a statistic covers, start inclusive, end exclusive.
+type StatsWindow struct {
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+}
+
+// StepCount defines model for StepCount.
+type StepCount struct {
+	Count   int    `json:"count"`
+	Keyword string `json:"keyword"`
+	Text    string `json:"text"`
+}
+
 // StepDefinition defines model for StepDefinition.
 type StepDefinition struct {
 	Category    StepDefinitionCategory `json:"category"`
@@ -3121,6 +3350,15 @@ type StepDefinitionList struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
+// StepDuration defines model for StepDuration.
+type StepDuration struct {
+	Count   int     `json:"count"`
+	Keyword string  `json:"keyword"`
+	P50Ms   float64 `json:"p50Ms"`
+	P95Ms   float64 `json:"p95Ms"`
+	Text    string  `json:"text"`
+}
+
 // StepParameter defines model for StepParameter.
 type StepParameter struct {
 	Description *string `json:"description,omitempty"`
@@ -3130,26 +3368,64 @@ type StepParameter struct {
 	Type string `json:"type"`
 }
 
+// TrendChange This window minus the previous window of the same length; null where either side is null.
+type TrendChange struct {
+	Flaky            int      `json:"flaky"`
+	PassRate         *float64 `json:"passRate"`
+	RunDurationP95Ms *float64 `json:"runDurationP95Ms"`
+	Runs             int      `json:"runs"`
+	ScenarioFailures int      `json:"scenarioFailures"`
+}
+
 // TrendPoint defines model for TrendPoint.
 type TrendPoint struct {
-	// At Start of the bucket.
-	At            time.Time `json:"at"`
-	AvgDurationMs int64     `json:"avgDurationMs"`
-	Cancelled     int       `json:"cancelled"`
-	Errored       int       `json:"errored"`
-	Failed        int       `json:"failed"`
-	PassRate      float32   `json:"passRate"`
-	Passed        int       `json:"passed"`
-	Runs          int       `json:"runs"`
+	// At Start of the bucket in the requested time zone.
+	At                    time.Time `json:"at"`
+	Cancelled             int       `json:"cancelled"`
+	Errored               int       `json:"errored"`
+	Failed                int       `json:"failed"`
+	Flaky                 int       `json:"flaky"`
+	PassRate              *float64  `json:"passRate"`
+	Passed                int       `json:"passed"`
+	RunDurationP50Ms      *float64  `json:"runDurationP50Ms"`
+	RunDurationP95Ms      *float64  `json:"runDurationP95Ms"`
+	Runs                  int       `json:"runs"`
+	ScenarioDurationP50Ms *float64  `json:"scenarioDurationP50Ms"`
+	ScenarioDurationP95Ms *float64  `json:"scenarioDurationP95Ms"`
 
 	// Scenarios Scenario counts; `flaky` counts scenarios that passed after a retry.
 	Scenarios Counts `json:"scenarios"`
+	TimedOut  int    `json:"timedOut"`
+}
+
+// TrendSummary defines model for TrendSummary.
+type TrendSummary struct {
+	// Flaky Scenario results that passed after a retry in the same run.
+	Flaky int `json:"flaky"`
+
+	// PassRate Passed runs / finished runs (cancelled runs excluded); null without finished runs.
+	PassRate         *float64 `json:"passRate"`
+	RunDurationP95Ms *float64 `json:"runDurationP95Ms"`
+	Runs             int      `json:"runs"`
+	ScenarioFailures int      `json:"scenarioFailures"`
+	Scenarios        int      `json:"scenarios"`
 }
 
 // Trends defines model for Trends.
 type Trends struct {
 	Bucket TrendsBucket `json:"bucket"`
-	Points []TrendPoint `json:"points"`
+
+	// Change This window minus the previous window of the same length; null where either side is null.
+	Change TrendChange `json:"change"`
+
+	// Points Buckets that hold at least one run, oldest first.
+	Points   []TrendPoint `json:"points"`
+	Previous TrendSummary `json:"previous"`
+	Summary  TrendSummary `json:"summary"`
+	TimeZone string       `json:"timeZone"`
+
+	// Window The window a statistic covers, start inclusive, end exclusive.
+	Window StatsWindow `json:"window"`
 }
 
 // TrendsBucket defines model for Trends.Bucket.
@@ -3423,6 +3699,12 @@ type SessionId = openapi_types.UUID
 // Since defines model for Since.
 type Since = time.Time
 
+// StatsSince defines model for StatsSince.
+type StatsSince = time.Time
+
+// StatsUntil defines model for StatsUntil.
+type StatsUntil = time.Time
+
 // TokenId defines model for TokenId.
 type TokenId = openapi_types.UUID
 
@@ -3669,6 +3951,11 @@ type ListProcessesParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListQuarantinesParams defines parameters for ListQuarantines.
+type ListQuarantinesParams struct {
+	IncludeReleased *bool `form:"includeReleased,omitempty" json:"includeReleased,omitempty"`
+}
+
 // ListStepsParams defines parameters for ListSteps.
 type ListStepsParams struct {
 	// Limit Page size.
@@ -3794,13 +4081,34 @@ type ListUpcomingRunsParams struct {
 
 // ListFlakyScenariosParams defines parameters for ListFlakyScenarios.
 type ListFlakyScenariosParams struct {
+	// Project Only this project (slug); by default every project of the caller's workspaces.
 	Project *string `form:"project,omitempty" json:"project,omitempty"`
 
-	// Since Only records at or after this time.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+	// Workspace Only this workspace (id).
+	Workspace *openapi_types.UUID `form:"workspace,omitempty" json:"workspace,omitempty"`
 
-	// Until Only records before this time.
-	Until *Until `form:"until,omitempty" json:"until,omitempty"`
+	// Since Start of the window (inclusive); by default 30 days before until.
+	Since *StatsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until End of the window (exclusive); by default now. The window is at most 366 days.
+	Until       *StatsUntil `form:"until,omitempty" json:"until,omitempty"`
+	Branch      *string     `form:"branch,omitempty" json:"branch,omitempty"`
+	Environment *string     `form:"environment,omitempty" json:"environment,omitempty"`
+	Trigger     *RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// Tag Only scenarios carrying this tag (with its @), and runs with at least one of them.
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
+
+	// MinResults Scenario identities with fewer results (passed or failed) in the window are left out.
+	MinResults *int `form:"minResults,omitempty" json:"minResults,omitempty"`
+
+	// MaxFailedShare Leave out runs in which more than this share of scenarios failed (infrastructure failures).
+	MaxFailedShare *float64 `form:"maxFailedShare,omitempty" json:"maxFailedShare,omitempty"`
+
+	// FlakyOnly Only identities with at least one flip or retry pass; false lists every identity.
+	FlakyOnly *bool                          `form:"flakyOnly,omitempty" json:"flakyOnly,omitempty"`
+	Sort      *ListFlakyScenariosParamsSort  `form:"sort,omitempty" json:"sort,omitempty"`
+	Order     *ListFlakyScenariosParamsOrder `form:"order,omitempty" json:"order,omitempty"`
 
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -3809,38 +4117,77 @@ type ListFlakyScenariosParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListFlakyScenariosParamsSort defines parameters for ListFlakyScenarios.
+type ListFlakyScenariosParamsSort string
+
+// ListFlakyScenariosParamsOrder defines parameters for ListFlakyScenarios.
+type ListFlakyScenariosParamsOrder string
+
 // GetHealStatsParams defines parameters for GetHealStats.
 type GetHealStatsParams struct {
+	// Project Only this project (slug); by default every project of the caller's workspaces.
 	Project *string `form:"project,omitempty" json:"project,omitempty"`
 
-	// Since Only records at or after this time.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+	// Workspace Only this workspace (id).
+	Workspace *openapi_types.UUID `form:"workspace,omitempty" json:"workspace,omitempty"`
 
-	// Until Only records before this time.
-	Until *Until `form:"until,omitempty" json:"until,omitempty"`
+	// Since Start of the window (inclusive); by default 30 days before until.
+	Since *StatsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until End of the window (exclusive); by default now. The window is at most 366 days.
+	Until       *StatsUntil `form:"until,omitempty" json:"until,omitempty"`
+	Branch      *string     `form:"branch,omitempty" json:"branch,omitempty"`
+	Environment *string     `form:"environment,omitempty" json:"environment,omitempty"`
+	Trigger     *RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// Tag Only scenarios carrying this tag (with its @), and runs with at least one of them.
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
 
 // GetInsightsParams defines parameters for GetInsights.
 type GetInsightsParams struct {
+	// Project Only this project (slug); by default every project of the caller's workspaces.
 	Project *string `form:"project,omitempty" json:"project,omitempty"`
 
-	// Since Only records at or after this time.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+	// Workspace Only this workspace (id).
+	Workspace *openapi_types.UUID `form:"workspace,omitempty" json:"workspace,omitempty"`
 
-	// Until Only records before this time.
-	Until *Until `form:"until,omitempty" json:"until,omitempty"`
+	// Since Start of the window (inclusive); by default 30 days before until.
+	Since *StatsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until End of the window (exclusive); by default now. The window is at most 366 days.
+	Until       *StatsUntil `form:"until,omitempty" json:"until,omitempty"`
+	Branch      *string     `form:"branch,omitempty" json:"branch,omitempty"`
+	Environment *string     `form:"environment,omitempty" json:"environment,omitempty"`
+	Trigger     *RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// Tag Only scenarios carrying this tag (with its @), and runs with at least one of them.
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
 }
 
 // GetTrendsParams defines parameters for GetTrends.
 type GetTrendsParams struct {
+	// Project Only this project (slug); by default every project of the caller's workspaces.
 	Project *string `form:"project,omitempty" json:"project,omitempty"`
 
-	// Since Only records at or after this time.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+	// Workspace Only this workspace (id).
+	Workspace *openapi_types.UUID `form:"workspace,omitempty" json:"workspace,omitempty"`
 
-	// Until Only records before this time.
-	Until  *Until                 `form:"until,omitempty" json:"until,omitempty"`
+	// Since Start of the window (inclusive); by default 30 days before until.
+	Since *StatsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until End of the window (exclusive); by default now. The window is at most 366 days.
+	Until       *StatsUntil `form:"until,omitempty" json:"until,omitempty"`
+	Branch      *string     `form:"branch,omitempty" json:"branch,omitempty"`
+	Environment *string     `form:"environment,omitempty" json:"environment,omitempty"`
+	Trigger     *RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// Tag Only scenarios carrying this tag (with its @), and runs with at least one of them.
+	Tag    *string                `form:"tag,omitempty" json:"tag,omitempty"`
 	Bucket *GetTrendsParamsBucket `form:"bucket,omitempty" json:"bucket,omitempty"`
+
+	// Tz IANA time zone in which buckets start (midnight, Monday for weeks).
+	Tz *string `form:"tz,omitempty" json:"tz,omitempty"`
 }
 
 // GetTrendsParamsBucket defines parameters for GetTrends.
@@ -3976,6 +4323,9 @@ type UpdateProcessJSONRequestBody = ProcessUpdate
 
 // RunProcessJSONRequestBody defines body for RunProcess for application/json ContentType.
 type RunProcessJSONRequestBody = ProcessRun
+
+// CreateQuarantineJSONRequestBody defines body for CreateQuarantine for application/json ContentType.
+type CreateQuarantineJSONRequestBody = QuarantineCreate
 
 // RecordFeatureJSONRequestBody defines body for RecordFeature for application/json ContentType.
 type RecordFeatureJSONRequestBody = RecordRequest
@@ -4701,6 +5051,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/projects/{slug}/processes/{processName}/run (the `RunProcess` operationId).
 	RunProcess(ctx context.Context, slug ProjectSlug, processName ProcessName, body RunProcessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListQuarantines List a project's quarantined scenarios
+	//
+	// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+	//
+	// Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
+	ListQuarantines(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateQuarantineWithBody Quarantine a scenario
+	//
+	// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+	CreateQuarantineWithBody(ctx context.Context, slug ProjectSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateQuarantine Quarantine a scenario
+	//
+	// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+	CreateQuarantine(ctx context.Context, slug ProjectSlug, body CreateQuarantineJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReleaseQuarantine Release a quarantined scenario
+	//
+	// Corresponds with DELETE /api/projects/{slug}/quarantine/{quarantineId} (the `ReleaseQuarantine` operationId).
+	ReleaseQuarantine(ctx context.Context, slug ProjectSlug, quarantineId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RecordFeatureWithBody Turn a recording into a draft feature
 	//
@@ -6480,6 +6860,76 @@ func (c *Client) RunProcessWithBody(ctx context.Context, slug ProjectSlug, proce
 // Corresponds with POST /api/projects/{slug}/processes/{processName}/run (the `RunProcess` operationId).
 func (c *Client) RunProcess(ctx context.Context, slug ProjectSlug, processName ProcessName, body RunProcessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRunProcessRequest(c.Server, slug, processName, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListQuarantines List a project's quarantined scenarios
+//
+// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+//
+// Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
+func (c *Client) ListQuarantines(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListQuarantinesRequest(c.Server, slug, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateQuarantineWithBody Quarantine a scenario
+//
+// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+func (c *Client) CreateQuarantineWithBody(ctx context.Context, slug ProjectSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateQuarantineRequestWithBody(c.Server, slug, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateQuarantine Quarantine a scenario
+//
+// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+func (c *Client) CreateQuarantine(ctx context.Context, slug ProjectSlug, body CreateQuarantineJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateQuarantineRequest(c.Server, slug, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReleaseQuarantine Release a quarantined scenario
+//
+// Corresponds with DELETE /api/projects/{slug}/quarantine/{quarantineId} (the `ReleaseQuarantine` operationId).
+func (c *Client) ReleaseQuarantine(ctx context.Context, slug ProjectSlug, quarantineId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseQuarantineRequest(c.Server, slug, quarantineId)
 	if err != nil {
 		return nil, err
 	}
@@ -10743,6 +11193,155 @@ func NewRunProcessRequestWithBody(server string, slug ProjectSlug, processName P
 	return req, nil
 }
 
+// NewListQuarantinesRequest constructs an http.Request for the ListQuarantines method
+func NewListQuarantinesRequest(server string, slug ProjectSlug, params *ListQuarantinesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/projects/%s/quarantine", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.IncludeReleased != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "includeReleased", *params.IncludeReleased, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateQuarantineRequest calls the generic CreateQuarantine builder with application/json body
+func NewCreateQuarantineRequest(server string, slug ProjectSlug, body CreateQuarantineJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateQuarantineRequestWithBody(server, slug, "application/json", bodyReader)
+}
+
+// NewCreateQuarantineRequestWithBody constructs an http.Request for the CreateQuarantine method, with any body, and a specified content type
+func NewCreateQuarantineRequestWithBody(server string, slug ProjectSlug, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/projects/%s/quarantine", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewReleaseQuarantineRequest constructs an http.Request for the ReleaseQuarantine method
+func NewReleaseQuarantineRequest(server string, slug ProjectSlug, quarantineId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "quarantineId", quarantineId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/projects/%s/quarantine/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRecordFeatureRequest calls the generic RecordFeature builder with application/json body
 func NewRecordFeatureRequest(server string, slug ProjectSlug, body RecordFeatureJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -12532,6 +13131,18 @@ func NewListFlakyScenariosRequest(server string, params *ListFlakyScenariosParam
 
 		}
 
+		if params.Workspace != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
@@ -12547,6 +13158,114 @@ func NewListFlakyScenariosRequest(server string, params *ListFlakyScenariosParam
 		if params.Until != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Branch != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "branch", *params.Branch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Environment != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", *params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Trigger != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "trigger", *params.Trigger, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MinResults != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "minResults", *params.MinResults, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MaxFailedShare != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxFailedShare", *params.MaxFailedShare, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: "double"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FlakyOnly != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "flakyOnly", *params.FlakyOnly, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12634,6 +13353,18 @@ func NewGetHealStatsRequest(server string, params *GetHealStatsParams) (*http.Re
 
 		}
 
+		if params.Workspace != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
@@ -12649,6 +13380,54 @@ func NewGetHealStatsRequest(server string, params *GetHealStatsParams) (*http.Re
 		if params.Until != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Branch != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "branch", *params.Branch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Environment != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", *params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Trigger != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "trigger", *params.Trigger, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12712,6 +13491,18 @@ func NewGetInsightsRequest(server string, params *GetInsightsParams) (*http.Requ
 
 		}
 
+		if params.Workspace != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
@@ -12727,6 +13518,54 @@ func NewGetInsightsRequest(server string, params *GetInsightsParams) (*http.Requ
 		if params.Until != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Branch != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "branch", *params.Branch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Environment != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", *params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Trigger != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "trigger", *params.Trigger, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12790,6 +13629,18 @@ func NewGetTrendsRequest(server string, params *GetTrendsParams) (*http.Request,
 
 		}
 
+		if params.Workspace != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
@@ -12814,9 +13665,69 @@ func NewGetTrendsRequest(server string, params *GetTrendsParams) (*http.Request,
 
 		}
 
+		if params.Branch != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "branch", *params.Branch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Environment != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", *params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Trigger != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "trigger", *params.Trigger, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Bucket != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "bucket", *params.Bucket, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tz != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tz", *params.Tz, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -14504,6 +15415,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/projects/{slug}/processes/{processName}/run (the `RunProcess` operationId).
 	RunProcessWithResponse(ctx context.Context, slug ProjectSlug, processName ProcessName, body RunProcessJSONRequestBody, reqEditors ...RequestEditorFn) (*RunProcessResponse, error)
+
+	// ListQuarantinesWithResponse List a project's quarantined scenarios
+	//
+	// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
+	ListQuarantinesWithResponse(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*ListQuarantinesResponse, error)
+
+	// CreateQuarantineWithBodyWithResponse Quarantine a scenario
+	//
+	// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+	CreateQuarantineWithBodyWithResponse(ctx context.Context, slug ProjectSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateQuarantineResponse, error)
+
+	// CreateQuarantineWithResponse Quarantine a scenario
+	//
+	// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+	CreateQuarantineWithResponse(ctx context.Context, slug ProjectSlug, body CreateQuarantineJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateQuarantineResponse, error)
+
+	// ReleaseQuarantineWithResponse Release a quarantined scenario
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/projects/{slug}/quarantine/{quarantineId} (the `ReleaseQuarantine` operationId).
+	ReleaseQuarantineWithResponse(ctx context.Context, slug ProjectSlug, quarantineId openapi_types.UUID, reqEditors ...RequestEditorFn) (*ReleaseQuarantineResponse, error)
 
 	// RecordFeatureWithBodyWithResponse Turn a recording into a draft feature
 	//
@@ -19849,6 +20794,234 @@ func (r RunProcessResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RunProcessResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListQuarantinesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *QuarantineList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListQuarantinesResponse) GetJSON200() *QuarantineList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListQuarantinesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListQuarantinesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListQuarantinesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListQuarantinesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListQuarantinesResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListQuarantinesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListQuarantinesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListQuarantinesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListQuarantinesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateQuarantineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Quarantine
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateQuarantineResponse) GetJSON201() *Quarantine {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateQuarantineResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateQuarantineResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateQuarantineResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateQuarantineResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateQuarantineResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateQuarantineResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateQuarantineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateQuarantineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateQuarantineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateQuarantineResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReleaseQuarantineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReleaseQuarantineResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReleaseQuarantineResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReleaseQuarantineResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReleaseQuarantineResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReleaseQuarantineResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReleaseQuarantineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReleaseQuarantineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReleaseQuarantineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReleaseQuarantineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25307,6 +26480,64 @@ func (c *ClientWithResponses) RunProcessWithResponse(ctx context.Context, slug P
 	return ParseRunProcessResponse(rsp)
 }
 
+// ListQuarantinesWithResponse List a project's quarantined scenarios
+//
+// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
+func (c *ClientWithResponses) ListQuarantinesWithResponse(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*ListQuarantinesResponse, error) {
+	rsp, err := c.ListQuarantines(ctx, slug, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListQuarantinesResponse(rsp)
+}
+
+// CreateQuarantineWithBodyWithResponse Quarantine a scenario
+//
+// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+func (c *ClientWithResponses) CreateQuarantineWithBodyWithResponse(ctx context.Context, slug ProjectSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateQuarantineResponse, error) {
+	rsp, err := c.CreateQuarantineWithBody(ctx, slug, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateQuarantineResponse(rsp)
+}
+
+// CreateQuarantineWithResponse Quarantine a scenario
+//
+// Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/projects/{slug}/quarantine (the `CreateQuarantine` operationId).
+func (c *ClientWithResponses) CreateQuarantineWithResponse(ctx context.Context, slug ProjectSlug, body CreateQuarantineJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateQuarantineResponse, error) {
+	rsp, err := c.CreateQuarantine(ctx, slug, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateQuarantineResponse(rsp)
+}
+
+// ReleaseQuarantineWithResponse Release a quarantined scenario
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/projects/{slug}/quarantine/{quarantineId} (the `ReleaseQuarantine` operationId).
+func (c *ClientWithResponses) ReleaseQuarantineWithResponse(ctx context.Context, slug ProjectSlug, quarantineId openapi_types.UUID, reqEditors ...RequestEditorFn) (*ReleaseQuarantineResponse, error) {
+	rsp, err := c.ReleaseQuarantine(ctx, slug, quarantineId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseQuarantineResponse(rsp)
+}
+
 // RecordFeatureWithBodyWithResponse Turn a recording into a draft feature
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -30330,6 +31561,192 @@ func ParseRunProcessResponse(rsp *http.Response) (*RunProcessResponse, error) {
 			headers.Location = &value
 		}
 		response.Headers202 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListQuarantinesResponse parses an HTTP response from a ListQuarantinesWithResponse call
+func ParseListQuarantinesResponse(rsp *http.Response) (*ListQuarantinesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListQuarantinesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest QuarantineList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateQuarantineResponse parses an HTTP response from a CreateQuarantineWithResponse call
+func ParseCreateQuarantineResponse(rsp *http.Response) (*CreateQuarantineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateQuarantineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Quarantine
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReleaseQuarantineResponse parses an HTTP response from a ReleaseQuarantineWithResponse call
+func ParseReleaseQuarantineResponse(rsp *http.Response) (*ReleaseQuarantineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReleaseQuarantineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	return response, nil

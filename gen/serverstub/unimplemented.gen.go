@@ -80,6 +80,11 @@ func (Unimplemented) CreateProject(ctx context.Context, request serverapi.Create
 	return nil, apierr.NotImplementedOp("createProject")
 }
 
+// CreateQuarantine answers 501 not_implemented.
+func (Unimplemented) CreateQuarantine(ctx context.Context, request serverapi.CreateQuarantineRequestObject) (serverapi.CreateQuarantineResponseObject, error) {
+	return nil, apierr.NotImplementedOp("createQuarantine")
+}
+
 // CreateRun answers 501 not_implemented.
 func (Unimplemented) CreateRun(ctx context.Context, request serverapi.CreateRunRequestObject) (serverapi.CreateRunResponseObject, error) {
 	return nil, apierr.NotImplementedOp("createRun")
@@ -350,6 +355,11 @@ func (Unimplemented) ListProposals(ctx context.Context, request serverapi.ListPr
 	return nil, apierr.NotImplementedOp("listProposals")
 }
 
+// ListQuarantines answers 501 not_implemented.
+func (Unimplemented) ListQuarantines(ctx context.Context, request serverapi.ListQuarantinesRequestObject) (serverapi.ListQuarantinesResponseObject, error) {
+	return nil, apierr.NotImplementedOp("listQuarantines")
+}
+
 // ListRunBaselines answers 501 not_implemented.
 func (Unimplemented) ListRunBaselines(ctx context.Context, request serverapi.ListRunBaselinesRequestObject) (serverapi.ListRunBaselinesResponseObject, error) {
 	return nil, apierr.NotImplementedOp("listRunBaselines")
@@ -453,6 +463,11 @@ func (Unimplemented) RecordFeature(ctx context.Context, request serverapi.Record
 // RejectProposal answers 501 not_implemented.
 func (Unimplemented) RejectProposal(ctx context.Context, request serverapi.RejectProposalRequestObject) (serverapi.RejectProposalResponseObject, error) {
 	return nil, apierr.NotImplementedOp("rejectProposal")
+}
+
+// ReleaseQuarantine answers 501 not_implemented.
+func (Unimplemented) ReleaseQuarantine(ctx context.Context, request serverapi.ReleaseQuarantineRequestObject) (serverapi.ReleaseQuarantineResponseObject, error) {
+	return nil, apierr.NotImplementedOp("releaseQuarantine")
 }
 
 // RemoveOrgMember answers 501 not_implemented.

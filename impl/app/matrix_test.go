@@ -177,7 +177,7 @@ func checkInvariant(t *testing.T, op oas.Operation, c caller, status int, body [
 		fail("a session-only operation must refuse a token")
 	case c.name == "token-with-scope" && !op.Bearer && !bytes.Contains(body, []byte("session_required")):
 		fail("a session-only operation must refuse a token")
-	case c.name == "non-member" && op.Permission.Target == authz.TargetWorkspace && status < 300 && !emptyCollection(op, body):
+	case c.name == "non-member" && op.Permission.Target == authz.TargetWorkspace && status < 300 && !emptyCollection(op, body) && !emptyStats(op, body):
 		fail("a non-member reached a workspace resource")
 	case c.name == "non-member" && op.Permission.Target == authz.TargetInstance && op.Permission.Action != authz.ActionRead && status < 300:
 		fail("a plain user managed the instance")
@@ -192,6 +192,35 @@ func checkInvariant(t *testing.T, op oas.Operation, c caller, status int, body [
 // are filtered to the caller's workspaces, so a non-member gets one and sees nothing.
 func emptyCollection(op oas.Operation, body []byte) bool {
 	return op.Method == http.MethodGet && !strings.Contains(op.Path, "{") && bytes.HasPrefix(body, []byte(`{"items":[],`))
+}
+
+// emptyStats reports whether a statistics operation answered nothing: every list empty and every
+// number zero (statistics are computed over the caller's workspaces only).
+func emptyStats(op oas.Operation, body []byte) bool {
+	if op.Method != http.MethodGet || !strings.HasPrefix(op.Path, "/api/stats/") {
+		return false
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	var empty func(any) bool
+	empty = func(v any) bool {
+		switch x := v.(type) {
+		case []any:
+			return len(x) == 0
+		case float64:
+			return x == 0
+		case map[string]any:
+			for _, m := range x {
+				if !empty(m) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return empty(v)
 }
 
 func send(t *testing.T, s *apptest.Server, doc *openapi3.T, op oas.Operation, params map[string]string, c caller) (int, []byte) {

@@ -249,7 +249,7 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 		if err != nil {
 			return err
 		}
-		out = serverapi.IngestResult{RunId: r.Run.ID, Format: serverapi.IngestResultFormat(doc.Format), Status: serverapi.RunStatus(after.Status), Counts: counts}
+		out = serverapi.IngestResult{RunId: r.Run.ID, Format: serverapi.IngestResultFormat(doc.Format), Status: serverapi.RunStatus(after.Status), Counts: runCounts(after.Counts)}
 		resultJSON, _ := json.Marshal(out)
 		if err := q.InsertRunIngest(ctx, db.InsertRunIngestParams{RunID: r.Run.ID, IdempotencyKey: key, Sha256: digest, Format: string(doc.Format),
 			ArtifactID: uuid.NullUUID{UUID: art.ID, Valid: true}, Scenarios: int32(len(doc.Scenarios)), Result: resultJSON}); err != nil {

@@ -197,7 +197,9 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 		}
 		return
 	}
-	snk.appendEvent(apiEvent{Type: "end", Status: &fin.Status, Counts: ptr(apiCounts(counts)), Message: errp})
+	endCounts := apiCounts(counts)
+	_ = json.Unmarshal(fin.Counts, &endCounts) // the database adds counts.quarantined (docs/stats.md)
+	snk.appendEvent(apiEvent{Type: "end", Status: &fin.Status, Counts: &endCounts, Message: errp})
 	log.Info("run finished", "status", fin.Status)
 	s.notifyFinished(r.ID)
 }

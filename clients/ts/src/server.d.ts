@@ -1119,6 +1119,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{slug}/quarantine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's quarantined scenarios
+         * @description Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+         */
+        get: operations["listQuarantines"];
+        put?: never;
+        /**
+         * Quarantine a scenario
+         * @description Its failures no longer fail its runs (counts.quarantined) until it is released, expires or passes releaseAfter times in a row.
+         */
+        post: operations["createQuarantine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{slug}/quarantine/{quarantineId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Release a quarantined scenario */
+        delete: operations["releaseQuarantine"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/stats/trends": {
         parameters: {
             query?: never;
@@ -2557,6 +2598,8 @@ export interface components {
             pending: number;
             undefined: number;
             flaky: number;
+            /** @description Failures of quarantined scenarios; they do not fail the run. */
+            quarantined?: number;
         };
         RunSummary: {
             /** Format: uuid */
@@ -2964,10 +3007,51 @@ export interface components {
              */
             diffArtifactId: string;
         };
+        /** @description The window a statistic covers, start inclusive, end exclusive. */
+        StatsWindow: {
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+        };
+        /** @description A scenario identity across runs (docs/stats.md): project, feature path, scenario name and example row. */
+        ScenarioRef: {
+            /** @description Stable hash of feature path, scenario name and example row. */
+            identity: string;
+            project: string;
+            featurePath: string;
+            scenario: string;
+            /** @description Row of the Examples table, for a Scenario Outline. */
+            exampleRow?: number;
+        };
+        TrendSummary: {
+            runs: number;
+            /**
+             * Format: double
+             * @description Passed runs / finished runs (cancelled runs excluded); null without finished runs.
+             */
+            passRate: number | null;
+            scenarios: number;
+            scenarioFailures: number;
+            /** @description Scenario results that passed after a retry in the same run. */
+            flaky: number;
+            /** Format: double */
+            runDurationP95Ms: number | null;
+        };
+        /** @description This window minus the previous window of the same length; null where either side is null. */
+        TrendChange: {
+            runs: number;
+            /** Format: double */
+            passRate: number | null;
+            scenarioFailures: number;
+            flaky: number;
+            /** Format: double */
+            runDurationP95Ms: number | null;
+        };
         TrendPoint: {
             /**
              * Format: date-time
-             * @description Start of the bucket.
+             * @description Start of the bucket in the requested time zone.
              */
             at: string;
             runs: number;
@@ -2975,61 +3059,230 @@ export interface components {
             failed: number;
             errored: number;
             cancelled: number;
-            passRate: number;
-            /** Format: int64 */
-            avgDurationMs: number;
+            timedOut: number;
+            /** Format: double */
+            passRate: number | null;
+            /** Format: double */
+            runDurationP50Ms: number | null;
+            /** Format: double */
+            runDurationP95Ms: number | null;
             scenarios: components["schemas"]["Counts"];
+            /** Format: double */
+            scenarioDurationP50Ms: number | null;
+            /** Format: double */
+            scenarioDurationP95Ms: number | null;
+            flaky: number;
         };
         Trends: {
             /** @enum {string} */
             bucket: "hour" | "day" | "week";
+            timeZone: string;
+            window: components["schemas"]["StatsWindow"];
+            /** @description Buckets that hold at least one run, oldest first. */
             points: components["schemas"]["TrendPoint"][];
+            summary: components["schemas"]["TrendSummary"];
+            previous: components["schemas"]["TrendSummary"];
+            change: components["schemas"]["TrendChange"];
         };
+        /** @description Every metric is defined with its formula in docs/stats.md. */
         FlakyScenario: {
+            identity: string;
             project: string;
             featurePath: string;
             scenario: string;
-            runs: number;
-            /** @description Pass/fail alternations. */
+            exampleRow?: number;
+            /** @description n, results that passed or failed (skipped, pending and unfinished ones are ignored). */
+            results: number;
+            passed: number;
+            failed: number;
+            /** @description Consecutive results (in run time order) whose outcomes differ. */
             flips: number;
+            /** @description Results that passed after failing in the same run. */
+            retryPasses: number;
+            flakyResults: number;
+            /** Format: double */
+            flipRate: number;
+            /** Format: double */
             flakyRate: number;
+            /** Format: double */
+            retryPassRate: number;
+            /** Format: double */
+            failureRate: number;
+            /** Format: double */
+            passRate: number;
+            /** Format: double */
+            health: number;
+            /** Format: double */
+            flakinessVolume: number;
+            /** Format: int64 */
+            durationLostMs: number;
+            /**
+             * Format: double
+             * @description Lower bound of the Wilson 95 % interval of the failure rate.
+             */
+            failureRateLow: number;
+            /**
+             * Format: double
+             * @description Upper bound of the Wilson 95 % interval of the failure rate.
+             */
+            failureRateHigh: number;
+            /** Format: date-time */
+            firstFlakyAt?: string;
             /** Format: date-time */
             lastFlakyAt?: string;
             /** Format: uuid */
-            lastRunId?: string;
+            lastRunId: string;
+            failingStep?: components["schemas"]["StepCount"];
+            failingLocator?: components["schemas"]["LocatorCount"];
+            /** @description Heals recorded in this identity's results in the window. */
+            heals: number;
+        };
+        StepCount: {
+            keyword: string;
+            text: string;
+            count: number;
         };
         HealStats: {
+            window: components["schemas"]["StatsWindow"];
             total: number;
-            byStrategy: {
-                strategy: string;
-                count: number;
-            }[];
-            top: {
-                featurePath: string;
-                oldSelector: string;
-                newSelector: string;
-                count: number;
-                avgScore: number;
-                /** Format: date-time */
-                lastSeenAt: string;
-            }[];
+            byStrategy: components["schemas"]["HealStrategyCount"][];
+            bySelector: components["schemas"]["HealSelectorCount"][];
+            byScenario: components["schemas"]["HealScenarioCount"][];
+            /** @description The selectors healed most, with each replacement. */
+            top: components["schemas"]["HealReplacement"][];
+            /** @description Heals accepted through proposals; null until proposals exist. */
+            accepted: number | null;
+            /** @description Heals rejected through proposals; null until proposals exist. */
+            rejected: number | null;
         };
-        Insight: {
-            /** @enum {string} */
-            kind: "slowest" | "most_failing" | "new_failure" | "flaky" | "frequent_heal" | "duration_regression";
-            /** @enum {string} */
-            severity: "info" | "warning" | "critical";
-            title: string;
-            detail?: string;
-            project?: string;
-            featurePath?: string;
-            scenario?: string;
-            value?: number;
+        LocatorCount: {
+            locator: string;
+            count: number;
+        };
+        HealStrategyCount: {
+            strategy: string;
+            count: number;
+            /** Format: double */
+            avgScore: number;
+        };
+        HealSelectorCount: {
+            project: string;
+            selector: string;
+            count: number;
+        };
+        HealScenarioCount: components["schemas"]["ScenarioRef"] & {
+            count: number;
+        };
+        HealReplacement: {
+            project: string;
+            oldSelector: string;
+            newSelector: string;
+            strategy: string;
+            count: number;
+            /** Format: double */
+            avgScore: number;
+            /** Format: date-time */
+            lastSeenAt: string;
+        };
+        ScenarioDuration: components["schemas"]["ScenarioRef"] & {
+            results: number;
+            /** Format: double */
+            p50Ms: number;
+            /** Format: double */
+            p95Ms: number;
+        };
+        DurationRegression: components["schemas"]["ScenarioRef"] & {
+            /** Format: double */
+            p50Ms: number;
+            /** Format: double */
+            previousP50Ms: number;
+            /** Format: double */
+            deltaMs: number;
+        };
+        StepDuration: {
+            keyword: string;
+            text: string;
+            count: number;
+            /** Format: double */
+            p50Ms: number;
+            /** Format: double */
+            p95Ms: number;
+        };
+        FailureCluster: {
+            /** @description Masked message, masked failing step and, for HTTP steps, method and status, joined by " ¦ " (docs/stats.md). */
+            signature: string;
+            count: number;
+            /** @description Distinct scenario identities affected. */
+            scenarios: number;
+            /** Format: date-time */
+            firstSeenAt: string;
+            /** Format: date-time */
+            lastSeenAt: string;
+            /** @description Not seen in the previous window of the same length. */
+            new: boolean;
+            example: components["schemas"]["ScenarioRef"];
+        };
+        NewFailure: components["schemas"]["ScenarioRef"] & {
+            failures: number;
+            /** Format: date-time */
+            firstFailedAt: string;
+            /** Format: uuid */
+            lastGreenRunId: string;
         };
         Insights: {
             /** Format: date-time */
             generatedAt: string;
-            insights: components["schemas"]["Insight"][];
+            window: components["schemas"]["StatsWindow"];
+            slowestScenarios: components["schemas"]["ScenarioDuration"][];
+            slowestSteps: components["schemas"]["StepDuration"][];
+            durationRegressions: components["schemas"]["DurationRegression"][];
+            mostFailingSteps: components["schemas"]["StepCount"][];
+            failureClusters: components["schemas"]["FailureCluster"][];
+            /** @description Scenarios failing in runs after their project's last passed run, which they passed. */
+            newFailures: components["schemas"]["NewFailure"][];
+            /** @description Identities without flips or retry passes in the previous window that have some in this one. */
+            becameFlaky: components["schemas"]["ScenarioRef"][];
+        };
+        QuarantineCreate: {
+            featurePath: string;
+            scenario: string;
+            exampleRow?: number;
+            /** @description Who answers for the scenario while it is quarantined. */
+            owner: string;
+            reason: string;
+            /** Format: date-time */
+            expiresAt?: string;
+            /** @description Release automatically after this many consecutive clean (passed) results. */
+            releaseAfter?: number;
+        };
+        Quarantine: components["schemas"]["ScenarioRef"] & {
+            /** Format: uuid */
+            id: string;
+            owner: string;
+            reason: string;
+            /** Format: date-time */
+            expiresAt?: string;
+            releaseAfter?: number;
+            /** @description Consecutive passed results since quarantined (reset by a failure). */
+            cleanStreak: number;
+            /** @description Neither released nor expired. */
+            active: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            releasedAt?: string;
+            releaseReason?: string;
+        };
+        QuarantineList: {
+            items: components["schemas"]["Quarantine"][];
+            export: components["schemas"]["QuarantineExport"];
+        };
+        /** @description The active quarantines, for other runners. */
+        QuarantineExport: {
+            /** @description One "feature path › scenario name" per active quarantine. */
+            list: string[];
+            /** @description An anchored regular expression of the active scenario names, for Playwright's --grep-invert or Cucumber's --name; empty when none. */
+            namePattern: string;
         };
         /** @description A page of FlakyScenario records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page. */
         FlakyScenarioList: {
@@ -3364,6 +3617,10 @@ export interface components {
         Cursor: string;
         /** @description Case-insensitive substring filter on names. */
         Query: string;
+        /** @description Start of the window (inclusive); by default 30 days before until. */
+        StatsSince: string;
+        /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+        StatsUntil: string;
         /** @description Only records at or after this time. */
         Since: string;
         /** @description Only records before this time. */
@@ -6186,15 +6443,115 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    listQuarantines: {
+        parameters: {
+            query?: {
+                includeReleased?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Project slug. */
+                slug: components["parameters"]["ProjectSlug"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Quarantines. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuarantineList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createQuarantine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project slug. */
+                slug: components["parameters"]["ProjectSlug"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuarantineCreate"];
+            };
+        };
+        responses: {
+            /** @description Quarantined. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quarantine"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    releaseQuarantine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project slug. */
+                slug: components["parameters"]["ProjectSlug"];
+                quarantineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     getTrends: {
         parameters: {
             query?: {
+                /** @description Only this project (slug); by default every project of the caller's workspaces. */
                 project?: string;
-                /** @description Only records at or after this time. */
-                since?: components["parameters"]["Since"];
-                /** @description Only records before this time. */
-                until?: components["parameters"]["Until"];
+                /** @description Only this workspace (id). */
+                workspace?: string;
+                /** @description Start of the window (inclusive); by default 30 days before until. */
+                since?: components["parameters"]["StatsSince"];
+                /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+                until?: components["parameters"]["StatsUntil"];
+                branch?: string;
+                environment?: string;
+                trigger?: components["schemas"]["RunTrigger"];
+                /** @description Only scenarios carrying this tag (with its @), and runs with at least one of them. */
+                tag?: string;
                 bucket?: "hour" | "day" | "week";
+                /** @description IANA time zone in which buckets start (midnight, Monday for weeks). */
+                tz?: string;
             };
             header?: never;
             path?: never;
@@ -6220,11 +6577,27 @@ export interface operations {
     listFlakyScenarios: {
         parameters: {
             query?: {
+                /** @description Only this project (slug); by default every project of the caller's workspaces. */
                 project?: string;
-                /** @description Only records at or after this time. */
-                since?: components["parameters"]["Since"];
-                /** @description Only records before this time. */
-                until?: components["parameters"]["Until"];
+                /** @description Only this workspace (id). */
+                workspace?: string;
+                /** @description Start of the window (inclusive); by default 30 days before until. */
+                since?: components["parameters"]["StatsSince"];
+                /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+                until?: components["parameters"]["StatsUntil"];
+                branch?: string;
+                environment?: string;
+                trigger?: components["schemas"]["RunTrigger"];
+                /** @description Only scenarios carrying this tag (with its @), and runs with at least one of them. */
+                tag?: string;
+                /** @description Scenario identities with fewer results (passed or failed) in the window are left out. */
+                minResults?: number;
+                /** @description Leave out runs in which more than this share of scenarios failed (infrastructure failures). */
+                maxFailedShare?: number;
+                /** @description Only identities with at least one flip or retry pass; false lists every identity. */
+                flakyOnly?: boolean;
+                sort?: "flipRate" | "flakyRate" | "retryPassRate" | "failureRate" | "passRate" | "health" | "flakinessVolume" | "durationLostMs" | "results" | "lastFlakyAt";
+                order?: "asc" | "desc";
                 /** @description Page size. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor from `nextCursor`. */
@@ -6236,7 +6609,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Most flaky first. */
+            /** @description Scenario identities, ordered by the sort metric (see docs/stats.md). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6254,11 +6627,19 @@ export interface operations {
     getHealStats: {
         parameters: {
             query?: {
+                /** @description Only this project (slug); by default every project of the caller's workspaces. */
                 project?: string;
-                /** @description Only records at or after this time. */
-                since?: components["parameters"]["Since"];
-                /** @description Only records before this time. */
-                until?: components["parameters"]["Until"];
+                /** @description Only this workspace (id). */
+                workspace?: string;
+                /** @description Start of the window (inclusive); by default 30 days before until. */
+                since?: components["parameters"]["StatsSince"];
+                /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+                until?: components["parameters"]["StatsUntil"];
+                branch?: string;
+                environment?: string;
+                trigger?: components["schemas"]["RunTrigger"];
+                /** @description Only scenarios carrying this tag (with its @), and runs with at least one of them. */
+                tag?: string;
             };
             header?: never;
             path?: never;
@@ -6284,11 +6665,19 @@ export interface operations {
     getInsights: {
         parameters: {
             query?: {
+                /** @description Only this project (slug); by default every project of the caller's workspaces. */
                 project?: string;
-                /** @description Only records at or after this time. */
-                since?: components["parameters"]["Since"];
-                /** @description Only records before this time. */
-                until?: components["parameters"]["Until"];
+                /** @description Only this workspace (id). */
+                workspace?: string;
+                /** @description Start of the window (inclusive); by default 30 days before until. */
+                since?: components["parameters"]["StatsSince"];
+                /** @description End of the window (exclusive); by default now. The window is at most 366 days. */
+                until?: components["parameters"]["StatsUntil"];
+                branch?: string;
+                environment?: string;
+                trigger?: components["schemas"]["RunTrigger"];
+                /** @description Only scenarios carrying this tag (with its @), and runs with at least one of them. */
+                tag?: string;
             };
             header?: never;
             path?: never;

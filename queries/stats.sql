@@ -1,0 +1,427 @@
+-- Statistics over runs and their scenario results (docs/stats.md). Every query takes the same
+-- scope: the caller's workspaces (or all, for instance admins), optionally one workspace, project,
+-- branch, environment, trigger and scenario tag, and a window [since, until) on the time a run
+-- happened (started, else created). Unfinished runs take no part.
+
+-- name: StatsTrendRuns :many
+SELECT (date_trunc(sqlc.arg('bucket')::text, coalesce(r.started_at, r.created_at) AT TIME ZONE sqlc.arg('tz')::text) AT TIME ZONE sqlc.arg('tz')::text)::timestamptz AS at,
+       count(*)::bigint AS runs,
+       count(*) FILTER (WHERE r.status = 'passed')::bigint AS passed,
+       count(*) FILTER (WHERE r.status = 'failed')::bigint AS failed,
+       count(*) FILTER (WHERE r.status = 'errored')::bigint AS errored,
+       count(*) FILTER (WHERE r.status = 'cancelled')::bigint AS cancelled,
+       count(*) FILTER (WHERE r.status = 'timed_out')::bigint AS timed_out,
+       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM r.finished_at - r.started_at) * 1000)
+           FILTER (WHERE r.finished_at IS NOT NULL AND r.started_at IS NOT NULL), 'NaN')::float8 AS run_p50_ms,
+       coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM r.finished_at - r.started_at) * 1000)
+           FILTER (WHERE r.finished_at IS NOT NULL AND r.started_at IS NOT NULL), 'NaN')::float8 AS run_p95_ms
+FROM runs r JOIN projects p ON p.id = r.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+  AND (sqlc.narg('tag')::text IS NULL OR EXISTS (SELECT 1 FROM run_scenarios rs WHERE rs.run_id = r.id AND sqlc.narg('tag')::text = ANY(rs.tags)))
+GROUP BY 1 ORDER BY 1;
+
+-- name: StatsTrendScenarios :many
+SELECT (date_trunc(sqlc.arg('bucket')::text, coalesce(r.started_at, r.created_at) AT TIME ZONE sqlc.arg('tz')::text) AT TIME ZONE sqlc.arg('tz')::text)::timestamptz AS at,
+       count(*)::bigint AS total,
+       count(*) FILTER (WHERE rs.status = 'passed')::bigint AS passed,
+       count(*) FILTER (WHERE rs.status IN ('failed', 'ambiguous'))::bigint AS failed,
+       count(*) FILTER (WHERE rs.status = 'skipped')::bigint AS skipped,
+       count(*) FILTER (WHERE rs.status = 'pending')::bigint AS pending,
+       count(*) FILTER (WHERE rs.status = 'undefined')::bigint AS undefined,
+       count(*) FILTER (WHERE rs.status = 'passed' AND rs.attempts > 1)::bigint AS flaky,
+       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY rs.duration_ms) FILTER (WHERE rs.duration_ms IS NOT NULL), 'NaN')::float8 AS p50_ms,
+       coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY rs.duration_ms) FILTER (WHERE rs.duration_ms IS NOT NULL), 'NaN')::float8 AS p95_ms
+FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+  AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+GROUP BY 1 ORDER BY 1;
+
+-- name: StatsTrendSummary :one
+-- The window's totals, for the period-over-period change.
+WITH rr AS (
+    SELECT r.* FROM runs r JOIN projects p ON p.id = r.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (sqlc.narg('tag')::text IS NULL OR EXISTS (SELECT 1 FROM run_scenarios rs WHERE rs.run_id = r.id AND sqlc.narg('tag')::text = ANY(rs.tags)))
+)
+SELECT (SELECT count(*) FROM rr)::bigint AS runs,
+       (SELECT count(*) FROM rr WHERE status = 'passed')::bigint AS passed,
+       (SELECT count(*) FROM rr WHERE status <> 'cancelled')::bigint AS finished,
+       (SELECT coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - started_at) * 1000)
+           FILTER (WHERE finished_at IS NOT NULL AND started_at IS NOT NULL), 'NaN') FROM rr)::float8 AS run_p95_ms,
+       (SELECT count(*) FROM rr JOIN run_scenarios rs ON rs.run_id = rr.id WHERE (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags)))::bigint AS scenarios,
+       (SELECT count(*) FROM rr JOIN run_scenarios rs ON rs.run_id = rr.id WHERE (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+           AND rs.status IN ('failed', 'undefined', 'ambiguous'))::bigint AS scenario_failures,
+       (SELECT count(*) FROM rr JOIN run_scenarios rs ON rs.run_id = rr.id WHERE (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+           AND rs.status = 'passed' AND rs.attempts > 1)::bigint AS flaky;
+
+-- name: StatsFlaky :many
+-- One row per scenario identity with at least min_results outcomes; every metric as docs/stats.md
+-- defines it. The failing step and locator are looked up for the page's rows only.
+WITH res AS (
+    SELECT r.project_id, p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.attempts,
+           coalesce(rs.duration_ms, 0) AS duration_ms, coalesce(r.started_at, r.created_at) AS at, r.id AS run_id,
+           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND rs.status IN ('passed', 'failed', 'undefined', 'ambiguous')
+      AND (sqlc.narg('max_failed_share')::float8 IS NULL
+           OR coalesce((r.counts->>'failed')::float8 / nullif((r.counts->>'total')::float8, 0), 0) <= sqlc.narg('max_failed_share')::float8)
+), seq AS (
+    SELECT res.*, lag(ok) OVER (PARTITION BY project_id, identity ORDER BY at, run_id) AS prev FROM res
+), flagged AS (
+    SELECT seq.*, (prev IS NOT NULL AND prev <> ok) AS flip, (ok = 1 AND attempts > 1) AS retry_pass FROM seq
+), agg AS (
+    SELECT project_id, identity, max(slug) AS slug,
+           (array_agg(feature_path ORDER BY at DESC, run_id DESC))[1] AS feature_path,
+           (array_agg(name ORDER BY at DESC, run_id DESC))[1] AS name,
+           (array_agg(example_row ORDER BY at DESC, run_id DESC))[1] AS example_row,
+           (array_agg(run_id ORDER BY at DESC, run_id DESC))[1] AS last_run_id,
+           count(*)::float8 AS n,
+           sum(ok)::float8 AS passed,
+           count(*) FILTER (WHERE flip)::float8 AS flips,
+           count(*) FILTER (WHERE retry_pass)::float8 AS retry_passes,
+           count(*) FILTER (WHERE flip OR retry_pass)::float8 AS flaky_results,
+           sum(CASE WHEN ok = 0 THEN duration_ms WHEN retry_pass THEN duration_ms * (attempts - 1)::float8 / attempts ELSE 0 END)::float8 AS lost,
+           min(at) FILTER (WHERE flip OR retry_pass) AS first_flaky,
+           max(at) FILTER (WHERE flip OR retry_pass) AS last_flaky,
+           sum(heals)::bigint AS heals
+    FROM flagged GROUP BY project_id, identity
+    HAVING count(*) >= sqlc.arg('min_results')::int
+       AND (NOT sqlc.arg('flaky_only')::boolean OR count(*) FILTER (WHERE flip OR retry_pass) > 0)
+), m AS (
+    SELECT agg.*,
+           (n - passed) / n AS failure_rate,
+           passed / n AS pass_rate,
+           CASE WHEN n > 1 THEN flips / (n - 1) ELSE 0 END AS flip_rate,
+           retry_passes / n AS retry_pass_rate,
+           flaky_results / n AS flaky_rate
+    FROM agg
+), v AS (
+    SELECT m.*, pass_rate * (1 - flip_rate) AS health, flip_rate * n AS volume,
+           CASE sqlc.arg('sort')::text
+               WHEN 'flipRate' THEN flip_rate WHEN 'retryPassRate' THEN retry_pass_rate WHEN 'failureRate' THEN failure_rate
+               WHEN 'passRate' THEN pass_rate WHEN 'health' THEN pass_rate * (1 - flip_rate) WHEN 'flakinessVolume' THEN flip_rate * n
+               WHEN 'durationLostMs' THEN lost WHEN 'results' THEN n WHEN 'lastFlakyAt' THEN coalesce(extract(epoch FROM last_flaky)::float8, 0)
+               ELSE flaky_rate END AS sort_value
+    FROM m
+), page AS (
+    SELECT * FROM v
+    ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN sort_value END DESC,
+             CASE WHEN NOT sqlc.arg('descending')::boolean THEN sort_value END ASC, slug, feature_path, name, identity
+    LIMIT sqlc.arg('row_limit') OFFSET sqlc.arg('row_offset')
+)
+SELECT page.project_id, page.identity, page.slug::text AS project, page.feature_path::text AS feature_path, page.name::text AS scenario,
+       coalesce(page.example_row, -1)::int AS example_row, page.last_run_id::uuid AS last_run_id,
+       page.n::bigint AS results, page.passed::bigint AS passed, page.flips::bigint AS flips, page.retry_passes::bigint AS retry_passes,
+       page.flaky_results::bigint AS flaky_results, page.flip_rate::float8 AS flip_rate, page.flaky_rate::float8 AS flaky_rate,
+       page.retry_pass_rate::float8 AS retry_pass_rate, page.failure_rate::float8 AS failure_rate, page.pass_rate::float8 AS pass_rate,
+       page.health::float8 AS health, page.volume::float8 AS volume, round(page.lost)::bigint AS duration_lost_ms,
+       coalesce(page.first_flaky, 'epoch')::timestamptz AS first_flaky_at, coalesce(page.last_flaky, 'epoch')::timestamptz AS last_flaky_at, page.heals::bigint AS heals,
+       coalesce(fs.keyword, '')::text AS step_keyword, coalesce(fs.text, '')::text AS step_text, coalesce(fs.c, 0)::bigint AS step_count,
+       coalesce(fl.locator, '')::text AS locator, coalesce(fl.c, 0)::bigint AS locator_count
+FROM page
+LEFT JOIN LATERAL (
+    SELECT coalesce(stats_failing_step(rs.steps)->>'keyword', '') AS keyword, coalesce(stats_failing_step(rs.steps)->>'text', '') AS text, count(*) AS c
+    FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
+    WHERE rs.identity = page.identity AND r.project_id = page.project_id AND rs.failure_signature IS NOT NULL
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz AND stats_failing_step(rs.steps) IS NOT NULL
+    GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 1) fs ON true
+LEFT JOIN LATERAL (
+    SELECT stats_locator(stats_failing_step(rs.steps)->>'text') AS locator, count(*) AS c
+    FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
+    WHERE rs.identity = page.identity AND r.project_id = page.project_id AND rs.failure_signature IS NOT NULL
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz AND stats_locator(stats_failing_step(rs.steps)->>'text') IS NOT NULL
+    GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1) fl ON true
+ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN page.sort_value END DESC,
+         CASE WHEN NOT sqlc.arg('descending')::boolean THEN page.sort_value END ASC, page.slug, page.feature_path, page.name, page.identity;
+
+-- name: StatsHealByStrategy :many
+WITH h AS (
+    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
+           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
+           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
+    WHERE rs.heals > 0
+      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+)
+SELECT strategy::text AS strategy, count(*)::bigint AS count, avg(score)::float8 AS avg_score FROM h GROUP BY strategy ORDER BY 2 DESC, 1;
+
+-- name: StatsHealBySelector :many
+WITH h AS (
+    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
+           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
+           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
+    WHERE rs.heals > 0
+      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+)
+SELECT slug::text AS project, old_selector::text AS selector, count(*)::bigint AS count FROM h GROUP BY slug, old_selector ORDER BY 3 DESC, 1, 2 LIMIT 50;
+
+-- name: StatsHealByScenario :many
+WITH h AS (
+    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
+           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
+           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
+    WHERE rs.heals > 0
+      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+)
+SELECT identity::text AS identity, slug::text AS project, max(feature_path)::text AS feature_path, max(name)::text AS scenario,
+       coalesce(max(example_row), -1)::int AS example_row, count(*)::bigint AS count
+FROM h GROUP BY slug, identity ORDER BY 6 DESC, 2, 3, 4 LIMIT 50;
+
+-- name: StatsHealTop :many
+WITH h AS (
+    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
+           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
+           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
+    WHERE rs.heals > 0
+      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+)
+SELECT slug::text AS project, old_selector::text AS old_selector, new_selector::text AS new_selector, strategy::text AS strategy,
+       count(*)::bigint AS count, avg(score)::float8 AS avg_score, max(at)::timestamptz AS last_seen_at
+FROM h GROUP BY slug, old_selector, new_selector, strategy ORDER BY 5 DESC, 1, 2, 3 LIMIT 20;
+
+-- name: StatsSlowestScenarios :many
+SELECT rs.identity::text AS identity, p.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
+       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS results,
+       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY rs.duration_ms), 'NaN')::float8 AS p50_ms,
+       coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY rs.duration_ms), 'NaN')::float8 AS p95_ms
+FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+  AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+  AND rs.duration_ms IS NOT NULL AND rs.status IN ('passed', 'failed')
+GROUP BY p.slug, rs.identity ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
+
+-- name: StatsSlowestSteps :many
+SELECT coalesce(st->>'keyword', '')::text AS keyword, coalesce(st->>'text', '')::text AS text, count(*)::bigint AS count,
+       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY (st->>'durationMs')::float8), 'NaN')::float8 AS p50_ms,
+       coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY (st->>'durationMs')::float8), 'NaN')::float8 AS p95_ms
+FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
+     jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+  AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+  AND jsonb_typeof(st->'durationMs') = 'number'
+GROUP BY 1, 2 ORDER BY 5 DESC, 1, 2 LIMIT 10;
+
+-- name: StatsDurationRegressions :many
+-- The median duration of each identity in [since, until) against [previous_since, since).
+WITH d AS (
+    SELECT rs.identity, p.slug, max(rs.feature_path) AS feature_path, max(rs.name) AS name, max(rs.example_row) AS example_row,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY rs.duration_ms) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz) AS cur,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY rs.duration_ms) FILTER (WHERE coalesce(r.started_at, r.created_at) < sqlc.arg('since')::timestamptz) AS prev
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('previous_since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND rs.duration_ms IS NOT NULL AND rs.status IN ('passed', 'failed')
+    GROUP BY p.slug, rs.identity
+)
+SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario, coalesce(example_row, -1)::int AS example_row,
+       cur::float8 AS p50_ms, prev::float8 AS previous_p50_ms, (cur - prev)::float8 AS delta_ms
+FROM d WHERE cur IS NOT NULL AND prev IS NOT NULL AND cur > prev
+ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
+
+-- name: StatsMostFailingSteps :many
+SELECT coalesce(stats_failing_step(rs.steps)->>'keyword', '')::text AS keyword, coalesce(stats_failing_step(rs.steps)->>'text', '')::text AS text,
+       count(*)::bigint AS count
+FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+  AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+  AND rs.failure_signature IS NOT NULL AND stats_failing_step(rs.steps) IS NOT NULL
+GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 10;
+
+-- name: StatsFailureClusters :many
+-- Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
+SELECT rs.failure_signature::text AS signature,
+       count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz)::bigint AS count,
+       count(DISTINCT (p.slug, rs.identity)) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz)::bigint AS scenarios,
+       min(coalesce(r.started_at, r.created_at)) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz)::timestamptz AS first_seen_at,
+       max(coalesce(r.started_at, r.created_at))::timestamptz AS last_seen_at,
+       (count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) < sqlc.arg('since')::timestamptz) = 0)::boolean AS is_new,
+       min(p.slug || E'\x1f' || rs.identity || E'\x1f' || rs.feature_path || E'\x1f' || rs.name || E'\x1f' || coalesce(rs.example_row::text, ''))::text AS example
+FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('previous_since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+  AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+  AND rs.failure_signature IS NOT NULL
+GROUP BY rs.failure_signature
+HAVING count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz) > 0
+ORDER BY 2 DESC, 1 LIMIT 20;
+
+-- name: StatsNewFailures :many
+-- Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
+WITH green AS (
+    SELECT DISTINCT ON (r.project_id) r.project_id, r.id, coalesce(r.started_at, r.created_at) AS at
+    FROM runs r JOIN projects p ON p.id = r.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+      AND r.status = 'passed' AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+    ORDER BY r.project_id, coalesce(r.started_at, r.created_at) DESC, r.id DESC
+)
+SELECT rs.identity::text AS identity, p.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
+       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(coalesce(r.started_at, r.created_at))::timestamptz AS first_failed_at, g.id AS last_green_run_id
+FROM green g JOIN runs r ON r.project_id = g.project_id JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+  AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+  AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
+  AND rs.failure_signature IS NOT NULL
+  AND EXISTS (SELECT 1 FROM run_scenarios gs WHERE gs.run_id = g.id AND gs.identity = rs.identity AND gs.status = 'passed')
+GROUP BY p.slug, rs.identity, g.id ORDER BY 7 DESC, 2, 3, 4 LIMIT 50;
+
+-- name: StatsBecameFlaky :many
+-- Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
+WITH res AS (
+    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at, r.id AS run_id,
+           (coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz) AS cur, CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.attempts
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('previous_since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND rs.status IN ('passed', 'failed', 'undefined', 'ambiguous')
+), f AS (
+    SELECT res.*, ((lag(ok) OVER (PARTITION BY slug, identity, cur ORDER BY at, run_id)) <> ok OR (ok = 1 AND attempts > 1)) AS flaky FROM res
+)
+SELECT identity::text AS identity, slug::text AS project, max(feature_path)::text AS feature_path, max(name)::text AS scenario,
+       coalesce(max(example_row), -1)::int AS example_row
+FROM f GROUP BY slug, identity
+HAVING count(*) FILTER (WHERE NOT cur) >= 2 AND count(*) FILTER (WHERE NOT cur AND flaky) = 0 AND count(*) FILTER (WHERE cur AND flaky) > 0
+ORDER BY 2, 3, 4 LIMIT 50;
+
+-- name: CreateQuarantine :one
+INSERT INTO scenario_quarantines (project_id, identity, feature_path, name, example_row, owner, reason, expires_at, release_after, created_by)
+VALUES ($1, md5(sqlc.arg('feature_path')::text || E'\x1f' || sqlc.arg('name')::text || E'\x1f' || coalesce(sqlc.narg('example_row')::int::text, '')),
+        sqlc.arg('feature_path'), sqlc.arg('name'), sqlc.narg('example_row'), $2, $3, $4, $5, $6)
+RETURNING *;
+
+-- name: ListQuarantines :many
+-- A project's quarantines, open ones first; an expired one is no longer active but stays listed.
+SELECT * FROM scenario_quarantines
+WHERE project_id = $1 AND (sqlc.arg('include_released')::boolean OR released_at IS NULL)
+ORDER BY released_at IS NOT NULL, created_at DESC, id;
+
+-- name: ReleaseQuarantine :one
+UPDATE scenario_quarantines SET released_at = now(), release_reason = $3
+WHERE project_id = $1 AND id = $2 AND released_at IS NULL
+RETURNING *;
