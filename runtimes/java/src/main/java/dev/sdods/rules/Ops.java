@@ -224,11 +224,8 @@ final class Ops {
                 break;
         }
         Object[] v = evalAll(op, c);
-        if (NullRule.anyNull(v) && op.nullResult != NullRule.NONE) {
-            if (op.checksFirst) {
-                checkNonNull(op, v);
-            }
-            return op.nullResult;
+        if (op.nullResult != NullRule.NONE && NullRule.anyNull(v)) {
+            return op.nullResult; // null decides: the other operands are not checked
         }
         switch (op.code) {
             case LT:
@@ -355,25 +352,6 @@ final class Ops {
         }
     }
 
-    /** Checks the arguments that are not null as op would (NullRule.checksFirst). */
-    static void checkNonNull(Op op, Object[] v) throws EvalError {
-        for (Object x : v) {
-            if (x == null) {
-                continue;
-            }
-            switch (op.code) {
-                case STARTS: case ENDS:
-                    str(op, x);
-                    break;
-                case YEARS: case DAYS:
-                    date(op, x);
-                    break;
-                default:
-                    num(op, x);
-            }
-        }
-    }
-
     static Dates.D date(Op op, Object v) throws EvalError {
         Dates.D d = Dates.parse(str(op, v));
         if (d == null) {
@@ -435,25 +413,13 @@ final class Ops {
     }
 
     static Object minMax(Op op, Object[] v) throws EvalError {
-        List<?> operands;
-        if (v.length == 1 && v[0] instanceof List) {
-            operands = (List<?>) v[0];
-        } else {
-            operands = java.util.Arrays.asList(v);
+        // one array: its elements are the operands (operators.md, "Null arguments")
+        List<?> operands = v.length == 1 && v[0] instanceof List ? (List<?>) v[0] : java.util.Arrays.asList(v);
+        if (NullRule.anyNull(operands)) {
+            return op.nullResult;
         }
         if (operands.isEmpty()) {
             return null;
-        }
-        boolean anyNull = false;
-        for (Object o : operands) {
-            if (o == null) {
-                anyNull = true;
-            } else if (op.checksFirst) {
-                num(op, o);
-            }
-        }
-        if (anyNull) {
-            return op.nullResult;
         }
         double best = 0;
         boolean first = true;
@@ -475,16 +441,8 @@ final class Ops {
             throw mismatch(op, x);
         }
         List<?> l = (List<?>) x;
-        boolean anyNull = false;
-        for (Object o : l) {
-            if (o == null) {
-                anyNull = true;
-            } else if (op.checksFirst) {
-                num(op, o);
-            }
-        }
-        if (anyNull) {
-            return op.nullResult;
+        if (NullRule.anyNull(l)) {
+            return op.nullResult; // the elements are the operands: a null one decides
         }
         boolean ints = true;
         double acc = 0;
@@ -559,25 +517,21 @@ final class Ops {
     }
 
     /**
-     * matches checks, in this order: the pattern's type, a null pattern (false), the pattern's
-     * portability, the subject's type, a null subject (false), the subject's length; the
-     * reference engine's order, which operators.md leaves open.
+     * matches is strict: a null subject or pattern is false before anything is checked; then the
+     * pattern (type, portability; a constant one was checked at load), the subject (type, length).
      */
     static Object matches(Op op, Ctx c, Object subject, Object pattern) throws EvalError {
+        if (subject == null || pattern == null) {
+            return op.nullResult;
+        }
         Pattern pat = op.pattern;
         if (pat == null) {
-            if (pattern == null) {
-                return op.nullResult;
-            }
             String p = str(op, pattern);
             try {
                 pat = Pattern.compile(p);
             } catch (Pattern.NotPortable e) {
                 throw EvalError.of(op.ptr, "matches: the pattern is outside the portable subset: " + e.getMessage());
             }
-        }
-        if (subject == null) {
-            return op.nullResult;
         }
         String s = str(op, subject);
         int n = s.codePointCount(0, s.length());
@@ -588,18 +542,14 @@ final class Ops {
         return pat.matches(s, n);
     }
 
+    /**
+     * contains(container, item), in(item, container) (operators.md, "Null arguments" (c)):
+     * container null is false; an array holds item when an element equals it (null included);
+     * otherwise item null is false; otherwise both are strings.
+     */
     static Object contains(Op op, Ctx c, Object container, Object item) throws EvalError {
         if (container == null) {
             return false;
-        }
-        if (container instanceof String) {
-            if (item == null) {
-                return false;
-            }
-            if (!(item instanceof String)) {
-                throw mismatch(op, item);
-            }
-            return ((String) container).contains((String) item);
         }
         if (container instanceof List) {
             List<?> l = (List<?>) container;
@@ -611,13 +561,23 @@ final class Ops {
             }
             return false;
         }
-        throw mismatch(op, container);
+        if (item == null) {
+            return false;
+        }
+        if (!(container instanceof String)) {
+            throw mismatch(op, container);
+        }
+        if (!(item instanceof String)) {
+            throw mismatch(op, item);
+        }
+        return ((String) container).contains((String) item);
     }
 
     static Object iterate(Op op, Ctx c) throws EvalError {
         Object arr = op.args[0].eval(c);
         if (arr == null) {
-            return op.nullResult;
+            // not strict: the body never runs; map and filter give null, some and all false
+            return op.code == MAP || op.code == FILTER ? null : Boolean.FALSE;
         }
         if (!(arr instanceof List)) {
             throw mismatch(op, arr);
