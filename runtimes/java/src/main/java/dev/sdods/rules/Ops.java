@@ -72,26 +72,75 @@ final class Ops {
         return 1;
     }
 
-    /** A host value as a JSON value of the engine; IllegalArgumentException names what is not. */
+    /**
+     * A host value that is not a JSON value of the engine, and where it is: the JSON pointer
+     * relative to the value handed over, built as the refusal unwinds.
+     */
+    static final class Refused extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+        private final StringBuilder where = new StringBuilder();
+
+        Refused(String what) {
+            super(what);
+        }
+
+        Refused at(String segment) {
+            where.insert(0, Diagnostic.ptr("", segment));
+            return this;
+        }
+
+        /** The pointer of the refused value under ptr. */
+        String pointer(String ptr) {
+            return ptr + where;
+        }
+    }
+
+    /** Whether s is a sequence of Unicode scalar values: no lone surrogate (spec/v1/README.md, "Text"). */
+    static boolean scalarValues(String s) {
+        for (int k = 0, n = s.length(); k < n; k++) {
+            char ch = s.charAt(k);
+            if (Character.isSurrogate(ch)) {
+                if (!Character.isHighSurrogate(ch) || k + 1 == n || !Character.isLowSurrogate(s.charAt(k + 1))) {
+                    return false;
+                }
+                k++;
+            }
+        }
+        return true;
+    }
+
+    /** A host value as a JSON value of the engine; {@link Refused} names what is not, and where. */
     static Object toJson(Object v, int depth) {
         if (depth > 10_000) {
-            throw new IllegalArgumentException("a value nested too deep");
+            throw new Refused("a value nested too deep");
         }
-        if (v == null || v instanceof Boolean || v instanceof String) {
+        if (v == null || v instanceof Boolean) {
+            return v;
+        }
+        if (v instanceof String) {
+            if (!scalarValues((String) v)) {
+                throw new Refused("a string that is not a sequence of Unicode scalar values (a lone surrogate)");
+            }
             return v;
         }
         if (v instanceof Double || v instanceof Float || v instanceof Integer || v instanceof Long
             || v instanceof Short || v instanceof Byte || v instanceof BigDecimal || v instanceof java.math.BigInteger) {
             double d = ((Number) v).doubleValue();
             if (Double.isNaN(d) || Double.isInfinite(d)) {
-                throw new IllegalArgumentException("a number that is not finite");
+                throw new Refused("a number that is not finite");
             }
             return d + 0.0;
         }
         if (v instanceof List) {
             List<Object> out = new ArrayList<>(((List<?>) v).size());
+            int k = 0;
             for (Object e : (List<?>) v) {
-                out.add(toJson(e, depth + 1));
+                try {
+                    out.add(toJson(e, depth + 1));
+                } catch (Refused r) {
+                    throw r.at(Integer.toString(k));
+                }
+                k++;
             }
             return out;
         }
@@ -99,13 +148,21 @@ final class Ops {
             Map<String, Object> out = new LinkedHashMap<>();
             for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
                 if (!(e.getKey() instanceof String)) {
-                    throw new IllegalArgumentException("an object with a member name that is not a string");
+                    throw new Refused("an object with a member name that is not a string");
                 }
-                out.put((String) e.getKey(), toJson(e.getValue(), depth + 1));
+                String k = (String) e.getKey();
+                if (!scalarValues(k)) {
+                    throw new Refused("a member name that is not a sequence of Unicode scalar values (a lone surrogate)").at(k);
+                }
+                try {
+                    out.put(k, toJson(e.getValue(), depth + 1));
+                } catch (Refused r) {
+                    throw r.at(k);
+                }
             }
             return out;
         }
-        throw new IllegalArgumentException("a value of class " + v.getClass().getName() + ", not JSON");
+        throw new Refused("a value of class " + v.getClass().getName() + ", not JSON");
     }
 
     static double num(Op op, Object v) throws EvalError {

@@ -589,6 +589,18 @@ public final class RuleSet {
         if (request.ruleset != null && !request.ruleset.equals(id)) {
             throw Request.bad("/ruleset", "the request names the ruleset " + request.ruleset + ", not " + id);
         }
+        // strings a host hands over as values hold Unicode scalar values only (spec/v1/README.md, "Text")
+        if (locale != null && !Ops.scalarValues(locale)) {
+            throw Request.bad("/locale", "the locale holds a lone surrogate");
+        }
+        if (view != null) {
+            for (String level : Model.LEVELS) {
+                String v = view.get(level);
+                if (v != null && !Ops.scalarValues(v)) {
+                    throw Request.bad("/view/" + level, "the view's " + level + " holds a lone surrogate");
+                }
+            }
+        }
         Channel ch = channel(channel == null ? defaultChannel() : channel);
         return new Evaluation(this, ch, request, view, locale).run();
     }
