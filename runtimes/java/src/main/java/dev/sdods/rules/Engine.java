@@ -336,7 +336,8 @@ public final class Engine {
     private RuleSet lookup(String id) throws EngineException {
         RuleSet rs = rulesets.get(id);
         if (rs == null) {
-            throw new EngineException("RULESET_NOT_LOADED", "", "no ruleset " + id + " is loaded");
+            // a protocol code: no pointer (protocol.md §3 gives one to evaluation errors, BAD_REQUEST and loads)
+            throw new EngineException("RULESET_NOT_LOADED", null, "no ruleset " + id + " is loaded");
         }
         return rs;
     }

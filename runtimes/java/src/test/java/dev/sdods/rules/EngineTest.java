@@ -45,7 +45,7 @@ class EngineTest {
         assertTrue(load.contains("\"channels\":[\"client\",\"server\"]"), load);
         Map<?, ?> r = (Map<?, ?>) Json.parse(e.handle("{\"id\":2,\"cmd\":\"evaluate\",\"ruleset\":\"signup\",\"request\":{\"data\":{}}}"));
         assertTrue(((Map<?, ?>) r.get("result")).get("findings") instanceof java.util.List, r.toString());
-        assertEquals("{\"id\":3,\"error\":{\"code\":\"RULESET_NOT_LOADED\",\"message\":\"no ruleset x is loaded\",\"pointer\":\"\"}}",
+        assertEquals("{\"id\":3,\"error\":{\"code\":\"RULESET_NOT_LOADED\",\"message\":\"no ruleset x is loaded\"}}",
             e.handle("{\"id\":3,\"cmd\":\"evaluate\",\"ruleset\":\"x\",\"request\":{\"data\":{}}}"));
     }
 
