@@ -272,6 +272,10 @@ public final class RuleSet {
         Object ft = m.get("fieldTypes");
         if (!(ft instanceof Map)) {
             diags.add(new Diagnostic("BUNDLE_INVALID", ptr + "/fieldTypes", "fieldTypes is an object"));
+        } else if (ft instanceof Json.JObject && ((Json.JObject) ft).duplicate() != null) {
+            // no member named twice at any level (spec/v1/README.md), at the second occurrence
+            String d = ((Json.JObject) ft).duplicate();
+            diags.add(new Diagnostic("BUNDLE_INVALID", Diagnostic.ptr(ptr + "/fieldTypes", d), "the field " + d + " appears more than once in fieldTypes"));
         } else if (diags.size() == before && !Json.canonical(ft).equals(Json.canonical(r.model.fieldTypes()))) {
             diags.add(new Diagnostic("BUNDLE_INVALID", ptr + "/fieldTypes", "fieldTypes does not match the fieldTypes of the entities"));
         }

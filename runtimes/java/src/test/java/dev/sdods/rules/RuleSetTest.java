@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class RuleSetTest {
@@ -196,5 +197,19 @@ class RuleSetTest {
         assertEquals("", e.diagnostics().get(0).pointer());
         e = assertThrows(EngineException.class, () -> RuleSet.fromManifest(bundleText("signup").replace("Signup form", "Signup \\ud800")));
         assertEquals("BUNDLE_INVALID", e.diagnostics().get(0).code());
+    }
+
+    /** spec/v1/README.md: no member named twice at any level; the bundle's code, at the second occurrence. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "\"fieldTypes\": {|\"fieldTypes\": {\"account.email\": \"Email\", |/fieldTypes/account.email",
+        "\"ruleset\": {|\"ruleset\": {\"id\": \"signup\", |/ruleset/id",
+        "\"channel\": \"client\",|\"channel\": \"client\", \"channel\": \"client\",|/channel"})
+    void membersNamedTwiceInAManifest(String find, String replace, String pointer) throws Exception {
+        Map<?, ?> bundle = (Map<?, ?>) Json.parse(bundleText("signup"));
+        String manifest = Json.write(bundle.get("client")).replace(find.replace(" ", ""), replace.replace(", ", ",").replace(": ", ":"));
+        EngineException e = assertThrows(EngineException.class, () -> RuleSet.fromManifest(manifest));
+        assertEquals("BUNDLE_INVALID", e.code());
+        assertEquals(pointer, e.pointer(), manifest.substring(0, 80));
     }
 }
