@@ -548,8 +548,7 @@ final class Ops {
 
     static Object substring(Op op, Object[] v) throws EvalError {
         String s = str(op, v[0]);
-        // start within ±1e15 and length within 0–1e15: the reference engine's bounds, which
-        // operators.md does not write (see the report of issue 29)
+        // start within ±10^15 and length within 0–10^15 (operators.md, substring)
         double start = num(op, v[1]);
         if (!integer(start) || Math.abs(start) > 1e15) {
             throw EvalError.of(op.ptr, "substring: start is an integer from -1000000000000000 to 1000000000000000");
