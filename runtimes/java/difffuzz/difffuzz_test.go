@@ -1,7 +1,7 @@
 // Package difffuzz_test compares the Java runtime with the Go engine on random protocol requests:
 // seeded random expressions over random environments (every core operator, functions, custom
 // operators, patterns, dates, numbers at the edges) and mutated evaluation requests on the five
-// fixtures. Both engines answer each line; results must be equal as JSON values and errors must
+// fixtures; one line in 16 gets text inserted into a string, most of it malformed (corruptText). Both engines answer each line; results must be equal as JSON values and errors must
 // carry the same code and pointer. It runs when SDODS_JAVA_JAR names the runtime's jar
 // (make fuzz-java); SDODS_FUZZ_N sets the number of requests (default 20000), SDODS_FUZZ_SEED the seed.
 package difffuzz_test
@@ -308,6 +308,9 @@ func TestDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if i%16 == 7 {
+			b = corruptText(g, b)
+		}
 		lines = append(lines, b)
 	}
 	if dump := os.Getenv("SDODS_FUZZ_DUMP"); dump != "" {
@@ -315,7 +318,7 @@ func TestDifferential(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	diffs := 0
+	diffs, refused := 0, 0
 	for _, line := range lines {
 		want := goEngine.Handle(line)
 		got, err := java.handle(line)
@@ -323,6 +326,9 @@ func TestDifferential(t *testing.T) {
 			t.Fatalf("java engine: %v", err)
 		}
 		w, gt := normalize(t, want), normalize(t, got)
+		if e, ok := w.(map[string]any); ok && e["code"] == "PROTOCOL_INVALID" {
+			refused++
+		}
 		if !reflect.DeepEqual(w, gt) {
 			diffs++
 			if diffs <= 20 {
@@ -330,7 +336,34 @@ func TestDifferential(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("seed %d: %d requests, %d differences", seed, len(lines), diffs)
+	t.Logf("seed %d: %d requests (%d refused as PROTOCOL_INVALID), %d differences", seed, len(lines), refused, diffs)
+}
+
+// texts are inserted at the start of a string of a request line: most are malformed (spec/v1/README.md,
+// "Text": not well-formed UTF-8, or a lone surrogate escape), the rest well-formed spellings that
+// must be read as the code points they are.
+var texts = [][]byte{
+	{0xff}, {0xed, 0xa0, 0x80}, {0xed, 0xb0, 0x80}, {0xc0, 0xaf}, {0xe0, 0x80, 0xaf}, {0xe2, 0x82}, {0xf4, 0x90, 0x80, 0x80},
+	{0x80}, []byte(`\ud800`), []byte(`\udc00x`), []byte(`\ud83d\u0041`), []byte(`\ude00\ud83d`),
+	[]byte(`\ud83d\ude00`), []byte(`\uDBFF\uDFFF`), []byte(`\\ud800`), []byte("\xc3\xa9\xef\xbf\xbf"), []byte(`\ufffd`),
+}
+
+// corruptText inserts one of texts right after the opening quote of a random string (a value or a
+// member name), so that the line stays JSON apart from the text rule.
+func corruptText(g *gen, line []byte) []byte {
+	var starts []int
+	for k := 1; k+1 < len(line); k++ {
+		if line[k] == '"' && (line[k-1] == ':' || line[k-1] == '[' || line[k-1] == ',' || line[k-1] == '{') {
+			starts = append(starts, k+1)
+		}
+	}
+	if len(starts) == 0 {
+		return line
+	}
+	at := starts[g.r.Intn(len(starts))]
+	out := append([]byte{}, line[:at]...)
+	out = append(out, texts[g.r.Intn(len(texts))]...)
+	return append(out, line[at:]...)
 }
 
 // mutate replaces a few values of an evaluation request's data with random ones.

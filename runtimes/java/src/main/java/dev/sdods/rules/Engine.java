@@ -94,11 +94,20 @@ public final class Engine {
     }
 
     private void answer(byte[] raw, OutputStream w) throws IOException {
-        String s = Json.utf8(raw);
-        if (s.isBlank()) {
+        String s;
+        try {
+            s = Json.utf8(raw);
+        } catch (Json.SyntaxException e) {
+            // malformed anywhere, even inside a payload: the whole line, with id null (protocol.md §2)
+            s = null;
+        }
+        if (s != null && s.isBlank()) {
             return;
         }
-        w.write(handle(s).getBytes(StandardCharsets.UTF_8));
+        String resp = s == null
+            ? error(null, "PROTOCOL_INVALID", "the line is not one JSON object: the text is not well-formed UTF-8", null, null)
+            : handle(s);
+        w.write(resp.getBytes(StandardCharsets.UTF_8));
         w.write('\n');
     }
 
@@ -327,7 +336,8 @@ public final class Engine {
     private RuleSet lookup(String id) throws EngineException {
         RuleSet rs = rulesets.get(id);
         if (rs == null) {
-            throw new EngineException("RULESET_NOT_LOADED", "", "no ruleset " + id + " is loaded");
+            // a protocol code: no pointer (protocol.md §3 gives one to evaluation errors, BAD_REQUEST and loads)
+            throw new EngineException("RULESET_NOT_LOADED", null, "no ruleset " + id + " is loaded");
         }
         return rs;
     }

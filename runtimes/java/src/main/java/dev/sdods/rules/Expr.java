@@ -227,12 +227,10 @@ abstract class Expr {
         final int slot; // the element binding of map, filter, some, all
         final Pattern pattern; // a constant pattern of matches
         final Object nullResult; // NullRule.result(name), looked up once
-        final boolean checksFirst; // NullRule.checksFirst(name)
 
         Op(int code, String name, Expr[] args, int slot, Pattern pattern, String ptr) {
             super(ptr);
             this.nullResult = NullRule.result(name);
-            this.checksFirst = NullRule.checksFirst(name);
             this.code = code;
             this.name = name;
             this.args = args;

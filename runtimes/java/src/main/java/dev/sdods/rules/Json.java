@@ -1,5 +1,8 @@
 package dev.sdods.rules;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -62,11 +65,23 @@ public final class Json {
     }
 
     /**
-     * Decodes UTF-8. An invalid byte sequence becomes U+FFFD (as Go's decoder does, so that every
-     * runtime sees the same text); see the report of issue 29 for this choice.
+     * Decodes well-formed UTF-8 (RFC 3629). Text that is not — an invalid or truncated sequence,
+     * an overlong form, an encoded surrogate, beyond U+10FFFF — is malformed JSON, never repaired
+     * into U+FFFD (spec/v1/README.md, "Text").
      */
-    public static String utf8(byte[] b) {
-        return new String(b, StandardCharsets.UTF_8);
+    public static String utf8(byte[] b) throws SyntaxException {
+        String s = new String(b, StandardCharsets.UTF_8); // the fast decoder replaces; U+FFFD is rare
+        if (s.indexOf('\uFFFD') < 0) {
+            return s;
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT)
+                .decode(ByteBuffer.wrap(b)).toString();
+        } catch (CharacterCodingException e) {
+            throw new SyntaxException("the text is not well-formed UTF-8");
+        }
     }
 
     public static Object parse(byte[] text) throws SyntaxException {
@@ -228,7 +243,7 @@ public final class Json {
 
         String string() throws SyntaxException {
             int start = ++i;
-            // fast path: no escapes, no surrogates to repair
+            // fast path: no escapes, no surrogates to pair
             while (i < s.length()) {
                 char c = s.charAt(i);
                 if (c == '"') {
@@ -269,19 +284,20 @@ public final class Json {
                         case 'r': sb.append('\r'); break;
                         case 't': sb.append('\t'); break;
                         case 'u': {
+                            // a lone surrogate escape makes the text malformed (README.md, "Text")
                             char u = hex4();
-                            if (Character.isHighSurrogate(u) && s.startsWith("\\u", i)) {
-                                int save = i;
+                            if (Character.isHighSurrogate(u)) {
+                                if (!s.startsWith("\\u", i)) {
+                                    throw err("a lone surrogate escape");
+                                }
                                 i += 2;
                                 char lo = hex4();
-                                if (Character.isLowSurrogate(lo)) {
-                                    sb.append(u).append(lo);
-                                } else {
-                                    sb.append('\uFFFD');
-                                    i = save;
+                                if (!Character.isLowSurrogate(lo)) {
+                                    throw err("a lone surrogate escape");
                                 }
-                            } else if (Character.isSurrogate(u)) {
-                                sb.append('\uFFFD'); // a lone surrogate is not a code point
+                                sb.append(u).append(lo);
+                            } else if (Character.isLowSurrogate(u)) {
+                                throw err("a lone surrogate escape");
                             } else {
                                 sb.append(u);
                             }
@@ -298,7 +314,11 @@ public final class Json {
                     i += 2;
                     continue;
                 }
-                sb.append(Character.isSurrogate(c) ? '\uFFFD' : c);
+                if (Character.isSurrogate(c)) {
+                    // a text given as a Java string holding a lone surrogate is no UTF-8 text
+                    throw err("a lone surrogate");
+                }
+                sb.append(c);
                 i++;
             }
         }

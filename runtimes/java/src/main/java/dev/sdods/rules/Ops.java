@@ -72,26 +72,75 @@ final class Ops {
         return 1;
     }
 
-    /** A host value as a JSON value of the engine; IllegalArgumentException names what is not. */
+    /**
+     * A host value that is not a JSON value of the engine, and where it is: the JSON pointer
+     * relative to the value handed over, built as the refusal unwinds.
+     */
+    static final class Refused extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+        private final StringBuilder where = new StringBuilder();
+
+        Refused(String what) {
+            super(what);
+        }
+
+        Refused at(String segment) {
+            where.insert(0, Diagnostic.ptr("", segment));
+            return this;
+        }
+
+        /** The pointer of the refused value under ptr. */
+        String pointer(String ptr) {
+            return ptr + where;
+        }
+    }
+
+    /** Whether s is a sequence of Unicode scalar values: no lone surrogate (spec/v1/README.md, "Text"). */
+    static boolean scalarValues(String s) {
+        for (int k = 0, n = s.length(); k < n; k++) {
+            char ch = s.charAt(k);
+            if (Character.isSurrogate(ch)) {
+                if (!Character.isHighSurrogate(ch) || k + 1 == n || !Character.isLowSurrogate(s.charAt(k + 1))) {
+                    return false;
+                }
+                k++;
+            }
+        }
+        return true;
+    }
+
+    /** A host value as a JSON value of the engine; {@link Refused} names what is not, and where. */
     static Object toJson(Object v, int depth) {
         if (depth > 10_000) {
-            throw new IllegalArgumentException("a value nested too deep");
+            throw new Refused("a value nested too deep");
         }
-        if (v == null || v instanceof Boolean || v instanceof String) {
+        if (v == null || v instanceof Boolean) {
+            return v;
+        }
+        if (v instanceof String) {
+            if (!scalarValues((String) v)) {
+                throw new Refused("a string that is not a sequence of Unicode scalar values (a lone surrogate)");
+            }
             return v;
         }
         if (v instanceof Double || v instanceof Float || v instanceof Integer || v instanceof Long
             || v instanceof Short || v instanceof Byte || v instanceof BigDecimal || v instanceof java.math.BigInteger) {
             double d = ((Number) v).doubleValue();
             if (Double.isNaN(d) || Double.isInfinite(d)) {
-                throw new IllegalArgumentException("a number that is not finite");
+                throw new Refused("a number that is not finite");
             }
             return d + 0.0;
         }
         if (v instanceof List) {
             List<Object> out = new ArrayList<>(((List<?>) v).size());
+            int k = 0;
             for (Object e : (List<?>) v) {
-                out.add(toJson(e, depth + 1));
+                try {
+                    out.add(toJson(e, depth + 1));
+                } catch (Refused r) {
+                    throw r.at(Integer.toString(k));
+                }
+                k++;
             }
             return out;
         }
@@ -99,13 +148,21 @@ final class Ops {
             Map<String, Object> out = new LinkedHashMap<>();
             for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
                 if (!(e.getKey() instanceof String)) {
-                    throw new IllegalArgumentException("an object with a member name that is not a string");
+                    throw new Refused("an object with a member name that is not a string");
                 }
-                out.put((String) e.getKey(), toJson(e.getValue(), depth + 1));
+                String k = (String) e.getKey();
+                if (!scalarValues(k)) {
+                    throw new Refused("a member name that is not a sequence of Unicode scalar values (a lone surrogate)").at(k);
+                }
+                try {
+                    out.put(k, toJson(e.getValue(), depth + 1));
+                } catch (Refused r) {
+                    throw r.at(k);
+                }
             }
             return out;
         }
-        throw new IllegalArgumentException("a value of class " + v.getClass().getName() + ", not JSON");
+        throw new Refused("a value of class " + v.getClass().getName() + ", not JSON");
     }
 
     static double num(Op op, Object v) throws EvalError {
@@ -224,11 +281,8 @@ final class Ops {
                 break;
         }
         Object[] v = evalAll(op, c);
-        if (NullRule.anyNull(v) && op.nullResult != NullRule.NONE) {
-            if (op.checksFirst) {
-                checkNonNull(op, v);
-            }
-            return op.nullResult;
+        if (op.nullResult != NullRule.NONE && NullRule.anyNull(v)) {
+            return op.nullResult; // null decides: the other operands are not checked
         }
         switch (op.code) {
             case LT:
@@ -355,25 +409,6 @@ final class Ops {
         }
     }
 
-    /** Checks the arguments that are not null as op would (NullRule.checksFirst). */
-    static void checkNonNull(Op op, Object[] v) throws EvalError {
-        for (Object x : v) {
-            if (x == null) {
-                continue;
-            }
-            switch (op.code) {
-                case STARTS: case ENDS:
-                    str(op, x);
-                    break;
-                case YEARS: case DAYS:
-                    date(op, x);
-                    break;
-                default:
-                    num(op, x);
-            }
-        }
-    }
-
     static Dates.D date(Op op, Object v) throws EvalError {
         Dates.D d = Dates.parse(str(op, v));
         if (d == null) {
@@ -435,25 +470,13 @@ final class Ops {
     }
 
     static Object minMax(Op op, Object[] v) throws EvalError {
-        List<?> operands;
-        if (v.length == 1 && v[0] instanceof List) {
-            operands = (List<?>) v[0];
-        } else {
-            operands = java.util.Arrays.asList(v);
+        // one array: its elements are the operands (operators.md, "Null arguments")
+        List<?> operands = v.length == 1 && v[0] instanceof List ? (List<?>) v[0] : java.util.Arrays.asList(v);
+        if (NullRule.anyNull(operands)) {
+            return op.nullResult;
         }
         if (operands.isEmpty()) {
             return null;
-        }
-        boolean anyNull = false;
-        for (Object o : operands) {
-            if (o == null) {
-                anyNull = true;
-            } else if (op.checksFirst) {
-                num(op, o);
-            }
-        }
-        if (anyNull) {
-            return op.nullResult;
         }
         double best = 0;
         boolean first = true;
@@ -475,16 +498,8 @@ final class Ops {
             throw mismatch(op, x);
         }
         List<?> l = (List<?>) x;
-        boolean anyNull = false;
-        for (Object o : l) {
-            if (o == null) {
-                anyNull = true;
-            } else if (op.checksFirst) {
-                num(op, o);
-            }
-        }
-        if (anyNull) {
-            return op.nullResult;
+        if (NullRule.anyNull(l)) {
+            return op.nullResult; // the elements are the operands: a null one decides
         }
         boolean ints = true;
         double acc = 0;
@@ -533,8 +548,7 @@ final class Ops {
 
     static Object substring(Op op, Object[] v) throws EvalError {
         String s = str(op, v[0]);
-        // start within ±1e15 and length within 0–1e15: the reference engine's bounds, which
-        // operators.md does not write (see the report of issue 29)
+        // start within ±10^15 and length within 0–10^15 (operators.md, substring)
         double start = num(op, v[1]);
         if (!integer(start) || Math.abs(start) > 1e15) {
             throw EvalError.of(op.ptr, "substring: start is an integer from -1000000000000000 to 1000000000000000");
@@ -559,25 +573,21 @@ final class Ops {
     }
 
     /**
-     * matches checks, in this order: the pattern's type, a null pattern (false), the pattern's
-     * portability, the subject's type, a null subject (false), the subject's length; the
-     * reference engine's order, which operators.md leaves open.
+     * matches is strict: a null subject or pattern is false before anything is checked; then the
+     * pattern (type, portability; a constant one was checked at load), the subject (type, length).
      */
     static Object matches(Op op, Ctx c, Object subject, Object pattern) throws EvalError {
+        if (subject == null || pattern == null) {
+            return op.nullResult;
+        }
         Pattern pat = op.pattern;
         if (pat == null) {
-            if (pattern == null) {
-                return op.nullResult;
-            }
             String p = str(op, pattern);
             try {
                 pat = Pattern.compile(p);
             } catch (Pattern.NotPortable e) {
                 throw EvalError.of(op.ptr, "matches: the pattern is outside the portable subset: " + e.getMessage());
             }
-        }
-        if (subject == null) {
-            return op.nullResult;
         }
         String s = str(op, subject);
         int n = s.codePointCount(0, s.length());
@@ -588,18 +598,14 @@ final class Ops {
         return pat.matches(s, n);
     }
 
+    /**
+     * contains(container, item), in(item, container) (operators.md, "Null arguments" (c)):
+     * container null is false; an array holds item when an element equals it (null included);
+     * otherwise item null is false; otherwise both are strings.
+     */
     static Object contains(Op op, Ctx c, Object container, Object item) throws EvalError {
         if (container == null) {
             return false;
-        }
-        if (container instanceof String) {
-            if (item == null) {
-                return false;
-            }
-            if (!(item instanceof String)) {
-                throw mismatch(op, item);
-            }
-            return ((String) container).contains((String) item);
         }
         if (container instanceof List) {
             List<?> l = (List<?>) container;
@@ -611,13 +617,23 @@ final class Ops {
             }
             return false;
         }
-        throw mismatch(op, container);
+        if (item == null) {
+            return false;
+        }
+        if (!(container instanceof String)) {
+            throw mismatch(op, container);
+        }
+        if (!(item instanceof String)) {
+            throw mismatch(op, item);
+        }
+        return ((String) container).contains((String) item);
     }
 
     static Object iterate(Op op, Ctx c) throws EvalError {
         Object arr = op.args[0].eval(c);
         if (arr == null) {
-            return op.nullResult;
+            // not strict: the body never runs; map and filter give null, some and all false
+            return op.code == MAP || op.code == FILTER ? null : Boolean.FALSE;
         }
         if (!(arr instanceof List)) {
             throw mismatch(op, arr);

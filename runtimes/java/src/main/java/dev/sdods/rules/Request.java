@@ -60,8 +60,8 @@ public final class Request {
         Object j;
         try {
             j = Ops.toJson(v, 0);
-        } catch (IllegalArgumentException e) {
-            throw new EngineException("BAD_REQUEST", "/" + name, name + " holds " + e.getMessage());
+        } catch (Ops.Refused e) {
+            throw new EngineException("BAD_REQUEST", e.pointer("/" + name), name + " holds " + e.getMessage());
         }
         checkValue(j, "/" + name, name);
         return (Map<String, Object>) j;
@@ -86,6 +86,13 @@ public final class Request {
         if (v instanceof Json.OutOfRange) {
             throw bad(ptr, "the number " + v + " is beyond the range of a double");
         }
+        if (v instanceof String) {
+            // parsed text never holds one; a host's value may (spec/v1/README.md, "Text")
+            if (!Ops.scalarValues((String) v)) {
+                throw bad(ptr, "a string holds a lone surrogate");
+            }
+            return;
+        }
         if (v instanceof List) {
             List<?> l = (List<?>) v;
             for (int k = 0; k < l.size(); k++) {
@@ -96,7 +103,11 @@ public final class Request {
                 throw bad(Diagnostic.ptr(ptr, ((Json.JObject) v).duplicate()), "a member is named twice");
             }
             for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                walk(e.getValue(), Diagnostic.ptr(ptr, (String) e.getKey()));
+                String k = (String) e.getKey();
+                if (!Ops.scalarValues(k)) {
+                    throw bad(Diagnostic.ptr(ptr, k), "a member name holds a lone surrogate");
+                }
+                walk(e.getValue(), Diagnostic.ptr(ptr, k));
             }
         }
     }

@@ -44,7 +44,7 @@ public final class RuleSet {
 
     /** Loads a bundle given as JSON text (UTF-8 bytes). */
     public static RuleSet fromBundle(byte[] json) throws EngineException {
-        return fromBundle(Json.utf8(json));
+        return fromBundle(text(json, "BUNDLE_INVALID"));
     }
 
     /** Loads a bundle given as JSON text. */
@@ -54,7 +54,7 @@ public final class RuleSet {
 
     /** Loads a manifest (one channel) given as JSON text (UTF-8 bytes). */
     public static RuleSet fromManifest(byte[] json) throws EngineException {
-        return fromManifest(Json.utf8(json));
+        return fromManifest(text(json, "BUNDLE_INVALID"));
     }
 
     /** Loads a manifest (one channel) given as JSON text. */
@@ -65,6 +65,15 @@ public final class RuleSet {
     /** Compiles a source ruleset given as JSON text and loads its bundle (compiler level). */
     public static RuleSet fromSource(String json) throws EngineException {
         return fromBundleJson(compile(parse(json, "RULESET_INVALID")));
+    }
+
+    /** Decodes UTF-8 text; text that is not well-formed is malformed JSON (spec/v1/README.md, "Text"). */
+    private static String text(byte[] json, String code) throws EngineException {
+        try {
+            return Json.utf8(json);
+        } catch (Json.SyntaxException e) {
+            throw new EngineException(List.of(new Diagnostic(code, "", "malformed JSON: " + e.getMessage())));
+        }
     }
 
     private static Object parse(String json, String code) throws EngineException {
@@ -187,6 +196,12 @@ public final class RuleSet {
         Map<?, ?> m = (Map<?, ?>) n;
         String[] out = new String[3];
         boolean ok = true;
+        if (m instanceof Json.JObject && ((Json.JObject) m).duplicate() != null) {
+            // no member named twice at any level (spec/v1/README.md)
+            String d = ((Json.JObject) m).duplicate();
+            diags.add(new Diagnostic("BUNDLE_INVALID", Diagnostic.ptr(ptr, d), "member " + d + " appears more than once"));
+            ok = false;
+        }
         for (Map.Entry<?, ?> e : m.entrySet()) {
             String k = (String) e.getKey();
             int i = List.of("id", "version", "checksum").indexOf(k);
@@ -257,6 +272,10 @@ public final class RuleSet {
         Object ft = m.get("fieldTypes");
         if (!(ft instanceof Map)) {
             diags.add(new Diagnostic("BUNDLE_INVALID", ptr + "/fieldTypes", "fieldTypes is an object"));
+        } else if (ft instanceof Json.JObject && ((Json.JObject) ft).duplicate() != null) {
+            // no member named twice at any level (spec/v1/README.md), at the second occurrence
+            String d = ((Json.JObject) ft).duplicate();
+            diags.add(new Diagnostic("BUNDLE_INVALID", Diagnostic.ptr(ptr + "/fieldTypes", d), "the field " + d + " appears more than once in fieldTypes"));
         } else if (diags.size() == before && !Json.canonical(ft).equals(Json.canonical(r.model.fieldTypes()))) {
             diags.add(new Diagnostic("BUNDLE_INVALID", ptr + "/fieldTypes", "fieldTypes does not match the fieldTypes of the entities"));
         }
@@ -573,6 +592,18 @@ public final class RuleSet {
     public Result evaluate(Request request, View view, String locale, String channel) throws EngineException {
         if (request.ruleset != null && !request.ruleset.equals(id)) {
             throw Request.bad("/ruleset", "the request names the ruleset " + request.ruleset + ", not " + id);
+        }
+        // strings a host hands over as values hold Unicode scalar values only (spec/v1/README.md, "Text")
+        if (locale != null && !Ops.scalarValues(locale)) {
+            throw Request.bad("/locale", "the locale holds a lone surrogate");
+        }
+        if (view != null) {
+            for (String level : Model.LEVELS) {
+                String v = view.get(level);
+                if (v != null && !Ops.scalarValues(v)) {
+                    throw Request.bad("/view/" + level, "the view's " + level + " holds a lone surrogate");
+                }
+            }
         }
         Channel ch = channel(channel == null ? defaultChannel() : channel);
         return new Evaluation(this, ch, request, view, locale).run();

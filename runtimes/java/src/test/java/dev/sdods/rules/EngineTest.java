@@ -45,7 +45,24 @@ class EngineTest {
         assertTrue(load.contains("\"channels\":[\"client\",\"server\"]"), load);
         Map<?, ?> r = (Map<?, ?>) Json.parse(e.handle("{\"id\":2,\"cmd\":\"evaluate\",\"ruleset\":\"signup\",\"request\":{\"data\":{}}}"));
         assertTrue(((Map<?, ?>) r.get("result")).get("findings") instanceof java.util.List, r.toString());
-        assertEquals("{\"id\":3,\"error\":{\"code\":\"RULESET_NOT_LOADED\",\"message\":\"no ruleset x is loaded\",\"pointer\":\"\"}}",
+        assertEquals("{\"id\":3,\"error\":{\"code\":\"RULESET_NOT_LOADED\",\"message\":\"no ruleset x is loaded\"}}",
             e.handle("{\"id\":3,\"cmd\":\"evaluate\",\"ruleset\":\"x\",\"request\":{\"data\":{}}}"));
+    }
+
+    /** A line that is not well-formed UTF-8, even inside a payload, is PROTOCOL_INVALID with id null. */
+    @Test
+    void malformedTextIsAnsweredWithIdNull() throws Exception {
+        ByteArrayOutputStream in = new ByteArrayOutputStream();
+        in.write("{\"id\":1,\"cmd\":\"expression\",\"expression\":\"a".getBytes(StandardCharsets.UTF_8));
+        in.write(new byte[] {(byte) 0xed, (byte) 0xa0, (byte) 0x80});
+        in.write("\"}\n{\"id\":2,\"cmd\":\"expression\",\"expression\":\"\\ud800\"}\n".getBytes(StandardCharsets.UTF_8));
+        in.write("{\"id\":3,\"cmd\":\"expression\",\"expression\":\"\u00e9\\ud83d\\ude00\"}\n".getBytes(StandardCharsets.UTF_8));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        new Engine().serve(new ByteArrayInputStream(in.toByteArray()), out);
+        String[] lines = out.toString(StandardCharsets.UTF_8).split("\n");
+        assertEquals(3, lines.length);
+        assertTrue(lines[0].startsWith("{\"id\":null,\"error\":{\"code\":\"PROTOCOL_INVALID\""), lines[0]);
+        assertTrue(lines[1].startsWith("{\"id\":null,\"error\":{\"code\":\"PROTOCOL_INVALID\""), lines[1]);
+        assertEquals("{\"id\":3,\"result\":{\"value\":\"\u00e9😀\"}}", lines[2]);
     }
 }

@@ -35,12 +35,35 @@ class JsonTest {
         assertEquals(0.1, l.get(4));
     }
 
+    /** spec/v1/README.md, "Text": not well-formed UTF-8 is malformed JSON, never repaired into U+FFFD. */
+    @ParameterizedTest
+    @ValueSource(strings = {"FF", "ED A0 80", "ED B0 80", "C0 AF", "E0 80 AF", "E2 82", "F4 90 80 80", "80", "F8 88 80 80 80"})
+    void refusesTextThatIsNotWellFormedUtf8(String hex) {
+        String[] bs = hex.split(" ");
+        byte[] text = new byte[bs.length + 2];
+        text[0] = '"';
+        for (int k = 0; k < bs.length; k++) {
+            text[k + 1] = (byte) Integer.parseInt(bs[k], 16);
+        }
+        text[text.length - 1] = '"';
+        assertThrows(Json.SyntaxException.class, () -> Json.parse(text));
+    }
+
+    /** A \\u escape of a lone surrogate, or a Java string holding one, is malformed too. */
+    @ParameterizedTest
+    @ValueSource(strings = {"\"\\ud800\"", "\"a\\udc00\"", "\"\\ud800\\u0041\"", "\"ab\\uD83D\"", "\"\\ud83d\\ud83d\\ude00\"",
+        "\"\\ude00\\ud83d\"", "{\"\\udfff\":1}", "\"\ud800\"", "\"a\udc00b\"", "[\"\ude00\ud83d\"]"})
+    void refusesLoneSurrogates(String text) {
+        assertThrows(Json.SyntaxException.class, () -> Json.parse(text));
+    }
+
     @Test
-    void loneSurrogatesAndInvalidUtf8BecomeReplacementCharacters() throws Exception {
-        assertEquals("\uFFFDx", Json.parse("\"\\ud800x\""));
+    void acceptsScalarValuesHoweverWritten() throws Exception {
         assertEquals("😀", Json.parse("\"\\ud83d\\ude00\""));
-        byte[] bad = {'"', 'a', (byte) 0xff, '"'};
-        assertEquals("a\uFFFD", Json.parse(bad));
+        assertEquals("😀", Json.parse("\"\\uD83D\\uDE00\""));
+        assertEquals("\\ud800", Json.parse("\"\\\\ud800\""));
+        assertEquals("\uFFFD\uFFFF\u0000", Json.parse("\"\\ufffd\\uffff\\u0000\""));
+        assertEquals("a\uFFFDé😀", Json.parse("\"a\uFFFDé😀\"".getBytes(StandardCharsets.UTF_8)));
         assertEquals("\"é\\n\\u0001\"", Json.write("é\n\u0001"));
     }
 

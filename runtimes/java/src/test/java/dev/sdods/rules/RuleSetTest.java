@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class RuleSetTest {
@@ -85,6 +86,8 @@ class RuleSetTest {
         assertTrue(throwing.evaluate(req).findings().stream().anyMatch(f -> f.message().contains("OPERATOR_FAILED")));
         RuleSet nan = rs.withOperators(Map.of("x-luhn", args -> Double.NaN));
         assertTrue(nan.evaluate(req).findings().stream().anyMatch(f -> f.message().contains("OPERATOR_FAILED")));
+        RuleSet lone = rs.withOperators(Map.of("x-luhn", args -> List.of("\ud800")));
+        assertTrue(lone.evaluate(req).findings().stream().anyMatch(f -> f.message().contains("OPERATOR_FAILED")));
         RuleSet real = rs.withOperators(SuiteOperators.all());
         assertTrue(real.evaluate(req).findings().stream().noneMatch(f -> f.code().equals("RULE_FAILED")));
         assertEquals(List.of("x-luhn"), rs.requiredOperators(), "withOperators returns a new instance");
@@ -162,5 +165,51 @@ class RuleSetTest {
         } finally {
             pool.shutdown();
         }
+    }
+
+    /**
+     * spec/v1/README.md, "Text": a host's string that is not a sequence of Unicode scalar values is
+     * BAD_REQUEST at its pointer; text that is not well-formed UTF-8 is malformed JSON at "".
+     */
+    @Test
+    void textHoldsScalarValuesOnly() throws Exception {
+        EngineException e = assertThrows(EngineException.class,
+            () -> Request.of(Map.of("account", Map.of("tags", List.of("ok", "a\udc00")))));
+        assertEquals("BAD_REQUEST", e.code());
+        assertEquals("/data/account/tags/1", e.pointer());
+        e = assertThrows(EngineException.class, () -> Request.of(Map.of("a", "x")).withCtx(Map.of("\ud800k", 1)));
+        assertEquals("/ctx/\ud800k", e.pointer());
+        e = assertThrows(EngineException.class, () -> Request.fromJson(Map.of("data", Map.of("a", "\ud83d"))));
+        assertEquals("/data/a", e.pointer());
+        assertEquals("😀", Request.of(Map.of("a", "😀")).data.get("a"));
+        RuleSet rs = RuleSet.fromBundle(bundleText("signup"));
+        Request ok = Request.of(Map.of());
+        e = assertThrows(EngineException.class, () -> rs.evaluate(ok, View.page("sign\ud800"), null, null));
+        assertEquals("/view/page", e.pointer());
+        e = assertThrows(EngineException.class, () -> rs.evaluate(ok, null, "fr\udfff", null));
+        assertEquals("/locale", e.pointer());
+        byte[] bundle = bundleText("signup").replace("Signup form", "Signup f\u00f6rm").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals("signup", RuleSet.fromBundle(bundle).id());
+        int at = new String(bundle, java.nio.charset.StandardCharsets.ISO_8859_1).indexOf("f\u00c3\u00b6rm");
+        bundle[at + 1] = (byte) 0xff;
+        e = assertThrows(EngineException.class, () -> RuleSet.fromBundle(bundle));
+        assertEquals("BUNDLE_INVALID", e.diagnostics().get(0).code());
+        assertEquals("", e.diagnostics().get(0).pointer());
+        e = assertThrows(EngineException.class, () -> RuleSet.fromManifest(bundleText("signup").replace("Signup form", "Signup \\ud800")));
+        assertEquals("BUNDLE_INVALID", e.diagnostics().get(0).code());
+    }
+
+    /** spec/v1/README.md: no member named twice at any level; the bundle's code, at the second occurrence. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "\"fieldTypes\": {|\"fieldTypes\": {\"account.email\": \"Email\", |/fieldTypes/account.email",
+        "\"ruleset\": {|\"ruleset\": {\"id\": \"signup\", |/ruleset/id",
+        "\"channel\": \"client\",|\"channel\": \"client\", \"channel\": \"client\",|/channel"})
+    void membersNamedTwiceInAManifest(String find, String replace, String pointer) throws Exception {
+        Map<?, ?> bundle = (Map<?, ?>) Json.parse(bundleText("signup"));
+        String manifest = Json.write(bundle.get("client")).replace(find.replace(" ", ""), replace.replace(", ", ",").replace(": ", ":"));
+        EngineException e = assertThrows(EngineException.class, () -> RuleSet.fromManifest(manifest));
+        assertEquals("BUNDLE_INVALID", e.code());
+        assertEquals(pointer, e.pointer(), manifest.substring(0, 80));
     }
 }
