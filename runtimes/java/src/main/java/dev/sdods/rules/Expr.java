@@ -142,13 +142,17 @@ abstract class Expr {
         final String name;
         final String ptr;
         final int arity;
+        // a FUNCTION_INVALID definition: its name is defined, but calls to it are not checked
+        // against an arity nor ever evaluated (expressions.md §5)
+        final boolean malformed;
         Expr body;
         int frameSize;
 
-        Fn(String name, String ptr, int arity) {
+        Fn(String name, String ptr, int arity, boolean malformed) {
             this.name = name;
             this.ptr = ptr;
             this.arity = arity;
+            this.malformed = malformed;
         }
     }
 
@@ -334,6 +338,7 @@ abstract class Expr {
                 String p = Diagnostic.ptr(base, name);
                 if (!(e.getValue() instanceof Map)) {
                     report(invalidCode, p, "a function definition is an object with params and body");
+                    fns.put(name, new Fn(name, p, 0, true));
                     continue;
                 }
                 Map<?, ?> def = (Map<?, ?>) e.getValue();
@@ -374,14 +379,13 @@ abstract class Expr {
                     report(invalidCode, p, "a function definition needs a body");
                     ok = false;
                 }
-                if (!ok) {
-                    // still known, so that calls to it do not add FUNCTION_UNKNOWN
-                    fns.put(name, new Fn(name, p, names.size()));
-                    continue;
+                // a malformed definition still defines its name, so calls to it are neither
+                // FUNCTION_UNKNOWN nor FUNCTION_ARITY, and its body is checked like any other
+                fns.put(name, new Fn(name, p, names.size(), !ok));
+                if (def.containsKey("body")) {
+                    params.put(name, names);
+                    bodies.put(name, def.get("body"));
                 }
-                params.put(name, names);
-                bodies.put(name, def.get("body"));
-                fns.put(name, new Fn(name, p, names.size()));
             }
             for (Map.Entry<String, Object> e : bodies.entrySet()) {
                 Fn fn = fns.get(e.getKey());
@@ -592,6 +596,11 @@ abstract class Expr {
             Expr[] args = args(raw, ptr, sc, depth);
             if (fn == null) {
                 report("FUNCTION_UNKNOWN", ptr + "/fn", "no function is named " + name);
+                return fail(ptr);
+            }
+            if (fn.malformed) {
+                // still an edge of the call graph, for FUNCTION_RECURSIVE and the chain limit
+                calls.add(name);
                 return fail(ptr);
             }
             if (fn.arity != raw.size()) {
