@@ -320,9 +320,13 @@ abstract class Expr {
 
         /**
          * Loads function definitions (expressions.md §5) at base (e.g. "/functions"), checking
-         * every body, recursion and the chain of nested calls.
+         * every body, recursion and the chain of nested calls. structureCode is the code of a
+         * ruleset's or manifest's structural problems, where a definition may also have a string
+         * description (ruleset.md §1); null for the engine protocol's functions, which have exactly
+         * params and body.
          */
-        void functions(Object defs, String base, String invalidCode) {
+        void functions(Object defs, String base, String structureCode) {
+            final String invalidCode = "FUNCTION_INVALID";
             if (defs == null) {
                 return;
             }
@@ -348,19 +352,23 @@ abstract class Expr {
                     ok = false;
                 }
                 for (Object k : def.keySet()) {
-                    if (!k.equals("params") && !k.equals("body") && !k.equals("description")) {
+                    if (!k.equals("params") && !k.equals("body") && !(k.equals("description") && structureCode != null)) {
                         report(invalidCode, Diagnostic.ptr(p, (String) k), "unknown member " + k + " of a function definition");
                         ok = false;
                     }
                 }
-                if (def.containsKey("description") && !(def.get("description") instanceof String)) {
-                    report(invalidCode, p + "/description", "description is a string");
-                    ok = false;
+                if (structureCode != null && def.containsKey("description") && !(def.get("description") instanceof String)) {
+                    // a structural problem of the document, not a malformed definition
+                    report(structureCode, p + "/description", "description is a string");
                 }
                 Object ps = def.get("params");
                 List<String> names = new ArrayList<>();
                 if (!(ps instanceof List)) {
-                    report(invalidCode, def.containsKey("params") ? p + "/params" : p, "params is an array of distinct names");
+                    if (def.containsKey("params")) {
+                        report(invalidCode, p + "/params", "params is an array of distinct names");
+                    } else {
+                        report(invalidCode, p, "a function definition needs params");
+                    }
                     ok = false;
                 } else {
                     List<?> pl = (List<?>) ps;

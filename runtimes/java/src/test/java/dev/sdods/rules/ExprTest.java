@@ -11,7 +11,7 @@ class ExprTest {
     static Expr.Program load(String src, String functions) throws Exception {
         Expr.Compiler c = new Expr.Compiler(Set.of());
         if (functions != null) {
-            c.functions(Json.parse(functions), "/functions", "FUNCTION_INVALID");
+            c.functions(Json.parse(functions), "/functions", null);
         }
         Expr.Program p = c.program(Json.parse(src), "");
         assertEquals(0, c.diags.size(), () -> c.diags.toString());
@@ -40,9 +40,9 @@ class ExprTest {
     }
 
     /** Every diagnostic of compiling expr beside functions, sorted, as "CODE pointer". */
-    static java.util.List<String> diagnostics(String expr, String functions) throws Exception {
+    static java.util.List<String> diagnostics(String expr, String functions, String structureCode) throws Exception {
         Expr.Compiler c = new Expr.Compiler(Set.of());
-        c.functions(Json.parse(functions), "/functions", "FUNCTION_INVALID");
+        c.functions(Json.parse(functions), "/functions", structureCode);
         c.program(Json.parse(expr), "");
         Diagnostic.sort(c.diags);
         java.util.List<String> out = new java.util.ArrayList<>();
@@ -65,7 +65,9 @@ class ExprTest {
                 .append(k == 33 ? "1" : "{\"fn\":\"f" + (k + 1) + "\",\"args\":[]}").append(k == 20 ? ",\"x\":1}" : "}");
         }
         String[][] cases = {
-            // expression, functions, the diagnostics in the order of their pointers
+            // expression, functions, the diagnostics in the order of their pointers; the engine
+            // protocol's definitions have exactly params and body, a ruleset's also a description
+            {"{\"fn\":\"f\",\"args\":[1]}", "{\"f\":{\"params\":[],\"body\":1,\"description\":\"d\"}}", "FUNCTION_INVALID /functions/f/description"},
             {"{\"fn\":\"f\",\"args\":[]}", "{\"f\":{\"body\":1}}", "FUNCTION_INVALID /functions/f"},
             {"{\"fn\":\"f\",\"args\":[1]}", "{\"f\":{\"params\":[],\"body\":1,\"body\":2}}", "FUNCTION_INVALID /functions/f/body"},
             {"{\"fn\":\"f\",\"args\":[1]}", "{\"f\":{\"params\":[],\"params\":[\"a\"],\"body\":1}}", "FUNCTION_INVALID /functions/f/params"},
@@ -78,7 +80,17 @@ class ExprTest {
                 "EXPRESSION_TOO_DEEP /functions/f0|EXPRESSION_TOO_DEEP /functions/f1|FUNCTION_INVALID /functions/f20/x"},
         };
         for (String[] c : cases) {
-            assertEquals(java.util.List.of(c[2].split("\\|")), diagnostics(c[0], c[1]), c[1]);
+            assertEquals(java.util.List.of(c[2].split("\\|")), diagnostics(c[0], c[1], null), c[1]);
+        }
+        String[][] inRuleset = {
+            {"{\"fn\":\"f\",\"args\":[]}", "{\"f\":{\"params\":[],\"body\":1,\"description\":\"d\"}}", ""},
+            // a description of the wrong type is a structural problem: the definition is well-formed
+            {"{\"fn\":\"f\",\"args\":[1]}", "{\"f\":{\"params\":[],\"body\":1,\"description\":1}}",
+                "FUNCTION_ARITY /args|RULESET_INVALID /functions/f/description"},
+        };
+        for (String[] c : inRuleset) {
+            assertEquals(c[2].isEmpty() ? java.util.List.of() : java.util.List.of(c[2].split("\\|")),
+                diagnostics(c[0], c[1], "RULESET_INVALID"), c[1]);
         }
     }
 }
