@@ -354,7 +354,7 @@ public final class Engine {
         }
         Expr.Compiler c = new Expr.Compiler(declared);
         if (m.containsKey("functions")) {
-            c.functions(m.get("functions"), "/functions", "FUNCTION_INVALID");
+            c.functions(m.get("functions"), "/functions", null);
         }
         Expr.Program p = c.program(m.get("expression"), "");
         if (!c.diags.isEmpty()) {

@@ -142,13 +142,17 @@ abstract class Expr {
         final String name;
         final String ptr;
         final int arity;
+        // a FUNCTION_INVALID definition: its name is defined, but calls to it are not checked
+        // against an arity nor ever evaluated (expressions.md §5)
+        final boolean malformed;
         Expr body;
         int frameSize;
 
-        Fn(String name, String ptr, int arity) {
+        Fn(String name, String ptr, int arity, boolean malformed) {
             this.name = name;
             this.ptr = ptr;
             this.arity = arity;
+            this.malformed = malformed;
         }
     }
 
@@ -316,9 +320,13 @@ abstract class Expr {
 
         /**
          * Loads function definitions (expressions.md §5) at base (e.g. "/functions"), checking
-         * every body, recursion and the chain of nested calls.
+         * every body, recursion and the chain of nested calls. structureCode is the code of a
+         * ruleset's or manifest's structural problems, where a definition may also have a string
+         * description (ruleset.md §1); null for the engine protocol's functions, which have exactly
+         * params and body.
          */
-        void functions(Object defs, String base, String invalidCode) {
+        void functions(Object defs, String base, String structureCode) {
+            final String invalidCode = "FUNCTION_INVALID";
             if (defs == null) {
                 return;
             }
@@ -334,6 +342,7 @@ abstract class Expr {
                 String p = Diagnostic.ptr(base, name);
                 if (!(e.getValue() instanceof Map)) {
                     report(invalidCode, p, "a function definition is an object with params and body");
+                    fns.put(name, new Fn(name, p, 0, true));
                     continue;
                 }
                 Map<?, ?> def = (Map<?, ?>) e.getValue();
@@ -343,19 +352,23 @@ abstract class Expr {
                     ok = false;
                 }
                 for (Object k : def.keySet()) {
-                    if (!k.equals("params") && !k.equals("body") && !k.equals("description")) {
+                    if (!k.equals("params") && !k.equals("body") && !(k.equals("description") && structureCode != null)) {
                         report(invalidCode, Diagnostic.ptr(p, (String) k), "unknown member " + k + " of a function definition");
                         ok = false;
                     }
                 }
-                if (def.containsKey("description") && !(def.get("description") instanceof String)) {
-                    report(invalidCode, p + "/description", "description is a string");
-                    ok = false;
+                if (structureCode != null && def.containsKey("description") && !(def.get("description") instanceof String)) {
+                    // a structural problem of the document, not a malformed definition
+                    report(structureCode, p + "/description", "description is a string");
                 }
                 Object ps = def.get("params");
                 List<String> names = new ArrayList<>();
                 if (!(ps instanceof List)) {
-                    report(invalidCode, def.containsKey("params") ? p + "/params" : p, "params is an array of distinct names");
+                    if (def.containsKey("params")) {
+                        report(invalidCode, p + "/params", "params is an array of distinct names");
+                    } else {
+                        report(invalidCode, p, "a function definition needs params");
+                    }
                     ok = false;
                 } else {
                     List<?> pl = (List<?>) ps;
@@ -374,14 +387,13 @@ abstract class Expr {
                     report(invalidCode, p, "a function definition needs a body");
                     ok = false;
                 }
-                if (!ok) {
-                    // still known, so that calls to it do not add FUNCTION_UNKNOWN
-                    fns.put(name, new Fn(name, p, names.size()));
-                    continue;
+                // a malformed definition still defines its name, so calls to it are neither
+                // FUNCTION_UNKNOWN nor FUNCTION_ARITY, and its body is checked like any other
+                fns.put(name, new Fn(name, p, names.size(), !ok));
+                if (def.containsKey("body")) {
+                    params.put(name, names);
+                    bodies.put(name, def.get("body"));
                 }
-                params.put(name, names);
-                bodies.put(name, def.get("body"));
-                fns.put(name, new Fn(name, p, names.size()));
             }
             for (Map.Entry<String, Object> e : bodies.entrySet()) {
                 Fn fn = fns.get(e.getKey());
@@ -592,6 +604,11 @@ abstract class Expr {
             Expr[] args = args(raw, ptr, sc, depth);
             if (fn == null) {
                 report("FUNCTION_UNKNOWN", ptr + "/fn", "no function is named " + name);
+                return fail(ptr);
+            }
+            if (fn.malformed) {
+                // still an edge of the call graph, for FUNCTION_RECURSIVE and the chain limit
+                calls.add(name);
                 return fail(ptr);
             }
             if (fn.arity != raw.size()) {

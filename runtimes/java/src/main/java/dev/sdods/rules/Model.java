@@ -72,6 +72,11 @@ final class Model {
     private final boolean manifest;
     private String bodyPtr;
 
+    /** The code of this document's structural problems: RULESET_INVALID or BUNDLE_INVALID. */
+    String structureCode() {
+        return code;
+    }
+
     private Model(List<Diagnostic> diags, String code, boolean manifest) {
         this.diags = diags;
         this.code = code;

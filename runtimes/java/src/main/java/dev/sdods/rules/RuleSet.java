@@ -400,7 +400,7 @@ public final class RuleSet {
 
     static Compiled compileExpressions(Model model, String ptr, List<Diagnostic> diags) {
         Expr.Compiler c = new Expr.Compiler(model.operators.keySet());
-        c.functions(model.functions, ptr + "/functions", "FUNCTION_INVALID");
+        c.functions(model.functions, ptr + "/functions", model.structureCode());
         Compiled out = new Compiled();
         for (Model.Rule r : model.rules) {
             CRule cr = new CRule();
