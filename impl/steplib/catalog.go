@@ -269,7 +269,7 @@ var catalog = []Definition{
 		Pattern:     `I run the process {string}`,
 		Parameters:  []Param{{Name: "name", Type: "string", Description: "name of one of the project's processes"}},
 		Description: "Runs the steps of a named process of the project inline, sharing this scenario's variables, session and browser page.",
-		Examples:    []string{`Given I run the process "sign in"`},
+		Examples:    []string{`Given I run the process "sign-in"`},
 	},
 	{
 		ID: "process.pending", Category: "process", Keyword: "*",
