@@ -77,7 +77,8 @@ func WithFunctions(pointerBase string, fns ...Function) Option {
 
 // WithFunctionsJSON defines functions written as a JSON object {"name": {"params": [...],
 // "body": expr}} located at pointerBase. A name that appears twice is FUNCTION_REDEFINED; a
-// definition that is not {params, body} is FUNCTION_INVALID.
+// definition that is not exactly {params, body} (params missing, a member named twice or
+// unknown, ...) is FUNCTION_INVALID.
 func WithFunctionsJSON(pointerBase string, raw json.RawMessage) Option {
 	return func(c *config) {
 		n, err := jsonv.Decode(raw)
