@@ -70,6 +70,12 @@ func TestCompileExpressionWithBrokenFunctions(t *testing.T) {
 			[]string{"FUNCTION_INVALID /functions/f"}},
 		{"well-formed beside: arity checked", `{"f":{"params":[],"body":1},"g":[]}`, `{"op":"+","args":[{"fn":"f","args":[1]},{"fn":"g","args":[]},{"fn":"h","args":[]}]}`,
 			[]string{"FUNCTION_ARITY /args/0/args", "FUNCTION_UNKNOWN /args/2/fn", "FUNCTION_INVALID /functions/g"}},
+		{"params missing: at the definition, no arity check", `{"f":{"body":1}}`, `{"fn":"f","args":[1]}`,
+			[]string{"FUNCTION_INVALID /functions/f"}},
+		{"body twice: at the second occurrence", `{"f":{"params":[],"body":1,"body":2}}`, `{"fn":"f","args":[]}`,
+			[]string{"FUNCTION_INVALID /functions/f/body"}},
+		{"params twice: at /params, not a parameter", `{"f":{"params":["a"],"params":["a"],"body":{"var":"a"}}}`, `{"fn":"f","args":[1,2]}`,
+			[]string{"FUNCTION_INVALID /functions/f/params"}},
 		{"a call to a malformed definition is an edge", `{"f":{"params":[],"body":{"fn":"f","args":[1]},"x":1}}`, `1`,
 			[]string{"FUNCTION_RECURSIVE /functions/f", "FUNCTION_INVALID /functions/f/x"}},
 	}

@@ -77,7 +77,8 @@ func WithFunctions(pointerBase string, fns ...Function) Option {
 
 // WithFunctionsJSON defines functions written as a JSON object {"name": {"params": [...],
 // "body": expr}} located at pointerBase. A name that appears twice is FUNCTION_REDEFINED; a
-// definition that is not {params, body} is FUNCTION_INVALID.
+// definition that is not exactly {params, body} (params missing, a member named twice or
+// unknown, ...) is FUNCTION_INVALID.
 func WithFunctionsJSON(pointerBase string, raw json.RawMessage) Option {
 	return func(c *config) {
 		n, err := jsonv.Decode(raw)
@@ -106,7 +107,15 @@ func functionDefs(n *jsonv.Node, base string, ds *diag.List) []compile.FunctionD
 			out = append(out, def)
 			continue
 		}
+		seen := map[string]bool{}
 		for _, mm := range d.Members {
+			if seen[mm.Key] {
+				// at the second occurrence (README "Members named twice"); the first one is read
+				*ds = append(*ds, diag.BadFunction(diag.Pointer(ptr, mm.Key), m.Key, "member "+mm.Key+" is named twice"))
+				def.Malformed = true
+				continue
+			}
+			seen[mm.Key] = true
 			switch mm.Key {
 			case "params":
 				if mm.Value.Kind != jsonv.Array {
@@ -128,6 +137,10 @@ func functionDefs(n *jsonv.Node, base string, ds *diag.List) []compile.FunctionD
 				*ds = append(*ds, diag.BadFunction(diag.Pointer(ptr, mm.Key), m.Key, "unknown member "+mm.Key))
 				def.Malformed = true
 			}
+		}
+		if !seen["params"] {
+			*ds = append(*ds, diag.BadFunction(ptr, m.Key, "params is missing (write [] for none)"))
+			def.Malformed = true
 		}
 		out = append(out, def)
 	}

@@ -184,6 +184,8 @@ func (r *reader) manifest(n *jsonv.Node, ptr string) *Loaded {
 	ft := n.Get("fieldTypes")
 	if ft == nil || ft.Kind != jsonv.Object {
 		r.errf(ptr+"/fieldTypes", "fieldTypes must be an object")
+	} else if dp, key, ok := duplicate(ft, ptr+"/fieldTypes"); ok {
+		r.errf(dp, "member %q appears more than once", key)
 	} else if len(ds) == 0 {
 		a, err1 := jcs.Canonical(ft)
 		b, err2 := jcs.Canonical(rs.FieldTypes())
@@ -256,4 +258,30 @@ func ReadBundle(n *jsonv.Node) (Ref, []*Loaded, diag.List) {
 		return ref, nil, r.diags.Sort()
 	}
 	return ref, out, nil
+}
+
+// duplicate finds the first member named twice inside n, in document order, and returns the
+// pointer of its second occurrence (spec/v1/README.md "Members named twice").
+func duplicate(n *jsonv.Node, ptr string) (string, string, bool) {
+	switch n.Kind {
+	case jsonv.Object:
+		seen := make(map[string]bool, len(n.Members))
+		for _, m := range n.Members {
+			mp := diag.Pointer(ptr, m.Key)
+			if seen[m.Key] {
+				return mp, m.Key, true
+			}
+			seen[m.Key] = true
+			if dp, k, ok := duplicate(m.Value, mp); ok {
+				return dp, k, true
+			}
+		}
+	case jsonv.Array:
+		for i, it := range n.Items {
+			if dp, k, ok := duplicate(it, diag.Index(ptr, i)); ok {
+				return dp, k, true
+			}
+		}
+	}
+	return "", "", false
 }

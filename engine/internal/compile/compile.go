@@ -19,7 +19,7 @@ type FunctionDef struct {
 	Body    *jsonv.Node
 	Pointer string // pointer of the definition; the body is at Pointer + "/body"
 	// Malformed is set by the reader of a definition it reported FUNCTION_INVALID (not an
-	// object: give a null Body; params not an array of strings; an unknown member); NewUnit sets
+	// object: give a null Body; params missing or not an array of strings; a member unknown or named twice); NewUnit sets
 	// it too for parameters that are not distinct names and a missing body. The name is still defined,
 	// but calls to it are not checked against it (expressions.md §5).
 	Malformed bool

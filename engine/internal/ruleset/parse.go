@@ -357,7 +357,15 @@ func (p *parser) functions(n *jsonv.Node, ptr string) []*Function {
 			out = append(out, f)
 			continue
 		}
+		seen := map[string]bool{}
 		for _, mm := range d.Members {
+			if seen[mm.Key] {
+				// at the second occurrence (README "Members named twice"); the first one is read
+				p.report(diag.BadFunction(diag.Pointer(fp, mm.Key), m.Key, "member "+mm.Key+" is named twice"))
+				f.Malformed = true
+				continue
+			}
+			seen[mm.Key] = true
 			switch mm.Key {
 			case "params":
 				if mm.Value.Kind != jsonv.Array {
@@ -383,6 +391,10 @@ func (p *parser) functions(n *jsonv.Node, ptr string) []*Function {
 				p.report(diag.BadFunction(diag.Pointer(fp, mm.Key), m.Key, "unknown member "+mm.Key))
 				f.Malformed = true
 			}
+		}
+		if !seen["params"] {
+			p.report(diag.BadFunction(fp, m.Key, "params is missing (write [] for none)"))
+			f.Malformed = true
 		}
 		out = append(out, f)
 	}

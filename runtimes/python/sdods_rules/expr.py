@@ -666,14 +666,18 @@ class Compiler:
                 fd.valid = False
                 continue
             if type(d) is DupDict:
-                self.error("FUNCTION_INVALID", ptr, f"member {d.dup} named twice")
+                # at the second occurrence (spec/v1/README.md "Members named twice")
+                self.error("FUNCTION_INVALID", f"{ptr}/{pointer_token(d.dup)}", f"member {d.dup} named twice")
                 fd.valid = False
             allowed = ("params", "body", "description") if allow_description else ("params", "body")
             for k in d:
                 if k not in allowed:
                     self.error("FUNCTION_INVALID", f"{ptr}/{pointer_token(k)}", f"unknown member {k}")
                     fd.valid = False
-            params = d.get("params", [])  # absent: no parameters (the text does not require it)
+            if "params" not in d:  # a function of no parameters writes "params": [] (expressions.md §5)
+                self.error("FUNCTION_INVALID", ptr, "params is missing (write [] for none)")
+                fd.valid = False
+            params = d.get("params", [])
             if type(params) is not list:
                 self.error("FUNCTION_INVALID", f"{ptr}/params", "params must be an array of distinct names")
                 fd.valid = False

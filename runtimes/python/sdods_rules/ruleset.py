@@ -740,8 +740,11 @@ class _Reader:
         if rs is None:
             return None
         ft = v.get("fieldTypes", _ABSENT)
+        dup = _duplicate(ft, ptr + "/fieldTypes") if _is_obj(ft) else None
         if not _is_obj(ft):
             self.err(ptr + "/fieldTypes", "fieldTypes must be an object")
+        elif dup:
+            self.err(dup, "a member appears more than once")
         elif not p.diags and not shapes and dumps_canonical(ft) != dumps_canonical(field_types(rs)):
             self.err(ptr + "/fieldTypes", "fieldTypes does not match the fieldTypes of the entities")
         if channel:
@@ -757,9 +760,26 @@ class _Reader:
         return channel, ref, rs
 
 
+def _duplicate(v: Any, ptr: str) -> str | None:
+    """The pointer of the second occurrence of the first member named twice inside v."""
+    if type(v) is DupDict:
+        return f"{ptr}/{pointer_token(v.dup)}"
+    if type(v) is dict:
+        for k, x in v.items():
+            p = _duplicate(x, f"{ptr}/{pointer_token(k)}")
+            if p:
+                return p
+    elif type(v) is list:
+        for i, x in enumerate(v):
+            p = _duplicate(x, f"{ptr}/{i}")
+            if p:
+                return p
+    return None
+
+
 def _function_shapes(defs: Any, ptr: str) -> list[Diagnostic]:
-    """FUNCTION_INVALID for definitions that are not objects, params that are not arrays of
-    strings, and unknown members: what can be said of functions without loading them."""
+    """FUNCTION_INVALID for definitions that are not objects, params missing or not arrays of
+    strings, members named twice, and unknown members: what can be said of functions without loading them."""
     out: list[Diagnostic] = []
     if not _is_obj(defs):
         return out
@@ -768,6 +788,10 @@ def _function_shapes(defs: Any, ptr: str) -> list[Diagnostic]:
         if not _is_obj(d):
             out.append(Diagnostic("FUNCTION_INVALID", fp, "a definition is an object {params, body}"))
             continue
+        if type(d) is DupDict:  # at the second occurrence (spec/v1/README.md "Members named twice")
+            out.append(Diagnostic("FUNCTION_INVALID", f"{fp}/{pointer_token(d.dup)}", f"member {d.dup} named twice"))
+        if "params" not in d:
+            out.append(Diagnostic("FUNCTION_INVALID", fp, "params is missing (write [] for none)"))
         for k, x in d.items():
             if k == "params":
                 if type(x) is not list:
