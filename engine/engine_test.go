@@ -76,6 +76,8 @@ func TestCompileExpressionWithBrokenFunctions(t *testing.T) {
 			[]string{"FUNCTION_INVALID /functions/f/body"}},
 		{"params twice: at /params, not a parameter", `{"f":{"params":["a"],"params":["a"],"body":{"var":"a"}}}`, `{"fn":"f","args":[1,2]}`,
 			[]string{"FUNCTION_INVALID /functions/f/params"}},
+		{"a parameter after one that is not a string: where it is written", `{"f":{"params":["p",1,""],"body":1}}`, `1`,
+			[]string{"FUNCTION_INVALID /functions/f/params/1", "FUNCTION_INVALID /functions/f/params/2"}},
 		{"a call to a malformed definition is an edge", `{"f":{"params":[],"body":{"fn":"f","args":[1]},"x":1}}`, `1`,
 			[]string{"FUNCTION_RECURSIVE /functions/f", "FUNCTION_INVALID /functions/f/x"}},
 	}

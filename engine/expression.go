@@ -130,6 +130,7 @@ func functionDefs(n *jsonv.Node, base string, ds *diag.List) []compile.FunctionD
 						continue
 					}
 					def.Params = append(def.Params, p.Text)
+					def.ParamAt = append(def.ParamAt, i)
 				}
 			case "body":
 				def.Body = mm.Value

@@ -18,6 +18,9 @@ type FunctionDef struct {
 	Params  []string
 	Body    *jsonv.Node
 	Pointer string // pointer of the definition; the body is at Pointer + "/body"
+	// ParamAt holds, when set, the index in the written params array of each of Params (a reader
+	// drops parameters that are not strings, so later ones are reported where they are written).
+	ParamAt []int
 	// Malformed is set by the reader of a definition it reported FUNCTION_INVALID (not an
 	// object: give a null Body; params missing or not an array of strings; a member unknown or named twice); NewUnit sets
 	// it too for parameters that are not distinct names and a missing body. The name is still defined,
@@ -248,6 +251,9 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer, def: def.Body, size: size(def.Body), malformed: def.Malformed}
 		seen := map[string]bool{}
 		for i, p := range def.Params {
+			if def.ParamAt != nil {
+				i = def.ParamAt[i]
+			}
 			if !validName(p) {
 				c.report(diag.BadFunction(diag.Index(def.Pointer+"/params", i), def.Name, "a parameter name must be a non-empty name without '.'"))
 				f.malformed = true

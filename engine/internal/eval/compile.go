@@ -212,7 +212,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 	}
 	defs := make([]compile.FunctionDef, 0, len(rs.Functions))
 	for _, f := range rs.Functions {
-		defs = append(defs, compile.FunctionDef{Name: f.Name, Params: f.Params, Body: f.Body, Pointer: f.Ptr, Malformed: f.Malformed})
+		defs = append(defs, compile.FunctionDef{Name: f.Name, Params: f.Params, ParamAt: f.ParamAt, Body: f.Body, Pointer: f.Ptr, Malformed: f.Malformed})
 	}
 	cfg := compile.Config{Operators: declared, Functions: defs, Globals: globalRoots, Varying: varyingRoots}
 	unit, uds := compile.NewUnit(cfg)

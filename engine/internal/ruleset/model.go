@@ -72,9 +72,11 @@ type FieldType struct {
 type Function struct {
 	Name   string
 	Params []string
-	Body   *jsonv.Node // nil when missing
-	Ptr    string
-	Raw    *jsonv.Node // the definition as written, for diagnostics of its members
+	// ParamAt: the index in the written params array of each of Params (non-strings are dropped)
+	ParamAt []int
+	Body    *jsonv.Node // nil when missing
+	Ptr     string
+	Raw     *jsonv.Node // the definition as written, for diagnostics of its members
 	// Malformed: reported FUNCTION_INVALID while read (calls to it are not checked against it)
 	Malformed bool
 }

@@ -380,6 +380,7 @@ func (p *parser) functions(n *jsonv.Node, ptr string) []*Function {
 						continue
 					}
 					f.Params = append(f.Params, pn.Text)
+					f.ParamAt = append(f.ParamAt, i)
 				}
 			case "body":
 				f.Body = mm.Value
