@@ -117,3 +117,25 @@ func TestRulesetScan(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEvaluateBody compares the two paths of POST /evaluations on the benchmark body, in
+// process: the scan with the engine's direct decode, and the full parse.
+func BenchmarkEvaluateBody(b *testing.B) {
+	s := ruleserver.NewServer(rulesDir(b, "signup/signup.yaml"), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if !s.Reload(context.Background()) {
+		b.Fatal("the rules did not load")
+	}
+	for _, p := range []struct {
+		name string
+		eval func([]byte) ([]byte, error)
+	}{{"direct", s.EvaluateBody}, {"parsed", s.EvaluateBodyParsed}} {
+		b.Run(p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := p.eval(benchBody); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
