@@ -139,3 +139,28 @@ func BenchmarkEvaluateBody(b *testing.B) {
 		})
 	}
 }
+
+// FuzzRulesetScanMatchesFullParse checks on any body that both paths answer alike.
+func FuzzRulesetScanMatchesFullParse(f *testing.F) {
+	for _, c := range trickyBodies {
+		if len(c.body) < 1000 {
+			f.Add([]byte(c.body))
+		}
+	}
+	s := ruleserver.NewServer(rulesDir(f, "signup/signup.yaml"), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if !s.Reload(context.Background()) {
+		f.Fatal("the rules did not load")
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, gotErr := s.EvaluateBody(body)
+		want, wantErr := s.EvaluateBodyParsed(body)
+		if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%q\n got %s %v\nwant %s %v", body, got, gotErr, want, wantErr)
+		}
+		var g, w *ruleserver.Error
+		if gotErr != nil && errors.As(gotErr, &g) && errors.As(wantErr, &w) &&
+			(g.Code != w.Code || g.Message != w.Message || g.Hint != w.Hint) {
+			t.Fatalf("%q\n got %v\nwant %v", body, gotErr, wantErr)
+		}
+	})
+}
