@@ -73,8 +73,39 @@ func (s *Server) Evaluate(ctx context.Context, _ rulesapi.EvaluateRequestObject)
 	return jsonBody(b), nil
 }
 
-// evaluate appends to out the canonical JSON result of the evaluation request body.
+// evaluate appends to out the canonical JSON result of the evaluation request body. When a scan
+// of the body's member names finds the ruleset plainly, the engine decodes the body straight into
+// the paths the rules read; anything else, and every refusal, takes the full parse, whose answers
+// are the reference (EvaluateJSONInto refuses exactly what ParseRequest and EvaluateInto refuse).
 func (s *Server) evaluate(body, out []byte) ([]byte, error) {
+	if b, ok := s.evaluateDirect(body, out); ok {
+		return b, nil
+	}
+	return s.evaluateParsed(body, out)
+}
+
+// evaluateDirect is evaluate by the scan and the engine's direct decode; ok is false when it
+// cannot answer, refusals included.
+func (s *Server) evaluateDirect(body, out []byte) (b []byte, ok bool) {
+	id, ok := rulesetMember(body)
+	if !ok {
+		return nil, false
+	}
+	e, err := s.lookup(id)
+	if err != nil {
+		return nil, false
+	}
+	res := resultPool.Get().(*engine.Result)
+	defer resultPool.Put(res)
+	if err := e.rs.EvaluateJSONInto(res, "", body); err != nil {
+		return nil, false
+	}
+	b, err = res.AppendJSON(out)
+	return b, err == nil
+}
+
+// evaluateParsed is evaluate by the full parse.
+func (s *Server) evaluateParsed(body, out []byte) ([]byte, error) {
 	req, err := engine.ParseRequest(body)
 	if err != nil {
 		return nil, requestError(body, err)

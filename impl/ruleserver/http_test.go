@@ -493,6 +493,11 @@ func TestDirectRouteMatchesPipeline(t *testing.T) {
 		{"malformed JSON", `{"ruleset":"signup",` + "\n" + `"data":{]}`, "application/json", "Bearer " + token, false},
 		{"unknown member", `{"ruleset":"signup","data":{},"x":1}`, "application/json", "Bearer " + token, false},
 		{"unknown ruleset", `{"ruleset":"nope","data":{}}`, "application/json", "Bearer " + token, false},
+		{"ruleset last", `{"data":{"account":{"email":"x"}},"ctx":{"today":"2025-06-15"},"ruleset":"signup"}`, "application/json", "Bearer " + token, false},
+		{"escaped member name", `{"rules\u0065t":"signup","data":{}}`, "application/json", "Bearer " + token, false},
+		{"duplicate ruleset", `{"ruleset":"nope","data":{},"ruleset":"signup"}`, "application/json", "Bearer " + token, false},
+		{"ruleset not a string", `{"ruleset":1,"data":{}}`, "application/json", "Bearer " + token, false},
+		{"malformed after the ruleset", `{"ruleset":"signup","data":{"a":tru}}`, "application/json", "Bearer " + token, false},
 		{"over the limit", `{"ruleset":"signup","data":{"s":"` + strings.Repeat("x", 600) + `"}}`, "application/json", "Bearer " + token, false},
 		{"over the limit, chunked", `{"ruleset":"signup","data":{"s":"` + strings.Repeat("x", 600) + `"}}`, "application/json", "Bearer " + token, true},
 	}
