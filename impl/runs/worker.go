@@ -70,9 +70,23 @@ func (s *Service) heartbeat(ctx context.Context) {
 	}
 }
 
-// reconcile ends the runs whose worker stopped heartbeating.
+// reconcile ends the runs whose worker stopped heartbeating. The status, the interrupted
+// scenarios and the counts change in one transaction, so no reader sees an errored run that has
+// not been counted yet.
 func (s *Service) reconcile(ctx context.Context) {
-	ids, err := s.st.ReconcileLostRuns(ctx, int32(s.cfg.StaleAfter.Seconds()))
+	var ids []uuid.UUID
+	err := s.st.WithTx(ctx, func(q *db.Queries) error {
+		var err error
+		if ids, err = q.ReconcileLostRuns(ctx, int32(s.cfg.StaleAfter.Seconds())); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := countLostRun(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("runs: reconcile failed", "error", err)
@@ -81,7 +95,6 @@ func (s *Service) reconcile(ctx context.Context) {
 	}
 	for _, id := range ids {
 		s.log.Warn("runs: run lost its worker; marked errored", "run_id", id)
-		s.countLostRun(ctx, id)
 		if _, err := pool.ReleaseRun(ctx, s.st.Queries, id); err != nil {
 			s.log.Warn("runs: release leases", "run_id", id, "error", err)
 		}
@@ -94,24 +107,21 @@ func (s *Service) reconcile(ctx context.Context) {
 
 // countLostRun records what a lost run did: the scenarios its worker was executing keep the steps
 // that ran and say why they have no result, and the run's counts are those of its scenarios.
-func (s *Service) countLostRun(ctx context.Context, id uuid.UUID) {
+func countLostRun(ctx context.Context, q *db.Queries, id uuid.UUID) error {
 	msg, _ := json.Marshal(serverapi.RunStepError{Message: "interrupted: the worker executing this run stopped during this scenario"})
-	if err := s.st.InterruptRunScenarios(ctx, db.InterruptRunScenariosParams{RunID: id, Error: msg}); err != nil {
-		s.log.Warn("runs: mark interrupted scenarios", "run_id", id, "error", err)
+	if err := q.InterruptRunScenarios(ctx, db.InterruptRunScenariosParams{RunID: id, Error: msg}); err != nil {
+		return err
 	}
-	rows, err := s.st.ListRunScenarios(ctx, id)
+	rows, err := q.ListRunScenarios(ctx, id)
 	if err != nil {
-		s.log.Warn("runs: count a lost run", "run_id", id, "error", err)
-		return
+		return err
 	}
 	var c serverapi.Counts
 	for _, sc := range rows {
 		reports.Add(&c, sc.Status, int(sc.Attempts))
 	}
 	counts, _ := json.Marshal(c)
-	if err := s.st.SetRunCounts(ctx, db.SetRunCountsParams{ID: id, Counts: counts}); err != nil {
-		s.log.Warn("runs: count a lost run", "run_id", id, "error", err)
-	}
+	return q.SetRunCounts(ctx, db.SetRunCountsParams{ID: id, Counts: counts})
 }
 
 func (s *Service) lastSeq(ctx context.Context, id uuid.UUID) int64 {
