@@ -13,10 +13,10 @@ export GOFLAGS := -buildvcs=false
 # suite over the engine protocol, run by make conformance after the Go engine's).
 RUNTIME_TESTS :=
 RUNTIME_CONFORMANCE :=
-# json-logic-js, the reference implementation impl/rulecheck/jsonlogic's differential test drives.
-JSONLOGIC_JS := impl/rulecheck/jsonlogic/testdata/js
-# The S3 server of impl/blob's tests (versitygw), at the version impl/blob/s3test names.
-VERSITYGW_VERSION := $(shell sed -n 's/^const VersityGWVersion = "\(.*\)"/\1/p' impl/blob/s3test/s3test.go)
+# json-logic-js, the reference implementation impl/rules/rulecheck/jsonlogic's differential test drives.
+JSONLOGIC_JS := impl/rules/rulecheck/jsonlogic/testdata/js
+# The S3 server of impl/server/blob's tests (versitygw), at the version impl/server/blob/s3test names.
+VERSITYGW_VERSION := $(shell sed -n 's/^const VersityGWVersion = "\(.*\)"/\1/p' impl/server/blob/s3test/s3test.go)
 VERSITYGW := $(BIN)/versitygw-$(VERSITYGW_VERSION)/versitygw
 -include $(sort $(wildcard runtimes/*/runtime.mk))
 
@@ -52,12 +52,12 @@ $(JSONLOGIC_JS)/node_modules: $(JSONLOGIC_JS)/package-lock.json
 	cd $(JSONLOGIC_JS) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The S3 server impl/blob's tests run the S3 store against (versitygw, Apache-2.0), built from the
-# Go module proxy once: its version is the one impl/blob/s3test names.
+# The S3 server impl/server/blob's tests run the S3 store against (versitygw, Apache-2.0), built from the
+# Go module proxy once: its version is the one impl/server/blob/s3test names.
 $(VERSITYGW):
 	GOBIN="$(abspath $(dir $@))" GOWORK=off $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
-s3-test-server: $(VERSITYGW) ## build the S3 server of impl/blob's tests into .bin
+s3-test-server: $(VERSITYGW) ## build the S3 server of impl/server/blob's tests into .bin
 
 test-engine: ## engine module: standard library only, tested with Go 1.22 and the current Go
 	@cd engine && deps="$$($(GO) list -m all)" && [ "$$deps" = "github.com/sdods/sdods/engine" ] \
@@ -88,7 +88,7 @@ generate: $(BIN)/oapi-codegen $(BIN)/sqlc clients/ts/node_modules ## regenerate 
 	bash openapi/generate.sh
 	$(BIN)/sqlc generate
 	$(GO) run ./internal/codegen/stubgen -in gen/serverapi -out gen/serverstub/unimplemented.gen.go
-	$(GO) test ./impl/httpapi -run 'TestAPIStatus$$' -update >/dev/null
+	$(GO) test ./impl/server/httpapi -run 'TestAPIStatus$$' -update >/dev/null
 	cd clients/ts && npm run --silent generate
 
 check-generated: generate ## fail when generated code differs from what is committed

@@ -1,7 +1,7 @@
-// Runs pixelmatch on image pairs for impl/pixeldiff: its equality test and the side-by-side benchmark.
+// Runs pixelmatch on image pairs for impl/server/pixeldiff: its equality test and the side-by-side benchmark.
 // Input (stdin, JSON): {"pairs": [{"name", "before", "after"}], "options": {"threshold", "includeAA"}, "iterations"}
 // with PNG file paths. Images of different sizes are padded at the right and bottom with transparent
-// pixels, as impl/pixeldiff does. Output (stdout, JSON): one entry per pair with the mismatch count,
+// pixels, as impl/server/pixeldiff does. Output (stdout, JSON): one entry per pair with the mismatch count,
 // the SHA-256 of the diff image's RGBA bytes and, when iterations > 0, nanoseconds per comparison.
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -10,7 +10,7 @@ import pixelmatch from 'pixelmatch';
 
 const input = JSON.parse(readFileSync(0, 'utf8'));
 // {"decode": [paths]}: what pngjs decodes each PNG to (size and the SHA-256 of its RGBA bytes),
-// for impl/pixeldiff's decoder test (16-bit samples, grey, palettes).
+// for impl/server/pixeldiff's decoder test (16-bit samples, grey, palettes).
 if (input.decode) {
   const decoded = input.decode.map((path) => {
     const img = PNG.sync.read(readFileSync(path));

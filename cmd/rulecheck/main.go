@@ -1,5 +1,5 @@
 // Command rulecheck lints and compiles rulesets, runs the conformance suite and converts rules;
-// see impl/rulecheck and docs/rulecheck.md.
+// see impl/rules/rulecheck and docs/rulecheck.md.
 package main
 
 import (
@@ -8,9 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/sdods/sdods/impl/rulecheck"
-	"github.com/sdods/sdods/impl/rulecheck/convertcmd"
-	"github.com/sdods/sdods/impl/rulecheck/suitecmd"
+	"github.com/sdods/sdods/impl/rules/rulecheck"
+	"github.com/sdods/sdods/impl/rules/rulecheck/convertcmd"
+	"github.com/sdods/sdods/impl/rules/rulecheck/suitecmd"
 )
 
 func main() {

@@ -1,11 +1,11 @@
-// Command rules is the single-file rule engine command; see impl/rulescmd.
+// Command rules is the single-file rule engine command; see impl/rules/rulescmd.
 package main
 
 import (
 	"context"
 	"os"
 
-	"github.com/sdods/sdods/impl/rulescmd"
+	"github.com/sdods/sdods/impl/rules/rulescmd"
 )
 
 func main() {

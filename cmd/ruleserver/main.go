@@ -13,7 +13,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/sdods/sdods/impl/ruleserver"
+	"github.com/sdods/sdods/impl/rules/ruleserver"
 )
 
 func main() {

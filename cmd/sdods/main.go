@@ -13,8 +13,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/sdods/sdods/impl/app"
-	"github.com/sdods/sdods/impl/store"
+	"github.com/sdods/sdods/impl/server/app"
+	"github.com/sdods/sdods/impl/server/store"
 )
 
 const usage = `usage: sdods <command> [flags]

@@ -7,7 +7,7 @@ import (
 	"context"
 
 	"github.com/sdods/sdods/gen/serverapi"
-	"github.com/sdods/sdods/impl/apierr"
+	"github.com/sdods/sdods/impl/server/apierr"
 )
 
 // Unimplemented answers every operation with apierr.NotImplementedOp; embed it and override.

@@ -11,12 +11,12 @@ $(TS_RUNTIME)/node_modules/.package-lock.json: $(TS_RUNTIME)/package-lock.json
 build-typescript: $(TS_RUNTIME)/node_modules/.package-lock.json ## build the TypeScript runtime and rule server
 	cd $(TS_RUNTIME) && npm run --silent build
 
-# The Go rule server's black-box HTTP tests, run against createRuleServer (impl/ruleserver/tsserver_test.go).
+# The Go rule server's black-box HTTP tests, run against createRuleServer (impl/rules/ruleserver/tsserver_test.go).
 TS_SERVER_TESTS := TestMalformedText|TestToken|TestIfNoneMatch|TestMalformedPercentEncoding|TestPayloadTooLargeWhileUploading|TestEvaluate|TestListingAndReadiness|TestDuplicateRulesetRefused
 
 test-typescript: build-typescript ## unit tests of the TypeScript runtime, the rule server, the manifest client and the React hook
 	cd $(TS_RUNTIME) && npm test --silent
-	SDODS_RULESERVER=typescript $(GO) test -count=1 -run '$(TS_SERVER_TESTS)' ./impl/ruleserver/
+	SDODS_RULESERVER=typescript $(GO) test -count=1 -run '$(TS_SERVER_TESTS)' ./impl/rules/ruleserver/
 	$(GO) build -o $(BIN)/ ./cmd/rules
 	node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000
 	SDODS_NO_CODEGEN=1 node $(TS_RUNTIME)/packages/rules/dist/fuzz/differential.js $(BIN)/rules 3000

@@ -1,0 +1,111 @@
+package ruleserver_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sdods/sdods/impl/rules/ruleserver"
+	"github.com/sdods/sdods/impl/rules/yamlrules"
+)
+
+// With SDODS_RULESERVER=typescript, startServer runs the TypeScript runtime's embeddable rule
+// server (runtimes/ts/packages/rule-server, createRuleServer behind its small command) instead of
+// ruleserver.Run, so that the black-box HTTP tests of this package certify both servers
+// (make test-typescript runs them). That server reads JSON sources and bundles, not YAML: the
+// YAML fixtures are converted the way rulecheck reads them.
+func typeScriptServer() bool { return os.Getenv("SDODS_RULESERVER") == "typescript" }
+
+func startTypeScriptServer(t testing.TB, c ruleserver.Config) *server {
+	t.Helper()
+	cli, err := filepath.Abs(filepath.Join("..", "..", "..", "runtimes", "ts", "packages", "rule-server", "dist", "cli.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cli); err != nil {
+		t.Fatalf("build the TypeScript runtime first (make build-typescript): %v", err)
+	}
+	entries, err := os.ReadDir(c.RulesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(c.RulesDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, problems := yamlrules.ReadYAML(src)
+		if len(problems) > 0 {
+			t.Fatalf("%s: %v", name, problems)
+		}
+		if err := os.Remove(filepath.Join(c.RulesDir, name)); err != nil {
+			t.Fatal(err)
+		}
+		writeAtomic(t, filepath.Join(c.RulesDir, strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")+".json"), doc.JSON)
+	}
+	cmd := exec.Command("node", cli)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "RULES_DIR=" + c.RulesDir, "RULE_SERVER_ADDR=127.0.0.1:0"}
+	if c.Token != "" {
+		cmd.Env = append(cmd.Env, "RULE_SERVER_TOKEN="+c.Token)
+	} else {
+		cmd.Env = append(cmd.Env, "RULE_SERVER_ALLOW_OPEN=1")
+	}
+	cmd.Env = append(cmd.Env, "RULE_SERVER_POLL_INTERVAL="+c.PollInterval.String())
+	if c.MaxBody > 0 {
+		cmd.Env = append(cmd.Env, "RULE_SERVER_MAX_BODY="+strconv.FormatInt(c.MaxBody, 10))
+	}
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Errorf("the TypeScript rule server did not drain and exit on SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	var url string
+	select {
+	case l := <-lines:
+		url = strings.TrimPrefix(l, "listening ")
+	case <-exited:
+		t.Fatalf("the TypeScript rule server exited: %s", logs.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the TypeScript rule server did not start: %s", logs.String())
+	}
+	return &server{URL: url, Addr: strings.TrimPrefix(url, "http://"), Logs: logs, stop: func() {}, done: make(chan error, 1)}
+}

@@ -1,0 +1,269 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/authz"
+	"github.com/sdods/sdods/impl/server/blob"
+	"github.com/sdods/sdods/impl/server/egress"
+	"github.com/sdods/sdods/impl/server/httpapi"
+	"github.com/sdods/sdods/impl/server/identity"
+	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/oas"
+	"github.com/sdods/sdods/impl/server/runner"
+	"github.com/sdods/sdods/impl/server/runs"
+	"github.com/sdods/sdods/impl/server/secrets"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// Version is the server's version, set at build time with -ldflags "-X …/impl/server/app.Version=…".
+var Version = "0.1.0-dev"
+
+// App is a wired server: its handler and what it owns.
+type App struct {
+	Handler http.Handler
+	Store   *store.Store
+	Log     *slog.Logger
+	// Runs executes queued runs once Start is called.
+	Runs *runs.Service
+	// Egress is the policy of what steps and Git integrations may reach; whoever serves Handler
+	// adds its listener with DenyListener.
+	Egress *egress.Policy
+	// Startup is what New did to get the database ready.
+	Startup Startup
+}
+
+// Startup is what happened at start, printed by Serve so that a newcomer knows where they are.
+type Startup struct {
+	// Database is the database URL without its password.
+	Database string
+	// Created tells that the database did not exist and was created.
+	Created bool
+	// MigratedFrom and MigratedTo are the schema versions before and after migrating.
+	MigratedFrom, MigratedTo uint
+	// SetupRequired tells that the first administrator still has to be created.
+	SetupRequired bool
+}
+
+// DenyListener adds the address a server of Handler listens on to the egress policy's built-in
+// denies: a test must not reach the server's own API through it.
+func (a *App) DenyListener(addr net.Addr) {
+	if ap, err := netip.ParseAddrPort(addr.String()); err == nil {
+		a.Egress.DenyEndpoint(ap, "this server's own listener")
+	}
+}
+
+// newEgress builds the egress policy of cfg with the database's addresses denied.
+func newEgress(ctx context.Context, cfg Config) (*egress.Policy, error) {
+	pol, err := egress.New(egress.Config{Allow: cfg.EgressAllow, Deny: cfg.EgressDeny})
+	if err != nil {
+		return nil, err
+	}
+	if pc, err := pgconn.ParseConfig(cfg.DatabaseURL); err == nil {
+		hosts := []*pgconn.FallbackConfig{{Host: pc.Host, Port: pc.Port}}
+		hosts = append(hosts, pc.Fallbacks...)
+		for _, h := range hosts {
+			if !strings.HasPrefix(h.Host, "/") { // a Unix socket is out of a step's reach anyway
+				pol.DenyHostPort(ctx, h.Host, h.Port, "this server's database")
+			}
+		}
+	}
+	if ap, err := netip.ParseAddrPort(cfg.Addr); err == nil && ap.Port() != 0 {
+		pol.DenyEndpoint(ap, "this server's own listener")
+	}
+	return pol, nil
+}
+
+// Start runs the run workers until ctx ends; the returned function waits for them to stop.
+func (a *App) Start(ctx context.Context) (wait func()) { return a.Runs.Start(ctx) }
+
+// New connects to the database (creating it first with cfg.CreateDB), migrates it and builds the
+// HTTP handler.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	startup := Startup{Database: redactURL(cfg.DatabaseURL)}
+	if cfg.CreateDB {
+		created, err := store.CreateDatabase(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		startup.Created = created
+	}
+	if v, err := store.MigrationVersion(cfg.DatabaseURL); err == nil {
+		startup.MigratedFrom = v.Version
+	}
+	if err := store.MigrateUp(cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	if v, err := store.MigrationVersion(cfg.DatabaseURL); err == nil {
+		startup.MigratedTo = v.Version
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	key, err := secrets.LoadOrCreate(cfg.SecretKey, cfg.DataDir)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	box, err := secrets.New(key)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	blobs, err := cfg.Blob.open(ctx, filepath.Join(cfg.DataDir, "blobs"))
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	pol, err := newEgress(ctx, cfg)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st), Egress: pol})
+	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat,
+		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
+	h, err := newHandler(cfg, log, st, box, blobs, rs, pol)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if ident, err := identity.New(st, identity.DefaultThrottle); err == nil {
+		startup.SetupRequired, _ = ident.SetupRequired(ctx)
+	}
+	return &App{Handler: h, Store: st, Log: log, Runs: rs, Egress: pol, Startup: startup}, nil
+}
+
+func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, pol *egress.Policy) (http.Handler, error) {
+	doc, err := serverapi.GetSpec()
+	if err != nil {
+		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
+	}
+	table, err := oas.Build(doc)
+	if err != nil {
+		return nil, err
+	}
+	enforcer, err := authz.New()
+	if err != nil {
+		return nil, err
+	}
+	throttle := identity.DefaultThrottle
+	if cfg.Throttle != nil {
+		throttle = *cfg.Throttle
+	}
+	ident, err := identity.New(st, throttle)
+	if err != nil {
+		return nil, err
+	}
+	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
+		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal, Egress: pol, Log: log}, Egress: pol,
+		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs})
+	routes := httpapi.Routes(api, log)
+	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
+		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"), TrustedProxies: cfg.TrustedProxies}
+	return pipeline.Handler(routes)
+}
+
+// Print tells a person what happened at start and what to do next: the database used or created,
+// the migrations applied, whether setup is still needed and the exact command that does it, and
+// where the API answers. It promises no web page: the web UI is not built yet.
+func (s Startup) Print(w io.Writer, baseURL string) {
+	fmt.Fprintf(w, "sdods %s\n", Version)
+	state := "existing"
+	if s.Created {
+		state = "created now"
+	}
+	fmt.Fprintf(w, "database:   %s (%s)\n", s.Database, state)
+	if s.MigratedTo != s.MigratedFrom {
+		fmt.Fprintf(w, "migrations: applied %d → %d\n", s.MigratedFrom, s.MigratedTo)
+	} else {
+		fmt.Fprintf(w, "migrations: up to date (version %d)\n", s.MigratedTo)
+	}
+	if s.SetupRequired {
+		fmt.Fprintf(w, "setup:      needed; create the first administrator with\n")
+		fmt.Fprintf(w, "  curl -X POST %s/api/auth/setup -H 'Content-Type: application/json' \\\n", baseURL)
+		fmt.Fprintf(w, "    -d '{\"email\":\"admin@example.com\",\"password\":\"choose a long password\",\"displayName\":\"Admin\"}'\n")
+	} else {
+		fmt.Fprintf(w, "setup:      done (an administrator exists)\n")
+	}
+	fmt.Fprintf(w, "API:        %s/api (health: %s/api/health); there is no web UI yet\n", baseURL, baseURL)
+}
+
+// redactURL returns a database URL without its password.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable database URL)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// Close releases the database pool.
+func (a *App) Close() { a.Store.Close() }
+
+// Serve runs the server until ctx ends, then drains in-flight requests for up to 30 seconds.
+func Serve(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := cfg.Logger()
+	a, err := New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	waitWork := a.Start(workCtx)
+	defer func() { stopWork(); waitWork() }()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	a.DenyListener(ln.Addr())
+	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("sdods serving", "url", cfg.BaseURL, "addr", ln.Addr().String(), "version", Version)
+	a.Startup.Print(os.Stdout, cfg.BaseURL)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("sdods shutting down: draining requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/server/oas"
+)
+
+type ctxKey int
+
+const (
+	ctxRequestID ctxKey = iota
+	ctxOperation
+	ctxPrincipal
+)
+
+// RequestID returns the id of the request being served ("" outside one).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxRequestID).(string)
+	return id
+}
+
+// OperationFrom returns the operation being served.
+func OperationFrom(ctx context.Context) (*oas.Operation, bool) {
+	op, ok := ctx.Value(ctxOperation).(*oas.Operation)
+	return op, ok
+}
+
+var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// withRequestID adopts a well-formed incoming X-Request-Id, or makes one, and echoes it.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !safeRequestID.MatchString(id) {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequestID, id)))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
+}
+
+// Flush lets server-sent event handlers flush through the recorder.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// withLogging logs one line per request. It logs the path, never the query string or headers,
+// which may carry secrets.
+func withLogging(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			rec := &statusRecorder{ResponseWriter: w}
+			next.ServeHTTP(rec, r)
+			status := rec.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			attrs := []any{"request_id", RequestID(r.Context()), "method", clip(r.Method, 32), "path", clip(escapePath(r.URL.Path), 512),
+				"status", status, "bytes", rec.bytes, "duration_ms", time.Since(start).Milliseconds()}
+			if op, ok := OperationFrom(r.Context()); ok {
+				attrs = append(attrs, "operation", op.ID)
+			}
+			log.InfoContext(r.Context(), "request", attrs...)
+		})
+	}
+}
+
+// withRecovery turns a panic into an internal error response; the stack goes to the log only.
+func withRecovery(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					log.ErrorContext(r.Context(), "panic", "request_id", RequestID(r.Context()), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					apierr.Write(w, r, nil, fmt.Errorf("panic: %v", v))
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// withBodyLimit caps every request body; reading past the cap fails and is answered 413. A body
+// announced larger than the cap is refused by the pipeline, once the request has an audit record.
+func withBodyLimit(limit int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Body != nil {
+				r.Body = http.MaxBytesReader(w, r.Body, limit)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// wildcardRoute is an operation route whose last path parameter may span several segments.
+type wildcardRoute struct {
+	method   string
+	segments []string // template segments before the wildcard
+}
+
+// wildcardRoutes lists the routes of operations with an x-wildcard path parameter in last place.
+func wildcardRoutes(ops []oas.Operation) []wildcardRoute {
+	var out []wildcardRoute
+	for _, op := range ops {
+		if len(op.Wildcards) == 0 {
+			continue
+		}
+		segs := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
+		last := segs[len(segs)-1]
+		if last != "{"+op.Wildcards[len(op.Wildcards)-1]+"}" {
+			continue
+		}
+		out = append(out, wildcardRoute{method: op.Method, segments: segs[:len(segs)-1]})
+	}
+	return out
+}
+
+// withWildcardPaths percent-encodes the slashes inside a wildcard parameter (for example the
+// feature path in /api/projects/p/features/auth/login.feature) so that both the OpenAPI router
+// and chi see it as a single path parameter.
+func withWildcardPaths(routes []wildcardRoute) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			raw := r.URL.EscapedPath()
+			segs := strings.Split(strings.TrimPrefix(raw, "/"), "/")
+			for _, route := range routes {
+				static := route.method == http.MethodGet && route.method == r.Method && route.segments[0] != "api"
+				if static && len(segs) == len(route.segments) && segmentsMatch(route.segments, segs) {
+					// /reports/{runId} and /trace: the folder, so that the page's relative links resolve.
+					target := r.URL.EscapedPath() + "/"
+					if r.URL.RawQuery != "" {
+						target += "?" + r.URL.RawQuery
+					}
+					http.Redirect(w, r, target, http.StatusMovedPermanently)
+					return
+				}
+				if static && len(segs) == len(route.segments)+1 && segs[len(segs)-1] == "" && segmentsMatch(route.segments, segs) {
+					// A static route's folder (/reports/{runId}/, /trace/) serves its index.html.
+					u := *r.URL
+					u.Path += "index.html"
+					if u.RawPath != "" {
+						u.RawPath += "index.html"
+					}
+					r2 := r.Clone(r.Context())
+					r2.URL = &u
+					next.ServeHTTP(w, r2)
+					return
+				}
+				if route.method != r.Method || len(segs) <= len(route.segments)+1 {
+					continue
+				}
+				if !segmentsMatch(route.segments, segs) {
+					continue
+				}
+				tail := strings.Join(segs[len(route.segments):], "%2F")
+				u := *r.URL
+				u.RawPath = "/" + strings.Join(segs[:len(route.segments)], "/") + "/" + tail
+				r2 := r.Clone(r.Context())
+				r2.URL = &u
+				next.ServeHTTP(w, r2)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func segmentsMatch(template, segs []string) bool {
+	for i, t := range template {
+		if strings.HasPrefix(t, "{") {
+			if segs[i] == "" {
+				return false
+			}
+			continue
+		}
+		if t != segs[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,211 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/authz"
+	"github.com/sdods/sdods/impl/server/features"
+	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// project is a project with its workspace, as the handlers load it.
+type project = db.GetProjectBySlugRow
+
+// projectBySlug loads a project the caller may act on with the current operation. A caller with
+// no role in its workspace is told the project does not exist.
+func (s *Server) projectBySlug(ctx context.Context, slug string) (project, authz.Role, error) {
+	notFound := apierr.New(apierr.NotFound, "project "+slug+" not found", "list your projects with GET /api/projects")
+	p, err := s.Store.GetProjectBySlug(ctx, slug)
+	if store.IsNotFound(err) {
+		return p, "", notFound
+	}
+	if err != nil {
+		return p, "", err
+	}
+	role, err := s.authorizeWorkspace(ctx, p.WorkspaceID)
+	if err != nil {
+		if e := apierr.From(err); e.Code == apierr.NotFound {
+			return p, "", notFound
+		}
+		return p, "", err
+	}
+	return p, role, nil
+}
+
+func toProject(p project) serverapi.Project {
+	st := projects.DecodeSettings(p.Settings)
+	out := serverapi.Project{Id: p.ID, Slug: p.Slug, Name: p.Name, Description: nonEmpty(p.Description), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		Settings: serverapi.ProjectSettings{DisabledLintRules: st.DisabledLintRules, TagPattern: nonEmpty(st.TagPattern),
+			DefaultEnvironment: nonEmpty(st.DefaultEnvironment), RunTimeoutSeconds: st.RunTimeoutSeconds, Retries: st.Retries}}
+	out.Workspace.Slug, out.Workspace.Name = p.WorkspaceSlug, p.WorkspaceName
+	return out
+}
+
+// settingsFrom checks settings input and returns the stored form; absent members take defaults.
+func settingsFrom(in *serverapi.ProjectSettingsInput) (projects.Settings, error) {
+	st := projects.DefaultSettings()
+	if in == nil {
+		return st, nil
+	}
+	if in.DisabledLintRules != nil {
+		for i, r := range *in.DisabledLintRules {
+			if !features.KnownRule(r) {
+				return st, apierr.New(apierr.ValidationFailed, "unknown lint rule "+r,
+					"body member /settings/disabledLintRules/"+itoa(i)+": use a rule id listed by POST /api/projects/{slug}/lint")
+			}
+		}
+		st.DisabledLintRules = *in.DisabledLintRules
+	}
+	if in.TagPattern != nil && *in.TagPattern != "" {
+		if _, err := regexp.Compile(*in.TagPattern); err != nil {
+			return st, apierr.New(apierr.ValidationFailed, "the tag pattern is not a valid regular expression", "body member /settings/tagPattern: "+err.Error())
+		}
+		st.TagPattern = *in.TagPattern
+	}
+	if in.DefaultEnvironment != nil {
+		st.DefaultEnvironment = *in.DefaultEnvironment
+	}
+	if in.RunTimeoutSeconds != nil {
+		st.RunTimeoutSeconds = *in.RunTimeoutSeconds
+	}
+	if in.Retries != nil {
+		st.Retries = *in.Retries
+	}
+	return st, nil
+}
+
+// ListProjects lists the projects of the workspaces where the caller has a role.
+func (s *Server) ListProjects(ctx context.Context, req serverapi.ListProjectsRequestObject) (serverapi.ListProjectsResponseObject, error) {
+	p, uid, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var after *string
+	if err := decodeCursor(req.Params.Cursor, &after); err != nil {
+		return nil, err
+	}
+	limit := pageLimit(req.Params.Limit)
+	rows, err := s.Store.ListProjectsForUser(ctx, db.ListProjectsForUserParams{InstanceAdmin: p.InstanceAdmin, UserID: uid,
+		WorkspaceSlug: req.Params.Workspace, AfterSlug: after, Query: req.Params.Q, RowLimit: int32(limit + 1)})
+	if err != nil {
+		return nil, err
+	}
+	out := serverapi.ListProjects200JSONResponse{Items: []serverapi.Project{}}
+	for i, r := range rows {
+		if i == limit {
+			out.NextCursor = encodeCursor(rows[i-1].Slug)
+			break
+		}
+		out.Items = append(out.Items, toProject(project(r)))
+	}
+	return out, nil
+}
+
+// CreateProject creates a project in a workspace the caller administers.
+func (s *Server) CreateProject(ctx context.Context, req serverapi.CreateProjectRequestObject) (serverapi.CreateProjectResponseObject, error) {
+	b := req.Body
+	w, _, err := s.workspaceBySlug(ctx, b.WorkspaceSlug)
+	if err != nil {
+		return nil, err
+	}
+	st, err := settingsFrom(b.Settings)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(st)
+	desc := ""
+	if b.Description != nil {
+		desc = *b.Description
+	}
+	var created db.Project
+	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+		created, err = q.CreateProject(ctx, db.CreateProjectParams{WorkspaceID: w.ID, Slug: b.Slug, Name: b.Name, Description: desc, Settings: raw})
+		if store.IsUniqueViolation(err) {
+			return apierr.Wrap(err, apierr.Conflict, "project "+b.Slug+" exists", "body member /slug: choose another slug")
+		}
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "project", ID: created.ID.String(), Name: created.Slug}, map[string]any{"workspace": w.Slug})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.CreateProject201JSONResponse(toProject(project{ID: created.ID, WorkspaceID: w.ID, Slug: created.Slug, Name: created.Name,
+		Description: created.Description, CreatedAt: created.CreatedAt, UpdatedAt: created.UpdatedAt, Settings: created.Settings,
+		WorkspaceSlug: w.Slug, WorkspaceName: w.Name})), nil
+}
+
+// GetProject returns a project.
+func (s *Server) GetProject(ctx context.Context, req serverapi.GetProjectRequestObject) (serverapi.GetProjectResponseObject, error) {
+	p, _, err := s.projectBySlug(ctx, req.Slug)
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.GetProject200JSONResponse(toProject(p)), nil
+}
+
+// UpdateProject replaces a project's name, description and settings.
+func (s *Server) UpdateProject(ctx context.Context, req serverapi.UpdateProjectRequestObject) (serverapi.UpdateProjectResponseObject, error) {
+	p, _, err := s.projectBySlug(ctx, req.Slug)
+	if err != nil {
+		return nil, err
+	}
+	st, err := settingsFrom(req.Body.Settings)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(st)
+	desc := ""
+	if req.Body.Description != nil {
+		desc = *req.Body.Description
+	}
+	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+		u, err := q.UpdateProject(ctx, db.UpdateProjectParams{ID: p.ID, Name: req.Body.Name, Description: desc, Settings: raw})
+		if err != nil {
+			return err
+		}
+		p.Name, p.Description, p.Settings, p.UpdatedAt = u.Name, u.Description, u.Settings, u.UpdatedAt
+		return audit.Record(ctx, q, audit.Target{Kind: "project", ID: p.ID.String(), Name: p.Slug}, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.UpdateProject200JSONResponse(toProject(p)), nil
+}
+
+// lintConfig returns the lint configuration of a project: its settings, the step library and its
+// processes.
+func (s *Server) lintConfig(ctx context.Context, q *db.Queries, p project) (features.Config, error) {
+	st := projects.DecodeSettings(p.Settings)
+	cfg := features.Config{Disabled: map[string]bool{}}
+	for _, r := range st.DisabledLintRules {
+		cfg.Disabled[r] = true
+	}
+	if st.TagPattern != "" {
+		cfg.TagPattern, _ = regexp.Compile(st.TagPattern)
+	}
+	if s.Steps == nil {
+		return cfg, nil
+	}
+	procs, err := q.AllProcesses(ctx, p.ID)
+	if err != nil {
+		return cfg, err
+	}
+	names := map[string]bool{}
+	for _, pr := range procs {
+		names[pr.Name] = true
+	}
+	cfg.Steps = features.Catalog{Builtin: s.Steps, Processes: names}
+	return cfg, nil
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

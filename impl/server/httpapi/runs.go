@@ -1,0 +1,481 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/authz"
+	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/runner"
+	"github.com/sdods/sdods/impl/server/runs"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// CreateRun queues a run of a project's features; a worker of any sdods process executes it.
+func (s *Server) CreateRun(ctx context.Context, req serverapi.CreateRunRequestObject) (serverapi.CreateRunResponseObject, error) {
+	b := req.Body
+	if b.Source != nil && *b.Source == serverapi.RunSourceIngest {
+		return s.createIngestRun(ctx, *b)
+	}
+	p, _, err := s.projectBySlug(ctx, b.Project)
+	if err != nil {
+		return nil, err
+	}
+	params := runs.CreateParams{ProjectID: p.ID, Trigger: triggerOf(ctx), Label: b.Label, Tags: b.Tags, Environment: b.Environment,
+		Branch: b.Branch, Commit: b.Commit, CreatedBy: callerID(ctx)}
+	if b.Paths != nil {
+		params.Paths = *b.Paths
+	}
+	if b.Variables != nil {
+		params.Variables = *b.Variables
+	}
+	if b.Datasets != nil {
+		params.Datasets = *b.Datasets
+	}
+	settings := projects.DecodeSettings(p.Settings)
+	params.TimeoutSeconds, params.Retries = settings.RunTimeoutSeconds, settings.Retries
+	if b.TimeoutSeconds != nil {
+		params.TimeoutSeconds = *b.TimeoutSeconds
+	}
+	if b.Retries != nil {
+		params.Retries = *b.Retries
+	}
+	if params.Environment == nil && settings.DefaultEnvironment != "" {
+		params.Environment = &settings.DefaultEnvironment
+	}
+	if err := s.checkRunInputs(ctx, p.ID, params); err != nil {
+		return nil, err
+	}
+	r, err := s.queueRun(ctx, params, p.Slug)
+	if err != nil {
+		return nil, err
+	}
+	url := "/api/runs/" + r.ID.String()
+	return serverapi.CreateRun202JSONResponse{Body: serverapi.RunAccepted{Id: r.ID, Status: serverapi.RunStatus(r.Status), Project: p.Slug,
+		CreatedAt: r.CreatedAt, Url: url}, Headers: serverapi.CreateRun202ResponseHeaders{Location: &url}}, nil
+}
+
+// queueRun inserts the run and its audit entry in one transaction.
+func (s *Server) queueRun(ctx context.Context, params runs.CreateParams, projectSlug string) (db.Run, error) {
+	var r db.Run
+	err := s.Store.WithTx(ctx, func(q *db.Queries) error {
+		var err error
+		if r, err = runs.Create(ctx, q, params); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.ID.String(), Name: projectSlug}, map[string]any{"paths": params.Paths, "trigger": params.Trigger})
+	})
+	return r, err
+}
+
+// checkRunInputs refuses a run whose environment, datasets or paths do not exist, before it is queued.
+func (s *Server) checkRunInputs(ctx context.Context, projectID uuid.UUID, p runs.CreateParams) error {
+	if p.Tags != nil {
+		// Checked here, as features are validated, rather than erroring the queued run.
+		if _, err := runner.ParseTagExpr(*p.Tags); err != nil {
+			var te *runner.TagExprError
+			if errors.As(err, &te) {
+				return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile",
+					fmt.Sprintf("body member /tags, column %d: %s", te.Column, clip(te.Msg, 200)))
+			}
+			return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile", "body member /tags: "+clip(err.Error(), 200))
+		}
+	}
+	if p.Environment != nil {
+		if _, err := s.Store.GetEnvironment(ctx, db.GetEnvironmentParams{ProjectID: projectID, Name: *p.Environment}); err != nil {
+			if store.IsNotFound(err) {
+				return apierr.New(apierr.ValidationFailed, "environment "+*p.Environment+" does not exist", "body member /environment: name one of the project's environments")
+			}
+			return err
+		}
+	}
+	for alias, name := range p.Datasets {
+		if _, err := s.Store.GetDataset(ctx, db.GetDatasetParams{ProjectID: projectID, Name: name}); err != nil {
+			if store.IsNotFound(err) {
+				return apierr.New(apierr.ValidationFailed, "dataset "+name+" does not exist", "body member /datasets/"+alias+": name one of the project's datasets")
+			}
+			return err
+		}
+	}
+	if len(p.Paths) == 0 {
+		return nil
+	}
+	features, err := s.Store.AllFeatures(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, want := range p.Paths {
+		w := strings.Trim(want, "/")
+		found := false
+		for _, f := range features {
+			if f.Path == w || strings.HasPrefix(f.Path, w+"/") || w == "" || w == "." {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, want)
+		}
+	}
+	if len(missing) > 0 {
+		return apierr.New(apierr.ValidationFailed, "some paths match no feature", "body member /paths: no feature at "+strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func triggerOf(ctx context.Context) string {
+	if p := PrincipalFrom(ctx); p != nil && p.Method == authz.MethodToken {
+		return "api"
+	}
+	return "ui"
+}
+
+func callerID(ctx context.Context) uuid.NullUUID {
+	if p := PrincipalFrom(ctx); p != nil {
+		if id, err := uuid.Parse(p.UserID); err == nil {
+			return uuid.NullUUID{UUID: id, Valid: true}
+		}
+	}
+	return uuid.NullUUID{}
+}
+
+// runOf loads a run the caller may act on with the current operation.
+func (s *Server) runOf(ctx context.Context, id uuid.UUID) (db.GetRunRow, error) {
+	r, err := s.Store.GetRun(ctx, id)
+	notFound := apierr.New(apierr.NotFound, "run "+id.String()+" not found", "list runs with GET /api/runs")
+	if store.IsNotFound(err) {
+		return r, notFound
+	}
+	if err != nil {
+		return r, err
+	}
+	if _, err := s.authorizeWorkspace(ctx, r.WorkspaceID); err != nil {
+		if apierr.From(err).Code == apierr.NotFound {
+			return r, notFound
+		}
+		return r, err
+	}
+	return r, nil
+}
+
+func runCounts(raw []byte) serverapi.Counts {
+	var c serverapi.Counts
+	_ = json.Unmarshal(raw, &c)
+	return c
+}
+
+func durationMs(start, end *time.Time) *int64 {
+	if start == nil || end == nil {
+		return nil
+	}
+	return ptr(end.Sub(*start).Milliseconds())
+}
+
+func runSummary(r db.Run, project string) serverapi.RunSummary {
+	return serverapi.RunSummary{Id: r.ID, Project: project, Status: serverapi.RunStatus(r.Status), Trigger: serverapi.RunTrigger(r.Trigger),
+		Source: serverapi.RunSource(r.Source), Label: r.Label, Paths: r.Paths, Tags: r.Tags, Environment: r.Environment, Branch: r.Branch,
+		Commit: r.CommitSha, ProcessName: r.ProcessName, Counts: runCounts(r.Counts), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, DurationMs: durationMs(r.StartedAt, r.FinishedAt), ScheduleId: nullUUID(r.ScheduleID)}
+}
+
+func nullUUID(u uuid.NullUUID) *uuid.UUID {
+	if !u.Valid {
+		return nil
+	}
+	return &u.UUID
+}
+
+type runCursor struct {
+	At time.Time `json:"a"`
+	ID uuid.UUID `json:"i"`
+}
+
+// ListRuns lists the runs of the caller's workspaces, newest first, with filters.
+func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObject) (serverapi.ListRunsResponseObject, error) {
+	p, uid, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := req.Params
+	var cur *runCursor
+	if err := decodeCursor(q.Cursor, &cur); err != nil {
+		return nil, err
+	}
+	limit := pageLimit(q.Limit)
+	params := db.ListRunsParams{AllWorkspaces: p.InstanceAdmin, WorkspaceIds: []uuid.UUID{}, Project: q.Project, Statuses: []string{},
+		Branch: q.Branch, Tag: q.Tag, RowLimit: int32(limit + 1)}
+	if !p.InstanceAdmin {
+		if params.WorkspaceIds, err = s.Store.UserWorkspaceIDs(ctx, uid); err != nil {
+			return nil, err
+		}
+	}
+	if q.Status != nil {
+		for _, st := range *q.Status {
+			params.Statuses = append(params.Statuses, string(st))
+		}
+	}
+	if q.Trigger != nil {
+		params.Trigger = ptr(string(*q.Trigger))
+	}
+	if q.ScheduleId != nil {
+		params.ScheduleID = uuid.NullUUID{UUID: *q.ScheduleId, Valid: true}
+	}
+	if q.Since != nil {
+		params.Since = ptr(time.Time(*q.Since))
+	}
+	if q.Until != nil {
+		params.Until = ptr(time.Time(*q.Until))
+	}
+	if cur != nil {
+		params.BeforeAt, params.BeforeID = &cur.At, uuid.NullUUID{UUID: cur.ID, Valid: true}
+	}
+	rows, err := s.Store.ListRuns(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	out := serverapi.ListRuns200JSONResponse{Items: []serverapi.RunSummary{}}
+	for i, r := range rows {
+		if i == limit {
+			out.NextCursor = encodeCursor(runCursor{At: rows[i-1].Run.CreatedAt, ID: rows[i-1].Run.ID})
+			break
+		}
+		out.Items = append(out.Items, runSummary(r.Run, r.ProjectSlug))
+	}
+	return out, nil
+}
+
+// GetRun returns a run with its scenario tree: module (feature folder) → feature → scenario.
+func (s *Server) GetRun(ctx context.Context, req serverapi.GetRunRequestObject) (serverapi.GetRunResponseObject, error) {
+	r, err := s.runOf(ctx, req.RunId)
+	if err != nil {
+		return nil, err
+	}
+	scenarios, err := s.Store.ListRunScenarios(ctx, r.Run.ID)
+	if err != nil {
+		return nil, err
+	}
+	sum := runSummary(r.Run, r.ProjectSlug)
+	out := serverapi.GetRun200JSONResponse{Id: sum.Id, Project: sum.Project, Status: sum.Status, Trigger: sum.Trigger, Source: sum.Source,
+		Label: sum.Label, Paths: sum.Paths, Tags: sum.Tags, Environment: sum.Environment, Branch: sum.Branch, Commit: sum.Commit,
+		ProcessName: sum.ProcessName, Counts: sum.Counts, CreatedAt: sum.CreatedAt, UpdatedAt: sum.UpdatedAt, StartedAt: sum.StartedAt,
+		FinishedAt: sum.FinishedAt, DurationMs: sum.DurationMs, ScheduleId: sum.ScheduleId, Error: r.Run.Error, Modules: scenarioTree(scenarios)}
+	var vars map[string]string
+	if json.Unmarshal(r.Run.Variables, &vars) == nil && len(vars) > 0 {
+		out.Variables = &vars
+	}
+	if r.Run.CreatedBy.Valid {
+		if u, err := s.Store.GetUser(ctx, r.Run.CreatedBy.UUID); err == nil {
+			out.CreatedBy = ptr(toUserSummary(u))
+		}
+	}
+	return out, nil
+}
+
+// scenarioTree groups a run's scenarios by module and feature, in execution order.
+func scenarioTree(rows []db.RunScenario) []serverapi.RunModule {
+	modules := []serverapi.RunModule{}
+	modIdx := map[string]int{}
+	featIdx := map[string]int{}
+	for _, sc := range rows {
+		mod := sc.Module
+		if mod == "" {
+			mod = path.Dir(sc.FeaturePath)
+		}
+		mi, ok := modIdx[mod]
+		if !ok {
+			mi = len(modules)
+			modIdx[mod] = mi
+			modules = append(modules, serverapi.RunModule{Name: mod, Features: []serverapi.RunFeature{}})
+		}
+		m := &modules[mi]
+		fi, ok := featIdx[sc.FeaturePath]
+		if !ok {
+			fi = len(m.Features)
+			featIdx[sc.FeaturePath] = fi
+			m.Features = append(m.Features, serverapi.RunFeature{Path: sc.FeaturePath, Name: sc.FeatureName, Scenarios: []serverapi.RunScenarioSummary{}})
+		}
+		f := &m.Features[fi]
+		var row *int
+		if sc.ExampleRow != nil {
+			row = ptr(int(*sc.ExampleRow))
+		}
+		sum := serverapi.RunScenarioSummary{Id: sc.ID, Name: sc.Name, Line: int(sc.Line), Status: serverapi.ResultStatus(sc.Status),
+			DurationMs: sc.DurationMs, Tags: sc.Tags, ExampleRow: row, Attempts: int(sc.Attempts)}
+		if sc.Dataset != nil {
+			sum.Dataset, sum.Row = sc.Dataset, row // docs/steps.md: a dataset row's scenario carries dataset and row
+		}
+		f.Scenarios = append(f.Scenarios, sum)
+		addCount(&f.Counts, sc.Status)
+		addCount(&m.Counts, sc.Status)
+		f.DurationMs = addMs(f.DurationMs, sc.DurationMs)
+		m.DurationMs = addMs(m.DurationMs, sc.DurationMs)
+	}
+	for i := range modules {
+		for j := range modules[i].Features {
+			modules[i].Features[j].Status = statusOf(modules[i].Features[j].Counts)
+		}
+		modules[i].Status = statusOf(modules[i].Counts)
+	}
+	return modules
+}
+
+func addMs(total, add *int64) *int64 {
+	if add == nil {
+		return total
+	}
+	if total == nil {
+		return ptr(*add)
+	}
+	return ptr(*total + *add)
+}
+
+func addCount(c *serverapi.Counts, status string) {
+	c.Total++
+	switch status {
+	case "passed":
+		c.Passed++
+	case "failed", "ambiguous":
+		c.Failed++
+	case "pending":
+		c.Pending++
+	case "skipped":
+		c.Skipped++
+	case "undefined":
+		c.Undefined++
+	}
+}
+
+// statusOf summarises scenario counts the way the runner does for a run.
+func statusOf(c serverapi.Counts) serverapi.ResultStatus {
+	switch {
+	case c.Failed+c.Undefined > 0:
+		return serverapi.ResultStatusFailed
+	case c.Passed > 0 && c.Passed+c.Skipped+c.Pending == c.Total:
+		return serverapi.ResultStatusPassed
+	case c.Pending > 0:
+		return serverapi.ResultStatusPending
+	case c.Skipped == c.Total && c.Total > 0:
+		return serverapi.ResultStatusSkipped
+	}
+	return serverapi.ResultStatusUnknown
+}
+
+// GetRunScenario returns one scenario with its steps, errors and attachments.
+func (s *Server) GetRunScenario(ctx context.Context, req serverapi.GetRunScenarioRequestObject) (serverapi.GetRunScenarioResponseObject, error) {
+	r, err := s.runOf(ctx, req.RunId)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := s.Store.GetRunScenario(ctx, db.GetRunScenarioParams{RunID: r.Run.ID, ID: req.ScenarioId})
+	if store.IsNotFound(err) {
+		return nil, apierr.New(apierr.NotFound, "scenario not found in this run", "GET /api/runs/{runId} lists the run's scenarios")
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := serverapi.GetRunScenario200JSONResponse{Id: sc.ID, RunId: r.Run.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: nonEmpty(sc.FeatureName),
+		Name: sc.Name, Line: int(sc.Line), Tags: sc.Tags, Status: serverapi.ResultStatus(sc.Status), Attempts: int(sc.Attempts),
+		StartedAt: sc.StartedAt, FinishedAt: sc.FinishedAt, DurationMs: sc.DurationMs, Steps: []serverapi.RunStep{}, Attachments: []serverapi.Attachment{}}
+	if sc.ExampleRow != nil {
+		out.ExampleRow = ptr(int(*sc.ExampleRow))
+	}
+	if sc.Dataset != nil {
+		out.Dataset, out.Row = sc.Dataset, out.ExampleRow
+	}
+	if len(sc.Error) > 0 {
+		var e serverapi.RunStepError
+		if json.Unmarshal(sc.Error, &e) == nil {
+			out.Error = &e
+		}
+	}
+	if err := json.Unmarshal(sc.Steps, &out.Steps); err != nil {
+		return nil, fmt.Errorf("scenario %s steps: %w", sc.ID, err)
+	}
+	for _, st := range out.Steps {
+		out.Attachments = append(out.Attachments, st.Attachments...)
+	}
+	return out, nil
+}
+
+// StreamRunEvents streams a run's events as server-sent events: history first, then live.
+func (s *Server) StreamRunEvents(ctx context.Context, req serverapi.StreamRunEventsRequestObject) (serverapi.StreamRunEventsResponseObject, error) {
+	r, err := s.runOf(ctx, req.RunId)
+	if err != nil {
+		return nil, err
+	}
+	var after int64
+	if req.Params.LastEventID != nil {
+		n, err := strconv.ParseInt(strings.TrimSpace(string(*req.Params.LastEventID)), 10, 64)
+		if err != nil || n < 0 {
+			return nil, apierr.New(apierr.ValidationFailed, "Last-Event-ID is not an event id", "header parameter \"Last-Event-ID\": send the id of the last event received")
+		}
+		after = n
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		err := s.Runs.Stream(ctx, r.Run.ID, after, pw)
+		pw.CloseWithError(err)
+	}()
+	return serverapi.StreamRunEvents200TexteventStreamResponse{Body: eofOnClose{pr}}, nil
+}
+
+// eofOnClose ends the response normally when the stream ends for any reason.
+type eofOnClose struct{ r *io.PipeReader }
+
+func (e eofOnClose) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func (e eofOnClose) Close() error { return e.r.Close() }
+
+// CancelRun stops a run: at once when queued, within a second when running.
+func (s *Server) CancelRun(ctx context.Context, req serverapi.CancelRunRequestObject) (serverapi.CancelRunResponseObject, error) {
+	r, err := s.runOf(ctx, req.RunId)
+	if err != nil {
+		return nil, err
+	}
+	if runs.Terminal(r.Run.Status) {
+		return nil, apierr.New(apierr.Conflict, "the run already ended ("+r.Run.Status+")", "only queued and running runs can be cancelled")
+	}
+	var after db.Run
+	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+		var err error
+		if r.Run.Source == "ingest" { // no worker executes it: it ends at once
+			after, err = q.CancelIngestRun(ctx, r.Run.ID)
+			if store.IsNotFound(err) {
+				return apierr.New(apierr.Conflict, "the run already ended", "only queued and running runs can be cancelled")
+			}
+		} else {
+			after, err = s.Runs.Cancel(ctx, q, r.Run.ID)
+		}
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.Run.ID.String(), Name: r.ProjectSlug}, map[string]any{"was": r.Run.Status})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if after.Status == "cancelled" {
+		s.Runs.EndQueued(after)
+	}
+	return serverapi.CancelRun202JSONResponse(runSummary(after, r.ProjectSlug)), nil
+}

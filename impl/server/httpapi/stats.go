@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/stats"
+)
+
+// statsScope is the caller's part of the statistics: its workspaces (all for instance admins)
+// narrowed by the request's filters.
+func (s *Server) statsScope(ctx context.Context, project *string, workspace *uuid.UUID, since, until *time.Time, branch, environment *string,
+	trigger *serverapi.RunTrigger, tag *string) (stats.Scope, error) {
+	p, uid, err := principal(ctx)
+	if err != nil {
+		return stats.Scope{}, err
+	}
+	sc := stats.Scope{AllWorkspaces: p.InstanceAdmin, Workspace: workspace, Project: project, Since: since, Until: until, Branch: branch,
+		Environment: environment, Tag: tag}
+	if trigger != nil {
+		sc.Trigger = ptr(string(*trigger))
+	}
+	if !p.InstanceAdmin {
+		if sc.WorkspaceIDs, err = s.Store.UserWorkspaceIDs(ctx, uid); err != nil {
+			return sc, err
+		}
+	}
+	return sc, nil
+}
+
+// GetTrends answers run and scenario outcomes per bucket, with the period-over-period change.
+func (s *Server) GetTrends(ctx context.Context, req serverapi.GetTrendsRequestObject) (serverapi.GetTrendsResponseObject, error) {
+	q := req.Params
+	sc, err := s.statsScope(ctx, q.Project, q.Workspace, q.Since, q.Until, q.Branch, q.Environment, q.Trigger, q.Tag)
+	if err != nil {
+		return nil, err
+	}
+	var bucket, tz string
+	if q.Bucket != nil {
+		bucket = string(*q.Bucket)
+	}
+	if q.Tz != nil {
+		tz = *q.Tz
+	}
+	out, err := stats.New(s.Store).Trends(ctx, sc, bucket, tz)
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.GetTrends200JSONResponse(out), nil
+}
+
+type flakyCursor struct {
+	Offset int `json:"o"`
+}
+
+// ListFlakyScenarios answers one page of scenario identities with their flakiness metrics.
+func (s *Server) ListFlakyScenarios(ctx context.Context, req serverapi.ListFlakyScenariosRequestObject) (serverapi.ListFlakyScenariosResponseObject, error) {
+	q := req.Params
+	sc, err := s.statsScope(ctx, q.Project, q.Workspace, q.Since, q.Until, q.Branch, q.Environment, q.Trigger, q.Tag)
+	if err != nil {
+		return nil, err
+	}
+	var cur flakyCursor
+	if err := decodeCursor(q.Cursor, &cur); err != nil {
+		return nil, err
+	}
+	fq := stats.FlakyQuery{FlakyOnly: q.FlakyOnly == nil || *q.FlakyOnly, Descending: q.Order == nil || *q.Order == serverapi.ListFlakyScenariosParamsOrderDesc,
+		Offset: max(cur.Offset, 0), Limit: pageLimit(q.Limit)}
+	if q.MinResults != nil {
+		fq.MinResults = *q.MinResults
+	}
+	if q.MaxFailedShare != nil {
+		fq.MaxFailedShare = q.MaxFailedShare
+	}
+	if q.Sort != nil {
+		fq.Sort = string(*q.Sort)
+	}
+	items, more, err := stats.New(s.Store).Flaky(ctx, sc, fq)
+	if err != nil {
+		return nil, err
+	}
+	out := serverapi.ListFlakyScenarios200JSONResponse{Items: items}
+	if more {
+		out.NextCursor = encodeCursor(flakyCursor{Offset: fq.Offset + fq.Limit})
+	}
+	return out, nil
+}
+
+// GetHealStats answers the heals of the window by strategy, selector and scenario.
+func (s *Server) GetHealStats(ctx context.Context, req serverapi.GetHealStatsRequestObject) (serverapi.GetHealStatsResponseObject, error) {
+	q := req.Params
+	sc, err := s.statsScope(ctx, q.Project, q.Workspace, q.Since, q.Until, q.Branch, q.Environment, q.Trigger, q.Tag)
+	if err != nil {
+		return nil, err
+	}
+	out, err := stats.New(s.Store).Heal(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.GetHealStats200JSONResponse(out), nil
+}
+
+// GetInsights answers the window's insights: slow and failing steps and scenarios, failure clusters,
+// new failures and scenarios that became flaky.
+func (s *Server) GetInsights(ctx context.Context, req serverapi.GetInsightsRequestObject) (serverapi.GetInsightsResponseObject, error) {
+	q := req.Params
+	sc, err := s.statsScope(ctx, q.Project, q.Workspace, q.Since, q.Until, q.Branch, q.Environment, q.Trigger, q.Tag)
+	if err != nil {
+		return nil, err
+	}
+	out, err := stats.New(s.Store).Insights(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.GetInsights200JSONResponse(out), nil
+}
+
+// ListQuarantines answers a project's quarantined scenarios and their export for other runners.
+func (s *Server) ListQuarantines(ctx context.Context, req serverapi.ListQuarantinesRequestObject) (serverapi.ListQuarantinesResponseObject, error) {
+	p, _, err := s.projectBySlug(ctx, req.Slug)
+	if err != nil {
+		return nil, err
+	}
+	out, err := stats.NewQuarantines(s.Store).List(ctx, p.ID, p.Slug, req.Params.IncludeReleased != nil && *req.Params.IncludeReleased)
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.ListQuarantines200JSONResponse(out), nil
+}
+
+// CreateQuarantine quarantines a scenario identity of a project.
+func (s *Server) CreateQuarantine(ctx context.Context, req serverapi.CreateQuarantineRequestObject) (serverapi.CreateQuarantineResponseObject, error) {
+	p, _, err := s.projectBySlug(ctx, req.Slug)
+	if err != nil {
+		return nil, err
+	}
+	out, err := stats.NewQuarantines(s.Store).Create(ctx, p.ID, p.Slug, *req.Body, callerID(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.CreateQuarantine201JSONResponse(out), nil
+}
+
+// ReleaseQuarantine ends a project's open quarantine.
+func (s *Server) ReleaseQuarantine(ctx context.Context, req serverapi.ReleaseQuarantineRequestObject) (serverapi.ReleaseQuarantineResponseObject, error) {
+	p, _, err := s.projectBySlug(ctx, req.Slug)
+	if err != nil {
+		return nil, err
+	}
+	if err := stats.NewQuarantines(s.Store).Release(ctx, p.ID, p.Slug, req.QuarantineId); err != nil {
+		return nil, err
+	}
+	return serverapi.ReleaseQuarantine204Response{}, nil
+}

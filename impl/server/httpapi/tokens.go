@@ -1,0 +1,120 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/authz"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+func toToken(t db.ApiToken) serverapi.ApiToken {
+	scopes := make([]serverapi.Scope, len(t.Scopes))
+	for i, s := range t.Scopes {
+		scopes[i] = serverapi.Scope(s)
+	}
+	return serverapi.ApiToken{Id: t.ID, Name: t.Name, Prefix: t.Prefix, Scopes: scopes, ExpiresAt: t.ExpiresAt, LastUsedAt: t.LastUsedAt, CreatedAt: t.CreatedAt}
+}
+
+type tokenCursor struct {
+	CreatedAt time.Time `json:"c"`
+	ID        uuid.UUID `json:"i"`
+}
+
+// ListTokens lists the caller's live tokens, newest first, never with their secret.
+func (s *Server) ListTokens(ctx context.Context, req serverapi.ListTokensRequestObject) (serverapi.ListTokensResponseObject, error) {
+	_, uid, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var cur *tokenCursor
+	if err := decodeCursor(req.Params.Cursor, &cur); err != nil {
+		return nil, err
+	}
+	limit := pageLimit(req.Params.Limit)
+	params := db.ListTokensParams{UserID: uuid.NullUUID{UUID: uid, Valid: true}, RowLimit: int32(limit + 1)}
+	if cur != nil {
+		params.BeforeCreated = &cur.CreatedAt
+		params.BeforeID = uuid.NullUUID{UUID: cur.ID, Valid: true}
+	}
+	rows, err := s.Store.ListTokens(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	out := serverapi.ListTokens200JSONResponse{Items: []serverapi.ApiToken{}}
+	for i, t := range rows {
+		if i == limit {
+			last := rows[i-1]
+			out.NextCursor = encodeCursor(tokenCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+			break
+		}
+		out.Items = append(out.Items, toToken(t))
+	}
+	return out, nil
+}
+
+// CreateToken issues an API token for the caller; its secret is in this response only.
+func (s *Server) CreateToken(ctx context.Context, req serverapi.CreateTokenRequestObject) (serverapi.CreateTokenResponseObject, error) {
+	p, uid, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	scopes := make([]string, len(req.Body.Scopes))
+	for i, sc := range req.Body.Scopes {
+		scopes[i] = string(sc)
+		// A token cannot create a token with more power than its own.
+		if !p.HasScope(scopes[i]) {
+			return nil, apierr.New(apierr.ScopeMissing, "a token can only grant scopes it carries itself", "drop scope "+scopes[i]+" or sign in to create the token")
+		}
+	}
+	expiresAt := req.Body.ExpiresAt
+	if p.Method == authz.MethodToken && !p.ExpiresAt.IsZero() {
+		// Nor one that outlives it: no expiry means the parent's, a later one is refused.
+		switch {
+		case expiresAt == nil:
+			expiresAt = ptr(p.ExpiresAt)
+		case expiresAt.After(p.ExpiresAt):
+			return nil, apierr.New(apierr.ValidationFailed, "a token cannot create a token that outlives it",
+				"body member /expiresAt: give a time no later than "+p.ExpiresAt.UTC().Format(time.RFC3339)+", the expiry of the token you sent, or leave it out")
+		}
+	}
+	created, err := s.Identity.CreateToken(ctx, uid, req.Body.Name, scopes, expiresAt)
+	if err != nil {
+		return nil, err
+	}
+	t := toToken(created.Token)
+	return serverapi.CreateToken201JSONResponse{Id: t.Id, Name: t.Name, Prefix: t.Prefix, Scopes: t.Scopes, ExpiresAt: t.ExpiresAt,
+		CreatedAt: t.CreatedAt, Token: created.Secret}, nil
+}
+
+// RevokeToken revokes one of the caller's tokens (an instance admin may revoke anyone's).
+func (s *Server) RevokeToken(ctx context.Context, req serverapi.RevokeTokenRequestObject) (serverapi.RevokeTokenResponseObject, error) {
+	p, uid, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := uuid.UUID(req.TokenId)
+	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
+		t, err := q.GetToken(ctx, id)
+		if err != nil && !store.IsNotFound(err) {
+			return err
+		}
+		if err != nil || (t.UserID != uid && !p.InstanceAdmin) {
+			return apierr.New(apierr.NotFound, "token not found", "list your tokens with GET /api/tokens")
+		}
+		if _, err := q.RevokeToken(ctx, id); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "token", ID: id.String(), Name: t.Name}, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.RevokeToken204Response{}, nil
+}

@@ -1,0 +1,350 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/runner"
+	"github.com/sdods/sdods/impl/server/safecontent"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// apiEvent is the stored and streamed form of an event (the API's RunEvent without the
+// members the sink fills in).
+type apiEvent struct {
+	Type        string
+	Status      *string
+	ScenarioID  *uuid.UUID
+	StepIndex   *int
+	Message     *string
+	Level       *string
+	Counts      *serverapi.Counts
+	ArtifactID  *uuid.UUID
+	Name        *string
+	Heal        *serverapi.Heal
+	VisualCheck *serverapi.VisualCheck
+	Dataset     *string
+	Row         *int
+}
+
+type scenarioState struct {
+	id    uuid.UUID
+	steps []serverapi.RunStep
+	// dataset and row name the dataset row that fed the scenario (docs/steps.md).
+	dataset *string
+	row     *int
+}
+
+// sink stores a run's events as they happen: each one is appended to run_events and announced
+// with NOTIFY; scenario rows and artifacts are written along the way.
+type sink struct {
+	s         *Service
+	run       db.Run
+	seq       int64
+	scenarios map[string]*scenarioState
+}
+
+func (k *sink) ctx() (context.Context, context.CancelFunc) {
+	// Events are recorded even while the run is being cancelled.
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
+
+func (k *sink) appendEvent(e apiEvent) {
+	ctx, cancel := k.ctx()
+	defer cancel()
+	k.seq++
+	now := time.Now().UTC()
+	ev := serverapi.RunEvent{Type: serverapi.RunEventType(e.Type), RunId: k.run.ID, At: now, Sequence: k.seq, Status: e.Status,
+		ScenarioId: e.ScenarioID, StepIndex: e.StepIndex, Message: e.Message, Counts: e.Counts, ArtifactId: e.ArtifactID, Name: e.Name,
+		Heal: e.Heal, VisualCheck: e.VisualCheck, Dataset: e.Dataset, Row: e.Row}
+	if e.Level != nil {
+		ev.Level = ptr(serverapi.RunEventLevel(*e.Level))
+	}
+	data, _ := json.Marshal(ev)
+	if err := k.s.st.AppendRunEvent(ctx, db.AppendRunEventParams{RunID: k.run.ID, Seq: k.seq, At: now, Type: e.Type, Data: data}); err != nil {
+		k.s.log.Error("runs: store event", "run_id", k.run.ID, "error", err)
+		return
+	}
+	if err := k.s.st.SetRunLastSeq(ctx, db.SetRunLastSeqParams{ID: k.run.ID, LastSeq: k.seq}); err != nil {
+		k.s.log.Warn("runs: last seq", "error", err)
+	}
+	if err := k.s.st.NotifyRunEvent(ctx, k.run.ID.String()+":"+strconv.FormatInt(k.seq, 10)); err != nil {
+		k.s.log.Warn("runs: notify", "error", err)
+	}
+}
+
+// Emit implements runner.Events.
+func (k *sink) Emit(e runner.Event) {
+	ctx, cancel := k.ctx()
+	defer cancel()
+	sc := k.scenarios[e.ScenarioID]
+	var scID *uuid.UUID
+	if sc != nil {
+		scID = &sc.id
+	}
+	switch e.Type {
+	case runner.EventRunStarted:
+		for i, ref := range e.Run.Scenarios {
+			st := &scenarioState{id: uuid.New()}
+			if ref.Dataset != "" && ref.Row > 0 {
+				st.dataset, st.row = &ref.Dataset, ptr(ref.Row)
+			}
+			k.scenarios[ref.ID] = st
+			var row *int32
+			if ref.Row > 0 {
+				row = ptr(int32(ref.Row))
+			}
+			tags := ref.Tags
+			if tags == nil {
+				tags = []string{}
+			}
+			if err := k.s.st.InsertRunScenario(ctx, db.InsertRunScenarioParams{ID: st.id, RunID: k.run.ID, ScenarioKey: ref.ID, Position: int32(i),
+				Module: ref.Module, FeaturePath: ref.FeaturePath, FeatureName: ref.FeatureName, Name: ref.Name, Line: int32(ref.Line), Tags: tags, ExampleRow: row, Dataset: nonEmpty(ref.Dataset)}); err != nil {
+				k.s.log.Error("runs: store scenario", "error", err)
+			}
+		}
+		for _, p := range e.Run.Problems {
+			msg := fmt.Sprintf("%v", p)
+			k.appendEvent(apiEvent{Type: "log", Level: ptr("error"), Message: &msg})
+		}
+		k.appendEvent(apiEvent{Type: "run.status", Status: ptr("running")})
+	case runner.EventScenarioStarted:
+		if sc != nil {
+			sc.steps = sc.steps[:0] // a retry starts the steps afresh
+			_ = k.s.st.StartRunScenario(ctx, db.StartRunScenarioParams{RunID: k.run.ID, ID: sc.id, StartedAt: ptr(e.Time)})
+		}
+		ev := apiEvent{Type: "scenario.started", ScenarioID: scID}
+		if sc != nil {
+			ev.Dataset, ev.Row = sc.dataset, sc.row
+		}
+		k.appendEvent(ev)
+	case runner.EventStepStarted:
+		if sc != nil && e.Step != nil && e.StepStart != nil {
+			for len(sc.steps) <= *e.Step {
+				sc.steps = append(sc.steps, serverapi.RunStep{Index: len(sc.steps), Attachments: []serverapi.Attachment{}, Heals: []serverapi.Heal{}, Status: "unknown"})
+			}
+			st := &sc.steps[*e.Step]
+			st.Keyword, st.Text, st.Line, st.StartedAt = e.StepStart.Keyword, e.StepStart.Text, ptr(e.StepStart.Line), ptr(e.Time)
+			k.saveSteps(ctx, sc)
+		}
+		k.appendEvent(apiEvent{Type: "step.started", ScenarioID: scID, StepIndex: e.Step})
+	case runner.EventLog:
+		k.appendEvent(apiEvent{Type: "log", ScenarioID: scID, StepIndex: e.Step, Level: ptr(normLevel(e.Log.Level)), Message: &e.Log.Message})
+	case runner.EventAttachment:
+		k.attachment(ctx, e, sc)
+	case runner.EventHeal:
+		h := serverapi.Heal{OldSelector: e.Heal.Selector, NewSelector: e.Heal.Healed, Strategy: serverapi.HealStrategy(e.Heal.Strategy), Score: float32(e.Heal.Score)}
+		if st := step(sc, e.Step); st != nil {
+			st.Heals = append(st.Heals, h)
+		}
+		k.appendEvent(apiEvent{Type: "heal", ScenarioID: scID, StepIndex: e.Step, Heal: &h})
+	case runner.EventVisualCheck:
+		k.visualCheck(ctx, e, sc)
+	case runner.EventStepFinished:
+		if st := step(sc, e.Step); st != nil && e.StepEnd != nil {
+			st.Status = serverapi.ResultStatus(e.StepEnd.Status)
+			st.DurationMs = ptr(e.StepEnd.Duration.Milliseconds())
+			st.FinishedAt = ptr(e.Time)
+			if e.StepEnd.Error != "" {
+				st.Error = &serverapi.RunStepError{Message: e.StepEnd.Error}
+			}
+			k.saveSteps(ctx, sc)
+		}
+		var status *string
+		if e.StepEnd != nil {
+			status = ptr(string(e.StepEnd.Status))
+		}
+		k.appendEvent(apiEvent{Type: "step.finished", ScenarioID: scID, StepIndex: e.Step, Status: status})
+	case runner.EventScenarioFinished:
+		if sc != nil && e.ScenarioEnd != nil {
+			steps, _ := json.Marshal(sc.steps)
+			var errJSON json.RawMessage
+			if e.ScenarioEnd.Error != "" {
+				errJSON, _ = json.Marshal(serverapi.RunStepError{Message: e.ScenarioEnd.Error})
+			}
+			if err := k.s.st.FinishRunScenario(ctx, db.FinishRunScenarioParams{RunID: k.run.ID, ID: sc.id, Status: string(e.ScenarioEnd.Status),
+				Error: errJSON, FinishedAt: ptr(e.Time), DurationMs: ptr(e.ScenarioEnd.Duration.Milliseconds()), Steps: steps,
+				Attempts: int32(max(e.ScenarioEnd.Attempt, 1))}); err != nil {
+				k.s.log.Error("runs: store scenario result", "error", err)
+			}
+			k.appendEvent(apiEvent{Type: "scenario.finished", ScenarioID: scID, Status: ptr(string(e.ScenarioEnd.Status)), Message: nonEmpty(e.ScenarioEnd.Error),
+				Dataset: sc.dataset, Row: sc.row})
+		}
+	case runner.EventRunFinished:
+		if e.RunEnd != nil {
+			k.appendEvent(apiEvent{Type: "run.status", Status: ptr(string(e.RunEnd.Status)), Counts: ptr(apiCounts(e.RunEnd.Counts)), Message: nonEmpty(e.RunEnd.Error)})
+		}
+	}
+}
+
+// saveSteps keeps the steps of a scenario in progress, so that a run whose worker dies shows
+// what ran (reconcile).
+func (k *sink) saveSteps(ctx context.Context, sc *scenarioState) {
+	steps, _ := json.Marshal(sc.steps)
+	if err := k.s.st.SaveRunScenarioSteps(ctx, db.SaveRunScenarioStepsParams{RunID: k.run.ID, ID: sc.id, Steps: steps}); err != nil {
+		k.s.log.Warn("runs: store steps in progress", "error", err)
+	}
+}
+
+func step(sc *scenarioState, i *int) *serverapi.RunStep {
+	if sc == nil || i == nil || *i < 0 || *i >= len(sc.steps) {
+		return nil
+	}
+	return &sc.steps[*i]
+}
+
+// attachment stores a step's file in the blob store and records it as an artifact of the run;
+// it returns the artifact's id, or nil when it could not be stored.
+func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState) *uuid.UUID {
+	a := e.Attachment
+	info, err := k.s.blobs.Put(ctx, bytes.NewReader(a.Data), 0)
+	if err != nil {
+		k.s.log.Error("runs: store attachment", "error", err)
+		return nil
+	}
+	// The type a test gave is untrusted (a response's Content-Type): stored from the allow-list.
+	kind := serverapi.AttachmentKind(safecontent.Kind(a.MediaType, a.Name))
+	mediaType := safecontent.MediaType(a.MediaType)
+	var key *string
+	var idx *int32
+	if e.ScenarioID != "" {
+		key = &e.ScenarioID
+	}
+	if e.Step != nil {
+		idx = ptr(int32(*e.Step))
+	}
+	var art db.Artifact
+	err = k.s.st.WithTx(ctx, func(q *db.Queries) error {
+		if err := store.KeepBlob(ctx, q, k.s.blobs, info.Key, a.Data); err != nil {
+			return err
+		}
+		art, err = q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: k.run.ID, Valid: true}, ProjectID: k.run.ProjectID,
+			ScenarioKey: key, StepIndex: idx, Name: a.Name, Kind: string(kind), MediaType: mediaType, SizeBytes: int64(len(a.Data)),
+			Sha256: info.SHA256, BlobKey: info.Key})
+		return err
+	})
+	if err != nil {
+		k.s.log.Error("runs: record artifact", "error", err)
+		return nil
+	}
+	att := serverapi.Attachment{ArtifactId: art.ID, Kind: kind, MediaType: mediaType, Name: a.Name, SizeBytes: art.SizeBytes}
+	if st := step(sc, e.Step); st != nil {
+		st.Attachments = append(st.Attachments, att)
+	}
+	var scID *uuid.UUID
+	if sc != nil {
+		scID = &sc.id
+	}
+	k.appendEvent(apiEvent{Type: "attachment", ScenarioID: scID, StepIndex: e.Step, ArtifactID: &art.ID, Name: &a.Name})
+	return &art.ID
+}
+
+func normLevel(l string) string {
+	switch l {
+	case "debug", "info", "warn", "error":
+		return l
+	case "warning":
+		return "warn"
+	}
+	return "info"
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func apiCounts(c runner.Counts) serverapi.Counts {
+	return serverapi.Counts{Total: c.Total, Passed: c.Passed, Failed: c.Failed + c.Ambiguous, Pending: c.Pending, Skipped: c.Skipped, Undefined: c.Undefined, Flaky: c.Flaky}
+}
+
+// processFeature wraps a process in a one-scenario feature that runs it.
+func processFeature(name, _ string) string {
+	return "Feature: Process " + name + "\n\n  Scenario: " + name + "\n    When I run the process \"" + strings.ReplaceAll(name, `"`, `\"`) + "\"\n"
+}
+
+// environment loads the run's environment with its secrets opened; run variables override.
+func (s *Service) environment(ctx context.Context, r db.Run) (runner.Environment, error) {
+	env := runner.Environment{Variables: map[string]string{}, Secrets: map[string]string{}}
+	if r.Environment != nil && *r.Environment != "" {
+		e, err := s.st.GetEnvironment(ctx, db.GetEnvironmentParams{ProjectID: r.ProjectID, Name: *r.Environment})
+		if err != nil {
+			return env, fmt.Errorf("environment %s: %w", *r.Environment, err)
+		}
+		env.Name, env.BaseURL = e.Name, e.BaseUrl
+		vars, err := projects.DecodeVariables(e.Variables)
+		if err != nil {
+			return env, err
+		}
+		for _, v := range vars {
+			if !v.Secret {
+				env.Variables[v.Name] = v.Value
+				continue
+			}
+			pt, err := s.box.OpenString(v.Value, projects.VariableAD(e.ProjectID, e.Name, v.Name))
+			if err != nil {
+				return env, fmt.Errorf("environment %s variable %s: %w", e.Name, v.Name, err)
+			}
+			env.Secrets[v.Name] = pt
+		}
+	}
+	var override map[string]string
+	_ = json.Unmarshal(r.Variables, &override)
+	for k, v := range override {
+		env.Variables[k] = v
+	}
+	return env, nil
+}
+
+// datasets loads the project's datasets by name, and the run's aliases (alias → dataset name).
+func (s *Service) datasets(ctx context.Context, r db.Run, out map[string]runner.Dataset) error {
+	list, err := s.st.ListDatasets(ctx, db.ListDatasetsParams{ProjectID: r.ProjectID, RowLimit: 200})
+	if err != nil {
+		return fmt.Errorf("load datasets: %w", err)
+	}
+	byName := map[string]db.Dataset{}
+	for _, d := range list {
+		byName[d.Name] = d
+	}
+	var aliases map[string]string
+	_ = json.Unmarshal(r.Datasets, &aliases)
+	load := func(alias, name string) error {
+		d, ok := byName[name]
+		if !ok {
+			return fmt.Errorf("dataset %s does not exist", name)
+		}
+		t, err := projects.LoadDataset(ctx, s.blobs, d)
+		if err != nil {
+			return err
+		}
+		cols := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			cols[i] = c.Name
+		}
+		out[alias] = runner.Dataset{Columns: cols, Rows: t.StringRows()}
+		return nil
+	}
+	for name := range byName {
+		if err := load(name, name); err != nil {
+			return err
+		}
+	}
+	for alias, name := range aliases {
+		if err := load(alias, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
