@@ -12,7 +12,7 @@ build-typescript: $(TS_RUNTIME)/node_modules/.package-lock.json ## build the Typ
 	cd $(TS_RUNTIME) && npm run --silent build
 
 # The Go rule server's black-box HTTP tests, run against createRuleServer (impl/rules/ruleserver/tsserver_test.go).
-TS_SERVER_TESTS := TestMalformedText|TestToken|TestIfNoneMatch|TestMalformedPercentEncoding|TestPayloadTooLargeWhileUploading|TestEvaluate|TestListingAndReadiness|TestDuplicateRulesetRefused
+TS_SERVER_TESTS := TestMalformedText|TestToken|TestIfNoneMatch|TestMalformedPercentEncoding|TestPayloadTooLargeWhileUploading|TestEvaluate|TestListingAndReadiness|TestDuplicateRulesetRefused|TestNotReadyWithoutRules|TestReloadUnderLoad|TestYAMLReadersAgree
 
 test-typescript: build-typescript ## unit tests of the TypeScript runtime, the rule server, the manifest client and the React hook
 	cd $(TS_RUNTIME) && npm test --silent

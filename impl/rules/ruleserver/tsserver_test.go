@@ -12,14 +12,13 @@ import (
 	"time"
 
 	"github.com/sdods/sdods/impl/rules/ruleserver"
-	"github.com/sdods/sdods/impl/rules/yamlrules"
 )
 
 // With SDODS_RULESERVER=typescript, startServer runs the TypeScript runtime's embeddable rule
 // server (runtimes/ts/packages/rule-server, createRuleServer behind its small command) instead of
 // ruleserver.Run, so that the black-box HTTP tests of this package certify both servers
-// (make test-typescript runs them). That server reads JSON sources and bundles, not YAML: the
-// YAML fixtures are converted the way rulecheck reads them.
+// (make test-typescript runs them). It reads the same rules directory: YAML and JSON sources
+// and bundles (YAML by spec/v1/ruleset.md §7; TestYAMLReadersAgree compares the two readers).
 func typeScriptServer() bool { return os.Getenv("SDODS_RULESERVER") == "typescript" }
 
 func startTypeScriptServer(t testing.TB, c ruleserver.Config) *server {
@@ -30,28 +29,6 @@ func startTypeScriptServer(t testing.TB, c ruleserver.Config) *server {
 	}
 	if _, err := os.Stat(cli); err != nil {
 		t.Fatalf("build the TypeScript runtime first (make build-typescript): %v", err)
-	}
-	entries, err := os.ReadDir(c.RulesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
-			continue
-		}
-		src, err := os.ReadFile(filepath.Join(c.RulesDir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, problems := yamlrules.ReadYAML(src)
-		if len(problems) > 0 {
-			t.Fatalf("%s: %v", name, problems)
-		}
-		if err := os.Remove(filepath.Join(c.RulesDir, name)); err != nil {
-			t.Fatal(err)
-		}
-		writeAtomic(t, filepath.Join(c.RulesDir, strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")+".json"), doc.JSON)
 	}
 	cmd := exec.Command("node", cli)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "RULES_DIR=" + c.RulesDir, "RULE_SERVER_ADDR=127.0.0.1:0"}

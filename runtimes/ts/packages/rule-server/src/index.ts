@@ -7,6 +7,10 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { JSONSyntaxError, LoadError, RuleSet, bundle, decodeUTF8, indentedJSON, parseJSON, requestProblem, RequestError, ChannelError, EvaluationError } from "@sdods/rules";
 import type { Operators, Channel, JSONValue, JSONObject } from "@sdods/rules";
+import { jsonPositions, readYAML, type SourceDocument } from "./source.js";
+
+export { readYAML, jsonPositions, portability, numberProblem } from "./source.js";
+export type { SourceDocument, SourceProblem } from "./source.js";
 
 /** The default request body limit: 1 MiB (openapi/rules.yaml). */
 export const DEFAULT_MAX_BODY = 1 << 20;
@@ -20,7 +24,7 @@ export interface RuleServerOptions {
   token?: string;
   /** serve every route without a token (private networks only) */
   allowOpen?: boolean;
-  /** a directory of rulesets: *.bundle.json bundles and *.json sources (YAML: compile it first) */
+  /** a directory of rulesets: *.bundle.json bundles, *.json and *.yaml / *.yml sources (spec/v1/ruleset.md §7) */
   rulesDir?: string;
   /** rulesets given in code, beside or instead of rulesDir */
   rulesets?: RulesetInput[];
@@ -42,6 +46,20 @@ export interface LoadProblem {
   code: string;
   message: string;
   pointer?: string;
+  /** line in a source ruleset (1-based); absent for bundles */
+  line?: number;
+  /** column in a source ruleset (1-based); absent for bundles */
+  column?: number;
+}
+
+/** The kind of a file of the rules directory by its name, or null for a file it does not load. */
+export function ruleFileKind(name: string): "bundle" | "json" | "yaml" | null {
+  if (name.startsWith(".")) return null;
+  const lower = name.toLowerCase();
+  if (lower.endsWith(".bundle.json")) return "bundle";
+  if (lower.endsWith(".json")) return "json";
+  if (lower.endsWith(".yaml") || lower.endsWith(".yml")) return "yaml";
+  return null;
 }
 
 interface Entry {
@@ -157,7 +175,7 @@ export class RuleServer {
   private async scan(): Promise<string> {
     if (!this.opts.rulesDir) return "";
     try {
-      const names = (await readdir(this.opts.rulesDir)).filter((n) => !n.startsWith(".") && n.endsWith(".json")).sort();
+      const names = (await readdir(this.opts.rulesDir)).filter((n) => ruleFileKind(n) !== null).sort();
       const parts: string[] = [];
       for (const n of names) {
         const st = await stat(join(this.opts.rulesDir, n));
@@ -213,7 +231,8 @@ export class RuleServer {
       }
       next.set(e.rs.ref.id, { ...e, file, checksum: e.rs.ref.checksum });
     };
-    const load = (file: string, kind: "source" | "bundle", doc: unknown) => {
+    const warnings: string[] = [];
+    const load = (file: string, kind: "source" | "bundle", doc: unknown, src?: SourceDocument | null) => {
       try {
         if (kind === "bundle") {
           const rs = RuleSet.fromBundle(doc, { operators: this.opts.operators });
@@ -225,7 +244,15 @@ export class RuleServer {
         }
       } catch (e) {
         if (e instanceof LoadError) {
-          for (const d of e.diagnostics) problems.push({ file, code: d.code, message: d.message, pointer: d.pointer });
+          for (const d of e.diagnostics) {
+            const p: LoadProblem = { file, code: d.code, message: d.message, pointer: d.pointer };
+            if (src) {
+              const at = src.position(d.pointer);
+              p.line = at.line;
+              p.column = at.column;
+            }
+            problems.push(p);
+          }
         } else problems.push({ file, code: "FILE_UNREADABLE", message: (e as Error).message });
       }
     };
@@ -237,34 +264,57 @@ export class RuleServer {
         problems.push({ file: this.opts.rulesDir, code: "RULES_DIR_UNREADABLE", message: (e as Error).message });
       }
       for (const name of names) {
-        if (name.startsWith(".")) continue;
-        const kind = name.endsWith(".bundle.json") ? "bundle" : name.endsWith(".json") ? "source" : null;
+        const kind = ruleFileKind(name);
         if (!kind) continue;
+        const path = join(this.opts.rulesDir, name);
         let raw: Buffer;
         try {
-          raw = await readFile(join(this.opts.rulesDir, name));
+          if ((await stat(path)).isDirectory()) continue; // follows the links of ConfigMap volumes
+          raw = await readFile(path);
         } catch (e) {
           problems.push({ file: name, code: "FILE_UNREADABLE", message: (e as Error).message });
           continue;
         }
-        // a file that is not well-formed UTF-8 is malformed JSON (spec/v1/README.md, "Text")
+        // a file that is not well-formed UTF-8 is malformed (spec/v1/README.md, "Text")
         let text: string;
         try {
           text = decodeUTF8(raw);
         } catch (e) {
-          problems.push({ file: name, code: kind === "source" ? "RULESET_INVALID" : "BUNDLE_INVALID", message: `malformed JSON: ${(e as Error).message}`, pointer: "" });
+          problems.push({ file: name, code: kind === "bundle" ? "BUNDLE_INVALID" : kind === "json" ? "RULESET_INVALID" : "YAML_INVALID", message: `malformed ${kind === "yaml" ? "YAML" : "JSON"}: ${(e as Error).message}`, pointer: "" });
           continue;
         }
-        if (kind === "source") {
-          let doc: JSONValue;
+        if (kind === "bundle") {
+          load(name, "bundle", text);
+          continue;
+        }
+        let doc: JSONValue;
+        let src: SourceDocument | null;
+        if (kind === "yaml") {
+          const r = readYAML(text);
+          if ("problems" in r) {
+            for (const p of r.problems) problems.push({ file: name, code: p.code, message: p.message, pointer: p.pointer, line: p.line, column: p.column });
+            continue;
+          }
+          src = r.doc;
+          doc = parseJSON(r.doc.json);
+        } else {
           try {
             doc = parseJSON(text);
           } catch (e) {
-            problems.push({ file: name, code: "RULESET_INVALID", message: `malformed JSON: ${(e as Error).message}`, pointer: "" });
+            const off = e instanceof JSONSyntaxError ? e.offset : 0;
+            if (/surrogate/.test((e as Error).message)) {
+              // well-formed JSON syntax, text that is not (as for a file that is not UTF-8)
+              problems.push({ file: name, code: "RULESET_INVALID", message: `malformed JSON: ${(e as Error).message}`, pointer: "" });
+              continue;
+            }
+            const before = text.slice(0, off).split("\n");
+            problems.push({ file: name, code: "YAML_INVALID", message: `malformed JSON: ${(e as Error).message}`, line: before.length, column: before[before.length - 1].length + 1 });
             continue;
           }
-          load(name, kind, doc);
-        } else load(name, kind, text);
+          src = jsonPositions(text);
+        }
+        for (const w of src?.lint ?? []) warnings.push(`${name}:${w.line}:${w.column}: ${w.code} at ${w.pointer}: ${w.message}`);
+        load(name, "source", doc, src);
       }
     }
     (this.opts.rulesets ?? []).forEach((r, i) => {
@@ -278,7 +328,10 @@ export class RuleServer {
       this.rules = next;
       this.loadedOnce = true;
     }
-    this.opts.log?.({ msg: "reload", ok, rulesets: [...next.keys()], problems: problems.length });
+    for (const w of warnings) this.opts.log?.({ level: "WARN", msg: "ruleset not portable", detail: w });
+    for (const p of problems) this.opts.log?.({ level: "ERROR", msg: "ruleset refused", file: p.file, code: p.code, pointer: p.pointer ?? "", message: p.message });
+    if (ok) this.opts.log?.({ level: "INFO", msg: "rules loaded", rulesets: [...next.keys()].sort() });
+    else this.opts.log?.({ level: "ERROR", msg: "reload refused; the previous rules keep serving", dir: this.opts.rulesDir ?? "", problems: problems.length, serving: this.loadedOnce });
     return { ok, problems };
   }
 
