@@ -2,6 +2,7 @@ package ruleserver_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,14 +22,39 @@ import (
 // and bundles (YAML by spec/v1/ruleset.md §7; TestYAMLReadersAgree compares the two readers).
 func typeScriptServer() bool { return os.Getenv("SDODS_RULESERVER") == "typescript" }
 
-func startTypeScriptServer(t testing.TB, c ruleserver.Config) *server {
-	t.Helper()
+// typeScriptCLI is the command of the TypeScript rule server (sdods-rule-server), built.
+func typeScriptCLI() (string, error) {
 	cli, err := filepath.Abs(filepath.Join("..", "..", "..", "runtimes", "ts", "packages", "rule-server", "dist", "cli.js"))
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if _, err := os.Stat(cli); err != nil {
-		t.Fatalf("build the TypeScript runtime first (make build-typescript): %v", err)
+		return "", fmt.Errorf("build the TypeScript runtime first (make build-typescript): %w", err)
+	}
+	return cli, nil
+}
+
+// writeTypeScriptCommand writes, at path, an executable that runs the TypeScript rule server's
+// command with its arguments: the tests that run the Go command as a process (flags,
+// environment, log lines, signals, drain) run it in its place. The command takes the Go
+// command's flags and environment and logs the same JSON lines.
+func writeTypeScriptCommand(path string) error {
+	cli, err := typeScriptCLI()
+	if err != nil {
+		return err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte("#!/bin/sh\nexec "+strconv.Quote(node)+" "+strconv.Quote(cli)+" \"$@\"\n"), 0o755)
+}
+
+func startTypeScriptServer(t testing.TB, c ruleserver.Config) *server {
+	t.Helper()
+	cli, err := typeScriptCLI()
+	if err != nil {
+		t.Fatal(err)
 	}
 	cmd := exec.Command("node", cli)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "RULES_DIR=" + c.RulesDir, "RULE_SERVER_ADDR=127.0.0.1:0"}

@@ -2,6 +2,7 @@
 // embedded in a Node process on node:http, depending only on @sdods/rules.
 
 import http from "node:http";
+import net from "node:net";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -32,9 +33,11 @@ export interface RuleServerOptions {
   operators?: Operators;
   /** request body limit in bytes (default 1 MiB) */
   maxBody?: number;
-  /** how long a drain waits for requests in flight, in milliseconds (default 10 s) */
+  /** how long a drain waits for requests in flight once the listener is closed, in milliseconds (default 20 s) */
   drainTimeout?: number;
-  /** one structured log line per request and per reload (default: none) */
+  /** on a drain, how long readiness is off (every answer with Connection: close) before the listener closes, in milliseconds (default 0) */
+  drainDelay?: number;
+  /** structured log entries: level (DEBUG for the line per request, INFO, WARN, ERROR), msg, and details (default: none) */
   log?: (entry: Record<string, unknown>) => void;
   /** how often rulesDir is checked for changed files, in milliseconds (default 2000; 0: never) */
   pollInterval?: number;
@@ -147,11 +150,19 @@ export class RuleServer {
   private inFlight = 0;
   private readonly tokenDigest: Buffer | null;
   private readonly maxBody: number;
+  /** the open connections: whether each is idle, and how many requests it has received */
+  private readonly conns = new Map<net.Socket, { idle: boolean; requests: number }>();
+  private listener: net.Server | null = null;
 
   constructor(private readonly opts: RuleServerOptions) {
     this.tokenDigest = opts.token ? digest(opts.token) : null;
     this.maxBody = opts.maxBody && opts.maxBody > 0 ? opts.maxBody : DEFAULT_MAX_BODY;
     this.server = http.createServer({ maxHeaderSize: 64 << 10 }, (req, res) => this.handle(req, res, false));
+    this.server.keepAliveTimeout = 90_000;
+    this.server.on("connection", (sock: net.Socket) => {
+      this.conns.set(sock, { idle: true, requests: 0 });
+      sock.on("close", () => this.conns.delete(sock));
+    });
     // decide on a declared length before the client sends the body
     this.server.on("checkContinue", (req, res) => this.handle(req, res, true));
     this.server.on("clientError", (e: NodeJS.ErrnoException, socket) => {
@@ -209,8 +220,19 @@ export class RuleServer {
       }, every);
       this.poller.unref();
     }
-    await new Promise<void>((resolve) => this.server.listen(port, host, resolve));
-    const a = this.server.address();
+    // the listener is ours, apart from the HTTP server, so that a drain can stop accepting
+    // without closing the keep-alive connections (http.Server.close closes the idle ones at once,
+    // and a request a client has just sent on one would be lost)
+    const listener = net.createServer((sock) => this.server.emit("connection", sock));
+    await new Promise<void>((resolve, reject) => {
+      listener.once("error", reject);
+      listener.listen(port, host, () => {
+        listener.off("error", reject);
+        resolve();
+      });
+    });
+    this.listener = listener;
+    const a = listener.address();
     if (a === null || typeof a === "string") throw new Error("no TCP address");
     return `http://${a.address.includes(":") ? `[${a.address}]` : a.address}:${a.port}`;
   }
@@ -335,16 +357,66 @@ export class RuleServer {
     return { ok, problems };
   }
 
-  /** Stops taking requests, lets those in flight finish (up to drainTimeout) and closes. */
-  async close(): Promise<void> {
+  /**
+   * Drains and closes without failing a request of a client that retries nothing:
+   * 1. readiness turns off and every answer from now on carries Connection: close (those of
+   *    requests already running too); the server keeps accepting and serving for drainDelay,
+   *    while load balancers take it out of rotation;
+   * 2. the listener closes;
+   * 3. each connection closes after its answer; one that sends nothing for the idle grace (1 s,
+   *    at most half of drainTimeout) is closed as idle.
+   * Connections still busy drainTimeout after the listener closed are cut off; close then
+   * resolves false (true when everything was answered).
+   */
+  async close(): Promise<boolean> {
+    if (this.closing) return this.closing;
+    this.closing = this.drain();
+    return this.closing;
+  }
+
+  private closing: Promise<boolean> | null = null;
+
+  private async drain(): Promise<boolean> {
     this.draining = true;
     if (this.poller) clearInterval(this.poller);
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
-    const deadline = Date.now() + (this.opts.drainTimeout ?? 10_000);
-    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    this.server.closeAllConnections();
-    await closed;
+    const delay = this.opts.drainDelay ?? 0;
+    if (delay > 0) {
+      this.opts.log?.({ level: "INFO", msg: "readiness off; serving with Connection: close before closing the listener", drain_delay_ms: delay });
+      await new Promise((r) => setTimeout(r, delay));
+    }
+    if (this.listener) this.listener.close();
+    else if (this.server.listening) this.server.close(); // listening on the HTTP server itself: Node closes its idle connections
+    const start = Date.now();
+    const timeout = this.opts.drainTimeout ?? 20_000;
+    const grace = Math.min(1000, timeout / 2);
+    const seen = new Map<net.Socket, { requests: number; since: number }>();
+    let ok = true;
+    for (;;) {
+      const now = Date.now();
+      if (this.conns.size === 0) break;
+      if (now - start >= timeout) {
+        ok = false;
+        break;
+      }
+      for (const [sock, st] of this.conns) {
+        if (!st.idle) {
+          seen.delete(sock);
+          continue;
+        }
+        const s = seen.get(sock);
+        if (!s || s.requests !== st.requests) seen.set(sock, { requests: st.requests, since: now });
+        else if (now - s.since >= grace) {
+          sock.destroy();
+          seen.delete(sock);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    for (const sock of this.conns.keys()) sock.destroy();
+    if (this.server.listening) await new Promise<void>((r) => this.server.close(() => r()));
+    if (ok) this.opts.log?.({ level: "INFO", msg: "drained; exiting", took_ms: Date.now() - start });
+    else this.opts.log?.({ level: "ERROR", msg: `drain: in-flight requests did not finish within ${timeout} ms` });
+    return ok;
   }
 
   /** Drains on SIGTERM and SIGINT, reloads on SIGHUP; returns a function that removes the handlers. */
@@ -381,9 +453,15 @@ export class RuleServer {
   private handle(req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): void {
     this.inFlight++;
     const started = Date.now();
+    const conn = this.conns.get(req.socket);
+    if (conn) {
+      conn.idle = false;
+      conn.requests++;
+    }
     res.on("close", () => {
       this.inFlight--;
-      this.opts.log?.({ msg: "request", method: req.method, path: (req.url ?? "").split("?")[0], status: res.statusCode, ms: Date.now() - started });
+      if (conn) conn.idle = true;
+      this.opts.log?.({ level: "DEBUG", msg: "request", method: req.method, path: (req.url ?? "").split("?")[0], status: res.statusCode, ms: Date.now() - started });
     });
     this.route(req, res, expectsContinue).catch((e) => this.fail(res, e));
   }
@@ -392,7 +470,7 @@ export class RuleServer {
     let h: HttpError;
     if (e instanceof HttpError) h = e;
     else {
-      this.opts.log?.({ msg: "internal error", error: e instanceof Error ? e.stack : String(e) });
+      this.opts.log?.({ level: "ERROR", msg: "internal error", error: e instanceof Error ? e.stack : String(e) });
       h = err(500, "INTERNAL", "an unexpected failure");
     }
     if (res.headersSent) return void res.destroy();
@@ -402,14 +480,14 @@ export class RuleServer {
 
   private send(res: http.ServerResponse, status: number, body: JSONValue | string, headers: Record<string, string> = {}): void {
     const text = typeof body === "string" ? body : JSON.stringify(body);
+    // once a drain has begun, every answer tells the client to reconnect elsewhere
+    if (this.draining) res.setHeader("Connection", "close");
     res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
     res.end(text);
   }
 
   private async route(req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): Promise<void> {
     const target = req.url ?? "/";
-    // a request that arrived before a drain began is served to the end
-    const drainingAtStart = this.draining;
     const q = target.indexOf("?");
     const rawPath = q < 0 ? target : target.slice(0, q);
     const rawQuery = q < 0 ? "" : target.slice(q + 1);
@@ -491,6 +569,7 @@ export class RuleServer {
       }
       const inm = req.headersDistinct["if-none-match"];
       if (inm && noneMatch(inm, etag)) {
+        if (this.draining) res.setHeader("Connection", "close");
         res.writeHead(304, { ETag: etag });
         return void res.end();
       }
@@ -522,7 +601,7 @@ export class RuleServer {
     if (p) throw err(400, "BAD_REQUEST", `${p.pointer || "the request"}: ${p.message}`);
     const rid = (doc as JSONObject).ruleset;
     if (typeof rid !== "string") throw err(400, "BAD_REQUEST", "ruleset is required");
-    if (!this.loadedOnce || drainingAtStart) throw err(503, "NOT_READY", this.draining ? "the server is draining" : "the rules are not loaded");
+    if (!this.loadedOnce) throw err(503, "NOT_READY", "the rules are not loaded");
     const e = this.rules.get(rid);
     if (!e) throw err(404, "NOT_FOUND", `no ruleset ${JSON.stringify(rid)}`);
     try {

@@ -75,9 +75,9 @@ test("close drains: a request in flight finishes, then the server stops", async 
       req.end(body.slice(10));
     })().catch(reject);
   });
-  let closing: Promise<void> = Promise.resolve();
+  let closing: Promise<boolean> = Promise.resolve(true);
   assert.equal(await status, 200);
-  await closing;
+  assert.equal(await closing, true);
   await assert.rejects(fetch(`${url}/livez`));
 });
 
