@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { JSONSyntaxError, LoadError, RuleSet, bundle, decodeUTF8, indentedJSON, parseJSON, requestProblem, RequestError, ChannelError, EvaluationError } from "@sdods/rules";
 import type { Operators, Channel, JSONValue, JSONObject } from "@sdods/rules";
 import { jsonPositions, readYAML, type SourceDocument } from "./source.js";
+import { clientErrorRefusal, refusalResponse, requestRefusal } from "./head.js";
 
 export { readYAML, jsonPositions, portability, numberProblem } from "./source.js";
 export type { SourceDocument, SourceProblem } from "./source.js";
@@ -157,7 +158,7 @@ export class RuleServer {
   constructor(private readonly opts: RuleServerOptions) {
     this.tokenDigest = opts.token ? digest(opts.token) : null;
     this.maxBody = opts.maxBody && opts.maxBody > 0 ? opts.maxBody : DEFAULT_MAX_BODY;
-    this.server = http.createServer({ maxHeaderSize: 64 << 10 }, (req, res) => this.handle(req, res, false));
+    this.server = http.createServer({ maxHeaderSize: 64 << 10, requireHostHeader: false }, (req, res) => this.handle(req, res, false));
     this.server.keepAliveTimeout = 90_000;
     this.server.on("connection", (sock: net.Socket) => {
       this.conns.set(sock, { idle: true, requests: 0 });
@@ -165,12 +166,11 @@ export class RuleServer {
     });
     // decide on a declared length before the client sends the body
     this.server.on("checkContinue", (req, res) => this.handle(req, res, true));
-    this.server.on("clientError", (e: NodeJS.ErrnoException, socket) => {
+    this.server.on("clientError", (e: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) => {
       if (!socket.writable) return socket.destroy();
-      const tooBig = e.code === "HPE_HEADER_OVERFLOW";
-      const code = tooBig ? "HEADERS_TOO_LARGE" : "BAD_REQUEST"; // the codes of openapi/rules.yaml
-      const body = JSON.stringify({ error: { code, message: tooBig ? "the header block is too large" : "malformed HTTP request", hint: HINTS[code] } });
-      socket.end(`HTTP/1.1 ${tooBig ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      const r = clientErrorRefusal(e.code, e.rawPacket);
+      this.opts.log?.({ level: "DEBUG", msg: "request refused", status: r.status, code: r.code, message: r.message });
+      socket.end(refusalResponse(r));
     });
   }
 
@@ -488,6 +488,11 @@ export class RuleServer {
 
   private async route(req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): Promise<void> {
     const target = req.url ?? "/";
+    const refused = requestRefusal(req.method ?? "", target, req.httpVersionMajor, req.httpVersionMinor, req.rawHeaders);
+    if (refused) {
+      res.setHeader("Connection", "close");
+      throw new HttpError(refused.status, refused.code, refused.message, refused.hint);
+    }
     const q = target.indexOf("?");
     const rawPath = q < 0 ? target : target.slice(0, q);
     const rawQuery = q < 0 ? "" : target.slice(q + 1);
@@ -594,8 +599,13 @@ export class RuleServer {
       doc = parseJSON(text);
     } catch (e) {
       if (!(e instanceof JSONSyntaxError)) throw e;
-      const at = text === "" ? e.offset : Buffer.byteLength(text.slice(0, e.offset));
-      throw err(400, "BAD_REQUEST", `malformed JSON at byte ${at}: ${e.message.replace(/ at (offset|byte) \d+$/, "")}`);
+      // where, as the Go server says it: line, column in characters, byte offset from 0
+      // (text is "" when the body is not UTF-8: the offset then counts bytes)
+      const before = text === "" ? body.subarray(0, e.offset).toString("utf8") : text.slice(0, e.offset);
+      const at = text === "" ? e.offset : Buffer.byteLength(before);
+      const lineStart = before.lastIndexOf("\n") + 1;
+      const where = `line ${before.split("\n").length}, column ${[...before.slice(lineStart)].length + 1} (byte offset ${at})`;
+      throw new HttpError(400, "BAD_REQUEST", `the request is not valid JSON: ${e.message.replace(/ at (offset|byte) \d+$/, "")} at ${where}`, `fix the JSON at ${where} of the body`);
     }
     const p = requestProblem(doc);
     if (p) throw err(400, "BAD_REQUEST", `${p.pointer || "the request"}: ${p.message}`);
