@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     drainDelay: ms("RULE_SERVER_DRAIN_DELAY", cfg.drainDelay),
     drainTimeout: ms("RULE_SERVER_DRAIN_TIMEOUT", cfg.drainTimeout),
   });
-  const url = await server.listen(port, host || "::");
+  const url = await server.listen(port, host);
   const stop = (signal: string) => {
     log({ level: "INFO", msg: "shutting down", signal });
     void server.close().then((ok) => process.exit(ok ? 0 : 1));

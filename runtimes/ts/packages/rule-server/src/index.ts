@@ -198,7 +198,7 @@ export class RuleServer {
     }
   }
 
-  /** Listens on port (0: any) and host; resolves with the base URL once the first load is done. */
+  /** Listens on port (0: any) and host ("": every interface); resolves with the base URL once the first load is done. */
   async listen(port = 0, host = "127.0.0.1"): Promise<string> {
     this.fingerprint = await this.scan();
     await this.reload();
@@ -226,10 +226,13 @@ export class RuleServer {
     const listener = net.createServer((sock) => this.server.emit("connection", sock));
     await new Promise<void>((resolve, reject) => {
       listener.once("error", reject);
-      listener.listen(port, host, () => {
+      const ready = () => {
         listener.off("error", reject);
         resolve();
-      });
+      };
+      // "" is every interface (IPv6 and IPv4 where the machine has both), as Go's ":8080"
+      if (host === "") listener.listen(port, ready);
+      else listener.listen(port, host, ready);
     });
     this.listener = listener;
     const a = listener.address();
