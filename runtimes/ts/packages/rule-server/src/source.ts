@@ -5,7 +5,33 @@
 // server reads the same files with impl/rules/yamlrules; the Go test TestYAMLReadersAgree
 // (impl/rules/ruleserver, with SDODS_RULESERVER=typescript) checks that both read alike.
 
-import { LineCounter, parseAllDocuments, isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node, Scalar } from "yaml";
+import { createRequire } from "node:module";
+import type * as YAMLModule from "yaml";
+import type { Document, LineCounter, Node, Scalar } from "yaml";
+
+// The YAML parser is an optional peer dependency: the server depends only on the runtime, and reads
+// YAML sources (and the line and column of JSON ones) when the package yaml is installed beside it.
+let yamlModule: typeof YAMLModule | null | undefined;
+// The loaded parser; the reader below runs only after yamlParser() returned it.
+let Y!: typeof YAMLModule;
+
+/** The yaml package if it is installed, else null. */
+export function yamlParser(): typeof YAMLModule | null {
+  if (yamlModule === undefined) {
+    try {
+      yamlModule = createRequire(import.meta.url)("yaml") as typeof YAMLModule;
+      Y = yamlModule;
+    } catch {
+      yamlModule = null;
+    }
+  }
+  return yamlModule;
+}
+
+/** Why a YAML source cannot be read without the optional parser. */
+export const YAML_PARSER_MISSING =
+  "reading YAML sources needs the optional package yaml beside @sdods/rule-server (npm install yaml), or compile them to JSON with rulecheck compile";
+
 
 /** A problem or a lint finding of a source, at a JSON pointer and a 1-based line and column. */
 export interface SourceProblem {
@@ -229,20 +255,20 @@ class Reader {
     }
     if (!this.positions.has(ptr)) this.positions.set(ptr, at);
     if (n === null || n === undefined) return "null";
-    if (isAlias(n)) return this.node(n.resolve(this.doc), ptr, at, depth + 1);
-    if (isSeq(n)) {
+    if (Y.isAlias(n)) return this.node(n.resolve(this.doc), ptr, at, depth + 1);
+    if (Y.isSeq(n)) {
       if (n.tag && n.tag !== CORE + "seq") this.fail(ptr, this.pos(n), `tag ${tagName(n.tag)} is not in the YAML 1.2 core schema`);
       return "[" + n.items.map((c, i) => this.node(c, `${ptr}/${i}`, this.pos(c as Node), depth + 1)).join(",") + "]";
     }
-    if (isMap(n)) {
+    if (Y.isMap(n)) {
       if (n.tag && n.tag !== CORE + "map") this.fail(ptr, this.pos(n), `tag ${tagName(n.tag)} is not in the YAML 1.2 core schema`);
       const out: string[] = [];
       for (const pair of n.items) {
-        if (!isPair(pair)) continue;
+        if (!Y.isPair(pair)) continue;
         let k: unknown = pair.key;
-        if (isAlias(k)) k = k.resolve(this.doc);
-        if (k === null || k === undefined) k = new Scalar(null); // "? " with no key: the null scalar
-        if (!isScalar(k)) {
+        if (Y.isAlias(k)) k = k.resolve(this.doc);
+        if (k === null || k === undefined) k = new Y.Scalar(null); // "? " with no key: the null scalar
+        if (!Y.isScalar(k)) {
           this.fail(ptr, this.pos(k as Node), "a mapping key must be a scalar");
           continue;
         }
@@ -253,7 +279,7 @@ class Reader {
       }
       return "{" + out.join(",") + "}";
     }
-    if (isScalar(n)) return this.scalar(n, ptr);
+    if (Y.isScalar(n)) return this.scalar(n, ptr);
     this.fail(ptr, at, "unsupported YAML node");
     return "null";
   }
@@ -282,7 +308,7 @@ class Reader {
           return "null";
       }
     }
-    if (n.type !== Scalar.PLAIN) return JSON.stringify(text); // quoted, literal or folded: a string
+    if (n.type !== Y.Scalar.PLAIN) return JSON.stringify(text); // quoted, literal or folded: a string
     this.scalarLint(n, ptr);
     const [kind, json] = resolve(text);
     return this.typed(n, ptr, kind, json, text);
@@ -307,7 +333,7 @@ class Reader {
   }
 
   scalarLint(n: Scalar, ptr: string): void {
-    if (n.type !== Scalar.PLAIN || n.tag) return;
+    if (n.type !== Y.Scalar.PLAIN || n.tag) return;
     const s = scalarText(n);
     const why = portability(s);
     if (why) {
@@ -343,8 +369,9 @@ function tagName(tag: string): string {
  * scalar, or a document expanding to more than MAX_NODES nodes.
  */
 export function readYAML(src: string): { doc: SourceDocument } | { problems: SourceProblem[] } {
-  const lc = new LineCounter();
-  const docs = parseAllDocuments(src, { version: "1.2", schema: "core", uniqueKeys: false, merge: false, lineCounter: lc, prettyErrors: false });
+  if (!yamlParser()) return { problems: [{ code: "YAML_INVALID", pointer: "", line: 1, column: 1, message: YAML_PARSER_MISSING }] };
+  const lc = new Y.LineCounter();
+  const docs = Y.parseAllDocuments(src, { version: "1.2", schema: "core", uniqueKeys: false, merge: false, lineCounter: lc, prettyErrors: false });
   const list = Array.isArray(docs) ? docs : [];
   if (list.length === 0) {
     const errors = (docs as unknown as { errors?: { message: string; pos: [number, number] }[] }).errors ?? [];
@@ -378,10 +405,11 @@ function syntax(lc: LineCounter, e: { message: string; pos: [number, number] }):
  * only; null when the reader cannot follow the text (the runtime then reports its own problem).
  */
 export function jsonPositions(src: string): SourceDocument | null {
-  const lc = new LineCounter();
+  if (!yamlParser()) return null; // without the parser, JSON sources have no positions nor number lint
+  const lc = new Y.LineCounter();
   let docs;
   try {
-    docs = parseAllDocuments(src, { version: "1.2", schema: "core", uniqueKeys: false, merge: false, lineCounter: lc, prettyErrors: false });
+    docs = Y.parseAllDocuments(src, { version: "1.2", schema: "core", uniqueKeys: false, merge: false, lineCounter: lc, prettyErrors: false });
   } catch {
     return null;
   }
