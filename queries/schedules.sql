@@ -64,7 +64,7 @@ LIMIT sqlc.arg('row_limit');
 
 -- name: NextDueAt :one
 -- The soonest time a schedule becomes due (null when none is active with a cursor).
-SELECT min(next_due_at)::timestamptz FROM schedules WHERE status = 'active';
+SELECT COALESCE(min(next_due_at), now() + interval '1 minute')::timestamptz FROM schedules WHERE status = 'active';
 
 -- name: InsertFiring :one
 -- At most one record per scheduled time: a second insert of the same time returns no row.
@@ -129,3 +129,9 @@ WHERE s.status = 'active'
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
 ORDER BY s.id
 LIMIT 10000;
+
+-- name: SetFiringRun :exec
+UPDATE schedule_firings SET run_id = $2 WHERE id = $1;
+
+-- name: ScheduleProject :one
+SELECT slug, workspace_id, settings FROM projects WHERE id = $1;

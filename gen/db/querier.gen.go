@@ -215,8 +215,10 @@ type Querier interface {
 	// The steps of a scenario in progress, kept as they start and finish so that a run whose worker
 	// dies still shows what ran.
 	SaveRunScenarioSteps(ctx context.Context, arg SaveRunScenarioStepsParams) error
+	ScheduleProject(ctx context.Context, id uuid.UUID) (ScheduleProjectRow, error)
 	// Active schedules whose last pause_after_failures finished scheduled runs (since failures_since) all failed.
 	SchedulesToAutoPause(ctx context.Context) ([]SchedulesToAutoPauseRow, error)
+	SetFiringRun(ctx context.Context, arg SetFiringRunParams) error
 	SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error
 	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error
 	SetRunCounts(ctx context.Context, arg SetRunCountsParams) error

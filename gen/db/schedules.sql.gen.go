@@ -543,7 +543,7 @@ func (q *Queries) LockScheduleWait(ctx context.Context, id uuid.UUID) (Schedule,
 }
 
 const nextDueAt = `-- name: NextDueAt :one
-SELECT min(next_due_at)::timestamptz FROM schedules WHERE status = 'active'
+SELECT COALESCE(min(next_due_at), now() + interval '1 minute')::timestamptz FROM schedules WHERE status = 'active'
 `
 
 // The soonest time a schedule becomes due (null when none is active with a cursor).
@@ -702,6 +702,23 @@ func (q *Queries) ResumeSchedule(ctx context.Context, arg ResumeScheduleParams) 
 	return i, err
 }
 
+const scheduleProject = `-- name: ScheduleProject :one
+SELECT slug, workspace_id, settings FROM projects WHERE id = $1
+`
+
+type ScheduleProjectRow struct {
+	Slug        string
+	WorkspaceID uuid.UUID
+	Settings    json.RawMessage
+}
+
+func (q *Queries) ScheduleProject(ctx context.Context, id uuid.UUID) (ScheduleProjectRow, error) {
+	row := q.db.QueryRow(ctx, scheduleProject, id)
+	var i ScheduleProjectRow
+	err := row.Scan(&i.Slug, &i.WorkspaceID, &i.Settings)
+	return i, err
+}
+
 const schedulesToAutoPause = `-- name: SchedulesToAutoPause :many
 SELECT s.id, s.pause_after_failures FROM schedules s
 WHERE s.status = 'active' AND s.pause_after_failures IS NOT NULL
@@ -737,6 +754,20 @@ func (q *Queries) SchedulesToAutoPause(ctx context.Context) ([]SchedulesToAutoPa
 		return nil, err
 	}
 	return items, nil
+}
+
+const setFiringRun = `-- name: SetFiringRun :exec
+UPDATE schedule_firings SET run_id = $2 WHERE id = $1
+`
+
+type SetFiringRunParams struct {
+	ID    uuid.UUID
+	RunID uuid.NullUUID
+}
+
+func (q *Queries) SetFiringRun(ctx context.Context, arg SetFiringRunParams) error {
+	_, err := q.db.Exec(ctx, setFiringRun, arg.ID, arg.RunID)
+	return err
 }
 
 const setScheduleCursor = `-- name: SetScheduleCursor :exec

@@ -27,6 +27,7 @@ import (
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/runs"
+	"github.com/sdods/sdods/impl/server/schedules"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -41,6 +42,8 @@ type App struct {
 	Log     *slog.Logger
 	// Runs executes queued runs once Start is called.
 	Runs *runs.Service
+	// Schedules fires schedules once Start is called.
+	Schedules *schedules.Service
 	// Egress is the policy of what steps and Git integrations may reach; whoever serves Handler
 	// adds its listener with DenyListener.
 	Egress *egress.Policy
@@ -90,7 +93,11 @@ func newEgress(ctx context.Context, cfg Config) (*egress.Policy, error) {
 }
 
 // Start runs the run workers until ctx ends; the returned function waits for them to stop.
-func (a *App) Start(ctx context.Context) (wait func()) { return a.Runs.Start(ctx) }
+func (a *App) Start(ctx context.Context) (wait func()) {
+	waitRuns := a.Runs.Start(ctx)
+	waitTicks := a.Schedules.Start(ctx)
+	return func() { waitTicks(); waitRuns() }
+}
 
 // New connects to the database (creating it first with cfg.CreateDB), migrates it and builds the
 // HTTP handler.
@@ -146,7 +153,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st), Egress: pol})
 	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat,
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
-	h, err := newHandler(cfg, log, st, box, blobs, rs, pol)
+	sched := schedules.New(st, rs, log, schedules.Config{ProcessID: rs.WorkerID()})
+	h, err := newHandler(cfg, log, st, box, blobs, rs, sched, pol)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -154,10 +162,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if ident, err := identity.New(st, identity.DefaultThrottle); err == nil {
 		startup.SetupRequired, _ = ident.SetupRequired(ctx)
 	}
-	return &App{Handler: h, Store: st, Log: log, Runs: rs, Egress: pol, Startup: startup}, nil
+	return &App{Handler: h, Store: st, Log: log, Runs: rs, Schedules: sched, Egress: pol, Startup: startup}, nil
 }
 
-func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, pol *egress.Policy) (http.Handler, error) {
+func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, sched *schedules.Service, pol *egress.Policy) (http.Handler, error) {
 	doc, err := serverapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
@@ -180,7 +188,7 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	}
 	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
 		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal, Egress: pol, Log: log}, Egress: pol,
-		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs})
+		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs, Schedules: sched})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
 		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"), TrustedProxies: cfg.TrustedProxies}
