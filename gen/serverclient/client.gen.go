@@ -5549,7 +5549,7 @@ type ClientInterface interface {
 
 	// ListUpcomingRuns Upcoming scheduled runs
 	//
-	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default and at most 31 days from now).
+	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
 	//
 	// Corresponds with GET /api/schedules/next (the `ListUpcomingRuns` operationId).
 	ListUpcomingRuns(ctx context.Context, params *ListUpcomingRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7778,7 +7778,7 @@ func (c *Client) CreateSchedule(ctx context.Context, body CreateScheduleJSONRequ
 
 // ListUpcomingRuns Upcoming scheduled runs
 //
-// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default and at most 31 days from now).
+// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
 //
 // Corresponds with GET /api/schedules/next (the `ListUpcomingRuns` operationId).
 func (c *Client) ListUpcomingRuns(ctx context.Context, params *ListUpcomingRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -16098,7 +16098,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListUpcomingRunsWithResponse Upcoming scheduled runs
 	//
-	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default and at most 31 days from now).
+	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -27475,7 +27475,7 @@ func (c *ClientWithResponses) CreateScheduleWithResponse(ctx context.Context, bo
 
 // ListUpcomingRunsWithResponse Upcoming scheduled runs
 //
-// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default and at most 31 days from now).
+// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -1255,7 +1255,7 @@ export interface paths {
         };
         /**
          * Upcoming scheduled runs
-         * @description The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default and at most 31 days from now).
+         * @description The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
          */
         get: operations["listUpcomingRuns"];
         put?: never;

@@ -239,8 +239,11 @@ func (s *Server) RunScheduleNow(ctx context.Context, req serverapi.RunScheduleNo
 		CreatedAt: r.CreatedAt, Url: url}, Headers: serverapi.RunScheduleNow202ResponseHeaders{Location: &url}}, nil
 }
 
-// maxUpcomingWindow is how far ahead GET /api/schedules/next looks at most (and by default).
-const maxUpcomingWindow = 31 * 24 * time.Hour
+// How far ahead GET /api/schedules/next looks by default and at most.
+const (
+	defaultUpcomingWindow = 7 * 24 * time.Hour
+	maxUpcomingWindow     = 366 * 24 * time.Hour
+)
 
 // ListUpcomingRuns lists the next firings of the caller's active schedules, soonest first.
 func (s *Server) ListUpcomingRuns(ctx context.Context, req serverapi.ListUpcomingRunsRequestObject) (serverapi.ListUpcomingRunsResponseObject, error) {
@@ -253,11 +256,11 @@ func (s *Server) ListUpcomingRuns(ctx context.Context, req serverapi.ListUpcomin
 		return nil, err
 	}
 	now := time.Now()
-	until := now.Add(maxUpcomingWindow)
+	until := now.Add(defaultUpcomingWindow)
 	if req.Params.Until != nil {
-		u := time.Time(*req.Params.Until)
-		if u.Before(until) {
-			until = u
+		until = time.Time(*req.Params.Until)
+		if max := now.Add(maxUpcomingWindow); until.After(max) {
+			until = max
 		}
 	}
 	f := schedules.UpcomingFilter{UserID: uid, AllWorkspaces: p.InstanceAdmin, Project: req.Params.Project, Until: until, Limit: pageLimit(req.Params.Limit)}
