@@ -62,10 +62,6 @@ WHERE s.status = 'active'
 ORDER BY s.next_due_at NULLS LAST
 LIMIT sqlc.arg('row_limit');
 
--- name: NextDueAt :one
--- The soonest time a schedule becomes due (null when none is active with a cursor).
-SELECT COALESCE(min(next_due_at), now() + interval '1 minute')::timestamptz FROM schedules WHERE status = 'active';
-
 -- name: InsertFiring :one
 -- At most one record per scheduled time: a second insert of the same time returns no row.
 INSERT INTO schedule_firings (schedule_id, scheduled_time, manual, status, reason, missed_count, last_time, run_id, fired_by)

@@ -187,8 +187,6 @@ type Querier interface {
 	// one sees the changes of the others.
 	LockWorkspaceMembers(ctx context.Context, id uuid.UUID) error
 	MarkVisualChecksAccepted(ctx context.Context, arg MarkVisualChecksAcceptedParams) error
-	// The soonest time a schedule becomes due (null when none is active with a cursor).
-	NextDueAt(ctx context.Context) (time.Time, error)
 	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
 	NotifyRunEvent(ctx context.Context, payload string) error
 	NotifyRunQueued(ctx context.Context, runID string) error

@@ -542,18 +542,6 @@ func (q *Queries) LockScheduleWait(ctx context.Context, id uuid.UUID) (Schedule,
 	return i, err
 }
 
-const nextDueAt = `-- name: NextDueAt :one
-SELECT COALESCE(min(next_due_at), now() + interval '1 minute')::timestamptz FROM schedules WHERE status = 'active'
-`
-
-// The soonest time a schedule becomes due (null when none is active with a cursor).
-func (q *Queries) NextDueAt(ctx context.Context) (time.Time, error) {
-	row := q.db.QueryRow(ctx, nextDueAt)
-	var column_1 time.Time
-	err := row.Scan(&column_1)
-	return column_1, err
-}
-
 const pauseSchedule = `-- name: PauseSchedule :one
 UPDATE schedules SET status = 'paused', paused_at = now(), paused_by = $2, pause_note = $3, updated_at = now()
 WHERE id = $1

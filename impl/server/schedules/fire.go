@@ -39,11 +39,6 @@ func schedulerContext(ctx context.Context) context.Context {
 	return audit.WithRequest(ctx, &audit.Request{Operation: "fireSchedule", Actor: audit.Actor{Kind: "system", Name: "scheduler"}})
 }
 
-// NextDue returns when the soonest active schedule becomes due (a minute from now when none is).
-func (s *Service) NextDue(ctx context.Context) (time.Time, error) {
-	return s.st.NextDueAt(ctx)
-}
-
 // FireDue fires what is due at now: schedules paused after too many failures are paused, waiting
 // (buffered) firings whose turn came start, and every due scheduled time is started or recorded as
 // missed with its reason. Each schedule is handled in its own transaction, taken with SKIP LOCKED, so

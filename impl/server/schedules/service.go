@@ -680,11 +680,16 @@ func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcomin
 			s.log.Error("schedule does not compile", "schedule", sc.ID, "err", err)
 			continue
 		}
-		// The cursor's own firing, then the following ones.
-		first := resolveInstant(c, *sc.NextFireAt)
-		fs := []Firing{first}
-		more, _ := c.spec.Between(first.At, f.Until, c.loc, f.Limit+1)
-		fs = append(fs, more...)
+		// The cursor's own firing, then the following ones; on a later page, from the page's
+		// start (a firing at that very instant stays, for the schedules that sort after it).
+		var fs []Firing
+		if f.AfterAt == nil || !f.AfterAt.After(*sc.NextFireAt) {
+			first := resolveInstant(c, *sc.NextFireAt)
+			more, _ := c.spec.Between(first.At, f.Until, c.loc, f.Limit+1)
+			fs = append([]Firing{first}, more...)
+		} else {
+			fs, _ = c.spec.Between(f.AfterAt.Add(-time.Nanosecond), f.Until, c.loc, f.Limit+2)
+		}
 		n := 0
 		for _, fi := range fs {
 			if fi.At.After(f.Until) || (sc.EndAt != nil && fi.At.After(*sc.EndAt)) {

@@ -372,3 +372,53 @@ func TestJitterStartEnd(t *testing.T) {
 		t.Fatalf("jitter hardly varies: %v", jitters)
 	}
 }
+
+// TestUpcomingPages: the upcoming firings of several schedules, read page by page, are the same as
+// read at once, soonest first, and start at each schedule's cursor as FireDue fires them.
+func TestUpcomingPages(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	w.create(schedules.Input{Name: "a", Cron: "*/20 * * * * *"})
+	w.create(schedules.Input{Name: "b", Cron: "*/30 * * * * *"})
+	w.create(schedules.Input{Name: "ny", Cron: "0 * * * *", Timezone: "America/New_York"})
+	until := t0.Add(10 * time.Minute)
+	all, more, err := w.svc.ListUpcoming(ctx, schedules.UpcomingFilter{AllWorkspaces: true, Until: until, Limit: 100})
+	if err != nil || more {
+		t.Fatal(err, more)
+	}
+	// 10:00:40 … 10:10:20 every 20 s (30), 10:01:00 … 10:10:30 every 30 s (20); the hourly one is after the window.
+	if len(all) != 50 || !all[0].Firing.At.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("%d upcoming, first %v", len(all), all[0].Firing.At)
+	}
+	var paged []schedules.Upcoming
+	f := schedules.UpcomingFilter{AllWorkspaces: true, Until: until, Limit: 4}
+	for {
+		page, more, err := w.svc.ListUpcoming(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged = append(paged, page...)
+		if !more {
+			break
+		}
+		last := page[len(page)-1]
+		f.AfterAt, f.AfterID = &last.Firing.At, last.ScheduleID
+	}
+	if len(paged) != len(all) {
+		t.Fatalf("%d paged, %d at once", len(paged), len(all))
+	}
+	for i := range all {
+		if !paged[i].Firing.At.Equal(all[i].Firing.At) || paged[i].ScheduleID != all[i].ScheduleID {
+			t.Fatalf("item %d: %v %s, want %v %s", i, paged[i].Firing.At, paged[i].ScheduleName, all[i].Firing.At, all[i].ScheduleName)
+		}
+		if i > 0 && all[i].Firing.At.Before(all[i-1].Firing.At) {
+			t.Fatalf("not soonest first at %d", i)
+		}
+	}
+	ny, _, _ := w.svc.ListUpcoming(ctx, schedules.UpcomingFilter{AllWorkspaces: true, Until: t0.Add(2 * time.Hour), Limit: 200})
+	for _, u := range ny {
+		if u.ScheduleName == "ny" && (u.Local.Minute() != 0 || u.Local.Location().String() != "America/New_York") {
+			t.Fatalf("ny upcoming %+v", u)
+		}
+	}
+}
