@@ -311,8 +311,11 @@ func (s *Service) Create(ctx context.Context, projectID uuid.UUID, projectSlug s
 	status := "active"
 	var pausedAt *time.Time
 	var pausedBy uuid.NullUUID
+	note := in.Note
 	if in.Paused {
 		status, pausedAt, pausedBy = "paused", &now, by
+	} else {
+		note = nil // a note belongs to a pause
 	}
 	id := uuid.New()
 	next := firstAfter(c, now, in.StartAt, in.EndAt)
@@ -320,7 +323,7 @@ func (s *Service) Create(ctx context.Context, projectID uuid.UUID, projectSlug s
 		row, err := q.CreateSchedule(ctx, db.CreateScheduleParams{ProjectID: projectID, Name: in.Name, Cron: in.Cron, Timezone: in.Timezone,
 			Template: tpl, Overlap: in.Overlap, CatchUpWindowSeconds: int32(in.CatchUpWindowSeconds), CatchUpMax: int32(in.CatchUpMax),
 			JitterSeconds: int32(in.JitterSeconds), StartAt: in.StartAt, EndAt: in.EndAt, Status: status, PausedAt: pausedAt, PausedBy: pausedBy,
-			PauseNote: in.Note, PauseAfterFailures: i32p(in.PauseAfterFailures), NextFireAt: next, NextDueAt: nil, CreatedBy: by})
+			PauseNote: note, PauseAfterFailures: i32p(in.PauseAfterFailures), NextFireAt: next, NextDueAt: nil, CreatedBy: by})
 		if store.IsUniqueViolation(err) {
 			return apierr.Wrap(err, apierr.Conflict, "schedule "+in.Name+" exists in project "+projectSlug, "body member /name: choose another name, or PUT /api/schedules/{scheduleId}")
 		}
