@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -199,12 +200,16 @@ func TestSchedulesEndToEnd(t *testing.T) {
 
 	// Upcoming firings across the caller's schedules, with the DST decision: 02:30 on the day New
 	// York springs forward does not exist and fires at 03:00 EDT.
-	dst, err := admin.CreateScheduleWithResponse(ctx, serverclient.CreateScheduleJSONRequestBody{Project: "shop", Name: "spring", Cron: "30 2 14 3 *",
+	// New York springs forward on the second Sunday of March (next year's, so that it is ahead).
+	year := time.Now().Year() + 1
+	march1 := time.Date(year, 3, 1, 0, 0, 0, 0, time.UTC)
+	springDay := 1 + (7-int(march1.Weekday()))%7 + 7
+	dst, err := admin.CreateScheduleWithResponse(ctx, serverclient.CreateScheduleJSONRequestBody{Project: "shop", Name: "spring", Cron: fmt.Sprintf("30 2 %d 3 *", springDay),
 		Timezone: ptr("America/New_York")})
 	if err != nil || dst.JSON201 == nil {
 		t.Fatalf("create dst: %v %s", err, dst.Body)
 	}
-	until := time.Date(time.Now().Year()+1, 3, 15, 0, 0, 0, 0, time.UTC)
+	until := time.Date(year, 3, springDay+1, 0, 0, 0, 0, time.UTC)
 	next2, err := admin.ListUpcomingRunsWithResponse(ctx, &serverclient.ListUpcomingRunsParams{Project: ptr("shop"), Until: &until, Limit: ptr(200)})
 	if err != nil || next2.JSON200 == nil {
 		t.Fatalf("upcoming: %v %s", err, next2.Body)
@@ -218,12 +223,10 @@ func TestSchedulesEndToEnd(t *testing.T) {
 			spring = &next2.JSON200.Items[i]
 		}
 	}
-	wantAt := time.Date(until.Year(), 3, 14, 7, 0, 0, 0, time.UTC) // 2027-03-14: New York's spring forward
-	if until.Year() != 2027 {
-		t.Skipf("the DST case is written for March 2027; the clock says %d", time.Now().Year())
-	}
-	if spring == nil || !spring.At.Equal(wantAt) || spring.Dst == nil || *spring.Dst != "gap" || *spring.WallTime != "2027-03-14T02:30:00" ||
-		spring.Local != "2027-03-14T03:00:00-04:00" || spring.Timezone != "America/New_York" {
+	wantAt := time.Date(year, 3, springDay, 7, 0, 0, 0, time.UTC) // 03:00 EDT
+	day := fmt.Sprintf("%d-03-%02d", year, springDay)
+	if spring == nil || !spring.At.Equal(wantAt) || spring.Dst == nil || *spring.Dst != "gap" || *spring.WallTime != day+"T02:30:00" ||
+		spring.Local != day+"T03:00:00-04:00" || spring.Timezone != "America/New_York" {
 		t.Fatalf("upcoming spring forward %+v in %s", spring, next2.Body)
 	}
 	page, err := admin.ListUpcomingRunsWithResponse(ctx, &serverclient.ListUpcomingRunsParams{Project: ptr("shop"), Until: &until, Limit: ptr(1)})
