@@ -277,6 +277,46 @@ type ScenarioQuarantine struct {
 	ReleaseReason *string
 }
 
+type Schedule struct {
+	ID                   uuid.UUID
+	ProjectID            uuid.UUID
+	Name                 string
+	Cron                 string
+	Timezone             string
+	Template             json.RawMessage
+	Overlap              string
+	CatchUpWindowSeconds int32
+	CatchUpMax           int32
+	JitterSeconds        int32
+	StartAt              *time.Time
+	EndAt                *time.Time
+	Status               string
+	PausedAt             *time.Time
+	PausedBy             uuid.NullUUID
+	PauseNote            *string
+	PauseAfterFailures   *int32
+	FailuresSince        time.Time
+	NextFireAt           *time.Time
+	NextDueAt            *time.Time
+	CreatedBy            uuid.NullUUID
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+}
+
+type ScheduleFiring struct {
+	ID            uuid.UUID
+	ScheduleID    uuid.UUID
+	ScheduledTime time.Time
+	Manual        bool
+	Status        string
+	Reason        string
+	MissedCount   int32
+	LastTime      *time.Time
+	RunID         uuid.NullUUID
+	FiredBy       string
+	RecordedAt    time.Time
+}
+
 type Session struct {
 	ID         uuid.UUID
 	SecretHash []byte

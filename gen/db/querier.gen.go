@@ -14,6 +14,7 @@ import (
 
 type Querier interface {
 	AcceptBaseline(ctx context.Context, arg AcceptBaselineParams) error
+	ActiveScheduleRuns(ctx context.Context, scheduleID uuid.NullUUID) ([]uuid.UUID, error)
 	AddWorkspaceMember(ctx context.Context, arg AddWorkspaceMemberParams) (WorkspaceMember, error)
 	// Every feature of a project with its content, for linting, step usage and sync.
 	AllFeatures(ctx context.Context, projectID uuid.UUID) ([]Feature, error)
@@ -21,12 +22,15 @@ type Querier interface {
 	AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Process, error)
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
 	AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error
+	BufferedFirings(ctx context.Context, scheduleID uuid.UUID) ([]ScheduleFiring, error)
 	// No worker executes an ingest-only run: cancelling it ends it at once.
 	CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error)
 	// Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
 	ClaimRun(ctx context.Context, workerID *string) (Run, error)
 	ClearLoginFailures(ctx context.Context, key string) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
+	// Scheduled runs that ended failed, errored or timed out since the last that passed (and since failures_since).
+	ConsecutiveFailures(ctx context.Context, arg ConsecutiveFailuresParams) (int32, error)
 	CountAuditEntries(ctx context.Context) (int64, error)
 	// Rows of every table that holds keys of the shared blob store.
 	CountBlobReferences(ctx context.Context, key string) (int32, error)
@@ -46,6 +50,7 @@ type Querier interface {
 	CreateProject(ctx context.Context, arg CreateProjectParams) (Project, error)
 	CreateQuarantine(ctx context.Context, arg CreateQuarantineParams) (ScenarioQuarantine, error)
 	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
+	CreateSchedule(ctx context.Context, arg CreateScheduleParams) (Schedule, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
 	CreateToken(ctx context.Context, arg CreateTokenParams) (ApiToken, error)
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
@@ -63,10 +68,15 @@ type Querier interface {
 	DeleteProcess(ctx context.Context, arg DeleteProcessParams) (int64, error)
 	// Artifacts of scenarios an ingest replaces.
 	DeleteScenarioArtifacts(ctx context.Context, arg DeleteScenarioArtifactsParams) error
+	DeleteSchedule(ctx context.Context, id uuid.UUID) (int64, error)
 	DeleteSession(ctx context.Context, id uuid.UUID) error
 	DeleteSessionsOfUser(ctx context.Context, userID uuid.UUID) error
 	DeleteUserSession(ctx context.Context, arg DeleteUserSessionParams) (int64, error)
 	DeleteWorkspace(ctx context.Context, id uuid.UUID) error
+	// A paused, edited or resumed schedule forgets the firings it kept waiting.
+	DropBufferedFirings(ctx context.Context, arg DropBufferedFiringsParams) error
+	// Active schedules with a firing due, or with a buffered firing waiting for its turn.
+	DueSchedules(ctx context.Context, arg DueSchedulesParams) ([]uuid.UUID, error)
 	// The user's role in a workspace: the explicit membership or, for an org admin, admin; the higher
 	// of the two. Empty when the user has neither.
 	EffectiveWorkspaceRole(ctx context.Context, arg EffectiveWorkspaceRoleParams) (string, error)
@@ -93,6 +103,7 @@ type Querier interface {
 	GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error)
 	GetRunIngest(ctx context.Context, arg GetRunIngestParams) (RunIngest, error)
 	GetRunScenario(ctx context.Context, arg GetRunScenarioParams) (RunScenario, error)
+	GetSchedule(ctx context.Context, id uuid.UUID) (GetScheduleRow, error)
 	// The session and its user, when the session is live.
 	GetSessionBySecret(ctx context.Context, secretHash []byte) (GetSessionBySecretRow, error)
 	GetSetup(ctx context.Context) (InstanceSetup, error)
@@ -111,6 +122,9 @@ type Querier interface {
 	// computation again inserts nothing (no row returned), concurrent ones included.
 	InsertCachedArtifact(ctx context.Context, arg InsertCachedArtifactParams) (Artifact, error)
 	InsertFeature(ctx context.Context, arg InsertFeatureParams) (Feature, error)
+	// At most one record per scheduled time: a second insert of the same time returns no row.
+	InsertFiring(ctx context.Context, arg InsertFiringParams) (ScheduleFiring, error)
+	InsertManualFiring(ctx context.Context, arg InsertManualFiringParams) (ScheduleFiring, error)
 	// The first capture of a name, browser and viewport becomes the baseline (pending review); a
 	// concurrent first capture loses (no row) and compares with the winner's.
 	InsertPendingBaseline(ctx context.Context, arg InsertPendingBaselineParams) (VisualBaseline, error)
@@ -120,6 +134,7 @@ type Querier interface {
 	// The scenarios a lost worker was executing: their steps so far stay, the error says why they
 	// have no result.
 	InterruptRunScenarios(ctx context.Context, arg InterruptRunScenariosParams) error
+	LastScheduleRun(ctx context.Context, scheduleID uuid.NullUUID) (LastScheduleRunRow, error)
 	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
 	// callers skip each other's candidates, so no account is leased twice.
 	LeasePoolAccount(ctx context.Context, arg LeasePoolAccountParams) (PoolAccount, error)
@@ -148,6 +163,7 @@ type Querier interface {
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
 	ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error)
 	ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error)
+	ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]ListSchedulesRow, error)
 	ListTokens(ctx context.Context, arg ListTokensParams) ([]ApiToken, error)
 	ListUserSessions(ctx context.Context, userID uuid.UUID) ([]Session, error)
 	ListUsers(ctx context.Context, arg ListUsersParams) ([]User, error)
@@ -163,6 +179,10 @@ type Querier interface {
 	LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error)
 	// Every reviewable check of a run, locked for acceptance.
 	LockRunBaselineChecks(ctx context.Context, runID uuid.UUID) ([]LockRunBaselineChecksRow, error)
+	// Takes a schedule for firing; another process firing it at the same moment is skipped, not waited for.
+	LockSchedule(ctx context.Context, id uuid.UUID) (Schedule, error)
+	// Takes a schedule for a change made by a request (run-now, resume), waiting for a firing in progress.
+	LockScheduleWait(ctx context.Context, id uuid.UUID) (Schedule, error)
 	// Serialises the transactions that change a workspace's members, so that the last-admin check of
 	// one sees the changes of the others.
 	LockWorkspaceMembers(ctx context.Context, id uuid.UUID) error
@@ -170,6 +190,8 @@ type Querier interface {
 	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
 	NotifyRunEvent(ctx context.Context, payload string) error
 	NotifyRunQueued(ctx context.Context, runID string) error
+	PauseSchedule(ctx context.Context, arg PauseScheduleParams) (Schedule, error)
+	RecentFirings(ctx context.Context, arg RecentFiringsParams) ([]RecentFiringsRow, error)
 	// Runs whose worker stopped heartbeating died with it.
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error
@@ -183,6 +205,7 @@ type Querier interface {
 	ReplaceDataset(ctx context.Context, arg ReplaceDatasetParams) (Dataset, error)
 	// A queued run is cancelled at once; a running one is flagged for its worker.
 	RequestCancel(ctx context.Context, id uuid.UUID) (Run, error)
+	ResumeSchedule(ctx context.Context, arg ResumeScheduleParams) (Schedule, error)
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
 	// Revokes every live token of a user (a password change does).
 	RevokeUserTokens(ctx context.Context, userID uuid.UUID) (int64, error)
@@ -190,11 +213,17 @@ type Querier interface {
 	// The steps of a scenario in progress, kept as they start and finish so that a run whose worker
 	// dies still shows what ran.
 	SaveRunScenarioSteps(ctx context.Context, arg SaveRunScenarioStepsParams) error
+	ScheduleProject(ctx context.Context, id uuid.UUID) (ScheduleProjectRow, error)
+	// Active schedules whose last pause_after_failures finished scheduled runs (since failures_since) all failed.
+	SchedulesToAutoPause(ctx context.Context) ([]SchedulesToAutoPauseRow, error)
+	SetFiringRun(ctx context.Context, arg SetFiringRunParams) error
 	SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error
 	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error
 	SetRunCounts(ctx context.Context, arg SetRunCountsParams) error
 	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error
+	SetScheduleCursor(ctx context.Context, arg SetScheduleCursorParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
+	StartBufferedFiring(ctx context.Context, arg StartBufferedFiringParams) error
 	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error
 	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
 	StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyParams) ([]StatsBecameFlakyRow, error)
@@ -225,12 +254,14 @@ type Querier interface {
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error
+	UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error)
 	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)
 	UpdateFeature(ctx context.Context, arg UpdateFeatureParams) (Feature, error)
 	UpdateOrgName(ctx context.Context, arg UpdateOrgNameParams) error
 	UpdatePoolAccount(ctx context.Context, arg UpdatePoolAccountParams) (PoolAccount, error)
 	UpdateProcess(ctx context.Context, arg UpdateProcessParams) (Process, error)
 	UpdateProject(ctx context.Context, arg UpdateProjectParams) (Project, error)
+	UpdateSchedule(ctx context.Context, arg UpdateScheduleParams) (Schedule, error)
 	UpdateUser(ctx context.Context, arg UpdateUserParams) (User, error)
 	UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams) error
 	UpdateWorkspaceMember(ctx context.Context, arg UpdateWorkspaceMemberParams) (int64, error)

@@ -16491,6 +16491,20 @@ func (response UpdateSchedule404JSONResponse) VisitUpdateScheduleResponse(w http
 	return err
 }
 
+type UpdateSchedule409JSONResponse struct{ ConflictJSONResponse }
+
+func (response UpdateSchedule409JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateSchedule413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response UpdateSchedule413JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
@@ -16540,6 +16554,7 @@ func (response UpdateScheduledefaultJSONResponse) VisitUpdateScheduleResponse(w 
 
 type PauseScheduleRequestObject struct {
 	ScheduleId ScheduleId `json:"scheduleId"`
+	Body       *PauseScheduleJSONRequestBody
 }
 
 type PauseScheduleResponseObject interface {
@@ -16616,6 +16631,36 @@ func (response PauseSchedule404JSONResponse) VisitPauseScheduleResponse(w http.R
 	return err
 }
 
+type PauseSchedule413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PauseSchedule413JSONResponse) VisitPauseScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSchedule415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response PauseSchedule415JSONResponse) VisitPauseScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PauseScheduledefaultJSONResponse struct {
 	Body       Error
 	StatusCode int
@@ -16635,6 +16680,7 @@ func (response PauseScheduledefaultJSONResponse) VisitPauseScheduleResponse(w ht
 
 type ResumeScheduleRequestObject struct {
 	ScheduleId ScheduleId `json:"scheduleId"`
+	Body       *ResumeScheduleJSONRequestBody
 }
 
 type ResumeScheduleResponseObject interface {
@@ -16711,6 +16757,36 @@ func (response ResumeSchedule404JSONResponse) VisitResumeScheduleResponse(w http
 	return err
 }
 
+type ResumeSchedule413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ResumeSchedule413JSONResponse) VisitResumeScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSchedule415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ResumeSchedule415JSONResponse) VisitResumeScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResumeScheduledefaultJSONResponse struct {
 	Body       Error
 	StatusCode int
@@ -16730,6 +16806,7 @@ func (response ResumeScheduledefaultJSONResponse) VisitResumeScheduleResponse(w 
 
 type RunScheduleNowRequestObject struct {
 	ScheduleId ScheduleId `json:"scheduleId"`
+	Body       *RunScheduleNowJSONRequestBody
 }
 
 type RunScheduleNowResponseObject interface {
@@ -16812,6 +16889,50 @@ func (response RunScheduleNow404JSONResponse) VisitRunScheduleNowResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunScheduleNow409JSONResponse struct{ ConflictJSONResponse }
+
+func (response RunScheduleNow409JSONResponse) VisitRunScheduleNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunScheduleNow413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response RunScheduleNow413JSONResponse) VisitRunScheduleNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunScheduleNow415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response RunScheduleNow415JSONResponse) VisitRunScheduleNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -22281,6 +22402,16 @@ func (sh *strictHandler) PauseSchedule(w http.ResponseWriter, r *http.Request, s
 
 	request.ScheduleId = scheduleId
 
+	var body PauseScheduleJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.PauseSchedule(ctx, request.(PauseScheduleRequestObject))
 	}
@@ -22307,6 +22438,16 @@ func (sh *strictHandler) ResumeSchedule(w http.ResponseWriter, r *http.Request, 
 
 	request.ScheduleId = scheduleId
 
+	var body ResumeScheduleJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.ResumeSchedule(ctx, request.(ResumeScheduleRequestObject))
 	}
@@ -22332,6 +22473,16 @@ func (sh *strictHandler) RunScheduleNow(w http.ResponseWriter, r *http.Request, 
 	var request RunScheduleNowRequestObject
 
 	request.ScheduleId = scheduleId
+
+	var body RunScheduleNowJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.RunScheduleNow(ctx, request.(RunScheduleNowRequestObject))

@@ -266,6 +266,24 @@ func (e DatasetUploadFormat) Valid() bool {
 	}
 }
 
+// Defines values for DstDecision.
+const (
+	DstDecisionFold DstDecision = "fold"
+	DstDecisionGap  DstDecision = "gap"
+)
+
+// Valid indicates whether the value is a known member of the DstDecision enum.
+func (e DstDecision) Valid() bool {
+	switch e {
+	case DstDecisionFold:
+		return true
+	case DstDecisionGap:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EgressRuleEffect.
 const (
 	EgressRuleEffectAllow EgressRuleEffect = "allow"
@@ -952,13 +970,14 @@ func (e RunStatus) Valid() bool {
 
 // Defines values for RunTrigger.
 const (
-	RunTriggerAgent       RunTrigger = "agent"
-	RunTriggerApi         RunTrigger = "api"
-	RunTriggerIntegration RunTrigger = "integration"
-	RunTriggerMcp         RunTrigger = "mcp"
-	RunTriggerProcess     RunTrigger = "process"
-	RunTriggerSchedule    RunTrigger = "schedule"
-	RunTriggerUi          RunTrigger = "ui"
+	RunTriggerAgent          RunTrigger = "agent"
+	RunTriggerApi            RunTrigger = "api"
+	RunTriggerIntegration    RunTrigger = "integration"
+	RunTriggerMcp            RunTrigger = "mcp"
+	RunTriggerProcess        RunTrigger = "process"
+	RunTriggerSchedule       RunTrigger = "schedule"
+	RunTriggerScheduleManual RunTrigger = "schedule_manual"
+	RunTriggerUi             RunTrigger = "ui"
 )
 
 // Valid indicates whether the value is a known member of the RunTrigger enum.
@@ -976,7 +995,57 @@ func (e RunTrigger) Valid() bool {
 		return true
 	case RunTriggerSchedule:
 		return true
+	case RunTriggerScheduleManual:
+		return true
 	case RunTriggerUi:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScheduleFiringStatus.
+const (
+	ScheduleFiringStatusBuffered ScheduleFiringStatus = "buffered"
+	ScheduleFiringStatusMissed   ScheduleFiringStatus = "missed"
+	ScheduleFiringStatusStarted  ScheduleFiringStatus = "started"
+)
+
+// Valid indicates whether the value is a known member of the ScheduleFiringStatus enum.
+func (e ScheduleFiringStatus) Valid() bool {
+	switch e {
+	case ScheduleFiringStatusBuffered:
+		return true
+	case ScheduleFiringStatusMissed:
+		return true
+	case ScheduleFiringStatusStarted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScheduleOverlap.
+const (
+	ScheduleOverlapAllowAll    ScheduleOverlap = "allow_all"
+	ScheduleOverlapBufferAll   ScheduleOverlap = "buffer_all"
+	ScheduleOverlapBufferOne   ScheduleOverlap = "buffer_one"
+	ScheduleOverlapCancelOther ScheduleOverlap = "cancel_other"
+	ScheduleOverlapSkip        ScheduleOverlap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the ScheduleOverlap enum.
+func (e ScheduleOverlap) Valid() bool {
+	switch e {
+	case ScheduleOverlapAllowAll:
+		return true
+	case ScheduleOverlapBufferAll:
+		return true
+	case ScheduleOverlapBufferOne:
+		return true
+	case ScheduleOverlapCancelOther:
+		return true
+	case ScheduleOverlapSkip:
 		return true
 	default:
 		return false
@@ -1751,6 +1820,9 @@ type Diagnostic struct {
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
 }
+
+// DstDecision `gap`: the wall time named by the cron expression does not exist (spring forward); the firing is at the next valid instant. `fold`: the wall time occurs twice (fall back); the firing is at its first occurrence only.
+type DstDecision string
 
 // DurationRegression defines model for DurationRegression.
 type DurationRegression struct {
@@ -3130,6 +3202,7 @@ type RunSummary struct {
 // RunTemplate What each scheduled run executes (as in `RunCreate`).
 type RunTemplate struct {
 	Environment    *string            `json:"environment,omitempty"`
+	Label          *string            `json:"label,omitempty"`
 	Paths          *[]string          `json:"paths,omitempty"`
 	Retries        *int               `json:"retries,omitempty"`
 	Tags           *string            `json:"tags,omitempty"`
@@ -3179,25 +3252,54 @@ type ScenarioRef struct {
 
 // Schedule defines model for Schedule.
 type Schedule struct {
-	CreatedAt time.Time `json:"createdAt"`
+	// CatchUpMax The most missed firings one catch-up starts (the most recent ones); older ones are missed (reason `catch_up_cap`).
+	CatchUpMax int `json:"catchUpMax"`
+
+	// CatchUpWindowSeconds How late a firing may start after downtime (or a paused schedule resumed with `catchUp`); 0 starts none late (they are recorded as missed, reason `downtime`).
+	CatchUpWindowSeconds int `json:"catchUpWindowSeconds"`
+
+	// ConsecutiveFailures Scheduled runs that failed in a row, most recent first, since the last success or resume.
+	ConsecutiveFailures int       `json:"consecutiveFailures"`
+	CreatedAt           time.Time `json:"createdAt"`
 
 	// CreatedBy Short form of a user embedded in other records.
-	CreatedBy *UserSummary        `json:"createdBy,omitempty"`
-	Cron      string              `json:"cron"`
-	Id        openapi_types.UUID  `json:"id"`
-	LastRunAt *time.Time          `json:"lastRunAt,omitempty"`
-	LastRunId *openapi_types.UUID `json:"lastRunId,omitempty"`
+	CreatedBy *UserSummary `json:"createdBy,omitempty"`
+	Cron      string       `json:"cron"`
+
+	// EndAt No firing after this time.
+	EndAt *time.Time         `json:"endAt,omitempty"`
+	Id    openapi_types.UUID `json:"id"`
+
+	// JitterSeconds Each firing starts up to this many seconds after its scheduled time, by an amount fixed per (schedule, time), so every process agrees on it.
+	JitterSeconds int                 `json:"jitterSeconds"`
+	LastRunAt     *time.Time          `json:"lastRunAt,omitempty"`
+	LastRunId     *openapi_types.UUID `json:"lastRunId,omitempty"`
 
 	// LastRunStatus queued → running → passed | failed | errored | timed_out; queued or running → cancelled. Terminal: passed, failed, errored, cancelled, timed_out.
 	LastRunStatus *RunStatus `json:"lastRunStatus,omitempty"`
 	Name          string     `json:"name"`
 
-	// NextRunAt Absent while paused.
+	// NextRunAt Absent while paused or after the end.
 	NextRunAt *time.Time `json:"nextRunAt,omitempty"`
-	Project   string     `json:"project"`
+
+	// Overlap What a firing does while a run of the schedule is queued or running: `skip` records it as missed (reason `overlap`); `buffer_one` keeps one firing waiting and starts it when the run ends (further ones are missed, reason `buffer_full`); `buffer_all` keeps every firing waiting and starts them one after the other; `cancel_other` cancels the active runs and starts; `allow_all` starts regardless.
+	Overlap ScheduleOverlap `json:"overlap"`
+
+	// PauseAfterFailures Pause the schedule after this many consecutive scheduled runs failed (failed, errored or timed out); absent never pauses.
+	PauseAfterFailures *int `json:"pauseAfterFailures,omitempty"`
+
+	// Paused Who paused the schedule, when and why; `by` is absent when the scheduler paused it itself.
+	Paused  *SchedulePauseInfo `json:"paused,omitempty"`
+	Project string             `json:"project"`
+
+	// RecentFirings The last 20 firings, newest first, missed ones with their reason.
+	RecentFirings []ScheduleFiring `json:"recentFirings"`
 
 	// Run What each scheduled run executes (as in `RunCreate`).
-	Run       RunTemplate    `json:"run"`
+	Run RunTemplate `json:"run"`
+
+	// StartAt No firing before this time.
+	StartAt   *time.Time     `json:"startAt,omitempty"`
 	Status    ScheduleStatus `json:"status"`
 	Timezone  string         `json:"timezone"`
 	UpdatedAt time.Time      `json:"updatedAt"`
@@ -3205,22 +3307,72 @@ type Schedule struct {
 
 // ScheduleCreate defines model for ScheduleCreate.
 type ScheduleCreate struct {
-	// Cron Five-field cron expression, or `@hourly`, `@daily`, `@weekly`.
+	// CatchUpMax The most missed firings one catch-up starts (the most recent ones); older ones are missed (reason `catch_up_cap`).
+	CatchUpMax *int `json:"catchUpMax,omitempty"`
+
+	// CatchUpWindowSeconds How late a firing may start after downtime (or a paused schedule resumed with `catchUp`); 0 starts none late (they are recorded as missed, reason `downtime`).
+	CatchUpWindowSeconds *int `json:"catchUpWindowSeconds,omitempty"`
+
+	// Cron Five fields (minute hour day-of-month month day-of-week), or six with seconds first, or a macro (`@yearly`, `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly`).
 	//
 	// Example: 0 6 * * 1-5
-	Cron    string `json:"cron"`
-	Name    string `json:"name"`
-	Project string `json:"project"`
+	Cron string `json:"cron"`
+
+	// EndAt No firing after this time.
+	EndAt *time.Time `json:"endAt,omitempty"`
+
+	// JitterSeconds Each firing starts up to this many seconds after its scheduled time, by an amount fixed per (schedule, time), so every process agrees on it.
+	JitterSeconds *int   `json:"jitterSeconds,omitempty"`
+	Name          string `json:"name"`
+
+	// Note The pause note when created paused.
+	Note *string `json:"note,omitempty"`
+
+	// Overlap What a firing does while a run of the schedule is queued or running: `skip` records it as missed (reason `overlap`); `buffer_one` keeps one firing waiting and starts it when the run ends (further ones are missed, reason `buffer_full`); `buffer_all` keeps every firing waiting and starts them one after the other; `cancel_other` cancels the active runs and starts; `allow_all` starts regardless.
+	Overlap *ScheduleOverlap `json:"overlap,omitempty"`
+
+	// PauseAfterFailures Pause the schedule after this many consecutive scheduled runs failed (failed, errored or timed out); absent never pauses.
+	PauseAfterFailures *int   `json:"pauseAfterFailures,omitempty"`
+	Project            string `json:"project"`
 
 	// Run What each scheduled run executes (as in `RunCreate`).
-	Run    *RunTemplate    `json:"run,omitempty"`
-	Status *ScheduleStatus `json:"status,omitempty"`
+	Run *RunTemplate `json:"run,omitempty"`
+
+	// StartAt No firing before this time.
+	StartAt *time.Time      `json:"startAt,omitempty"`
+	Status  *ScheduleStatus `json:"status,omitempty"`
 
 	// Timezone IANA time zone.
 	//
 	// Example: Europe/Berlin
 	Timezone *string `json:"timezone,omitempty"`
 }
+
+// ScheduleFiring One scheduled time (or a run-now) and what became of it.
+type ScheduleFiring struct {
+	LastScheduledAt *time.Time `json:"lastScheduledAt,omitempty"`
+
+	// Manual Started by run-now.
+	Manual bool `json:"manual"`
+
+	// MissedCount How many consecutive scheduled times this missed record stands for (up to `lastScheduledAt`).
+	MissedCount *int `json:"missedCount,omitempty"`
+
+	// Reason Missed: `downtime`, `catch_up_cap`, `overlap`, `buffer_full`, `paused`. Started: `on_time`, `catch_up`, `buffered`, `manual`, `forced`.
+	Reason     *string             `json:"reason,omitempty"`
+	RecordedAt time.Time           `json:"recordedAt"`
+	RunId      *openapi_types.UUID `json:"runId,omitempty"`
+
+	// RunStatus queued → running → passed | failed | errored | timed_out; queued or running → cancelled. Terminal: passed, failed, errored, cancelled, timed_out.
+	RunStatus *RunStatus `json:"runStatus,omitempty"`
+
+	// ScheduledAt The scheduled time (its identity with the schedule id); for run-now, when it was asked.
+	ScheduledAt time.Time            `json:"scheduledAt"`
+	Status      ScheduleFiringStatus `json:"status"`
+}
+
+// ScheduleFiringStatus defines model for ScheduleFiringStatus.
+type ScheduleFiringStatus string
 
 // ScheduleList A page of Schedule records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
 type ScheduleList struct {
@@ -3230,19 +3382,70 @@ type ScheduleList struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
+// ScheduleOverlap What a firing does while a run of the schedule is queued or running: `skip` records it as missed (reason `overlap`); `buffer_one` keeps one firing waiting and starts it when the run ends (further ones are missed, reason `buffer_full`); `buffer_all` keeps every firing waiting and starts them one after the other; `cancel_other` cancels the active runs and starts; `allow_all` starts regardless.
+type ScheduleOverlap string
+
+// SchedulePause defines model for SchedulePause.
+type SchedulePause struct {
+	Note *string `json:"note,omitempty"`
+}
+
+// SchedulePauseInfo Who paused the schedule, when and why; `by` is absent when the scheduler paused it itself.
+type SchedulePauseInfo struct {
+	At time.Time `json:"at"`
+
+	// By Short form of a user embedded in other records.
+	By   *UserSummary `json:"by,omitempty"`
+	Note *string      `json:"note,omitempty"`
+}
+
+// ScheduleResume defines model for ScheduleResume.
+type ScheduleResume struct {
+	// CatchUp Treat the times passed while paused like downtime (catch-up window and cap) instead of recording them as missed.
+	CatchUp *bool   `json:"catchUp,omitempty"`
+	Note    *string `json:"note,omitempty"`
+}
+
+// ScheduleRunNow defines model for ScheduleRunNow.
+type ScheduleRunNow struct {
+	// Force Start even when the overlap policy would refuse.
+	Force *bool `json:"force,omitempty"`
+}
+
 // ScheduleStatus defines model for ScheduleStatus.
 type ScheduleStatus string
 
-// ScheduleUpdate Replaces name, cron, time zone and run template; status changes through pause and resume.
+// ScheduleUpdate Replaces name, cron, time zone, run template and timing settings (absent ones take their defaults); status changes through pause and resume. The cadence restarts from now.
 type ScheduleUpdate struct {
-	// Cron Five-field cron expression, or `@hourly`, `@daily`, `@weekly`.
+	// CatchUpMax The most missed firings one catch-up starts (the most recent ones); older ones are missed (reason `catch_up_cap`).
+	CatchUpMax *int `json:"catchUpMax,omitempty"`
+
+	// CatchUpWindowSeconds How late a firing may start after downtime (or a paused schedule resumed with `catchUp`); 0 starts none late (they are recorded as missed, reason `downtime`).
+	CatchUpWindowSeconds *int `json:"catchUpWindowSeconds,omitempty"`
+
+	// Cron As in `ScheduleCreate`.
 	//
 	// Example: 0 6 * * 1-5
 	Cron string `json:"cron"`
-	Name string `json:"name"`
+
+	// EndAt No firing after this time.
+	EndAt *time.Time `json:"endAt,omitempty"`
+
+	// JitterSeconds Each firing starts up to this many seconds after its scheduled time, by an amount fixed per (schedule, time), so every process agrees on it.
+	JitterSeconds *int   `json:"jitterSeconds,omitempty"`
+	Name          string `json:"name"`
+
+	// Overlap What a firing does while a run of the schedule is queued or running: `skip` records it as missed (reason `overlap`); `buffer_one` keeps one firing waiting and starts it when the run ends (further ones are missed, reason `buffer_full`); `buffer_all` keeps every firing waiting and starts them one after the other; `cancel_other` cancels the active runs and starts; `allow_all` starts regardless.
+	Overlap *ScheduleOverlap `json:"overlap,omitempty"`
+
+	// PauseAfterFailures Pause the schedule after this many consecutive scheduled runs failed (failed, errored or timed out); absent never pauses.
+	PauseAfterFailures *int `json:"pauseAfterFailures,omitempty"`
 
 	// Run What each scheduled run executes (as in `RunCreate`).
 	Run *RunTemplate `json:"run,omitempty"`
+
+	// StartAt No firing before this time.
+	StartAt *time.Time `json:"startAt,omitempty"`
 
 	// Timezone IANA time zone.
 	//
@@ -3426,10 +3629,28 @@ type TrendsBucket string
 
 // UpcomingRun defines model for UpcomingRun.
 type UpcomingRun struct {
-	At           time.Time          `json:"at"`
+	// At The scheduled time in UTC.
+	At time.Time `json:"at"`
+
+	// Dst `gap`: the wall time named by the cron expression does not exist (spring forward); the firing is at the next valid instant. `fold`: the wall time occurs twice (fall back); the firing is at its first occurrence only.
+	Dst *DstDecision `json:"dst,omitempty"`
+
+	// Local The same instant in the schedule's time zone, with its offset.
+	//
+	// Example: 2026-03-08T03:00:00-04:00
+	Local        string             `json:"local"`
 	Project      string             `json:"project"`
 	ScheduleId   openapi_types.UUID `json:"scheduleId"`
 	ScheduleName string             `json:"scheduleName"`
+
+	// StartsBy When the run starts with the schedule's jitter applied (absent without jitter).
+	StartsBy *time.Time `json:"startsBy,omitempty"`
+	Timezone string     `json:"timezone"`
+
+	// WallTime The wall time the cron expression named, when a DST decision moved or kept it.
+	//
+	// Example: 2026-03-08T02:30:00
+	WallTime *string `json:"wallTime,omitempty"`
 }
 
 // UpcomingRunList A page of UpcomingRun records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
@@ -4349,6 +4570,15 @@ type CreateScheduleJSONRequestBody = ScheduleCreate
 
 // UpdateScheduleJSONRequestBody defines body for UpdateSchedule for application/json ContentType.
 type UpdateScheduleJSONRequestBody = ScheduleUpdate
+
+// PauseScheduleJSONRequestBody defines body for PauseSchedule for application/json ContentType.
+type PauseScheduleJSONRequestBody = SchedulePause
+
+// ResumeScheduleJSONRequestBody defines body for ResumeSchedule for application/json ContentType.
+type ResumeScheduleJSONRequestBody = ScheduleResume
+
+// RunScheduleNowJSONRequestBody defines body for RunScheduleNow for application/json ContentType.
+type RunScheduleNowJSONRequestBody = ScheduleRunNow
 
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = ApiTokenCreate

@@ -273,6 +273,24 @@ func (e DatasetUploadFormat) Valid() bool {
 	}
 }
 
+// Defines values for DstDecision.
+const (
+	DstDecisionFold DstDecision = "fold"
+	DstDecisionGap  DstDecision = "gap"
+)
+
+// Valid indicates whether the value is a known member of the DstDecision enum.
+func (e DstDecision) Valid() bool {
+	switch e {
+	case DstDecisionFold:
+		return true
+	case DstDecisionGap:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EgressRuleEffect.
 const (
 	EgressRuleEffectAllow EgressRuleEffect = "allow"
@@ -959,13 +977,14 @@ func (e RunStatus) Valid() bool {
 
 // Defines values for RunTrigger.
 const (
-	RunTriggerAgent       RunTrigger = "agent"
-	RunTriggerApi         RunTrigger = "api"
-	RunTriggerIntegration RunTrigger = "integration"
-	RunTriggerMcp         RunTrigger = "mcp"
-	RunTriggerProcess     RunTrigger = "process"
-	RunTriggerSchedule    RunTrigger = "schedule"
-	RunTriggerUi          RunTrigger = "ui"
+	RunTriggerAgent          RunTrigger = "agent"
+	RunTriggerApi            RunTrigger = "api"
+	RunTriggerIntegration    RunTrigger = "integration"
+	RunTriggerMcp            RunTrigger = "mcp"
+	RunTriggerProcess        RunTrigger = "process"
+	RunTriggerSchedule       RunTrigger = "schedule"
+	RunTriggerScheduleManual RunTrigger = "schedule_manual"
+	RunTriggerUi             RunTrigger = "ui"
 )
 
 // Valid indicates whether the value is a known member of the RunTrigger enum.
@@ -983,7 +1002,57 @@ func (e RunTrigger) Valid() bool {
 		return true
 	case RunTriggerSchedule:
 		return true
+	case RunTriggerScheduleManual:
+		return true
 	case RunTriggerUi:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScheduleFiringStatus.
+const (
+	ScheduleFiringStatusBuffered ScheduleFiringStatus = "buffered"
+	ScheduleFiringStatusMissed   ScheduleFiringStatus = "missed"
+	ScheduleFiringStatusStarted  ScheduleFiringStatus = "started"
+)
+
+// Valid indicates whether the value is a known member of the ScheduleFiringStatus enum.
+func (e ScheduleFiringStatus) Valid() bool {
+	switch e {
+	case ScheduleFiringStatusBuffered:
+		return true
+	case ScheduleFiringStatusMissed:
+		return true
+	case ScheduleFiringStatusStarted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScheduleOverlap.
+const (
+	ScheduleOverlapAllowAll    ScheduleOverlap = "allow_all"
+	ScheduleOverlapBufferAll   ScheduleOverlap = "buffer_all"
+	ScheduleOverlapBufferOne   ScheduleOverlap = "buffer_one"
+	ScheduleOverlapCancelOther ScheduleOverlap = "cancel_other"
+	ScheduleOverlapSkip        ScheduleOverlap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the ScheduleOverlap enum.
+func (e ScheduleOverlap) Valid() bool {
+	switch e {
+	case ScheduleOverlapAllowAll:
+		return true
+	case ScheduleOverlapBufferAll:
+		return true
+	case ScheduleOverlapBufferOne:
+		return true
+	case ScheduleOverlapCancelOther:
+		return true
+	case ScheduleOverlapSkip:
 		return true
 	default:
 		return false
@@ -1758,6 +1827,9 @@ type Diagnostic struct {
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
 }
+
+// DstDecision `gap`: the wall time named by the cron expression does not exist (spring forward); the firing is at the next valid instant. `fold`: the wall time occurs twice (fall back); the firing is at its first occurrence only.
+type DstDecision string
 
 // DurationRegression defines model for DurationRegression.
 type DurationRegression struct {
@@ -3137,6 +3209,7 @@ type RunSummary struct {
 // RunTemplate What each scheduled run executes (as in `RunCreate`).
 type RunTemplate struct {
 	Environment    *string            `json:"environment,omitempty"`
+	Label          *string            `json:"label,omitempty"`
 	Paths          *[]string          `json:"paths,omitempty"`
 	Retries        *int               `json:"retries,omitempty"`
 	Tags           *string            `json:"tags,omitempty"`
@@ -3186,25 +3259,54 @@ type ScenarioRef struct {
 
 // Schedule defines model for Schedule.
 type Schedule struct {
-	CreatedAt time.Time `json:"createdAt"`
+	// CatchUpMax The most missed firings one catch-up starts (the most recent ones); older ones are missed (reason `catch_up_cap`).
+	CatchUpMax int `json:"catchUpMax"`
+
+	// CatchUpWindowSeconds How late a firing may start after downtime (or a paused schedule resumed with `catchUp`); 0 starts none late (they are recorded as missed, reason `downtime`).
+	CatchUpWindowSeconds int `json:"catchUpWindowSeconds"`
+
+	// ConsecutiveFailures Scheduled runs that failed in a row, most recent first, since the last success or resume.
+	ConsecutiveFailures int       `json:"consecutiveFailures"`
+	CreatedAt           time.Time `json:"createdAt"`
 
 	// CreatedBy Short form of a user embedded in other records.
-	CreatedBy *UserSummary        `json:"createdBy,omitempty"`
-	Cron      string              `json:"cron"`
-	Id        openapi_types.UUID  `json:"id"`
-	LastRunAt *time.Time          `json:"lastRunAt,omitempty"`
-	LastRunId *openapi_types.UUID `json:"lastRunId,omitempty"`
+	CreatedBy *UserSummary `json:"createdBy,omitempty"`
+	Cron      string       `json:"cron"`
+
+	// EndAt No firing after this time.
+	EndAt *time.Time         `json:"endAt,omitempty"`
+	Id    openapi_types.UUID `json:"id"`
+
+	// JitterSeconds Each firing starts up to this many seconds after its scheduled time, by an amount fixed per (schedule, time), so every process agrees on it.
+	JitterSeconds int                 `json:"jitterSeconds"`
+	LastRunAt     *time.Time          `json:"lastRunAt,omitempty"`
+	LastRunId     *openapi_types.UUID `json:"lastRunId,omitempty"`
 
 	// LastRunStatus queued → running → passed | failed | errored | timed_out; queued or running → cancelled. Terminal: passed, failed, errored, cancelled, timed_out.
 	LastRunStatus *RunStatus `json:"lastRunStatus,omitempty"`
 	Name          string     `json:"name"`
 
-	// NextRunAt Absent while paused.
+	// NextRunAt Absent while paused or after the end.
 	NextRunAt *time.Time `json:"nextRunAt,omitempty"`
-	Project   string     `json:"project"`
+
+	// Overlap What a firing does while a run of the schedule is queued or running: `skip` records it as missed (reason `overlap`); `buffer_one` keeps one firing waiting and starts it when the run ends (further ones are missed, reason `buffer_full`); `buffer_all` keeps every firing waiting and starts them one after the other; `cancel_other` cancels the active runs and starts; `allow_all` starts regardless.
+	Overlap ScheduleOverlap `json:"overlap"`
+
+	// PauseAfterFailures Pause the schedule after this many consecutive scheduled runs failed (failed, errored or timed out); absent never pauses.
+	PauseAfterFailures *int `json:"pauseAfterFailures,omitempty"`
+
+	// Paused Who paused the schedule, when and why; `by` is absent when the scheduler paused it itself.
+	Paused  *SchedulePauseInfo `json:"paused,omitempty"`
+	Project string             `json:"project"`
+
+	// RecentFirings The last 20 firings, newest first, missed ones with their reason.
+	RecentFirings []ScheduleFiring `json:"recentFirings"`
 
 	// Run What each scheduled run executes (as in `RunCreate`).
-	Run       RunTemplate    `json:"run"`
+	Run RunTemplate `json:"run"`
+
+	// StartAt No firing before this time.
+	StartAt   *time.Time     `json:"startAt,omitempty"`
 	Status    ScheduleStatus `json:"status"`
 	Timezone  string         `json:"timezone"`
 	UpdatedAt time.Time      `json:"updatedAt"`
@@ -3212,22 +3314,72 @@ type Schedule struct {
 
 // ScheduleCreate defines model for ScheduleCreate.
 type ScheduleCreate struct {
-	// Cron Five-field cron expression, or `@hourly`, `@daily`, `@weekly`.
+	// CatchUpMax The most missed firings one catch-up starts (the most recent ones); older ones are missed (reason `catch_up_cap`).
+	CatchUpMax *int `json:"catchUpMax,omitempty"`
+
+	// CatchUpWindowSeconds How late a firing may start after downtime (or a paused schedule resumed with `catchUp`); 0 starts none late (they are recorded as missed, reason `downtime`).
+	CatchUpWindowSeconds *int `json:"catchUpWindowSeconds,omitempty"`
+
+	// Cron Five fields (minute hour day-of-month month day-of-week), or six with seconds first, or a macro (`@yearly`, `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly`).
 	//
 	// Example: 0 6 * * 1-5
-	Cron    string `json:"cron"`
-	Name    string `json:"name"`
-	Project string `json:"project"`
+	Cron string `json:"cron"`
+
+	// EndAt No firing after this time.
+	EndAt *time.Time `json:"endAt,omitempty"`
+
+	// JitterSeconds Each firing starts up to this many seconds after its scheduled time, by an amount fixed per (schedule, time), so every process agrees on it.
+	JitterSeconds *int   `json:"jitterSeconds,omitempty"`
+	Name          string `json:"name"`
+
+	// Note The pause note when created paused.
+	Note *string `json:"note,omitempty"`
+
+	// Overlap What a firing does while a run of the schedule is queued or running: `skip` records it as missed (reason `overlap`); `buffer_one` keeps one firing waiting and starts it when the run ends (further ones are missed, reason `buffer_full`); `buffer_all` keeps every firing waiting and starts them one after the other; `cancel_other` cancels the active runs and starts; `allow_all` starts regardless.
+	Overlap *ScheduleOverlap `json:"overlap,omitempty"`
+
+	// PauseAfterFailures Pause the schedule after this many consecutive scheduled runs failed (failed, errored or timed out); absent never pauses.
+	PauseAfterFailures *int   `json:"pauseAfterFailures,omitempty"`
+	Project            string `json:"project"`
 
 	// Run What each scheduled run executes (as in `RunCreate`).
-	Run    *RunTemplate    `json:"run,omitempty"`
-	Status *ScheduleStatus `json:"status,omitempty"`
+	Run *RunTemplate `json:"run,omitempty"`
+
+	// StartAt No firing before this time.
+	StartAt *time.Time      `json:"startAt,omitempty"`
+	Status  *ScheduleStatus `json:"status,omitempty"`
 
 	// Timezone IANA time zone.
 	//
 	// Example: Europe/Berlin
 	Timezone *string `json:"timezone,omitempty"`
 }
+
+// ScheduleFiring One scheduled time (or a run-now) and what became of it.
+type ScheduleFiring struct {
+	LastScheduledAt *time.Time `json:"lastScheduledAt,omitempty"`
+
+	// Manual Started by run-now.
+	Manual bool `json:"manual"`
+
+	// MissedCount How many consecutive scheduled times this missed record stands for (up to `lastScheduledAt`).
+	MissedCount *int `json:"missedCount,omitempty"`
+
+	// Reason Missed: `downtime`, `catch_up_cap`, `overlap`, `buffer_full`, `paused`. Started: `on_time`, `catch_up`, `buffered`, `manual`, `forced`.
+	Reason     *string             `json:"reason,omitempty"`
+	RecordedAt time.Time           `json:"recordedAt"`
+	RunId      *openapi_types.UUID `json:"runId,omitempty"`
+
+	// RunStatus queued → running → passed | failed | errored | timed_out; queued or running → cancelled. Terminal: passed, failed, errored, cancelled, timed_out.
+	RunStatus *RunStatus `json:"runStatus,omitempty"`
+
+	// ScheduledAt The scheduled time (its identity with the schedule id); for run-now, when it was asked.
+	ScheduledAt time.Time            `json:"scheduledAt"`
+	Status      ScheduleFiringStatus `json:"status"`
+}
+
+// ScheduleFiringStatus defines model for ScheduleFiringStatus.
+type ScheduleFiringStatus string
 
 // ScheduleList A page of Schedule records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
 type ScheduleList struct {
@@ -3237,19 +3389,70 @@ type ScheduleList struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
+// ScheduleOverlap What a firing does while a run of the schedule is queued or running: `skip` records it as missed (reason `overlap`); `buffer_one` keeps one firing waiting and starts it when the run ends (further ones are missed, reason `buffer_full`); `buffer_all` keeps every firing waiting and starts them one after the other; `cancel_other` cancels the active runs and starts; `allow_all` starts regardless.
+type ScheduleOverlap string
+
+// SchedulePause defines model for SchedulePause.
+type SchedulePause struct {
+	Note *string `json:"note,omitempty"`
+}
+
+// SchedulePauseInfo Who paused the schedule, when and why; `by` is absent when the scheduler paused it itself.
+type SchedulePauseInfo struct {
+	At time.Time `json:"at"`
+
+	// By Short form of a user embedded in other records.
+	By   *UserSummary `json:"by,omitempty"`
+	Note *string      `json:"note,omitempty"`
+}
+
+// ScheduleResume defines model for ScheduleResume.
+type ScheduleResume struct {
+	// CatchUp Treat the times passed while paused like downtime (catch-up window and cap) instead of recording them as missed.
+	CatchUp *bool   `json:"catchUp,omitempty"`
+	Note    *string `json:"note,omitempty"`
+}
+
+// ScheduleRunNow defines model for ScheduleRunNow.
+type ScheduleRunNow struct {
+	// Force Start even when the overlap policy would refuse.
+	Force *bool `json:"force,omitempty"`
+}
+
 // ScheduleStatus defines model for ScheduleStatus.
 type ScheduleStatus string
 
-// ScheduleUpdate Replaces name, cron, time zone and run template; status changes through pause and resume.
+// ScheduleUpdate Replaces name, cron, time zone, run template and timing settings (absent ones take their defaults); status changes through pause and resume. The cadence restarts from now.
 type ScheduleUpdate struct {
-	// Cron Five-field cron expression, or `@hourly`, `@daily`, `@weekly`.
+	// CatchUpMax The most missed firings one catch-up starts (the most recent ones); older ones are missed (reason `catch_up_cap`).
+	CatchUpMax *int `json:"catchUpMax,omitempty"`
+
+	// CatchUpWindowSeconds How late a firing may start after downtime (or a paused schedule resumed with `catchUp`); 0 starts none late (they are recorded as missed, reason `downtime`).
+	CatchUpWindowSeconds *int `json:"catchUpWindowSeconds,omitempty"`
+
+	// Cron As in `ScheduleCreate`.
 	//
 	// Example: 0 6 * * 1-5
 	Cron string `json:"cron"`
-	Name string `json:"name"`
+
+	// EndAt No firing after this time.
+	EndAt *time.Time `json:"endAt,omitempty"`
+
+	// JitterSeconds Each firing starts up to this many seconds after its scheduled time, by an amount fixed per (schedule, time), so every process agrees on it.
+	JitterSeconds *int   `json:"jitterSeconds,omitempty"`
+	Name          string `json:"name"`
+
+	// Overlap What a firing does while a run of the schedule is queued or running: `skip` records it as missed (reason `overlap`); `buffer_one` keeps one firing waiting and starts it when the run ends (further ones are missed, reason `buffer_full`); `buffer_all` keeps every firing waiting and starts them one after the other; `cancel_other` cancels the active runs and starts; `allow_all` starts regardless.
+	Overlap *ScheduleOverlap `json:"overlap,omitempty"`
+
+	// PauseAfterFailures Pause the schedule after this many consecutive scheduled runs failed (failed, errored or timed out); absent never pauses.
+	PauseAfterFailures *int `json:"pauseAfterFailures,omitempty"`
 
 	// Run What each scheduled run executes (as in `RunCreate`).
 	Run *RunTemplate `json:"run,omitempty"`
+
+	// StartAt No firing before this time.
+	StartAt *time.Time `json:"startAt,omitempty"`
 
 	// Timezone IANA time zone.
 	//
@@ -3433,10 +3636,28 @@ type TrendsBucket string
 
 // UpcomingRun defines model for UpcomingRun.
 type UpcomingRun struct {
-	At           time.Time          `json:"at"`
+	// At The scheduled time in UTC.
+	At time.Time `json:"at"`
+
+	// Dst `gap`: the wall time named by the cron expression does not exist (spring forward); the firing is at the next valid instant. `fold`: the wall time occurs twice (fall back); the firing is at its first occurrence only.
+	Dst *DstDecision `json:"dst,omitempty"`
+
+	// Local The same instant in the schedule's time zone, with its offset.
+	//
+	// Example: 2026-03-08T03:00:00-04:00
+	Local        string             `json:"local"`
 	Project      string             `json:"project"`
 	ScheduleId   openapi_types.UUID `json:"scheduleId"`
 	ScheduleName string             `json:"scheduleName"`
+
+	// StartsBy When the run starts with the schedule's jitter applied (absent without jitter).
+	StartsBy *time.Time `json:"startsBy,omitempty"`
+	Timezone string     `json:"timezone"`
+
+	// WallTime The wall time the cron expression named, when a DST decision moved or kept it.
+	//
+	// Example: 2026-03-08T02:30:00
+	WallTime *string `json:"wallTime,omitempty"`
 }
 
 // UpcomingRunList A page of UpcomingRun records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
@@ -4356,6 +4577,15 @@ type CreateScheduleJSONRequestBody = ScheduleCreate
 
 // UpdateScheduleJSONRequestBody defines body for UpdateSchedule for application/json ContentType.
 type UpdateScheduleJSONRequestBody = ScheduleUpdate
+
+// PauseScheduleJSONRequestBody defines body for PauseSchedule for application/json ContentType.
+type PauseScheduleJSONRequestBody = SchedulePause
+
+// ResumeScheduleJSONRequestBody defines body for ResumeSchedule for application/json ContentType.
+type ResumeScheduleJSONRequestBody = ScheduleResume
+
+// RunScheduleNowJSONRequestBody defines body for RunScheduleNow for application/json ContentType.
+type RunScheduleNowJSONRequestBody = ScheduleRunNow
 
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = ApiTokenCreate
@@ -5319,6 +5549,8 @@ type ClientInterface interface {
 
 	// ListUpcomingRuns Upcoming scheduled runs
 	//
+	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+	//
 	// Corresponds with GET /api/schedules/next (the `ListUpcomingRuns` operationId).
 	ListUpcomingRuns(ctx context.Context, params *ListUpcomingRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5346,20 +5578,59 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/schedules/{scheduleId} (the `UpdateSchedule` operationId).
 	UpdateSchedule(ctx context.Context, scheduleId ScheduleId, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PauseSchedule Pause a schedule
+	// PauseScheduleWithBody Pause a schedule
+	//
+	// Stops the schedule firing; the note says why. Pausing a paused schedule changes nothing.
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/schedules/{scheduleId}/pause (the `PauseSchedule` operationId).
-	PauseSchedule(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PauseScheduleWithBody(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseSchedule Pause a schedule
+	//
+	// Stops the schedule firing; the note says why. Pausing a paused schedule changes nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/schedules/{scheduleId}/pause (the `PauseSchedule` operationId).
+	PauseSchedule(ctx context.Context, scheduleId ScheduleId, body PauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeScheduleWithBody Resume a schedule
+	//
+	// Lets the schedule fire again. The times it passed while paused are recorded as missed (reason `paused`) unless `catchUp` is true, in which case they are treated like downtime (catch-up window and cap).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/schedules/{scheduleId}/resume (the `ResumeSchedule` operationId).
+	ResumeScheduleWithBody(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResumeSchedule Resume a schedule
 	//
+	// Lets the schedule fire again. The times it passed while paused are recorded as missed (reason `paused`) unless `catchUp` is true, in which case they are treated like downtime (catch-up window and cap).
+	//
+	// Takes a body of the `application/json` content type.
+	//
 	// Corresponds with POST /api/schedules/{scheduleId}/resume (the `ResumeSchedule` operationId).
-	ResumeSchedule(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ResumeSchedule(ctx context.Context, scheduleId ScheduleId, body ResumeScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunScheduleNowWithBody Start the schedule's run now
+	//
+	// Starts a run of the schedule's template now (trigger `schedule_manual`, `scheduleId` set), leaving the cadence untouched. The overlap policy applies unless `force` is true; a refused start is 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/schedules/{scheduleId}/run-now (the `RunScheduleNow` operationId).
+	RunScheduleNowWithBody(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RunScheduleNow Start the schedule's run now
 	//
+	// Starts a run of the schedule's template now (trigger `schedule_manual`, `scheduleId` set), leaving the cadence untouched. The overlap policy applies unless `force` is true; a refused start is 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
 	// Corresponds with POST /api/schedules/{scheduleId}/run-now (the `RunScheduleNow` operationId).
-	RunScheduleNow(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RunScheduleNow(ctx context.Context, scheduleId ScheduleId, body RunScheduleNowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListFlakyScenarios Flaky scenarios
 	//
@@ -7507,6 +7778,8 @@ func (c *Client) CreateSchedule(ctx context.Context, body CreateScheduleJSONRequ
 
 // ListUpcomingRuns Upcoming scheduled runs
 //
+// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+//
 // Corresponds with GET /api/schedules/next (the `ListUpcomingRuns` operationId).
 func (c *Client) ListUpcomingRuns(ctx context.Context, params *ListUpcomingRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListUpcomingRunsRequest(c.Server, params)
@@ -7584,11 +7857,53 @@ func (c *Client) UpdateSchedule(ctx context.Context, scheduleId ScheduleId, body
 	return c.Client.Do(req)
 }
 
-// PauseSchedule Pause a schedule
+// PauseScheduleWithBody Pause a schedule
+//
+// Stops the schedule firing; the note says why. Pausing a paused schedule changes nothing.
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/schedules/{scheduleId}/pause (the `PauseSchedule` operationId).
-func (c *Client) PauseSchedule(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPauseScheduleRequest(c.Server, scheduleId)
+func (c *Client) PauseScheduleWithBody(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseScheduleRequestWithBody(c.Server, scheduleId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseSchedule Pause a schedule
+//
+// Stops the schedule firing; the note says why. Pausing a paused schedule changes nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/schedules/{scheduleId}/pause (the `PauseSchedule` operationId).
+func (c *Client) PauseSchedule(ctx context.Context, scheduleId ScheduleId, body PauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseScheduleRequest(c.Server, scheduleId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeScheduleWithBody Resume a schedule
+//
+// Lets the schedule fire again. The times it passed while paused are recorded as missed (reason `paused`) unless `catchUp` is true, in which case they are treated like downtime (catch-up window and cap).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/schedules/{scheduleId}/resume (the `ResumeSchedule` operationId).
+func (c *Client) ResumeScheduleWithBody(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeScheduleRequestWithBody(c.Server, scheduleId, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7601,9 +7916,32 @@ func (c *Client) PauseSchedule(ctx context.Context, scheduleId ScheduleId, reqEd
 
 // ResumeSchedule Resume a schedule
 //
+// Lets the schedule fire again. The times it passed while paused are recorded as missed (reason `paused`) unless `catchUp` is true, in which case they are treated like downtime (catch-up window and cap).
+//
+// Takes a body of the `application/json` content type.
+//
 // Corresponds with POST /api/schedules/{scheduleId}/resume (the `ResumeSchedule` operationId).
-func (c *Client) ResumeSchedule(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewResumeScheduleRequest(c.Server, scheduleId)
+func (c *Client) ResumeSchedule(ctx context.Context, scheduleId ScheduleId, body ResumeScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeScheduleRequest(c.Server, scheduleId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunScheduleNowWithBody Start the schedule's run now
+//
+// Starts a run of the schedule's template now (trigger `schedule_manual`, `scheduleId` set), leaving the cadence untouched. The overlap policy applies unless `force` is true; a refused start is 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/schedules/{scheduleId}/run-now (the `RunScheduleNow` operationId).
+func (c *Client) RunScheduleNowWithBody(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunScheduleNowRequestWithBody(c.Server, scheduleId, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7616,9 +7954,13 @@ func (c *Client) ResumeSchedule(ctx context.Context, scheduleId ScheduleId, reqE
 
 // RunScheduleNow Start the schedule's run now
 //
+// Starts a run of the schedule's template now (trigger `schedule_manual`, `scheduleId` set), leaving the cadence untouched. The overlap policy applies unless `force` is true; a refused start is 409.
+//
+// Takes a body of the `application/json` content type.
+//
 // Corresponds with POST /api/schedules/{scheduleId}/run-now (the `RunScheduleNow` operationId).
-func (c *Client) RunScheduleNow(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRunScheduleNowRequest(c.Server, scheduleId)
+func (c *Client) RunScheduleNow(ctx context.Context, scheduleId ScheduleId, body RunScheduleNowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunScheduleNowRequest(c.Server, scheduleId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12989,8 +13331,19 @@ func NewUpdateScheduleRequestWithBody(server string, scheduleId ScheduleId, cont
 	return req, nil
 }
 
-// NewPauseScheduleRequest constructs an http.Request for the PauseSchedule method
-func NewPauseScheduleRequest(server string, scheduleId ScheduleId) (*http.Request, error) {
+// NewPauseScheduleRequest calls the generic PauseSchedule builder with application/json body
+func NewPauseScheduleRequest(server string, scheduleId ScheduleId, body PauseScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPauseScheduleRequestWithBody(server, scheduleId, "application/json", bodyReader)
+}
+
+// NewPauseScheduleRequestWithBody constructs an http.Request for the PauseSchedule method, with any body, and a specified content type
+func NewPauseScheduleRequestWithBody(server string, scheduleId ScheduleId, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -13015,16 +13368,29 @@ func NewPauseScheduleRequest(server string, scheduleId ScheduleId) (*http.Reques
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
 
+	req.Header.Add("Content-Type", contentType)
+
 	return req, nil
 }
 
-// NewResumeScheduleRequest constructs an http.Request for the ResumeSchedule method
-func NewResumeScheduleRequest(server string, scheduleId ScheduleId) (*http.Request, error) {
+// NewResumeScheduleRequest calls the generic ResumeSchedule builder with application/json body
+func NewResumeScheduleRequest(server string, scheduleId ScheduleId, body ResumeScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResumeScheduleRequestWithBody(server, scheduleId, "application/json", bodyReader)
+}
+
+// NewResumeScheduleRequestWithBody constructs an http.Request for the ResumeSchedule method, with any body, and a specified content type
+func NewResumeScheduleRequestWithBody(server string, scheduleId ScheduleId, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -13049,16 +13415,29 @@ func NewResumeScheduleRequest(server string, scheduleId ScheduleId) (*http.Reque
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
 
+	req.Header.Add("Content-Type", contentType)
+
 	return req, nil
 }
 
-// NewRunScheduleNowRequest constructs an http.Request for the RunScheduleNow method
-func NewRunScheduleNowRequest(server string, scheduleId ScheduleId) (*http.Request, error) {
+// NewRunScheduleNowRequest calls the generic RunScheduleNow builder with application/json body
+func NewRunScheduleNowRequest(server string, scheduleId ScheduleId, body RunScheduleNowJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRunScheduleNowRequestWithBody(server, scheduleId, "application/json", bodyReader)
+}
+
+// NewRunScheduleNowRequestWithBody constructs an http.Request for the RunScheduleNow method, with any body, and a specified content type
+func NewRunScheduleNowRequestWithBody(server string, scheduleId ScheduleId, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -13083,10 +13462,12 @@ func NewRunScheduleNowRequest(server string, scheduleId ScheduleId) (*http.Reque
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -15717,6 +16098,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListUpcomingRunsWithResponse Upcoming scheduled runs
 	//
+	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/schedules/next (the `ListUpcomingRuns` operationId).
@@ -15750,26 +16133,59 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/schedules/{scheduleId} (the `UpdateSchedule` operationId).
 	UpdateScheduleWithResponse(ctx context.Context, scheduleId ScheduleId, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error)
 
-	// PauseScheduleWithResponse Pause a schedule
+	// PauseScheduleWithBodyWithResponse Pause a schedule
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Stops the schedule firing; the note says why. Pausing a paused schedule changes nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/schedules/{scheduleId}/pause (the `PauseSchedule` operationId).
-	PauseScheduleWithResponse(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error)
+	PauseScheduleWithBodyWithResponse(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error)
+
+	// PauseScheduleWithResponse Pause a schedule
+	//
+	// Stops the schedule firing; the note says why. Pausing a paused schedule changes nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/schedules/{scheduleId}/pause (the `PauseSchedule` operationId).
+	PauseScheduleWithResponse(ctx context.Context, scheduleId ScheduleId, body PauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error)
+
+	// ResumeScheduleWithBodyWithResponse Resume a schedule
+	//
+	// Lets the schedule fire again. The times it passed while paused are recorded as missed (reason `paused`) unless `catchUp` is true, in which case they are treated like downtime (catch-up window and cap).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/schedules/{scheduleId}/resume (the `ResumeSchedule` operationId).
+	ResumeScheduleWithBodyWithResponse(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeScheduleResponse, error)
 
 	// ResumeScheduleWithResponse Resume a schedule
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Lets the schedule fire again. The times it passed while paused are recorded as missed (reason `paused`) unless `catchUp` is true, in which case they are treated like downtime (catch-up window and cap).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/schedules/{scheduleId}/resume (the `ResumeSchedule` operationId).
-	ResumeScheduleWithResponse(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*ResumeScheduleResponse, error)
+	ResumeScheduleWithResponse(ctx context.Context, scheduleId ScheduleId, body ResumeScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeScheduleResponse, error)
+
+	// RunScheduleNowWithBodyWithResponse Start the schedule's run now
+	//
+	// Starts a run of the schedule's template now (trigger `schedule_manual`, `scheduleId` set), leaving the cadence untouched. The overlap policy applies unless `force` is true; a refused start is 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/schedules/{scheduleId}/run-now (the `RunScheduleNow` operationId).
+	RunScheduleNowWithBodyWithResponse(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunScheduleNowResponse, error)
 
 	// RunScheduleNowWithResponse Start the schedule's run now
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Starts a run of the schedule's template now (trigger `schedule_manual`, `scheduleId` set), leaving the cadence untouched. The overlap policy applies unless `force` is true; a refused start is 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/schedules/{scheduleId}/run-now (the `RunScheduleNow` operationId).
-	RunScheduleNowWithResponse(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*RunScheduleNowResponse, error)
+	RunScheduleNowWithResponse(ctx context.Context, scheduleId ScheduleId, body RunScheduleNowJSONRequestBody, reqEditors ...RequestEditorFn) (*RunScheduleNowResponse, error)
 
 	// ListFlakyScenariosWithResponse Flaky scenarios
 	//
@@ -23279,6 +23695,8 @@ type UpdateScheduleResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -23310,6 +23728,11 @@ func (r UpdateScheduleResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateScheduleResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateScheduleResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -23369,6 +23792,10 @@ type PauseScheduleResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
 }
@@ -23396,6 +23823,16 @@ func (r PauseScheduleResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PauseScheduleResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PauseScheduleResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PauseScheduleResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -23445,6 +23882,10 @@ type ResumeScheduleResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
 }
@@ -23472,6 +23913,16 @@ func (r ResumeScheduleResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ResumeScheduleResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResumeScheduleResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ResumeScheduleResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -23526,6 +23977,12 @@ type RunScheduleNowResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *UnexpectedError
 	// Headers202 the parsed response headers for an HTTP 202 response
@@ -23555,6 +24012,21 @@ func (r RunScheduleNowResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RunScheduleNowResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RunScheduleNowResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RunScheduleNowResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RunScheduleNowResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -27003,6 +27475,8 @@ func (c *ClientWithResponses) CreateScheduleWithResponse(ctx context.Context, bo
 
 // ListUpcomingRunsWithResponse Upcoming scheduled runs
 //
+// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/schedules/next (the `ListUpcomingRuns` operationId).
@@ -27066,39 +27540,90 @@ func (c *ClientWithResponses) UpdateScheduleWithResponse(ctx context.Context, sc
 	return ParseUpdateScheduleResponse(rsp)
 }
 
-// PauseScheduleWithResponse Pause a schedule
+// PauseScheduleWithBodyWithResponse Pause a schedule
 //
-// Returns a wrapper object for the known response body format(s).
+// Stops the schedule firing; the note says why. Pausing a paused schedule changes nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/schedules/{scheduleId}/pause (the `PauseSchedule` operationId).
-func (c *ClientWithResponses) PauseScheduleWithResponse(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error) {
-	rsp, err := c.PauseSchedule(ctx, scheduleId, reqEditors...)
+func (c *ClientWithResponses) PauseScheduleWithBodyWithResponse(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error) {
+	rsp, err := c.PauseScheduleWithBody(ctx, scheduleId, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParsePauseScheduleResponse(rsp)
 }
 
-// ResumeScheduleWithResponse Resume a schedule
+// PauseScheduleWithResponse Pause a schedule
 //
-// Returns a wrapper object for the known response body format(s).
+// Stops the schedule firing; the note says why. Pausing a paused schedule changes nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/schedules/{scheduleId}/pause (the `PauseSchedule` operationId).
+func (c *ClientWithResponses) PauseScheduleWithResponse(ctx context.Context, scheduleId ScheduleId, body PauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error) {
+	rsp, err := c.PauseSchedule(ctx, scheduleId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseScheduleResponse(rsp)
+}
+
+// ResumeScheduleWithBodyWithResponse Resume a schedule
+//
+// Lets the schedule fire again. The times it passed while paused are recorded as missed (reason `paused`) unless `catchUp` is true, in which case they are treated like downtime (catch-up window and cap).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/schedules/{scheduleId}/resume (the `ResumeSchedule` operationId).
-func (c *ClientWithResponses) ResumeScheduleWithResponse(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*ResumeScheduleResponse, error) {
-	rsp, err := c.ResumeSchedule(ctx, scheduleId, reqEditors...)
+func (c *ClientWithResponses) ResumeScheduleWithBodyWithResponse(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeScheduleResponse, error) {
+	rsp, err := c.ResumeScheduleWithBody(ctx, scheduleId, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseResumeScheduleResponse(rsp)
 }
 
-// RunScheduleNowWithResponse Start the schedule's run now
+// ResumeScheduleWithResponse Resume a schedule
 //
-// Returns a wrapper object for the known response body format(s).
+// Lets the schedule fire again. The times it passed while paused are recorded as missed (reason `paused`) unless `catchUp` is true, in which case they are treated like downtime (catch-up window and cap).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/schedules/{scheduleId}/resume (the `ResumeSchedule` operationId).
+func (c *ClientWithResponses) ResumeScheduleWithResponse(ctx context.Context, scheduleId ScheduleId, body ResumeScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeScheduleResponse, error) {
+	rsp, err := c.ResumeSchedule(ctx, scheduleId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeScheduleResponse(rsp)
+}
+
+// RunScheduleNowWithBodyWithResponse Start the schedule's run now
+//
+// Starts a run of the schedule's template now (trigger `schedule_manual`, `scheduleId` set), leaving the cadence untouched. The overlap policy applies unless `force` is true; a refused start is 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/schedules/{scheduleId}/run-now (the `RunScheduleNow` operationId).
-func (c *ClientWithResponses) RunScheduleNowWithResponse(ctx context.Context, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*RunScheduleNowResponse, error) {
-	rsp, err := c.RunScheduleNow(ctx, scheduleId, reqEditors...)
+func (c *ClientWithResponses) RunScheduleNowWithBodyWithResponse(ctx context.Context, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunScheduleNowResponse, error) {
+	rsp, err := c.RunScheduleNowWithBody(ctx, scheduleId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunScheduleNowResponse(rsp)
+}
+
+// RunScheduleNowWithResponse Start the schedule's run now
+//
+// Starts a run of the schedule's template now (trigger `schedule_manual`, `scheduleId` set), leaving the cadence untouched. The overlap policy applies unless `force` is true; a refused start is 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/schedules/{scheduleId}/run-now (the `RunScheduleNow` operationId).
+func (c *ClientWithResponses) RunScheduleNowWithResponse(ctx context.Context, scheduleId ScheduleId, body RunScheduleNowJSONRequestBody, reqEditors ...RequestEditorFn) (*RunScheduleNowResponse, error) {
+	rsp, err := c.RunScheduleNow(ctx, scheduleId, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -33682,6 +34207,13 @@ func ParseUpdateScheduleResponse(rsp *http.Response) (*UpdateScheduleResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33757,6 +34289,20 @@ func ParsePauseScheduleResponse(rsp *http.Response) (*PauseScheduleResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33818,6 +34364,20 @@ func ParseResumeScheduleResponse(rsp *http.Response) (*ResumeScheduleResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33878,6 +34438,27 @@ func ParseRunScheduleNowResponse(rsp *http.Response) (*RunScheduleNowResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError

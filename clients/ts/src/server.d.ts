@@ -1253,7 +1253,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Upcoming scheduled runs */
+        /**
+         * Upcoming scheduled runs
+         * @description The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+         */
         get: operations["listUpcomingRuns"];
         put?: never;
         post?: never;
@@ -1291,7 +1294,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pause a schedule */
+        /**
+         * Pause a schedule
+         * @description Stops the schedule firing; the note says why. Pausing a paused schedule changes nothing.
+         */
         post: operations["pauseSchedule"];
         delete?: never;
         options?: never;
@@ -1308,7 +1314,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resume a schedule */
+        /**
+         * Resume a schedule
+         * @description Lets the schedule fire again. The times it passed while paused are recorded as missed (reason `paused`) unless `catchUp` is true, in which case they are treated like downtime (catch-up window and cap).
+         */
         post: operations["resumeSchedule"];
         delete?: never;
         options?: never;
@@ -1325,7 +1334,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start the schedule's run now */
+        /**
+         * Start the schedule's run now
+         * @description Starts a run of the schedule's template now (trigger `schedule_manual`, `scheduleId` set), leaving the cadence untouched. The overlap policy applies unless `force` is true; a refused start is 409.
+         */
         post: operations["runScheduleNow"];
         delete?: never;
         options?: never;
@@ -2588,7 +2600,7 @@ export interface components {
          */
         RunSource: "execute" | "ingest";
         /** @enum {string} */
-        RunTrigger: "api" | "ui" | "schedule" | "process" | "integration" | "mcp" | "agent";
+        RunTrigger: "api" | "ui" | "schedule" | "schedule_manual" | "process" | "integration" | "mcp" | "agent";
         /** @description Scenario counts; `flaky` counts scenarios that passed after a retry. */
         Counts: {
             total: number;
@@ -3300,10 +3312,76 @@ export interface components {
             variables?: {
                 [key: string]: string;
             };
+            label?: string;
             timeoutSeconds?: number;
             retries?: number;
         };
+        /**
+         * @description What a firing does while a run of the schedule is queued or running: `skip` records it as missed (reason `overlap`); `buffer_one` keeps one firing waiting and starts it when the run ends (further ones are missed, reason `buffer_full`); `buffer_all` keeps every firing waiting and starts them one after the other; `cancel_other` cancels the active runs and starts; `allow_all` starts regardless.
+         * @default skip
+         * @enum {string}
+         */
+        ScheduleOverlap: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "allow_all";
+        /** @description Who paused the schedule, when and why; `by` is absent when the scheduler paused it itself. */
+        SchedulePauseInfo: {
+            /** Format: date-time */
+            at: string;
+            by?: components["schemas"]["UserSummary"];
+            note?: string;
+        };
+        /** @enum {string} */
+        ScheduleFiringStatus: "started" | "buffered" | "missed";
+        /** @description One scheduled time (or a run-now) and what became of it. */
+        ScheduleFiring: {
+            /**
+             * Format: date-time
+             * @description The scheduled time (its identity with the schedule id); for run-now, when it was asked.
+             */
+            scheduledAt: string;
+            /** Format: date-time */
+            recordedAt: string;
+            /** @description Started by run-now. */
+            manual: boolean;
+            status: components["schemas"]["ScheduleFiringStatus"];
+            /** @description Missed: `downtime`, `catch_up_cap`, `overlap`, `buffer_full`, `paused`. Started: `on_time`, `catch_up`, `buffered`, `manual`, `forced`. */
+            reason?: string;
+            /** @description How many consecutive scheduled times this missed record stands for (up to `lastScheduledAt`). */
+            missedCount?: number;
+            /** Format: date-time */
+            lastScheduledAt?: string;
+            /** Format: uuid */
+            runId?: string;
+            runStatus?: components["schemas"]["RunStatus"];
+        };
         Schedule: {
+            overlap: components["schemas"]["ScheduleOverlap"];
+            /**
+             * @description How late a firing may start after downtime (or a paused schedule resumed with `catchUp`); 0 starts none late (they are recorded as missed, reason `downtime`).
+             * @default 0
+             */
+            catchUpWindowSeconds: number;
+            /**
+             * @description The most missed firings one catch-up starts (the most recent ones); older ones are missed (reason `catch_up_cap`).
+             * @default 10
+             */
+            catchUpMax: number;
+            /**
+             * @description Each firing starts up to this many seconds after its scheduled time, by an amount fixed per (schedule, time), so every process agrees on it.
+             * @default 0
+             */
+            jitterSeconds: number;
+            /**
+             * Format: date-time
+             * @description No firing before this time.
+             */
+            startAt?: string;
+            /**
+             * Format: date-time
+             * @description No firing after this time.
+             */
+            endAt?: string;
+            /** @description Pause the schedule after this many consecutive scheduled runs failed (failed, errored or timed out); absent never pauses. */
+            pauseAfterFailures?: number;
             /** Format: uuid */
             id: string;
             project: string;
@@ -3311,10 +3389,11 @@ export interface components {
             cron: string;
             timezone: string;
             status: components["schemas"]["ScheduleStatus"];
+            paused?: components["schemas"]["SchedulePauseInfo"];
             run: components["schemas"]["RunTemplate"];
             /**
              * Format: date-time
-             * @description Absent while paused.
+             * @description Absent while paused or after the end.
              */
             nextRunAt?: string;
             /** Format: date-time */
@@ -3322,6 +3401,10 @@ export interface components {
             /** Format: uuid */
             lastRunId?: string;
             lastRunStatus?: components["schemas"]["RunStatus"];
+            /** @description Scheduled runs that failed in a row, most recent first, since the last success or resume. */
+            consecutiveFailures: number;
+            /** @description The last 20 firings, newest first, missed ones with their reason. */
+            recentFirings: components["schemas"]["ScheduleFiring"][];
             createdBy?: components["schemas"]["UserSummary"];
             /** Format: date-time */
             createdAt: string;
@@ -3329,10 +3412,38 @@ export interface components {
             updatedAt: string;
         };
         ScheduleCreate: {
+            overlap?: components["schemas"]["ScheduleOverlap"];
+            /**
+             * @description How late a firing may start after downtime (or a paused schedule resumed with `catchUp`); 0 starts none late (they are recorded as missed, reason `downtime`).
+             * @default 0
+             */
+            catchUpWindowSeconds: number;
+            /**
+             * @description The most missed firings one catch-up starts (the most recent ones); older ones are missed (reason `catch_up_cap`).
+             * @default 10
+             */
+            catchUpMax: number;
+            /**
+             * @description Each firing starts up to this many seconds after its scheduled time, by an amount fixed per (schedule, time), so every process agrees on it.
+             * @default 0
+             */
+            jitterSeconds: number;
+            /**
+             * Format: date-time
+             * @description No firing before this time.
+             */
+            startAt?: string;
+            /**
+             * Format: date-time
+             * @description No firing after this time.
+             */
+            endAt?: string;
+            /** @description Pause the schedule after this many consecutive scheduled runs failed (failed, errored or timed out); absent never pauses. */
+            pauseAfterFailures?: number;
             project: string;
             name: string;
             /**
-             * @description Five-field cron expression, or `@hourly`, `@daily`, `@weekly`.
+             * @description Five fields (minute hour day-of-month month day-of-week), or six with seconds first, or a macro (`@yearly`, `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly`).
              * @example 0 6 * * 1-5
              */
             cron: string;
@@ -3344,12 +3455,42 @@ export interface components {
             timezone: string;
             run?: components["schemas"]["RunTemplate"];
             status?: components["schemas"]["ScheduleStatus"];
+            /** @description The pause note when created paused. */
+            note?: string;
         };
-        /** @description Replaces name, cron, time zone and run template; status changes through pause and resume. */
+        /** @description Replaces name, cron, time zone, run template and timing settings (absent ones take their defaults); status changes through pause and resume. The cadence restarts from now. */
         ScheduleUpdate: {
+            overlap?: components["schemas"]["ScheduleOverlap"];
+            /**
+             * @description How late a firing may start after downtime (or a paused schedule resumed with `catchUp`); 0 starts none late (they are recorded as missed, reason `downtime`).
+             * @default 0
+             */
+            catchUpWindowSeconds: number;
+            /**
+             * @description The most missed firings one catch-up starts (the most recent ones); older ones are missed (reason `catch_up_cap`).
+             * @default 10
+             */
+            catchUpMax: number;
+            /**
+             * @description Each firing starts up to this many seconds after its scheduled time, by an amount fixed per (schedule, time), so every process agrees on it.
+             * @default 0
+             */
+            jitterSeconds: number;
+            /**
+             * Format: date-time
+             * @description No firing before this time.
+             */
+            startAt?: string;
+            /**
+             * Format: date-time
+             * @description No firing after this time.
+             */
+            endAt?: string;
+            /** @description Pause the schedule after this many consecutive scheduled runs failed (failed, errored or timed out); absent never pauses. */
+            pauseAfterFailures?: number;
             name: string;
             /**
-             * @description Five-field cron expression, or `@hourly`, `@daily`, `@weekly`.
+             * @description As in `ScheduleCreate`.
              * @example 0 6 * * 1-5
              */
             cron: string;
@@ -3361,13 +3502,56 @@ export interface components {
             timezone: string;
             run?: components["schemas"]["RunTemplate"];
         };
+        SchedulePause: {
+            note?: string;
+        };
+        ScheduleResume: {
+            note?: string;
+            /**
+             * @description Treat the times passed while paused like downtime (catch-up window and cap) instead of recording them as missed.
+             * @default false
+             */
+            catchUp: boolean;
+        };
+        ScheduleRunNow: {
+            /**
+             * @description Start even when the overlap policy would refuse.
+             * @default false
+             */
+            force: boolean;
+        };
+        /**
+         * @description `gap`: the wall time named by the cron expression does not exist (spring forward); the firing is at the next valid instant. `fold`: the wall time occurs twice (fall back); the firing is at its first occurrence only.
+         * @enum {string}
+         */
+        DstDecision: "gap" | "fold";
         UpcomingRun: {
             /** Format: uuid */
             scheduleId: string;
             scheduleName: string;
             project: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description The scheduled time in UTC.
+             */
             at: string;
+            /**
+             * @description The same instant in the schedule's time zone, with its offset.
+             * @example 2026-03-08T03:00:00-04:00
+             */
+            local: string;
+            timezone: string;
+            /**
+             * @description The wall time the cron expression named, when a DST decision moved or kept it.
+             * @example 2026-03-08T02:30:00
+             */
+            wallTime?: string;
+            dst?: components["schemas"]["DstDecision"];
+            /**
+             * Format: date-time
+             * @description When the run starts with the schedule's jitter applied (absent without jitter).
+             */
+            startsBy?: string;
         };
         /** @description A page of Schedule records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page. */
         ScheduleList: {
@@ -6850,6 +7034,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["UnexpectedError"];
@@ -6889,7 +7074,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SchedulePause"];
+            };
+        };
         responses: {
             /** @description Paused (idempotent). */
             200: {
@@ -6904,6 +7093,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -6916,7 +7107,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ScheduleResume"];
+            };
+        };
         responses: {
             /** @description Active (idempotent). */
             200: {
@@ -6931,6 +7126,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -6943,7 +7140,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ScheduleRunNow"];
+            };
+        };
         responses: {
             /** @description Queued. */
             202: {
@@ -6959,6 +7160,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["UnexpectedError"];
         };
     };

@@ -28,6 +28,7 @@ import (
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/runs"
+	"github.com/sdods/sdods/impl/server/schedules"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -42,6 +43,8 @@ type App struct {
 	Log     *slog.Logger
 	// Runs executes queued runs once Start is called.
 	Runs *runs.Service
+	// Schedules owns schedules; their firing is the River periodic job it registers.
+	Schedules *schedules.Service
 	// Jobs is the River client of the process's background work (impl/server/jobs), started by
 	// Start.
 	Jobs *jobs.Client
@@ -168,7 +171,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st), Egress: pol})
 	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat,
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
-	h, err := newHandler(cfg, log, st, box, blobs, rs, pol)
+	sched := schedules.New(st, rs, log, schedules.Config{ProcessID: rs.WorkerID()})
+	sched.Register(reg)
+	h, err := newHandler(cfg, log, st, box, blobs, rs, sched, pol)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -181,10 +186,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if ident, err := identity.New(st, identity.DefaultThrottle); err == nil {
 		startup.SetupRequired, _ = ident.SetupRequired(ctx)
 	}
-	return &App{Handler: h, Store: st, Log: log, Runs: rs, Jobs: jc, Egress: pol, Startup: startup}, nil
+	return &App{Handler: h, Store: st, Log: log, Runs: rs, Schedules: sched, Jobs: jc, Egress: pol, Startup: startup}, nil
 }
 
-func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, pol *egress.Policy) (http.Handler, error) {
+func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, sched *schedules.Service, pol *egress.Policy) (http.Handler, error) {
 	doc, err := serverapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
@@ -207,7 +212,7 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	}
 	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
 		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal, Egress: pol, Log: log}, Egress: pol,
-		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs})
+		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs, Schedules: sched})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
 		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"), TrustedProxies: cfg.TrustedProxies}

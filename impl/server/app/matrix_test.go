@@ -69,6 +69,13 @@ func TestPolicyMatrix(t *testing.T) {
 	if run.Status != "passed" {
 		t.Fatalf("matrix run %s", run.Status)
 	}
+	// A schedule of that project for the routes that address one; allow_all, so that every run-now
+	// starts whatever the runs before it are doing.
+	sched, err := admin.CreateScheduleWithResponse(ctx, serverclient.CreateScheduleJSONRequestBody{Project: "shop-web", Name: "matrix", Cron: "0 6 * * *",
+		Overlap: ptr(serverclient.ScheduleOverlapAllowAll)})
+	if err != nil || sched.StatusCode() != 201 {
+		t.Fatalf("create schedule: %v %s", err, sched.Body)
+	}
 	allScopes := []string{"account:read", "account:write", "admin:read", "admin:write", "agents:read", "agents:write", "artifacts:read",
 		"features:read", "features:write", "mcp", "projects:read", "projects:write", "runs:ingest", "runs:read", "runs:write",
 		"schedules:read", "schedules:write", "stats:read", "tokens:read", "tokens:write"}
@@ -94,11 +101,13 @@ func TestPolicyMatrix(t *testing.T) {
 	ops := append([]oas.Operation(nil), table.Ops...)
 	// Starting and ending a session go last, so that they cannot change the other rows: a login
 	// replaces the caller's session cookie, and the CSRF token of the old one stops matching.
-	last := map[string]int{"login": 1, "logout": 2}
+	// Deleting the schedule goes after every other schedule operation, so that they address it.
+	last := map[string]int{"deleteSchedule": 1, "login": 2, "logout": 3}
 	sort.SliceStable(ops, func(i, j int) bool { return last[ops[i].ID] < last[ops[j].ID] })
 	params := map[string]string{"workspaceSlug": "shop", "orgSlug": "acme", "userId": victim.Id.String(), "projectSlug": "shop-web", "slug": "shop-web",
 		"runId": runID.String(), "scenarioId": run.Modules[0].Features[0].Scenarios[0].Id.String(),
-		"path": "checkout/pay.feature", "name": "smoke", "kind": "git", "envName": "staging", "datasetName": "users"}
+		"path": "checkout/pay.feature", "name": "smoke", "kind": "git", "envName": "staging", "datasetName": "users",
+		"scheduleId": sched.JSON201.Id.String()}
 
 	var golden strings.Builder
 	golden.WriteString("# operation × principal → HTTP status, driven against the real server by impl/server/app/matrix_test.go.\n")
@@ -151,7 +160,9 @@ func TestPolicyMatrix(t *testing.T) {
 // bodyOverride gives the operations whose synthesized body would only reach a 404 one that names
 // the matrix's real resources.
 var bodyOverride = map[string]string{
-	"createRun": `{"project":"shop-web"}`,
+	"createRun":      `{"project":"shop-web"}`,
+	"createSchedule": `{"project":"shop-web","name":"matrix-new","cron":"0 6 * * *"}`,
+	"updateSchedule": `{"name":"matrix","cron":"0 7 * * *","overlap":"allow_all"}`,
 }
 
 func checkInvariant(t *testing.T, op oas.Operation, c caller, status int, body []byte) {

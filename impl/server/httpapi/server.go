@@ -21,6 +21,7 @@ import (
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runs"
+	"github.com/sdods/sdods/impl/server/schedules"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -51,6 +52,8 @@ type Deps struct {
 	Webhook integrations.Webhook
 	// Steps is the built-in step library; nil disables the unknown-step and ambiguous-step rules.
 	Steps features.Library
+	// Schedules owns schedules and their firings.
+	Schedules *schedules.Service
 }
 
 // Server implements the generated strict server interface. Operations without a method here

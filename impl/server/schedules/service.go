@@ -1,0 +1,730 @@
+package schedules
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/runner"
+	"github.com/sdods/sdods/impl/server/runs"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// Overlap policies.
+const (
+	OverlapSkip        = "skip"
+	OverlapBufferOne   = "buffer_one"
+	OverlapBufferAll   = "buffer_all"
+	OverlapCancelOther = "cancel_other"
+	OverlapAllowAll    = "allow_all"
+)
+
+// Reasons a firing was missed or started.
+const (
+	MissedDowntime   = "downtime"
+	MissedCatchUpCap = "catch_up_cap"
+	MissedOverlap    = "overlap"
+	MissedBufferFull = "buffer_full"
+	MissedPaused     = "paused"
+	StartedOnTime    = "on_time"
+	StartedCatchUp   = "catch_up"
+	StartedBuffered  = "buffered"
+	StartedManual    = "manual"
+	StartedForced    = "forced"
+)
+
+// Run triggers of the runs a schedule starts.
+const (
+	TriggerSchedule = "schedule"
+	TriggerManual   = "schedule_manual"
+)
+
+// Config tunes the scheduler.
+type Config struct {
+	// Grace is how late a firing may start and still count as on time (default 30s): a tick comes
+	// every second, a busy or restarting process may be later. Later than that is a catch-up.
+	Grace time.Duration
+	// ProcessID names this process in the firings it records.
+	ProcessID string
+	// Now is the clock (default time.Now); tests move it.
+	Now func() time.Time
+}
+
+// Service owns schedules: their validation and storage, pause and resume, run-now, the upcoming
+// firings and the firing itself.
+type Service struct {
+	st   *store.Store
+	runs *runs.Service
+	log  *slog.Logger
+	cfg  Config
+}
+
+// New returns the service.
+func New(st *store.Store, rs *runs.Service, log *slog.Logger, cfg Config) *Service {
+	if cfg.Grace <= 0 {
+		cfg.Grace = 30 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{st: st, runs: rs, log: log, cfg: cfg}
+}
+
+// Template is what each run of a schedule executes (the API's RunTemplate).
+type Template struct {
+	Paths          []string          `json:"paths,omitempty"`
+	Tags           *string           `json:"tags,omitempty"`
+	Environment    *string           `json:"environment,omitempty"`
+	Variables      map[string]string `json:"variables,omitempty"`
+	Label          *string           `json:"label,omitempty"`
+	TimeoutSeconds *int              `json:"timeoutSeconds,omitempty"`
+	Retries        *int              `json:"retries,omitempty"`
+}
+
+// Input is a schedule as created or replaced. Zero values take the defaults (time zone UTC,
+// overlap skip, catch-up max 10).
+type Input struct {
+	Name, Cron, Timezone string
+	Template             Template
+	Overlap              string
+	CatchUpWindowSeconds int
+	CatchUpMax           int
+	JitterSeconds        int
+	StartAt, EndAt       *time.Time
+	PauseAfterFailures   *int
+	// Paused and Note: create the schedule paused, with this note (create only).
+	Paused bool
+	Note   *string
+}
+
+// User is who created or paused a schedule.
+type User struct {
+	ID                 uuid.UUID
+	Email, DisplayName string
+}
+
+// FiringRecord is one recorded firing and its run.
+type FiringRecord struct {
+	ScheduledAt, RecordedAt time.Time
+	Manual                  bool
+	Status, Reason          string
+	MissedCount             int
+	LastScheduledAt         *time.Time
+	RunID                   *uuid.UUID
+	RunStatus               *string
+}
+
+// Schedule is a schedule as the API shows it.
+type Schedule struct {
+	ID                   uuid.UUID
+	Project              string
+	WorkspaceID          uuid.UUID
+	Name, Cron, Timezone string
+	Template             Template
+	Overlap              string
+	CatchUpWindowSeconds int
+	CatchUpMax           int
+	JitterSeconds        int
+	StartAt, EndAt       *time.Time
+	PauseAfterFailures   *int
+	Status               string
+	PausedAt             *time.Time
+	PausedBy             *User
+	PauseNote            *string
+	NextRunAt            *time.Time
+	LastRunAt            *time.Time
+	LastRunID            *uuid.UUID
+	LastRunStatus        *string
+	ConsecutiveFailures  int
+	RecentFirings        []FiringRecord
+	CreatedBy            *User
+	CreatedAt, UpdatedAt time.Time
+}
+
+func notFound(id uuid.UUID) error {
+	return apierr.New(apierr.NotFound, "schedule "+id.String()+" not found", "list schedules with GET /api/schedules")
+}
+
+// Workspace returns the workspace of a schedule, for the caller's authorization.
+func (s *Service) Workspace(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
+	r, err := s.st.GetSchedule(ctx, id)
+	if store.IsNotFound(err) {
+		return uuid.Nil, notFound(id)
+	}
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return r.WorkspaceID, nil
+}
+
+// compiled is a schedule's expression and zone.
+type compiled struct {
+	spec *Spec
+	loc  *time.Location
+}
+
+// validate checks an input and returns its compiled expression and zone; problems are
+// validation_failed naming the body member.
+func (s *Service) validate(ctx context.Context, projectID uuid.UUID, in *Input) (compiled, error) {
+	var c compiled
+	if strings.TrimSpace(in.Name) == "" {
+		return c, apierr.New(apierr.ValidationFailed, "the name is empty", "body member /name: a name of 1 to 100 characters")
+	}
+	spec, err := Parse(in.Cron)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			return c, apierr.Wrap(err, apierr.ValidationFailed, "the cron expression does not parse: "+pe.Error(),
+				"body member /cron: five fields (minute hour day-of-month month day-of-week), six with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly")
+		}
+		return c, err
+	}
+	if in.Timezone == "" {
+		in.Timezone = "UTC"
+	}
+	loc, err := LoadZone(in.Timezone)
+	if err != nil {
+		return c, err
+	}
+	switch in.Overlap {
+	case "":
+		in.Overlap = OverlapSkip
+	case OverlapSkip, OverlapBufferOne, OverlapBufferAll, OverlapCancelOther, OverlapAllowAll:
+	default:
+		return c, apierr.New(apierr.ValidationFailed, "unknown overlap policy "+in.Overlap, "body member /overlap: skip, buffer_one, buffer_all, cancel_other or allow_all")
+	}
+	if in.CatchUpMax == 0 {
+		in.CatchUpMax = 10
+	}
+	if in.CatchUpWindowSeconds < 0 || in.CatchUpMax < 1 || in.JitterSeconds < 0 {
+		return c, apierr.New(apierr.ValidationFailed, "negative timing setting", "body members /catchUpWindowSeconds, /catchUpMax, /jitterSeconds")
+	}
+	if in.StartAt != nil && in.EndAt != nil && !in.EndAt.After(*in.StartAt) {
+		return c, apierr.New(apierr.ValidationFailed, "the end is not after the start", "body member /endAt: a time after /startAt")
+	}
+	if err := s.checkTemplate(ctx, projectID, in.Template); err != nil {
+		return c, err
+	}
+	return compiled{spec: spec, loc: loc}, nil
+}
+
+// LoadZone returns the IANA zone name, or validation_failed.
+func LoadZone(name string) (*time.Location, error) {
+	// time.LoadLocation also reads files named by a path; an IANA name has no leading slash or dots.
+	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, "..") || strings.EqualFold(name, "local") {
+		return nil, apierr.New(apierr.ValidationFailed, fmt.Sprintf("unknown time zone %q", clip(name)), "body member /timezone: an IANA time zone such as Europe/Berlin or UTC")
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, apierr.Wrap(err, apierr.ValidationFailed, fmt.Sprintf("unknown time zone %q", clip(name)), "body member /timezone: an IANA time zone such as Europe/Berlin or UTC")
+	}
+	return loc, nil
+}
+
+// checkTemplate refuses a template whose tag expression does not compile or whose environment or
+// paths do not exist, when the schedule is saved rather than at each firing.
+func (s *Service) checkTemplate(ctx context.Context, projectID uuid.UUID, t Template) error {
+	if t.Tags != nil {
+		if _, err := runner.ParseTagExpr(*t.Tags); err != nil {
+			return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile", "body member /run/tags: "+clip(err.Error()))
+		}
+	}
+	if t.Environment != nil {
+		if _, err := s.st.GetEnvironment(ctx, db.GetEnvironmentParams{ProjectID: projectID, Name: *t.Environment}); err != nil {
+			if store.IsNotFound(err) {
+				return apierr.New(apierr.ValidationFailed, "environment "+*t.Environment+" does not exist", "body member /run/environment: name one of the project's environments")
+			}
+			return err
+		}
+	}
+	if len(t.Paths) == 0 {
+		return nil
+	}
+	features, err := s.st.AllFeatures(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	for i, want := range t.Paths {
+		w := strings.Trim(want, "/")
+		found := w == "" || w == "."
+		for _, f := range features {
+			if found || f.Path == w || strings.HasPrefix(f.Path, w+"/") {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return apierr.New(apierr.ValidationFailed, "path "+clip(want)+" matches no feature", fmt.Sprintf("body member /run/paths/%d: a feature file or folder of the project", i))
+		}
+	}
+	return nil
+}
+
+// firstAfter is the cursor of a schedule made or reset at now: its first firing after now and after
+// its start, unless past its end.
+func firstAfter(c compiled, now time.Time, startAt, endAt *time.Time) *time.Time {
+	from := now
+	if startAt != nil && startAt.Add(-time.Nanosecond).After(from) {
+		from = startAt.Add(-time.Nanosecond)
+	}
+	f, ok := c.spec.Next(from, c.loc)
+	if !ok || (endAt != nil && f.At.After(*endAt)) {
+		return nil
+	}
+	return &f.At
+}
+
+func dueAt(id uuid.UUID, at *time.Time, jitter int) *time.Time {
+	if at == nil {
+		return nil
+	}
+	d := at.Add(Jitter(id, *at, jitter))
+	return &d
+}
+
+func i32p(p *int) *int32 {
+	if p == nil {
+		return nil
+	}
+	v := int32(*p)
+	return &v
+}
+
+// Create stores a schedule of the project; its first firing is the first matching time after now
+// (and after its start).
+func (s *Service) Create(ctx context.Context, projectID uuid.UUID, projectSlug string, in Input, by uuid.NullUUID) (Schedule, error) {
+	c, err := s.validate(ctx, projectID, &in)
+	if err != nil {
+		return Schedule{}, err
+	}
+	tpl, _ := json.Marshal(in.Template)
+	now := s.cfg.Now()
+	status := "active"
+	var pausedAt *time.Time
+	var pausedBy uuid.NullUUID
+	note := in.Note
+	if in.Paused {
+		status, pausedAt, pausedBy = "paused", &now, by
+	} else {
+		note = nil // a note belongs to a pause
+	}
+	id := uuid.New()
+	next := firstAfter(c, now, in.StartAt, in.EndAt)
+	err = s.st.WithTx(ctx, func(q *db.Queries) error {
+		row, err := q.CreateSchedule(ctx, db.CreateScheduleParams{ProjectID: projectID, Name: in.Name, Cron: in.Cron, Timezone: in.Timezone,
+			Template: tpl, Overlap: in.Overlap, CatchUpWindowSeconds: int32(in.CatchUpWindowSeconds), CatchUpMax: int32(in.CatchUpMax),
+			JitterSeconds: int32(in.JitterSeconds), StartAt: in.StartAt, EndAt: in.EndAt, Status: status, PausedAt: pausedAt, PausedBy: pausedBy,
+			PauseNote: note, PauseAfterFailures: i32p(in.PauseAfterFailures), NextFireAt: next, NextDueAt: nil, CreatedBy: by})
+		if store.IsUniqueViolation(err) {
+			return apierr.Wrap(err, apierr.Conflict, "schedule "+in.Name+" exists in project "+projectSlug, "body member /name: choose another name, or PUT /api/schedules/{scheduleId}")
+		}
+		if err != nil {
+			return err
+		}
+		id = row.ID
+		if err := q.SetScheduleCursor(ctx, db.SetScheduleCursorParams{ID: row.ID, NextFireAt: next, NextDueAt: dueAt(row.ID, next, in.JitterSeconds)}); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "schedule", ID: row.ID.String(), Name: projectSlug + "/" + in.Name},
+			map[string]any{"cron": in.Cron, "timezone": in.Timezone, "overlap": in.Overlap, "status": status})
+	})
+	if err != nil {
+		return Schedule{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// Replace replaces a schedule's settings; the cadence restarts from now, and firings it kept
+// waiting are dropped (recorded as missed, reason overlap).
+func (s *Service) Replace(ctx context.Context, id uuid.UUID, in Input) (Schedule, error) {
+	cur, err := s.st.GetSchedule(ctx, id)
+	if store.IsNotFound(err) {
+		return Schedule{}, notFound(id)
+	}
+	if err != nil {
+		return Schedule{}, err
+	}
+	c, err := s.validate(ctx, cur.Schedule.ProjectID, &in)
+	if err != nil {
+		return Schedule{}, err
+	}
+	tpl, _ := json.Marshal(in.Template)
+	next := firstAfter(c, s.cfg.Now(), in.StartAt, in.EndAt)
+	err = s.st.WithTx(ctx, func(q *db.Queries) error {
+		if _, err := q.LockScheduleWait(ctx, id); err != nil {
+			if store.IsNotFound(err) {
+				return notFound(id)
+			}
+			return err
+		}
+		_, err := q.UpdateSchedule(ctx, db.UpdateScheduleParams{ID: id, Name: in.Name, Cron: in.Cron, Timezone: in.Timezone, Template: tpl,
+			Overlap: in.Overlap, CatchUpWindowSeconds: int32(in.CatchUpWindowSeconds), CatchUpMax: int32(in.CatchUpMax), JitterSeconds: int32(in.JitterSeconds),
+			StartAt: in.StartAt, EndAt: in.EndAt, PauseAfterFailures: i32p(in.PauseAfterFailures), NextFireAt: next, NextDueAt: dueAt(id, next, in.JitterSeconds)})
+		if store.IsUniqueViolation(err) {
+			return apierr.Wrap(err, apierr.Conflict, "schedule "+in.Name+" exists in project "+cur.ProjectSlug, "body member /name: choose another name")
+		}
+		if err != nil {
+			return err
+		}
+		if err := q.DropBufferedFirings(ctx, db.DropBufferedFiringsParams{ScheduleID: id, Reason: MissedOverlap}); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "schedule", ID: id.String(), Name: cur.ProjectSlug + "/" + in.Name},
+			map[string]any{"cron": in.Cron, "timezone": in.Timezone, "overlap": in.Overlap})
+	})
+	if err != nil {
+		return Schedule{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// Delete removes a schedule and its firing records; the runs it started stay, with their schedule id.
+func (s *Service) Delete(ctx context.Context, id uuid.UUID) error {
+	return s.st.WithTx(ctx, func(q *db.Queries) error {
+		cur, err := q.GetSchedule(ctx, id)
+		if store.IsNotFound(err) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := q.DeleteSchedule(ctx, id); err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "schedule", ID: id.String(), Name: cur.ProjectSlug + "/" + cur.Schedule.Name}, nil)
+	})
+}
+
+// Pause stops a schedule firing, with who and why; pausing a paused schedule changes nothing.
+// Firings it kept waiting are recorded as missed (reason paused).
+func (s *Service) Pause(ctx context.Context, id uuid.UUID, note *string, by uuid.NullUUID) (Schedule, error) {
+	err := s.st.WithTx(ctx, func(q *db.Queries) error {
+		cur, err := q.LockScheduleWait(ctx, id)
+		if store.IsNotFound(err) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		if cur.Status == "paused" {
+			audit.NoChange(ctx)
+			return nil
+		}
+		return s.pause(ctx, q, cur, note, by)
+	})
+	if err != nil {
+		return Schedule{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+func (s *Service) pause(ctx context.Context, q *db.Queries, cur db.Schedule, note *string, by uuid.NullUUID) error {
+	if _, err := q.PauseSchedule(ctx, db.PauseScheduleParams{ID: cur.ID, PausedBy: by, PauseNote: note}); err != nil {
+		return err
+	}
+	if err := q.DropBufferedFirings(ctx, db.DropBufferedFiringsParams{ScheduleID: cur.ID, Reason: MissedPaused}); err != nil {
+		return err
+	}
+	p, err := q.ScheduleProject(ctx, cur.ProjectID)
+	if err != nil {
+		return err
+	}
+	return audit.Record(ctx, q, audit.Target{Kind: "schedule", ID: cur.ID.String(), Name: p.Slug + "/" + cur.Name},
+		map[string]any{"status": "paused", "note": deref(note)})
+}
+
+// Resume lets a paused schedule fire again. Without catchUp the times it passed while paused are
+// recorded as missed (reason paused) and the cadence restarts after now; with catchUp they are
+// handled like downtime (catch-up window and cap) by the next tick.
+func (s *Service) Resume(ctx context.Context, id uuid.UUID, note *string, catchUp bool) (Schedule, error) {
+	err := s.st.WithTx(ctx, func(q *db.Queries) error {
+		cur, err := q.LockScheduleWait(ctx, id)
+		if store.IsNotFound(err) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		if cur.Status == "active" {
+			audit.NoChange(ctx)
+			return nil
+		}
+		c, err := compile(cur)
+		if err != nil {
+			return err
+		}
+		now := s.cfg.Now()
+		next := cur.NextFireAt
+		if !catchUp || next == nil {
+			if next != nil && !next.After(now) {
+				// The times passed while paused, in one record.
+				var missed []time.Time
+				t := *next
+				for !t.After(now) && len(missed) < maxDue && (cur.EndAt == nil || !t.After(*cur.EndAt)) {
+					missed = append(missed, t)
+					f, ok := c.spec.Next(t, c.loc)
+					if !ok {
+						break
+					}
+					t = f.At
+				}
+				if err := s.recordMissed(ctx, q, cur.ID, missed, MissedPaused); err != nil {
+					return err
+				}
+			}
+			next = firstAfter(c, now, cur.StartAt, cur.EndAt)
+		}
+		if _, err := q.ResumeSchedule(ctx, db.ResumeScheduleParams{ID: id, NextFireAt: next, NextDueAt: dueAt(id, next, int(cur.JitterSeconds))}); err != nil {
+			return err
+		}
+		p, err := q.ScheduleProject(ctx, cur.ProjectID)
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "schedule", ID: id.String(), Name: p.Slug + "/" + cur.Name},
+			map[string]any{"status": "active", "note": deref(note), "catchUp": catchUp})
+	})
+	if err != nil {
+		return Schedule{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func compile(sc db.Schedule) (compiled, error) {
+	spec, err := Parse(sc.Cron)
+	if err != nil {
+		return compiled{}, fmt.Errorf("schedule %s: stored cron %q: %w", sc.ID, sc.Cron, err)
+	}
+	loc, err := time.LoadLocation(sc.Timezone)
+	if err != nil {
+		return compiled{}, fmt.Errorf("schedule %s: stored zone %q: %w", sc.ID, sc.Timezone, err)
+	}
+	return compiled{spec: spec, loc: loc}, nil
+}
+
+// recentFirings is how many firings a schedule shows.
+const recentFirings = 20
+
+// Get returns a schedule with its next firing, its last run, its failure streak and its recent firings.
+func (s *Service) Get(ctx context.Context, id uuid.UUID) (Schedule, error) {
+	r, err := s.st.GetSchedule(ctx, id)
+	if store.IsNotFound(err) {
+		return Schedule{}, notFound(id)
+	}
+	if err != nil {
+		return Schedule{}, err
+	}
+	out := s.view(ctx, r.Schedule, r.ProjectSlug, r.WorkspaceID)
+	fs, err := s.st.RecentFirings(ctx, db.RecentFiringsParams{ScheduleID: id, RowLimit: recentFirings})
+	if err != nil {
+		return Schedule{}, err
+	}
+	for _, f := range fs {
+		out.RecentFirings = append(out.RecentFirings, FiringRecord{ScheduledAt: f.ScheduledTime, RecordedAt: f.RecordedAt, Manual: f.Manual,
+			Status: f.Status, Reason: f.Reason, MissedCount: int(f.MissedCount), LastScheduledAt: f.LastTime, RunID: nullUUID(f.RunID), RunStatus: f.RunStatus})
+	}
+	sid := uuid.NullUUID{UUID: id, Valid: true}
+	if last, err := s.st.LastScheduleRun(ctx, sid); err == nil {
+		out.LastRunAt, out.LastRunID, out.LastRunStatus = &last.CreatedAt, &last.ID, &last.Status
+	} else if !store.IsNotFound(err) {
+		return Schedule{}, err
+	}
+	n, err := s.st.ConsecutiveFailures(ctx, db.ConsecutiveFailuresParams{ScheduleID: sid, Since: r.Schedule.FailuresSince})
+	if err != nil {
+		return Schedule{}, err
+	}
+	out.ConsecutiveFailures = int(n)
+	return out, nil
+}
+
+func nullUUID(u uuid.NullUUID) *uuid.UUID {
+	if !u.Valid {
+		return nil
+	}
+	return &u.UUID
+}
+
+func int32p(p *int32) *int {
+	if p == nil {
+		return nil
+	}
+	v := int(*p)
+	return &v
+}
+
+// view is a stored schedule as shown, without the parts that take further queries.
+func (s *Service) view(ctx context.Context, sc db.Schedule, project string, workspace uuid.UUID) Schedule {
+	out := Schedule{ID: sc.ID, Project: project, WorkspaceID: workspace, Name: sc.Name, Cron: sc.Cron, Timezone: sc.Timezone,
+		Overlap: sc.Overlap, CatchUpWindowSeconds: int(sc.CatchUpWindowSeconds), CatchUpMax: int(sc.CatchUpMax), JitterSeconds: int(sc.JitterSeconds),
+		StartAt: sc.StartAt, EndAt: sc.EndAt, PauseAfterFailures: int32p(sc.PauseAfterFailures), Status: sc.Status, PausedAt: sc.PausedAt,
+		PauseNote: sc.PauseNote, CreatedAt: sc.CreatedAt, UpdatedAt: sc.UpdatedAt, RecentFirings: []FiringRecord{}}
+	_ = json.Unmarshal(sc.Template, &out.Template)
+	if sc.Status == "active" {
+		out.NextRunAt = sc.NextFireAt
+	}
+	out.PausedBy = s.user(ctx, sc.PausedBy)
+	out.CreatedBy = s.user(ctx, sc.CreatedBy)
+	return out
+}
+
+func (s *Service) user(ctx context.Context, id uuid.NullUUID) *User {
+	if !id.Valid {
+		return nil
+	}
+	u, err := s.st.GetUser(ctx, id.UUID)
+	if err != nil {
+		return nil
+	}
+	return &User{ID: u.ID, Email: u.Email, DisplayName: u.DisplayName}
+}
+
+// ListFilter selects schedules: those of the workspaces given (all of them for an instance
+// administrator), optionally of one project and status, a page after a cursor.
+type ListFilter struct {
+	UserID        uuid.UUID
+	AllWorkspaces bool
+	Project       *string
+	Status        *string
+	AfterAt       *time.Time
+	AfterID       uuid.UUID
+	Limit         int
+}
+
+// List returns a page of schedules (oldest first) and whether another page follows.
+func (s *Service) List(ctx context.Context, f ListFilter) ([]Schedule, bool, error) {
+	ws, err := s.workspaces(ctx, f.UserID, f.AllWorkspaces)
+	if err != nil {
+		return nil, false, err
+	}
+	p := db.ListSchedulesParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: ws, Project: f.Project, Status: f.Status, RowLimit: int32(f.Limit + 1)}
+	if f.AfterAt != nil {
+		p.AfterAt, p.AfterID = f.AfterAt, uuid.NullUUID{UUID: f.AfterID, Valid: true}
+	}
+	rows, err := s.st.ListSchedules(ctx, p)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(rows) > f.Limit
+	if more {
+		rows = rows[:f.Limit]
+	}
+	out := make([]Schedule, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, s.view(ctx, r.Schedule, r.ProjectSlug, r.WorkspaceID))
+	}
+	return out, more, nil
+}
+
+func (s *Service) workspaces(ctx context.Context, user uuid.UUID, all bool) ([]uuid.UUID, error) {
+	if all {
+		return []uuid.UUID{}, nil
+	}
+	return s.st.UserWorkspaceIDs(ctx, user)
+}
+
+// Upcoming is one future firing of a schedule.
+type Upcoming struct {
+	ScheduleID   uuid.UUID
+	ScheduleName string
+	Project      string
+	Timezone     string
+	Firing       Firing
+	Local        time.Time
+	StartsBy     *time.Time // with jitter
+}
+
+// UpcomingFilter selects upcoming firings: of the caller's schedules, optionally one project, up
+// to until, a page after (AfterAt, AfterID).
+type UpcomingFilter struct {
+	UserID        uuid.UUID
+	AllWorkspaces bool
+	Project       *string
+	Until         time.Time
+	AfterAt       *time.Time
+	AfterID       uuid.UUID
+	Limit         int
+}
+
+// ListUpcoming returns the next firings of the active schedules, soonest first (ties by schedule
+// id), as FireDue will fire them: from each schedule's cursor, with the DST decisions, start and end.
+func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcoming, bool, error) {
+	ws, err := s.workspaces(ctx, f.UserID, f.AllWorkspaces)
+	if err != nil {
+		return nil, false, err
+	}
+	rows, err := s.st.UpcomingSchedules(ctx, db.UpcomingSchedulesParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: ws, Project: f.Project})
+	if err != nil {
+		return nil, false, err
+	}
+	var all []Upcoming
+	for _, r := range rows {
+		sc := r.Schedule
+		if sc.NextFireAt == nil {
+			continue
+		}
+		c, err := compile(sc)
+		if err != nil {
+			s.log.Error("schedule does not compile", "schedule", sc.ID, "err", err)
+			continue
+		}
+		// The cursor's own firing, then the following ones; on a later page, from the page's
+		// start (a firing at that very instant stays, for the schedules that sort after it).
+		var fs []Firing
+		if f.AfterAt == nil || !f.AfterAt.After(*sc.NextFireAt) {
+			first := resolveInstant(c, *sc.NextFireAt)
+			more, _ := c.spec.Between(first.At, f.Until, c.loc, f.Limit+1)
+			fs = append([]Firing{first}, more...)
+		} else {
+			fs, _ = c.spec.Between(f.AfterAt.Add(-time.Nanosecond), f.Until, c.loc, f.Limit+2)
+		}
+		n := 0
+		for _, fi := range fs {
+			if fi.At.After(f.Until) || (sc.EndAt != nil && fi.At.After(*sc.EndAt)) {
+				break
+			}
+			if f.AfterAt != nil && (fi.At.Before(*f.AfterAt) || (fi.At.Equal(*f.AfterAt) && !afterID(sc.ID, f.AfterID))) {
+				continue
+			}
+			u := Upcoming{ScheduleID: sc.ID, ScheduleName: sc.Name, Project: r.ProjectSlug, Timezone: sc.Timezone, Firing: fi, Local: fi.At.In(c.loc)}
+			if sc.JitterSeconds > 0 {
+				u.StartsBy = dueAt(sc.ID, &fi.At, int(sc.JitterSeconds))
+			}
+			all = append(all, u)
+			if n++; n > f.Limit {
+				break
+			}
+		}
+	}
+	sortUpcoming(all)
+	more := len(all) > f.Limit
+	if more {
+		all = all[:f.Limit]
+	}
+	return all, more, nil
+}
+
+func afterID(a, b uuid.UUID) bool { return strings.Compare(a.String(), b.String()) > 0 }
+
+// resolveInstant is the firing of a stored scheduled time, with the DST decision that produced it.
+func resolveInstant(c compiled, at time.Time) Firing {
+	if f, ok := c.spec.Next(at.Add(-time.Second), c.loc); ok && f.At.Equal(at) {
+		return f
+	}
+	return Firing{At: at, Wall: wallOf(at, c.loc)}
+}
