@@ -23,8 +23,9 @@ type Querier interface {
 	AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error
 	// No worker executes an ingest-only run: cancelling it ends it at once.
 	CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error)
-	// Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
-	ClaimRun(ctx context.Context, workerID *string) (Run, error)
+	// Starts the run of a River job on this worker, unless it is no longer queued (cancelled before
+	// it started, or started already): no row then, and the job has nothing to do.
+	ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) (Run, error)
 	ClearLoginFailures(ctx context.Context, key string) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
 	CountAuditEntries(ctx context.Context) (int64, error)
@@ -169,7 +170,9 @@ type Querier interface {
 	MarkVisualChecksAccepted(ctx context.Context, arg MarkVisualChecksAcceptedParams) error
 	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
 	NotifyRunEvent(ctx context.Context, payload string) error
-	NotifyRunQueued(ctx context.Context, runID string) error
+	// Rows whose window and lock have both ended count nothing any more (the next failure of the key
+	// starts a fresh count either way): the periodic clean-up deletes them.
+	PruneLoginFailures(ctx context.Context, windowSeconds int32) (int64, error)
 	// Runs whose worker stopped heartbeating died with it.
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error

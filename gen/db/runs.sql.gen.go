@@ -36,15 +36,21 @@ func (q *Queries) AppendRunEvent(ctx context.Context, arg AppendRunEventParams) 
 	return err
 }
 
-const claimRun = `-- name: ClaimRun :one
+const claimQueuedRun = `-- name: ClaimQueuedRun :one
 UPDATE runs SET status = 'running', worker_id = $1, started_at = now(), heartbeat_at = now(), updated_at = now()
-WHERE id = (SELECT r.id FROM runs r WHERE r.status = 'queued' ORDER BY r.created_at, r.id FOR UPDATE SKIP LOCKED LIMIT 1)
+WHERE id = $2 AND status = 'queued'
 RETURNING id, project_id, status, trigger, source, label, paths, tags, environment, branch, commit_sha, variables, datasets, process_name, schedule_id, retries, timeout_seconds, created_by, created_at, updated_at, started_at, finished_at, worker_id, heartbeat_at, cancel_requested, error, counts, last_seq
 `
 
-// Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
-func (q *Queries) ClaimRun(ctx context.Context, workerID *string) (Run, error) {
-	row := q.db.QueryRow(ctx, claimRun, workerID)
+type ClaimQueuedRunParams struct {
+	WorkerID *string
+	ID       uuid.UUID
+}
+
+// Starts the run of a River job on this worker, unless it is no longer queued (cancelled before
+// it started, or started already): no row then, and the job has nothing to do.
+func (q *Queries) ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) (Run, error) {
+	row := q.db.QueryRow(ctx, claimQueuedRun, arg.WorkerID, arg.ID)
 	var i Run
 	err := row.Scan(
 		&i.ID,
@@ -721,15 +727,6 @@ SELECT pg_notify('sdods_run_events', $1::text)
 
 func (q *Queries) NotifyRunEvent(ctx context.Context, payload string) error {
 	_, err := q.db.Exec(ctx, notifyRunEvent, payload)
-	return err
-}
-
-const notifyRunQueued = `-- name: NotifyRunQueued :exec
-SELECT pg_notify('sdods_runs', $1::text)
-`
-
-func (q *Queries) NotifyRunQueued(ctx context.Context, runID string) error {
-	_, err := q.db.Exec(ctx, notifyRunQueued, runID)
 	return err
 }
 

@@ -18,18 +18,19 @@ import (
 	"github.com/sdods/sdods/impl/server/store"
 )
 
-// Start runs the listener, the maintenance loop and the workers until ctx ends; the returned
-// function waits for them to stop (runs still executing are ended as errored).
+// Start runs the listener and the maintenance loop (heartbeats of this process's runs, reconcile
+// of dead processes' runs) until ctx ends; the returned function waits for them to stop. Runs are
+// executed by the River worker Register adds; those executing when ctx ends stop at once and are
+// ended as errored.
 func (s *Service) Start(ctx context.Context) (wait func()) {
 	var wg sync.WaitGroup
+	s.mu.Lock()
+	s.stopping = ctx
+	s.mu.Unlock()
 	s.reconcile(ctx) // runs a dead process left behind
-	wg.Add(2 + s.cfg.Workers)
+	wg.Add(2)
 	go func() { defer wg.Done(); s.listen(ctx) }()
 	go func() { defer wg.Done(); s.maintain(ctx) }()
-	for i := 0; i < s.cfg.Workers; i++ {
-		go func() { defer wg.Done(); s.work(ctx) }()
-	}
-	s.poke()
 	return wg.Wait
 }
 
@@ -132,28 +133,17 @@ func (s *Service) lastSeq(ctx context.Context, id uuid.UUID) int64 {
 	return r.Run.LastSeq
 }
 
-func (s *Service) work(ctx context.Context) {
-	for ctx.Err() == nil {
-		r, err := s.st.ClaimRun(ctx, &s.workerID)
-		switch {
-		case err == nil:
-			s.poke() // another idle worker may take the next queued run
-			s.execute(ctx, r)
-			continue
-		case !store.IsNotFound(err) && ctx.Err() == nil:
-			s.log.Warn("runs: claim failed", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.wake:
-		case <-time.After(s.cfg.Poll):
-		}
-	}
-}
-
-// execute runs a claimed run to its end and records the outcome.
+// execute runs a claimed run to its end and records the outcome. ctx is the run's River job's;
+// the run also stops when this process stops (Start's context ends).
 func (s *Service) execute(ctx context.Context, r db.Run) {
+	ctx, stopExec := context.WithCancel(ctx)
+	defer stopExec()
+	s.mu.Lock()
+	stopping := s.stopping
+	s.mu.Unlock()
+	if stopping != nil {
+		defer context.AfterFunc(stopping, stopExec)()
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.mu.Lock()
