@@ -174,6 +174,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	rs.Register(reg)
+	throttle := identity.DefaultThrottle
+	if cfg.Throttle != nil {
+		throttle = *cfg.Throttle
+	}
+	jobs.RegisterCleanup(reg, st, throttle.Window)
 	jc, err := jobs.New(st.Pool, reg, jobs.Config{Work: cfg.Role != RoleAPI, ID: rs.WorkerID(), Logger: log})
 	if err != nil {
 		st.Close()
