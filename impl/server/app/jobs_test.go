@@ -302,3 +302,70 @@ func TestServeRoles(t *testing.T) {
 		t.Fatalf("-role both: %v", err)
 	}
 }
+
+// A webhook delivery that fails is a River job tried again with backoff: the endpoint that answers
+// 500 first gets the same event again, and the job completes at its second attempt.
+func TestWebhookDeliveryRetried(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	web := webApp(t)
+	project(t, admin, web.URL, map[string]string{"api/health.feature": strings.Split(healthFeature, "  Scenario: A check that fails")[0]})
+	type delivery struct{ event, id, runID string }
+	got := make(chan delivery, 8)
+	var mu sync.Mutex
+	calls := 0
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Event string
+			Data  struct{ RunID string }
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		got <- delivery{body.Event, r.Header.Get("X-Sdods-Delivery"), body.Data.RunID}
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(receiver.Close)
+	ctx := context.Background()
+	pr, err := admin.PutIntegrationWithResponse(ctx, "shop", "webhook", serverclient.PutIntegrationJSONRequestBody{Webhook: &serverclient.WebhookConfigInput{
+		Url: receiver.URL, Events: []serverclient.WebhookEvent{"run.finished"}}})
+	if err != nil || pr.StatusCode() >= 300 {
+		t.Fatalf("put webhook: %v %s", err, pr.Body)
+	}
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	waitRun(t, admin.ClientWithResponses, id, terminal)
+	var ds []delivery
+	for len(ds) < 2 {
+		select {
+		case d := <-got:
+			ds = append(ds, d)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("deliveries %+v, want a failed one and its retry", ds)
+		}
+	}
+	if ds[0].event != "run.finished" || ds[1].event != "run.finished" || ds[0].runID != id.String() || ds[1].runID != id.String() || ds[0].id == ds[1].id {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var state string
+		var attempt int
+		err := s.App.Store.Pool.QueryRow(ctx, "SELECT state::text, attempt FROM river_job WHERE kind = 'webhook_delivery' AND args->>'run_id' = $1", id.String()).Scan(&state, &attempt)
+		if err == nil && state == "completed" && attempt == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivery job: %s attempt %d, err %v", state, attempt, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case d := <-got:
+		t.Fatalf("a third delivery: %+v", d)
+	case <-time.After(500 * time.Millisecond):
+	}
+}

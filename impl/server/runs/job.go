@@ -31,9 +31,11 @@ func (RunArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueRuns, MaxAttempts: 5}
 }
 
-// Register adds the run worker and the runs queue (Config.Workers at once in this process) to reg.
+// Register adds the run worker, the runs queue (Config.Workers at once in this process) and the
+// webhook delivery worker to reg.
 func (s *Service) Register(reg *jobs.Registry) {
 	jobs.Register(reg, &runWorker{s: s})
+	jobs.Register(reg, &webhookWorker{s: s})
 	reg.Queue(QueueRuns, s.cfg.Workers)
 }
 

@@ -154,6 +154,11 @@ func (s *Service) Cancel(ctx context.Context, q *db.Queries, id uuid.UUID) (db.R
 	if err != nil {
 		return r, err
 	}
+	if r.Status == "cancelled" { // it was queued: it ends now, with its deliveries
+		if err := s.queueDeliveries(ctx, q, r.ProjectID, r.ID, r.Status); err != nil {
+			return r, err
+		}
+	}
 	if err := q.NotifyRunEvent(ctx, cancelPrefix+id.String()); err != nil {
 		return r, err
 	}

@@ -85,6 +85,13 @@ func (s *Service) reconcile(ctx context.Context) {
 			if err := countLostRun(ctx, q, id); err != nil {
 				return err
 			}
+			r, err := q.GetRun(ctx, id)
+			if err != nil {
+				return err
+			}
+			if err := s.queueDeliveries(ctx, q, r.Run.ProjectID, id, r.Run.Status); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -102,7 +109,6 @@ func (s *Service) reconcile(ctx context.Context) {
 		snk := &sink{s: s, run: db.Run{ID: id}}
 		snk.seq = s.lastSeq(ctx, id)
 		snk.appendEvent(apiEvent{Type: "end", Status: ptr("errored"), Message: ptr("the worker executing this run stopped")})
-		s.notifyFinished(id)
 	}
 }
 
@@ -188,7 +194,15 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	if msg != "" {
 		errp = &msg
 	}
-	fin, ferr := s.st.FinishRun(bg, db.FinishRunParams{ID: r.ID, Status: status, Error: errp, Counts: rawCounts})
+	// The final status and the webhook deliveries it triggers commit together.
+	var fin db.Run
+	ferr := s.st.WithTx(bg, func(q *db.Queries) error {
+		var err error
+		if fin, err = q.FinishRun(bg, db.FinishRunParams{ID: r.ID, Status: status, Error: errp, Counts: rawCounts}); err != nil {
+			return err
+		}
+		return s.queueDeliveries(bg, q, fin.ProjectID, fin.ID, fin.Status)
+	})
 	if ferr != nil {
 		if errors.Is(ferr, context.Canceled) || store.IsNotFound(ferr) {
 			log.Warn("runs: run was finished elsewhere", "error", ferr)
@@ -201,7 +215,6 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	_ = json.Unmarshal(fin.Counts, &endCounts) // the database adds counts.quarantined (docs/stats.md)
 	snk.appendEvent(apiEvent{Type: "end", Status: &fin.Status, Counts: &endCounts, Message: errp})
 	log.Info("run finished", "status", fin.Status)
-	s.notifyFinished(r.ID)
 }
 
 // load gathers what a run executes: the project's features and processes, the environment with
