@@ -125,3 +125,7 @@ SELECT alternatives FROM locator_alternatives WHERE project_id = $1 AND selector
 -- name: SaveLocatorAlternatives :exec
 INSERT INTO locator_alternatives (project_id, selector, alternatives) VALUES ($1, $2, $3)
 ON CONFLICT (project_id, selector) DO UPDATE SET alternatives = EXCLUDED.alternatives, updated_at = now();
+
+-- name: QueuedRunIDs :many
+-- The runs waiting for a worker, for giving a River job to those queued before runs were River jobs.
+SELECT id FROM runs WHERE status = 'queued' AND source = 'execute' ORDER BY created_at, id;

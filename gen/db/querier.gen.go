@@ -173,6 +173,8 @@ type Querier interface {
 	// Rows whose window and lock have both ended count nothing any more (the next failure of the key
 	// starts a fresh count either way): the periodic clean-up deletes them.
 	PruneLoginFailures(ctx context.Context, windowSeconds int32) (int64, error)
+	// The runs waiting for a worker, for giving a River job to those queued before runs were River jobs.
+	QueuedRunIDs(ctx context.Context) ([]uuid.UUID, error)
 	// Runs whose worker stopped heartbeating died with it.
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error

@@ -730,6 +730,31 @@ func (q *Queries) NotifyRunEvent(ctx context.Context, payload string) error {
 	return err
 }
 
+const queuedRunIDs = `-- name: QueuedRunIDs :many
+SELECT id FROM runs WHERE status = 'queued' AND source = 'execute' ORDER BY created_at, id
+`
+
+// The runs waiting for a worker, for giving a River job to those queued before runs were River jobs.
+func (q *Queries) QueuedRunIDs(ctx context.Context) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, queuedRunIDs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const reconcileLostRuns = `-- name: ReconcileLostRuns :many
 UPDATE runs SET status = 'errored', finished_at = now(), updated_at = now(),
                 error = 'the worker executing this run stopped (process exit or crash); run it again'

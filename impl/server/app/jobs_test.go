@@ -369,3 +369,35 @@ func TestWebhookDeliveryRetried(t *testing.T) {
 	case <-time.After(500 * time.Millisecond):
 	}
 }
+
+// Runs queued before run execution moved onto River have no job: a process that starts gives them
+// one, once, and they execute.
+func TestQueuedRunWithoutJobIsAdopted(t *testing.T) {
+	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Role = app.RoleAPI })
+	admin := api.Setup(t)
+	web := webApp(t)
+	project(t, admin, web.URL, map[string]string{"api/health.feature": strings.Split(healthFeature, "  Scenario: A check that fails")[0]})
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	if _, err := api.App.Store.Pool.Exec(context.Background(), "DELETE FROM river_job WHERE kind = 'run'"); err != nil {
+		t.Fatal(err)
+	}
+	apptest.StartOn(t, api.DatabaseURL, func(c *app.Config) { c.Role = app.RoleWorker })
+	apptest.StartOn(t, api.DatabaseURL, func(c *app.Config) { c.Role = app.RoleWorker })
+	if run := waitRun(t, admin.ClientWithResponses, id, terminal); run.Status != "passed" {
+		t.Fatalf("the adopted run ended %s", run.Status)
+	}
+	if jobs := runJobsOf(t, api, id); len(jobs) != 1 {
+		t.Fatalf("River jobs of the adopted run: %+v, want one though two processes started", jobs)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		running, ends := executions(t, api, id)
+		if running == 1 && ends == 1 {
+			break
+		}
+		if running > 1 || ends > 1 || time.Now().After(deadline) {
+			t.Fatalf("the adopted run executed %d times (%d ends)", running, ends)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

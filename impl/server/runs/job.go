@@ -27,8 +27,41 @@ func (RunArgs) Kind() string { return "run" }
 // run (the database failed); a run that started is ended by this package (passed, failed, errored,
 // cancelled, timed out) and never executed twice: Work starts only a queued run, so a job that River
 // retries or rescues finds its run started already and does nothing.
+// A run has one job (unique by its args), whoever inserts it.
 func (RunArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueRuns, MaxAttempts: 5}
+	return river.InsertOpts{Queue: QueueRuns, MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// adoptQueued gives a job to the queued runs that have none: those queued before runs were River
+// jobs (an upgrade with runs waiting). Their jobs are unique, so processes starting at once insert
+// one each.
+func (s *Service) adoptQueued(ctx context.Context) {
+	ids, err := s.st.QueuedRunIDs(ctx)
+	if err != nil || len(ids) == 0 {
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("runs: list queued runs", "error", err)
+		}
+		return
+	}
+	adopted := 0
+	err = s.st.WithTx(ctx, func(q *db.Queries) error {
+		for _, id := range ids {
+			res, err := jobs.InsertTx(ctx, q, RunArgs{RunID: id}, nil)
+			if err != nil {
+				return err
+			}
+			if !res.UniqueSkippedAsDuplicate {
+				adopted++
+			}
+		}
+		return nil
+	})
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.log.Warn("runs: give queued runs a job", "error", err)
+	case adopted > 0:
+		s.log.Info("runs: queued runs without a job given one", "runs", adopted)
+	}
 }
 
 // Register adds the run worker, the runs queue (Config.Workers at once in this process) and the

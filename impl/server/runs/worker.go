@@ -27,7 +27,8 @@ func (s *Service) Start(ctx context.Context) (wait func()) {
 	s.mu.Lock()
 	s.stopping = ctx
 	s.mu.Unlock()
-	s.reconcile(ctx) // runs a dead process left behind
+	s.reconcile(ctx)   // runs a dead process left behind
+	s.adoptQueued(ctx) // runs queued before they were River jobs
 	wg.Add(2)
 	go func() { defer wg.Done(); s.listen(ctx) }()
 	go func() { defer wg.Done(); s.maintain(ctx) }()
