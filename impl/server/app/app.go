@@ -178,7 +178,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.Throttle != nil {
 		throttle = *cfg.Throttle
 	}
-	jobs.RegisterCleanup(reg, st, throttle.Window)
+	jobs.RegisterCleanup(reg, st, blobs, jobs.Cleanup{LoginWindow: throttle.Window})
 	jc, err := jobs.New(st.Pool, reg, jobs.Config{Work: cfg.Role != RoleAPI, ID: rs.WorkerID(), Logger: log})
 	if err != nil {
 		st.Close()
