@@ -4,16 +4,14 @@ INSERT INTO runs (project_id, status, trigger, source, label, paths, tags, envir
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 RETURNING *;
 
--- name: NotifyRunQueued :exec
-SELECT pg_notify('sdods_runs', sqlc.arg('run_id')::text);
-
 -- name: NotifyRunEvent :exec
 SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text);
 
--- name: ClaimRun :one
--- Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
+-- name: ClaimQueuedRun :one
+-- Starts the run of a River job on this worker, unless it is no longer queued (cancelled before
+-- it started, or started already): no row then, and the job has nothing to do.
 UPDATE runs SET status = 'running', worker_id = sqlc.arg('worker_id'), started_at = now(), heartbeat_at = now(), updated_at = now()
-WHERE id = (SELECT r.id FROM runs r WHERE r.status = 'queued' ORDER BY r.created_at, r.id FOR UPDATE SKIP LOCKED LIMIT 1)
+WHERE id = sqlc.arg('id') AND status = 'queued'
 RETURNING *;
 
 -- name: HeartbeatRuns :many
@@ -127,3 +125,7 @@ SELECT alternatives FROM locator_alternatives WHERE project_id = $1 AND selector
 -- name: SaveLocatorAlternatives :exec
 INSERT INTO locator_alternatives (project_id, selector, alternatives) VALUES ($1, $2, $3)
 ON CONFLICT (project_id, selector) DO UPDATE SET alternatives = EXCLUDED.alternatives, updated_at = now();
+
+-- name: QueuedRunIDs :many
+-- The runs waiting for a worker, for giving a River job to those queued before runs were River jobs.
+SELECT id FROM runs WHERE status = 'queued' AND source = 'execute' ORDER BY created_at, id;

@@ -29,3 +29,10 @@ UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = $1 AN
 
 -- name: ClearLoginFailures :exec
 DELETE FROM login_failures WHERE key = $1;
+
+-- name: PruneLoginFailures :execrows
+-- Rows whose window and lock have both ended count nothing any more (the next failure of the key
+-- starts a fresh count either way): the periodic clean-up deletes them.
+DELETE FROM login_failures
+WHERE window_start <= now() - make_interval(secs => sqlc.arg('window_seconds')::int)
+  AND (locked_until IS NULL OR locked_until <= now());

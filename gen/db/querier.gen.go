@@ -25,8 +25,9 @@ type Querier interface {
 	BufferedFirings(ctx context.Context, scheduleID uuid.UUID) ([]ScheduleFiring, error)
 	// No worker executes an ingest-only run: cancelling it ends it at once.
 	CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error)
-	// Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
-	ClaimRun(ctx context.Context, workerID *string) (Run, error)
+	// Starts the run of a River job on this worker, unless it is no longer queued (cancelled before
+	// it started, or started already): no row then, and the job has nothing to do.
+	ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) (Run, error)
 	ClearLoginFailures(ctx context.Context, key string) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
 	// Scheduled runs that ended failed, errored or timed out since the last that passed (and since failures_since).
@@ -189,8 +190,12 @@ type Querier interface {
 	MarkVisualChecksAccepted(ctx context.Context, arg MarkVisualChecksAcceptedParams) error
 	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
 	NotifyRunEvent(ctx context.Context, payload string) error
-	NotifyRunQueued(ctx context.Context, runID string) error
 	PauseSchedule(ctx context.Context, arg PauseScheduleParams) (Schedule, error)
+	// Rows whose window and lock have both ended count nothing any more (the next failure of the key
+	// starts a fresh count either way): the periodic clean-up deletes them.
+	PruneLoginFailures(ctx context.Context, windowSeconds int32) (int64, error)
+	// The runs waiting for a worker, for giving a River job to those queued before runs were River jobs.
+	QueuedRunIDs(ctx context.Context) ([]uuid.UUID, error)
 	RecentFirings(ctx context.Context, arg RecentFiringsParams) ([]RecentFiringsRow, error)
 	// Runs whose worker stopped heartbeating died with it.
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)

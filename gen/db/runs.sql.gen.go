@@ -36,15 +36,21 @@ func (q *Queries) AppendRunEvent(ctx context.Context, arg AppendRunEventParams) 
 	return err
 }
 
-const claimRun = `-- name: ClaimRun :one
+const claimQueuedRun = `-- name: ClaimQueuedRun :one
 UPDATE runs SET status = 'running', worker_id = $1, started_at = now(), heartbeat_at = now(), updated_at = now()
-WHERE id = (SELECT r.id FROM runs r WHERE r.status = 'queued' ORDER BY r.created_at, r.id FOR UPDATE SKIP LOCKED LIMIT 1)
+WHERE id = $2 AND status = 'queued'
 RETURNING id, project_id, status, trigger, source, label, paths, tags, environment, branch, commit_sha, variables, datasets, process_name, schedule_id, retries, timeout_seconds, created_by, created_at, updated_at, started_at, finished_at, worker_id, heartbeat_at, cancel_requested, error, counts, last_seq
 `
 
-// Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
-func (q *Queries) ClaimRun(ctx context.Context, workerID *string) (Run, error) {
-	row := q.db.QueryRow(ctx, claimRun, workerID)
+type ClaimQueuedRunParams struct {
+	WorkerID *string
+	ID       uuid.UUID
+}
+
+// Starts the run of a River job on this worker, unless it is no longer queued (cancelled before
+// it started, or started already): no row then, and the job has nothing to do.
+func (q *Queries) ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) (Run, error) {
+	row := q.db.QueryRow(ctx, claimQueuedRun, arg.WorkerID, arg.ID)
 	var i Run
 	err := row.Scan(
 		&i.ID,
@@ -724,13 +730,29 @@ func (q *Queries) NotifyRunEvent(ctx context.Context, payload string) error {
 	return err
 }
 
-const notifyRunQueued = `-- name: NotifyRunQueued :exec
-SELECT pg_notify('sdods_runs', $1::text)
+const queuedRunIDs = `-- name: QueuedRunIDs :many
+SELECT id FROM runs WHERE status = 'queued' AND source = 'execute' ORDER BY created_at, id
 `
 
-func (q *Queries) NotifyRunQueued(ctx context.Context, runID string) error {
-	_, err := q.db.Exec(ctx, notifyRunQueued, runID)
-	return err
+// The runs waiting for a worker, for giving a River job to those queued before runs were River jobs.
+func (q *Queries) QueuedRunIDs(ctx context.Context) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, queuedRunIDs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const reconcileLostRuns = `-- name: ReconcileLostRuns :many

@@ -78,3 +78,19 @@ func (q *Queries) ForgiveLoginAttempt(ctx context.Context, key string) error {
 	_, err := q.db.Exec(ctx, forgiveLoginAttempt, key)
 	return err
 }
+
+const pruneLoginFailures = `-- name: PruneLoginFailures :execrows
+DELETE FROM login_failures
+WHERE window_start <= now() - make_interval(secs => $1::int)
+  AND (locked_until IS NULL OR locked_until <= now())
+`
+
+// Rows whose window and lock have both ended count nothing any more (the next failure of the key
+// starts a fresh count either way): the periodic clean-up deletes them.
+func (q *Queries) PruneLoginFailures(ctx context.Context, windowSeconds int32) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneLoginFailures, windowSeconds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

@@ -178,7 +178,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	jc, err := jobs.New(st.Pool, reg, jobs.Config{Work: true, ID: rs.WorkerID(), Logger: log})
+	rs.Register(reg)
+	throttle := identity.DefaultThrottle
+	if cfg.Throttle != nil {
+		throttle = *cfg.Throttle
+	}
+	jobs.RegisterCleanup(reg, st, blobs, jobs.Cleanup{LoginWindow: throttle.Window})
+	jc, err := jobs.New(st.Pool, reg, jobs.Config{Work: cfg.Role != RoleAPI, ID: rs.WorkerID(), Logger: log})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -278,10 +284,10 @@ func Serve(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	a.DenyListener(ln.Addr())
-	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: roleHandler(cfg.Role, a.Handler, log), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("sdods serving", "url", cfg.BaseURL, "addr", ln.Addr().String(), "version", Version)
+	log.Info("sdods serving", "url", cfg.BaseURL, "addr", ln.Addr().String(), "version", Version, "role", cfg.Role)
 	a.Startup.Print(os.Stdout, cfg.BaseURL)
 	select {
 	case err := <-errc:

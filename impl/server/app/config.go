@@ -19,6 +19,17 @@ import (
 	"github.com/sdods/sdods/impl/server/store"
 )
 
+// The roles of a process (Config.Role, -role): several processes on one database may take
+// different roles, e.g. two api processes behind a load balancer and workers on other machines.
+const (
+	// RoleAll serves the API and works jobs (runs, clean-up, deliveries).
+	RoleAll = "all"
+	// RoleAPI serves the API and works no job; it still ends runs whose worker died.
+	RoleAPI = "api"
+	// RoleWorker works jobs and serves only /api/health.
+	RoleWorker = "worker"
+)
+
 // Config is the server's configuration, from flags with environment fallbacks.
 type Config struct {
 	Addr        string
@@ -30,6 +41,8 @@ type Config struct {
 	LogLevel    slog.Level
 	// Workers is how many runs this process executes at once.
 	Workers int
+	// Role is what this process does: RoleAll (default), RoleAPI or RoleWorker.
+	Role string
 	// Chromium is the browser of browser steps: a path or a name in PATH.
 	Chromium string
 	// RunHeartbeat and RunStaleAfter tune how a dead worker's runs are found (defaults 5s, 30s).
@@ -128,6 +141,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	})
 	workers := envParsed(c, "SDODS_WORKERS", "2", parseNonNegative)
 	fs.IntVar(&c.Workers, "workers", workers, "runs executed at once by this process (SDODS_WORKERS)")
+	fs.StringVar(&c.Role, "role", env("SDODS_ROLE", RoleAll), "what this process does: all (serve the API and work jobs), api (serve the API, work no job) or worker (work jobs, serve only /api/health) (SDODS_ROLE)")
 	fs.StringVar(&c.Chromium, "chromium", env("SDODS_CHROMIUM", "chromium"), "browser for browser steps: path or name in PATH (SDODS_CHROMIUM)")
 	fs.StringVar(&c.LogFormat, "log-format", env("SDODS_LOG_FORMAT", "text"), "text or json (SDODS_LOG_FORMAT)")
 }
@@ -162,6 +176,13 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("workers must not be negative")
+	}
+	switch c.Role {
+	case "":
+		c.Role = RoleAll
+	case RoleAll, RoleAPI, RoleWorker:
+	default:
+		return fmt.Errorf("role must be all, api or worker, not %q", c.Role)
 	}
 	if c.MaxBody <= 0 {
 		return fmt.Errorf("max-body must be positive")

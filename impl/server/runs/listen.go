@@ -47,7 +47,7 @@ func (h *hub) publish(run uuid.UUID) {
 	}
 }
 
-// listen keeps one connection LISTENing to the runs channels for as long as ctx lives,
+// listen keeps one connection LISTENing to the run events channel for as long as ctx lives,
 // reconnecting after a failure; a lost notification only delays a stream (which polls too).
 func (s *Service) listen(ctx context.Context) {
 	for ctx.Err() == nil {
@@ -67,10 +67,8 @@ func (s *Service) listenOnce(ctx context.Context) error {
 		return err
 	}
 	defer conn.Release()
-	for _, ch := range []string{"sdods_runs", "sdods_run_events"} {
-		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
-			return err
-		}
+	if _, err := conn.Exec(ctx, "LISTEN sdods_run_events"); err != nil {
+		return err
 	}
 	defer func() {
 		// The connection goes back to the pool: it must not keep listening.
@@ -83,30 +81,17 @@ func (s *Service) listenOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		switch n.Channel {
-		case "sdods_runs":
-			s.poke()
-		case "sdods_run_events":
-			if id, ok := strings.CutPrefix(n.Payload, cancelPrefix); ok {
-				if run, err := uuid.Parse(id); err == nil {
-					s.cancelActive(run)
-					s.hub.publish(run)
-				}
-				continue
-			}
-			id, _, _ := strings.Cut(n.Payload, ":")
+		if id, ok := strings.CutPrefix(n.Payload, cancelPrefix); ok {
 			if run, err := uuid.Parse(id); err == nil {
+				s.cancelActive(run)
 				s.hub.publish(run)
 			}
+			continue
 		}
-	}
-}
-
-// poke wakes one idle worker.
-func (s *Service) poke() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
+		id, _, _ := strings.Cut(n.Payload, ":")
+		if run, err := uuid.Parse(id); err == nil {
+			s.hub.publish(run)
+		}
 	}
 }
 

@@ -1,9 +1,15 @@
-// Package runs is the life of a run: created queued, claimed by one worker of any sdods process
-// (SELECT … FOR UPDATE SKIP LOCKED), executed by impl/server/runner, observed through events stored in
-// PostgreSQL and announced with NOTIFY, cancelled, timed out, or reconciled when its worker died.
+// Package runs is the life of a run: created queued with its River job in one transaction, executed
+// by the one worker of any sdods process that River hands the job to (impl/server/jobs, queue
+// "runs"), executed by impl/server/runner, observed through events stored in PostgreSQL and announced
+// with NOTIFY, cancelled, timed out, or reconciled when its worker died.
 //
 // States: queued → running → passed | failed | errored | timed_out; queued | running → cancelled.
 // A run is errored when it could not execute (its inputs failed to load, or its worker stopped).
+//
+// A run's liveness is ours, not River's: its worker renews runs.heartbeat_at, and any process
+// ends a run whose heartbeat is stale as errored (reconcile), keeping what its scenarios recorded.
+// A run's job only starts a run that is still queued, so a job that River retries, or rescues from a
+// dead process (after an hour), never executes its run twice.
 package runs
 
 import (
@@ -11,7 +17,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/sdods/sdods/impl/server/integrations"
 	"log/slog"
 	"os"
 	"sync"
@@ -21,6 +26,8 @@ import (
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/blob"
+	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/jobs"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
@@ -28,15 +35,13 @@ import (
 
 // Config tunes the workers.
 type Config struct {
-	// Workers is how many runs this process executes at once; 0 makes an API-only process that
-	// executes nothing (it still reconciles runs whose worker died).
+	// Workers is how many runs this process executes at once (the River queue "runs"); 0 makes a
+	// process that executes no run (it still reconciles runs whose worker died).
 	Workers int
 	// Heartbeat is how often a worker proves its runs are alive (default 5s).
 	Heartbeat time.Duration
 	// StaleAfter is how old a heartbeat may get before its run is taken for lost (default 30s).
 	StaleAfter time.Duration
-	// Poll is how often idle workers look for queued runs without a notification (default 5s).
-	Poll time.Duration
 	// Webhook delivers the run events to the project's webhooks.
 	Webhook integrations.Webhook
 }
@@ -51,9 +56,6 @@ func (c *Config) defaults() {
 	if c.StaleAfter <= 0 {
 		c.StaleAfter = 30 * time.Second
 	}
-	if c.Poll <= 0 {
-		c.Poll = 5 * time.Second
-	}
 }
 
 // Service runs runs.
@@ -66,20 +68,21 @@ type Service struct {
 	cfg      Config
 	workerID string
 	hub      *hub
-	wake     chan struct{}
 
 	mu     sync.Mutex
 	active map[uuid.UUID]context.CancelFunc
+	// stopping is Start's context: the process stops when it ends.
+	stopping context.Context
 }
 
-// New returns the service; Start runs its workers.
+// New returns the service; Register adds its job worker, Start its heartbeat and listener.
 func New(st *store.Store, blobs blob.Store, box *secrets.Box, r *runner.Runner, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	host, _ := os.Hostname()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return &Service{st: st, blobs: blobs, box: box, runner: r, log: log, cfg: cfg,
-		workerID: host + "-" + hex.EncodeToString(b[:]), hub: newHub(), wake: make(chan struct{}, 1), active: map[uuid.UUID]context.CancelFunc{}}
+		workerID: host + "-" + hex.EncodeToString(b[:]), hub: newHub(), active: map[uuid.UUID]context.CancelFunc{}}
 }
 
 // WorkerID names this process's workers in runs.worker_id.
@@ -112,8 +115,9 @@ type CreateParams struct {
 	CreatedBy      uuid.NullUUID
 }
 
-// Create inserts a queued run through q (the caller's transaction, which also audits it) and
-// announces it to the workers of every process when that transaction commits.
+// Create inserts a queued run and its River job through q (the caller's store.WithTx transaction,
+// which also audits it): both exist when that transaction commits, and River tells the workers of
+// every process then.
 func Create(ctx context.Context, q *db.Queries, p CreateParams) (db.Run, error) {
 	vars, _ := json.Marshal(nonNilMap(p.Variables))
 	ds, _ := json.Marshal(nonNilMap(p.Datasets))
@@ -130,7 +134,10 @@ func Create(ctx context.Context, q *db.Queries, p CreateParams) (db.Run, error) 
 	if err != nil {
 		return r, err
 	}
-	return r, q.NotifyRunQueued(ctx, r.ID.String())
+	if _, err := jobs.InsertTx(ctx, q, RunArgs{RunID: r.ID}, nil); err != nil {
+		return r, err
+	}
+	return r, nil
 }
 
 func nonNilMap(m map[string]string) map[string]string {
@@ -146,6 +153,11 @@ func (s *Service) Cancel(ctx context.Context, q *db.Queries, id uuid.UUID) (db.R
 	r, err := q.RequestCancel(ctx, id)
 	if err != nil {
 		return r, err
+	}
+	if r.Status == "cancelled" { // it was queued: it ends now, with its deliveries
+		if err := s.queueDeliveries(ctx, q, r.ProjectID, r.ID, r.Status); err != nil {
+			return r, err
+		}
 	}
 	if err := q.NotifyRunEvent(ctx, cancelPrefix+id.String()); err != nil {
 		return r, err

@@ -64,9 +64,17 @@ func (s *Service) Stream(ctx context.Context, run uuid.UUID, after int64, w io.W
 	}
 }
 
-// EndQueued records the end event of a run that ended without ever being claimed.
+// EndQueued records the end event of a run that ended without ever being claimed. Cancel queued
+// the webhook deliveries of an executable run with the cancel; those of an ingested run, cancelled
+// by the caller's own query, are queued here.
 func (s *Service) EndQueued(r db.Run) {
 	snk := &sink{s: s, run: r, seq: r.LastSeq}
 	snk.appendEvent(apiEvent{Type: "end", Status: &r.Status, Message: ptr("cancelled before it started")})
-	s.notifyFinished(r.ID)
+	if r.Source == "ingest" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.st.WithTx(ctx, func(q *db.Queries) error { return s.queueDeliveries(ctx, q, r.ProjectID, r.ID, r.Status) }); err != nil {
+			s.log.Warn("runs: queue webhook deliveries", "run_id", r.ID, "error", err)
+		}
+	}
 }

@@ -18,18 +18,20 @@ import (
 	"github.com/sdods/sdods/impl/server/store"
 )
 
-// Start runs the listener, the maintenance loop and the workers until ctx ends; the returned
-// function waits for them to stop (runs still executing are ended as errored).
+// Start runs the listener and the maintenance loop (heartbeats of this process's runs, reconcile
+// of dead processes' runs) until ctx ends; the returned function waits for them to stop. Runs are
+// executed by the River worker Register adds; those executing when ctx ends stop at once and are
+// ended as errored.
 func (s *Service) Start(ctx context.Context) (wait func()) {
 	var wg sync.WaitGroup
-	s.reconcile(ctx) // runs a dead process left behind
-	wg.Add(2 + s.cfg.Workers)
+	s.mu.Lock()
+	s.stopping = ctx
+	s.mu.Unlock()
+	s.reconcile(ctx)   // runs a dead process left behind
+	s.adoptQueued(ctx) // runs queued before they were River jobs
+	wg.Add(2)
 	go func() { defer wg.Done(); s.listen(ctx) }()
 	go func() { defer wg.Done(); s.maintain(ctx) }()
-	for i := 0; i < s.cfg.Workers; i++ {
-		go func() { defer wg.Done(); s.work(ctx) }()
-	}
-	s.poke()
 	return wg.Wait
 }
 
@@ -84,6 +86,13 @@ func (s *Service) reconcile(ctx context.Context) {
 			if err := countLostRun(ctx, q, id); err != nil {
 				return err
 			}
+			r, err := q.GetRun(ctx, id)
+			if err != nil {
+				return err
+			}
+			if err := s.queueDeliveries(ctx, q, r.Run.ProjectID, id, r.Run.Status); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -101,7 +110,6 @@ func (s *Service) reconcile(ctx context.Context) {
 		snk := &sink{s: s, run: db.Run{ID: id}}
 		snk.seq = s.lastSeq(ctx, id)
 		snk.appendEvent(apiEvent{Type: "end", Status: ptr("errored"), Message: ptr("the worker executing this run stopped")})
-		s.notifyFinished(id)
 	}
 }
 
@@ -132,28 +140,17 @@ func (s *Service) lastSeq(ctx context.Context, id uuid.UUID) int64 {
 	return r.Run.LastSeq
 }
 
-func (s *Service) work(ctx context.Context) {
-	for ctx.Err() == nil {
-		r, err := s.st.ClaimRun(ctx, &s.workerID)
-		switch {
-		case err == nil:
-			s.poke() // another idle worker may take the next queued run
-			s.execute(ctx, r)
-			continue
-		case !store.IsNotFound(err) && ctx.Err() == nil:
-			s.log.Warn("runs: claim failed", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.wake:
-		case <-time.After(s.cfg.Poll):
-		}
-	}
-}
-
-// execute runs a claimed run to its end and records the outcome.
+// execute runs a claimed run to its end and records the outcome. ctx is the run's River job's;
+// the run also stops when this process stops (Start's context ends).
 func (s *Service) execute(ctx context.Context, r db.Run) {
+	ctx, stopExec := context.WithCancel(ctx)
+	defer stopExec()
+	s.mu.Lock()
+	stopping := s.stopping
+	s.mu.Unlock()
+	if stopping != nil {
+		defer context.AfterFunc(stopping, stopExec)()
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.mu.Lock()
@@ -198,7 +195,15 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	if msg != "" {
 		errp = &msg
 	}
-	fin, ferr := s.st.FinishRun(bg, db.FinishRunParams{ID: r.ID, Status: status, Error: errp, Counts: rawCounts})
+	// The final status and the webhook deliveries it triggers commit together.
+	var fin db.Run
+	ferr := s.st.WithTx(bg, func(q *db.Queries) error {
+		var err error
+		if fin, err = q.FinishRun(bg, db.FinishRunParams{ID: r.ID, Status: status, Error: errp, Counts: rawCounts}); err != nil {
+			return err
+		}
+		return s.queueDeliveries(bg, q, fin.ProjectID, fin.ID, fin.Status)
+	})
 	if ferr != nil {
 		if errors.Is(ferr, context.Canceled) || store.IsNotFound(ferr) {
 			log.Warn("runs: run was finished elsewhere", "error", ferr)
@@ -211,7 +216,6 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	_ = json.Unmarshal(fin.Counts, &endCounts) // the database adds counts.quarantined (docs/stats.md)
 	snk.appendEvent(apiEvent{Type: "end", Status: &fin.Status, Counts: &endCounts, Message: errp})
 	log.Info("run finished", "status", fin.Status)
-	s.notifyFinished(r.ID)
 }
 
 // load gathers what a run executes: the project's features and processes, the environment with

@@ -28,3 +28,24 @@ func KeepBlob(ctx context.Context, q *db.Queries, blobs blob.Store, key string, 
 	_, err = blobs.Put(ctx, bytes.NewReader(data), 0)
 	return err
 }
+
+// DeleteBlobIfUnreferenced deletes the content stored under key when no row references it, under
+// the key's advisory lock (see KeepBlob), and reports whether it did.
+func (s *Store) DeleteBlobIfUnreferenced(ctx context.Context, blobs blob.Store, key string) (bool, error) {
+	deleted := false
+	err := s.WithTx(ctx, func(q *db.Queries) error {
+		if err := q.LockBlob(ctx, key); err != nil {
+			return err
+		}
+		refs, err := q.CountBlobReferences(ctx, key)
+		if err != nil || refs > 0 {
+			return err
+		}
+		if err := blobs.Delete(ctx, key); err != nil {
+			return err
+		}
+		deleted = true
+		return nil
+	})
+	return deleted, err
+}

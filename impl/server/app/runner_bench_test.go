@@ -1,0 +1,120 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app/apptest"
+)
+
+// benchScenarios and the three steps of each are the runner benchmark of issue 19.
+const benchScenarios = 200
+
+// benchTarget is the local server the benchmark's steps call: GET /items/{n} answers {"id":n,"status":"ok"}.
+func benchTarget(tb testing.TB) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /items/{n}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":%q,"status":"ok"}`, r.PathValue("n"))
+	})
+	srv := httptest.NewServer(mux)
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// benchFeature has benchScenarios scenarios of three HTTP steps: a request, its status, a JSON value.
+func benchFeature() string {
+	var b strings.Builder
+	b.WriteString("Feature: Items\n")
+	for i := range benchScenarios {
+		fmt.Fprintf(&b, "\n  Scenario: Item %d\n    When I send a GET request to \"/items/%d\"\n    Then the response status is 200\n    And the response JSON at \"$.status\" is \"ok\"\n", i, i)
+	}
+	return b.String()
+}
+
+// plainLoop makes the same requests and assertions as benchFeature's scenarios with net/http and
+// encoding/json, one after the other: the floor the runner is compared with.
+func plainLoop(base string) error {
+	c := &http.Client{}
+	for i := range benchScenarios {
+		resp, err := c.Get(fmt.Sprintf("%s/items/%d", base, i))
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("item %d: status %d", i, resp.StatusCode)
+		}
+		var v struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal(body, &v); err != nil || v.Status != "ok" {
+			return fmt.Errorf("item %d: %s", i, body)
+		}
+	}
+	return nil
+}
+
+// BenchmarkRunner200x3 is the runner benchmark of issue 19: 200 scenarios of 3 HTTP steps against
+// a local server. Each iteration times sdods from POST /api/runs to the run's end (polled every
+// 5 ms) and a plain Go loop making the same requests and assertions, and reports both and their
+// ratio (sdods/loop). docs/benchmarks.md has the figures and the command.
+func BenchmarkRunner200x3(b *testing.B) {
+	s := apptest.Start(b)
+	admin := s.Setup(b)
+	target := benchTarget(b)
+	ctx := context.Background()
+	if r, err := admin.CreateProjectWithResponse(ctx, serverclient.CreateProjectJSONRequestBody{Slug: "shop", Name: "Shop", WorkspaceSlug: "default"}); err != nil || r.StatusCode() != http.StatusCreated {
+		b.Fatalf("create project: %v", err)
+	}
+	if r, err := admin.CreateEnvironmentWithResponse(ctx, "shop", serverclient.CreateEnvironmentJSONRequestBody{Name: "local", BaseUrl: &target.URL}); err != nil || r.StatusCode() != http.StatusCreated {
+		b.Fatalf("create environment: %v", err)
+	}
+	if r, err := admin.PutFeatureWithResponse(ctx, "shop", "items.feature", &serverclient.PutFeatureParams{IfMatch: ptr("*")}, serverclient.PutFeatureJSONRequestBody{Content: benchFeature()}); err != nil || r.StatusCode() >= 300 {
+		b.Fatalf("put feature: %v %s", err, r.Body)
+	}
+	var sdods, loop time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		r, err := admin.CreateRunWithResponse(ctx, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+		if err != nil || r.JSON202 == nil {
+			b.Fatalf("create run: %v", err)
+		}
+		for {
+			g, err := admin.GetRunWithResponse(ctx, r.JSON202.Id)
+			if err != nil || g.JSON200 == nil {
+				b.Fatalf("get run: %v", err)
+			}
+			if terminal(string(g.JSON200.Status)) {
+				if g.JSON200.Status != "passed" || g.JSON200.Counts.Passed != benchScenarios {
+					b.Fatalf("run ended %s with %+v", g.JSON200.Status, g.JSON200.Counts)
+				}
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		sdods += time.Since(start)
+		start = time.Now()
+		if err := plainLoop(target.URL); err != nil {
+			b.Fatal(err)
+		}
+		loop += time.Since(start)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(sdods.Milliseconds())/n, "sdods-ms/op")
+	b.ReportMetric(float64(loop.Microseconds())/1000/n, "loop-ms/op")
+	b.ReportMetric(float64(sdods)/float64(loop), "sdods/loop")
+}
