@@ -5886,7 +5886,7 @@ func (siw *ServerInterfaceWrapper) McpDelete(w http.ResponseWriter, r *http.Requ
 
 	headers := r.Header
 
-	// ------------- Required header parameter "Mcp-Session-Id" -------------
+	// ------------- Optional header parameter "Mcp-Session-Id" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("Mcp-Session-Id")]; found {
 		var McpSessionId string
 		n := len(valueList)
@@ -5895,18 +5895,14 @@ func (siw *ServerInterfaceWrapper) McpDelete(w http.ResponseWriter, r *http.Requ
 			return
 		}
 
-		err = runtime.BindStyledParameterWithOptions("simple", "Mcp-Session-Id", valueList[0], &McpSessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		err = runtime.BindStyledParameterWithOptions("simple", "Mcp-Session-Id", valueList[0], &McpSessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
 		if err != nil {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Mcp-Session-Id", Err: err})
 			return
 		}
 
-		params.McpSessionId = McpSessionId
+		params.McpSessionId = &McpSessionId
 
-	} else {
-		err := fmt.Errorf("Header parameter Mcp-Session-Id is required, but not found")
-		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Mcp-Session-Id", Err: err})
-		return
 	}
 
 	// ------------- Optional header parameter "MCP-Protocol-Version" -------------
@@ -18704,11 +18700,11 @@ type McpDeleteResponseObject interface {
 	VisitMcpDeleteResponse(w http.ResponseWriter) error
 }
 
-type McpDelete204Response struct {
+type McpDelete200Response struct {
 }
 
-func (response McpDelete204Response) VisitMcpDeleteResponse(w http.ResponseWriter) error {
-	w.WriteHeader(204)
+func (response McpDelete200Response) VisitMcpDeleteResponse(w http.ResponseWriter) error {
+	w.WriteHeader(200)
 	return nil
 }
 
@@ -18766,6 +18762,14 @@ func (response McpDelete404JSONResponse) VisitMcpDeleteResponse(w http.ResponseW
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
+}
+
+type McpDelete405Response struct {
+}
+
+func (response McpDelete405Response) VisitMcpDeleteResponse(w http.ResponseWriter) error {
+	w.WriteHeader(405)
+	return nil
 }
 
 type McpDeletedefaultJSONResponse struct {
@@ -18890,6 +18894,14 @@ func (response McpStream404JSONResponse) VisitMcpStreamResponse(w http.ResponseW
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
+}
+
+type McpStream405Response struct {
+}
+
+func (response McpStream405Response) VisitMcpStreamResponse(w http.ResponseWriter) error {
+	w.WriteHeader(405)
+	return nil
 }
 
 type McpStreamdefaultJSONResponse struct {

@@ -2369,10 +2369,20 @@ type McpInfo struct {
 	// Endpoint Example: /mcp
 	Endpoint string `json:"endpoint"`
 
-	// ProtocolVersion Example: 2025-06-18
-	ProtocolVersion string           `json:"protocolVersion"`
-	Tools           []McpTool        `json:"tools"`
-	Transport       McpInfoTransport `json:"transport"`
+	// ProtocolVersion The newest protocol version served.
+	//
+	// Example: 2026-07-28
+	ProtocolVersion string `json:"protocolVersion"`
+
+	// ProtocolVersions Every protocol version served, newest first. 2026-07-28 is stateless; older versions open a session with initialize (Mcp-Session-Id, GET stream, DELETE).
+	ProtocolVersions []string `json:"protocolVersions"`
+
+	// Tools The tools the caller's token may use (its scopes and roles decide); empty without a credential.
+	Tools []McpTool `json:"tools"`
+
+	// Toolsets The toolsets a client may select with the `toolsets` query parameter or the `Mcp-Toolsets` header (comma-separated); without either, every toolset is served.
+	Toolsets  []McpToolset     `json:"toolsets"`
+	Transport McpInfoTransport `json:"transport"`
 }
 
 // McpInfoAuth defines model for McpInfo.Auth.
@@ -2384,7 +2394,24 @@ type McpInfoTransport string
 // McpTool defines model for McpTool.
 type McpTool struct {
 	Description string `json:"description"`
-	Name        string `json:"name"`
+
+	// Name The tool's name; for a tool mirroring an operation, its operationId.
+	Name string `json:"name"`
+
+	// ReadOnly The tool changes nothing (its readOnlyHint).
+	ReadOnly bool `json:"readOnly"`
+
+	// Toolset The toolset the tool belongs to (the operation's x-mcp toolset).
+	Toolset string `json:"toolset"`
+}
+
+// McpToolset defines model for McpToolset.
+type McpToolset struct {
+	// Name Example: runs
+	Name string `json:"name"`
+
+	// Tools How many of the toolset's tools the caller may use.
+	Tools int `json:"tools"`
 }
 
 // MeUpdate defines model for MeUpdate.
@@ -4236,7 +4263,7 @@ type ListWorkspaceMembersParams struct {
 // McpDeleteParams defines parameters for McpDelete.
 type McpDeleteParams struct {
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       string  `json:"Mcp-Session-Id"`
+	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 }
 

@@ -2376,10 +2376,20 @@ type McpInfo struct {
 	// Endpoint Example: /mcp
 	Endpoint string `json:"endpoint"`
 
-	// ProtocolVersion Example: 2025-06-18
-	ProtocolVersion string           `json:"protocolVersion"`
-	Tools           []McpTool        `json:"tools"`
-	Transport       McpInfoTransport `json:"transport"`
+	// ProtocolVersion The newest protocol version served.
+	//
+	// Example: 2026-07-28
+	ProtocolVersion string `json:"protocolVersion"`
+
+	// ProtocolVersions Every protocol version served, newest first. 2026-07-28 is stateless; older versions open a session with initialize (Mcp-Session-Id, GET stream, DELETE).
+	ProtocolVersions []string `json:"protocolVersions"`
+
+	// Tools The tools the caller's token may use (its scopes and roles decide); empty without a credential.
+	Tools []McpTool `json:"tools"`
+
+	// Toolsets The toolsets a client may select with the `toolsets` query parameter or the `Mcp-Toolsets` header (comma-separated); without either, every toolset is served.
+	Toolsets  []McpToolset     `json:"toolsets"`
+	Transport McpInfoTransport `json:"transport"`
 }
 
 // McpInfoAuth defines model for McpInfo.Auth.
@@ -2391,7 +2401,24 @@ type McpInfoTransport string
 // McpTool defines model for McpTool.
 type McpTool struct {
 	Description string `json:"description"`
-	Name        string `json:"name"`
+
+	// Name The tool's name; for a tool mirroring an operation, its operationId.
+	Name string `json:"name"`
+
+	// ReadOnly The tool changes nothing (its readOnlyHint).
+	ReadOnly bool `json:"readOnly"`
+
+	// Toolset The toolset the tool belongs to (the operation's x-mcp toolset).
+	Toolset string `json:"toolset"`
+}
+
+// McpToolset defines model for McpToolset.
+type McpToolset struct {
+	// Name Example: runs
+	Name string `json:"name"`
+
+	// Tools How many of the toolset's tools the caller may use.
+	Tools int `json:"tools"`
 }
 
 // MeUpdate defines model for MeUpdate.
@@ -4243,7 +4270,7 @@ type ListWorkspaceMembersParams struct {
 // McpDeleteParams defines parameters for McpDelete.
 type McpDeleteParams struct {
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       string  `json:"Mcp-Session-Id"`
+	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 }
 
@@ -14526,14 +14553,16 @@ func NewMcpDeleteRequest(server string, params *McpDeleteParams) (*http.Request,
 
 	if params != nil {
 
-		var headerParam0 string
+		if params.McpSessionId != nil {
+			var headerParam0 string
 
-		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Mcp-Session-Id", params.McpSessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-		if err != nil {
-			return nil, err
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Mcp-Session-Id", *params.McpSessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Mcp-Session-Id", headerParam0)
 		}
-
-		req.Header.Set("Mcp-Session-Id", headerParam0)
 
 		if params.MCPProtocolVersion != nil {
 			var headerParam1 string
@@ -35104,7 +35133,7 @@ func ParseMcpDeleteResponse(rsp *http.Response) (*McpDeleteResponse, error) {
 	}
 
 	switch {
-	case rsp.StatusCode == 204:
+	case rsp.StatusCode == 200:
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
@@ -35134,6 +35163,9 @@ func ParseMcpDeleteResponse(rsp *http.Response) (*McpDeleteResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case rsp.StatusCode == 405:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
@@ -35188,6 +35220,9 @@ func ParseMcpStreamResponse(rsp *http.Response) (*McpStreamResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case rsp.StatusCode == 405:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError

@@ -1672,16 +1672,35 @@ export interface components {
             reason?: string;
         };
         McpTool: {
+            /** @description The tool's name; for a tool mirroring an operation, its operationId. */
             name: string;
             description: string;
+            /** @description The toolset the tool belongs to (the operation's x-mcp toolset). */
+            toolset: string;
+            /** @description The tool changes nothing (its readOnlyHint). */
+            readOnly: boolean;
+        };
+        McpToolset: {
+            /** @example runs */
+            name: string;
+            /** @description How many of the toolset's tools the caller may use. */
+            tools: number;
         };
         McpInfo: {
             /** @example /mcp */
             endpoint: string;
             /** @enum {string} */
             transport: "streamable-http";
-            /** @example 2025-06-18 */
+            /**
+             * @description The newest protocol version served.
+             * @example 2026-07-28
+             */
             protocolVersion: string;
+            /** @description Every protocol version served, newest first. 2026-07-28 is stateless; older versions open a session with initialize (Mcp-Session-Id, GET stream, DELETE). */
+            protocolVersions: string[];
+            /** @description The toolsets a client may select with the `toolsets` query parameter or the `Mcp-Toolsets` header (comma-separated); without either, every toolset is served. */
+            toolsets: components["schemas"]["McpToolset"][];
+            /** @description The tools the caller's token may use (its scopes and roles decide); empty without a credential. */
             tools: components["schemas"]["McpTool"][];
             /** @enum {string} */
             auth: "bearer";
@@ -7268,6 +7287,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description The request declares protocol version 2026-07-28, which has no GET stream. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -7319,9 +7345,9 @@ export interface operations {
     mcpDelete: {
         parameters: {
             query?: never;
-            header: {
+            header?: {
                 /** @description Session id returned by the server on `initialize`. */
-                "Mcp-Session-Id": string;
+                "Mcp-Session-Id"?: string;
                 "MCP-Protocol-Version"?: string;
             };
             path?: never;
@@ -7330,7 +7356,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Session ended. */
-            204: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7340,6 +7366,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description The request declares protocol version 2026-07-28, which has no sessions. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             default: components["responses"]["UnexpectedError"];
         };
     };

@@ -51,6 +51,8 @@ type Deps struct {
 	Webhook integrations.Webhook
 	// Steps is the built-in step library; nil disables the unknown-step and ambiguous-step rules.
 	Steps features.Library
+	// MCP describes the MCP endpoint for GetMcpInfo (nil: no tools).
+	MCP MCPDescriber
 }
 
 // Server implements the generated strict server interface. Operations without a method here
