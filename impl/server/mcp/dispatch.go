@@ -198,6 +198,23 @@ func scalar(v any) (string, error) {
 // and, for a tool with an output schema, as structured content; an image as image content; a
 // refusal or failure (4xx, 5xx) as an error result carrying the API's error body unchanged.
 func (t *opTool) result(rec *recorder) *mcp.CallToolResult {
+	res := t.content(rec)
+	res.Meta = mcp.NewMetaFromMap(map[string]any{StatusMeta: rec.statusCode()})
+	return res
+}
+
+// StatusMeta is the key of a tool result's _meta that carries the HTTP status of the REST
+// request the tool made.
+const StatusMeta = "sdods/httpStatus"
+
+func (r *recorder) statusCode() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}
+
+func (t *opTool) content(rec *recorder) *mcp.CallToolResult {
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
