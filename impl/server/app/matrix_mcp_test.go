@@ -96,7 +96,6 @@ func sendMCP(t *testing.T, s *apptest.Server, doc *openapi3.T, op oas.Operation,
 	return "mcp" + strconv.Itoa(resp.StatusCode), b
 }
 
-
 // checkMCPInvariant: a tool call can do nothing its REST request could not.
 func checkMCPInvariant(t *testing.T, op oas.Operation, c mcpCaller, status string, body []byte) {
 	t.Helper()
