@@ -64,6 +64,7 @@ type Server struct {
 	cfg       Config
 	tools     []*tool // sorted by name
 	byName    map[string]*tool
+	ops       map[string]*opTool // the generated tools, by operation id (also those of excluded operations the composites use)
 	mcp       *mcpserver.MCPServer
 	transport *mcpserver.StreamableHTTPServer
 	dispatch  atomic.Pointer[http.Handler]
@@ -85,7 +86,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	s := &Server{cfg: cfg, byName: map[string]*tool{}}
+	s := &Server{cfg: cfg, byName: map[string]*tool{}, ops: map[string]*opTool{}}
 	hooks := &mcpserver.Hooks{}
 	s.mcp = mcpserver.NewMCPServer("sdods", cfg.Version,
 		mcpserver.WithToolCapabilities(false),
@@ -103,13 +104,17 @@ func New(cfg Config) (*Server, error) {
 	for i := range cfg.Table.Ops {
 		op := &cfg.Table.Ops[i]
 		d, ok := decisions[op.ID]
-		if !ok || d.Exclude != "" {
+		if !ok || !op.Bearer || op.Permission.Target == authz.TargetPublic {
 			continue
 		}
 		t, err := buildTool(cfg.Doc, op, d.Toolset)
+		if d.Exclude != "" {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("mcp tool %s: %w", op.ID, err)
 		}
+		s.ops[op.ID] = t
 		s.add(&tool{name: op.ID, toolset: d.Toolset, ops: []*oas.Operation{op}, readOnly: *t.tool.Annotations.ReadOnlyHint, desc: op.Summary},
 			mcpserver.ServerTool{Tool: t.tool, Handler: s.opHandler(t)})
 	}
