@@ -94,7 +94,7 @@ func (s *Server) addComposites() error {
 	}
 	lintIn, _ := json.Marshal(map[string]any{"type": "object", "required": []string{"slug", "path"}, "additionalProperties": false,
 		"properties": map[string]any{"slug": map[string]any{"type": "string", "description": "Project slug."},
-			"path": map[string]any{"type": "string", "description": "Feature path, e.g. auth/login.feature."},
+			"path":    map[string]any{"type": "string", "description": "Feature path, e.g. auth/login.feature."},
 			"content": map[string]any{"type": "string", "maxLength": 1 << 20, "description": "Gherkin to lint instead of the saved file (a draft not saved yet: saving refuses content with errors)."}}})
 	s.add(&tool{name: "lintFeature", toolset: "features", ops: ops, readOnly: true, desc: "Lint a feature, with fixes"},
 		mcpserver.ServerTool{Tool: mcp.Tool{Name: "lintFeature", Title: "Lint a feature, with fixes",
