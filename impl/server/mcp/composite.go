@@ -72,7 +72,8 @@ func (s *Server) addComposites() error {
 				IdempotentHint: mcp.ToBoolPtr(false), OpenWorldHint: mcp.ToBoolPtr(false)}},
 			Handler: s.runAndWait})
 
-	ops, err = s.needOps("getRunReport", "getArtifact")
+	// Screenshots need artifacts:read too; without it the summary comes without them.
+	ops, err = s.needOps("getRunReport")
 	if err != nil {
 		return err
 	}
@@ -314,6 +315,9 @@ func (s *Server) failedRunSummary(ctx context.Context, req mcp.CallToolRequest) 
 	fmt.Fprintf(&b, "\nTrace: %s\nReport: %s\n", traceURL, reportURL)
 	raw, _ := json.Marshal(summary)
 	content := []mcp.Content{mcp.NewTextContent(b.String()), mcp.NewTextContent(string(raw))}
+	if _, ok := s.ops["getArtifact"]; !ok {
+		shots = 0
+	}
 	for _, f := range report.Failures {
 		if shots == 0 {
 			break

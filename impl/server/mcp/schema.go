@@ -12,6 +12,7 @@ import (
 // schemaSet turns OpenAPI 3.0 schemas into JSON Schema (2020-12) for tool input and output
 // schemas: component references become $defs, nullable becomes a null type, OpenAPI-only keywords
 // are dropped.
+
 type schemaSet struct {
 	doc  *openapi3.T
 	defs map[string]any
@@ -99,14 +100,8 @@ func (s *schemaSet) walk(v any) (any, error) {
 			}
 		}
 		if nullable, _ := t["nullable"].(bool); nullable {
-			if typ, ok := out["type"].(string); ok {
-				out["type"] = []any{typ, "null"}
-				if enum, ok := out["enum"].([]any); ok {
-					out["enum"] = append(enum, nil)
-				}
-			} else {
-				return map[string]any{"anyOf": []any{out, map[string]any{"type": "null"}}}, nil
-			}
+			// anyOf with single-type branches: the most portable spelling of a nullable value.
+			return map[string]any{"anyOf": []any{out, map[string]any{"type": "null"}}}, nil
 		}
 		return out, nil
 	case []any:
