@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -229,8 +230,9 @@ func initializeSession(ctx context.Context, _ *http.Request) context.Context {
 	return ctx
 }
 
-// checkOrigin refuses a request whose Origin is neither this server's, the host it was sent to,
-// nor an allowed one (DNS rebinding and cross-site requests).
+// checkOrigin refuses a request whose Origin is neither this server's (BaseURL), one of
+// AllowedOrigins, nor, for a server whose BaseURL is on loopback, a loopback origin (DNS
+// rebinding and cross-site requests). Clients other than browsers send no Origin.
 func (s *Server) checkOrigin(r *http.Request) *apierr.Error {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -238,17 +240,25 @@ func (s *Server) checkOrigin(r *http.Request) *apierr.Error {
 	}
 	u, err := url.Parse(origin)
 	if err == nil && u.Host != "" {
-		if strings.EqualFold(u.Host, r.Host) {
-			return nil
-		}
 		allowed := append([]string{s.cfg.BaseURL}, s.cfg.AllowedOrigins...)
 		for _, a := range allowed {
 			if au, err := url.Parse(a); err == nil && au.Host != "" && strings.EqualFold(au.Scheme, u.Scheme) && strings.EqualFold(au.Host, u.Host) {
 				return nil
 			}
 		}
+		if base, err := url.Parse(s.cfg.BaseURL); err == nil && isLoopback(base.Hostname()) && isLoopback(u.Hostname()) {
+			return nil
+		}
 	}
 	return apierr.New(apierr.Forbidden, "the Origin of this request is not allowed", "MCP clients send no Origin; a browser page must be served by this server")
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // selectedToolsets reads the client's toolset selection; nil means every toolset.
