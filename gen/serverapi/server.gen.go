@@ -5944,6 +5944,19 @@ func (siw *ServerInterfaceWrapper) McpStream(w http.ResponseWriter, r *http.Requ
 	// Parameter object where we will unmarshal all parameters from the context
 	var params McpStreamParams
 
+	// ------------- Optional query parameter "toolsets" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "toolsets", r.URL.Query(), &params.Toolsets, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "toolsets"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "toolsets", Err: err})
+		}
+		return
+	}
+
 	headers := r.Header
 
 	// ------------- Optional header parameter "Mcp-Session-Id" -------------
@@ -5962,6 +5975,25 @@ func (siw *ServerInterfaceWrapper) McpStream(w http.ResponseWriter, r *http.Requ
 		}
 
 		params.McpSessionId = &McpSessionId
+
+	}
+
+	// ------------- Optional header parameter "Mcp-Toolsets" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Mcp-Toolsets")]; found {
+		var McpToolsets string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Mcp-Toolsets", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Mcp-Toolsets", valueList[0], &McpToolsets, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Mcp-Toolsets", Err: err})
+			return
+		}
+
+		params.McpToolsets = &McpToolsets
 
 	}
 
@@ -6023,6 +6055,19 @@ func (siw *ServerInterfaceWrapper) McpPost(w http.ResponseWriter, r *http.Reques
 	// Parameter object where we will unmarshal all parameters from the context
 	var params McpPostParams
 
+	// ------------- Optional query parameter "toolsets" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "toolsets", r.URL.Query(), &params.Toolsets, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "toolsets"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "toolsets", Err: err})
+		}
+		return
+	}
+
 	headers := r.Header
 
 	// ------------- Optional header parameter "Mcp-Session-Id" -------------
@@ -6041,6 +6086,25 @@ func (siw *ServerInterfaceWrapper) McpPost(w http.ResponseWriter, r *http.Reques
 		}
 
 		params.McpSessionId = &McpSessionId
+
+	}
+
+	// ------------- Optional header parameter "Mcp-Toolsets" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Mcp-Toolsets")]; found {
+		var McpToolsets string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Mcp-Toolsets", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Mcp-Toolsets", valueList[0], &McpToolsets, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Mcp-Toolsets", Err: err})
+			return
+		}
+
+		params.McpToolsets = &McpToolsets
 
 	}
 

@@ -4269,8 +4269,14 @@ type McpDeleteParams struct {
 
 // McpStreamParams defines parameters for McpStream.
 type McpStreamParams struct {
+	// Toolsets Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md.
+	Toolsets *string `form:"toolsets,omitempty" json:"toolsets,omitempty"`
+
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
+	McpSessionId *string `json:"Mcp-Session-Id,omitempty"`
+
+	// McpToolsets Same as the `toolsets` query parameter (which wins when both are sent).
+	McpToolsets        *string `json:"Mcp-Toolsets,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 
 	// LastEventID Resume after this event id.
@@ -4279,8 +4285,14 @@ type McpStreamParams struct {
 
 // McpPostParams defines parameters for McpPost.
 type McpPostParams struct {
+	// Toolsets Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md.
+	Toolsets *string `form:"toolsets,omitempty" json:"toolsets,omitempty"`
+
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
+	McpSessionId *string `json:"Mcp-Session-Id,omitempty"`
+
+	// McpToolsets Same as the `toolsets` query parameter (which wins when both are sent).
+	McpToolsets        *string `json:"Mcp-Toolsets,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 }
 

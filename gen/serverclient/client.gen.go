@@ -4276,8 +4276,14 @@ type McpDeleteParams struct {
 
 // McpStreamParams defines parameters for McpStream.
 type McpStreamParams struct {
+	// Toolsets Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md.
+	Toolsets *string `form:"toolsets,omitempty" json:"toolsets,omitempty"`
+
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
+	McpSessionId *string `json:"Mcp-Session-Id,omitempty"`
+
+	// McpToolsets Same as the `toolsets` query parameter (which wins when both are sent).
+	McpToolsets        *string `json:"Mcp-Toolsets,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 
 	// LastEventID Resume after this event id.
@@ -4286,8 +4292,14 @@ type McpStreamParams struct {
 
 // McpPostParams defines parameters for McpPost.
 type McpPostParams struct {
+	// Toolsets Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md.
+	Toolsets *string `form:"toolsets,omitempty" json:"toolsets,omitempty"`
+
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
+	McpSessionId *string `json:"Mcp-Session-Id,omitempty"`
+
+	// McpToolsets Same as the `toolsets` query parameter (which wins when both are sent).
+	McpToolsets        *string `json:"Mcp-Toolsets,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 }
 
@@ -5558,7 +5570,7 @@ type ClientInterface interface {
 
 	// McpPostWithBody Send an MCP JSON-RPC message
 	//
-	// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+	// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5567,7 +5579,7 @@ type ClientInterface interface {
 
 	// McpPost Send an MCP JSON-RPC message
 	//
-	// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+	// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8086,7 +8098,7 @@ func (c *Client) McpStream(ctx context.Context, params *McpStreamParams, reqEdit
 
 // McpPostWithBody Send an MCP JSON-RPC message
 //
-// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8105,7 +8117,7 @@ func (c *Client) McpPostWithBody(ctx context.Context, params *McpPostParams, con
 
 // McpPost Send an MCP JSON-RPC message
 //
-// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14599,6 +14611,33 @@ func NewMcpStreamRequest(server string, params *McpStreamParams) (*http.Request,
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Toolsets != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "toolsets", *params.Toolsets, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -14617,26 +14656,37 @@ func NewMcpStreamRequest(server string, params *McpStreamParams) (*http.Request,
 			req.Header.Set("Mcp-Session-Id", headerParam0)
 		}
 
-		if params.MCPProtocolVersion != nil {
+		if params.McpToolsets != nil {
 			var headerParam1 string
 
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "MCP-Protocol-Version", *params.MCPProtocolVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Mcp-Toolsets", *params.McpToolsets, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("MCP-Protocol-Version", headerParam1)
+			req.Header.Set("Mcp-Toolsets", headerParam1)
+		}
+
+		if params.MCPProtocolVersion != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "MCP-Protocol-Version", *params.MCPProtocolVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("MCP-Protocol-Version", headerParam2)
 		}
 
 		if params.LastEventID != nil {
-			var headerParam2 string
+			var headerParam3 string
 
-			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("Last-Event-ID", headerParam2)
+			req.Header.Set("Last-Event-ID", headerParam3)
 		}
 
 	}
@@ -14674,6 +14724,33 @@ func NewMcpPostRequestWithBody(server string, params *McpPostParams, contentType
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Toolsets != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "toolsets", *params.Toolsets, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
@@ -14694,15 +14771,26 @@ func NewMcpPostRequestWithBody(server string, params *McpPostParams, contentType
 			req.Header.Set("Mcp-Session-Id", headerParam0)
 		}
 
-		if params.MCPProtocolVersion != nil {
+		if params.McpToolsets != nil {
 			var headerParam1 string
 
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "MCP-Protocol-Version", *params.MCPProtocolVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Mcp-Toolsets", *params.McpToolsets, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("MCP-Protocol-Version", headerParam1)
+			req.Header.Set("Mcp-Toolsets", headerParam1)
+		}
+
+		if params.MCPProtocolVersion != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "MCP-Protocol-Version", *params.MCPProtocolVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("MCP-Protocol-Version", headerParam2)
 		}
 
 	}
@@ -15998,7 +16086,7 @@ type ClientWithResponsesInterface interface {
 
 	// McpPostWithBodyWithResponse Send an MCP JSON-RPC message
 	//
-	// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+	// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16007,7 +16095,7 @@ type ClientWithResponsesInterface interface {
 
 	// McpPostWithResponse Send an MCP JSON-RPC message
 	//
-	// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+	// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -27488,7 +27576,7 @@ func (c *ClientWithResponses) McpStreamWithResponse(ctx context.Context, params 
 
 // McpPostWithBodyWithResponse Send an MCP JSON-RPC message
 //
-// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27503,7 +27591,7 @@ func (c *ClientWithResponses) McpPostWithBodyWithResponse(ctx context.Context, p
 
 // McpPostWithResponse Send an MCP JSON-RPC message
 //
-// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -1494,7 +1494,7 @@ export interface paths {
         put?: never;
         /**
          * Send an MCP JSON-RPC message
-         * @description MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+         * @description MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
          */
         post: operations["mcpPost"];
         /** End an MCP session */
@@ -7261,10 +7261,15 @@ export interface operations {
     };
     mcpStream: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md. */
+                toolsets?: string;
+            };
             header?: {
                 /** @description Session id returned by the server on `initialize`. */
                 "Mcp-Session-Id"?: string;
+                /** @description Same as the `toolsets` query parameter (which wins when both are sent). */
+                "Mcp-Toolsets"?: string;
                 "MCP-Protocol-Version"?: string;
                 /** @description Resume after this event id. */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
@@ -7299,10 +7304,15 @@ export interface operations {
     };
     mcpPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md. */
+                toolsets?: string;
+            };
             header?: {
                 /** @description Session id returned by the server on `initialize`. */
                 "Mcp-Session-Id"?: string;
+                /** @description Same as the `toolsets` query parameter (which wins when both are sent). */
+                "Mcp-Toolsets"?: string;
                 "MCP-Protocol-Version"?: string;
             };
             path?: never;

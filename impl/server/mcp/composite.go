@@ -171,6 +171,14 @@ func (s *Server) runAndWait(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 				params["total"] = total
 			}
 			_ = s.mcp.SendNotificationToClient(ctx, "notifications/progress", params)
+			if terminalStatuses[status] {
+				// mcp-go drops a notification its forwarder takes off the queue just as the
+				// response is written: give the last one a moment to reach the stream first.
+				select {
+				case <-ctx.Done():
+				case <-time.After(250 * time.Millisecond):
+				}
+			}
 		}
 		if terminalStatuses[status] || time.Now().After(deadline) {
 			out := map[string]any{"run": run, "timedOut": !terminalStatuses[status]}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sdods/sdods/gen/serverclient"
@@ -43,42 +44,46 @@ func TestMCPCompositeTools(t *testing.T) {
 		"  Scenario: Variable two\n    Given I set the variable \"b\" to \"7\"\n    Then the variable \"b\" is \"9\"\n\n"+
 		"  Scenario: Page\n    Given I open \""+page.URL+"\"\n    And I take a screenshot\n    Then I should see \"Checkout\"\n")
 	token := apptest.Token(t, w.editor, "mcp", "runs:read", "runs:write", "features:read", "projects:read", "artifacts:read")
-	c := connect(t, w.s.URL, token, true)
-
-	var mu sync.Mutex
-	var progress []mcp.JSONRPCNotification
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == "notifications/progress" {
-			mu.Lock()
-			progress = append(progress, n)
-			mu.Unlock()
+	var c *client.Client
+	for _, legacy := range []bool{false, true} {
+		c = connect(t, w.s.URL, token, legacy)
+		var mu sync.Mutex
+		var progress []mcp.JSONRPCNotification
+		c.OnNotification(func(n mcp.JSONRPCNotification) {
+			if n.Method == "notifications/progress" {
+				mu.Lock()
+				progress = append(progress, n)
+				mu.Unlock()
+			}
+		})
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "runAndWait"
+		req.Params.Arguments = map[string]any{"body": map[string]any{"project": "shop-web", "paths": []string{"smoke"}}, "timeoutSeconds": 120}
+		req.Params.Meta = &mcp.Meta{ProgressToken: "p1"}
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+		res, err := c.CallTool(ctx, req)
+		cancel()
+		if err != nil || res.IsError {
+			t.Fatalf("runAndWait (legacy=%v): %v %s", legacy, err, text(res))
 		}
-	})
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "runAndWait"
-	req.Params.Arguments = map[string]any{"body": map[string]any{"project": "shop-web", "paths": []string{"smoke"}}, "timeoutSeconds": 120}
-	req.Params.Meta = &mcp.Meta{ProgressToken: "p1"}
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
-	res, err := c.CallTool(ctx, req)
-	if err != nil || res.IsError {
-		t.Fatalf("runAndWait: %v %s", err, text(res))
+		out, _ := res.StructuredContent.(map[string]any)
+		run, _ := out["run"].(map[string]any)
+		if run["status"] != "passed" || out["timedOut"] != false {
+			t.Fatalf("runAndWait (legacy=%v): %s", legacy, text(res))
+		}
+		mu.Lock()
+		if len(progress) == 0 {
+			t.Errorf("runAndWait (legacy=%v) sent no progress notification", legacy)
+		} else if p := progress[0].Params.AdditionalFields; p["progressToken"] != "p1" || !strings.Contains(fmt.Sprint(p["message"]), "run ") {
+			t.Errorf("runAndWait (legacy=%v) progress %v", legacy, p)
+		}
+		mu.Unlock()
 	}
-	out, _ := res.StructuredContent.(map[string]any)
-	run, _ := out["run"].(map[string]any)
-	if run["status"] != "passed" || out["timedOut"] != false {
-		t.Fatalf("runAndWait: %s", text(res))
-	}
-	mu.Lock()
-	if len(progress) == 0 {
-		t.Error("runAndWait sent no progress notification")
-	}
-	mu.Unlock()
 
 	// A failing run: two variable failures of one cluster, one browser failure with a screenshot.
-	res = callTool(t, c, "runAndWait", map[string]any{"body": map[string]any{"project": "shop-web", "paths": []string{"broken"}}, "timeoutSeconds": 120})
-	out, _ = res.StructuredContent.(map[string]any)
-	run, _ = out["run"].(map[string]any)
+	res := callTool(t, c, "runAndWait", map[string]any{"body": map[string]any{"project": "shop-web", "paths": []string{"broken"}}, "timeoutSeconds": 120})
+	out, _ := res.StructuredContent.(map[string]any)
+	run, _ := out["run"].(map[string]any)
 	if run["status"] != "failed" || !strings.Contains(text(res), "failedRunSummary") {
 		t.Fatalf("failing run: %s", text(res))
 	}

@@ -28,6 +28,9 @@ type sessions struct {
 
 var errUnknownSession = errors.New("unknown MCP session")
 
+// sessionIdle is how long a session may go unused before it is forgotten (and then unknown: 404).
+const sessionIdle = 7 * 24 * time.Hour
+
 // ResolveSessionIdManager implements mcpserver.SessionIdManagerResolver: the manager of one request,
 // bound to its context and to the user the pipeline authenticated.
 func (s *sessions) ResolveSessionIdManager(r *http.Request) mcpserver.SessionIdManager {
@@ -67,6 +70,10 @@ func (m *sessionManager) Generate() string {
 		m.log.ErrorContext(ctx, "mcp: session not recorded", "error", err)
 		return ""
 	}
+	// Forget the sessions idle for too long (clients often end none).
+	if _, err := m.store.Pool.Exec(ctx, `DELETE FROM mcp_sessions WHERE last_seen_at < now() - make_interval(secs => $1)`, sessionIdle.Seconds()); err != nil {
+		m.log.WarnContext(ctx, "mcp: idle sessions not purged", "error", err)
+	}
 	return id
 }
 
@@ -77,7 +84,8 @@ func (m *sessionManager) state(id string) (exists, ended bool, err error) {
 	}
 	var owner uuid.UUID
 	var endedAt *time.Time
-	err = m.store.Pool.QueryRow(m.ctx, `UPDATE mcp_sessions SET last_seen_at = now() WHERE id_hash = $1 RETURNING user_id, ended_at`, hashID(id)).Scan(&owner, &endedAt)
+	err = m.store.Pool.QueryRow(m.ctx, `UPDATE mcp_sessions SET last_seen_at = now()
+		WHERE id_hash = $1 AND last_seen_at >= now() - make_interval(secs => $2) RETURNING user_id, ended_at`, hashID(id), sessionIdle.Seconds()).Scan(&owner, &endedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, false, nil
 	}
