@@ -71,7 +71,7 @@ func connect(t *testing.T, url, token string, legacy bool, header ...string) *cl
 	}
 	var opts []client.ClientOption
 	if legacy {
-		opts = append(opts, client.WithLegacyProtocolOnly())
+		opts = append(opts, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
 	}
 	endpoint := url + "/mcp"
 	if strings.Contains(url, "?") {

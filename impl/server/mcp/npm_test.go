@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -118,13 +117,11 @@ func bearerProxy(t *testing.T, target, token string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.FlushInterval = -1
-	inner := rp.Director
-	rp.Director = func(r *http.Request) {
-		inner(r) // the Host and Origin the client sent go through unchanged
-		r.Header.Set("Authorization", "Bearer "+token)
-	}
+	rp := &httputil.ReverseProxy{FlushInterval: -1, Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.Host = pr.In.Host // the Host and Origin the client sent go through unchanged
+		pr.Out.Header.Set("Authorization", "Bearer "+token)
+	}}
 	ps := httptest.NewServer(rp)
 	t.Cleanup(ps.Close)
 	return ps.URL
