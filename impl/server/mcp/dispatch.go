@@ -54,6 +54,8 @@ func (r *recorder) Flush() {}
 type call struct {
 	authorization string
 	remoteAddr    string
+	forwardedFor  string
+	userAgent     string
 	host          string
 	requestID     string
 	toolsets      map[string]bool // nil: every toolset
@@ -168,6 +170,13 @@ func (t *opTool) request(ctx context.Context, c *call, args map[string]any) (*ht
 	req.Header.Set("Authorization", c.authorization)
 	if c.requestID != "" {
 		req.Header.Set("X-Request-Id", c.requestID)
+	}
+	// The client's address as the pipeline resolves it (a trusted proxy's X-Forwarded-For).
+	if xff := c.forwardedFor; xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	if c.userAgent != "" {
+		req.Header.Set("User-Agent", c.userAgent)
 	}
 	req.RemoteAddr = c.remoteAddr
 	req.Host = c.host

@@ -182,6 +182,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &call{authorization: r.Header.Get("Authorization"), remoteAddr: r.RemoteAddr, host: r.Host,
+		forwardedFor: r.Header.Get("X-Forwarded-For"), userAgent: r.UserAgent(),
 		requestID: httpapi.RequestID(r.Context()), toolsets: toolsets}
 	switch r.Method {
 	case http.MethodPost:

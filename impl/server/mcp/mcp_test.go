@@ -326,6 +326,9 @@ func TestMCPRefusals(t *testing.T) {
 	if status, body, _ := mcpPost(t, u, map[string]string{"Authorization": "Bearer " + mcpOnly, "Mcp-Method": "tools/list"}, call("2026-07-28")); status != 400 || !strings.Contains(body, fmt.Sprint(mcp.HEADER_MISMATCH)) {
 		t.Fatalf("missing header: %d %s", status, body)
 	}
+	if status, body, _ := mcpPost(t, u, h, call("2025-11-25")); status != 400 || !strings.Contains(body, fmt.Sprint(mcp.HEADER_MISMATCH)) {
+		t.Fatalf("header and _meta disagree: %d %s", status, body)
+	}
 	h["Mcp-Protocol-Version"] = "2099-01-01"
 	if status, body, _ := mcpPost(t, u, h, call("2099-01-01")); status != 400 || !strings.Contains(body, fmt.Sprint(mcp.UNSUPPORTED_PROTOCOL_VERSION)) {
 		t.Fatalf("unsupported version: %d %s", status, body)
