@@ -65,6 +65,11 @@ func populate(t *testing.T, s *apptest.Server) *world {
 // session protocol, otherwise the client speaks 2026-07-28.
 func connect(t *testing.T, url, token string, legacy bool, header ...string) *client.Client {
 	t.Helper()
+	return connectB(t, url, token, legacy, header...)
+}
+
+func connectB(t testing.TB, url, token string, legacy bool, header ...string) *client.Client {
+	t.Helper()
 	headers := map[string]string{"Authorization": "Bearer " + token}
 	for i := 0; i+1 < len(header); i += 2 {
 		headers[header[i]] = header[i+1]

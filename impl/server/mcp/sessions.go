@@ -84,8 +84,16 @@ func (m *sessionManager) state(id string) (exists, ended bool, err error) {
 	}
 	var owner uuid.UUID
 	var endedAt *time.Time
-	err = m.store.Pool.QueryRow(m.ctx, `UPDATE mcp_sessions SET last_seen_at = now()
-		WHERE id_hash = $1 AND last_seen_at >= now() - make_interval(secs => $2) RETURNING user_id, ended_at`, hashID(id), sessionIdle.Seconds()).Scan(&owner, &endedAt)
+	var stale bool
+	// A read on every request; the last use is written at most once a minute (a write waits for
+	// the WAL to reach the disk).
+	err = m.store.Pool.QueryRow(m.ctx, `SELECT user_id, ended_at, last_seen_at < now() - interval '1 minute' FROM mcp_sessions
+		WHERE id_hash = $1 AND last_seen_at >= now() - make_interval(secs => $2)`, hashID(id), sessionIdle.Seconds()).Scan(&owner, &endedAt, &stale)
+	if err == nil && stale && owner == m.user {
+		if _, err := m.store.Pool.Exec(m.ctx, `UPDATE mcp_sessions SET last_seen_at = now() WHERE id_hash = $1`, hashID(id)); err != nil {
+			m.log.WarnContext(m.ctx, "mcp: session use not recorded", "error", err)
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, false, nil
 	}
