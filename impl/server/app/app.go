@@ -179,7 +179,8 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	if err != nil {
 		return nil, err
 	}
-	mcpSrv, err := mcp.New(mcp.Config{Log: log, Doc: doc, Table: table, Enforcer: enforcer, Store: st, Version: Version, BaseURL: cfg.BaseURL})
+	mcpSrv, err := mcp.New(mcp.Config{Log: log, Doc: doc, Table: table, Enforcer: enforcer, Store: st, Version: Version, BaseURL: cfg.BaseURL,
+		AllowedOrigins: cfg.MCPAllowedOrigins})
 	if err != nil {
 		return nil, err
 	}

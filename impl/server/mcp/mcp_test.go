@@ -17,7 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app"
 	"github.com/sdods/sdods/impl/server/app/apptest"
+	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
 // world is a server with a workspace "shop" (editor and viewer members), a project "shop-web"
@@ -437,5 +439,20 @@ func TestMCPToolsetsAndInfo(t *testing.T) {
 	}
 	if status, body, _ := mcpPost(t, w.s.URL, map[string]string{"Authorization": "Bearer " + token, "Mcp-Toolsets": "nope"}, initialize); status != 400 {
 		t.Fatalf("unknown toolset: %d %s", status, body)
+	}
+}
+
+// TestMCPAllowedOrigins: an origin named in --mcp-allowed-origins may call /mcp, any other is 403.
+func TestMCPAllowedOrigins(t *testing.T) {
+	s := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.MCPAllowedOrigins = []string{"https://agent.example"} })
+	token := apptest.Token(t, s.Setup(t), "mcp")
+	for origin, want := range map[string]int{"https://agent.example": 200, "https://other.example": 403, "http://agent.example": 403} {
+		if status, body, _ := mcpPost(t, s.URL, map[string]string{"Authorization": "Bearer " + token, "Origin": origin}, initialize); status != want {
+			t.Errorf("Origin %s: %d %s, want %d", origin, status, body, want)
+		}
+	}
+	cfg := app.Config{Addr: "127.0.0.1:0", DatabaseURL: "postgres://x", DataDir: t.TempDir(), MaxBody: 1, LogFormat: "text", MCPAllowedOrigins: []string{"agent.example"}}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "mcp-allowed-origins") {
+		t.Errorf("an origin without a scheme was accepted: %v", err)
 	}
 }
