@@ -22,6 +22,7 @@ const usage = `usage: sdods <command> [flags]
 commands:
   serve                     run the test automation server
   migrate up|down [N]|version   apply, revert (all or N) or show database migrations
+                            (ours and River's job tables; down N reverts N of ours)
   token create --user EMAIL --scopes a,b --name NAME [--expires 720h]
                             create an API token (printed once) in the server's database
   version                   print the version
@@ -141,7 +142,7 @@ func migrate(ctx context.Context, cfg app.Config, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("version %d dirty %t\n", v.Version, v.Dirty)
+		fmt.Printf("version %d dirty %t river %d\n", v.Version, v.Dirty, v.River)
 		return nil
 	}
 	return fmt.Errorf("unknown migrate command %q", args[0])

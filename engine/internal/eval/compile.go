@@ -111,6 +111,7 @@ type rule struct {
 	scope              []scoped // what inView compares
 	channels           []string
 	fields             []fieldRef
+	wild               bool       // some field is a wildcard: its runs are found at evaluation
 	typed              []*binding // bindings of the target type, nil when the rule has none
 	hasType            bool
 	when               *compile.Program
@@ -174,12 +175,14 @@ type effect struct {
 	props []expr
 }
 
-// fieldRef is a static field path.
+// fieldRef is a field path of a rule's target: static, or a wildcard (a segment "*" standing
+// for every element of an array, ruleset.md §3) whose runs' paths are found at evaluation.
 type fieldRef struct {
 	path      string
 	pathValue any // path as an interface value, boxed once
 	segs      []string
-	memo      *compile.Path // data.path, memoized within an evaluation
+	memo      *compile.Path // data.path (for a wildcard: data.prefix, the part before the first "*"), memoized within an evaluation
+	wildAt    int           // the index of the first "*" in segs, or -1
 }
 
 // listPaths is how many element paths of a list binding are built at load.
@@ -261,7 +264,20 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]compile.Operator, budg
 		cr.scope = scopeOf(levelIndex(r.Scope), &cr.loc)
 		for _, f := range r.Target.Fields {
 			segs := strings.Split(f, ".")
-			cr.fields = append(cr.fields, fieldRef{path: f, pathValue: f, segs: segs, memo: unit.Path("data", segs)})
+			ref := fieldRef{path: f, pathValue: f, segs: segs, wildAt: -1}
+			for i, s := range segs {
+				if s == "*" {
+					ref.wildAt = i
+					break
+				}
+			}
+			if ref.wildAt >= 0 {
+				cr.wild = true
+				ref.memo = unit.Path("data", segs[:ref.wildAt]) // the list is read whole
+			} else {
+				ref.memo = unit.Path("data", segs)
+			}
+			cr.fields = append(cr.fields, ref)
 		}
 		if r.Target.Type != "" {
 			cr.hasType = true

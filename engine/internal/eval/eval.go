@@ -505,6 +505,8 @@ func (r *run) rule(ru *rule) {
 			}
 			slot += len(b.paths)
 		}
+	case ru.wild:
+		r.wildFields(ru)
 	case ru.missing != "":
 		r.unavailable(ru)
 	case len(ru.fields) == 1:
@@ -542,6 +544,57 @@ func (r *run) rule(ru *rule) {
 			r.outcome(ru, 0, "", nil, reason)
 		}
 	}
+}
+
+// wildFields runs a rule whose fields include a wildcard: a static field on its slot, each
+// element path of a wildcard (ruleset.md §3) on a path built now.
+func (r *run) wildFields(ru *rule) {
+	for i := range ru.fields {
+		f := &ru.fields[i]
+		if f.wildAt < 0 {
+			var v any
+			if f.memo != nil {
+				v = r.m.Value(f.memo)
+			} else {
+				v = lookup(r.globals[gData], f.segs)
+			}
+			r.bind(ru.reads, f.pathValue, v)
+			r.check(ru, i, f.path, v)
+			continue
+		}
+		var base any
+		if f.memo != nil {
+			base = r.m.Value(f.memo)
+		} else {
+			base = lookup(r.globals[gData], f.segs[:f.wildAt])
+		}
+		r.expand(ru, base, f.segs[f.wildAt:], strings.Join(f.segs[:f.wildAt], "."))
+	}
+}
+
+// expand runs ru on each path under v that segs names, "*" standing for every element of an
+// array (none when v is not one); path is where v is.
+func (r *run) expand(ru *rule, v any, segs []string, path string) {
+	for i, s := range segs {
+		if s == "*" {
+			list, _ := v.([]any)
+			for j, el := range list {
+				r.expand(ru, el, segs[i+1:], joinPath(path, itoa(j)))
+			}
+			return
+		}
+		v = lookup(v, segs[i:i+1])
+		path = joinPath(path, s)
+	}
+	r.bind(ru.reads, path, v)
+	r.check(ru, -1, path, v)
+}
+
+func joinPath(path, seg string) string {
+	if path == "" {
+		return seg
+	}
+	return path + "." + seg
 }
 
 // unavailable fails a rule that needs a custom operator the host lacks on each of its fields

@@ -241,6 +241,10 @@ func ruleserverBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "ruleserver")
+		if typeScriptServer() {
+			binErr = writeTypeScriptCommand(binPath)
+			return
+		}
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/sdods/sdods/cmd/ruleserver").CombinedOutput()
 		if err != nil {
 			binErr = errors.New(string(out))

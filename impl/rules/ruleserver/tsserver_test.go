@@ -2,6 +2,7 @@ package ruleserver_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,46 +13,48 @@ import (
 	"time"
 
 	"github.com/sdods/sdods/impl/rules/ruleserver"
-	"github.com/sdods/sdods/impl/rules/yamlrules"
 )
 
 // With SDODS_RULESERVER=typescript, startServer runs the TypeScript runtime's embeddable rule
 // server (runtimes/ts/packages/rule-server, createRuleServer behind its small command) instead of
 // ruleserver.Run, so that the black-box HTTP tests of this package certify both servers
-// (make test-typescript runs them). That server reads JSON sources and bundles, not YAML: the
-// YAML fixtures are converted the way rulecheck reads them.
+// (make test-typescript runs them). It reads the same rules directory: YAML and JSON sources
+// and bundles (YAML by spec/v1/ruleset.md §7; TestYAMLReadersAgree compares the two readers).
 func typeScriptServer() bool { return os.Getenv("SDODS_RULESERVER") == "typescript" }
+
+// typeScriptCLI is the command of the TypeScript rule server (sdods-rule-server), built.
+func typeScriptCLI() (string, error) {
+	cli, err := filepath.Abs(filepath.Join("..", "..", "..", "runtimes", "ts", "packages", "rule-server", "dist", "cli.js"))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(cli); err != nil {
+		return "", fmt.Errorf("build the TypeScript runtime first (make build-typescript): %w", err)
+	}
+	return cli, nil
+}
+
+// writeTypeScriptCommand writes, at path, an executable that runs the TypeScript rule server's
+// command with its arguments: the tests that run the Go command as a process (flags,
+// environment, log lines, signals, drain) run it in its place. The command takes the Go
+// command's flags and environment and logs the same JSON lines.
+func writeTypeScriptCommand(path string) error {
+	cli, err := typeScriptCLI()
+	if err != nil {
+		return err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte("#!/bin/sh\nexec "+strconv.Quote(node)+" "+strconv.Quote(cli)+" \"$@\"\n"), 0o755)
+}
 
 func startTypeScriptServer(t testing.TB, c ruleserver.Config) *server {
 	t.Helper()
-	cli, err := filepath.Abs(filepath.Join("..", "..", "..", "runtimes", "ts", "packages", "rule-server", "dist", "cli.js"))
+	cli, err := typeScriptCLI()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(cli); err != nil {
-		t.Fatalf("build the TypeScript runtime first (make build-typescript): %v", err)
-	}
-	entries, err := os.ReadDir(c.RulesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
-			continue
-		}
-		src, err := os.ReadFile(filepath.Join(c.RulesDir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, problems := yamlrules.ReadYAML(src)
-		if len(problems) > 0 {
-			t.Fatalf("%s: %v", name, problems)
-		}
-		if err := os.Remove(filepath.Join(c.RulesDir, name)); err != nil {
-			t.Fatal(err)
-		}
-		writeAtomic(t, filepath.Join(c.RulesDir, strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")+".json"), doc.JSON)
 	}
 	cmd := exec.Command("node", cli)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "RULES_DIR=" + c.RulesDir, "RULE_SERVER_ADDR=127.0.0.1:0"}

@@ -24,6 +24,7 @@ import (
 	"github.com/sdods/sdods/impl/server/httpapi"
 	"github.com/sdods/sdods/impl/server/identity"
 	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/jobs"
 	"github.com/sdods/sdods/impl/server/mcp"
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runner"
@@ -42,6 +43,9 @@ type App struct {
 	Log     *slog.Logger
 	// Runs executes queued runs once Start is called.
 	Runs *runs.Service
+	// Jobs is the River client of the process's background work (impl/server/jobs), started by
+	// Start.
+	Jobs *jobs.Client
 	// Egress is the policy of what steps and Git integrations may reach; whoever serves Handler
 	// adds its listener with DenyListener.
 	Egress *egress.Policy
@@ -90,8 +94,25 @@ func newEgress(ctx context.Context, cfg Config) (*egress.Policy, error) {
 	return pol, nil
 }
 
-// Start runs the run workers until ctx ends; the returned function waits for them to stop.
-func (a *App) Start(ctx context.Context) (wait func()) { return a.Runs.Start(ctx) }
+// Start runs the run workers and the job client until ctx ends; the returned function waits for
+// them to stop.
+func (a *App) Start(ctx context.Context) (wait func()) {
+	waitRuns := a.Runs.Start(ctx)
+	stopped := make(chan struct{})
+	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
+		a.Log.Error("jobs: not started", "error", err)
+		close(stopped)
+	} else {
+		go func() {
+			defer close(stopped)
+			<-ctx.Done()
+			stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			a.Jobs.Stop(stopCtx)
+		}()
+	}
+	return func() { <-stopped; waitRuns() }
+}
 
 // New connects to the database (creating it first with cfg.CreateDB), migrates it and builds the
 // HTTP handler.
@@ -144,6 +165,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	reg := jobs.NewRegistry() // every service with background work registers on it
 	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st), Egress: pol})
 	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat,
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
@@ -152,10 +174,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	jc, err := jobs.New(st.Pool, reg, jobs.Config{Work: true, ID: rs.WorkerID(), Logger: log})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	if ident, err := identity.New(st, identity.DefaultThrottle); err == nil {
 		startup.SetupRequired, _ = ident.SetupRequired(ctx)
 	}
-	return &App{Handler: h, Store: st, Log: log, Runs: rs, Egress: pol, Startup: startup}, nil
+	return &App{Handler: h, Store: st, Log: log, Runs: rs, Jobs: jc, Egress: pol, Startup: startup}, nil
 }
 
 func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, pol *egress.Policy) (http.Handler, error) {

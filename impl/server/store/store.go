@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,13 +51,29 @@ func (s *Store) Close() { s.Pool.Close() }
 func (s *Store) WithTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	var fnErr error
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		fnErr = fn(db.New(translating{tx}))
+		q := db.New(translating{tx})
+		openTxs.Store(q, tx)
+		defer openTxs.Delete(q)
+		fnErr = fn(q)
 		return fnErr
 	})
 	if fnErr != nil {
 		return fnErr // fn's own error, its queries' errors translated already
 	}
 	return Translate(err) // begin or commit
+}
+
+// openTxs maps the queries WithTx hands out to their transaction while fn runs.
+var openTxs sync.Map
+
+// TxOf returns the transaction of queries handed out by WithTx, while its fn runs: for what must
+// write in the same transaction without sqlc (River's jobs.InsertTx).
+func TxOf(q *db.Queries) (pgx.Tx, bool) {
+	tx, ok := openTxs.Load(q)
+	if !ok {
+		return nil, false
+	}
+	return tx.(pgx.Tx), true
 }
 
 // Health reports the database round-trip time, or why it failed.

@@ -70,3 +70,46 @@ func TestEnsureDatabaseIsIdempotent(t *testing.T) {
 type errTest string
 
 func (e errTest) Error() string { return string(e) }
+
+// River's job tables come and go with ours, and processes starting at once on a new database
+// migrate it without tripping over each other.
+func TestMigrationsIncludeRiver(t *testing.T) {
+	dbURL := storetest.NewDatabase(t)
+	v, err := store.MigrationVersion(dbURL)
+	if err != nil || v.River == 0 {
+		t.Fatalf("after up: %+v, err %v; want River's migrations applied", v, err)
+	}
+	if err := store.MigrateDown(dbURL, 1); err != nil {
+		t.Fatal(err)
+	}
+	if v2, err := store.MigrationVersion(dbURL); err != nil || v2.River != v.River || v2.Version != v.Version-1 {
+		t.Fatalf("down 1: %+v, err %v; want only ours reverted", v2, err)
+	}
+	if err := store.MigrateDown(dbURL, 0); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := store.MigrationVersion(dbURL); err != nil || v.River != 0 || v.Version != 0 {
+		t.Fatalf("down all: %+v, err %v", v, err)
+	}
+	s, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var tables int
+	if err := s.Pool.QueryRow(context.Background(), "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public' AND table_name <> 'schema_migrations'").Scan(&tables); err != nil || tables != 0 {
+		t.Fatalf("after down all: %d tables left (err %v)", tables, err)
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() { errs <- store.MigrateUp(dbURL) }()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent up: %v", err)
+		}
+	}
+	if v2, err := store.MigrationVersion(dbURL); err != nil || v2 != v {
+		t.Fatalf("after concurrent up: %+v, err %v; want %+v", v2, err, v)
+	}
+}

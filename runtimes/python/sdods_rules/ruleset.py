@@ -1080,7 +1080,14 @@ class RuleSet:
 
     def _runs(self, r: _Rule, data: Any, ch: dict[str, Any]) -> list[tuple[str, Any]]:
         if r.runs_on == "fields":
-            return [(f, _read(data, f)) for f in r.target["fields"]]
+            runs: list[tuple[str, Any]] = []
+            for f in r.target["fields"]:
+                segs = f.split(".")
+                if "*" in segs:
+                    _expand(data, segs, "", runs)  # every element of an array at each "*" (ruleset.md §3)
+                else:
+                    runs.append((f, _read(data, f)))
+            return runs
         out: list[tuple[str, Any]] = []
         for path, many, field in ch["bound"].get(r.target["type"], ()):
             if many:
@@ -1170,6 +1177,20 @@ class ChannelUnavailable(LookupError):
 
 
 _SPLIT_CACHE: dict[str, list[str]] = {}
+
+
+def _expand(v: Any, segs: list[str], path: str, out: list[tuple[str, Any]]) -> None:
+    """Appends a run for each path under v that segs names, "*" standing for every element of an
+    array (none when the value there is not one); path is where v is."""
+    for k, s in enumerate(segs):
+        if s == "*":
+            if type(v) is list:
+                for i, el in enumerate(v):
+                    _expand(el, segs[k + 1:], f"{path}.{i}" if path else str(i), out)
+            return
+        v = _read(v, s)
+        path = f"{path}.{s}" if path else s
+    out.append((path, v))
 
 
 def _read(v: Any, path: str) -> Any:

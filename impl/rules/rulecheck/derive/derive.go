@@ -26,9 +26,10 @@ type Rule struct {
 	When    any      `json:"when"`
 	// Entity binds the rule to each element of the array at Entity (a data path): it runs once
 	// per element I and field F of Fields with value = the element's F, and its findings carry
-	// the element's index (Entity.I.F). Without Entity, Fields are data paths the rule targets.
-	// Fields may hold indices of inner arrays up to their maxItems (…members.0.email,
-	// …members.1.email, …): the finding's field carries these indices too.
+	// the element's index (Entity.I.F); the ruleset targets the wildcard field Entity.*.F.
+	// Without Entity, Fields are data paths the rule targets. A segment "*" in Fields stands for
+	// every element of an inner array (…members.*.emails.*): the finding's field carries these
+	// indices too (spec/v1 ruleset.md §3).
 	Entity string   `json:"entity,omitempty"`
 	Fields []string `json:"fields,omitempty"`
 }
@@ -78,9 +79,6 @@ type ctx struct {
 	// or anyOf without discriminator), so they must read data paths, not a run's value.
 	noBind bool
 }
-
-// maxEnumerated bounds the fields one rule binds by enumerating the indices of bounded arrays.
-const maxEnumerated = 1000
 
 // bound reports whether the value is read through the run's binding (value).
 func (c ctx) bound() bool { return (c.self || c.fields != nil) && !c.frozen }
@@ -365,9 +363,10 @@ func (w *walker) memberCtx(c ctx, n string, optional bool) ctx {
 
 // items derives the rules of an array's elements. Members of object elements of an array at a
 // data path (not inside another array) are bound per element: the finding's field carries the
-// index. Elements of a bounded array (maxItems) whose value can be bound are bound by index, up
-// to maxEnumerated fields per rule: scalar elements, and arrays inside bound elements. The
-// rest is checked with some() over the elements and reported on the array.
+// index. Elements whose value can be bound — scalar elements, arrays of arrays, arrays inside
+// bound elements — are bound through a wildcard field ("tags.*", "lines.*.parts.*.pn"), one run
+// per element. The rest (elements with allOf/oneOf/anyOf, arrays inside a variant without
+// discriminator) is checked with some() over the elements and reported on the array.
 func (w *walker) items(s *openapi3.Schema, ptr string, path []string, v any, c ctx) {
 	it := s.Items.Value
 	ip := ptr + "/items"
@@ -384,10 +383,12 @@ func (w *walker) items(s *openapi3.Schema, ptr string, path []string, v any, c c
 		return
 	}
 	if topLevel && objectElems && !it.Nullable {
-		// The element itself (its type, its member count) through some(); its members bound.
+		// The element itself (its type, its member count) through a wildcard field; its members
+		// bound per element.
 		shallow := *it
 		shallow.Properties, shallow.Required, shallow.Items = nil, nil, nil
-		w.walk(&shallow, ip, elemPath, map[string]any{"var": el}, elemCtx)
+		whole := ctx{wrap: c.wrap, fields: []string{strings.TrimPrefix(vpath, "data.") + ".*"}, inArray: true, element: true}
+		w.walk(&shallow, ip, elemPath, map[string]any{"var": "value"}, whole)
 		deep := &openapi3.Schema{Properties: it.Properties, Required: it.Required}
 		bound := ctx{wrap: identity, entity: strings.TrimPrefix(vpath, "data."), self: true}
 		w.walk(deep, ip, elemPath, map[string]any{"var": "value"}, bound)
@@ -397,17 +398,11 @@ func (w *walker) items(s *openapi3.Schema, ptr string, path []string, v any, c c
 	if topLevel {
 		base = []string{strings.TrimPrefix(vpath, "data.")}
 	}
-	if base != nil && !c.frozen && !composed && s.MaxItems != nil && *s.MaxItems > 0 && uint64(len(base))*(*s.MaxItems) <= maxEnumerated {
-		var fields []string
-		for _, f := range base {
-			for i := uint64(0); i < *s.MaxItems; i++ {
-				fields = append(fields, f+"."+strconv.FormatUint(i, 10))
-			}
-		}
-		ec := ctx{wrap: c.wrap, entity: c.entity, fields: fields, inArray: true}
-		if !it.Nullable && (it.Type == nil || !it.Type.IncludesNull()) {
-			w.lossy(ip, "a null element is not reported: an element bound by index reads null both when it is null and past the array's end")
-		}
+	if base != nil && !c.frozen && !composed {
+		// Every element, whatever the array's length: a wildcard field (ruleset.md §3) runs
+		// the rule once per element, the finding's field carrying its index. An element that
+		// is null is a run whose value is null, the array's end is no run.
+		ec := ctx{wrap: c.wrap, entity: c.entity, fields: suffix(base, "*"), inArray: true, element: true}
 		w.walk(it, ip, elemPath, map[string]any{"var": "value"}, ec)
 		return
 	}
@@ -574,7 +569,6 @@ func (w *walker) pattern(p, ptr string, path []string, field string, v any, c ct
 func (r *Result) Ruleset(id string) map[string]any {
 	rules := []any{}
 	catalog := map[string]any{}
-	entities, types := map[string]any{}, map[string]any{}
 	seen := map[string]int{}
 	for _, ru := range r.Rules {
 		code := ru.Code
@@ -592,18 +586,12 @@ func (r *Result) Ruleset(id string) map[string]any {
 		}
 		switch {
 		case ru.Entity != "":
-			ent := "E_" + nonCode.ReplaceAllString(strings.ToUpper(ru.Entity), "_")
-			typ := "T_" + nonCode.ReplaceAllString(strings.ToUpper(ru.Entity+"_"+ru.Fields[0]), "_")
-			e, ok := entities[ent].(map[string]any)
-			if !ok {
-				e = map[string]any{"path": ru.Entity, "many": true, "fieldTypes": map[string]any{}}
-				entities[ent] = e
+			// every element of the array at Entity: a wildcard field per member
+			fs := make([]any, len(ru.Fields))
+			for i, f := range ru.Fields {
+				fs[i] = ru.Entity + ".*." + f
 			}
-			for _, f := range ru.Fields {
-				e["fieldTypes"].(map[string]any)[f] = typ
-			}
-			types[typ] = map[string]any{}
-			rule["target"] = map[string]any{"type": typ}
+			rule["target"] = map[string]any{"fields": fs}
 		case len(ru.Fields) > 0:
 			fs := make([]any, len(ru.Fields))
 			for i, f := range ru.Fields {
@@ -620,6 +608,5 @@ func (r *Result) Ruleset(id string) map[string]any {
 		"id": id, "version": "1", "defaultLocale": "en",
 		"description": "derived from the component schema " + r.Schema + "; regenerate rather than edit",
 		"rules":       rules, "locales": map[string]any{"en": catalog},
-		"types": types, "entities": entities,
 	}}
 }

@@ -603,9 +603,9 @@ func TestDeriveFeatures(t *testing.T) {
 			t.Errorf("lossiness report lacks %s: %v", p, lossy)
 		}
 	}
-	// Element indices in the findings' fields: object elements bound per element, bounded
-	// arrays bound per index (scalars, arrays in elements, arrays of arrays), an unbounded array
-	// of scalars reported on the array.
+	// Element indices in the findings' fields, whatever the arrays' lengths (wildcard fields,
+	// spec/v1 ruleset.md §3): object elements, scalars, arrays in elements, arrays of arrays,
+	// an array without maxItems, and a null element.
 	batchDoc, err := openapi3.NewLoader().LoadFromFile("testdata/features-3.0.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -632,8 +632,8 @@ func TestDeriveFeatures(t *testing.T) {
 		"BATCH_LINES_ITEMS_SERIALS_ITEMS_PATTERN":      "lines.1.serials.1",
 		"BATCH_LINES_ITEMS_PARTS_ITEMS_REQUIRED_PN":    "lines.1.parts.1",
 		"BATCH_LINES_ITEMS_PARTS_ITEMS_DIMS_W_MINIMUM": "lines.0.parts.1.dims.w",
-		"BATCH_LABELS_ITEMS_MAXLENGTH":                 "labels",
-		"BATCH_LABELS_ITEMS_TYPE":                      "labels", // a null element
+		"BATCH_LABELS_ITEMS_MAXLENGTH":                 "labels.1", // an array without maxItems
+		"BATCH_LABELS_ITEMS_TYPE":                      "labels.2", // a null element
 	} {
 		if got[code] != field {
 			t.Errorf("%s: field %q, want %q (findings %v)", code, got[code], field, got)

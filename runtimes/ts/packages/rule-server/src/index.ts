@@ -2,11 +2,17 @@
 // embedded in a Node process on node:http, depending only on @sdods/rules.
 
 import http from "node:http";
+import net from "node:net";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { JSONSyntaxError, LoadError, RuleSet, bundle, decodeUTF8, indentedJSON, parseJSON, requestProblem, RequestError, ChannelError, EvaluationError } from "@sdods/rules";
 import type { Operators, Channel, JSONValue, JSONObject } from "@sdods/rules";
+import { jsonPositions, readYAML, type SourceDocument } from "./source.js";
+import { clientErrorRefusal, refusalResponse, requestRefusal } from "./head.js";
+
+export { readYAML, jsonPositions, portability, numberProblem } from "./source.js";
+export type { SourceDocument, SourceProblem } from "./source.js";
 
 /** The default request body limit: 1 MiB (openapi/rules.yaml). */
 export const DEFAULT_MAX_BODY = 1 << 20;
@@ -20,7 +26,7 @@ export interface RuleServerOptions {
   token?: string;
   /** serve every route without a token (private networks only) */
   allowOpen?: boolean;
-  /** a directory of rulesets: *.bundle.json bundles and *.json sources (YAML: compile it first) */
+  /** a directory of rulesets: *.bundle.json bundles, *.json and *.yaml / *.yml sources (spec/v1/ruleset.md §7) */
   rulesDir?: string;
   /** rulesets given in code, beside or instead of rulesDir */
   rulesets?: RulesetInput[];
@@ -28,9 +34,11 @@ export interface RuleServerOptions {
   operators?: Operators;
   /** request body limit in bytes (default 1 MiB) */
   maxBody?: number;
-  /** how long a drain waits for requests in flight, in milliseconds (default 10 s) */
+  /** how long a drain waits for requests in flight once the listener is closed, in milliseconds (default 20 s) */
   drainTimeout?: number;
-  /** one structured log line per request and per reload (default: none) */
+  /** on a drain, how long readiness is off (every answer with Connection: close) before the listener closes, in milliseconds (default 0) */
+  drainDelay?: number;
+  /** structured log entries: level (DEBUG for the line per request, INFO, WARN, ERROR), msg, and details (default: none) */
   log?: (entry: Record<string, unknown>) => void;
   /** how often rulesDir is checked for changed files, in milliseconds (default 2000; 0: never) */
   pollInterval?: number;
@@ -42,6 +50,20 @@ export interface LoadProblem {
   code: string;
   message: string;
   pointer?: string;
+  /** line in a source ruleset (1-based); absent for bundles */
+  line?: number;
+  /** column in a source ruleset (1-based); absent for bundles */
+  column?: number;
+}
+
+/** The kind of a file of the rules directory by its name, or null for a file it does not load. */
+export function ruleFileKind(name: string): "bundle" | "json" | "yaml" | null {
+  if (name.startsWith(".")) return null;
+  const lower = name.toLowerCase();
+  if (lower.endsWith(".bundle.json")) return "bundle";
+  if (lower.endsWith(".json")) return "json";
+  if (lower.endsWith(".yaml") || lower.endsWith(".yml")) return "yaml";
+  return null;
 }
 
 interface Entry {
@@ -129,19 +151,26 @@ export class RuleServer {
   private inFlight = 0;
   private readonly tokenDigest: Buffer | null;
   private readonly maxBody: number;
+  /** the open connections: whether each is idle, and how many requests it has received */
+  private readonly conns = new Map<net.Socket, { idle: boolean; requests: number }>();
+  private listener: net.Server | null = null;
 
   constructor(private readonly opts: RuleServerOptions) {
     this.tokenDigest = opts.token ? digest(opts.token) : null;
     this.maxBody = opts.maxBody && opts.maxBody > 0 ? opts.maxBody : DEFAULT_MAX_BODY;
-    this.server = http.createServer({ maxHeaderSize: 64 << 10 }, (req, res) => this.handle(req, res, false));
+    this.server = http.createServer({ maxHeaderSize: 64 << 10, requireHostHeader: false }, (req, res) => this.handle(req, res, false));
+    this.server.keepAliveTimeout = 90_000;
+    this.server.on("connection", (sock: net.Socket) => {
+      this.conns.set(sock, { idle: true, requests: 0 });
+      sock.on("close", () => this.conns.delete(sock));
+    });
     // decide on a declared length before the client sends the body
     this.server.on("checkContinue", (req, res) => this.handle(req, res, true));
-    this.server.on("clientError", (e: NodeJS.ErrnoException, socket) => {
+    this.server.on("clientError", (e: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) => {
       if (!socket.writable) return socket.destroy();
-      const tooBig = e.code === "HPE_HEADER_OVERFLOW";
-      const code = tooBig ? "HEADERS_TOO_LARGE" : "BAD_REQUEST"; // the codes of openapi/rules.yaml
-      const body = JSON.stringify({ error: { code, message: tooBig ? "the header block is too large" : "malformed HTTP request", hint: HINTS[code] } });
-      socket.end(`HTTP/1.1 ${tooBig ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      const r = clientErrorRefusal(e.code, e.rawPacket);
+      this.opts.log?.({ level: "DEBUG", msg: "request refused", status: r.status, code: r.code, message: r.message });
+      socket.end(refusalResponse(r));
     });
   }
 
@@ -157,7 +186,7 @@ export class RuleServer {
   private async scan(): Promise<string> {
     if (!this.opts.rulesDir) return "";
     try {
-      const names = (await readdir(this.opts.rulesDir)).filter((n) => !n.startsWith(".") && n.endsWith(".json")).sort();
+      const names = (await readdir(this.opts.rulesDir)).filter((n) => ruleFileKind(n) !== null).sort();
       const parts: string[] = [];
       for (const n of names) {
         const st = await stat(join(this.opts.rulesDir, n));
@@ -169,7 +198,7 @@ export class RuleServer {
     }
   }
 
-  /** Listens on port (0: any) and host; resolves with the base URL once the first load is done. */
+  /** Listens on port (0: any) and host ("": every interface); resolves with the base URL once the first load is done. */
   async listen(port = 0, host = "127.0.0.1"): Promise<string> {
     this.fingerprint = await this.scan();
     await this.reload();
@@ -191,8 +220,22 @@ export class RuleServer {
       }, every);
       this.poller.unref();
     }
-    await new Promise<void>((resolve) => this.server.listen(port, host, resolve));
-    const a = this.server.address();
+    // the listener is ours, apart from the HTTP server, so that a drain can stop accepting
+    // without closing the keep-alive connections (http.Server.close closes the idle ones at once,
+    // and a request a client has just sent on one would be lost)
+    const listener = net.createServer((sock) => this.server.emit("connection", sock));
+    await new Promise<void>((resolve, reject) => {
+      listener.once("error", reject);
+      const ready = () => {
+        listener.off("error", reject);
+        resolve();
+      };
+      // "" is every interface (IPv6 and IPv4 where the machine has both), as Go's ":8080"
+      if (host === "") listener.listen(port, ready);
+      else listener.listen(port, host, ready);
+    });
+    this.listener = listener;
+    const a = listener.address();
     if (a === null || typeof a === "string") throw new Error("no TCP address");
     return `http://${a.address.includes(":") ? `[${a.address}]` : a.address}:${a.port}`;
   }
@@ -213,7 +256,8 @@ export class RuleServer {
       }
       next.set(e.rs.ref.id, { ...e, file, checksum: e.rs.ref.checksum });
     };
-    const load = (file: string, kind: "source" | "bundle", doc: unknown) => {
+    const warnings: string[] = [];
+    const load = (file: string, kind: "source" | "bundle", doc: unknown, src?: SourceDocument | null) => {
       try {
         if (kind === "bundle") {
           const rs = RuleSet.fromBundle(doc, { operators: this.opts.operators });
@@ -225,7 +269,15 @@ export class RuleServer {
         }
       } catch (e) {
         if (e instanceof LoadError) {
-          for (const d of e.diagnostics) problems.push({ file, code: d.code, message: d.message, pointer: d.pointer });
+          for (const d of e.diagnostics) {
+            const p: LoadProblem = { file, code: d.code, message: d.message, pointer: d.pointer };
+            if (src) {
+              const at = src.position(d.pointer);
+              p.line = at.line;
+              p.column = at.column;
+            }
+            problems.push(p);
+          }
         } else problems.push({ file, code: "FILE_UNREADABLE", message: (e as Error).message });
       }
     };
@@ -237,34 +289,57 @@ export class RuleServer {
         problems.push({ file: this.opts.rulesDir, code: "RULES_DIR_UNREADABLE", message: (e as Error).message });
       }
       for (const name of names) {
-        if (name.startsWith(".")) continue;
-        const kind = name.endsWith(".bundle.json") ? "bundle" : name.endsWith(".json") ? "source" : null;
+        const kind = ruleFileKind(name);
         if (!kind) continue;
+        const path = join(this.opts.rulesDir, name);
         let raw: Buffer;
         try {
-          raw = await readFile(join(this.opts.rulesDir, name));
+          if ((await stat(path)).isDirectory()) continue; // follows the links of ConfigMap volumes
+          raw = await readFile(path);
         } catch (e) {
           problems.push({ file: name, code: "FILE_UNREADABLE", message: (e as Error).message });
           continue;
         }
-        // a file that is not well-formed UTF-8 is malformed JSON (spec/v1/README.md, "Text")
+        // a file that is not well-formed UTF-8 is malformed (spec/v1/README.md, "Text")
         let text: string;
         try {
           text = decodeUTF8(raw);
         } catch (e) {
-          problems.push({ file: name, code: kind === "source" ? "RULESET_INVALID" : "BUNDLE_INVALID", message: `malformed JSON: ${(e as Error).message}`, pointer: "" });
+          problems.push({ file: name, code: kind === "bundle" ? "BUNDLE_INVALID" : kind === "json" ? "RULESET_INVALID" : "YAML_INVALID", message: `malformed ${kind === "yaml" ? "YAML" : "JSON"}: ${(e as Error).message}`, pointer: "" });
           continue;
         }
-        if (kind === "source") {
-          let doc: JSONValue;
+        if (kind === "bundle") {
+          load(name, "bundle", text);
+          continue;
+        }
+        let doc: JSONValue;
+        let src: SourceDocument | null;
+        if (kind === "yaml") {
+          const r = readYAML(text);
+          if ("problems" in r) {
+            for (const p of r.problems) problems.push({ file: name, code: p.code, message: p.message, pointer: p.pointer, line: p.line, column: p.column });
+            continue;
+          }
+          src = r.doc;
+          doc = parseJSON(r.doc.json);
+        } else {
           try {
             doc = parseJSON(text);
           } catch (e) {
-            problems.push({ file: name, code: "RULESET_INVALID", message: `malformed JSON: ${(e as Error).message}`, pointer: "" });
+            const off = e instanceof JSONSyntaxError ? e.offset : 0;
+            if (/surrogate/.test((e as Error).message)) {
+              // well-formed JSON syntax, text that is not (as for a file that is not UTF-8)
+              problems.push({ file: name, code: "RULESET_INVALID", message: `malformed JSON: ${(e as Error).message}`, pointer: "" });
+              continue;
+            }
+            const before = text.slice(0, off).split("\n");
+            problems.push({ file: name, code: "YAML_INVALID", message: `malformed JSON: ${(e as Error).message}`, line: before.length, column: before[before.length - 1].length + 1 });
             continue;
           }
-          load(name, kind, doc);
-        } else load(name, kind, text);
+          src = jsonPositions(text);
+        }
+        for (const w of src?.lint ?? []) warnings.push(`${name}:${w.line}:${w.column}: ${w.code} at ${w.pointer}: ${w.message}`);
+        load(name, "source", doc, src);
       }
     }
     (this.opts.rulesets ?? []).forEach((r, i) => {
@@ -278,20 +353,73 @@ export class RuleServer {
       this.rules = next;
       this.loadedOnce = true;
     }
-    this.opts.log?.({ msg: "reload", ok, rulesets: [...next.keys()], problems: problems.length });
+    for (const w of warnings) this.opts.log?.({ level: "WARN", msg: "ruleset not portable", detail: w });
+    for (const p of problems) this.opts.log?.({ level: "ERROR", msg: "ruleset refused", file: p.file, code: p.code, pointer: p.pointer ?? "", message: p.message });
+    if (ok) this.opts.log?.({ level: "INFO", msg: "rules loaded", rulesets: [...next.keys()].sort() });
+    else this.opts.log?.({ level: "ERROR", msg: "reload refused; the previous rules keep serving", dir: this.opts.rulesDir ?? "", problems: problems.length, serving: this.loadedOnce });
     return { ok, problems };
   }
 
-  /** Stops taking requests, lets those in flight finish (up to drainTimeout) and closes. */
-  async close(): Promise<void> {
+  /**
+   * Drains and closes without failing a request of a client that retries nothing:
+   * 1. readiness turns off and every answer from now on carries Connection: close (those of
+   *    requests already running too); the server keeps accepting and serving for drainDelay,
+   *    while load balancers take it out of rotation;
+   * 2. the listener closes;
+   * 3. each connection closes after its answer; one that sends nothing for the idle grace (1 s,
+   *    at most half of drainTimeout) is closed as idle.
+   * Connections still busy drainTimeout after the listener closed are cut off; close then
+   * resolves false (true when everything was answered).
+   */
+  async close(): Promise<boolean> {
+    if (this.closing) return this.closing;
+    this.closing = this.drain();
+    return this.closing;
+  }
+
+  private closing: Promise<boolean> | null = null;
+
+  private async drain(): Promise<boolean> {
     this.draining = true;
     if (this.poller) clearInterval(this.poller);
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
-    const deadline = Date.now() + (this.opts.drainTimeout ?? 10_000);
-    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    this.server.closeAllConnections();
-    await closed;
+    const delay = this.opts.drainDelay ?? 0;
+    if (delay > 0) {
+      this.opts.log?.({ level: "INFO", msg: "readiness off; serving with Connection: close before closing the listener", drain_delay_ms: delay });
+      await new Promise((r) => setTimeout(r, delay));
+    }
+    if (this.listener) this.listener.close();
+    else if (this.server.listening) this.server.close(); // listening on the HTTP server itself: Node closes its idle connections
+    const start = Date.now();
+    const timeout = this.opts.drainTimeout ?? 20_000;
+    const grace = Math.min(1000, timeout / 2);
+    const seen = new Map<net.Socket, { requests: number; since: number }>();
+    let ok = true;
+    for (;;) {
+      const now = Date.now();
+      if (this.conns.size === 0) break;
+      if (now - start >= timeout) {
+        ok = false;
+        break;
+      }
+      for (const [sock, st] of this.conns) {
+        if (!st.idle) {
+          seen.delete(sock);
+          continue;
+        }
+        const s = seen.get(sock);
+        if (!s || s.requests !== st.requests) seen.set(sock, { requests: st.requests, since: now });
+        else if (now - s.since >= grace) {
+          sock.destroy();
+          seen.delete(sock);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    for (const sock of this.conns.keys()) sock.destroy();
+    if (this.server.listening) await new Promise<void>((r) => this.server.close(() => r()));
+    if (ok) this.opts.log?.({ level: "INFO", msg: "drained; exiting", took_ms: Date.now() - start });
+    else this.opts.log?.({ level: "ERROR", msg: `drain: in-flight requests did not finish within ${timeout} ms` });
+    return ok;
   }
 
   /** Drains on SIGTERM and SIGINT, reloads on SIGHUP; returns a function that removes the handlers. */
@@ -328,9 +456,15 @@ export class RuleServer {
   private handle(req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): void {
     this.inFlight++;
     const started = Date.now();
+    const conn = this.conns.get(req.socket);
+    if (conn) {
+      conn.idle = false;
+      conn.requests++;
+    }
     res.on("close", () => {
       this.inFlight--;
-      this.opts.log?.({ msg: "request", method: req.method, path: (req.url ?? "").split("?")[0], status: res.statusCode, ms: Date.now() - started });
+      if (conn) conn.idle = true;
+      this.opts.log?.({ level: "DEBUG", msg: "request", method: req.method, path: (req.url ?? "").split("?")[0], status: res.statusCode, ms: Date.now() - started });
     });
     this.route(req, res, expectsContinue).catch((e) => this.fail(res, e));
   }
@@ -339,7 +473,7 @@ export class RuleServer {
     let h: HttpError;
     if (e instanceof HttpError) h = e;
     else {
-      this.opts.log?.({ msg: "internal error", error: e instanceof Error ? e.stack : String(e) });
+      this.opts.log?.({ level: "ERROR", msg: "internal error", error: e instanceof Error ? e.stack : String(e) });
       h = err(500, "INTERNAL", "an unexpected failure");
     }
     if (res.headersSent) return void res.destroy();
@@ -349,14 +483,19 @@ export class RuleServer {
 
   private send(res: http.ServerResponse, status: number, body: JSONValue | string, headers: Record<string, string> = {}): void {
     const text = typeof body === "string" ? body : JSON.stringify(body);
+    // once a drain has begun, every answer tells the client to reconnect elsewhere
+    if (this.draining) res.setHeader("Connection", "close");
     res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
     res.end(text);
   }
 
   private async route(req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): Promise<void> {
     const target = req.url ?? "/";
-    // a request that arrived before a drain began is served to the end
-    const drainingAtStart = this.draining;
+    const refused = requestRefusal(req.method ?? "", target, req.httpVersionMajor, req.httpVersionMinor, req.rawHeaders);
+    if (refused) {
+      res.setHeader("Connection", "close");
+      throw new HttpError(refused.status, refused.code, refused.message, refused.hint);
+    }
     const q = target.indexOf("?");
     const rawPath = q < 0 ? target : target.slice(0, q);
     const rawQuery = q < 0 ? "" : target.slice(q + 1);
@@ -438,6 +577,7 @@ export class RuleServer {
       }
       const inm = req.headersDistinct["if-none-match"];
       if (inm && noneMatch(inm, etag)) {
+        if (this.draining) res.setHeader("Connection", "close");
         res.writeHead(304, { ETag: etag });
         return void res.end();
       }
@@ -462,14 +602,19 @@ export class RuleServer {
       doc = parseJSON(text);
     } catch (e) {
       if (!(e instanceof JSONSyntaxError)) throw e;
-      const at = text === "" ? e.offset : Buffer.byteLength(text.slice(0, e.offset));
-      throw err(400, "BAD_REQUEST", `malformed JSON at byte ${at}: ${e.message.replace(/ at (offset|byte) \d+$/, "")}`);
+      // where, as the Go server says it: line, column in characters, byte offset from 0
+      // (text is "" when the body is not UTF-8: the offset then counts bytes)
+      const before = text === "" ? body.subarray(0, e.offset).toString("utf8") : text.slice(0, e.offset);
+      const at = text === "" ? e.offset : Buffer.byteLength(before);
+      const lineStart = before.lastIndexOf("\n") + 1;
+      const where = `line ${before.split("\n").length}, column ${[...before.slice(lineStart)].length + 1} (byte offset ${at})`;
+      throw new HttpError(400, "BAD_REQUEST", `the request is not valid JSON: ${e.message.replace(/ at (offset|byte) \d+$/, "")} at ${where}`, `fix the JSON at ${where} of the body`);
     }
     const p = requestProblem(doc);
     if (p) throw err(400, "BAD_REQUEST", `${p.pointer || "the request"}: ${p.message}`);
     const rid = (doc as JSONObject).ruleset;
     if (typeof rid !== "string") throw err(400, "BAD_REQUEST", "ruleset is required");
-    if (!this.loadedOnce || drainingAtStart) throw err(503, "NOT_READY", this.draining ? "the server is draining" : "the rules are not loaded");
+    if (!this.loadedOnce) throw err(503, "NOT_READY", "the rules are not loaded");
     const e = this.rules.get(rid);
     if (!e) throw err(404, "NOT_FOUND", `no ruleset ${JSON.stringify(rid)}`);
     try {

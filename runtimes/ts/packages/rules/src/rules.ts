@@ -675,8 +675,26 @@ function evaluateChannel(ref: RulesetRef, c: ChannelRules, req: JSONObject, budg
     const values: JSONValue[] = [];
     if (r.fields) {
       for (const f of r.fields) {
-        runs.push(f.path);
-        values.push(readSegs(data, f.segs));
+        if (!f.segs.some((x) => x.s === "*")) {
+          runs.push(f.path);
+          values.push(readSegs(data, f.segs));
+          continue;
+        }
+        // a wildcard field: one run per element of an array at each "*" (ruleset.md §3)
+        const expand = (v: JSONValue, k: number, path: string) => {
+          for (; k < f.segs.length; k++) {
+            const seg = f.segs[k];
+            if (seg.s === "*") {
+              if (Array.isArray(v)) for (let i = 0; i < v.length; i++) expand(v[i], k + 1, path === "" ? String(i) : `${path}.${i}`);
+              return;
+            }
+            v = readSegs(v, [seg]);
+            path = path === "" ? seg.s : `${path}.${seg.s}`;
+          }
+          runs.push(path);
+          values.push(v);
+        };
+        expand(data, 0, "");
       }
     } else if (r.bound) {
       for (const b of r.bound) {

@@ -1,6 +1,7 @@
 package dev.sdods.rules;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -87,6 +88,27 @@ final class Evaluation {
         return v;
     }
 
+    /**
+     * Adds a run for each path under v that segs (from k) names, "*" standing for every element
+     * of an array (none when the value there is not one); path is where v is.
+     */
+    static void expand(Object v, String[] segs, int k, String path, List<Object[]> out) {
+        for (; k < segs.length; k++) {
+            if (segs[k].equals("*")) {
+                if (v instanceof List) {
+                    List<?> l = (List<?>) v;
+                    for (int i = 0; i < l.size(); i++) {
+                        expand(l.get(i), segs, k + 1, path.isEmpty() ? Integer.toString(i) : path + "." + i, out);
+                    }
+                }
+                return;
+            }
+            v = read(v, new String[] {segs[k]});
+            path = path.isEmpty() ? segs[k] : path + "." + segs[k];
+        }
+        out.add(new Object[] {path, v});
+    }
+
     static String[] split(String path) {
         return path.split("\\.", -1);
     }
@@ -101,7 +123,11 @@ final class Evaluation {
         List<Object[]> out = new ArrayList<>(4);
         if (cr.fields != null) {
             for (int k = 0; k < cr.fields.length; k++) {
-                out.add(new Object[] {cr.fields[k], read(req.data, cr.fieldSegs[k])});
+                if (Arrays.asList(cr.fieldSegs[k]).contains("*")) {
+                    expand(req.data, cr.fieldSegs[k], 0, "", out); // a wildcard field (ruleset.md §3)
+                } else {
+                    out.add(new Object[] {cr.fields[k], read(req.data, cr.fieldSegs[k])});
+                }
             }
         } else if (cr.bindings != null) {
             for (RuleSet.Binding b : cr.bindings) {
