@@ -65,7 +65,8 @@ type Server struct {
 	cfg       Config
 	tools     []*tool // sorted by name
 	byName    map[string]*tool
-	ops       map[string]*opTool // the generated tools, by operation id (also those of excluded operations the composites use)
+	ops       map[string]*opTool // the generated tools, by operation id (the composites call them)
+	sessions  *sessions
 	mcp       *mcpserver.MCPServer
 	transport *mcpserver.StreamableHTTPServer
 	dispatch  atomic.Pointer[http.Handler]
@@ -88,13 +89,11 @@ func New(cfg Config) (*Server, error) {
 		cfg.Log = slog.Default()
 	}
 	s := &Server{cfg: cfg, byName: map[string]*tool{}, ops: map[string]*opTool{}}
-	hooks := &mcpserver.Hooks{}
 	s.mcp = mcpserver.NewMCPServer("sdods", cfg.Version,
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithResourceCapabilities(false, false),
 		mcpserver.WithToolFilter(s.filter),
 		mcpserver.WithRecovery(),
-		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions("sdods test automation server. Tools mirror the REST API (openapi/server.yaml) and run with your token's scopes and roles. "+
 			"Select toolsets with ?toolsets=runs,features or the Mcp-Toolsets header. runAndWait starts a run and waits for its end; failedRunSummary explains a failed run."),
 	)
@@ -105,13 +104,10 @@ func New(cfg Config) (*Server, error) {
 	for i := range cfg.Table.Ops {
 		op := &cfg.Table.Ops[i]
 		d, ok := decisions[op.ID]
-		if !ok || !op.Bearer || op.Permission.Target == authz.TargetPublic {
+		if !ok || d.Exclude != "" {
 			continue
 		}
 		t, err := buildTool(cfg.Doc, op, d.Toolset)
-		if d.Exclude != "" {
-			continue
-		}
 		if err != nil {
 			return nil, fmt.Errorf("mcp tool %s: %w", op.ID, err)
 		}
@@ -126,9 +122,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].name < s.tools[j].name })
+	s.sessions = &sessions{store: cfg.Store, log: cfg.Log}
 	s.transport = mcpserver.NewStreamableHTTPServer(s.mcp,
 		mcpserver.WithEndpointPath(Path),
-		mcpserver.WithSessionIdManagerResolver(&sessions{store: cfg.Store, log: cfg.Log}),
+		mcpserver.WithSessionIdManagerResolver(s.sessions),
 		mcpserver.WithStreamableHTTPProtocolVersions(ProtocolVersions...),
 		// Origin is checked here (checkOrigin) and the credential is a bearer token, never ambient:
 		// the loopback Host check of mcp-go would refuse a server behind a local reverse proxy.
@@ -204,7 +201,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				apierr.Write(w, r, log, apierr.New(apierr.BadRequest, "Mcp-Session-Id is required", "send the session id the initialize response returned"))
 				return
 			}
-			m := (&sessions{store: s.cfg.Store, log: log}).ResolveSessionIdManager(r).(*sessionManager)
+			m := s.sessions.ResolveSessionIdManager(r).(*sessionManager)
 			exists, ended, err := m.state(id)
 			if err != nil {
 				apierr.Write(w, r, log, err)
