@@ -15,6 +15,9 @@ RUNTIME_TESTS :=
 RUNTIME_CONFORMANCE :=
 # json-logic-js, the reference implementation impl/rules/rulecheck/jsonlogic's differential test drives.
 JSONLOGIC_JS := impl/rules/rulecheck/jsonlogic/testdata/js
+# The independent MCP clients impl/server/mcp's tests drive against a real sdods
+# (@modelcontextprotocol/inspector, @modelcontextprotocol/conformance) and the Node.js 22 they need.
+MCP_NPM := impl/server/mcp/testdata/npm
 # The S3 server of impl/server/blob's tests (versitygw), at the version impl/server/blob/s3test names.
 VERSITYGW_VERSION := $(shell sed -n 's/^const VersityGWVersion = "\(.*\)"/\1/p' impl/server/blob/s3test/s3test.go)
 VERSITYGW := $(BIN)/versitygw-$(VERSITYGW_VERSION)/versitygw
@@ -41,7 +44,7 @@ deps: ## install what the tests need from the system's packages (Chromium for br
 	    echo "installing wrk"; (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }) >/dev/null; \
 	  else echo "wrk is missing: install it (Debian: sudo apt-get install wrk)"; exit 1; fi; fi
 
-test-go: $(JSONLOGIC_JS)/node_modules $(VERSITYGW) ## root module tests against the real PostgreSQL (and a real S3 server)
+test-go: $(JSONLOGIC_JS)/node_modules $(MCP_NPM)/node_modules $(VERSITYGW) ## root module tests against the real PostgreSQL (and a real S3 server)
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
 	 SDODS_TEST_VERSITYGW="$(abspath $(VERSITYGW))" \
 	 SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" $(GO) test -count=1 -timeout 25m ./...
@@ -50,6 +53,12 @@ test-go: $(JSONLOGIC_JS)/node_modules $(VERSITYGW) ## root module tests against 
 # also runs npm ci itself when node_modules is missing.
 $(JSONLOGIC_JS)/node_modules: $(JSONLOGIC_JS)/package-lock.json
 	cd $(JSONLOGIC_JS) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The MCP clients (MCP_NPM, defined at the top); the tests also run npm ci themselves when
+# node_modules is missing.
+$(MCP_NPM)/node_modules: $(MCP_NPM)/package-lock.json
+	cd $(MCP_NPM) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # The S3 server impl/server/blob's tests run the S3 store against (versitygw, Apache-2.0), built from the

@@ -131,6 +131,14 @@ type LoginFailure struct {
 	LockedUntil *time.Time
 }
 
+type McpSession struct {
+	IDHash     []byte
+	UserID     uuid.UUID
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	EndedAt    *time.Time
+}
+
 type Org struct {
 	ID        uuid.UUID
 	Slug      string

@@ -5886,7 +5886,7 @@ func (siw *ServerInterfaceWrapper) McpDelete(w http.ResponseWriter, r *http.Requ
 
 	headers := r.Header
 
-	// ------------- Required header parameter "Mcp-Session-Id" -------------
+	// ------------- Optional header parameter "Mcp-Session-Id" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("Mcp-Session-Id")]; found {
 		var McpSessionId string
 		n := len(valueList)
@@ -5895,18 +5895,14 @@ func (siw *ServerInterfaceWrapper) McpDelete(w http.ResponseWriter, r *http.Requ
 			return
 		}
 
-		err = runtime.BindStyledParameterWithOptions("simple", "Mcp-Session-Id", valueList[0], &McpSessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+		err = runtime.BindStyledParameterWithOptions("simple", "Mcp-Session-Id", valueList[0], &McpSessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
 		if err != nil {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Mcp-Session-Id", Err: err})
 			return
 		}
 
-		params.McpSessionId = McpSessionId
+		params.McpSessionId = &McpSessionId
 
-	} else {
-		err := fmt.Errorf("Header parameter Mcp-Session-Id is required, but not found")
-		siw.ErrorHandlerFunc(w, r, &RequiredHeaderError{ParamName: "Mcp-Session-Id", Err: err})
-		return
 	}
 
 	// ------------- Optional header parameter "MCP-Protocol-Version" -------------
@@ -5948,6 +5944,19 @@ func (siw *ServerInterfaceWrapper) McpStream(w http.ResponseWriter, r *http.Requ
 	// Parameter object where we will unmarshal all parameters from the context
 	var params McpStreamParams
 
+	// ------------- Optional query parameter "toolsets" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "toolsets", r.URL.Query(), &params.Toolsets, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "toolsets"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "toolsets", Err: err})
+		}
+		return
+	}
+
 	headers := r.Header
 
 	// ------------- Optional header parameter "Mcp-Session-Id" -------------
@@ -5966,6 +5975,25 @@ func (siw *ServerInterfaceWrapper) McpStream(w http.ResponseWriter, r *http.Requ
 		}
 
 		params.McpSessionId = &McpSessionId
+
+	}
+
+	// ------------- Optional header parameter "Mcp-Toolsets" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Mcp-Toolsets")]; found {
+		var McpToolsets string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Mcp-Toolsets", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Mcp-Toolsets", valueList[0], &McpToolsets, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Mcp-Toolsets", Err: err})
+			return
+		}
+
+		params.McpToolsets = &McpToolsets
 
 	}
 
@@ -6027,6 +6055,19 @@ func (siw *ServerInterfaceWrapper) McpPost(w http.ResponseWriter, r *http.Reques
 	// Parameter object where we will unmarshal all parameters from the context
 	var params McpPostParams
 
+	// ------------- Optional query parameter "toolsets" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "toolsets", r.URL.Query(), &params.Toolsets, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "toolsets"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "toolsets", Err: err})
+		}
+		return
+	}
+
 	headers := r.Header
 
 	// ------------- Optional header parameter "Mcp-Session-Id" -------------
@@ -6045,6 +6086,25 @@ func (siw *ServerInterfaceWrapper) McpPost(w http.ResponseWriter, r *http.Reques
 		}
 
 		params.McpSessionId = &McpSessionId
+
+	}
+
+	// ------------- Optional header parameter "Mcp-Toolsets" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Mcp-Toolsets")]; found {
+		var McpToolsets string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Mcp-Toolsets", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Mcp-Toolsets", valueList[0], &McpToolsets, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Mcp-Toolsets", Err: err})
+			return
+		}
+
+		params.McpToolsets = &McpToolsets
 
 	}
 
@@ -18825,11 +18885,11 @@ type McpDeleteResponseObject interface {
 	VisitMcpDeleteResponse(w http.ResponseWriter) error
 }
 
-type McpDelete204Response struct {
+type McpDelete200Response struct {
 }
 
-func (response McpDelete204Response) VisitMcpDeleteResponse(w http.ResponseWriter) error {
-	w.WriteHeader(204)
+func (response McpDelete200Response) VisitMcpDeleteResponse(w http.ResponseWriter) error {
+	w.WriteHeader(200)
 	return nil
 }
 
@@ -18887,6 +18947,14 @@ func (response McpDelete404JSONResponse) VisitMcpDeleteResponse(w http.ResponseW
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
+}
+
+type McpDelete405Response struct {
+}
+
+func (response McpDelete405Response) VisitMcpDeleteResponse(w http.ResponseWriter) error {
+	w.WriteHeader(405)
+	return nil
 }
 
 type McpDeletedefaultJSONResponse struct {
@@ -19011,6 +19079,14 @@ func (response McpStream404JSONResponse) VisitMcpStreamResponse(w http.ResponseW
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
+}
+
+type McpStream405Response struct {
+}
+
+func (response McpStream405Response) VisitMcpStreamResponse(w http.ResponseWriter) error {
+	w.WriteHeader(405)
+	return nil
 }
 
 type McpStreamdefaultJSONResponse struct {

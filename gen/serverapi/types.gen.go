@@ -2441,10 +2441,20 @@ type McpInfo struct {
 	// Endpoint Example: /mcp
 	Endpoint string `json:"endpoint"`
 
-	// ProtocolVersion Example: 2025-06-18
-	ProtocolVersion string           `json:"protocolVersion"`
-	Tools           []McpTool        `json:"tools"`
-	Transport       McpInfoTransport `json:"transport"`
+	// ProtocolVersion The newest protocol version served.
+	//
+	// Example: 2026-07-28
+	ProtocolVersion string `json:"protocolVersion"`
+
+	// ProtocolVersions Every protocol version served, newest first. 2026-07-28 is stateless; older versions open a session with initialize (Mcp-Session-Id, GET stream, DELETE).
+	ProtocolVersions []string `json:"protocolVersions"`
+
+	// Tools The tools the caller's token may use (its scopes and roles decide); empty without a credential.
+	Tools []McpTool `json:"tools"`
+
+	// Toolsets The toolsets a client may select with the `toolsets` query parameter or the `Mcp-Toolsets` header (comma-separated); without either, every toolset is served.
+	Toolsets  []McpToolset     `json:"toolsets"`
+	Transport McpInfoTransport `json:"transport"`
 }
 
 // McpInfoAuth defines model for McpInfo.Auth.
@@ -2456,7 +2466,24 @@ type McpInfoTransport string
 // McpTool defines model for McpTool.
 type McpTool struct {
 	Description string `json:"description"`
-	Name        string `json:"name"`
+
+	// Name The tool's name; for a tool mirroring an operation, its operationId.
+	Name string `json:"name"`
+
+	// ReadOnly The tool changes nothing (its readOnlyHint).
+	ReadOnly bool `json:"readOnly"`
+
+	// Toolset The toolset the tool belongs to (the operation's x-mcp toolset).
+	Toolset string `json:"toolset"`
+}
+
+// McpToolset defines model for McpToolset.
+type McpToolset struct {
+	// Name Example: runs
+	Name string `json:"name"`
+
+	// Tools How many of the toolset's tools the caller may use.
+	Tools int `json:"tools"`
 }
 
 // MeUpdate defines model for MeUpdate.
@@ -4457,14 +4484,20 @@ type ListWorkspaceMembersParams struct {
 // McpDeleteParams defines parameters for McpDelete.
 type McpDeleteParams struct {
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       string  `json:"Mcp-Session-Id"`
+	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 }
 
 // McpStreamParams defines parameters for McpStream.
 type McpStreamParams struct {
+	// Toolsets Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md.
+	Toolsets *string `form:"toolsets,omitempty" json:"toolsets,omitempty"`
+
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
+	McpSessionId *string `json:"Mcp-Session-Id,omitempty"`
+
+	// McpToolsets Same as the `toolsets` query parameter (which wins when both are sent).
+	McpToolsets        *string `json:"Mcp-Toolsets,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 
 	// LastEventID Resume after this event id.
@@ -4473,8 +4506,14 @@ type McpStreamParams struct {
 
 // McpPostParams defines parameters for McpPost.
 type McpPostParams struct {
+	// Toolsets Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md.
+	Toolsets *string `form:"toolsets,omitempty" json:"toolsets,omitempty"`
+
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
+	McpSessionId *string `json:"Mcp-Session-Id,omitempty"`
+
+	// McpToolsets Same as the `toolsets` query parameter (which wins when both are sent).
+	McpToolsets        *string `json:"Mcp-Toolsets,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 }
 

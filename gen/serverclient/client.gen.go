@@ -2448,10 +2448,20 @@ type McpInfo struct {
 	// Endpoint Example: /mcp
 	Endpoint string `json:"endpoint"`
 
-	// ProtocolVersion Example: 2025-06-18
-	ProtocolVersion string           `json:"protocolVersion"`
-	Tools           []McpTool        `json:"tools"`
-	Transport       McpInfoTransport `json:"transport"`
+	// ProtocolVersion The newest protocol version served.
+	//
+	// Example: 2026-07-28
+	ProtocolVersion string `json:"protocolVersion"`
+
+	// ProtocolVersions Every protocol version served, newest first. 2026-07-28 is stateless; older versions open a session with initialize (Mcp-Session-Id, GET stream, DELETE).
+	ProtocolVersions []string `json:"protocolVersions"`
+
+	// Tools The tools the caller's token may use (its scopes and roles decide); empty without a credential.
+	Tools []McpTool `json:"tools"`
+
+	// Toolsets The toolsets a client may select with the `toolsets` query parameter or the `Mcp-Toolsets` header (comma-separated); without either, every toolset is served.
+	Toolsets  []McpToolset     `json:"toolsets"`
+	Transport McpInfoTransport `json:"transport"`
 }
 
 // McpInfoAuth defines model for McpInfo.Auth.
@@ -2463,7 +2473,24 @@ type McpInfoTransport string
 // McpTool defines model for McpTool.
 type McpTool struct {
 	Description string `json:"description"`
-	Name        string `json:"name"`
+
+	// Name The tool's name; for a tool mirroring an operation, its operationId.
+	Name string `json:"name"`
+
+	// ReadOnly The tool changes nothing (its readOnlyHint).
+	ReadOnly bool `json:"readOnly"`
+
+	// Toolset The toolset the tool belongs to (the operation's x-mcp toolset).
+	Toolset string `json:"toolset"`
+}
+
+// McpToolset defines model for McpToolset.
+type McpToolset struct {
+	// Name Example: runs
+	Name string `json:"name"`
+
+	// Tools How many of the toolset's tools the caller may use.
+	Tools int `json:"tools"`
 }
 
 // MeUpdate defines model for MeUpdate.
@@ -4464,14 +4491,20 @@ type ListWorkspaceMembersParams struct {
 // McpDeleteParams defines parameters for McpDelete.
 type McpDeleteParams struct {
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       string  `json:"Mcp-Session-Id"`
+	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 }
 
 // McpStreamParams defines parameters for McpStream.
 type McpStreamParams struct {
+	// Toolsets Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md.
+	Toolsets *string `form:"toolsets,omitempty" json:"toolsets,omitempty"`
+
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
+	McpSessionId *string `json:"Mcp-Session-Id,omitempty"`
+
+	// McpToolsets Same as the `toolsets` query parameter (which wins when both are sent).
+	McpToolsets        *string `json:"Mcp-Toolsets,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 
 	// LastEventID Resume after this event id.
@@ -4480,8 +4513,14 @@ type McpStreamParams struct {
 
 // McpPostParams defines parameters for McpPost.
 type McpPostParams struct {
+	// Toolsets Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md.
+	Toolsets *string `form:"toolsets,omitempty" json:"toolsets,omitempty"`
+
 	// McpSessionId Session id returned by the server on `initialize`.
-	McpSessionId       *string `json:"Mcp-Session-Id,omitempty"`
+	McpSessionId *string `json:"Mcp-Session-Id,omitempty"`
+
+	// McpToolsets Same as the `toolsets` query parameter (which wins when both are sent).
+	McpToolsets        *string `json:"Mcp-Toolsets,omitempty"`
 	MCPProtocolVersion *string `json:"MCP-Protocol-Version,omitempty"`
 }
 
@@ -5802,7 +5841,7 @@ type ClientInterface interface {
 
 	// McpPostWithBody Send an MCP JSON-RPC message
 	//
-	// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+	// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5811,7 +5850,7 @@ type ClientInterface interface {
 
 	// McpPost Send an MCP JSON-RPC message
 	//
-	// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+	// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8401,7 +8440,7 @@ func (c *Client) McpStream(ctx context.Context, params *McpStreamParams, reqEdit
 
 // McpPostWithBody Send an MCP JSON-RPC message
 //
-// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8420,7 +8459,7 @@ func (c *Client) McpPostWithBody(ctx context.Context, params *McpPostParams, con
 
 // McpPost Send an MCP JSON-RPC message
 //
-// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14907,14 +14946,16 @@ func NewMcpDeleteRequest(server string, params *McpDeleteParams) (*http.Request,
 
 	if params != nil {
 
-		var headerParam0 string
+		if params.McpSessionId != nil {
+			var headerParam0 string
 
-		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Mcp-Session-Id", params.McpSessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-		if err != nil {
-			return nil, err
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Mcp-Session-Id", *params.McpSessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Mcp-Session-Id", headerParam0)
 		}
-
-		req.Header.Set("Mcp-Session-Id", headerParam0)
 
 		if params.MCPProtocolVersion != nil {
 			var headerParam1 string
@@ -14951,6 +14992,33 @@ func NewMcpStreamRequest(server string, params *McpStreamParams) (*http.Request,
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Toolsets != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "toolsets", *params.Toolsets, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -14969,26 +15037,37 @@ func NewMcpStreamRequest(server string, params *McpStreamParams) (*http.Request,
 			req.Header.Set("Mcp-Session-Id", headerParam0)
 		}
 
-		if params.MCPProtocolVersion != nil {
+		if params.McpToolsets != nil {
 			var headerParam1 string
 
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "MCP-Protocol-Version", *params.MCPProtocolVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Mcp-Toolsets", *params.McpToolsets, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("MCP-Protocol-Version", headerParam1)
+			req.Header.Set("Mcp-Toolsets", headerParam1)
+		}
+
+		if params.MCPProtocolVersion != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "MCP-Protocol-Version", *params.MCPProtocolVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("MCP-Protocol-Version", headerParam2)
 		}
 
 		if params.LastEventID != nil {
-			var headerParam2 string
+			var headerParam3 string
 
-			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("Last-Event-ID", headerParam2)
+			req.Header.Set("Last-Event-ID", headerParam3)
 		}
 
 	}
@@ -15026,6 +15105,33 @@ func NewMcpPostRequestWithBody(server string, params *McpPostParams, contentType
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Toolsets != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "toolsets", *params.Toolsets, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
@@ -15046,15 +15152,26 @@ func NewMcpPostRequestWithBody(server string, params *McpPostParams, contentType
 			req.Header.Set("Mcp-Session-Id", headerParam0)
 		}
 
-		if params.MCPProtocolVersion != nil {
+		if params.McpToolsets != nil {
 			var headerParam1 string
 
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "MCP-Protocol-Version", *params.MCPProtocolVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Mcp-Toolsets", *params.McpToolsets, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("MCP-Protocol-Version", headerParam1)
+			req.Header.Set("Mcp-Toolsets", headerParam1)
+		}
+
+		if params.MCPProtocolVersion != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "MCP-Protocol-Version", *params.MCPProtocolVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("MCP-Protocol-Version", headerParam2)
 		}
 
 	}
@@ -16385,7 +16502,7 @@ type ClientWithResponsesInterface interface {
 
 	// McpPostWithBodyWithResponse Send an MCP JSON-RPC message
 	//
-	// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+	// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16394,7 +16511,7 @@ type ClientWithResponsesInterface interface {
 
 	// McpPostWithResponse Send an MCP JSON-RPC message
 	//
-	// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+	// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -27984,7 +28101,7 @@ func (c *ClientWithResponses) McpStreamWithResponse(ctx context.Context, params 
 
 // McpPostWithBodyWithResponse Send an MCP JSON-RPC message
 //
-// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27999,7 +28116,7 @@ func (c *ClientWithResponses) McpPostWithBodyWithResponse(ctx context.Context, p
 
 // McpPostWithResponse Send an MCP JSON-RPC message
 //
-// MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+// MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -35685,7 +35802,7 @@ func ParseMcpDeleteResponse(rsp *http.Response) (*McpDeleteResponse, error) {
 	}
 
 	switch {
-	case rsp.StatusCode == 204:
+	case rsp.StatusCode == 200:
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
@@ -35715,6 +35832,9 @@ func ParseMcpDeleteResponse(rsp *http.Response) (*McpDeleteResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case rsp.StatusCode == 405:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError
@@ -35769,6 +35889,9 @@ func ParseMcpStreamResponse(rsp *http.Response) (*McpStreamResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case rsp.StatusCode == 405:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError

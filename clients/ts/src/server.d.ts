@@ -1506,7 +1506,7 @@ export interface paths {
         put?: never;
         /**
          * Send an MCP JSON-RPC message
-         * @description MCP streamable HTTP transport. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404.
+         * @description MCP streamable HTTP transport (docs/mcp.md), protocol 2026-07-28 (stateless) and the session revisions up to 2025-11-25. Bearer tokens only (`mcp` scope; each tool checks the scope of the operation it performs). An unknown or ended `Mcp-Session-Id` is 404; a foreign `Origin` is 403.
          */
         post: operations["mcpPost"];
         /** End an MCP session */
@@ -1684,16 +1684,35 @@ export interface components {
             reason?: string;
         };
         McpTool: {
+            /** @description The tool's name; for a tool mirroring an operation, its operationId. */
             name: string;
             description: string;
+            /** @description The toolset the tool belongs to (the operation's x-mcp toolset). */
+            toolset: string;
+            /** @description The tool changes nothing (its readOnlyHint). */
+            readOnly: boolean;
+        };
+        McpToolset: {
+            /** @example runs */
+            name: string;
+            /** @description How many of the toolset's tools the caller may use. */
+            tools: number;
         };
         McpInfo: {
             /** @example /mcp */
             endpoint: string;
             /** @enum {string} */
             transport: "streamable-http";
-            /** @example 2025-06-18 */
+            /**
+             * @description The newest protocol version served.
+             * @example 2026-07-28
+             */
             protocolVersion: string;
+            /** @description Every protocol version served, newest first. 2026-07-28 is stateless; older versions open a session with initialize (Mcp-Session-Id, GET stream, DELETE). */
+            protocolVersions: string[];
+            /** @description The toolsets a client may select with the `toolsets` query parameter or the `Mcp-Toolsets` header (comma-separated); without either, every toolset is served. */
+            toolsets: components["schemas"]["McpToolset"][];
+            /** @description The tools the caller's token may use (its scopes and roles decide); empty without a credential. */
             tools: components["schemas"]["McpTool"][];
             /** @enum {string} */
             auth: "bearer";
@@ -7446,10 +7465,15 @@ export interface operations {
     };
     mcpStream: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md. */
+                toolsets?: string;
+            };
             header?: {
                 /** @description Session id returned by the server on `initialize`. */
                 "Mcp-Session-Id"?: string;
+                /** @description Same as the `toolsets` query parameter (which wins when both are sent). */
+                "Mcp-Toolsets"?: string;
                 "MCP-Protocol-Version"?: string;
                 /** @description Resume after this event id. */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
@@ -7472,15 +7496,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description The request declares protocol version 2026-07-28, which has no GET stream. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             default: components["responses"]["UnexpectedError"];
         };
     };
     mcpPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Toolsets to serve, comma-separated (runs, features, projects, stats, schedules, agents, admin) or `all` (the default). See docs/mcp.md. */
+                toolsets?: string;
+            };
             header?: {
                 /** @description Session id returned by the server on `initialize`. */
                 "Mcp-Session-Id"?: string;
+                /** @description Same as the `toolsets` query parameter (which wins when both are sent). */
+                "Mcp-Toolsets"?: string;
                 "MCP-Protocol-Version"?: string;
             };
             path?: never;
@@ -7523,9 +7559,9 @@ export interface operations {
     mcpDelete: {
         parameters: {
             query?: never;
-            header: {
+            header?: {
                 /** @description Session id returned by the server on `initialize`. */
-                "Mcp-Session-Id": string;
+                "Mcp-Session-Id"?: string;
                 "MCP-Protocol-Version"?: string;
             };
             path?: never;
@@ -7534,7 +7570,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Session ended. */
-            204: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7544,6 +7580,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description The request declares protocol version 2026-07-28, which has no sessions. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             default: components["responses"]["UnexpectedError"];
         };
     };

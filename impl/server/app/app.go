@@ -25,6 +25,7 @@ import (
 	"github.com/sdods/sdods/impl/server/identity"
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/jobs"
+	"github.com/sdods/sdods/impl/server/mcp"
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/runs"
@@ -216,13 +217,23 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	if err != nil {
 		return nil, err
 	}
-	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
+	mcpSrv, err := mcp.New(mcp.Config{Log: log, Doc: doc, Table: table, Enforcer: enforcer, Store: st, Version: Version, BaseURL: cfg.BaseURL,
+		AllowedOrigins: cfg.MCPAllowedOrigins})
+	if err != nil {
+		return nil, err
+	}
+	api := httpapi.NewServer(httpapi.Deps{MCP: mcpSrv, Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
 		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal, Egress: pol, Log: log}, Egress: pol,
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs, Schedules: sched})
-	routes := httpapi.Routes(api, log)
+	routes := mcpSrv.Routes(httpapi.Routes(api, log))
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
 		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"), TrustedProxies: cfg.TrustedProxies}
-	return pipeline.Handler(routes)
+	h, err := pipeline.Handler(routes)
+	if err != nil {
+		return nil, err
+	}
+	mcpSrv.SetDispatch(h) // a tool call is a request through the whole pipeline
+	return h, nil
 }
 
 // Print tells a person what happened at start and what to do next: the database used or created,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -69,6 +70,9 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For header names the client (by
 	// default none: the header is ignored and the connection's peer is the client).
 	TrustedProxies []netip.Prefix
+	// MCPAllowedOrigins are the browser origins (scheme://host[:port]) allowed to call /mcp besides
+	// the server's own (BaseURL); docs/mcp.md.
+	MCPAllowedOrigins []string
 	// Throttle replaces identity.DefaultThrottle (tests tune it; there is no flag).
 	Throttle          *identity.Throttle
 	trustedProxiesErr error
@@ -139,6 +143,8 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 		c.TrustedProxies, c.trustedProxiesErr = httpapi.ParseTrustedProxies(s)
 		return c.trustedProxiesErr
 	})
+	fs.Func("mcp-allowed-origins", "comma-separated browser origins allowed to call /mcp besides the server's own, e.g. https://agent.example.com (SDODS_MCP_ALLOWED_ORIGINS)", listFlag(&c.MCPAllowedOrigins))
+	c.MCPAllowedOrigins = splitList(env("SDODS_MCP_ALLOWED_ORIGINS", ""))
 	workers := envParsed(c, "SDODS_WORKERS", "2", parseNonNegative)
 	fs.IntVar(&c.Workers, "workers", workers, "runs executed at once by this process (SDODS_WORKERS)")
 	fs.StringVar(&c.Role, "role", env("SDODS_ROLE", RoleAll), "what this process does: all (serve the API and work jobs), api (serve the API, work no job) or worker (work jobs, serve only /api/health) (SDODS_ROLE)")
@@ -210,6 +216,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Blob.validate(); err != nil {
 		return err
+	}
+	for _, o := range c.MCPAllowedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("mcp-allowed-origins: %q is not an origin (scheme://host[:port])", o)
+		}
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = "http://" + c.Addr

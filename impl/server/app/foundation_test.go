@@ -51,12 +51,21 @@ func TestHealthAndMcpInfo(t *testing.T) {
 	if m.StatusCode() != http.StatusOK || m.JSON200 == nil || m.JSON200.Endpoint != "/mcp" || string(m.JSON200.Transport) != "streamable-http" {
 		t.Fatalf("mcp info: %d %s", m.StatusCode(), m.Body)
 	}
+	// Without a credential no tool is usable: the list is the caller's (docs/mcp.md).
+	if len(m.JSON200.Tools) != 0 || m.JSON200.ProtocolVersions[0] != "2026-07-28" {
+		t.Fatalf("anonymous mcp info: %s", m.Body)
+	}
+	admin := s.Setup(t)
+	m, err = s.Bearer(t, apptest.Token(t, admin, "mcp", "runs:read", "runs:write")).GetMcpInfoWithResponse(ctx)
+	if err != nil || m.JSON200 == nil {
+		t.Fatalf("mcp info with a token: %v", err)
+	}
 	names := map[string]bool{}
 	for _, tool := range m.JSON200.Tools {
 		names[tool.Name] = true
 	}
-	if !names["createRun"] || !names["listRuns"] || names["login"] || names["mcpPost"] || names["updateMe"] {
-		t.Fatalf("mcp tools should be the bearer-callable operations: %v", names)
+	if !names["createRun"] || !names["listRuns"] || !names["runAndWait"] || names["login"] || names["mcpPost"] || names["updateMe"] || names["listFeatures"] {
+		t.Fatalf("mcp tools should be those the token's scopes allow: %v", names)
 	}
 }
 

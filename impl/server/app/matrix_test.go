@@ -90,6 +90,10 @@ func TestPolicyMatrix(t *testing.T) {
 		{name: "ws-admin", cookie: wsAdmin, csrf: true},
 		{name: "instance-admin", cookie: admin, csrf: true},
 	}
+	// The same operations as MCP tool calls: the scope-less and full tokens above, and a viewer's
+	// token with every scope.
+	mcpCallers := []mcpCaller{{name: "mcp-without-scope", token: callers[2].bearer}, {name: "mcp-with-scope", token: callers[6].bearer},
+		{name: "mcp-viewer", token: apptest.Token(t, viewer, allScopes...)}}
 	doc, err := serverapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +122,11 @@ func TestPolicyMatrix(t *testing.T) {
 			status, body := send(t, s, doc, op, params, c)
 			fmt.Fprintf(&golden, " %s=%d", c.name, status)
 			checkInvariant(t, op, c, status, body)
+		}
+		for _, c := range mcpCallers {
+			status, body := sendMCP(t, s, doc, op, params, c)
+			fmt.Fprintf(&golden, " %s=%s", c.name, status)
+			checkMCPInvariant(t, op, c, status, body)
 		}
 		golden.WriteString("\n")
 	}

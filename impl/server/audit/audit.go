@@ -30,8 +30,11 @@ type Request struct {
 	ClientAddr    string
 	SuccessStatus int
 	Actor         Actor
-	recorded      atomic.Bool
-	unchanged     atomic.Bool
+	// Via names the front end the request came through when it is not the REST API itself
+	// ("mcp": a tool call); the entry's detail carries it.
+	Via       string
+	recorded  atomic.Bool
+	unchanged atomic.Bool
 }
 
 // Recorded reports whether a service recorded the request's change.
@@ -90,6 +93,14 @@ func RecordOutcome(ctx context.Context, q *db.Queries, r *Request, outcome strin
 func insert(ctx context.Context, q *db.Queries, r *Request, outcome string, status int, t Target, detail map[string]any) error {
 	if detail == nil {
 		detail = map[string]any{}
+	}
+	if r.Via != "" {
+		withVia := make(map[string]any, len(detail)+1)
+		for k, v := range detail {
+			withVia[k] = v
+		}
+		withVia["via"] = r.Via
+		detail = withVia
 	}
 	raw, err := json.Marshal(detail)
 	if err != nil {

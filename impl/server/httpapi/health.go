@@ -2,10 +2,8 @@ package httpapi
 
 import (
 	"context"
-	"sort"
 
 	"github.com/sdods/sdods/gen/serverapi"
-	"github.com/sdods/sdods/impl/server/authz"
 	"github.com/sdods/sdods/impl/server/egress"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -30,29 +28,6 @@ func (s *Server) GetHealth(ctx context.Context, _ serverapi.GetHealthRequestObje
 	ms := int(latency.Milliseconds())
 	out.Database.Status = "up"
 	out.Database.LatencyMs = &ms
-	return out, nil
-}
-
-// mcpProtocolVersion is the MCP revision the /mcp endpoint speaks (streamable HTTP).
-const mcpProtocolVersion = "2025-06-18"
-
-// GetMcpInfo tells an MCP client where and how to connect, and which tools it will find: one
-// per operation a bearer token may call, named by its operation id.
-func (s *Server) GetMcpInfo(_ context.Context, _ serverapi.GetMcpInfoRequestObject) (serverapi.GetMcpInfoResponseObject, error) {
-	out := serverapi.GetMcpInfo200JSONResponse{
-		Endpoint:        "/mcp",
-		Transport:       "streamable-http",
-		ProtocolVersion: mcpProtocolVersion,
-		Auth:            "bearer",
-		Tools:           []serverapi.McpTool{},
-	}
-	for _, op := range s.Table.Ops {
-		if !op.Bearer || op.Permission.Target == authz.TargetPublic || op.Tag == "MCP" || op.Tag == "Static" {
-			continue
-		}
-		out.Tools = append(out.Tools, serverapi.McpTool{Name: op.ID, Description: op.Summary})
-	}
-	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Name < out.Tools[j].Name })
 	return out, nil
 }
 

@@ -96,7 +96,7 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 		}
 		meta := clientMeta{UserAgent: r.UserAgent(), ClientAddr: clientAddress(r, p.TrustedProxies), Secure: p.SecureCookies || r.TLS != nil}
 		rec := &audit.Request{Operation: op.ID, Method: clip(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
-			ClientAddr: meta.ClientAddr, SuccessStatus: op.SuccessStatus, Actor: audit.Actor{Kind: "anonymous"}}
+			ClientAddr: meta.ClientAddr, SuccessStatus: op.SuccessStatus, Actor: audit.Actor{Kind: "anonymous"}, Via: viaFrom(r.Context())}
 		ctx := context.WithValue(r.Context(), ctxOperation, op)
 		ctx = context.WithValue(ctx, ctxClientMeta, meta)
 		ctx = audit.WithRequest(ctx, rec)

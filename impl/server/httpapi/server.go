@@ -54,6 +54,8 @@ type Deps struct {
 	Steps features.Library
 	// Schedules owns schedules and their firings.
 	Schedules *schedules.Service
+	// MCP describes the MCP endpoint for GetMcpInfo (nil: no tools).
+	MCP MCPDescriber
 }
 
 // Server implements the generated strict server interface. Operations without a method here
