@@ -1,0 +1,169 @@
+package app_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app/apptest"
+)
+
+// manyScenarios is a feature of n quick HTTP scenarios against the runs tests' web application.
+func manyScenarios(n int) string {
+	var b strings.Builder
+	b.WriteString("Feature: Many\n")
+	for i := range n {
+		fmt.Fprintf(&b, "\n  Scenario: Health %d\n    When I send a GET request to \"/api/health\"\n    Then the response status is 200\n", i)
+	}
+	return b.String()
+}
+
+// rawEvent is one server-sent event as it came over the wire.
+type rawEvent struct {
+	ID, Event, Data string
+}
+
+// readStream reads a run's event stream to its end event (or to its close) with client, calling
+// got for each event as it arrives.
+func readStream(ctx context.Context, client *http.Client, url, lastEventID string, header http.Header, got func(rawEvent)) (ended bool, err error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return false, fmt.Errorf("events: status %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	cur := rawEvent{}
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Event != "" {
+				got(cur)
+				if cur.Event == "end" {
+					return true, nil
+				}
+			}
+			cur = rawEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.Event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.Data = line[6:]
+		}
+	}
+	return false, sc.Err()
+}
+
+// TestEverySubscriberSeesTheStoredEndEvent is the regression test of the fan-out bug of issue 31:
+// with many subscribers on one run, each one must receive every event exactly as stored (the
+// stored end event with its id and time, never one the server made up), in order, without gaps.
+func TestEverySubscriberSeesTheStoredEndEvent(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	web := webApp(t)
+	project(t, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(20)})
+	const subscribers = 150
+	client := &http.Client{Jar: admin.Jar, Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: subscribers}}
+
+	for round := range 2 {
+		id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+		url := s.URL + "/api/runs/" + id.String() + "/events"
+		got := make([][]rawEvent, subscribers)
+		errs := make([]error, subscribers)
+		var wg sync.WaitGroup
+		for i := range subscribers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				// A subscriber dropped for being slow resumes after the last event it received.
+				last := ""
+				for range 20 {
+					ended, err := readStream(ctx, client, url, last, nil, func(e rawEvent) {
+						got[i] = append(got[i], e)
+						last = e.ID
+					})
+					if ended || err != nil {
+						errs[i] = err
+						return
+					}
+				}
+				errs[i] = fmt.Errorf("no end event after 20 connections")
+			}()
+		}
+		wg.Wait()
+
+		stored := storedEvents(t, s, id)
+		if len(stored) == 0 || stored[len(stored)-1].Event != "end" {
+			t.Fatalf("round %d: stored events end with %+v", round, stored[len(stored)-1])
+		}
+		bad := 0
+		for i := range subscribers {
+			if errs[i] != nil {
+				t.Errorf("round %d: subscriber %d: %v", round, i, errs[i])
+				bad++
+				continue
+			}
+			if len(got[i]) != len(stored) {
+				t.Errorf("round %d: subscriber %d received %d events, %d are stored (last %+v)", round, i, len(got[i]), len(stored), got[i][len(got[i])-1])
+				bad++
+				continue
+			}
+			for j, e := range got[i] {
+				if e != stored[j] {
+					t.Errorf("round %d: subscriber %d event %d is %+v, stored %+v", round, i, j, e, stored[j])
+					bad++
+					break
+				}
+			}
+		}
+		if bad > 0 {
+			t.Fatalf("round %d: %d of %d subscribers did not receive the stored events", round, bad, subscribers)
+		}
+	}
+}
+
+// storedEvents returns a run's stored events as the stream must send them.
+func storedEvents(t *testing.T, s *apptest.Server, id uuid.UUID) []rawEvent {
+	t.Helper()
+	rows, err := s.App.Store.Pool.Query(context.Background(), "SELECT seq, type, data FROM run_events WHERE run_id = $1 ORDER BY seq", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []rawEvent
+	for rows.Next() {
+		var seq int64
+		var typ string
+		var data json.RawMessage
+		if err := rows.Scan(&seq, &typ, &data); err != nil {
+			t.Fatal(err)
+		}
+		// jsonb reorders members: compare the stream's data as the database returns it.
+		out = append(out, rawEvent{ID: fmt.Sprint(seq), Event: typ, Data: string(data)})
+	}
+	return out
+}
