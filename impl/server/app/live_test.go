@@ -15,6 +15,7 @@ import (
 
 	"github.com/sdods/sdods/gen/serverclient"
 	"github.com/sdods/sdods/impl/server/app/apptest"
+	"github.com/sdods/sdods/impl/server/runs"
 )
 
 // manyScenarios is a feature of n quick HTTP scenarios against the runs tests' web application.
@@ -166,4 +167,106 @@ func storedEvents(t *testing.T, s *apptest.Server, id uuid.UUID) []rawEvent {
 		out = append(out, rawEvent{ID: fmt.Sprint(seq), Event: typ, Data: string(data)})
 	}
 	return out
+}
+
+// blockingWriter holds its first write after the stream's preamble until release is closed,
+// as a subscriber whose connection stopped reading would.
+type blockingWriter struct {
+	mu      sync.Mutex
+	buf     strings.Builder
+	writes  int
+	release chan struct{}
+}
+
+func (w *blockingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.writes++
+	n := w.writes
+	w.mu.Unlock()
+	if n == 2 {
+		<-w.release
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// TestSlowSubscriberIsDroppedAndResumes: a subscriber that stops reading is dropped (its stream
+// ends without the end event) while the run goes on at its own pace; resuming after the last id it
+// received gives exactly the rest, ending with the stored end event.
+func TestSlowSubscriberIsDroppedAndResumes(t *testing.T) {
+	defer func(n int) { runs.SubscriberBacklog = n }(runs.SubscriberBacklog)
+	runs.SubscriberBacklog = 1
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	web := webApp(t)
+	project(t, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(20)})
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+
+	w := &blockingWriter{release: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- s.App.Runs.Stream(context.Background(), id, 0, w) }()
+	// The run ends while the subscriber is stuck: it was not held back by it.
+	run := waitRun(t, admin.ClientWithResponses, id, terminal)
+	if run.Status != "passed" {
+		t.Fatalf("run %s", run.Status)
+	}
+	if st := s.App.Runs.StreamStats(); st.Dropped < 1 {
+		t.Fatalf("the stuck subscriber was not dropped: %+v", st)
+	}
+	close(w.release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dropped stream did not end")
+	}
+	var got []rawEvent
+	parse := func(text string) {
+		for _, block := range strings.Split(text, "\n\n") {
+			e := rawEvent{}
+			for _, line := range strings.Split(block, "\n") {
+				switch {
+				case strings.HasPrefix(line, "id: "):
+					e.ID = line[4:]
+				case strings.HasPrefix(line, "event: "):
+					e.Event = line[7:]
+				case strings.HasPrefix(line, "data: "):
+					e.Data = line[6:]
+				}
+			}
+			if e.Event != "" {
+				got = append(got, e)
+			}
+		}
+	}
+	parse(w.buf.String())
+	stored := storedEvents(t, s, id)
+	if len(got) == 0 || len(got) >= len(stored) {
+		t.Fatalf("the dropped stream had %d of %d events", len(got), len(stored))
+	}
+	var rest strings.Builder
+	if err := s.App.Runs.Stream(context.Background(), id, mustInt(t, got[len(got)-1].ID), &rest); err != nil {
+		t.Fatal(err)
+	}
+	parse(rest.String())
+	if len(got) != len(stored) {
+		t.Fatalf("after resuming: %d events, %d stored", len(got), len(stored))
+	}
+	for i := range got {
+		if got[i] != stored[i] {
+			t.Fatalf("event %d is %+v, stored %+v", i, got[i], stored[i])
+		}
+	}
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
