@@ -19,6 +19,7 @@ import (
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/identity"
 	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/metrics"
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/secrets"
@@ -51,6 +52,8 @@ type Deps struct {
 	Webhook integrations.Webhook
 	// Steps is the built-in step library; nil disables the unknown-step and ambiguous-step rules.
 	Steps features.Library
+	// Metrics is the registry GET /metrics serves.
+	Metrics *metrics.Metrics
 }
 
 // Server implements the generated strict server interface. Operations without a method here

@@ -245,3 +245,10 @@ type StreamStats struct {
 func (s *Service) StreamStats() StreamStats {
 	return StreamStats{Subscribers: s.hub.count(), FeedReads: s.hub.reads.Load(), Dropped: s.hub.drops.Load()}
 }
+
+// StreamCounts reports the open streams, the feeds' database reads and the streams dropped for
+// being slow (for /metrics).
+func (s *Service) StreamCounts() (subscribers, feedReads, dropped int64) {
+	st := s.StreamStats()
+	return st.Subscribers, st.FeedReads, st.Dropped
+}
