@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -29,15 +31,16 @@ type liveResult struct {
 	CPU                            time.Duration
 }
 
-// BenchmarkLiveEvents measures live events at scale (issue 31 item 4): an API process (no
-// workers) serves SDODS_LIVE_SUBSCRIBERS event streams (default 1,000) of one run, opened by a
-// separate subscriber process (this test binary again, TestLiveSubscriberProcess) before a worker
-// process, started on the same database, executes the run (SDODS_LIVE_SCENARIOS scenarios of two
-// HTTP steps, default 100). Each round runs the same run with no subscriber and with all of
-// them. Reported: live lag (an event's stored time to its arrival at a subscriber) p50/p99/max;
-// the run's own time (started → finished) with and without subscribers; and the server's CPU per
-// delivered event: the extra CPU time of this process (API and worker) with subscribers divided
-// by the events delivered. Command and figures in docs/benchmarks.md.
+// BenchmarkLiveEvents measures live events at scale (issue 31 item 4): an API server (this
+// process, no workers) serves SDODS_LIVE_SUBSCRIBERS event streams (default 1,000) of one run,
+// opened by a separate subscriber process (this test binary again, TestLiveSubscriberProcess)
+// before a worker process (sdods serve, built from ./cmd/sdods, one worker) is started on the same
+// database and executes the run (SDODS_LIVE_SCENARIOS scenarios of two HTTP steps, default 100):
+// the API and worker roles of a deployment. Each round runs the same run with no subscriber and
+// with all of them. Reported: live lag (an event's stored time to its arrival at a subscriber)
+// p50/p99/max; the run's own time (started → finished) with and without subscribers; and the
+// server's CPU per delivered event: the extra CPU time of the API and worker processes with
+// subscribers divided by the events delivered. Command and figures in docs/benchmarks.md.
 func BenchmarkLiveEvents(b *testing.B) {
 	subs, scenarios, rounds := envInt("SDODS_LIVE_SUBSCRIBERS", 1000), envInt("SDODS_LIVE_SCENARIOS", 100), envInt("SDODS_LIVE_ROUNDS", 3)
 	dbURL := storetest.NewDatabase(b)
@@ -46,6 +49,39 @@ func BenchmarkLiveEvents(b *testing.B) {
 	web := webApp(b)
 	project(b, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(scenarios)})
 	token := apptest.Token(b, admin, "runs:read")
+	bin := filepath.Join(b.TempDir(), "sdods")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/sdods").CombinedOutput(); err != nil {
+		b.Fatalf("build sdods: %v\n%s", err, out)
+	}
+	// startWorker starts a worker process on the database; stop ends it and returns its CPU time.
+	startWorker := func() (stop func() time.Duration) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		w := exec.Command(bin, "serve")
+		w.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SDODS_ADDR="+addr, "SDODS_DATA_DIR="+b.TempDir(), "SDODS_WORKERS=1",
+			"SDODS_SECRET_KEY="+strings.Repeat("5a", 32), "SDODS_EGRESS_ALLOW="+strings.Join(apptest.LoopbackEgress, ","), "SDODS_LOG_LEVEL=warn")
+		var logs bytes.Buffer
+		w.Stdout, w.Stderr = &logs, &logs
+		if err := w.Start(); err != nil {
+			b.Fatal(err)
+		}
+		return func() time.Duration {
+			_ = w.Process.Signal(syscall.SIGTERM)
+			_ = w.Wait()
+			if !w.ProcessState.Success() {
+				b.Logf("worker: %s\n%s", w.ProcessState, logs.String())
+			}
+			ru, _ := w.ProcessState.SysUsage().(*syscall.Rusage)
+			if ru == nil {
+				return 0
+			}
+			return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
 
 	type round struct {
 		run, cpu time.Duration
@@ -73,7 +109,7 @@ func BenchmarkLiveEvents(b *testing.B) {
 			}
 		}
 		cpu0 := cpuNow()
-		worker := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers = 1 })
+		stopWorker := startWorker()
 		r := waitRun(b, admin.ClientWithResponses, id, terminal)
 		var res *liveResult
 		if sub != nil {
@@ -93,7 +129,7 @@ func BenchmarkLiveEvents(b *testing.B) {
 			}
 		}
 		cpu := cpuNow() - cpu0
-		worker.Stop()
+		cpu += stopWorker()
 		if r.Status != "passed" || r.StartedAt == nil || r.FinishedAt == nil {
 			b.Fatalf("run %s", r.Status)
 		}
