@@ -35,8 +35,8 @@ func (s *Service) Stream(ctx context.Context, run uuid.UUID, after int64, w io.W
 		return err
 	}
 	// New events come from the feed, which starts (if this stream is its first) after what is
-	// stored now; the history is read by this stream itself.
-	f.seed(max(after, r.Run.LastSeq))
+	// stored now, whatever Last-Event-ID this client sent; the history is read by this stream.
+	f.seed(r.Run.LastSeq)
 	if ended, err := s.catchUp(ctx, run, &after, w); ended || err != nil {
 		return err
 	}
