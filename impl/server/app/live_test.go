@@ -270,3 +270,37 @@ func mustInt(t *testing.T, s string) int64 {
 	}
 	return n
 }
+
+// TestLastEventIDAheadOfTheRunHidesNothing: a client that resumes after an id the run has not
+// reached (a bogus or stale Last-Event-ID) opens the process's feed first; the streams after it
+// still receive every event as stored.
+func TestLastEventIDAheadOfTheRunHidesNothing(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	web := webApp(t)
+	project(t, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(20)})
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ahead := make(chan error, 1)
+	go func() {
+		var sink strings.Builder
+		ahead <- s.App.Runs.Stream(ctx, id, 1_000_000, &sink)
+	}()
+	for s.App.Runs.Subscribers() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	client := &http.Client{Jar: admin.Jar}
+	var got []rawEvent
+	ended, err := readStream(ctx, client, s.URL+"/api/runs/"+id.String()+"/events", "", nil, func(e rawEvent) { got = append(got, e) })
+	if err != nil || !ended {
+		t.Fatalf("the stream after one ahead of the run: ended %v, %v, %d events", ended, err, len(got))
+	}
+	stored := storedEvents(t, s, id)
+	if len(got) != len(stored) || got[len(got)-1] != stored[len(stored)-1] {
+		t.Fatalf("%d events, %d stored; last %+v", len(got), len(stored), got[len(got)-1])
+	}
+	if err := <-ahead; err != nil {
+		t.Fatalf("the stream ahead of the run: %v", err)
+	}
+}

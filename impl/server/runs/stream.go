@@ -75,6 +75,10 @@ func (s *Service) Stream(ctx context.Context, run uuid.UUID, after int64, w io.W
 			ended := false
 			for _, b := range batches {
 				if b.last() <= after {
+					if b.frames[len(b.frames)-1].end {
+						ended = true // the client is past the run's end already
+						break
+					}
 					continue
 				}
 				if b.first() > after+1 {
