@@ -16,7 +16,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app"
 	"github.com/sdods/sdods/impl/server/app/apptest"
+	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
 // scrape reads url with the bearer token (none: no header) and parses it as Prometheus does.
@@ -215,4 +217,60 @@ func mustValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, lab
 		t.Fatalf("no series %s%v", name, labels)
 	}
 	return v
+}
+
+// TestServeMetricsAddr: Serve with MetricsAddr (-metrics-addr) answers GET /metrics there without
+// credentials, counts the main listener's requests, serves nothing else there, and closes it on
+// shutdown.
+func TestServeMetricsAddr(t *testing.T) {
+	free := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	addr, maddr := free(), free()
+	cfg := app.Config{Addr: addr, MetricsAddr: maddr, DatabaseURL: storetest.NewDatabase(t), DataDir: t.TempDir(), MaxBody: 1 << 20, LogFormat: "json"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ctx, cfg) }()
+	var err error
+	for i := 0; i < 200; i++ {
+		var resp *http.Response
+		if resp, err = http.Get("http://" + addr + "/api/health"); err == nil {
+			resp.Body.Close()
+			if resp, err = http.Get("http://" + maddr + "/metrics"); err == nil {
+				resp.Body.Close()
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("never answered: %v", err)
+	}
+	fams := scrape(t, "http://"+maddr+"/metrics", "")
+	if v, ok := value(fams, "sdods_http_requests_total", "operation", "getHealth", "status", "200"); !ok || v < 1 {
+		t.Errorf("getHealth 200 = %v", v)
+	}
+	if resp, err := http.Get("http://" + maddr + "/api/health"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("the metrics listener serves /api/health: %d", resp.StatusCode)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve returned %v", err)
+		}
+	case <-time.After(35 * time.Second):
+		t.Fatal("Serve did not return after shutdown")
+	}
+	if _, err := http.Get("http://" + maddr + "/metrics"); err == nil {
+		t.Fatal("the metrics listener is still open after shutdown")
+	}
 }
