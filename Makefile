@@ -84,6 +84,9 @@ clients/ts/node_modules: clients/ts/package-lock.json
 build: ## build the binaries into bin/
 	$(GO) build -o bin/ ./cmd/...
 
+image-binary: ## build sdods exactly as deploy/sdods.Dockerfile does (static, stripped) into bin/image/
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/image/sdods ./cmd/sdods
+
 $(BIN)/oapi-codegen: go.mod
 	$(GO) build -o $(BIN)/ github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 $(BIN)/sqlc: go.mod

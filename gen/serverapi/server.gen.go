@@ -362,6 +362,9 @@ type ServerInterface interface {
 	// McpPost Send an MCP JSON-RPC message
 	// (POST /mcp)
 	McpPost(w http.ResponseWriter, r *http.Request, params McpPostParams)
+	// GetMetrics Server metrics in the Prometheus text format
+	// (GET /metrics)
+	GetMetrics(w http.ResponseWriter, r *http.Request)
 	// GetRunHtmlReport Self-contained HTML report of a run
 	// (GET /reports/{runId}/{path})
 	GetRunHtmlReport(w http.ResponseWriter, r *http.Request, runId RunId, path ReportPath)
@@ -1055,6 +1058,12 @@ func (_ Unimplemented) McpStream(w http.ResponseWriter, r *http.Request, params 
 // McpPost Send an MCP JSON-RPC message
 // (POST /mcp)
 func (_ Unimplemented) McpPost(w http.ResponseWriter, r *http.Request, params McpPostParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetMetrics Server metrics in the Prometheus text format
+// (GET /metrics)
+func (_ Unimplemented) GetMetrics(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -6138,6 +6147,20 @@ func (siw *ServerInterfaceWrapper) McpPost(w http.ResponseWriter, r *http.Reques
 	handler.ServeHTTP(w, r)
 }
 
+// GetMetrics operation middleware
+func (siw *ServerInterfaceWrapper) GetMetrics(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMetrics(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetRunHtmlReport operation middleware
 func (siw *ServerInterfaceWrapper) GetRunHtmlReport(w http.ResponseWriter, r *http.Request) {
 
@@ -6653,6 +6676,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/mcp", wrapper.McpPost)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/metrics", wrapper.GetMetrics)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/reports/{runId}/{path}", wrapper.GetRunHtmlReport)
@@ -19297,6 +19323,69 @@ func (response McpPostdefaultJSONResponse) VisitMcpPostResponse(w http.ResponseW
 	return err
 }
 
+type GetMetricsRequestObject struct {
+}
+
+type GetMetricsResponseObject interface {
+	VisitGetMetricsResponse(w http.ResponseWriter) error
+}
+
+type GetMetrics200TextResponse string
+
+func (response GetMetrics200TextResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(200)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
+type GetMetrics401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetMetrics401JSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetrics403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetMetrics403JSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetricsdefaultJSONResponse struct {
+	Body       Error
+	StatusCode int
+}
+
+func (response GetMetricsdefaultJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetRunHtmlReportRequestObject struct {
 	RunId RunId      `json:"runId"`
 	Path  ReportPath `json:"path"`
@@ -19846,6 +19935,9 @@ type StrictServerInterface interface {
 	// McpPost Send an MCP JSON-RPC message
 	// (POST /mcp)
 	McpPost(ctx context.Context, request McpPostRequestObject) (McpPostResponseObject, error)
+	// GetMetrics Server metrics in the Prometheus text format
+	// (GET /metrics)
+	GetMetrics(ctx context.Context, request GetMetricsRequestObject) (GetMetricsResponseObject, error)
 	// GetRunHtmlReport Self-contained HTML report of a run
 	// (GET /reports/{runId}/{path})
 	GetRunHtmlReport(ctx context.Context, request GetRunHtmlReportRequestObject) (GetRunHtmlReportResponseObject, error)
@@ -23166,6 +23258,30 @@ func (sh *strictHandler) McpPost(w http.ResponseWriter, r *http.Request, params 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(McpPostResponseObject); ok {
 		if err := validResponse.VisitMcpPostResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetMetrics operation middleware
+func (sh *strictHandler) GetMetrics(w http.ResponseWriter, r *http.Request) {
+	var request GetMetricsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMetrics(ctx, request.(GetMetricsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMetrics")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetMetricsResponseObject); ok {
+		if err := validResponse.VisitGetMetricsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

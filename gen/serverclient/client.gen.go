@@ -5857,6 +5857,13 @@ type ClientInterface interface {
 	// Corresponds with POST /mcp (the `McpPost` operationId).
 	McpPost(ctx context.Context, params *McpPostParams, body McpPostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMetrics Server metrics in the Prometheus text format
+	//
+	// For instance admins (a token needs `admin:read`). Requests by operation and status with their latency, errors by code, login throttling, runs by state and their queue latency, event-stream subscribers, the database pool, the Go runtime and the process (docs/metrics.md). The same series are served without credentials on the separate listener `-metrics-addr`, when it is set.
+	//
+	// Corresponds with GET /metrics (the `GetMetrics` operationId).
+	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetRunHtmlReport Self-contained HTML report of a run
 	//
 	// `/reports/{runId}/` serves `index.html`. Works offline when downloaded.
@@ -8466,6 +8473,23 @@ func (c *Client) McpPostWithBody(ctx context.Context, params *McpPostParams, con
 // Corresponds with POST /mcp (the `McpPost` operationId).
 func (c *Client) McpPost(ctx context.Context, params *McpPostParams, body McpPostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewMcpPostRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMetrics Server metrics in the Prometheus text format
+//
+// For instance admins (a token needs `admin:read`). Requests by operation and status with their latency, errors by code, login throttling, runs by state and their queue latency, event-stream subscribers, the database pool, the Go runtime and the process (docs/metrics.md). The same series are served without credentials on the separate listener `-metrics-addr`, when it is set.
+//
+// Corresponds with GET /metrics (the `GetMetrics` operationId).
+func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMetricsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -15179,6 +15203,33 @@ func NewMcpPostRequestWithBody(server string, params *McpPostParams, contentType
 	return req, nil
 }
 
+// NewGetMetricsRequest constructs an http.Request for the GetMetrics method
+func NewGetMetricsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/metrics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetRunHtmlReportRequest constructs an http.Request for the GetRunHtmlReport method
 func NewGetRunHtmlReportRequest(server string, runId RunId, path ReportPath) (*http.Request, error) {
 	var err error
@@ -16517,6 +16568,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /mcp (the `McpPost` operationId).
 	McpPostWithResponse(ctx context.Context, params *McpPostParams, body McpPostJSONRequestBody, reqEditors ...RequestEditorFn) (*McpPostResponse, error)
+
+	// GetMetricsWithResponse Server metrics in the Prometheus text format
+	//
+	// For instance admins (a token needs `admin:read`). Requests by operation and status with their latency, errors by code, login throttling, runs by state and their queue latency, event-stream subscribers, the database pool, the Go runtime and the process (docs/metrics.md). The same series are served without credentials on the separate listener `-metrics-addr`, when it is set.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /metrics (the `GetMetrics` operationId).
+	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
 
 	// GetRunHtmlReportWithResponse Self-contained HTML report of a run
 	//
@@ -25853,6 +25913,61 @@ func (r McpPostResponse) ContentType() string {
 	return ""
 }
 
+type GetMetricsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMetricsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMetricsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetMetricsResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMetricsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMetricsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMetricsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetRunHtmlReportResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28127,6 +28242,21 @@ func (c *ClientWithResponses) McpPostWithResponse(ctx context.Context, params *M
 		return nil, err
 	}
 	return ParseMcpPostResponse(rsp)
+}
+
+// GetMetricsWithResponse Server metrics in the Prometheus text format
+//
+// For instance admins (a token needs `admin:read`). Requests by operation and status with their latency, errors by code, login throttling, runs by state and their queue latency, event-stream subscribers, the database pool, the Go runtime and the process (docs/metrics.md). The same series are served without credentials on the separate listener `-metrics-addr`, when it is set.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /metrics (the `GetMetrics` operationId).
+func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error) {
+	rsp, err := c.GetMetrics(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMetricsResponse(rsp)
 }
 
 // GetRunHtmlReportWithResponse Self-contained HTML report of a run
@@ -35994,6 +36124,46 @@ func ParseMcpPostResponse(rsp *http.Response) (*McpPostResponse, error) {
 			headers.McpSessionId = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMetricsResponse parses an HTTP response from a GetMetricsWithResponse call
+func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMetricsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	return response, nil

@@ -200,6 +200,11 @@ func (Unimplemented) GetMcpInfo(ctx context.Context, request serverapi.GetMcpInf
 	return nil, apierr.NotImplementedOp("getMcpInfo")
 }
 
+// GetMetrics answers 501 not_implemented.
+func (Unimplemented) GetMetrics(ctx context.Context, request serverapi.GetMetricsRequestObject) (serverapi.GetMetricsResponseObject, error) {
+	return nil, apierr.NotImplementedOp("getMetrics")
+}
+
 // GetPoolAccount answers 501 not_implemented.
 func (Unimplemented) GetPoolAccount(ctx context.Context, request serverapi.GetPoolAccountRequestObject) (serverapi.GetPoolAccountResponseObject, error) {
 	return nil, apierr.NotImplementedOp("getPoolAccount")

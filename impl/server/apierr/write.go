@@ -26,6 +26,9 @@ type wireError struct {
 func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	e := From(err)
 	status := e.Code.Status()
+	if cr, ok := w.(CodeRecorder); ok {
+		cr.RecordErrorCode(e.Code)
+	}
 	if log != nil {
 		// The request id the client is told to quote (set on the response by the pipeline).
 		attrs := []any{"request_id", w.Header().Get("X-Request-Id"), "code", e.Code, "status", status, "method", bounded(r.Method, 32), "path", bounded(r.URL.Path, 512)}
@@ -46,6 +49,12 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body{Error: wireError{Code: e.Code, Message: e.Message, Hint: e.Hint, Details: e.Details}})
+}
+
+// CodeRecorder is a response writer that keeps the error code of the response (for the access
+// log and the errors-by-code metric).
+type CodeRecorder interface {
+	RecordErrorCode(Code)
 }
 
 // bounded cuts a text that may carry request input before it is logged.

@@ -26,6 +26,7 @@ import (
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/jobs"
 	"github.com/sdods/sdods/impl/server/mcp"
+	"github.com/sdods/sdods/impl/server/metrics"
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/runs"
@@ -54,6 +55,8 @@ type App struct {
 	Egress *egress.Policy
 	// Startup is what New did to get the database ready.
 	Startup Startup
+	// Metrics is the registry of GET /metrics and of the -metrics-addr listener.
+	Metrics *metrics.Metrics
 }
 
 // Startup is what happened at start, printed by Serve so that a newcomer knows where they are.
@@ -123,6 +126,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// Every line logged in a request's context names the request.
+	log = slog.New(httpapi.LogRequestID(log.Handler()))
 	startup := Startup{Database: redactURL(cfg.DatabaseURL)}
 	if cfg.CreateDB {
 		created, err := store.CreateDatabase(ctx, cfg.DatabaseURL)
@@ -174,7 +179,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
 	sched := schedules.New(st, rs, log, schedules.Config{ProcessID: rs.WorkerID()})
 	sched.Register(reg)
-	h, err := newHandler(cfg, log, st, box, blobs, rs, sched, pol)
+	m := metrics.New(st.Pool, rs)
+	h, err := newHandler(cfg, log, st, box, blobs, rs, sched, pol, m)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -193,10 +199,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if ident, err := identity.New(st, identity.DefaultThrottle); err == nil {
 		startup.SetupRequired, _ = ident.SetupRequired(ctx)
 	}
-	return &App{Handler: h, Store: st, Log: log, Runs: rs, Schedules: sched, Jobs: jc, Egress: pol, Startup: startup}, nil
+	return &App{Handler: h, Store: st, Log: log, Runs: rs, Schedules: sched, Jobs: jc, Egress: pol, Startup: startup, Metrics: m}, nil
 }
 
-func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, sched *schedules.Service, pol *egress.Policy) (http.Handler, error) {
+func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, sched *schedules.Service, pol *egress.Policy, m *metrics.Metrics) (http.Handler, error) {
 	doc, err := serverapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
@@ -224,10 +230,10 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	}
 	api := httpapi.NewServer(httpapi.Deps{MCP: mcpSrv, Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
 		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal, Egress: pol, Log: log}, Egress: pol,
-		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs, Schedules: sched})
+		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs, Schedules: sched, Metrics: m})
 	routes := mcpSrv.Routes(httpapi.Routes(api, log))
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
-		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"), TrustedProxies: cfg.TrustedProxies}
+		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"), TrustedProxies: cfg.TrustedProxies, Metrics: m}
 	h, err := pipeline.Handler(routes)
 	if err != nil {
 		return nil, err
@@ -273,6 +279,13 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
+// MetricsServer serves GET /metrics alone, without credentials (the -metrics-addr listener).
+func (a *App) MetricsServer() *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.Metrics.Handler())
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+}
+
 // Close releases the database pool.
 func (a *App) Close() { a.Store.Close() }
 
@@ -300,6 +313,17 @@ func Serve(ctx context.Context, cfg Config) error {
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("sdods serving", "url", cfg.BaseURL, "addr", ln.Addr().String(), "version", Version, "role", cfg.Role)
 	a.Startup.Print(os.Stdout, cfg.BaseURL)
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s (metrics): %w", cfg.MetricsAddr, err)
+		}
+		a.DenyListener(mln.Addr())
+		msrv := a.MetricsServer()
+		go func() { _ = msrv.Serve(mln) }()
+		defer msrv.Close()
+		log.Info("sdods metrics", "addr", mln.Addr().String(), "path", "/metrics")
+	}
 	select {
 	case err := <-errc:
 		return err

@@ -33,7 +33,10 @@ const (
 
 // Config is the server's configuration, from flags with environment fallbacks.
 type Config struct {
-	Addr        string
+	Addr string
+	// MetricsAddr, when set, serves GET /metrics without credentials on its own listener
+	// (docs/metrics.md); keep it off the public network.
+	MetricsAddr string
 	DatabaseURL string
 	DataDir     string
 	BaseURL     string
@@ -112,6 +115,7 @@ func parseNonNegative(s string) (int, error) {
 // Flags registers the configuration flags on fs; defaults come from the environment.
 func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", env("SDODS_ADDR", "127.0.0.1:8080"), "listen address (SDODS_ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("SDODS_METRICS_ADDR", ""), "also serve /metrics without credentials on this address, e.g. :9090 (SDODS_METRICS_ADDR; default off: instance admins read GET /metrics)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", store.DefaultURL), "PostgreSQL URL (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("SDODS_DATA_DIR", ".data/sdods"), "directory for blobs and run files (SDODS_DATA_DIR)")
 	fs.StringVar(&c.BaseURL, "base-url", env("SDODS_BASE_URL", ""), "public base URL, e.g. https://sdods.example.com (SDODS_BASE_URL; default http://<addr>)")

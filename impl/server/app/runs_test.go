@@ -25,7 +25,7 @@ import (
 
 // webApp is the application under test of the runs tests: a JSON API, a slow endpoint and a page
 // whose button greets by name.
-func webApp(t *testing.T) *httptest.Server {
+func webApp(t testing.TB) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/health", func(w http.ResponseWriter, r *http.Request) {
@@ -85,7 +85,7 @@ const interruptedFeature = `Feature: Slow
 `
 
 // project creates a project "shop" with an environment "local" pointing at app and the features.
-func project(t *testing.T, admin *apptest.Browser, appURL string, features map[string]string) {
+func project(t testing.TB, admin *apptest.Browser, appURL string, features map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	if r, err := admin.CreateProjectWithResponse(ctx, serverclient.CreateProjectJSONRequestBody{Slug: "shop", Name: "Shop", WorkspaceSlug: "default"}); err != nil || r.StatusCode() != http.StatusCreated {
@@ -102,7 +102,7 @@ func project(t *testing.T, admin *apptest.Browser, appURL string, features map[s
 	}
 }
 
-func createRun(t *testing.T, c *serverclient.ClientWithResponses, body serverclient.CreateRunJSONRequestBody) uuid.UUID {
+func createRun(t testing.TB, c *serverclient.ClientWithResponses, body serverclient.CreateRunJSONRequestBody) uuid.UUID {
 	t.Helper()
 	r, err := c.CreateRunWithResponse(context.Background(), body)
 	if err != nil || r.StatusCode() != http.StatusAccepted || r.JSON202 == nil {
@@ -114,7 +114,7 @@ func createRun(t *testing.T, c *serverclient.ClientWithResponses, body servercli
 	return r.JSON202.Id
 }
 
-func waitRun(t *testing.T, c *serverclient.ClientWithResponses, id uuid.UUID, done func(status string) bool) *serverclient.Run {
+func waitRun(t testing.TB, c *serverclient.ClientWithResponses, id uuid.UUID, done func(status string) bool) *serverclient.Run {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {

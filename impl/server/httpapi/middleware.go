@@ -56,6 +56,32 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	code   apierr.Code
+	op     *oas.Operation
+}
+
+// recordOperation tells the access log's recorder, under whatever wraps w, which operation the
+// request is (the request's context, where the operation is kept, is a later one).
+func recordOperation(w http.ResponseWriter, op *oas.Operation) {
+	for w != nil {
+		if sr, ok := w.(*statusRecorder); ok {
+			sr.op = op
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
+// RecordErrorCode keeps the error code of the response, for the recorders around this one too.
+func (s *statusRecorder) RecordErrorCode(c apierr.Code) {
+	s.code = c
+	if cr, ok := s.ResponseWriter.(apierr.CodeRecorder); ok {
+		cr.RecordErrorCode(c)
+	}
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -84,9 +110,14 @@ func (s *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// withLogging logs one line per request. It logs the path, never the query string or headers,
-// which may carry secrets.
-func withLogging(log *slog.Logger) func(http.Handler) http.Handler {
+// RequestObserver counts requests (metrics.Metrics).
+type RequestObserver interface {
+	ObserveRequest(operation string, status int, code string, d time.Duration)
+}
+
+// withLogging logs one line per request and counts it. It logs the path, never the query string
+// or headers, which may carry secrets.
+func withLogging(log *slog.Logger, obs RequestObserver) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -96,12 +127,21 @@ func withLogging(log *slog.Logger) func(http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK
 			}
+			took := time.Since(start)
 			attrs := []any{"request_id", RequestID(r.Context()), "method", clip(r.Method, 32), "path", clip(escapePath(r.URL.Path), 512),
-				"status", status, "bytes", rec.bytes, "duration_ms", time.Since(start).Milliseconds()}
-			if op, ok := OperationFrom(r.Context()); ok {
+				"status", status, "bytes", rec.bytes, "duration_ms", took.Milliseconds()}
+			opID := ""
+			if op := rec.op; op != nil {
+				opID = op.ID
 				attrs = append(attrs, "operation", op.ID)
 			}
+			if rec.code != "" {
+				attrs = append(attrs, "code", string(rec.code))
+			}
 			log.InfoContext(r.Context(), "request", attrs...)
+			if obs != nil {
+				obs.ObserveRequest(opID, status, string(rec.code), took)
+			}
 		})
 	}
 }

@@ -110,7 +110,7 @@ func (s *Server) htmlReport(ctx context.Context, r db.GetRunRow) ([]byte, error)
 		}
 		data, err := s.readBlob(ctx, a.BlobKey)
 		if err != nil {
-			s.Log.Warn("report: screenshot unreadable", "artifact", a.ID, "error", err)
+			s.Log.WarnContext(ctx, "report: screenshot unreadable", "artifact", a.ID, "error", err)
 			continue
 		}
 		budget -= int64(len(data))

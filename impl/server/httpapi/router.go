@@ -54,6 +54,8 @@ type Pipeline struct {
 	// TrustedProxies are the peers whose X-Forwarded-For header names the client; from anyone
 	// else the header is ignored.
 	TrustedProxies []netip.Prefix
+	// Metrics counts every request by operation and status (nil: not counted).
+	Metrics RequestObserver
 }
 
 // noStoreTags are the tags of operations whose responses carry credentials or account data:
@@ -88,6 +90,7 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 			apierr.Write(w, r, p.Log, apierr.New(apierr.Forbidden, "operation unknown to the policy", ""))
 			return
 		}
+		recordOperation(w, op)
 		if noStoreTags[op.Tag] {
 			w.Header().Set("Cache-Control", "no-store")
 		} else if isEventStream(route.Operation) {
@@ -157,7 +160,7 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 	h = withWildcardPaths(wildcardRoutes(p.Table.Ops))(h)
 	h = withBodyLimit(p.MaxBody)(h)
 	h = withRecovery(p.Log)(h)
-	h = withLogging(p.Log)(h)
+	h = withLogging(p.Log, p.Metrics)(h)
 	h = withRequestID(h)
 	return h, nil
 }

@@ -425,26 +425,8 @@ func (s *Server) StreamRunEvents(ctx context.Context, req serverapi.StreamRunEve
 		}
 		after = n
 	}
-	pr, pw := io.Pipe()
-	go func() {
-		err := s.Runs.Stream(ctx, r.Run.ID, after, pw)
-		pw.CloseWithError(err)
-	}()
-	return serverapi.StreamRunEvents200TexteventStreamResponse{Body: eofOnClose{pr}}, nil
+	return sseStream{ctx: ctx, stream: func(ctx context.Context, w io.Writer) error { return s.Runs.Stream(ctx, r.Run.ID, after, w) }}, nil
 }
-
-// eofOnClose ends the response normally when the stream ends for any reason.
-type eofOnClose struct{ r *io.PipeReader }
-
-func (e eofOnClose) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil && err != io.EOF {
-		err = io.EOF
-	}
-	return n, err
-}
-
-func (e eofOnClose) Close() error { return e.r.Close() }
 
 // CancelRun stops a run: at once when queued, within a second when running.
 func (s *Server) CancelRun(ctx context.Context, req serverapi.CancelRunRequestObject) (serverapi.CancelRunResponseObject, error) {

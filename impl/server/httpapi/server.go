@@ -19,6 +19,7 @@ import (
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/identity"
 	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/metrics"
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/schedules"
@@ -56,6 +57,8 @@ type Deps struct {
 	Schedules *schedules.Service
 	// MCP describes the MCP endpoint for GetMcpInfo (nil: no tools).
 	MCP MCPDescriber
+	// Metrics is the registry GET /metrics serves.
+	Metrics *metrics.Metrics
 }
 
 // Server implements the generated strict server interface. Operations without a method here

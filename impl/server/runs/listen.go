@@ -3,51 +3,12 @@ package runs
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 )
 
-// hub fans the notifications of this process's listener out to the event streams it serves.
-type hub struct {
-	mu   sync.Mutex
-	subs map[uuid.UUID]map[chan struct{}]struct{}
-}
-
-func newHub() *hub { return &hub{subs: map[uuid.UUID]map[chan struct{}]struct{}{}} }
-
-// subscribe returns a channel that receives a signal whenever the run has new events.
-func (h *hub) subscribe(run uuid.UUID) (chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	h.mu.Lock()
-	if h.subs[run] == nil {
-		h.subs[run] = map[chan struct{}]struct{}{}
-	}
-	h.subs[run][ch] = struct{}{}
-	h.mu.Unlock()
-	return ch, func() {
-		h.mu.Lock()
-		delete(h.subs[run], ch)
-		if len(h.subs[run]) == 0 {
-			delete(h.subs, run)
-		}
-		h.mu.Unlock()
-	}
-}
-
-func (h *hub) publish(run uuid.UUID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs[run] {
-		select {
-		case ch <- struct{}{}:
-		default: // a signal is already pending; the stream reads everything new anyway
-		}
-	}
-}
-
-// listen keeps one connection LISTENing to the run events channel for as long as ctx lives,
+// listen keeps one connection LISTENing to the runs channels for as long as ctx lives,
 // reconnecting after a failure; a lost notification only delays a stream (which polls too).
 func (s *Service) listen(ctx context.Context) {
 	for ctx.Err() == nil {

@@ -1,0 +1,281 @@
+package app_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app"
+	"github.com/sdods/sdods/impl/server/app/apptest"
+	"github.com/sdods/sdods/impl/server/store/storetest"
+)
+
+// liveResult is what the subscriber process reports.
+type liveResult struct {
+	Subscribers, Ended, StoredEnds int
+	Events                         int64
+	P50, P99, Max                  time.Duration
+	CPU                            time.Duration
+}
+
+// BenchmarkLiveEvents measures live events at scale (issue 31 item 4): an API server (this
+// process, no workers) serves SDODS_LIVE_SUBSCRIBERS event streams (default 1,000) of one run,
+// opened by a separate subscriber process (this test binary again, TestLiveSubscriberProcess)
+// before a worker process (sdods serve, built from ./cmd/sdods, one worker) is started on the same
+// database and executes the run (SDODS_LIVE_SCENARIOS scenarios of two HTTP steps, default 100):
+// the API and worker roles of a deployment. Each round runs the same run with no subscriber and
+// with all of them. Reported: live lag (an event's stored time to its arrival at a subscriber)
+// p50/p99/max; the run's own time (started → finished) with and without subscribers; and the
+// server's CPU per delivered event: the extra CPU time of the API and worker processes with
+// subscribers divided by the events delivered. Command and figures in docs/benchmarks.md.
+func BenchmarkLiveEvents(b *testing.B) {
+	subs, scenarios, rounds := envInt("SDODS_LIVE_SUBSCRIBERS", 1000), envInt("SDODS_LIVE_SCENARIOS", 100), envInt("SDODS_LIVE_ROUNDS", 3)
+	dbURL := storetest.NewDatabase(b)
+	// The worker process heartbeats at the default pace: the API process must not take its run
+	// for lost sooner than the default either.
+	api := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers, c.RunHeartbeat, c.RunStaleAfter = 0, 5*time.Second, 30*time.Second })
+	admin := api.Setup(b)
+	web := webApp(b)
+	project(b, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(scenarios)})
+	token := apptest.Token(b, admin, "runs:read")
+	bin := filepath.Join(b.TempDir(), "sdods")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/sdods").CombinedOutput(); err != nil {
+		b.Fatalf("build sdods: %v\n%s", err, out)
+	}
+	// startWorker starts a worker process on the database; stop ends it and returns its CPU time.
+	startWorker := func() (stop func() time.Duration) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		w := exec.Command(bin, "serve")
+		w.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SDODS_ADDR="+addr, "SDODS_DATA_DIR="+b.TempDir(), "SDODS_WORKERS=1",
+			"SDODS_SECRET_KEY="+strings.Repeat("5a", 32), "SDODS_EGRESS_ALLOW="+strings.Join(apptest.LoopbackEgress, ","), "SDODS_LOG_LEVEL=warn")
+		var logs bytes.Buffer
+		w.Stdout, w.Stderr = &logs, &logs
+		if err := w.Start(); err != nil {
+			b.Fatal(err)
+		}
+		return func() time.Duration {
+			_ = w.Process.Signal(syscall.SIGTERM)
+			_ = w.Wait()
+			if !w.ProcessState.Success() {
+				b.Logf("worker: %s\n%s", w.ProcessState, logs.String())
+			}
+			ru, _ := w.ProcessState.SysUsage().(*syscall.Rusage)
+			if ru == nil {
+				return 0
+			}
+			return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+
+	type round struct {
+		run, cpu time.Duration
+		res      *liveResult
+	}
+	one := func(withSubs bool) round {
+		id := createRun(b, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+		var sub *exec.Cmd
+		var out *bufio.Scanner
+		if withSubs {
+			sub = exec.Command(os.Args[0], "-test.run=^TestLiveSubscriberProcess$", "-test.count=1")
+			sub.Env = append(os.Environ(), "SDODS_LIVE_CLIENT_URL="+api.URL+"/api/runs/"+id.String()+"/events",
+				fmt.Sprint("SDODS_LIVE_CLIENT_N=", subs), "SDODS_LIVE_CLIENT_TOKEN="+token)
+			sub.Stderr = os.Stderr
+			pipe, _ := sub.StdoutPipe()
+			if err := sub.Start(); err != nil {
+				b.Fatal(err)
+			}
+			out = bufio.NewScanner(pipe)
+			for out.Scan() && out.Text() != "ready" {
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for api.App.Runs.Subscribers() < int64(subs) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		cpu0 := cpuNow()
+		stopWorker := startWorker()
+		r := waitRun(b, admin.ClientWithResponses, id, terminal)
+		var res *liveResult
+		if sub != nil {
+			for out.Scan() {
+				if line := out.Text(); strings.HasPrefix(line, "{") {
+					res = &liveResult{}
+					if err := json.Unmarshal([]byte(line), res); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if err := sub.Wait(); err != nil {
+				b.Fatalf("subscriber process: %v", err)
+			}
+			if res == nil {
+				b.Fatal("the subscriber process reported nothing")
+			}
+		}
+		cpu := cpuNow() - cpu0
+		cpu += stopWorker()
+		if r.Status != "passed" || r.StartedAt == nil || r.FinishedAt == nil {
+			b.Fatalf("run %s: %s", r.Status, api.Logs())
+		}
+		return round{run: r.FinishedAt.Sub(*r.StartedAt), cpu: cpu, res: res}
+	}
+	b.ResetTimer()
+	for range b.N {
+		var bare, loaded []round
+		for range rounds {
+			bare = append(bare, one(false))
+			loaded = append(loaded, one(true))
+		}
+		med := func(rs []round, f func(round) float64) float64 {
+			v := make([]float64, len(rs))
+			for i, r := range rs {
+				v[i] = f(r)
+			}
+			slices.Sort(v)
+			return v[len(v)/2]
+		}
+		runBare := med(bare, func(r round) float64 { return float64(r.run) })
+		runLoaded := med(loaded, func(r round) float64 { return float64(r.run) })
+		cpuBare := med(bare, func(r round) float64 { return float64(r.cpu) })
+		for i, r := range loaded {
+			res := r.res
+			if res.Ended != subs || res.StoredEnds != subs {
+				b.Fatalf("round %d: %d of %d subscribers saw an end event, %d the stored one", i, res.Ended, subs, res.StoredEnds)
+			}
+			perEvent := float64(r.cpu-time.Duration(cpuBare)) / float64(res.Events)
+			b.Logf("round %d: %d subscribers, %d events delivered; lag p50 %s p99 %s max %s; run %s (no subscribers: %s); server CPU %s (no subscribers: %s) = %.2f µs per delivered event; subscriber process CPU %s",
+				i, res.Subscribers, res.Events, res.P50, res.P99, res.Max, r.run.Round(time.Millisecond), time.Duration(runBare).Round(time.Millisecond),
+				r.cpu.Round(time.Millisecond), time.Duration(cpuBare).Round(time.Millisecond), perEvent/1e3, res.CPU.Round(time.Millisecond))
+		}
+		b.ReportMetric(med(loaded, func(r round) float64 { return float64(r.res.P99) / 1e6 }), "lag-p99-ms")
+		b.ReportMetric(runLoaded/runBare, "run-time-ratio")
+		b.ReportMetric(med(loaded, func(r round) float64 { return (float64(r.cpu) - cpuBare) / float64(r.res.Events) / 1e3 }), "server-µs/event")
+	}
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestLiveSubscriberProcess is the subscriber process of BenchmarkLiveEvents: it opens
+// SDODS_LIVE_CLIENT_N streams of SDODS_LIVE_CLIENT_URL, prints "ready" once every one is open,
+// reads each to its end event and prints what it measured as one JSON line. Without those
+// variables (in a plain go test run) it has nothing to do.
+func TestLiveSubscriberProcess(t *testing.T) {
+	url := os.Getenv("SDODS_LIVE_CLIENT_URL")
+	if url == "" {
+		t.Skip("run by BenchmarkLiveEvents")
+	}
+	n := envInt("SDODS_LIVE_CLIENT_N", 1)
+	header := http.Header{"Authorization": {"Bearer " + os.Getenv("SDODS_LIVE_CLIENT_TOKEN")}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, DisableCompression: true}}
+	var open, wg sync.WaitGroup
+	open.Add(n)
+	lags := make([][]time.Duration, n)
+	ended, stored := make([]bool, n), make([]bool, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opened := false
+			defer func() {
+				if !opened {
+					open.Done()
+				}
+			}()
+			last := ""
+			for try := 0; try < 20 && !ended[i]; try++ {
+				req, _ := http.NewRequest("GET", url, nil)
+				req.Header = header.Clone()
+				if last != "" {
+					req.Header.Set("Last-Event-ID", last)
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if !opened {
+					opened = true
+					open.Done()
+				}
+				rd := bufio.NewReaderSize(resp.Body, 64<<10)
+				for {
+					line, err := rd.ReadSlice('\n')
+					if err != nil {
+						break
+					}
+					switch {
+					case bytes.HasPrefix(line, []byte("id: ")):
+						last = string(bytes.TrimSpace(line[4:]))
+					case bytes.HasPrefix(line, []byte("data: ")):
+						now := time.Now()
+						if k := bytes.Index(line, []byte(`"at": "`)); k >= 0 {
+							rest := line[k+7:]
+							if e := bytes.IndexByte(rest, '"'); e > 0 {
+								if at, err := time.Parse(time.RFC3339Nano, string(rest[:e])); err == nil {
+									lags[i] = append(lags[i], now.Sub(at))
+								}
+							}
+						}
+						if bytes.Contains(line, []byte(`"type": "end"`)) {
+							ended[i], stored[i] = true, true
+						} else if bytes.Contains(line, []byte(`"type":"end"`)) {
+							ended[i] = true
+						}
+					}
+					if ended[i] {
+						break
+					}
+				}
+				resp.Body.Close()
+			}
+		}()
+	}
+	open.Wait()
+	fmt.Println("ready")
+	wg.Wait()
+	var all []time.Duration
+	res := liveResult{Subscribers: n}
+	for i := range n {
+		if errs[i] != nil {
+			t.Errorf("subscriber %d: %v", i, errs[i])
+		}
+		all = append(all, lags[i]...)
+		if ended[i] {
+			res.Ended++
+		}
+		if stored[i] {
+			res.StoredEnds++
+		}
+	}
+	slices.Sort(all)
+	res.Events = int64(len(all))
+	if len(all) > 0 {
+		res.P50, res.P99, res.Max = all[len(all)/2], all[len(all)*99/100], all[len(all)-1]
+	}
+	res.CPU = cpuNow()
+	line, _ := json.Marshal(res)
+	fmt.Println(string(line))
+}
