@@ -51,6 +51,8 @@ type Deps struct {
 	Webhook integrations.Webhook
 	// Steps is the built-in step library; nil disables the unknown-step and ambiguous-step rules.
 	Steps features.Library
+	// Services are the domain services the handlers call.
+	Services
 }
 
 // Server implements the generated strict server interface. Operations without a method here

@@ -1,0 +1,20 @@
+package app
+
+import (
+	"github.com/sdods/sdods/impl/server/hierarchy"
+	"github.com/sdods/sdods/impl/server/httpapi"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// serviceDeps are what the domain services are built from.
+type serviceDeps struct {
+	Store *store.Store
+}
+
+// newServices wires the domain services behind the HTTP handlers (and, later, the MCP tools and
+// jobs): the one place that constructs them.
+func newServices(d serviceDeps) httpapi.Services {
+	return httpapi.Services{
+		Hierarchy: hierarchy.New(d.Store),
+	}
+}
