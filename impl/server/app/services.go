@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/httpapi"
+	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -16,5 +17,6 @@ type serviceDeps struct {
 func newServices(d serviceDeps) httpapi.Services {
 	return httpapi.Services{
 		Hierarchy: hierarchy.New(d.Store),
+		Projects:  projects.NewService(d.Store),
 	}
 }

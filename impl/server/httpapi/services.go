@@ -2,12 +2,14 @@ package httpapi
 
 import (
 	"github.com/sdods/sdods/impl/server/hierarchy"
+	"github.com/sdods/sdods/impl/server/projects"
 )
 
 // Services are the domain services behind the handlers: they own the use cases, their
 // transactions, invariants and audit records; a handler decodes, calls one and encodes.
 type Services struct {
 	Hierarchy *hierarchy.Service
+	Projects  *projects.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
