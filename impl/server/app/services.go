@@ -1,22 +1,31 @@
 package app
 
 import (
+	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/httpapi"
+	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
 // serviceDeps are what the domain services are built from.
 type serviceDeps struct {
-	Store *store.Store
+	Store   *store.Store
+	Secrets *secrets.Box
+	Steps   features.Library
+	Git     integrations.Git
+	Webhook integrations.Webhook
 }
 
 // newServices wires the domain services behind the HTTP handlers (and, later, the MCP tools and
 // jobs): the one place that constructs them.
 func newServices(d serviceDeps) httpapi.Services {
 	return httpapi.Services{
-		Hierarchy: hierarchy.New(d.Store),
-		Projects:  projects.NewService(d.Store),
+		Hierarchy:    hierarchy.New(d.Store),
+		Projects:     projects.NewService(d.Store),
+		Features:     features.NewService(d.Store, d.Steps),
+		Integrations: integrations.NewService(d.Store, d.Secrets, d.Git, d.Webhook),
 	}
 }

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/hierarchy"
+	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/projects"
 )
 
@@ -10,6 +12,9 @@ import (
 type Services struct {
 	Hierarchy *hierarchy.Service
 	Projects  *projects.Service
+	// Features owns stored features; Integrations their Git sync and the webhook configuration.
+	Features     *features.Service
+	Integrations *integrations.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
