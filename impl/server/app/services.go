@@ -5,6 +5,7 @@ import (
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/httpapi"
 	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
@@ -27,5 +28,6 @@ func newServices(d serviceDeps) httpapi.Services {
 		Projects:     projects.NewService(d.Store),
 		Features:     features.NewService(d.Store, d.Steps),
 		Integrations: integrations.NewService(d.Store, d.Secrets, d.Git, d.Webhook),
+		Pool:         pool.NewService(d.Store, d.Secrets),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
 )
 
@@ -15,6 +16,7 @@ type Services struct {
 	// Features owns stored features; Integrations their Git sync and the webhook configuration.
 	Features     *features.Service
 	Integrations *integrations.Service
+	Pool         *pool.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
