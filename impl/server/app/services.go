@@ -29,5 +29,6 @@ func newServices(d serviceDeps) httpapi.Services {
 		Features:     features.NewService(d.Store, d.Steps),
 		Integrations: integrations.NewService(d.Store, d.Secrets, d.Git, d.Webhook),
 		Pool:         pool.NewService(d.Store, d.Secrets),
+		Environments: projects.NewEnvironments(d.Store, d.Secrets),
 	}
 }

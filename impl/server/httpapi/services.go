@@ -17,6 +17,7 @@ type Services struct {
 	Features     *features.Service
 	Integrations *integrations.Service
 	Pool         *pool.Service
+	Environments *projects.Environments
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
