@@ -182,7 +182,7 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
 		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: git, Egress: pol,
 		Webhook: webhook, Steps: stepLibrary{}, Runs: rs,
-		Services: newServices(serviceDeps{Store: st, Secrets: box, Steps: stepLibrary{}, Git: git, Webhook: webhook})})
+		Services: newServices(serviceDeps{Store: st, Secrets: box, Steps: stepLibrary{}, Git: git, Webhook: webhook, Blobs: blobs, Log: log})})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
 		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"), TrustedProxies: cfg.TrustedProxies}

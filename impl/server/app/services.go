@@ -1,6 +1,9 @@
 package app
 
 import (
+	"log/slog"
+
+	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/httpapi"
@@ -18,6 +21,8 @@ type serviceDeps struct {
 	Steps   features.Library
 	Git     integrations.Git
 	Webhook integrations.Webhook
+	Blobs   blob.Store
+	Log     *slog.Logger
 }
 
 // newServices wires the domain services behind the HTTP handlers (and, later, the MCP tools and
@@ -30,5 +35,6 @@ func newServices(d serviceDeps) httpapi.Services {
 		Integrations: integrations.NewService(d.Store, d.Secrets, d.Git, d.Webhook),
 		Pool:         pool.NewService(d.Store, d.Secrets),
 		Environments: projects.NewEnvironments(d.Store, d.Secrets),
+		Datasets:     projects.NewDatasets(d.Store, d.Blobs, d.Log),
 	}
 }

@@ -18,6 +18,7 @@ type Services struct {
 	Integrations *integrations.Service
 	Pool         *pool.Service
 	Environments *projects.Environments
+	Datasets     *projects.Datasets
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
