@@ -3,6 +3,7 @@ package app
 import (
 	"log/slog"
 
+	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/hierarchy"
@@ -36,5 +37,6 @@ func newServices(d serviceDeps) httpapi.Services {
 		Pool:         pool.NewService(d.Store, d.Secrets),
 		Environments: projects.NewEnvironments(d.Store, d.Secrets),
 		Datasets:     projects.NewDatasets(d.Store, d.Blobs, d.Log),
+		AuditLog:     audit.NewLog(d.Store.Queries),
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/integrations"
@@ -19,6 +20,7 @@ type Services struct {
 	Pool         *pool.Service
 	Environments *projects.Environments
 	Datasets     *projects.Datasets
+	AuditLog     *audit.Log
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
