@@ -13,6 +13,7 @@ import (
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/server/visual"
 )
 
 // serviceDeps are what the domain services are built from.
@@ -38,5 +39,6 @@ func newServices(d serviceDeps) httpapi.Services {
 		Environments: projects.NewEnvironments(d.Store, d.Secrets),
 		Datasets:     projects.NewDatasets(d.Store, d.Blobs, d.Log),
 		AuditLog:     audit.NewLog(d.Store.Queries),
+		Visual:       visual.NewService(d.Store),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/visual"
 )
 
 // Services are the domain services behind the handlers: they own the use cases, their
@@ -21,6 +22,7 @@ type Services struct {
 	Environments *projects.Environments
 	Datasets     *projects.Datasets
 	AuditLog     *audit.Log
+	Visual       *visual.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
