@@ -301,14 +301,14 @@ func (s *Server) ListSteps(ctx context.Context, req serverapi.ListStepsRequestOb
 	if s.Steps != nil {
 		defs = s.Steps.Definitions()
 	}
-	procs, err := s.Store.AllProcesses(ctx, p.ID)
+	procs, err := s.Features.AllProcesses(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
 	for _, pr := range procs {
 		defs = append(defs, features.ProcessDef(pr.Name, pr.Description, pr.Parameters))
 	}
-	usage, err := s.stepUsage(ctx, s.Store.Queries, p)
+	usage, err := s.stepUsage(ctx, p)
 	if err != nil {
 		return nil, err
 	}
