@@ -1,5 +1,6 @@
-// Package hierarchy applies a declarative document of organisations, workspaces and their members
-// (POST /api/hierarchy/sync): idempotent, all or nothing, reporting each change it made.
+// Package hierarchy owns organisations, workspaces and their memberships (Service): the member
+// operations and the declarative sync (POST /api/hierarchy/sync: idempotent, all or nothing,
+// reporting each change it made) change memberships under one last-admin rule, guardMembers.
 package hierarchy
 
 import (
