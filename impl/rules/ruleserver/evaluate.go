@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/sdods/sdods/gen/rulesapi"
+	"github.com/sdods/sdods/impl/httpkit"
 )
 
 // POST /evaluations is most of a rule server's traffic, and the general pipeline cost as much
@@ -117,7 +118,7 @@ func readBody(w http.ResponseWriter, r *http.Request, b []byte, limit int64) ([]
 	}
 	var rd io.Reader = r.Body
 	if r.ContentLength < 0 {
-		rd = http.MaxBytesReader(rawWriter(w), r.Body, limit)
+		rd = http.MaxBytesReader(httpkit.RawWriter(w), r.Body, limit)
 	} else if int64(cap(b)) < r.ContentLength {
 		b = make([]byte, 0, r.ContentLength+1)
 	}

@@ -12,7 +12,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/sdods/sdods/gen/rulesapi"
+	"github.com/sdods/sdods/impl/httpkit"
 )
 
 // DefaultMaxBody is the default request body limit: 1 MiB.
@@ -158,18 +158,6 @@ func (s *Server) Handler(o HandlerOptions) (http.Handler, error) {
 	return h, nil
 }
 
-// rawWriter returns the ResponseWriter of net/http under any wrappers: http.MaxBytesReader
-// tells it to close the connection after the answer only when it is given that one.
-func rawWriter(w http.ResponseWriter) http.ResponseWriter {
-	for {
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			return w
-		}
-		w = u.Unwrap()
-	}
-}
-
 func notFound(r *http.Request) *Error {
 	return newError(rulesapi.ErrorCodeNOTFOUND, "see openapi/rules.yaml for the routes", "no route %s %s", r.Method, r.URL.Path)
 }
@@ -274,61 +262,20 @@ func bodyProblem(err error) string {
 
 // withRecovery turns a panic into INTERNAL; the stack goes to the log only.
 func withRecovery(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			defer func() {
-				if v := recover(); v != nil {
-					if v == http.ErrAbortHandler {
-						panic(v)
-					}
-					log.ErrorContext(r.Context(), "panic", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-					w.Header().Set("Connection", "close") // whatever the panic left behind goes with the connection
-					writeError(w, r, nil, fmt.Errorf("panic: %v", v))
-				}
-			}()
-			next.ServeHTTP(w, r)
+	return httpkit.Recovery(log,
+		func(r *http.Request) []any { return []any{"path", r.URL.Path} },
+		func(w http.ResponseWriter, r *http.Request, err error) {
+			w.Header().Set("Connection", "close") // whatever the panic left behind goes with the connection
+			writeError(w, r, nil, err)
 		})
-	}
 }
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // withAccessLog logs one line per request at debug level (RULE_SERVER_LOG_LEVEL=debug): the
 // path, never the query string or headers, which may carry secrets.
 func withAccessLog(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !log.Enabled(r.Context(), slog.LevelDebug) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			start := time.Now()
-			rec := &statusRecorder{ResponseWriter: w}
-			next.ServeHTTP(rec, r)
-			log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-				"duration_ms", float64(time.Since(start).Microseconds())/1000)
-		})
-	}
+	return httpkit.AccessLog(log, slog.LevelDebug, func(r *http.Request, rec *httpkit.StatusRecorder, d time.Duration) []any {
+		return []any{"method", r.Method, "path", r.URL.Path, "status", rec.Status(), "duration_ms", float64(d.Microseconds()) / 1000}
+	})
 }
 
 // withEscapeCheck refuses malformed percent-encoding in the path or the query with 400. (The
@@ -355,19 +302,10 @@ func withEscapeCheck(log *slog.Logger) func(http.Handler) http.Handler {
 // body, and caps every other body so that reading past the limit fails (answered 413 by the
 // pipeline). net/http then closes the connection instead of draining the rest.
 func withBodyLimit(limit int64, log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.ContentLength > limit {
-				writeError(w, r, log, newError(rulesapi.ErrorCodePAYLOADTOOLARGE, "send a smaller body",
-					"the request body is %d bytes; the limit is %d", r.ContentLength, limit))
-				return
-			}
-			if r.Body != nil {
-				r.Body = http.MaxBytesReader(rawWriter(w), r.Body, limit)
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	return httpkit.BodyLimit{Limit: limit, CloseConnection: true, Refuse: func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, log, newError(rulesapi.ErrorCodePAYLOADTOOLARGE, "send a smaller body",
+			"the request body is %d bytes; the limit is %d", r.ContentLength, limit))
+	}}.Middleware
 }
 
 // withIfNoneMatchList joins several If-None-Match lines into one list, as RFC 9110 section 5.3

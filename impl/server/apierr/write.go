@@ -26,9 +26,7 @@ type wireError struct {
 func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	e := From(err)
 	status := e.Code.Status()
-	if cr, ok := w.(CodeRecorder); ok {
-		cr.RecordErrorCode(e.Code)
-	}
+	recordCode(w, e.Code)
 	if log != nil {
 		// The request id the client is told to quote (set on the response by the pipeline).
 		attrs := []any{"request_id", w.Header().Get("X-Request-Id"), "code", e.Code, "status", status, "method", bounded(r.Method, 32), "path", bounded(r.URL.Path, 512)}
@@ -49,6 +47,21 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body{Error: wireError{Code: e.Code, Message: e.Message, Hint: e.Hint, Details: e.Details}})
+}
+
+// recordCode tells the first CodeRecorder among w and the writers it wraps.
+func recordCode(w http.ResponseWriter, c Code) {
+	for w != nil {
+		if cr, ok := w.(CodeRecorder); ok {
+			cr.RecordErrorCode(c)
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
 }
 
 // CodeRecorder is a response writer that keeps the error code of the response (for the access

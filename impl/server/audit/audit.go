@@ -1,6 +1,7 @@
 // Package audit appends to the audit log. The HTTP pipeline puts a Request in the context; a
 // service records its change with Record inside the transaction that makes it, so an entry exists
-// exactly when the change does. Refused and failed requests are recorded by the pipeline.
+// exactly when the change does. Refused and failed requests are recorded by the pipeline. Log
+// reads the entries back.
 package audit
 
 import (

@@ -1,6 +1,7 @@
 // Package features parses Gherkin feature files with the official Cucumber parser and lints them.
 // It collects every diagnostic (position, severity, rule, message) instead of stopping at the
-// first, and has no I/O: callers hand it content, a step matcher and the project's rule settings.
+// first; parsing and linting have no I/O. Service owns the stored features and processes of a
+// project (saving, deleting, recording, Reconcile with a Git snapshot) on the store.
 package features
 
 import (

@@ -1,5 +1,6 @@
-// Package hierarchy applies a declarative document of organisations, workspaces and their members
-// (POST /api/hierarchy/sync): idempotent, all or nothing, reporting each change it made.
+// Package hierarchy owns organisations, workspaces and their memberships (Service): the member
+// operations and the declarative sync (POST /api/hierarchy/sync: idempotent, all or nothing,
+// reporting each change it made) change memberships under one last-admin rule, guardMembers.
 package hierarchy
 
 import (
@@ -60,8 +61,10 @@ type Result struct {
 
 var errDryRun = errors.New("dry run")
 
-// Sync makes the database match doc in one transaction.
-func Sync(ctx context.Context, st *store.Store, doc Document) (Result, error) {
+// Sync makes the database match doc in one transaction; its workspace memberships follow the
+// same last-admin rule as the member operations.
+func (svc *Service) Sync(ctx context.Context, doc Document) (Result, error) {
+	st := svc.st
 	if err := validate(doc); err != nil {
 		return Result{}, err
 	}
@@ -316,17 +319,14 @@ func (s *syncer) applyWorkspace(org db.Org, w Workspace, prune bool) error {
 		id = ws.ID
 		s.res.Unchanged++
 	}
-	// Serialised with the member handlers, so that the last-admin check below sees their changes.
-	if err := s.q.LockWorkspaceMembers(s.ctx, id); err != nil {
-		return err
-	}
+	// The members change under the one last-admin rule of the member operations (guardMembers).
+	return guardMembers(s.ctx, s.q, id, w.Slug, func() error { return s.applyWorkspaceMembers(id, w, prune) })
+}
+
+func (s *syncer) applyWorkspaceMembers(id uuid.UUID, w Workspace, prune bool) error {
 	current, err := s.q.AllWorkspaceMembers(s.ctx, id)
 	if err != nil {
 		return err
-	}
-	hadAdmin := false
-	for _, m := range current {
-		hadAdmin = hadAdmin || m.Role == "admin"
 	}
 	have := map[string]string{}
 	for _, m := range current {
@@ -362,17 +362,6 @@ func (s *syncer) applyWorkspace(org db.Org, w Workspace, prune bool) error {
 				}
 				s.change("deleted", "workspaceMember", w.Slug+"/"+m.Email, "")
 			}
-		}
-	}
-	if hadAdmin {
-		// The same rule as PATCH and DELETE …/members/{userId}: a workspace keeps an admin.
-		n, err := s.q.CountWorkspaceAdmins(s.ctx, id)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return apierr.New(apierr.Conflict, fmt.Sprintf("the document leaves workspace %s without an admin", w.Slug),
-				"name at least one member of the workspace with role admin")
 		}
 	}
 	return nil

@@ -2,16 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/google/uuid"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
-	"github.com/sdods/sdods/impl/server/apierr"
-	"github.com/sdods/sdods/impl/server/audit"
-	"github.com/sdods/sdods/impl/server/identity"
-	"github.com/sdods/sdods/impl/server/store"
 )
 
 // Account operations accept a browser session only; the pipeline refuses a bearer token for them
@@ -23,29 +17,15 @@ func (s *Server) UpdateMe(ctx context.Context, req serverapi.UpdateMeRequestObje
 	if err != nil {
 		return nil, err
 	}
-	var u db.User
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		params := db.UpdateUserParams{ID: uid, DisplayName: req.Body.DisplayName}
-		if req.Body.Email != nil {
-			params.Email = ptr(identity.NormalizeEmail(string(*req.Body.Email)))
-		}
-		u, err = q.UpdateUser(ctx, params)
-		if err != nil {
-			return userWriteError(err)
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "user", ID: u.ID.String(), Name: u.Email}, nil)
-	})
+	var email *string
+	if req.Body.Email != nil {
+		email = ptr(string(*req.Body.Email))
+	}
+	u, err := s.Identity.UpdateProfile(ctx, uid, req.Body.DisplayName, email)
 	if err != nil {
 		return nil, err
 	}
 	return serverapi.UpdateMe200JSONResponse(toUser(u)), nil
-}
-
-func userWriteError(err error) error {
-	if store.IsUniqueViolation(err) {
-		return apierr.Wrap(err, apierr.Conflict, "another user has this email", "body member /email: choose another address")
-	}
-	return notFoundOr(err, "user")
 }
 
 // ChangePassword checks the current password (throttled like logins), sets the new one, ends
@@ -71,7 +51,7 @@ func (s *Server) ListSessions(ctx context.Context, req serverapi.ListSessionsReq
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Store.ListUserSessions(ctx, uid)
+	rows, err := s.Identity.Sessions(ctx, uid)
 	if err != nil {
 		return nil, err
 	}
@@ -99,17 +79,7 @@ func (s *Server) RevokeSession(ctx context.Context, req serverapi.RevokeSessionR
 	if err != nil {
 		return nil, err
 	}
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		n, err := q.DeleteUserSession(ctx, db.DeleteUserSessionParams{ID: uuid.UUID(req.SessionId), UserID: uid})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return apierr.New(apierr.NotFound, "session not found", "list your sessions with GET /api/me/sessions")
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "session", ID: req.SessionId.String()}, nil)
-	})
-	if err != nil {
+	if err := s.Identity.RevokeSession(ctx, uid, uuid.UUID(req.SessionId)); err != nil {
 		return nil, err
 	}
 	return serverapi.RevokeSession204Response{}, nil
@@ -125,14 +95,7 @@ func (s *Server) RevokeOtherSessions(ctx context.Context, _ serverapi.RevokeOthe
 	if err != nil {
 		return nil, err
 	}
-	var n int64
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		n, err = q.DeleteOtherSessions(ctx, db.DeleteOtherSessionsParams{UserID: uid, ID: current})
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "user", ID: uid.String()}, map[string]any{"revoked": strconv.FormatInt(n, 10)})
-	})
+	n, err := s.Identity.RevokeOtherSessions(ctx, uid, current)
 	if err != nil {
 		return nil, err
 	}

@@ -2,13 +2,12 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/audit"
 )
 
 type auditCursor struct {
@@ -24,53 +23,48 @@ func (s *Server) ListAudit(ctx context.Context, req serverapi.ListAuditRequestOb
 		return nil, err
 	}
 	limit := pageLimit(p.Limit)
-	params := db.ListAuditEntriesParams{Operation: p.Action, TargetKind: p.TargetKind, TargetID: p.TargetId, RowLimit: int32(limit + 1)}
+	f := audit.Filter{Operation: p.Action, TargetKind: p.TargetKind, TargetID: p.TargetId, Limit: limit}
 	if p.Actor != nil {
-		params.ActorID = uuid.NullUUID{UUID: uuid.UUID(*p.Actor), Valid: true}
+		f.ActorID = ptr(uuid.UUID(*p.Actor))
 	}
 	if p.Outcome != nil {
-		params.Outcome = ptr(string(*p.Outcome))
+		f.Outcome = ptr(string(*p.Outcome))
 	}
 	if p.Since != nil {
-		params.Since = ptr(time.Time(*p.Since))
+		f.Since = ptr(time.Time(*p.Since))
 	}
 	if cur != nil {
-		params.BeforeAt = &cur.At
-		params.BeforeID = uuid.NullUUID{UUID: cur.ID, Valid: true}
+		f.BeforeAt, f.BeforeID = &cur.At, cur.ID
 	}
-	rows, err := s.Store.ListAuditEntries(ctx, params)
+	rows, err := s.AuditLog.List(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListAudit200JSONResponse{Items: []serverapi.AuditEntry{}}
-	for i, r := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(auditCursor{At: rows[i-1].At, ID: rows[i-1].ID})
-			break
-		}
-		out.Items = append(out.Items, toAuditEntry(r))
+	items, next := page(rows, limit, func(e audit.Entry) auditCursor { return auditCursor{At: e.At, ID: e.ID} })
+	out := serverapi.ListAudit200JSONResponse{Items: []serverapi.AuditEntry{}, NextCursor: next}
+	for _, e := range items {
+		out.Items = append(out.Items, toAuditEntry(e))
 	}
 	return out, nil
 }
 
-func toAuditEntry(r db.AuditEntry) serverapi.AuditEntry {
-	e := serverapi.AuditEntry{Id: r.ID, CreatedAt: r.At, Operation: r.Operation, Method: r.Method, Path: r.Path, Status: int(r.Status),
+func toAuditEntry(r audit.Entry) serverapi.AuditEntry {
+	e := serverapi.AuditEntry{Id: r.ID, CreatedAt: r.At, Operation: r.Operation, Method: r.Method, Path: r.Path, Status: r.Status,
 		Outcome: serverapi.AuditEntryOutcome(r.Outcome), ClientAddress: nonEmpty(r.ClientAddr), RequestId: nonEmpty(r.RequestID)}
-	e.Actor.Kind = serverapi.AuditEntryActorKind(r.ActorKind)
-	e.Actor.Name = nonEmpty(r.ActorName)
-	if r.ActorID.Valid {
-		e.Actor.Id = ptr(r.ActorID.UUID)
+	e.Actor.Kind = serverapi.AuditEntryActorKind(r.Actor.Kind)
+	e.Actor.Name = nonEmpty(r.Actor.Name)
+	if r.Actor.ID != uuid.Nil {
+		e.Actor.Id = ptr(r.Actor.ID)
 	}
-	if r.TargetKind != "" {
+	if r.Target.Kind != "" {
 		e.Target = &struct {
 			Id   *string `json:"id,omitempty"`
 			Kind string  `json:"kind"`
 			Name *string `json:"name,omitempty"`
-		}{Id: nonEmpty(r.TargetID), Kind: r.TargetKind, Name: nonEmpty(r.TargetName)}
+		}{Id: nonEmpty(r.Target.ID), Kind: r.Target.Kind, Name: nonEmpty(r.Target.Name)}
 	}
-	var detail map[string]any
-	if json.Unmarshal(r.Detail, &detail) == nil && len(detail) > 0 {
-		e.Detail = &detail
+	if r.Detail != nil {
+		e.Detail = &r.Detail
 	}
 	return e
 }

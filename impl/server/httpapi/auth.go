@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/authz"
@@ -51,7 +50,7 @@ func (s *Server) Login(ctx context.Context, req serverapi.LoginRequestObject) (s
 	}, nil
 }
 
-func (s *Server) sessionMe(u db.User, sess db.Session, secret string) serverapi.AuthMe {
+func (s *Server) sessionMe(u identity.User, sess identity.Session, secret string) serverapi.AuthMe {
 	return serverapi.AuthMe{User: toUser(u), AuthMethod: serverapi.AuthMethodSession,
 		CsrfToken: ptr(identity.CSRFToken(secret)), SessionExpiresAt: ptr(sess.ExpiresAt)}
 }
@@ -81,9 +80,9 @@ func (s *Server) GetAuthMe(ctx context.Context, _ serverapi.GetAuthMeRequestObje
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.Store.GetUser(ctx, id)
+	u, err := s.Identity.User(ctx, id)
 	if err != nil {
-		return nil, notFoundOr(err, "user")
+		return nil, err
 	}
 	out := serverapi.GetAuthMe200JSONResponse{User: toUser(u), AuthMethod: serverapi.AuthMethodSession}
 	if p.Method == authz.MethodToken {

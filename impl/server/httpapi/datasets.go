@@ -1,44 +1,23 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
-	"path"
-	"regexp"
 	"strings"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
-	"github.com/sdods/sdods/impl/server/audit"
-	"github.com/sdods/sdods/impl/server/datasets"
 	"github.com/sdods/sdods/impl/server/projects"
-	"github.com/sdods/sdods/impl/server/store"
 )
 
-var resourceName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?$`)
-
-func datasetNotFound(name string) error {
-	return apierr.New(apierr.NotFound, "dataset "+name+" not found", "list datasets with GET /api/projects/{slug}/datasets")
-}
-
-// upload is a read multipart dataset upload.
-type upload struct {
-	name, format, filename string
-	content                []byte
-	table                  *datasets.Table
-}
-
 // readUpload reads the parts of a dataset upload, refusing a file larger than the dataset limit
-// (413) and content that is not a dataset (400).
-func (s *Server) readUpload(r *multipart.Reader) (*upload, error) {
-	u := &upload{}
+// (413) and parts it does not know (400); the dataset service checks the content.
+func (s *Server) readUpload(r *multipart.Reader) (*projects.Upload, error) {
+	u := &projects.Upload{}
 	gotFile := false
 	for {
 		part, err := r.NextPart()
@@ -50,7 +29,7 @@ func (s *Server) readUpload(r *multipart.Reader) (*upload, error) {
 		}
 		switch part.FormName() {
 		case "file":
-			u.filename = part.FileName()
+			u.Filename = part.FileName()
 			b, err := io.ReadAll(io.LimitReader(part, s.MaxDatasetBytes+1))
 			if err != nil {
 				return nil, uploadError(err)
@@ -58,16 +37,16 @@ func (s *Server) readUpload(r *multipart.Reader) (*upload, error) {
 			if int64(len(b)) > s.MaxDatasetBytes {
 				return nil, apierr.New(apierr.PayloadTooLarge, fmt.Sprintf("the dataset exceeds the limit of %d bytes", s.MaxDatasetBytes), "multipart part file: upload a smaller file")
 			}
-			u.content, gotFile = b, true
+			u.Content, gotFile = b, true
 		case "name", "format":
 			b, err := io.ReadAll(io.LimitReader(part, 256))
 			if err != nil {
 				return nil, uploadError(err)
 			}
 			if part.FormName() == "name" {
-				u.name = strings.TrimSpace(string(b))
+				u.Name = strings.TrimSpace(string(b))
 			} else {
-				u.format = strings.TrimSpace(string(b))
+				u.Format = strings.TrimSpace(string(b))
 			}
 		default:
 			return nil, apierr.New(apierr.ValidationFailed, "unknown part "+part.FormName(), "multipart parts: file, name, format")
@@ -76,15 +55,6 @@ func (s *Server) readUpload(r *multipart.Reader) (*upload, error) {
 	if !gotFile {
 		return nil, apierr.New(apierr.ValidationFailed, "the upload has no file", "multipart part file: required")
 	}
-	if u.format != "" && u.format != "csv" && u.format != "json" {
-		return nil, apierr.New(apierr.ValidationFailed, "unknown format "+u.format, "multipart part format: csv or json")
-	}
-	u.format = datasets.DetectFormat(u.format, u.filename, u.content)
-	t, err := datasets.Parse(u.format, u.content)
-	if err != nil {
-		return nil, apierr.Wrap(err, apierr.ValidationFailed, "the file is not a valid "+strings.ToUpper(u.format)+" dataset", "multipart part file: "+err.Error())
-	}
-	u.table = t
 	return u, nil
 }
 
@@ -96,48 +66,13 @@ func uploadError(err error) error {
 	return apierr.Wrap(err, apierr.BadRequest, "the multipart body cannot be read", "send multipart/form-data with a file part")
 }
 
-func toDataset(d db.Dataset) serverapi.Dataset {
-	var cols []serverapi.DatasetColumn
-	_ = json.Unmarshal(d.Columns, &cols)
-	if cols == nil {
-		cols = []serverapi.DatasetColumn{}
+func toDataset(d projects.Dataset) serverapi.Dataset {
+	cols := make([]serverapi.DatasetColumn, 0, len(d.Columns))
+	for _, c := range d.Columns {
+		cols = append(cols, serverapi.DatasetColumn{Name: c.Name, Type: serverapi.ColumnType(c.Type)})
 	}
-	return serverapi.Dataset{Id: d.ID, Name: d.Name, Format: serverapi.DatasetFormat(d.Format), SizeBytes: d.SizeBytes, RowCount: int(d.RowCount),
+	return serverapi.Dataset{Id: d.ID, Name: d.Name, Format: serverapi.DatasetFormat(d.Format), SizeBytes: d.SizeBytes, RowCount: d.RowCount,
 		Columns: cols, Sha256: d.Sha256, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
-}
-
-// storeBlob puts an upload's content in the blob store and keeps it there until the
-// transaction of q, which will reference it, ends (store.KeepBlob, as every blob writer does).
-func (s *Server) storeBlob(ctx context.Context, q *db.Queries, u *upload) (string, string, int64, error) {
-	info, err := s.Blobs.Put(ctx, bytes.NewReader(u.content), 0)
-	if err != nil {
-		return "", "", 0, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "retry later")
-	}
-	if err := store.KeepBlob(ctx, q, s.Blobs, info.Key, u.content); err != nil {
-		return "", "", 0, err
-	}
-	return info.Key, info.SHA256, info.Size, nil
-}
-
-// dropBlob removes content nothing references any more (after a refused, replaced or deleted
-// dataset). The blob store is shared: datasets, artifacts and visual baselines are all counted,
-// under the key's lock, so that a dataset written at the same moment keeps its content.
-func (s *Server) dropBlob(ctx context.Context, key string) {
-	if key == "" {
-		return
-	}
-	err := s.Store.WithTx(ctx, func(q *db.Queries) error {
-		if err := q.LockBlob(ctx, key); err != nil {
-			return err
-		}
-		if n, err := q.CountBlobReferences(ctx, key); err != nil || n > 0 {
-			return err
-		}
-		return s.Blobs.Delete(ctx, key)
-	})
-	if err != nil {
-		s.Log.WarnContext(ctx, "delete unreferenced blob", "key", key, "error", err.Error())
-	}
 }
 
 // ListDatasets lists a project's datasets by name.
@@ -151,16 +86,13 @@ func (s *Server) ListDatasets(ctx context.Context, req serverapi.ListDatasetsReq
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	rows, err := s.Store.ListDatasets(ctx, db.ListDatasetsParams{ProjectID: p.ID, AfterName: after, RowLimit: int32(limit + 1)})
+	rows, err := s.Datasets.List(ctx, p.ID, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListDatasets200JSONResponse{Items: []serverapi.Dataset{}}
-	for i, d := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(rows[i-1].Name)
-			break
-		}
+	items, next := page(rows, limit, func(d projects.Dataset) string { return d.Name })
+	out := serverapi.ListDatasets200JSONResponse{Items: []serverapi.Dataset{}, NextCursor: next}
+	for _, d := range items {
 		out.Items = append(out.Items, toDataset(d))
 	}
 	return out, nil
@@ -176,34 +108,8 @@ func (s *Server) UploadDataset(ctx context.Context, req serverapi.UploadDatasetR
 	if err != nil {
 		return nil, err
 	}
-	if u.name == "" {
-		u.name = strings.TrimSuffix(path.Base(u.filename), path.Ext(u.filename))
-	}
-	if !resourceName.MatchString(u.name) {
-		return nil, apierr.New(apierr.ValidationFailed, fmt.Sprintf("%q is not a dataset name", u.name),
-			"multipart part name: letters, digits, '.', '_', '-' (1 to 64), starting and ending with a letter or digit")
-	}
-	cols, _ := json.Marshal(u.table.Columns)
-	var d db.Dataset
-	var key string
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		var sum string
-		var size int64
-		if key, sum, size, err = s.storeBlob(ctx, q, u); err != nil {
-			return err
-		}
-		d, err = q.CreateDataset(ctx, db.CreateDatasetParams{ProjectID: p.ID, Name: u.name, Format: u.format, SizeBytes: size,
-			RowCount: int32(len(u.table.Rows)), Columns: cols, Sha256: sum, BlobKey: key})
-		if store.IsUniqueViolation(err) {
-			return apierr.Wrap(err, apierr.Conflict, "dataset "+u.name+" exists", "multipart part name: choose another name, or PUT /api/projects/{slug}/datasets/{datasetName}")
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "dataset", ID: d.ID.String(), Name: p.Slug + "/" + d.Name}, map[string]any{"sha256": sum, "rows": len(u.table.Rows)})
-	})
+	d, err := s.Datasets.Create(ctx, p, *u)
 	if err != nil {
-		s.dropBlob(ctx, key)
 		return nil, err
 	}
 	return serverapi.UploadDataset201JSONResponse(toDataset(d)), nil
@@ -215,10 +121,7 @@ func (s *Server) GetDataset(ctx context.Context, req serverapi.GetDatasetRequest
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.Store.GetDataset(ctx, db.GetDatasetParams{ProjectID: p.ID, Name: req.DatasetName})
-	if store.IsNotFound(err) {
-		return nil, datasetNotFound(req.DatasetName)
-	}
+	d, err := s.Datasets.Get(ctx, p.ID, req.DatasetName)
 	if err != nil {
 		return nil, err
 	}
@@ -231,45 +134,16 @@ func (s *Server) ReplaceDataset(ctx context.Context, req serverapi.ReplaceDatase
 	if err != nil {
 		return nil, err
 	}
-	old, err := s.Store.GetDataset(ctx, db.GetDatasetParams{ProjectID: p.ID, Name: req.DatasetName})
-	if store.IsNotFound(err) {
-		return nil, datasetNotFound(req.DatasetName)
-	}
-	if err != nil {
-		return nil, err
+	if _, err := s.Datasets.Get(ctx, p.ID, req.DatasetName); err != nil {
+		return nil, err // 404 before the body is read
 	}
 	u, err := s.readUpload(req.Body)
 	if err != nil {
 		return nil, err
 	}
-	if u.name != "" && u.name != req.DatasetName {
-		return nil, apierr.New(apierr.ValidationFailed, "the name part differs from the path", "multipart part name: omit it or send "+req.DatasetName)
-	}
-	cols, _ := json.Marshal(u.table.Columns)
-	var d db.Dataset
-	var key string
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		var sum string
-		var size int64
-		if key, sum, size, err = s.storeBlob(ctx, q, u); err != nil {
-			return err
-		}
-		d, err = q.ReplaceDataset(ctx, db.ReplaceDatasetParams{ID: old.ID, Format: u.format, SizeBytes: size, RowCount: int32(len(u.table.Rows)),
-			Columns: cols, Sha256: sum, BlobKey: key})
-		if store.IsNotFound(err) {
-			return datasetNotFound(req.DatasetName)
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "dataset", ID: d.ID.String(), Name: p.Slug + "/" + d.Name}, map[string]any{"sha256": sum, "rows": len(u.table.Rows)})
-	})
+	d, err := s.Datasets.Replace(ctx, p, req.DatasetName, *u)
 	if err != nil {
-		s.dropBlob(ctx, key)
 		return nil, err
-	}
-	if old.BlobKey != key {
-		s.dropBlob(ctx, old.BlobKey)
 	}
 	return serverapi.ReplaceDataset200JSONResponse(toDataset(d)), nil
 }
@@ -280,21 +154,9 @@ func (s *Server) DeleteDataset(ctx context.Context, req serverapi.DeleteDatasetR
 	if err != nil {
 		return nil, err
 	}
-	var key string
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		key, err = q.DeleteDataset(ctx, db.DeleteDatasetParams{ProjectID: p.ID, Name: req.DatasetName})
-		if store.IsNotFound(err) {
-			return datasetNotFound(req.DatasetName)
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "dataset", Name: p.Slug + "/" + req.DatasetName}, nil)
-	})
-	if err != nil {
+	if err := s.Datasets.Delete(ctx, p, req.DatasetName); err != nil {
 		return nil, err
 	}
-	s.dropBlob(ctx, key)
 	return serverapi.DeleteDataset204Response{}, nil
 }
 
@@ -304,28 +166,13 @@ func (s *Server) PreviewDataset(ctx context.Context, req serverapi.PreviewDatase
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.Store.GetDataset(ctx, db.GetDatasetParams{ProjectID: p.ID, Name: req.DatasetName})
-	if store.IsNotFound(err) {
-		return nil, datasetNotFound(req.DatasetName)
-	}
-	if err != nil {
-		return nil, err
-	}
-	t, err := projects.LoadDataset(ctx, s.Blobs, d)
-	if err != nil {
-		return nil, apierr.Wrap(err, apierr.Unavailable, "the dataset content cannot be read", "retry later")
-	}
 	n := 20
 	if req.Params.Rows != nil {
 		n = *req.Params.Rows
 	}
-	rows := t.Rows
-	if len(rows) > n {
-		rows = rows[:n]
+	d, rows, total, err := s.Datasets.Preview(ctx, p.ID, req.DatasetName, n)
+	if err != nil {
+		return nil, err
 	}
-	out := serverapi.PreviewDataset200JSONResponse{Columns: toDataset(d).Columns, Rows: rows, TotalRows: len(t.Rows)}
-	if out.Rows == nil {
-		out.Rows = [][]any{}
-	}
-	return out, nil
+	return serverapi.PreviewDataset200JSONResponse{Columns: toDataset(d).Columns, Rows: rows, TotalRows: total}, nil
 }

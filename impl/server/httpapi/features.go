@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
-
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/features"
-	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/server/projects"
 )
 
 // rootModule names the root folder "." as a run's tree does; features saved before it was so are
@@ -33,8 +30,10 @@ func toDiagnostics(ds []features.Diagnostic) []serverapi.Diagnostic {
 	return out
 }
 
-func featureNotFound(path string) error {
-	return apierr.New(apierr.NotFound, "feature "+path+" not found", "list features with GET /api/projects/{slug}/features")
+// featureProject is what the feature service needs of a project: its id and lint settings.
+func featureProject(p project) features.Project {
+	st := projects.DecodeSettings(p.Settings)
+	return features.Project{ID: p.ID, Slug: p.Slug, DisabledRules: st.DisabledLintRules, TagPattern: st.TagPattern}
 }
 
 func cleanFeaturePath(p string) (string, error) {
@@ -45,7 +44,7 @@ func cleanFeaturePath(p string) (string, error) {
 	return clean, nil
 }
 
-func toFeature(f db.Feature) serverapi.Feature {
+func toFeature(f features.Stored) serverapi.Feature {
 	out := serverapi.Feature{Path: f.Path, Module: rootModule(f.Module), Name: f.Name, Tags: f.Tags, Content: f.Content, Etag: f.Etag,
 		Scenarios: []serverapi.ScenarioOutline{}, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
 	if out.Tags == nil {
@@ -60,41 +59,6 @@ func toFeature(f db.Feature) serverapi.Feature {
 	return out
 }
 
-// featureRow is what is stored of a feature's content.
-type featureRow struct {
-	name     *string
-	tags     []string
-	count    int32
-	etag     string
-	size     int32
-	module   string
-	synced   *string
-	content  string
-	document *features.Document
-}
-
-func rowOf(path, content string, doc *features.Document) featureRow {
-	r := featureRow{tags: []string{}, etag: features.ETag(content), size: int32(len(content)), module: features.Module(path), content: content, document: doc}
-	if doc != nil {
-		if doc.AST.Feature != nil {
-			r.name = ptr(doc.Name)
-		}
-		r.tags = doc.Tags
-		r.count = int32(len(doc.Scenarios))
-	}
-	return r
-}
-
-// saveFeature inserts or replaces a feature inside q's transaction.
-func saveFeature(ctx context.Context, q *db.Queries, projectID uuid.UUID, path string, r featureRow, exists bool) (db.Feature, error) {
-	if exists {
-		return q.UpdateFeature(ctx, db.UpdateFeatureParams{ProjectID: projectID, Path: path, Content: r.content, Etag: r.etag, Name: r.name,
-			Tags: r.tags, ScenarioCount: r.count, SizeBytes: r.size, SyncedEtag: r.synced})
-	}
-	return q.InsertFeature(ctx, db.InsertFeatureParams{ProjectID: projectID, Path: path, Module: r.module, Content: r.content, Etag: r.etag, Name: r.name,
-		Tags: r.tags, ScenarioCount: r.count, SizeBytes: r.size, SyncedEtag: r.synced})
-}
-
 // ListFeatures lists a project's features by path; folders are modules.
 func (s *Server) ListFeatures(ctx context.Context, req serverapi.ListFeaturesRequestObject) (serverapi.ListFeaturesResponseObject, error) {
 	p, _, err := s.projectBySlug(ctx, req.Slug)
@@ -105,34 +69,26 @@ func (s *Server) ListFeatures(ctx context.Context, req serverapi.ListFeaturesReq
 	if err := decodeCursor(req.Params.Cursor, &after); err != nil {
 		return nil, err
 	}
-	var prefix *string
-	if req.Params.Prefix != nil && *req.Params.Prefix != "" {
-		// A folder prefix: "checkout" lists checkout/…, never checkout-old/….
-		pre := strings.TrimSuffix(*req.Params.Prefix, "/") + "/"
-		pre = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(pre)
-		prefix = &pre
+	f := features.ListFilter{After: after, Limit: pageLimit(req.Params.Limit)}
+	if req.Params.Prefix != nil {
+		f.Prefix = *req.Params.Prefix
 	}
-	tag := req.Params.Tag
-	if tag != nil && !strings.HasPrefix(*tag, "@") {
-		tag = ptr("@" + *tag)
+	if req.Params.Tag != nil {
+		f.Tag = *req.Params.Tag
 	}
-	limit := pageLimit(req.Params.Limit)
-	rows, err := s.Store.ListFeatures(ctx, db.ListFeaturesParams{ProjectID: p.ID, Prefix: prefix, Tag: tag, AfterPath: after, RowLimit: int32(limit + 1)})
+	rows, err := s.Features.List(ctx, p.ID, f)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListFeatures200JSONResponse{Items: []serverapi.FeatureSummary{}}
-	for i, f := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(rows[i-1].Path)
-			break
-		}
+	items, next := page(rows, f.Limit, func(f features.Stored) string { return f.Path })
+	out := serverapi.ListFeatures200JSONResponse{Items: []serverapi.FeatureSummary{}, NextCursor: next}
+	for _, f := range items {
 		tags := f.Tags
 		if tags == nil {
 			tags = []string{}
 		}
-		out.Items = append(out.Items, serverapi.FeatureSummary{Path: f.Path, Module: rootModule(f.Module), Name: f.Name, Tags: tags, ScenarioCount: int(f.ScenarioCount),
-			Etag: f.Etag, SizeBytes: int(f.SizeBytes), CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt})
+		out.Items = append(out.Items, serverapi.FeatureSummary{Path: f.Path, Module: rootModule(f.Module), Name: f.Name, Tags: tags, ScenarioCount: f.ScenarioCount,
+			Etag: f.Etag, SizeBytes: f.SizeBytes, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt})
 	}
 	return out, nil
 }
@@ -147,10 +103,7 @@ func (s *Server) GetFeature(ctx context.Context, req serverapi.GetFeatureRequest
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.Store.GetFeature(ctx, db.GetFeatureParams{ProjectID: p.ID, Path: path})
-	if store.IsNotFound(err) {
-		return nil, featureNotFound(path)
-	}
+	f, err := s.Features.Get(ctx, p.ID, path)
 	if err != nil {
 		return nil, err
 	}
@@ -161,15 +114,7 @@ func (s *Server) GetFeature(ctx context.Context, req serverapi.GetFeatureRequest
 }
 
 // etagMatches reports whether an If-Match / If-None-Match list names etag (weak comparison; * matches).
-func etagMatches(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return true
-		}
-	}
-	return false
-}
+func etagMatches(header, etag string) bool { return features.ETagMatches(header, etag) }
 
 // withDiagnostics adds the warnings of a saved feature to its answer: always a list, empty when
 // there are none, so that a client sees the member.
@@ -206,62 +151,19 @@ func (s *Server) PutFeature(ctx context.Context, req serverapi.PutFeatureRequest
 	if err != nil {
 		return nil, err
 	}
-	var (
-		saved    db.Feature
-		existed  bool
-		refusal  *serverapi.FeatureDiagnostics
-		warnings []features.Diagnostic
-		ifMatch  = req.Params.IfMatch
-		content  = req.Body.Content
-		errorOut error
-	)
-	errorOut = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		cur, err := q.GetFeatureForUpdate(ctx, db.GetFeatureForUpdateParams{ProjectID: p.ID, Path: path})
-		switch {
-		case store.IsNotFound(err):
-		case err != nil:
-			return err
-		default:
-			existed = true
-		}
-		if existed && (ifMatch == nil || *ifMatch == "*" || !etagMatches(*ifMatch, cur.Etag)) {
-			return apierr.New(apierr.PreconditionFailed, "feature "+path+" exists and If-Match does not name its current ETag",
-				"header If-Match: send the ETag of GET /api/projects/{slug}/features/"+path+" (it is "+cur.Etag+")")
-		}
-		if !existed && ifMatch != nil && *ifMatch != "*" {
-			return apierr.New(apierr.PreconditionFailed, "feature "+path+" does not exist", "header If-Match: omit it or send * to create the feature")
-		}
-		cfg, err := s.lintConfig(ctx, q, p)
-		if err != nil {
-			return err
-		}
-		doc, diags := features.Check(path, content, cfg)
-		warnings = diags
-		if features.HasErrors(diags) {
-			r := diagnosticsResponse(diags)
-			refusal = &r
-			return errRefused
-		}
-		saved, err = saveFeature(ctx, q, p.ID, path, rowOf(path, content, doc), existed)
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "feature", ID: saved.ID.String(), Name: p.Slug + "/" + path}, map[string]any{"etag": saved.Etag})
-	})
-	if refusal != nil {
-		return serverapi.PutFeature422JSONResponse(*refusal), nil
+	saved, err := s.Features.Save(ctx, featureProject(p), path, req.Body.Content, req.Params.IfMatch)
+	if err != nil {
+		return nil, err
 	}
-	if errorOut != nil {
-		return nil, errorOut
+	if saved.Refused {
+		return serverapi.PutFeature422JSONResponse(diagnosticsResponse(saved.Diagnostics)), nil
 	}
-	if existed {
-		return serverapi.PutFeature200JSONResponse{Body: withDiagnostics(toFeature(saved), warnings), Headers: serverapi.PutFeature200ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
+	f := saved.Feature
+	if !saved.Created {
+		return serverapi.PutFeature200JSONResponse{Body: withDiagnostics(toFeature(f), saved.Diagnostics), Headers: serverapi.PutFeature200ResponseHeaders{ETag: ptr(f.Etag)}}, nil
 	}
-	return serverapi.PutFeature201JSONResponse{Body: withDiagnostics(toFeature(saved), warnings), Headers: serverapi.PutFeature201ResponseHeaders{ETag: ptr(saved.Etag)}}, nil
+	return serverapi.PutFeature201JSONResponse{Body: withDiagnostics(toFeature(f), saved.Diagnostics), Headers: serverapi.PutFeature201ResponseHeaders{ETag: ptr(f.Etag)}}, nil
 }
-
-// errRefused rolls back a transaction whose answer the handler already holds.
-var errRefused = errors.New("refused")
 
 // DeleteFeature deletes a feature; If-Match, when sent, must name its ETag.
 func (s *Server) DeleteFeature(ctx context.Context, req serverapi.DeleteFeatureRequestObject) (serverapi.DeleteFeatureResponseObject, error) {
@@ -273,23 +175,7 @@ func (s *Server) DeleteFeature(ctx context.Context, req serverapi.DeleteFeatureR
 	if err != nil {
 		return nil, err
 	}
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		cur, err := q.GetFeatureForUpdate(ctx, db.GetFeatureForUpdateParams{ProjectID: p.ID, Path: path})
-		if store.IsNotFound(err) {
-			return featureNotFound(path)
-		}
-		if err != nil {
-			return err
-		}
-		if m := req.Params.IfMatch; m != nil && !etagMatches(*m, cur.Etag) {
-			return apierr.New(apierr.PreconditionFailed, "If-Match does not name the current ETag of "+path, "header If-Match: the current ETag is "+cur.Etag)
-		}
-		if _, err := q.DeleteFeature(ctx, db.DeleteFeatureParams{ProjectID: p.ID, Path: path}); err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "feature", ID: cur.ID.String(), Name: p.Slug + "/" + path}, nil)
-	})
-	if err != nil {
+	if err := s.Features.Delete(ctx, featureProject(p), path, req.Params.IfMatch); err != nil {
 		return nil, err
 	}
 	return serverapi.DeleteFeature204Response{}, nil
@@ -314,7 +200,7 @@ func (s *Server) ValidateFeature(ctx context.Context, req serverapi.ValidateFeat
 			diags[i].Path = path
 		}
 	} else {
-		cfg, err := s.lintConfig(ctx, s.Store.Queries, p)
+		cfg, err := s.Features.LintConfig(ctx, featureProject(p))
 		if err != nil {
 			return nil, err
 		}
@@ -329,7 +215,7 @@ func (s *Server) LintFeatures(ctx context.Context, req serverapi.LintFeaturesReq
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := s.lintConfig(ctx, s.Store.Queries, p)
+	cfg, err := s.Features.LintConfig(ctx, featureProject(p))
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +232,7 @@ func (s *Server) LintFeatures(ctx context.Context, req serverapi.LintFeaturesReq
 			cfg.Only[r] = true
 		}
 	}
-	rows, err := s.Store.AllFeatures(ctx, p.ID)
+	rows, err := s.Features.All(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -415,14 +301,14 @@ func (s *Server) ListSteps(ctx context.Context, req serverapi.ListStepsRequestOb
 	if s.Steps != nil {
 		defs = s.Steps.Definitions()
 	}
-	procs, err := s.Store.AllProcesses(ctx, p.ID)
+	procs, err := s.Features.AllProcesses(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
 	for _, pr := range procs {
 		defs = append(defs, features.ProcessDef(pr.Name, pr.Description, pr.Parameters))
 	}
-	usage, err := s.stepUsage(ctx, s.Store.Queries, p)
+	usage, err := s.stepUsage(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -506,7 +392,7 @@ func (s *Server) RecordFeature(ctx context.Context, req serverapi.RecordFeatureR
 		return nil, apierr.Wrap(err, apierr.Unprocessable, "the recording cannot become a feature", member+": "+err.Error())
 	}
 	out := serverapi.RecordFeature200JSONResponse{Content: content, Path: nonEmpty(path), Diagnostics: []serverapi.Diagnostic{}}
-	cfg, err := s.lintConfig(ctx, s.Store.Queries, p)
+	cfg, err := s.Features.LintConfig(ctx, featureProject(p))
 	if err != nil {
 		return nil, err
 	}
@@ -516,23 +402,10 @@ func (s *Server) RecordFeature(ctx context.Context, req serverapi.RecordFeatureR
 		audit.NoChange(ctx)
 		return out, nil
 	}
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		_, err := q.GetFeatureForUpdate(ctx, db.GetFeatureForUpdateParams{ProjectID: p.ID, Path: path})
-		if err == nil {
-			return apierr.New(apierr.Conflict, "feature "+path+" exists", "body member /path: choose a new path; a recording never overwrites a feature")
-		}
-		if !store.IsNotFound(err) {
-			return err
-		}
-		f, err := saveFeature(ctx, q, p.ID, path, rowOf(path, content, doc), false)
-		if err != nil {
-			return err
-		}
-		out.Saved, out.Etag = true, ptr(f.Etag)
-		return audit.Record(ctx, q, audit.Target{Kind: "feature", ID: f.ID.String(), Name: p.Slug + "/" + path}, map[string]any{"recorded": string(b.Format)})
-	})
+	f, err := s.Features.SaveNew(ctx, featureProject(p), path, content, doc, string(b.Format))
 	if err != nil {
 		return nil, err
 	}
+	out.Saved, out.Etag = true, ptr(f.Etag)
 	return out, nil
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/google/uuid"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/authz"
+	"github.com/sdods/sdods/impl/server/identity"
 )
 
 // clientMeta is what handlers may know of the HTTP request beyond their request object.
@@ -98,13 +98,9 @@ func instanceRole(admin bool) serverapi.InstanceRole {
 	return serverapi.InstanceRoleUser
 }
 
-func toUser(u db.User) serverapi.User {
+func toUser(u identity.User) serverapi.User {
 	return serverapi.User{Id: u.ID, Email: openapi_types.Email(u.Email), DisplayName: u.DisplayName, Disabled: u.Disabled,
 		InstanceRole: instanceRole(u.InstanceAdmin), LastLoginAt: u.LastLoginAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
-}
-
-func toUserSummary(u db.User) serverapi.UserSummary {
-	return serverapi.UserSummary{Id: u.ID, Email: openapi_types.Email(u.Email), DisplayName: u.DisplayName}
 }
 
 func parseUUID(s string) (uuid.UUID, error) {

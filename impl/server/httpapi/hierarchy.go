@@ -6,13 +6,10 @@ import (
 	"github.com/google/uuid"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
-	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/authz"
 	"github.com/sdods/sdods/impl/server/hierarchy"
-	"github.com/sdods/sdods/impl/server/store"
 )
 
 // ListOrgs lists the organisations the caller belongs to (all of them for an instance admin).
@@ -26,33 +23,22 @@ func (s *Server) ListOrgs(ctx context.Context, req serverapi.ListOrgsRequestObje
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	rows, err := s.Store.ListOrgs(ctx, db.ListOrgsParams{AllOrgs: p.InstanceAdmin, UserID: uid, AfterSlug: after, Query: req.Params.Q, RowLimit: int32(limit + 1)})
+	rows, err := s.Hierarchy.ListOrgs(ctx, uid, p.InstanceAdmin, req.Params.Q, hierarchy.Page{After: after, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListOrgs200JSONResponse{Items: []serverapi.Org{}}
-	for i, o := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(rows[i-1].Slug)
-			break
-		}
-		out.Items = append(out.Items, serverapi.Org{Id: o.ID, Slug: o.Slug, Name: o.Name, MemberCount: int(o.MemberCount),
-			WorkspaceCount: int(o.WorkspaceCount), CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt})
+	items, next := page(rows, limit, func(o hierarchy.OrgInfo) string { return o.Slug })
+	out := serverapi.ListOrgs200JSONResponse{Items: []serverapi.Org{}, NextCursor: next}
+	for _, o := range items {
+		out.Items = append(out.Items, serverapi.Org{Id: o.ID, Slug: o.Slug, Name: o.Name, MemberCount: o.MemberCount,
+			WorkspaceCount: o.WorkspaceCount, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt})
 	}
 	return out, nil
 }
 
-func (s *Server) orgBySlug(ctx context.Context, slug string) (db.Org, error) {
-	o, err := s.Store.GetOrgBySlug(ctx, slug)
-	if store.IsNotFound(err) {
-		return o, apierr.New(apierr.NotFound, "organisation "+slug+" not found", "list organisations with GET /api/orgs")
-	}
-	return o, err
-}
-
 // ListOrgMembers lists an organisation's members by email.
 func (s *Server) ListOrgMembers(ctx context.Context, req serverapi.ListOrgMembersRequestObject) (serverapi.ListOrgMembersResponseObject, error) {
-	o, err := s.orgBySlug(ctx, req.OrgSlug)
+	o, err := s.Hierarchy.Org(ctx, req.OrgSlug)
 	if err != nil {
 		return nil, err
 	}
@@ -61,24 +47,43 @@ func (s *Server) ListOrgMembers(ctx context.Context, req serverapi.ListOrgMember
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	rows, err := s.Store.ListOrgMembers(ctx, db.ListOrgMembersParams{OrgID: o.ID, AfterEmail: after, RowLimit: int32(limit + 1)})
+	rows, err := s.Hierarchy.ListOrgMembers(ctx, o.ID, hierarchy.Page{After: after, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListOrgMembers200JSONResponse{Items: []serverapi.OrgMember{}}
-	for i, m := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(rows[i-1].User.Email)
-			break
-		}
-		out.Items = append(out.Items, serverapi.OrgMember{Role: serverapi.OrgRole(m.Role), CreatedAt: m.CreatedAt, User: toUserSummary(m.User)})
+	items, next := page(rows, limit, func(m hierarchy.OrgMember) string { return m.User.Email })
+	out := serverapi.ListOrgMembers200JSONResponse{Items: []serverapi.OrgMember{}, NextCursor: next}
+	for _, m := range items {
+		out.Items = append(out.Items, toOrgMember(m))
 	}
 	return out, nil
 }
 
+func toOrgMember(m hierarchy.OrgMember) serverapi.OrgMember {
+	return serverapi.OrgMember{Role: serverapi.OrgRole(m.Role), CreatedAt: m.CreatedAt, User: toMemberSummary(m.User)}
+}
+
+func toWorkspaceMember(m hierarchy.WorkspaceMember) serverapi.WorkspaceMember {
+	return serverapi.WorkspaceMember{Role: serverapi.Role(m.Role), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, User: toMemberSummary(m.User)}
+}
+
+func toMemberSummary(u hierarchy.UserSummary) serverapi.UserSummary {
+	return serverapi.UserSummary{Id: u.ID, Email: openapi_types.Email(u.Email), DisplayName: u.DisplayName}
+}
+
+func toWorkspace(w hierarchy.WorkspaceInfo) serverapi.Workspace {
+	out := serverapi.Workspace{Id: w.ID, Slug: w.Slug, Name: w.Name, Description: nonEmpty(w.Description), MemberCount: w.MemberCount,
+		ProjectCount: w.ProjectCount, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+	out.Org.Slug, out.Org.Name = w.OrgSlug, w.OrgName
+	if w.Role != "" {
+		out.Role = ptr(serverapi.Role(w.Role))
+	}
+	return out
+}
+
 // AddOrgMember adds a user to an organisation, or changes the role of a member.
 func (s *Server) AddOrgMember(ctx context.Context, req serverapi.AddOrgMemberRequestObject) (serverapi.AddOrgMemberResponseObject, error) {
-	o, err := s.orgBySlug(ctx, req.OrgSlug)
+	o, err := s.Hierarchy.Org(ctx, req.OrgSlug)
 	if err != nil {
 		return nil, err
 	}
@@ -86,44 +91,20 @@ func (s *Server) AddOrgMember(ctx context.Context, req serverapi.AddOrgMemberReq
 	if req.Body.Role != nil {
 		role = *req.Body.Role
 	}
-	var out serverapi.OrgMember
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		u, err := q.GetUser(ctx, uuid.UUID(req.Body.UserId))
-		if store.IsNotFound(err) {
-			return apierr.New(apierr.ValidationFailed, "no such user", "body member /userId: name an existing user")
-		} else if err != nil {
-			return err
-		}
-		m, err := q.UpsertOrgMember(ctx, db.UpsertOrgMemberParams{OrgID: o.ID, UserID: u.ID, Role: string(role)})
-		if err != nil {
-			return err
-		}
-		out = serverapi.OrgMember{Role: role, CreatedAt: m.CreatedAt, User: toUserSummary(u)}
-		return audit.Record(ctx, q, audit.Target{Kind: "orgMember", ID: o.Slug + "/" + u.ID.String(), Name: u.Email}, map[string]any{"role": role})
-	})
+	m, err := s.Hierarchy.SetOrgMember(ctx, o, uuid.UUID(req.Body.UserId), string(role))
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.AddOrgMember201JSONResponse(out), nil
+	return serverapi.AddOrgMember201JSONResponse(toOrgMember(m)), nil
 }
 
 // RemoveOrgMember removes a user from an organisation.
 func (s *Server) RemoveOrgMember(ctx context.Context, req serverapi.RemoveOrgMemberRequestObject) (serverapi.RemoveOrgMemberResponseObject, error) {
-	o, err := s.orgBySlug(ctx, req.OrgSlug)
+	o, err := s.Hierarchy.Org(ctx, req.OrgSlug)
 	if err != nil {
 		return nil, err
 	}
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		n, err := q.RemoveOrgMember(ctx, db.RemoveOrgMemberParams{OrgID: o.ID, UserID: uuid.UUID(req.Params.UserId)})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return apierr.New(apierr.NotFound, "the user is not a member of "+o.Slug, "list members with GET /api/orgs/{orgSlug}/members")
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "orgMember", ID: o.Slug + "/" + req.Params.UserId.String()}, nil)
-	})
-	if err != nil {
+	if err := s.Hierarchy.RemoveOrgMember(ctx, o, uuid.UUID(req.Params.UserId)); err != nil {
 		return nil, err
 	}
 	return serverapi.RemoveOrgMember204Response{}, nil
@@ -140,24 +121,15 @@ func (s *Server) ListWorkspaces(ctx context.Context, req serverapi.ListWorkspace
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	rows, err := s.Store.ListWorkspacesForUser(ctx, db.ListWorkspacesForUserParams{InstanceAdmin: p.InstanceAdmin, UserID: uid,
-		OrgSlug: req.Params.Org, AfterSlug: after, Query: req.Params.Q, RowLimit: int32(limit + 1)})
+	rows, err := s.Hierarchy.ListWorkspaces(ctx, hierarchy.WorkspaceFilter{UserID: uid, InstanceAdmin: p.InstanceAdmin, OrgSlug: req.Params.Org, Query: req.Params.Q},
+		hierarchy.Page{After: after, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListWorkspaces200JSONResponse{Items: []serverapi.Workspace{}}
-	for i, w := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(rows[i-1].Slug)
-			break
-		}
-		ws := serverapi.Workspace{Id: w.ID, Slug: w.Slug, Name: w.Name, Description: nonEmpty(w.Description), MemberCount: int(w.MemberCount),
-			ProjectCount: int(w.ProjectCount), CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
-		ws.Org.Slug, ws.Org.Name = w.OrgSlug, w.OrgName
-		if w.Role != "" {
-			ws.Role = ptr(serverapi.Role(w.Role))
-		}
-		out.Items = append(out.Items, ws)
+	items, next := page(rows, limit, func(w hierarchy.WorkspaceInfo) string { return w.Slug })
+	out := serverapi.ListWorkspaces200JSONResponse{Items: []serverapi.Workspace{}, NextCursor: next}
+	for _, w := range items {
+		out.Items = append(out.Items, toWorkspace(w))
 	}
 	return out, nil
 }
@@ -165,7 +137,7 @@ func (s *Server) ListWorkspaces(ctx context.Context, req serverapi.ListWorkspace
 // CreateWorkspace creates a workspace in an organisation.
 func (s *Server) CreateWorkspace(ctx context.Context, req serverapi.CreateWorkspaceRequestObject) (serverapi.CreateWorkspaceResponseObject, error) {
 	b := req.Body
-	o, err := s.orgBySlug(ctx, b.OrgSlug)
+	o, err := s.Hierarchy.Org(ctx, b.OrgSlug)
 	if apierr.From(err).Code == apierr.NotFound {
 		return nil, apierr.New(apierr.ValidationFailed, "organisation "+b.OrgSlug+" not found", "body member /orgSlug: name an existing organisation")
 	} else if err != nil {
@@ -175,24 +147,12 @@ func (s *Server) CreateWorkspace(ctx context.Context, req serverapi.CreateWorksp
 	if b.Description != nil {
 		desc = *b.Description
 	}
-	var w db.Workspace
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		w, err = q.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: b.Slug, Name: b.Name, Description: desc})
-		if store.IsUniqueViolation(err) {
-			return apierr.Wrap(err, apierr.Conflict, "workspace "+b.Slug+" exists", "body member /slug: choose another slug")
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "workspace", ID: w.ID.String(), Name: w.Slug}, nil)
-	})
+	w, err := s.Hierarchy.CreateWorkspace(ctx, o, b.Slug, b.Name, desc)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.Workspace{Id: w.ID, Slug: w.Slug, Name: w.Name, Description: nonEmpty(w.Description), CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
-		Role: ptr(serverapi.RoleAdmin)}
-	out.Org.Slug, out.Org.Name = o.Slug, o.Name
-	return serverapi.CreateWorkspace201JSONResponse(out), nil
+	w.Role = string(authz.RoleAdmin)
+	return serverapi.CreateWorkspace201JSONResponse(toWorkspace(w)), nil
 }
 
 // GetWorkspace returns a workspace with the caller's role and the counts.
@@ -201,13 +161,11 @@ func (s *Server) GetWorkspace(ctx context.Context, req serverapi.GetWorkspaceReq
 	if err != nil {
 		return nil, err
 	}
-	counts, err := s.Store.WorkspaceCounts(ctx, w.ID)
-	if err != nil {
+	if w, err = s.Hierarchy.WithCounts(ctx, w); err != nil {
 		return nil, err
 	}
-	out := serverapi.Workspace{Id: w.ID, Slug: w.Slug, Name: w.Name, Description: nonEmpty(w.Description), CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
-		MemberCount: int(counts.MemberCount), ProjectCount: int(counts.ProjectCount), Role: ptr(serverapi.Role(role))}
-	out.Org.Slug, out.Org.Name = w.OrgSlug, w.OrgName
+	out := toWorkspace(w)
+	out.Role = ptr(serverapi.Role(role))
 	return serverapi.GetWorkspace200JSONResponse(out), nil
 }
 
@@ -222,21 +180,18 @@ func (s *Server) ListWorkspaceMembers(ctx context.Context, req serverapi.ListWor
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	params := db.ListWorkspaceMembersParams{WorkspaceID: w.ID, AfterEmail: after, RowLimit: int32(limit + 1)}
+	var role *string
 	if req.Params.Role != nil {
-		params.Role = ptr(string(*req.Params.Role))
+		role = ptr(string(*req.Params.Role))
 	}
-	rows, err := s.Store.ListWorkspaceMembers(ctx, params)
+	rows, err := s.Hierarchy.ListWorkspaceMembers(ctx, w.ID, role, hierarchy.Page{After: after, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListWorkspaceMembers200JSONResponse{Items: []serverapi.WorkspaceMember{}}
-	for i, m := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(rows[i-1].User.Email)
-			break
-		}
-		out.Items = append(out.Items, serverapi.WorkspaceMember{Role: serverapi.Role(m.Role), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, User: toUserSummary(m.User)})
+	items, next := page(rows, limit, func(m hierarchy.WorkspaceMember) string { return m.User.Email })
+	out := serverapi.ListWorkspaceMembers200JSONResponse{Items: []serverapi.WorkspaceMember{}, NextCursor: next}
+	for _, m := range items {
+		out.Items = append(out.Items, toWorkspaceMember(m))
 	}
 	return out, nil
 }
@@ -247,36 +202,11 @@ func (s *Server) AddWorkspaceMember(ctx context.Context, req serverapi.AddWorksp
 	if err != nil {
 		return nil, err
 	}
-	var out serverapi.WorkspaceMember
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		u, err := q.GetUser(ctx, uuid.UUID(req.Body.UserId))
-		if store.IsNotFound(err) {
-			return apierr.New(apierr.ValidationFailed, "no such user", "body member /userId: name an existing user")
-		} else if err != nil {
-			return err
-		}
-		m, err := q.AddWorkspaceMember(ctx, db.AddWorkspaceMemberParams{WorkspaceID: w.ID, UserID: u.ID, Role: string(req.Body.Role)})
-		if store.IsUniqueViolation(err) {
-			return apierr.Wrap(err, apierr.Conflict, u.Email+" is already a member", "change the role with PATCH …/members/{userId}")
-		}
-		if err != nil {
-			return err
-		}
-		out = serverapi.WorkspaceMember{Role: req.Body.Role, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, User: toUserSummary(u)}
-		return audit.Record(ctx, q, audit.Target{Kind: "workspaceMember", ID: w.Slug + "/" + u.ID.String(), Name: u.Email}, map[string]any{"role": req.Body.Role})
-	})
+	m, err := s.Hierarchy.AddWorkspaceMember(ctx, w, uuid.UUID(req.Body.UserId), string(req.Body.Role))
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.AddWorkspaceMember201JSONResponse(out), nil
-}
-
-func (s *Server) memberOf(ctx context.Context, q *db.Queries, workspaceID uuid.UUID, userID openapi_types.UUID) (db.GetWorkspaceMemberRow, error) {
-	m, err := q.GetWorkspaceMember(ctx, db.GetWorkspaceMemberParams{WorkspaceID: workspaceID, UserID: uuid.UUID(userID)})
-	if store.IsNotFound(err) {
-		return m, apierr.New(apierr.NotFound, "not a member of this workspace", "list members with GET …/members")
-	}
-	return m, err
+	return serverapi.AddWorkspaceMember201JSONResponse(toWorkspaceMember(m)), nil
 }
 
 // GetWorkspaceMember returns one member.
@@ -285,24 +215,11 @@ func (s *Server) GetWorkspaceMember(ctx context.Context, req serverapi.GetWorksp
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.memberOf(ctx, s.Store.Queries, w.ID, req.UserId)
+	m, err := s.Hierarchy.WorkspaceMember(ctx, w.ID, uuid.UUID(req.UserId))
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.GetWorkspaceMember200JSONResponse{Role: serverapi.Role(m.Role), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, User: toUserSummary(m.User)}, nil
-}
-
-// lastAdminGuard refuses to leave a workspace without an explicit admin. Callers hold
-// LockWorkspaceMembers, so concurrent removals cannot each count the other's admin.
-func lastAdminGuard(ctx context.Context, q *db.Queries, workspaceID uuid.UUID) error {
-	n, err := q.CountWorkspaceAdmins(ctx, workspaceID)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return apierr.New(apierr.Conflict, "this is the workspace's last admin", "make another member admin first")
-	}
-	return nil
+	return serverapi.GetWorkspaceMember200JSONResponse(toWorkspaceMember(m)), nil
 }
 
 // UpdateWorkspaceMember changes a member's role.
@@ -311,35 +228,11 @@ func (s *Server) UpdateWorkspaceMember(ctx context.Context, req serverapi.Update
 	if err != nil {
 		return nil, err
 	}
-	var out serverapi.WorkspaceMember
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		if err := q.LockWorkspaceMembers(ctx, w.ID); err != nil {
-			return err
-		}
-		before, err := s.memberOf(ctx, q, w.ID, req.UserId)
-		if err != nil {
-			return err
-		}
-		if _, err := q.UpdateWorkspaceMember(ctx, db.UpdateWorkspaceMemberParams{WorkspaceID: w.ID, UserID: before.User.ID, Role: string(req.Body.Role)}); err != nil {
-			return err
-		}
-		if before.Role == string(authz.RoleAdmin) && req.Body.Role != serverapi.RoleAdmin {
-			if err := lastAdminGuard(ctx, q, w.ID); err != nil {
-				return err
-			}
-		}
-		m, err := s.memberOf(ctx, q, w.ID, req.UserId)
-		if err != nil {
-			return err
-		}
-		out = serverapi.WorkspaceMember{Role: serverapi.Role(m.Role), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, User: toUserSummary(m.User)}
-		return audit.Record(ctx, q, audit.Target{Kind: "workspaceMember", ID: w.Slug + "/" + m.User.ID.String(), Name: m.User.Email},
-			map[string]any{"from": before.Role, "to": m.Role})
-	})
+	m, err := s.Hierarchy.UpdateWorkspaceMember(ctx, w, uuid.UUID(req.UserId), string(req.Body.Role))
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.UpdateWorkspaceMember200JSONResponse(out), nil
+	return serverapi.UpdateWorkspaceMember200JSONResponse(toWorkspaceMember(m)), nil
 }
 
 // RemoveWorkspaceMember removes a member.
@@ -348,25 +241,7 @@ func (s *Server) RemoveWorkspaceMember(ctx context.Context, req serverapi.Remove
 	if err != nil {
 		return nil, err
 	}
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		if err := q.LockWorkspaceMembers(ctx, w.ID); err != nil {
-			return err
-		}
-		before, err := s.memberOf(ctx, q, w.ID, req.UserId)
-		if err != nil {
-			return err
-		}
-		if _, err := q.RemoveWorkspaceMember(ctx, db.RemoveWorkspaceMemberParams{WorkspaceID: w.ID, UserID: before.User.ID}); err != nil {
-			return err
-		}
-		if before.Role == string(authz.RoleAdmin) {
-			if err := lastAdminGuard(ctx, q, w.ID); err != nil {
-				return err
-			}
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "workspaceMember", ID: w.Slug + "/" + before.User.ID.String(), Name: before.User.Email}, nil)
-	})
-	if err != nil {
+	if err := s.Hierarchy.RemoveWorkspaceMember(ctx, w, uuid.UUID(req.UserId)); err != nil {
 		return nil, err
 	}
 	return serverapi.RemoveWorkspaceMember204Response{}, nil
@@ -374,7 +249,7 @@ func (s *Server) RemoveWorkspaceMember(ctx context.Context, req serverapi.Remove
 
 // SyncHierarchy applies a declarative document of organisations, workspaces and members.
 func (s *Server) SyncHierarchy(ctx context.Context, req serverapi.SyncHierarchyRequestObject) (serverapi.SyncHierarchyResponseObject, error) {
-	res, err := hierarchy.Sync(ctx, s.Store, hierarchyDoc(req.Body))
+	res, err := s.Hierarchy.Sync(ctx, hierarchyDoc(req.Body))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"github.com/sdods/sdods/impl/httpkit"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +15,7 @@ import (
 func TestEveryLineOfARequestNamesIt(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(LogRequestID(slog.NewTextHandler(&buf, nil))).With("component", "test")
-	h := withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := httpkit.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log.WarnContext(r.Context(), "from a handler", "n", 1)
 		log.InfoContext(r.Context(), "named already", "request_id", RequestID(r.Context()))
 	}))

@@ -2,16 +2,12 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
-	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/sdods/sdods/impl/httpkit"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/oas"
 )
@@ -19,37 +15,18 @@ import (
 type ctxKey int
 
 const (
-	ctxRequestID ctxKey = iota
+	_ ctxKey = iota // was the request id, now httpkit's
 	ctxOperation
 	ctxPrincipal
 )
 
 // RequestID returns the id of the request being served ("" outside one).
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(ctxRequestID).(string)
-	return id
-}
+func RequestID(ctx context.Context) string { return httpkit.RequestID(ctx) }
 
 // OperationFrom returns the operation being served.
 func OperationFrom(ctx context.Context) (*oas.Operation, bool) {
 	op, ok := ctx.Value(ctxOperation).(*oas.Operation)
 	return op, ok
-}
-
-var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-// withRequestID adopts a well-formed incoming X-Request-Id, or makes one, and echoes it.
-func withRequestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
-		if !safeRequestID.MatchString(id) {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
-		}
-		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequestID, id)))
-	})
 }
 
 type statusRecorder struct {
@@ -148,33 +125,15 @@ func withLogging(log *slog.Logger, obs RequestObserver) func(http.Handler) http.
 
 // withRecovery turns a panic into an internal error response; the stack goes to the log only.
 func withRecovery(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			defer func() {
-				if v := recover(); v != nil {
-					if v == http.ErrAbortHandler {
-						panic(v)
-					}
-					log.ErrorContext(r.Context(), "panic", "request_id", RequestID(r.Context()), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-					apierr.Write(w, r, nil, fmt.Errorf("panic: %v", v))
-				}
-			}()
-			next.ServeHTTP(w, r)
-		})
-	}
+	return httpkit.Recovery(log,
+		func(r *http.Request) []any { return []any{"request_id", RequestID(r.Context())} },
+		func(w http.ResponseWriter, r *http.Request, err error) { apierr.Write(w, r, nil, err) })
 }
 
 // withBodyLimit caps every request body; reading past the cap fails and is answered 413. A body
 // announced larger than the cap is refused by the pipeline, once the request has an audit record.
 func withBodyLimit(limit int64) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Body != nil {
-				r.Body = http.MaxBytesReader(w, r.Body, limit)
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	return httpkit.BodyLimit{Limit: limit}.Middleware
 }
 
 // wildcardRoute is an operation route whose last path parameter may span several segments.

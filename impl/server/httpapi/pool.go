@@ -2,68 +2,32 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
-	"github.com/sdods/sdods/impl/server/apierr"
-	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/pool"
-	"github.com/sdods/sdods/impl/server/store"
 )
 
-func accountNotFound(id uuid.UUID) error {
-	return apierr.New(apierr.NotFound, "test account "+id.String()+" not found", "list accounts with GET /api/projects/{slug}/users-pool")
-}
+func poolProject(p project) pool.Project { return pool.Project{ID: p.ID, Slug: p.Slug} }
 
 // toPoolAccount never includes the password; the lease shows only while it is live.
-func toPoolAccount(a db.PoolAccount) serverapi.PoolAccount {
-	out := serverapi.PoolAccount{Id: a.ID, Username: a.Username, HasPassword: len(a.PasswordEnc) > 0, Tags: a.Tags,
-		Attributes: map[string]string{}, Environment: a.Environment, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
-	_ = json.Unmarshal(a.Attributes, &out.Attributes)
-	if out.Tags == nil {
-		out.Tags = []string{}
-	}
-	if a.LeaseRunID.Valid && a.LeasedAt != nil && (a.LeaseExpiresAt == nil || a.LeaseExpiresAt.After(time.Now())) {
-		l := &serverapi.PoolLease{RunId: a.LeaseRunID.UUID, LeasedAt: *a.LeasedAt, ExpiresAt: a.LeaseExpiresAt}
-		if a.LeaseScenarioID.Valid {
-			l.ScenarioId = &a.LeaseScenarioID.UUID
-		}
-		out.Lease = l
+func toPoolAccount(a pool.Stored) serverapi.PoolAccount {
+	out := serverapi.PoolAccount{Id: a.ID, Username: a.Username, HasPassword: a.HasPassword, Tags: a.Tags,
+		Attributes: a.Attributes, Environment: a.Environment, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+	if l := a.Lease; l != nil {
+		out.Lease = &serverapi.PoolLease{RunId: l.RunID, LeasedAt: l.LeasedAt, ExpiresAt: l.ExpiresAt, ScenarioId: l.ScenarioID}
 	}
 	return out
 }
 
-// accountFields are the members of a create or replace.
-type accountFields struct {
-	username    string
-	password    *string
-	tags        *[]string
-	attributes  *map[string]string
-	environment *string
-}
-
-func (s *Server) accountParams(p project, f accountFields, old []byte) ([]byte, []string, []byte, error) {
-	enc := old
-	if f.password != nil {
-		var err error
-		if enc, err = s.Secrets.Seal([]byte(*f.password), pool.PasswordAD(p.ID)); err != nil {
-			return nil, nil, nil, err
-		}
+func poolFields(username string, password *string, tags *[]string, attributes *map[string]string, environment *string) pool.Fields {
+	f := pool.Fields{Username: username, Password: password, Environment: environment}
+	if tags != nil {
+		f.Tags = *tags
 	}
-	tags := []string{}
-	if f.tags != nil {
-		tags = *f.tags
+	if attributes != nil {
+		f.Attributes = *attributes
 	}
-	attrs := map[string]string{}
-	if f.attributes != nil {
-		attrs = *f.attributes
-	}
-	raw, _ := json.Marshal(attrs)
-	return enc, tags, raw, nil
+	return f
 }
 
 // ListPoolAccounts lists the users pool by username.
@@ -77,16 +41,13 @@ func (s *Server) ListPoolAccounts(ctx context.Context, req serverapi.ListPoolAcc
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	rows, err := s.Store.ListPoolAccounts(ctx, db.ListPoolAccountsParams{ProjectID: p.ID, Tag: req.Params.Tag, AfterUsername: after, RowLimit: int32(limit + 1)})
+	rows, err := s.Pool.List(ctx, p.ID, req.Params.Tag, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListPoolAccounts200JSONResponse{Items: []serverapi.PoolAccount{}}
-	for i, a := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(rows[i-1].Username)
-			break
-		}
+	items, next := page(rows, limit, func(a pool.Stored) string { return a.Username })
+	out := serverapi.ListPoolAccounts200JSONResponse{Items: []serverapi.PoolAccount{}, NextCursor: next}
+	for _, a := range items {
 		out.Items = append(out.Items, toPoolAccount(a))
 	}
 	return out, nil
@@ -99,21 +60,7 @@ func (s *Server) CreatePoolAccount(ctx context.Context, req serverapi.CreatePool
 		return nil, err
 	}
 	b := req.Body
-	enc, tags, attrs, err := s.accountParams(p, accountFields{b.Username, &b.Password, b.Tags, b.Attributes, b.Environment}, nil)
-	if err != nil {
-		return nil, err
-	}
-	var a db.PoolAccount
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		a, err = q.CreatePoolAccount(ctx, db.CreatePoolAccountParams{ProjectID: p.ID, Username: b.Username, PasswordEnc: enc, Tags: tags, Attributes: attrs, Environment: b.Environment})
-		if store.IsUniqueViolation(err) {
-			return apierr.Wrap(err, apierr.Conflict, "account "+b.Username+" exists", "body member /username: each username is in the pool once")
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "poolAccount", ID: a.ID.String(), Name: p.Slug + "/" + a.Username}, nil)
-	})
+	a, err := s.Pool.Create(ctx, poolProject(p), poolFields(b.Username, &b.Password, b.Tags, b.Attributes, b.Environment))
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +73,7 @@ func (s *Server) GetPoolAccount(ctx context.Context, req serverapi.GetPoolAccoun
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.Store.GetPoolAccount(ctx, db.GetPoolAccountParams{ProjectID: p.ID, ID: req.AccountId})
-	if store.IsNotFound(err) {
-		return nil, accountNotFound(req.AccountId)
-	}
+	a, err := s.Pool.Get(ctx, p.ID, req.AccountId)
 	if err != nil {
 		return nil, err
 	}
@@ -143,28 +87,7 @@ func (s *Server) UpdatePoolAccount(ctx context.Context, req serverapi.UpdatePool
 		return nil, err
 	}
 	b := req.Body
-	var a db.PoolAccount
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		old, err := q.GetPoolAccount(ctx, db.GetPoolAccountParams{ProjectID: p.ID, ID: req.AccountId})
-		if store.IsNotFound(err) {
-			return accountNotFound(req.AccountId)
-		}
-		if err != nil {
-			return err
-		}
-		enc, tags, attrs, err := s.accountParams(p, accountFields{b.Username, b.Password, b.Tags, b.Attributes, b.Environment}, old.PasswordEnc)
-		if err != nil {
-			return err
-		}
-		a, err = q.UpdatePoolAccount(ctx, db.UpdatePoolAccountParams{ProjectID: p.ID, ID: old.ID, Username: b.Username, PasswordEnc: enc, Tags: tags, Attributes: attrs, Environment: b.Environment})
-		if store.IsUniqueViolation(err) {
-			return apierr.Wrap(err, apierr.Conflict, "account "+b.Username+" exists", "body member /username: each username is in the pool once")
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "poolAccount", ID: a.ID.String(), Name: p.Slug + "/" + a.Username}, map[string]any{"passwordChanged": b.Password != nil})
-	})
+	a, err := s.Pool.Replace(ctx, poolProject(p), req.AccountId, poolFields(b.Username, b.Password, b.Tags, b.Attributes, b.Environment))
 	if err != nil {
 		return nil, err
 	}
@@ -177,24 +100,7 @@ func (s *Server) DeletePoolAccount(ctx context.Context, req serverapi.DeletePool
 	if err != nil {
 		return nil, err
 	}
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		a, err := q.GetPoolAccount(ctx, db.GetPoolAccountParams{ProjectID: p.ID, ID: req.AccountId})
-		if store.IsNotFound(err) {
-			return accountNotFound(req.AccountId)
-		}
-		if err != nil {
-			return err
-		}
-		n, err := q.DeletePoolAccount(ctx, db.DeletePoolAccountParams{ProjectID: p.ID, ID: a.ID})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return apierr.New(apierr.Conflict, "the account is leased by a running scenario", "delete it after the run "+a.LeaseRunID.UUID.String()+" ends")
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "poolAccount", ID: a.ID.String(), Name: p.Slug + "/" + a.Username}, nil)
-	})
-	if err != nil {
+	if err := s.Pool.Delete(ctx, poolProject(p), req.AccountId); err != nil {
 		return nil, err
 	}
 	return serverapi.DeletePoolAccount204Response{}, nil

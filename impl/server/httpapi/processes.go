@@ -4,26 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
-	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/runs"
-	"github.com/sdods/sdods/impl/server/store"
 )
 
-func processNotFound(name string) error {
-	return apierr.New(apierr.NotFound, "process "+name+" not found", "list processes with GET /api/projects/{slug}/processes")
-}
-
-func toProcess(p db.Process, usage int) serverapi.Process {
-	params := p.Parameters
-	if params == nil {
-		params = []string{}
-	}
-	return serverapi.Process{Id: p.ID, Name: p.Name, Description: nonEmpty(p.Description), Content: p.Content, Parameters: params,
+func toProcess(p features.Process, usage int) serverapi.Process {
+	return serverapi.Process{Id: p.ID, Name: p.Name, Description: nonEmpty(p.Description), Content: p.Content, Parameters: p.Parameters,
 		UsageCount: usage, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
 
@@ -38,38 +27,9 @@ func parseProcess(content string) ([]string, error) {
 	return params, nil
 }
 
-// stepUsage counts, over the project's features, the steps matching each step definition id
-// (processes as process:<name>). Files that do not parse count nothing.
-func (s *Server) stepUsage(ctx context.Context, q *db.Queries, p project) (map[string]int, error) {
-	rows, err := q.AllFeatures(ctx, p.ID)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := s.lintConfig(ctx, q, p)
-	if err != nil {
-		return nil, err
-	}
-	matcher := cfg.Steps
-	if matcher == nil {
-		matcher = features.Catalog{Processes: map[string]bool{}}
-	}
-	usage := map[string]int{}
-	for _, f := range rows {
-		doc, _ := features.Parse(f.Content)
-		if doc == nil {
-			continue
-		}
-		for _, st := range doc.Steps {
-			if name, ok := features.ProcessCalled(st.Text); ok {
-				usage["process:"+name]++
-				continue
-			}
-			for _, id := range matcher.Match(st.Text) {
-				usage[id]++
-			}
-		}
-	}
-	return usage, nil
+// stepUsage counts, over the project's features, the steps matching each step definition id.
+func (s *Server) stepUsage(ctx context.Context, p project) (map[string]int, error) {
+	return s.Features.StepUsage(ctx, featureProject(p))
 }
 
 // ListProcesses lists a project's processes by name with their usage counts.
@@ -83,20 +43,17 @@ func (s *Server) ListProcesses(ctx context.Context, req serverapi.ListProcessesR
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	rows, err := s.Store.ListProcesses(ctx, db.ListProcessesParams{ProjectID: p.ID, AfterName: after, RowLimit: int32(limit + 1)})
+	rows, err := s.Features.ListProcesses(ctx, p.ID, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	usage, err := s.stepUsage(ctx, s.Store.Queries, p)
+	usage, err := s.stepUsage(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListProcesses200JSONResponse{Items: []serverapi.Process{}}
-	for i, pr := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(rows[i-1].Name)
-			break
-		}
+	items, next := page(rows, limit, func(pr features.Process) string { return pr.Name })
+	out := serverapi.ListProcesses200JSONResponse{Items: []serverapi.Process{}, NextCursor: next}
+	for _, pr := range items {
 		out.Items = append(out.Items, toProcess(pr, usage["process:"+pr.Name]))
 	}
 	return out, nil
@@ -113,17 +70,7 @@ func (s *Server) CreateProcess(ctx context.Context, req serverapi.CreateProcessR
 	if err != nil {
 		return nil, err
 	}
-	var pr db.Process
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		pr, err = q.CreateProcess(ctx, db.CreateProcessParams{ProjectID: p.ID, Name: b.Name, Description: deref(b.Description), Content: b.Content, Parameters: params})
-		if store.IsUniqueViolation(err) {
-			return apierr.Wrap(err, apierr.Conflict, "process "+b.Name+" exists", "body member /name: choose another name, or PUT /api/projects/{slug}/processes/{processName}")
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "process", ID: pr.ID.String(), Name: p.Slug + "/" + pr.Name}, nil)
-	})
+	pr, err := s.Features.CreateProcess(ctx, featureProject(p), b.Name, deref(b.Description), b.Content, params)
 	if err != nil {
 		return nil, err
 	}
@@ -136,14 +83,11 @@ func (s *Server) GetProcess(ctx context.Context, req serverapi.GetProcessRequest
 	if err != nil {
 		return nil, err
 	}
-	pr, err := s.Store.GetProcess(ctx, db.GetProcessParams{ProjectID: p.ID, Name: req.ProcessName})
-	if store.IsNotFound(err) {
-		return nil, processNotFound(req.ProcessName)
-	}
+	pr, err := s.Features.GetProcess(ctx, p.ID, req.ProcessName)
 	if err != nil {
 		return nil, err
 	}
-	usage, err := s.stepUsage(ctx, s.Store.Queries, p)
+	usage, err := s.stepUsage(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -160,21 +104,11 @@ func (s *Server) UpdateProcess(ctx context.Context, req serverapi.UpdateProcessR
 	if err != nil {
 		return nil, err
 	}
-	var pr db.Process
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		pr, err = q.UpdateProcess(ctx, db.UpdateProcessParams{ProjectID: p.ID, Name: req.ProcessName, Description: deref(req.Body.Description), Content: req.Body.Content, Parameters: params})
-		if store.IsNotFound(err) {
-			return processNotFound(req.ProcessName)
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "process", ID: pr.ID.String(), Name: p.Slug + "/" + pr.Name}, nil)
-	})
+	pr, err := s.Features.UpdateProcess(ctx, featureProject(p), req.ProcessName, deref(req.Body.Description), req.Body.Content, params)
 	if err != nil {
 		return nil, err
 	}
-	usage, err := s.stepUsage(ctx, s.Store.Queries, p)
+	usage, err := s.stepUsage(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -187,25 +121,7 @@ func (s *Server) DeleteProcess(ctx context.Context, req serverapi.DeleteProcessR
 	if err != nil {
 		return nil, err
 	}
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		usage, err := s.stepUsage(ctx, q, p)
-		if err != nil {
-			return err
-		}
-		if n := usage["process:"+req.ProcessName]; n > 0 {
-			return apierr.New(apierr.Conflict, fmt.Sprintf("process %s is called by %d step(s)", req.ProcessName, n),
-				"remove the steps `"+features.ProcessStepText(req.ProcessName)+"` from the features first")
-		}
-		n, err := q.DeleteProcess(ctx, db.DeleteProcessParams{ProjectID: p.ID, Name: req.ProcessName})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return processNotFound(req.ProcessName)
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "process", Name: p.Slug + "/" + req.ProcessName}, nil)
-	})
-	if err != nil {
+	if err := s.Features.DeleteProcess(ctx, featureProject(p), req.ProcessName); err != nil {
 		return nil, err
 	}
 	return serverapi.DeleteProcess204Response{}, nil
@@ -217,9 +133,7 @@ func (s *Server) RunProcess(ctx context.Context, req serverapi.RunProcessRequest
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Store.GetProcess(ctx, db.GetProcessParams{ProjectID: p.ID, Name: req.ProcessName}); store.IsNotFound(err) {
-		return nil, processNotFound(req.ProcessName)
-	} else if err != nil {
+	if _, err := s.Features.GetProcess(ctx, p.ID, req.ProcessName); err != nil {
 		return nil, err
 	}
 	settings := projects.DecodeSettings(p.Settings)

@@ -2,14 +2,11 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"regexp"
 	"strconv"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
-	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/authz"
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/projects"
@@ -17,13 +14,13 @@ import (
 )
 
 // project is a project with its workspace, as the handlers load it.
-type project = db.GetProjectBySlugRow
+type project = projects.Project
 
 // projectBySlug loads a project the caller may act on with the current operation. A caller with
 // no role in its workspace is told the project does not exist.
 func (s *Server) projectBySlug(ctx context.Context, slug string) (project, authz.Role, error) {
 	notFound := apierr.New(apierr.NotFound, "project "+slug+" not found", "list your projects with GET /api/projects")
-	p, err := s.Store.GetProjectBySlug(ctx, slug)
+	p, err := s.Projects.BySlug(ctx, slug)
 	if store.IsNotFound(err) {
 		return p, "", notFound
 	}
@@ -93,18 +90,15 @@ func (s *Server) ListProjects(ctx context.Context, req serverapi.ListProjectsReq
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	rows, err := s.Store.ListProjectsForUser(ctx, db.ListProjectsForUserParams{InstanceAdmin: p.InstanceAdmin, UserID: uid,
-		WorkspaceSlug: req.Params.Workspace, AfterSlug: after, Query: req.Params.Q, RowLimit: int32(limit + 1)})
+	rows, err := s.Projects.List(ctx, projects.Filter{InstanceAdmin: p.InstanceAdmin, UserID: uid,
+		WorkspaceSlug: req.Params.Workspace, After: after, Query: req.Params.Q, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListProjects200JSONResponse{Items: []serverapi.Project{}}
-	for i, r := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(rows[i-1].Slug)
-			break
-		}
-		out.Items = append(out.Items, toProject(project(r)))
+	items, next := page(rows, limit, func(p project) string { return p.Slug })
+	out := serverapi.ListProjects200JSONResponse{Items: []serverapi.Project{}, NextCursor: next}
+	for _, r := range items {
+		out.Items = append(out.Items, toProject(r))
 	}
 	return out, nil
 }
@@ -120,28 +114,15 @@ func (s *Server) CreateProject(ctx context.Context, req serverapi.CreateProjectR
 	if err != nil {
 		return nil, err
 	}
-	raw, _ := json.Marshal(st)
 	desc := ""
 	if b.Description != nil {
 		desc = *b.Description
 	}
-	var created db.Project
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		created, err = q.CreateProject(ctx, db.CreateProjectParams{WorkspaceID: w.ID, Slug: b.Slug, Name: b.Name, Description: desc, Settings: raw})
-		if store.IsUniqueViolation(err) {
-			return apierr.Wrap(err, apierr.Conflict, "project "+b.Slug+" exists", "body member /slug: choose another slug")
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "project", ID: created.ID.String(), Name: created.Slug}, map[string]any{"workspace": w.Slug})
-	})
+	created, err := s.Projects.Create(ctx, projects.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}, b.Slug, b.Name, desc, st)
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.CreateProject201JSONResponse(toProject(project{ID: created.ID, WorkspaceID: w.ID, Slug: created.Slug, Name: created.Name,
-		Description: created.Description, CreatedAt: created.CreatedAt, UpdatedAt: created.UpdatedAt, Settings: created.Settings,
-		WorkspaceSlug: w.Slug, WorkspaceName: w.Name})), nil
+	return serverapi.CreateProject201JSONResponse(toProject(created)), nil
 }
 
 // GetProject returns a project.
@@ -163,49 +144,14 @@ func (s *Server) UpdateProject(ctx context.Context, req serverapi.UpdateProjectR
 	if err != nil {
 		return nil, err
 	}
-	raw, _ := json.Marshal(st)
 	desc := ""
 	if req.Body.Description != nil {
 		desc = *req.Body.Description
 	}
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		u, err := q.UpdateProject(ctx, db.UpdateProjectParams{ID: p.ID, Name: req.Body.Name, Description: desc, Settings: raw})
-		if err != nil {
-			return err
-		}
-		p.Name, p.Description, p.Settings, p.UpdatedAt = u.Name, u.Description, u.Settings, u.UpdatedAt
-		return audit.Record(ctx, q, audit.Target{Kind: "project", ID: p.ID.String(), Name: p.Slug}, nil)
-	})
-	if err != nil {
+	if p, err = s.Projects.Update(ctx, p, req.Body.Name, desc, st); err != nil {
 		return nil, err
 	}
 	return serverapi.UpdateProject200JSONResponse(toProject(p)), nil
-}
-
-// lintConfig returns the lint configuration of a project: its settings, the step library and its
-// processes.
-func (s *Server) lintConfig(ctx context.Context, q *db.Queries, p project) (features.Config, error) {
-	st := projects.DecodeSettings(p.Settings)
-	cfg := features.Config{Disabled: map[string]bool{}}
-	for _, r := range st.DisabledLintRules {
-		cfg.Disabled[r] = true
-	}
-	if st.TagPattern != "" {
-		cfg.TagPattern, _ = regexp.Compile(st.TagPattern)
-	}
-	if s.Steps == nil {
-		return cfg, nil
-	}
-	procs, err := q.AllProcesses(ctx, p.ID)
-	if err != nil {
-		return cfg, err
-	}
-	names := map[string]bool{}
-	for _, pr := range procs {
-		names[pr.Name] = true
-	}
-	cfg.Steps = features.Catalog{Builtin: s.Steps, Processes: names}
-	return cfg, nil
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

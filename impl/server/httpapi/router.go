@@ -13,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
+	"github.com/sdods/sdods/impl/httpkit"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/authz"
@@ -104,7 +105,7 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 		ctx = context.WithValue(ctx, ctxClientMeta, meta)
 		ctx = audit.WithRequest(ctx, rec)
 		r = r.WithContext(ctx)
-		sw := &statusRecorder{ResponseWriter: w}
+		sw := httpkit.NewStatusRecorder(w)
 		defer p.auditOutcome(r, op, rec, sw)
 		if r.ContentLength > p.MaxBody {
 			apierr.Write(sw, r, p.Log, apierr.New(apierr.PayloadTooLarge,
@@ -161,7 +162,7 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 	h = withBodyLimit(p.MaxBody)(h)
 	h = withRecovery(p.Log)(h)
 	h = withLogging(p.Log, p.Metrics)(h)
-	h = withRequestID(h)
+	h = httpkit.WithRequestID(h)
 	return h, nil
 }
 
@@ -185,11 +186,11 @@ func actorOf(p *authz.Principal) audit.Actor {
 
 // auditOutcome records a refused or failed mutating request, and reports a successful one whose
 // handler recorded nothing (a bug: every change must be audited in its transaction).
-func (p Pipeline) auditOutcome(r *http.Request, op *oas.Operation, rec *audit.Request, sw *statusRecorder) {
+func (p Pipeline) auditOutcome(r *http.Request, op *oas.Operation, rec *audit.Request, sw *httpkit.StatusRecorder) {
 	if safeMethod(r.Method) || op.Tag == "MCP" {
 		return
 	}
-	status := sw.status
+	status := sw.Status()
 	if status == 0 {
 		status = http.StatusOK
 	}

@@ -59,6 +59,8 @@ type Deps struct {
 	MCP MCPDescriber
 	// Metrics is the registry GET /metrics serves.
 	Metrics *metrics.Metrics
+	// Services are the domain services the handlers call.
+	Services
 }
 
 // Server implements the generated strict server interface. Operations without a method here

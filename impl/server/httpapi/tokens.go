@@ -6,15 +6,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
-	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/authz"
-	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/server/identity"
 )
 
-func toToken(t db.ApiToken) serverapi.ApiToken {
+func toToken(t identity.Token) serverapi.ApiToken {
 	scopes := make([]serverapi.Scope, len(t.Scopes))
 	for i, s := range t.Scopes {
 		scopes[i] = serverapi.Scope(s)
@@ -38,22 +36,17 @@ func (s *Server) ListTokens(ctx context.Context, req serverapi.ListTokensRequest
 		return nil, err
 	}
 	limit := pageLimit(req.Params.Limit)
-	params := db.ListTokensParams{UserID: uuid.NullUUID{UUID: uid, Valid: true}, RowLimit: int32(limit + 1)}
+	pg := identity.TokenPage{Limit: limit}
 	if cur != nil {
-		params.BeforeCreated = &cur.CreatedAt
-		params.BeforeID = uuid.NullUUID{UUID: cur.ID, Valid: true}
+		pg.BeforeCreated, pg.BeforeID = &cur.CreatedAt, cur.ID
 	}
-	rows, err := s.Store.ListTokens(ctx, params)
+	rows, err := s.Identity.Tokens(ctx, uid, pg)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListTokens200JSONResponse{Items: []serverapi.ApiToken{}}
-	for i, t := range rows {
-		if i == limit {
-			last := rows[i-1]
-			out.NextCursor = encodeCursor(tokenCursor{CreatedAt: last.CreatedAt, ID: last.ID})
-			break
-		}
+	items, next := page(rows, limit, func(t identity.Token) tokenCursor { return tokenCursor{CreatedAt: t.CreatedAt, ID: t.ID} })
+	out := serverapi.ListTokens200JSONResponse{Items: []serverapi.ApiToken{}, NextCursor: next}
+	for _, t := range items {
 		out.Items = append(out.Items, toToken(t))
 	}
 	return out, nil
@@ -99,21 +92,7 @@ func (s *Server) RevokeToken(ctx context.Context, req serverapi.RevokeTokenReque
 	if err != nil {
 		return nil, err
 	}
-	id := uuid.UUID(req.TokenId)
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		t, err := q.GetToken(ctx, id)
-		if err != nil && !store.IsNotFound(err) {
-			return err
-		}
-		if err != nil || (t.UserID != uid && !p.InstanceAdmin) {
-			return apierr.New(apierr.NotFound, "token not found", "list your tokens with GET /api/tokens")
-		}
-		if _, err := q.RevokeToken(ctx, id); err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "token", ID: id.String(), Name: t.Name}, nil)
-	})
-	if err != nil {
+	if err := s.Identity.RevokeToken(ctx, uid, p.InstanceAdmin, uuid.UUID(req.TokenId)); err != nil {
 		return nil, err
 	}
 	return serverapi.RevokeToken204Response{}, nil

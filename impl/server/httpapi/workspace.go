@@ -5,14 +5,14 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/authz"
+	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
 // workspaceRole returns the caller's effective role in a workspace ("" when none).
-func (s *Server) workspaceRole(ctx context.Context, q *db.Queries, p *authz.Principal, workspaceID uuid.UUID) (authz.Role, error) {
+func (s *Server) workspaceRole(ctx context.Context, p *authz.Principal, workspaceID uuid.UUID) (authz.Role, error) {
 	if p.InstanceAdmin {
 		return authz.RoleAdmin, nil
 	}
@@ -20,7 +20,7 @@ func (s *Server) workspaceRole(ctx context.Context, q *db.Queries, p *authz.Prin
 	if err != nil {
 		return "", err
 	}
-	role, err := q.EffectiveWorkspaceRole(ctx, db.EffectiveWorkspaceRoleParams{UserID: uid, WorkspaceID: workspaceID})
+	role, err := s.Hierarchy.EffectiveRole(ctx, uid, workspaceID)
 	if err != nil {
 		return "", err
 	}
@@ -38,7 +38,7 @@ func (s *Server) authorizeWorkspace(ctx context.Context, workspaceID uuid.UUID) 
 	if !ok || op.Permission.Target != authz.TargetWorkspace {
 		return "", apierr.New(apierr.Forbidden, "operation has no workspace permission", "")
 	}
-	role, err := s.workspaceRole(ctx, s.Store.Queries, p, workspaceID)
+	role, err := s.workspaceRole(ctx, p, workspaceID)
 	if err != nil {
 		return "", err
 	}
@@ -46,10 +46,11 @@ func (s *Server) authorizeWorkspace(ctx context.Context, workspaceID uuid.UUID) 
 }
 
 // workspaceBySlug loads a workspace the caller may act on with the current operation.
-func (s *Server) workspaceBySlug(ctx context.Context, slug string) (db.GetWorkspaceBySlugRow, authz.Role, error) {
-	w, err := s.Store.GetWorkspaceBySlug(ctx, slug)
+func (s *Server) workspaceBySlug(ctx context.Context, slug string) (hierarchy.WorkspaceInfo, authz.Role, error) {
+	notFound := apierr.New(apierr.NotFound, "workspace "+slug+" not found", "list your workspaces with GET /api/workspaces")
+	w, err := s.Hierarchy.Workspace(ctx, slug)
 	if store.IsNotFound(err) {
-		return w, "", apierr.New(apierr.NotFound, "workspace "+slug+" not found", "list your workspaces with GET /api/workspaces")
+		return w, "", notFound
 	}
 	if err != nil {
 		return w, "", err
@@ -57,7 +58,7 @@ func (s *Server) workspaceBySlug(ctx context.Context, slug string) (db.GetWorksp
 	role, err := s.authorizeWorkspace(ctx, w.ID)
 	if err != nil {
 		if e := apierr.From(err); e.Code == apierr.NotFound {
-			return w, "", apierr.New(apierr.NotFound, "workspace "+slug+" not found", "list your workspaces with GET /api/workspaces")
+			return w, "", notFound
 		}
 		return w, "", err
 	}

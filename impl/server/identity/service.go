@@ -116,19 +116,19 @@ var ErrSetupDone = apierr.New(apierr.Conflict, "setup has already been completed
 
 // Setup creates the first administrator, with a default organisation and workspace, exactly once: concurrent calls race for the single
 // row of instance_setup and all but one roll back with ErrSetupDone.
-func (s *Service) Setup(ctx context.Context, email, password, displayName string) (db.User, error) {
+func (s *Service) Setup(ctx context.Context, email, password, displayName string) (User, error) {
 	if err := CheckPassword(password); err != nil {
-		return db.User{}, err
+		return User{}, err
 	}
 	// Once set up, refuse before spending a hash on it.
 	if required, err := s.SetupRequired(ctx); err != nil {
-		return db.User{}, err
+		return User{}, err
 	} else if !required {
-		return db.User{}, ErrSetupDone
+		return User{}, ErrSetupDone
 	}
 	hash, err := s.Hash(ctx, password)
 	if err != nil {
-		return db.User{}, err
+		return User{}, err
 	}
 	var user db.User
 	err = s.st.WithTx(ctx, func(q *db.Queries) error {
@@ -173,13 +173,13 @@ func (s *Service) Setup(ctx context.Context, email, password, displayName string
 		}
 		return audit.Record(ctx, q, audit.Target{Kind: "user", ID: u.ID.String(), Name: u.Email}, map[string]any{"instanceAdmin": true})
 	})
-	return user, err
+	return toUser(user), err
 }
 
 // LoginResult is an opened session.
 type LoginResult struct {
-	User    db.User
-	Session db.Session
+	User    User
+	Session Session
 	// Secret is the cookie value; only its hash is stored.
 	Secret string
 }
@@ -357,7 +357,7 @@ func (s *Service) Login(ctx context.Context, email, password string, meta Client
 		if r := audit.RequestFrom(ctx); r != nil {
 			r.Actor = audit.Actor{Kind: "user", ID: user.ID, Name: user.Email}
 		}
-		res = &LoginResult{User: user, Session: sess, Secret: secret}
+		res = &LoginResult{User: toUser(user), Session: toSession(sess), Secret: secret}
 		return audit.Record(ctx, q, audit.Target{Kind: "session", ID: sess.ID.String()}, nil)
 	})
 	return res, err
@@ -491,7 +491,7 @@ func (s *Service) Logout(ctx context.Context, sessionID uuid.UUID) error {
 
 // CreatedToken is a new API token; Secret is shown once and never stored.
 type CreatedToken struct {
-	Token  db.ApiToken
+	Token  Token
 	Secret string
 }
 
@@ -514,7 +514,7 @@ func (s *Service) CreateToken(ctx context.Context, userID uuid.UUID, name string
 		if err != nil {
 			return err
 		}
-		out = CreatedToken{Token: t, Secret: secret}
+		out = CreatedToken{Token: toToken(t), Secret: secret}
 		return audit.Record(ctx, q, audit.Target{Kind: "token", ID: t.ID.String(), Name: name}, map[string]any{"scopes": scopes})
 	})
 	return out, err
@@ -546,10 +546,10 @@ func ValidScopes(scopes []string) error {
 }
 
 // UserByEmail finds a user (for the command line).
-func (s *Service) UserByEmail(ctx context.Context, email string) (db.User, error) {
+func (s *Service) UserByEmail(ctx context.Context, email string) (User, error) {
 	u, err := s.st.GetUserByEmail(ctx, NormalizeEmail(email))
 	if store.IsNotFound(err) {
-		return u, apierr.New(apierr.NotFound, fmt.Sprintf("no user with email %s", email), "")
+		return User{}, apierr.New(apierr.NotFound, fmt.Sprintf("no user with email %s", email), "")
 	}
-	return u, err
+	return toUser(u), err
 }

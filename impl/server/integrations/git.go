@@ -1,5 +1,6 @@
 // Package integrations talks to the systems a project is connected to: a Git repository its
 // feature files are synced from (go-git, in memory), and a webhook notified of run outcomes.
+// Service owns their configuration, connectivity tests and the Git sync.
 package integrations
 
 import (

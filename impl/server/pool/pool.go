@@ -1,6 +1,7 @@
 // Package pool leases the test accounts of a project's users pool: a lease gives one account
 // exclusively to one running scenario until the scenario releases it, its run ends, or — when its
 // holder died without releasing — the lease expires. Holders renew long leases while they run.
+// Service owns the accounts as a project's editors manage them.
 package pool
 
 import (

@@ -1,6 +1,7 @@
 // Package projects holds the stored forms of a project's settings, environments and datasets, and
 // reads them back the way the runner needs them: settings with defaults, environment variables
-// with secrets opened, dataset rows from the blob store.
+// with secrets opened, dataset rows from the blob store. Service, Environments and Datasets own
+// the use cases of projects, their environments and their datasets.
 package projects
 
 import (

@@ -1,0 +1,44 @@
+package app
+
+import (
+	"log/slog"
+
+	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/blob"
+	"github.com/sdods/sdods/impl/server/features"
+	"github.com/sdods/sdods/impl/server/hierarchy"
+	"github.com/sdods/sdods/impl/server/httpapi"
+	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/pool"
+	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/secrets"
+	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/server/visual"
+)
+
+// serviceDeps are what the domain services are built from.
+type serviceDeps struct {
+	Store   *store.Store
+	Secrets *secrets.Box
+	Steps   features.Library
+	Git     integrations.Git
+	Webhook integrations.Webhook
+	Blobs   blob.Store
+	Log     *slog.Logger
+}
+
+// newServices wires the domain services behind the HTTP handlers (and, later, the MCP tools and
+// jobs): the one place that constructs them.
+func newServices(d serviceDeps) httpapi.Services {
+	return httpapi.Services{
+		Hierarchy:    hierarchy.New(d.Store),
+		Projects:     projects.NewService(d.Store),
+		Features:     features.NewService(d.Store, d.Steps),
+		Integrations: integrations.NewService(d.Store, d.Secrets, d.Git, d.Webhook),
+		Pool:         pool.NewService(d.Store, d.Secrets),
+		Environments: projects.NewEnvironments(d.Store, d.Secrets),
+		Datasets:     projects.NewDatasets(d.Store, d.Blobs, d.Log),
+		AuditLog:     audit.NewLog(d.Store.Queries),
+		Visual:       visual.NewService(d.Store),
+	}
+}

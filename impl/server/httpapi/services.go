@@ -1,0 +1,35 @@
+package httpapi
+
+import (
+	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/features"
+	"github.com/sdods/sdods/impl/server/hierarchy"
+	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/pool"
+	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/visual"
+)
+
+// Services are the domain services behind the handlers: they own the use cases, their
+// transactions, invariants and audit records; a handler decodes, calls one and encodes.
+type Services struct {
+	Hierarchy *hierarchy.Service
+	Projects  *projects.Service
+	// Features owns stored features; Integrations their Git sync and the webhook configuration.
+	Features     *features.Service
+	Integrations *integrations.Service
+	Pool         *pool.Service
+	Environments *projects.Environments
+	Datasets     *projects.Datasets
+	AuditLog     *audit.Log
+	Visual       *visual.Service
+}
+
+// page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
+// next one, made of key of the page's last item.
+func page[T any, K any](rows []T, limit int, key func(T) K) ([]T, *string) {
+	if len(rows) <= limit {
+		return rows, nil
+	}
+	return rows[:limit], encodeCursor(key(rows[limit-1]))
+}
