@@ -1,4 +1,4 @@
-import { useEffect, useRef, type ReactNode } from "react";
+import { cloneElement, useEffect, useId, useRef, type ReactElement, type ReactNode } from "react";
 import { ApiError } from "../api";
 
 /** The error of a request: the server's message and, when it gives one, its hint. */
@@ -41,13 +41,22 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={"badge status-" + status}>{status.replace("_", " ")}</span>;
 }
 
-export function Field({ label, children, hint }: { label: string; children: ReactNode; hint?: string }) {
+/** A labelled form control: the label names the control (for=id), the hint describes it. */
+export function Field({ label, children, hint }: { label: string; children: ReactElement<{ id?: string; "aria-describedby"?: string }>; hint?: string }) {
+  const id = useId();
+  const control = cloneElement(children, { id, "aria-describedby": hint ? id + "-hint" : undefined });
   return (
-    <label className="field">
-      <span className="field-label">{label}</span>
-      {children}
-      {hint ? <span className="field-hint">{hint}</span> : null}
-    </label>
+    <div className="field">
+      <label className="field-label" htmlFor={id}>
+        {label}
+      </label>
+      {control}
+      {hint ? (
+        <span className="field-hint" id={id + "-hint"}>
+          {hint}
+        </span>
+      ) : null}
+    </div>
   );
 }
 

@@ -32,7 +32,9 @@ const keywordAtStart = /^(\s*)(Given|When|Then|And|But|\*)\s+(.*)$/;
 /** The snippet of a step pattern: each {parameter} becomes a field to fill, named after it. */
 export function stepSnippet(step: Step): string {
   let i = 0;
-  return step.pattern.replace(/\{(\w*)\}/g, (_m, type: string) => {
+  // Optional text: "second(s)" keeps the plural, "(code )" is left out.
+  const plain = step.pattern.replace(/\((s)\)/g, "$1").replace(/\([^)]*\)/g, "");
+  return plain.replace(/\{(\w*)\}/g, (_m, type: string) => {
     const p = step.parameters[i++];
     const name = (p?.name ?? type ?? "value").replace(/[{}$]/g, "");
     return type === "string" ? `"\${${name}}"` : `\${${name}}`;

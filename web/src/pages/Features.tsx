@@ -235,7 +235,7 @@ function FeaturePane({ slug, path, writable }: { slug: string; path: string; wri
         <span role="status" aria-live="polite">
           {saved}
         </span>
-        <Link to={`/projects/${slug}/run?path=${encodeURIComponent(path)}`}>Run this feature</Link>
+        {writable && feature.data ? <Link to={`/projects/${slug}/run?path=${encodeURIComponent(path)}`}>Run this feature</Link> : null}
       </div>
       <ErrorBox error={saveError} title="Not saved" />
       {conflict ? (

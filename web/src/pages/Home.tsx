@@ -122,10 +122,10 @@ function CreateWorkspace() {
   return (
     <form onSubmit={submit} aria-label="Create a workspace" className="inline-form">
       <h3>Create a workspace</h3>
-      <Field label="Name">
+      <Field label="Workspace name">
         <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
       </Field>
-      <Field label="Slug" hint="Lower-case letters, digits and dashes; from the name when empty.">
+      <Field label="Workspace slug" hint="Lower-case letters, digits and dashes; from the name when empty.">
         <input pattern={slugPattern} maxLength={64} value={slug} placeholder={slugify(name)} onChange={(e) => setSlug(e.target.value)} />
       </Field>
       <Field label="Organisation">

@@ -9,7 +9,7 @@ import { EnvironmentsTab, DatasetsTab, IntegrationsTab } from "./ProjectSettings
 import { StartRun } from "./Runs";
 
 export function useProject(slug: string) {
-  return useQuery({ queryKey: ["project", slug], queryFn: () => unwrap(api.GET("/api/projects/{slug}", { params: { path: { slug } } })) });
+  return useQuery({ queryKey: ["project", slug], queryFn: () => unwrap(api.GET("/api/projects/{slug}", { params: { path: { slug } } })), enabled: slug !== "" });
 }
 
 /** The caller's role in the workspace of a project, and whether it may change things there. */
@@ -41,7 +41,7 @@ export function ProjectPage() {
         <NavLink to={base} end>
           Features
         </NavLink>
-        <NavLink to={base + "/run"}>Start a run</NavLink>
+        {writable ? <NavLink to={base + "/run"}>Start a run</NavLink> : null}
         <NavLink to={base + "/environments"}>Environments</NavLink>
         <NavLink to={base + "/datasets"}>Datasets</NavLink>
         <NavLink to={base + "/integrations"}>Integrations</NavLink>

@@ -100,7 +100,9 @@ export function RunPage() {
   const [cancelling, setCancelling] = useState(false);
   const logEnd = useRef<HTMLLIElement>(null);
   const qc = useQueryClient();
-  useEffect(() => logEnd.current?.scrollIntoView?.({ block: "nearest" }), [log.length]);
+  useEffect(() => {
+    logEnd.current?.scrollIntoView?.({ block: "nearest" });
+  }, [log.length]);
   if (run.isPending) return <Loading what="the run" />;
   if (run.error) return <ErrorBox error={run.error} title="Cannot load the run" />;
   const r = run.data;
