@@ -98,10 +98,11 @@ export function RunPage() {
   const access = useProjectAccess(run.data?.project ?? "");
   const [cancelError, setCancelError] = useState<unknown>(null);
   const [cancelling, setCancelling] = useState(false);
-  const logEnd = useRef<HTMLLIElement>(null);
+  const logBox = useRef<HTMLOListElement>(null);
   const qc = useQueryClient();
   useEffect(() => {
-    logEnd.current?.scrollIntoView?.({ block: "nearest" });
+    // Keep the newest line in view (within the log's own scroll box, not the page).
+    if (logBox.current) logBox.current.scrollTop = logBox.current.scrollHeight;
   }, [log.length]);
   if (run.isPending) return <Loading what="the run" />;
   if (run.error) return <ErrorBox error={run.error} title="Cannot load the run" />;
@@ -196,13 +197,12 @@ export function RunPage() {
       {log.length > 0 ? (
         <section aria-labelledby="log-h">
           <h2 id="log-h">Live log</h2>
-          <ol className="log" aria-label="Live log" tabIndex={0}>
+          <ol className="log" aria-label="Live log" tabIndex={0} ref={logBox}>
             {log.map((e) => (
               <li key={e.sequence}>
                 <time>{new Date(e.at).toLocaleTimeString()}</time> {describe(e)}
               </li>
             ))}
-            <li ref={logEnd} aria-hidden="true" />
           </ol>
         </section>
       ) : null}
