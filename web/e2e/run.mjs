@@ -13,6 +13,8 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 
 const base = process.env.SDODS_URL;
+const target = process.env.SDODS_E2E_TARGET;
+if (!target) throw new Error("SDODS_E2E_TARGET is not set");
 if (!base) throw new Error("SDODS_URL is not set");
 const executablePath = process.env.SDODS_CHROMIUM || "/usr/bin/chromium";
 const shots = process.env.SDODS_UI_SCREENSHOTS;
@@ -175,6 +177,43 @@ try {
   await shot(page, "runs");
   await page.goto(base + "/runs?project=shop&status=failed");
   await page.getByText("No run matches.").waitFor();
+
+  // 4b. A visual check: an environment pointing at the test's application, a first run whose
+  // capture becomes the baseline, the page changed, a second run that fails the check, accepted.
+  step = "visual check";
+  await page.goto(base + "/projects/shop/environments");
+  await page.getByLabel("Environment name").fill("local");
+  await page.getByLabel("Base URL").fill(target);
+  await page.getByRole("button", { name: "Create environment" }).click();
+  await page.getByRole("heading", { name: "local", level: 3 }).waitFor();
+  await axe(page, "environments");
+  await page.goto(base + "/projects/shop/features/ui/look.feature?new=1");
+  await editor.click();
+  await page.keyboard.press("ControlOrMeta+a");
+  await page.keyboard.insertText(
+    ["Feature: Look", "  Scenario: Checkout looks right", "    Given the viewport is 640x400", '    When I open "/"', '    Then the page matches the baseline "checkout"', ""].join("\n"),
+  );
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByText(/^Saved at/).waitFor();
+  const visualRun = async (want) => {
+    await page.goto(base + "/projects/shop/run?path=ui/look.feature");
+    await page.getByLabel("Environment").selectOption("local");
+    await page.getByRole("button", { name: "Start run" }).click();
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    await page.locator(`[data-testid="run-status"] .status-${want}`).waitFor({ timeout: 90_000 });
+  };
+  await visualRun("passed");
+  await page.getByRole("heading", { name: "Visual checks" }).waitFor();
+  await fetch(target + "/flip", { method: "POST" });
+  await visualRun("failed");
+  await page.getByRole("img", { name: "Difference of checkout" }).waitFor();
+  check(await page.getByRole("img", { name: "Baseline of checkout" }).isVisible(), "the baseline is shown beside the capture");
+  await axe(page, "run with a failed visual check");
+  await shot(page, "visual-check");
+  await page.getByRole("button", { name: "Accept checkout" }).click();
+  await page.getByText(/^Accepted/).waitFor();
+  await page.locator(".visual .status-accepted").waitFor();
+  await visualRun("passed");
 
   // 5. An API token, created in the UI, shown once, used from outside the browser, revoked.
   step = "token";

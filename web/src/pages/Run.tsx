@@ -67,8 +67,10 @@ function useLiveRun(runId: string, active: boolean) {
                 setLive("ended");
                 void qc.invalidateQueries({ queryKey: ["run", runId] });
                 void qc.invalidateQueries({ queryKey: ["runs"] });
+                void qc.invalidateQueries({ queryKey: ["baselines", runId] });
                 ctrl.abort();
               } else {
+                if (data.type === "visual_check") void qc.invalidateQueries({ queryKey: ["baselines", runId] });
                 refresh();
               }
             },
