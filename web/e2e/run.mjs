@@ -215,6 +215,19 @@ try {
   await page.locator(".visual .status-accepted").waitFor();
   await visualRun("passed");
 
+  // Settings and lint: the rules with toggles; switching one off is saved.
+  step = "settings";
+  await page.goto(base + "/projects/shop/settings");
+  const rule = page.getByRole("checkbox", { name: /trailing-whitespace/ });
+  await rule.waitFor();
+  await rule.uncheck();
+  await page.getByRole("button", { name: "Save settings" }).click();
+  await page.getByText("Saved.").waitFor();
+  await page.reload();
+  await page.getByRole("checkbox", { name: /trailing-whitespace/ }).waitFor();
+  check(!(await page.getByRole("checkbox", { name: /trailing-whitespace/ }).isChecked()), "a switched-off lint rule stays off");
+  await axe(page, "settings and lint");
+
   // 5. An API token, created in the UI, shown once, used from outside the browser, revoked.
   step = "token";
   await page.getByRole("link", { name: "Account" }).click();
@@ -275,6 +288,11 @@ try {
   await page.goto(base + "/projects/shop/environments");
   await page.getByRole("heading", { name: "Environments" }).waitFor();
   check((await page.getByRole("button", { name: "Create environment" }).count()) === 0, "a viewer has no Create environment");
+  await page.goto(base + "/projects/shop/settings");
+  await page.getByRole("checkbox", { name: /trailing-whitespace/ }).waitFor();
+  check((await page.getByRole("button", { name: "Save settings" }).count()) === 0, "a viewer has no Save settings");
+  await page.goto(base + "/runs/" + runId);
+  await page.getByRole("link", { name: "Pays" }).waitFor();
   await axe(page, "environments (viewer)");
   await page.goto(base + "/runs/" + runId);
   await page.getByRole("link", { name: "Pays" }).waitFor();

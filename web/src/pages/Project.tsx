@@ -7,6 +7,7 @@ import { useWorkspaces } from "./Home";
 import { FeaturesTab } from "./Features";
 import { EnvironmentsTab, DatasetsTab, IntegrationsTab } from "./ProjectSettings";
 import { StartRun } from "./Runs";
+import { SettingsTab } from "./Settings";
 
 export function useProject(slug: string) {
   return useQuery({ queryKey: ["project", slug], queryFn: () => unwrap(api.GET("/api/projects/{slug}", { params: { path: { slug } } })), enabled: slug !== "" });
@@ -45,6 +46,7 @@ export function ProjectPage() {
         <NavLink to={base + "/environments"}>Environments</NavLink>
         <NavLink to={base + "/datasets"}>Datasets</NavLink>
         <NavLink to={base + "/integrations"}>Integrations</NavLink>
+        <NavLink to={base + "/settings"}>Settings and lint</NavLink>
       </nav>
       <Routes>
         <Route index element={<FeaturesTab slug={slug} writable={writable} />} />
@@ -53,6 +55,7 @@ export function ProjectPage() {
         <Route path="environments" element={<EnvironmentsTab slug={slug} writable={writable} />} />
         <Route path="datasets" element={<DatasetsTab slug={slug} writable={writable} />} />
         <Route path="integrations" element={<IntegrationsTab slug={slug} writable={writable} />} />
+        <Route path="settings" element={<SettingsTab slug={slug} writable={writable} />} />
       </Routes>
     </div>
   );
