@@ -228,6 +228,43 @@ try {
   check(!(await page.getByRole("checkbox", { name: /trailing-whitespace/ }).isChecked()), "a switched-off lint rule stays off");
   await axe(page, "settings and lint");
 
+  // A dataset uploaded as a CSV file and previewed.
+  step = "dataset";
+  await page.goto(base + "/projects/shop/datasets");
+  await page.getByLabel("CSV or JSON file").setInputFiles({ name: "cards.csv", mimeType: "text/csv", buffer: Buffer.from("card,amount\n4111,10\n5500,20\n") });
+  await page.getByRole("button", { name: "Upload dataset" }).click();
+  await page.getByRole("button", { name: "cards" }).click();
+  await page.getByRole("cell", { name: "5500" }).waitFor();
+  check((await page.getByRole("columnheader", { name: "amount" }).count()) === 1, "the preview has the file's columns");
+  await axe(page, "datasets");
+
+  // Keyboard and a 1024-pixel-wide window: the first Tab reaches the skip link, nothing overflows.
+  step = "keyboard and width";
+  await page.setViewportSize({ width: 1024, height: 768 });
+  for (const p of ["/", "/runs", "/projects/shop/features/checkout/pay.feature", "/runs/" + runId, "/account"]) {
+    await page.goto(base + p);
+    await page.locator("h1").first().waitFor();
+    await page.waitForLoadState("networkidle").catch(() => {});
+    // Focus is on the page's heading (a screen reader announces the new page), Tab goes on into it.
+    const onHeading = await page.evaluate(() => document.activeElement?.tagName === "H1");
+    check(onHeading, `${p} moves focus to its heading`);
+    await page.keyboard.press("Tab");
+    const next = await page.evaluate(() => !!document.activeElement?.closest("main") && document.activeElement?.tagName !== "H1");
+    check(next, `Tab from the heading of ${p} reaches the page's first control`);
+    // From the top of the document the first Tab reaches the skip link.
+    await page.evaluate(() => {
+      document.body.tabIndex = -1;
+      document.body.focus();
+      document.body.removeAttribute("tabindex");
+    });
+    await page.keyboard.press("Tab");
+    const focused = await page.evaluate(() => document.activeElement?.textContent ?? "");
+    check(focused.trim() === "Skip to content", `the first Tab on ${p} reaches the skip link, not ${focused.slice(0, 40)}`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(overflow <= 0, `${p} fits a 1024-pixel-wide window (overflows by ${overflow}px)`);
+  }
+  await page.setViewportSize({ width: 1280, height: 860 });
+
   // 5. An API token, created in the UI, shown once, used from outside the browser, revoked.
   step = "token";
   await page.getByRole("link", { name: "Account" }).click();

@@ -72,7 +72,7 @@ function Shell() {
           </button>
         </span>
       </header>
-      <main id="main">
+      <main id="main" tabIndex={-1}>
         <Routes>
           <Route path="/" element={<HomePage />} />
           <Route path="/signin" element={<Navigate to="/" replace />} />
