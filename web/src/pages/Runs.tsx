@@ -6,15 +6,27 @@ import { ErrorBox, Field, Loading, PageTitle, StatusBadge, formatDuration, forma
 
 const statuses = ["queued", "running", "passed", "failed", "errored", "cancelled", "timed_out"] as const;
 const triggers = ["api", "ui", "schedule", "process", "integration", "mcp", "agent"] as const;
-const filterNames = ["project", "status", "branch", "tag", "trigger", "since", "until"] as const;
+const filterNames = ["project", "branch", "tag", "trigger", "since", "until"] as const;
+type Status = (typeof statuses)[number];
+
+/**
+ * The statuses a view asks for: any of those chosen (status=a&status=b), or with statusNot=1 any
+ * but those (the complement, which the API's "any of" filter then answers).
+ */
+export function statusFilter(params: URLSearchParams): Status[] | undefined {
+  const chosen = params.getAll("status").filter((s): s is Status => (statuses as readonly string[]).includes(s));
+  if (chosen.length === 0) return undefined;
+  return params.get("statusNot") === "1" ? statuses.filter((s) => !chosen.includes(s)) : chosen;
+}
 
 /** Runs, newest first, with filters kept in the URL so that a view can be shared. */
 export function RunsPage() {
   const [params, setParams] = useSearchParams();
   const f = Object.fromEntries(filterNames.map((n) => [n, params.get(n) ?? ""])) as Record<(typeof filterNames)[number], string>;
   const cursor = params.get("cursor") ?? undefined;
+  const status = statusFilter(params);
   const runs = useQuery({
-    queryKey: ["runs", f, cursor],
+    queryKey: ["runs", f, status, cursor],
     queryFn: () =>
       unwrap(
         api.GET("/api/runs", {
@@ -23,7 +35,7 @@ export function RunsPage() {
               limit: 50,
               cursor,
               project: f.project || undefined,
-              status: (f.status || undefined) as never,
+              status,
               branch: f.branch || undefined,
               tag: f.tag || undefined,
               trigger: (f.trigger || undefined) as never,
@@ -36,10 +48,14 @@ export function RunsPage() {
     refetchInterval: (q) => (q.state.data?.items.some((r) => r.status === "queued" || r.status === "running") ? 3000 : false),
   });
   const [draft, setDraft] = useState(f);
+  const [chosen, setChosen] = useState<string[]>(params.getAll("status"));
+  const [not, setNot] = useState(params.get("statusNot") === "1");
   const apply = (e: FormEvent) => {
     e.preventDefault();
     const next = new URLSearchParams();
     for (const n of filterNames) if (draft[n]) next.set(n, draft[n]);
+    for (const s of chosen) next.append("status", s);
+    if (not && chosen.length) next.set("statusNot", "1");
     setParams(next);
   };
   return (
@@ -49,14 +65,18 @@ export function RunsPage() {
         <Field label="Project">
           <input value={draft.project} onChange={(e) => setDraft({ ...draft, project: e.target.value })} />
         </Field>
-        <Field label="Status">
-          <select value={draft.status} onChange={(e) => setDraft({ ...draft, status: e.target.value })}>
-            <option value="">any</option>
-            {statuses.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
+        <fieldset className="statuses">
+          <legend>Status</legend>
+          <select aria-label="Status is" value={not ? "not" : "any"} onChange={(e) => setNot(e.target.value === "not")}>
+            <option value="any">is any of</option>
+            <option value="not">is none of</option>
           </select>
-        </Field>
+          {statuses.map((s) => (
+            <label key={s}>
+              <input type="checkbox" checked={chosen.includes(s)} onChange={(e) => setChosen(e.target.checked ? [...chosen, s] : chosen.filter((x) => x !== s))} /> {s.replace("_", " ")}
+            </label>
+          ))}
+        </fieldset>
         <Field label="Branch">
           <input value={draft.branch} onChange={(e) => setDraft({ ...draft, branch: e.target.value })} />
         </Field>

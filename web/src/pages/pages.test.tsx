@@ -136,3 +136,12 @@ describe("visual baselines", () => {
     expect(screen.queryByRole("button", { name: /Accept/ })).toBeNull();
   });
 });
+
+describe("runs filter", () => {
+  it("reads OR and NOT over statuses from the URL", async () => {
+    const { statusFilter } = await import("./Runs");
+    expect(statusFilter(new URLSearchParams("status=failed&status=errored"))).toEqual(["failed", "errored"]);
+    expect(statusFilter(new URLSearchParams("status=passed&status=cancelled&statusNot=1"))).toEqual(["queued", "running", "failed", "errored", "timed_out"]);
+    expect(statusFilter(new URLSearchParams("status=bogus"))).toBeUndefined();
+  });
+});
