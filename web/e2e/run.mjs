@@ -243,6 +243,22 @@ try {
   check((await page.getByRole("columnheader", { name: "amount" }).count()) === 1, "the preview has the file's columns");
   await axe(page, "datasets");
 
+  // A process and a users-pool account.
+  step = "processes and pool";
+  await page.goto(base + "/projects/shop/processes");
+  await page.getByLabel("Process name").fill("pay-once");
+  await page.getByLabel("Steps").fill('Given I log "paying <amount>"');
+  await page.getByRole("button", { name: "Create process" }).click();
+  await page.getByRole("heading", { name: "pay-once", level: 3 }).waitFor();
+  await axe(page, "processes");
+  await page.goto(base + "/projects/shop/pool");
+  await page.getByLabel("Username", { exact: true }).fill("buyer1");
+  await page.getByLabel("Account password").fill("s3cret-buyer");
+  await page.getByRole("button", { name: "Add account" }).click();
+  await page.getByRole("cell", { name: "buyer1", exact: true }).waitFor();
+  check((await page.getByText("s3cret-buyer").count()) === 0, "the pool password is not shown");
+  await axe(page, "users pool");
+
   // Keyboard and a 1024-pixel-wide window: the first Tab reaches the skip link, nothing overflows.
   step = "keyboard and width";
   await page.setViewportSize({ width: 1024, height: 768 });
@@ -298,6 +314,8 @@ try {
   await page.getByLabel("Initial password").fill(viewer.password);
   await page.getByRole("button", { name: "Create user" }).click();
   await page.getByRole("cell", { name: viewer.email, exact: true }).waitFor();
+  await page.getByRole("button", { name: "Add to Default" }).waitFor();
+  await shot(page, "users");
   await page.goto(base + "/workspaces/demo-team");
   await page.getByRole("heading", { name: "Demo team" }).waitFor();
   await page.getByLabel("User").selectOption({ label: `${viewer.name} (${viewer.email})` });

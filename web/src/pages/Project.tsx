@@ -8,6 +8,7 @@ import { FeaturesTab } from "./Features";
 import { EnvironmentsTab, DatasetsTab, IntegrationsTab } from "./ProjectSettings";
 import { StartRun } from "./Runs";
 import { SettingsTab } from "./Settings";
+import { PoolTab, ProcessesTab } from "./Library";
 
 export function useProject(slug: string) {
   return useQuery({ queryKey: ["project", slug], queryFn: () => unwrap(api.GET("/api/projects/{slug}", { params: { path: { slug } } })), enabled: slug !== "" });
@@ -45,6 +46,8 @@ export function ProjectPage() {
         {writable ? <NavLink to={base + "/run"}>Start a run</NavLink> : null}
         <NavLink to={base + "/environments"}>Environments</NavLink>
         <NavLink to={base + "/datasets"}>Datasets</NavLink>
+        <NavLink to={base + "/processes"}>Processes</NavLink>
+        <NavLink to={base + "/pool"}>Users pool</NavLink>
         <NavLink to={base + "/integrations"}>Integrations</NavLink>
         <NavLink to={base + "/settings"}>Settings and lint</NavLink>
       </nav>
@@ -55,6 +58,8 @@ export function ProjectPage() {
         <Route path="environments" element={<EnvironmentsTab slug={slug} writable={writable} />} />
         <Route path="datasets" element={<DatasetsTab slug={slug} writable={writable} />} />
         <Route path="integrations" element={<IntegrationsTab slug={slug} writable={writable} />} />
+        <Route path="processes" element={<ProcessesTab slug={slug} writable={writable} />} />
+        <Route path="pool" element={<PoolTab slug={slug} writable={writable} />} />
         <Route path="settings" element={<SettingsTab slug={slug} writable={writable} />} />
       </Routes>
     </div>

@@ -3,6 +3,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "../api";
 import { useAuth } from "../auth";
 import { ErrorBox, Field, Loading, PageTitle, formatTime } from "../components/ui";
+import { OrgMembers } from "./Orgs";
 
 export function useUsers(enabled = true) {
   return useQuery({ queryKey: ["users"], queryFn: () => unwrap(api.GET("/api/users", { params: { query: { limit: 200 } } })), enabled });
@@ -108,6 +109,7 @@ export function UsersPage() {
           <button type="submit">Create user</button>
         </div>
       </form>
+      <OrgMembers />
     </div>
   );
 }
