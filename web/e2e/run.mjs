@@ -219,6 +219,14 @@ try {
   await page.getByText(/^Accepted/).waitFor();
   await page.locator(".visual .status-accepted").waitFor();
   await visualRun("passed");
+  // The scenario's history beside it: passed, failed, passed (newest first).
+  await page.getByRole("link", { name: "Checkout looks right" }).click();
+  const history = page.getByRole("table", { name: "Last results of this scenario" });
+  await history.locator("tbody tr").nth(2).waitFor();
+  const results = await history.locator("tbody tr td:nth-child(2)").allInnerTexts();
+  check(JSON.stringify(results) === JSON.stringify(["passed", "failed", "passed"]), "the history lists the three runs: " + JSON.stringify(results));
+  await axe(page, "scenario with history");
+  await shot(page, "scenario");
 
   // Settings and lint: the rules with toggles; switching one off is saved.
   step = "settings";

@@ -1,6 +1,7 @@
 import { Link, useParams } from "react-router-dom";
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../api";
+import { ScenarioHistory } from "./History";
 import { ErrorBox, Loading, PageTitle, StatusBadge, formatDuration } from "../components/ui";
 
 /** One scenario of a run: its steps with their errors, stacks, attachments and screenshots. */
@@ -83,6 +84,7 @@ export function ScenarioPage() {
           </li>
         ))}
       </ol>
+      <ScenarioHistory key={s.id} runId={runId} featurePath={s.featurePath} name={s.name} exampleRow={s.exampleRow} />
       {s.attachments.length ? (
         <section aria-labelledby="att-h">
           <h2 id="att-h">Attachments</h2>
