@@ -267,6 +267,16 @@ try {
   check((await page.getByText("s3cret-buyer").count()) === 0, "the pool password is not shown");
   await axe(page, "users pool");
 
+  // A webhook: saved, its secret not shown back.
+  step = "integrations";
+  await page.goto(base + "/projects/shop/integrations");
+  await page.getByLabel("Webhook URL").fill(target + "/hook");
+  await page.getByLabel("Signing secret").fill("hook-secret-value");
+  await page.getByRole("button", { name: "Save webhook" }).click();
+  await page.getByText("signed (secret set)").waitFor();
+  check((await page.getByText("hook-secret-value").count()) === 0, "the webhook secret is not shown");
+  await axe(page, "integrations");
+
   // Keyboard and a 1024-pixel-wide window: the first Tab reaches the skip link, nothing overflows.
   step = "keyboard and width";
   await page.setViewportSize({ width: 1024, height: 768 });

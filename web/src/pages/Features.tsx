@@ -10,9 +10,9 @@ type FeatureSummary = Schema<"FeatureSummary">;
 
 const template = `Feature: A new feature
 
-  Scenario: The home page answers
-    When I send a GET request to "https://example.com/"
-    Then the response status should be 200
+  # Steps are completed as you type: after "When ", try "I send a" or "I open".
+  Scenario: A first scenario
+    Given I log "hello from sdods"
 `;
 
 /** Features of the project by module (folder), and the editor of the one selected. */

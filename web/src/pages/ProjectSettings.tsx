@@ -240,6 +240,11 @@ export function IntegrationsTab({ slug, writable }: { slug: string; writable: bo
               {i.git.directory ? " · folder " + i.git.directory : ""}
             </p>
           ) : null}
+          {i.webhook ? (
+            <p>
+              {i.webhook.url} · {i.webhook.events.join(", ")} · {i.webhook.hasSecret ? "signed (secret set)" : "unsigned"}
+            </p>
+          ) : null}
           {i.lastTest ? <p>Last test: {i.lastTest.ok ? "ok" : "failed: " + (i.lastTest.error ?? "")} ({formatTime(i.lastTest.checkedAt)})</p> : null}
           {i.lastSync ? (
             <p>
@@ -289,6 +294,61 @@ export function IntegrationsTab({ slug, writable }: { slug: string; writable: bo
           <button type="submit">Save Git integration</button>
         </form>
       ) : null}
+      {writable ? <WebhookForm slug={slug} onSaved={() => qc.invalidateQueries({ queryKey: ["integrations", slug] })} /> : null}
     </section>
+  );
+}
+
+const webhookEvents = ["run.finished", "run.passed", "run.failed", "run.errored", "run.cancelled", "run.timed_out"] as const;
+type WebhookEvent = (typeof webhookEvents)[number];
+
+/** A webhook called when runs end; its HMAC secret is write-only. */
+function WebhookForm({ slug, onSaved }: { slug: string; onSaved: () => void }) {
+  const [url, setUrl] = useState("");
+  const [events, setEvents] = useState<WebhookEvent[]>(["run.failed"]);
+  const [secret, setSecret] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState("");
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    setDone("");
+    try {
+      await unwrap(
+        api.PUT("/api/projects/{slug}/integrations/{kind}", {
+          params: { path: { slug, kind: "webhook" } },
+          body: { enabled: true, webhook: { url, events, secret: secret || undefined } },
+        }),
+      );
+      setSecret("");
+      setDone("Saved.");
+      onSaved();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <form onSubmit={save} aria-label="Webhook" className="inline-form">
+      <h3>Webhook</h3>
+      <Field label="Webhook URL">
+        <input type="url" required value={url} onChange={(e) => setUrl(e.target.value)} />
+      </Field>
+      <fieldset>
+        <legend>Events</legend>
+        {webhookEvents.map((ev) => (
+          <label key={ev}>
+            <input type="checkbox" checked={events.includes(ev)} onChange={(e) => setEvents(e.target.checked ? [...events, ev] : events.filter((x) => x !== ev))} /> {ev}{" "}
+          </label>
+        ))}
+      </fieldset>
+      <Field label="Signing secret" hint="Signs deliveries (X-Sdods-Signature); empty keeps the stored one.">
+        <input type="password" value={secret} onChange={(e) => setSecret(e.target.value)} autoComplete="new-password" />
+      </Field>
+      <ErrorBox error={error} title="Webhook not saved" />
+      <button type="submit" disabled={events.length === 0}>
+        Save webhook
+      </button>{" "}
+      <span role="status">{done}</span>
+    </form>
   );
 }
