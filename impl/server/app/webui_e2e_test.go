@@ -71,7 +71,7 @@ func TestWebUIEndToEnd(t *testing.T) {
 	}
 }
 
-func findChromium(t *testing.T) string {
+func findChromium(t testing.TB) string {
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -83,7 +83,7 @@ func findChromium(t *testing.T) string {
 
 // ensureWebModules installs web/'s packages from its lock file when they are missing (make test
 // does it first; this keeps go test ./impl/server/app working alone).
-func ensureWebModules(t *testing.T) {
+func ensureWebModules(t testing.TB) {
 	if _, err := os.Stat(filepath.Join(webDir, "node_modules", "playwright-core")); err == nil {
 		return
 	}
