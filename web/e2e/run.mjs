@@ -267,6 +267,36 @@ try {
   check((await page.getByText("s3cret-buyer").count()) === 0, "the pool password is not shown");
   await axe(page, "users pool");
 
+  // A feature recorded from a HAR file, reviewed in the editor, then saved.
+  step = "record";
+  await page.goto(base + "/projects/shop");
+  const har = {
+    log: {
+      version: "1.2",
+      creator: { name: "e2e", version: "1" },
+      entries: [
+        {
+          startedDateTime: new Date().toISOString(),
+          time: 1,
+          request: { method: "GET", url: target + "/api/orders", httpVersion: "HTTP/1.1", headers: [], queryString: [], cookies: [], headersSize: -1, bodySize: 0 },
+          response: { status: 200, statusText: "OK", httpVersion: "HTTP/1.1", headers: [], cookies: [], content: { size: 11, mimeType: "application/json", text: '{"ok":true}' }, redirectURL: "", headersSize: -1, bodySize: 0 },
+          cache: {},
+          timings: { send: 0, wait: 1, receive: 0 },
+        },
+      ],
+    },
+  };
+  await page.getByLabel("Scenario name").fill("Checkout page answers");
+  await page.getByLabel("Save as").fill("recorded/checkout");
+  await page.getByLabel("HAR file or browser actions (JSON)").setInputFiles({ name: "checkout.har", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(har)) });
+  await page.getByRole("button", { name: "Record draft" }).click();
+  await page.getByRole("heading", { name: /recorded\/checkout\.feature/ }).waitFor();
+  await page.locator(".cm-content", { hasText: "GET" }).waitFor();
+  check((await page.locator(".cm-content").innerText()).includes("Checkout page answers"), "the draft is in the editor for review");
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByText(/^Saved at/).waitFor();
+  await page.getByRole("link", { name: "checkout.feature" }).waitFor();
+
   // A webhook: saved, its secret not shown back.
   step = "integrations";
   await page.goto(base + "/projects/shop/integrations");

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from "react";
-import { Link, useNavigate, useParams } from "react-router-dom";
+import { Link, useLocation, useNavigate, useParams } from "react-router-dom";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, ApiError, unwrap, type Schema } from "../api";
 import { ErrorBox, Field, Loading } from "../components/ui";
@@ -40,6 +40,7 @@ export function FeaturesTab({ slug, writable }: { slug: string; writable: boolea
         <ErrorBox error={features.error} title="Cannot list features" />
         {features.data ? <ModuleTree slug={slug} features={features.data} selected={selected} /> : null}
         {writable ? <NewFeature slug={slug} /> : null}
+        {writable ? <RecordFeature slug={slug} /> : null}
       </nav>
       <section className="pane" aria-label="Feature">
         {selected ? (
@@ -111,6 +112,68 @@ function NewFeature({ slug }: { slug: string }) {
   );
 }
 
+/**
+ * Records a feature from a HAR file (HTTP traffic) or a JSON list of browser actions: the server
+ * drafts Gherkin from the step library, which opens in the editor for review before it is saved.
+ */
+function RecordFeature({ slug }: { slug: string }) {
+  const navigate = useNavigate();
+  const [name, setName] = useState("");
+  const [path, setPath] = useState("");
+  const [file, setFile] = useState<File | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!file) return;
+    setBusy(true);
+    setError(null);
+    try {
+      let doc: unknown;
+      try {
+        doc = JSON.parse(await file.text());
+      } catch {
+        throw new Error(file.name + " is not JSON: choose a HAR file or a JSON list of browser actions");
+      }
+      const isActions = Array.isArray(doc);
+      let p = path.trim().replace(/^\/+/, "");
+      if (!p.endsWith(".feature")) p += ".feature";
+      const r = await unwrap(
+        api.POST("/api/projects/{slug}/record", {
+          params: { path: { slug } },
+          body: isActions
+            ? { format: "actions", name, actions: doc as never, path: p, save: false }
+            : { format: "har", name, har: doc as Record<string, unknown>, path: p, save: false },
+        }),
+      );
+      navigate(`/projects/${slug}/features/${p}?new=1`, { state: { draft: r.content } });
+      setFile(null);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit} aria-label="Record a feature" className="inline-form">
+      <h3>Record a feature</h3>
+      <Field label="Scenario name">
+        <input required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
+      </Field>
+      <Field label="Save as" hint="e.g. recorded/login.feature; reviewed in the editor before saving.">
+        <input required maxLength={1024} value={path} onChange={(e) => setPath(e.target.value)} />
+      </Field>
+      <Field label="HAR file or browser actions (JSON)">
+        <input type="file" accept=".har,.json,application/json" onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+      </Field>
+      <ErrorBox error={error} title="Cannot record" />
+      <button type="submit" disabled={!file || busy}>
+        {busy ? "Recording…" : "Record draft"}
+      </button>
+    </form>
+  );
+}
+
 type Conflict = { theirs: string; theirsEtag: string };
 
 function FeaturePane({ slug, path, writable }: { slug: string; path: string; writable: boolean }) {
@@ -150,14 +213,16 @@ function FeaturePane({ slug, path, writable }: { slug: string; path: string; wri
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [busy, setBusy] = useState(false);
   const loaded = useRef(false);
+  const location = useLocation();
+  const draft = (location.state as { draft?: string } | null)?.draft;
 
   useEffect(() => {
     if (loaded.current || feature.isPending || feature.error) return;
     loaded.current = true;
-    setContent(feature.data ? feature.data.content : template);
+    setContent(feature.data ? feature.data.content : (draft ?? template));
     setEtag(feature.data?.etag);
     setRevision("loaded");
-  }, [feature.isPending, feature.error, feature.data]);
+  }, [feature.isPending, feature.error, feature.data, draft]);
 
   const stepsRef = useRef<Step[]>([]);
   stepsRef.current = steps.data ?? [];
