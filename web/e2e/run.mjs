@@ -214,6 +214,7 @@ try {
   await page.getByRole("img", { name: "Difference of checkout" }).waitFor();
   check(await page.getByRole("img", { name: "Baseline of checkout" }).isVisible(), "the baseline is shown beside the capture");
   await axe(page, "run with a failed visual check");
+  await page.getByRole("heading", { name: "Visual checks" }).scrollIntoViewIfNeeded();
   await shot(page, "visual-check");
   await page.getByRole("button", { name: "Accept checkout" }).click();
   await page.getByText(/^Accepted/).waitFor();

@@ -196,6 +196,7 @@ export function RunPage() {
           ))}
         </ul>
       </section>
+      <Baselines runId={r.id} writable={access.writable} />
       {log.length > 0 ? (
         <section aria-labelledby="log-h">
           <h2 id="log-h">Live log</h2>
@@ -208,7 +209,6 @@ export function RunPage() {
           </ol>
         </section>
       ) : null}
-      <Baselines runId={r.id} writable={access.writable} />
     </div>
   );
 }
