@@ -57,6 +57,9 @@ func TestWebUIServing(t *testing.T) {
 			t.Errorf("GET %s: %d %s", p, status, b)
 		}
 	}
+	if status, b, h := s.Do(t, http.MethodHead, "/", "", nil); status != http.StatusOK || len(b) != 0 || h.Get("Content-Security-Policy") != webui.CSP {
+		t.Errorf("HEAD /: %d, %d bytes", status, len(b))
+	}
 	// A method other than GET on a client route is still the API's answer, not the page.
 	if status, _, _ := s.Do(t, http.MethodPost, "/runs", "application/json", []byte("{}")); status == http.StatusOK {
 		t.Errorf("POST /runs: %d", status)

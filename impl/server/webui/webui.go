@@ -81,13 +81,17 @@ func setPageHeaders(h http.Header) {
 var reserved = []string{"/api/", "/mcp", "/reports/", "/trace"}
 
 // owns reports whether a request is the web UI's: a GET or HEAD outside the reserved prefixes,
-// other than / itself (which the API document describes as getWebUi and the API serves).
+// other than GET / itself (which the API document describes as getWebUi and the API serves; the
+// document has no HEAD, so HEAD / is answered here).
 func owns(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
 	p := r.URL.Path
-	if p == "/" || p == "/api" {
+	if p == "/" {
+		return r.Method == http.MethodHead
+	}
+	if p == "/api" {
 		return false
 	}
 	for _, pre := range reserved {
