@@ -145,3 +145,39 @@ describe("runs filter", () => {
     expect(statusFilter(new URLSearchParams("status=bogus"))).toBeUndefined();
   });
 });
+
+describe("API tokens", () => {
+  it("shows a new token once, with its scopes and expiry sent", async () => {
+    const { AccountPage } = await import("./Account");
+    const { AuthProvider } = await import("../auth");
+    let created: { name: string; scopes: string[]; expiresAt?: string } | null = null;
+    const secret = "amx_" + "a".repeat(43);
+    answer(async (req) => {
+      const p = new URL(req.url).pathname;
+      if (p === "/api/tokens" && req.method === "POST") {
+        created = await req.json();
+        return json({ id: "t1", name: "ci", scopes: created!.scopes, prefix: "amx_aaaaaaaa", createdAt: "2026-01-01T00:00:00Z", expiresAt: created!.expiresAt, token: secret }, 201);
+      }
+      if (p === "/api/tokens")
+        return json({ items: created ? [{ id: "t1", name: "ci", scopes: ["runs:read"], prefix: "amx_aaaaaaaa", createdAt: "2026-01-01T00:00:00Z" }] : [], nextCursor: null });
+      return json({ items: [], nextCursor: null });
+    });
+    wrap(
+      <AuthProvider me={{ user: user as never, authMethod: "session", csrfToken: "c" }}>
+        <AccountPage />
+      </AuthProvider>,
+    );
+    const u = userEvent.setup();
+    await u.type(await screen.findByLabelText("Token name"), "ci");
+    await u.click(screen.getByRole("checkbox", { name: "runs:write" }));
+    await u.type(screen.getByLabelText("Expires on"), "2030-01-31");
+    await u.click(screen.getByRole("button", { name: "Create token" }));
+    expect(await screen.findByTestId("new-token")).toHaveTextContent(secret);
+    expect(screen.getByRole("button", { name: "Copy token" })).toBeInTheDocument();
+    expect(created).toMatchObject({ name: "ci", scopes: ["runs:read", "runs:write"] });
+    expect(created!.expiresAt?.startsWith("2030-01-3")).toBe(true);
+    // Listed afterwards by prefix only.
+    expect(await screen.findByRole("button", { name: "Revoke token ci" })).toBeInTheDocument();
+    expect(screen.getAllByText(secret)).toHaveLength(1);
+  });
+});
