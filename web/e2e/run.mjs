@@ -209,6 +209,7 @@ try {
   };
   await visualRun("passed");
   await page.getByRole("heading", { name: "Visual checks" }).waitFor();
+  check((await page.getByRole("img", { name: "Screenshot visual-checkout.png" }).count()) === 1, "the live log shows the capture");
   await fetch(target + "/flip", { method: "POST" });
   await visualRun("failed");
   await page.getByRole("img", { name: "Difference of checkout" }).waitFor();

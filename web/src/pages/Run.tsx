@@ -204,6 +204,11 @@ export function RunPage() {
             {log.map((e) => (
               <li key={e.sequence}>
                 <time>{new Date(e.at).toLocaleTimeString()}</time> {describe(e)}
+                {e.type === "attachment" && e.artifactId && /\.(png|jpe?g|webp|gif)$/i.test(e.name ?? "") ? (
+                  <a href={"/api/artifacts/" + e.artifactId}>
+                    <img className="thumb" src={"/api/artifacts/" + e.artifactId} alt={"Screenshot " + (e.name ?? "")} loading="lazy" />
+                  </a>
+                ) : null}
               </li>
             ))}
           </ol>
