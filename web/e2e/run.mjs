@@ -137,7 +137,7 @@ try {
     "Feature: Payment",
     "",
     "  Scenario: Pays",
-    "    Given I wait 2 seconds",
+    "    Given I wait 3 seconds",
     "    When I log \"paying now\"",
     "    Then I log \"paid\"",
     "",
@@ -168,7 +168,7 @@ try {
   check((await page.getByRole("link", { name: "HTML report" }).getAttribute("href")) === `/reports/${runId}/`, "the HTML report is linked");
   await page.getByRole("link", { name: "Pays" }).click();
   await page.getByRole("heading", { name: "Pays", level: 1 }).waitFor();
-  check(await page.getByText("I wait 2 seconds").isVisible(), "the scenario's steps are shown");
+  check(await page.getByText("I wait 3 seconds").isVisible(), "the scenario's steps are shown");
   await axe(page, "scenario");
   await page.goto(base + "/runs?project=shop&status=passed");
   await page.getByRole("link", { name: runId.slice(0, 8) }).waitFor();
