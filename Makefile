@@ -6,7 +6,7 @@ GO122 ?= go1.22.12
 BIN := .bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: deps run token test test-go s3-test-server test-engine test-ts build generate check-generated lint tools clean help
+.PHONY: deps run token test test-go s3-test-server test-engine test-ts test-web webui check-webui ui-screenshots build generate check-generated lint tools clean help
 
 # Each runtime of another language (runtimes/<language>/) brings its own targets in runtime.mk and
 # names them here: RUNTIME_TESTS (its unit tests, run by make test) and RUNTIME_CONFORMANCE (the
@@ -32,7 +32,7 @@ run: ## start the test automation server on the local (or a private) PostgreSQL 
 token: ## create an API token in the database make run uses: make token ARGS="--user EMAIL --scopes runs:read --name ci"
 	@DATABASE_URL="$$(bash scripts/devdb.sh)" $(GO) run ./cmd/sdods token create $(ARGS)
 
-test: deps test-go test-engine test-ts $(RUNTIME_TESTS) ## run every test
+test: deps test-web test-go test-engine test-ts $(RUNTIME_TESTS) ## run every test
 
 deps: ## install what the tests need from the system's packages (Chromium for browser steps, wrk for the rule server's drain test and benchmark) where missing
 	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
@@ -44,7 +44,7 @@ deps: ## install what the tests need from the system's packages (Chromium for br
 	    echo "installing wrk"; (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }) >/dev/null; \
 	  else echo "wrk is missing: install it (Debian: sudo apt-get install wrk)"; exit 1; fi; fi
 
-test-go: $(JSONLOGIC_JS)/node_modules $(MCP_NPM)/node_modules $(VERSITYGW) ## root module tests against the real PostgreSQL (and a real S3 server)
+test-go: $(JSONLOGIC_JS)/node_modules $(MCP_NPM)/node_modules web/node_modules $(VERSITYGW) ## root module tests against the real PostgreSQL (and a real S3 server)
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
 	 SDODS_TEST_VERSITYGW="$(abspath $(VERSITYGW))" \
 	 SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" $(GO) test -count=1 -timeout 25m ./...
@@ -73,6 +73,30 @@ test-engine: ## engine module: standard library only, tested with Go 1.22 and th
 	  || { echo "engine/ must depend on nothing but the standard library; go list -m all says:"; echo "$$deps"; exit 1; }
 	cd engine && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd engine && GOTOOLCHAIN=$(GO122) GOFLAGS=-buildvcs=false $(GO) test -count=1 ./...
+
+# The web UI (web/, React + Vite). Its production build is committed under impl/server/webui/dist and
+# embedded in sdods, so make run needs no Node; make webui rebuilds it after a change to web/ and
+# check-webui fails when the committed build is not what web/ builds. Its end-to-end test
+# (TestWebUIEndToEnd, web/e2e/run.mjs) runs in test-go against a real server and the system Chromium.
+web/node_modules: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+webui: web/node_modules ## rebuild the web UI into impl/server/webui/dist (commit it)
+	cd web && npm run --silent build
+
+check-webui: web/node_modules ## fail when impl/server/webui/dist is not the build of web/
+	@out="$$(mktemp -d)"; trap 'rm -rf "$$out"' EXIT; \
+	 (cd web && SDODS_WEBUI_OUT="$$out" npx vite build --logLevel error) && \
+	 diff -r "$$out" impl/server/webui/dist >/dev/null || { echo "impl/server/webui/dist is out of date: run make webui and commit it"; exit 1; }
+
+test-web: web/node_modules check-webui ## type-check the web UI, its component tests (Vitest), the build drift check
+	cd web && npm run --silent typecheck && npx vitest run
+
+ui-screenshots: web/node_modules ## refresh docs/ui/*.png from the end-to-end test's walk through the UI
+	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
+	 SDODS_UI_SCREENSHOTS="$(abspath docs/ui)" SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" \
+	 $(GO) test -count=1 -run 'TestWebUIEndToEnd$$' ./impl/server/app
 
 test-ts: clients/ts/node_modules ## type-check the TypeScript client
 	cd clients/ts && npm run --silent typecheck

@@ -33,6 +33,7 @@ import (
 	"github.com/sdods/sdods/impl/server/schedules"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/server/webui"
 )
 
 // Version is the server's version, set at build time with -ldflags "-X …/impl/server/app.Version=…".
@@ -241,12 +242,12 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 		return nil, err
 	}
 	mcpSrv.SetDispatch(h) // a tool call is a request through the whole pipeline
-	return h, nil
+	return webui.Wrap(h), nil
 }
 
 // Print tells a person what happened at start and what to do next: the database used or created,
 // the migrations applied, whether setup is still needed and the exact command that does it, and
-// where the API answers. It promises no web page: the web UI is not built yet.
+// where the web UI and the API answer.
 func (s Startup) Print(w io.Writer, baseURL string) {
 	fmt.Fprintf(w, "sdods %s\n", Version)
 	state := "existing"
@@ -260,13 +261,18 @@ func (s Startup) Print(w io.Writer, baseURL string) {
 		fmt.Fprintf(w, "migrations: up to date (version %d)\n", s.MigratedTo)
 	}
 	if s.SetupRequired {
-		fmt.Fprintf(w, "setup:      needed; create the first administrator with\n")
+		fmt.Fprintf(w, "setup:      needed; create the first administrator in the web UI, or with\n")
 		fmt.Fprintf(w, "  curl -X POST %s/api/auth/setup -H 'Content-Type: application/json' \\\n", baseURL)
 		fmt.Fprintf(w, "    -d '{\"email\":\"admin@example.com\",\"password\":\"choose a long password\",\"displayName\":\"Admin\"}'\n")
 	} else {
 		fmt.Fprintf(w, "setup:      done (an administrator exists)\n")
 	}
-	fmt.Fprintf(w, "API:        %s/api (health: %s/api/health); there is no web UI yet\n", baseURL, baseURL)
+	if s.SetupRequired {
+		fmt.Fprintf(w, "web UI:     %s/ (open it in a browser to create the first administrator)\n", baseURL)
+	} else {
+		fmt.Fprintf(w, "web UI:     %s/\n", baseURL)
+	}
+	fmt.Fprintf(w, "API:        %s/api (health: %s/api/health)\n", baseURL, baseURL)
 }
 
 // redactURL returns a database URL without its password.

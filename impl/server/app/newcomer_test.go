@@ -110,7 +110,7 @@ func serveUntilReady(t *testing.T, bin string, args ...string) (string, func()) 
 
 // TestNewcomerStart is issue 18 items 13, 15 and 17 as a newcomer meets them: sdods serve says
 // what it did (database created or found, migrations applied, setup needed and the command that
-// does it) and promises no web page; help works for the command and its subcommands; the token
+// does it) and where the web UI is; help works for the command and its subcommands; the token
 // command reaches the database it is given without migrating it; bad configuration from the
 // environment stops the start.
 func TestNewcomerStart(t *testing.T) {
@@ -122,7 +122,8 @@ func TestNewcomerStart(t *testing.T) {
 
 	out, stop := serveUntilReady(t, bin, args...)
 	for _, want := range []string{"(created now)", "migrations: applied 0 → ", "setup:      needed",
-		"curl -X POST " + base + "/api/auth/setup -H 'Content-Type: application/json'", "API:        " + base + "/api (health: " + base + "/api/health); there is no web UI yet"} {
+		"curl -X POST " + base + "/api/auth/setup -H 'Content-Type: application/json'", "web UI:     " + base + "/ (open it in a browser to create the first administrator)",
+		"API:        " + base + "/api (health: " + base + "/api/health)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("first start: %q missing from\n%s", want, out)
 		}
