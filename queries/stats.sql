@@ -81,7 +81,7 @@ SELECT (SELECT count(*) FROM rr)::bigint AS runs,
 WITH res AS (
     SELECT r.project_id, p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.attempts,
            coalesce(rs.duration_ms, 0) AS duration_ms, coalesce(r.started_at, r.created_at) AS at, r.id AS run_id,
-           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals
+           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals, rs.position
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
@@ -96,7 +96,7 @@ WITH res AS (
       AND (sqlc.narg('max_failed_share')::float8 IS NULL
            OR coalesce((r.counts->>'failed')::float8 / nullif((r.counts->>'total')::float8, 0), 0) <= sqlc.narg('max_failed_share')::float8)
 ), seq AS (
-    SELECT res.*, lag(ok) OVER (PARTITION BY project_id, identity ORDER BY at, run_id) AS prev FROM res
+    SELECT res.*, lag(ok) OVER (PARTITION BY project_id, identity ORDER BY at, run_id, position) AS prev FROM res
 ), flagged AS (
     SELECT seq.*, (prev IS NOT NULL AND prev <> ok) AS flip, (ok = 1 AND attempts > 1) AS retry_pass FROM seq
 ), agg AS (
@@ -164,16 +164,90 @@ LEFT JOIN LATERAL (
 ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN page.sort_value END DESC,
          CASE WHEN NOT sqlc.arg('descending')::boolean THEN page.sort_value END ASC, page.slug, page.feature_path, page.name, page.identity;
 
+-- name: StatsFlakyRollup :many
+-- StatsFlaky over the daily rollup (stats_scenario_days, stats_failure_days) for a window of whole
+-- UTC days [since_day, until_day) without branch, environment, trigger, tag or failed-share filters:
+-- the same figures, reading one row per identity and day. Days join where the last outcome of one
+-- differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
+-- result unless that first outcome was already one as a retry pass.
+WITH d AS (
+    SELECT s.*, p.slug, lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) AS prev_last
+    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND s.day >= sqlc.arg('since_day')::date AND s.day < sqlc.arg('until_day')::date AND s.n > 0
+), j AS (
+    SELECT d.*, (prev_last IS NOT NULL AND prev_last <> first_ok) AS boundary FROM d
+), agg AS (
+    SELECT project_id, identity, max(slug) AS slug,
+           (array_agg(feature_path ORDER BY day DESC))[1] AS feature_path,
+           (array_agg(name ORDER BY day DESC))[1] AS name,
+           (array_agg(example_row ORDER BY day DESC))[1] AS example_row,
+           (array_agg(last_run ORDER BY day DESC))[1] AS last_run_id,
+           sum(n)::float8 AS n,
+           sum(passed)::float8 AS passed,
+           sum(flips + boundary::int)::float8 AS flips,
+           sum(retry_passes)::float8 AS retry_passes,
+           sum(flaky_results + (boundary AND NOT first_retry)::int)::float8 AS flaky_results,
+           sum(lost_ms)::float8 AS lost,
+           min(least(first_flaky, CASE WHEN boundary THEN first_at END)) AS first_flaky,
+           max(greatest(last_flaky, CASE WHEN boundary THEN first_at END)) AS last_flaky,
+           sum(heals)::bigint AS heals
+    FROM j GROUP BY project_id, identity
+    HAVING sum(n) >= sqlc.arg('min_results')::int
+       AND (NOT sqlc.arg('flaky_only')::boolean OR sum(flaky_results + (boundary AND NOT first_retry)::int) > 0)
+), m AS (
+    SELECT agg.*,
+           (n - passed) / n AS failure_rate,
+           passed / n AS pass_rate,
+           CASE WHEN n > 1 THEN flips / (n - 1) ELSE 0 END AS flip_rate,
+           retry_passes / n AS retry_pass_rate,
+           flaky_results / n AS flaky_rate
+    FROM agg
+), v AS (
+    SELECT m.*, pass_rate * (1 - flip_rate) AS health, flip_rate * n AS volume,
+           CASE sqlc.arg('sort')::text
+               WHEN 'flipRate' THEN flip_rate WHEN 'retryPassRate' THEN retry_pass_rate WHEN 'failureRate' THEN failure_rate
+               WHEN 'passRate' THEN pass_rate WHEN 'health' THEN pass_rate * (1 - flip_rate) WHEN 'flakinessVolume' THEN flip_rate * n
+               WHEN 'durationLostMs' THEN lost WHEN 'results' THEN n WHEN 'lastFlakyAt' THEN coalesce(extract(epoch FROM last_flaky)::float8, 0)
+               ELSE flaky_rate END AS sort_value
+    FROM m
+), page AS (
+    SELECT * FROM v
+    ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN sort_value END DESC,
+             CASE WHEN NOT sqlc.arg('descending')::boolean THEN sort_value END ASC, slug, feature_path, name, identity
+    LIMIT sqlc.arg('row_limit') OFFSET sqlc.arg('row_offset')
+)
+SELECT page.project_id, page.identity::text AS identity, page.slug::text AS project, page.feature_path::text AS feature_path, page.name::text AS scenario,
+       coalesce(page.example_row, -1)::int AS example_row, page.last_run_id::uuid AS last_run_id,
+       page.n::bigint AS results, page.passed::bigint AS passed, page.flips::bigint AS flips, page.retry_passes::bigint AS retry_passes,
+       page.flaky_results::bigint AS flaky_results, page.flip_rate::float8 AS flip_rate, page.flaky_rate::float8 AS flaky_rate,
+       page.retry_pass_rate::float8 AS retry_pass_rate, page.failure_rate::float8 AS failure_rate, page.pass_rate::float8 AS pass_rate,
+       page.health::float8 AS health, page.volume::float8 AS volume, round(page.lost)::bigint AS duration_lost_ms,
+       coalesce(page.first_flaky, 'epoch')::timestamptz AS first_flaky_at, coalesce(page.last_flaky, 'epoch')::timestamptz AS last_flaky_at, page.heals::bigint AS heals,
+       coalesce(fs.step_keyword, '')::text AS step_keyword, coalesce(fs.step_text, '')::text AS step_text, coalesce(fs.c, 0)::bigint AS step_count,
+       coalesce(fl.locator, '')::text AS locator, coalesce(fl.c, 0)::bigint AS locator_count
+FROM page
+LEFT JOIN LATERAL (
+    SELECT f.step_keyword, f.step_text, sum(f.count) AS c FROM stats_failure_days f
+    WHERE f.project_id = page.project_id AND f.identity = page.identity
+      AND f.day >= sqlc.arg('since_day')::date AND f.day < sqlc.arg('until_day')::date AND (f.step_keyword <> '' OR f.step_text <> '')
+    GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 1) fs ON true
+LEFT JOIN LATERAL (
+    SELECT f.locator, sum(f.count) AS c FROM stats_failure_days f
+    WHERE f.project_id = page.project_id AND f.identity = page.identity
+      AND f.day >= sqlc.arg('since_day')::date AND f.day < sqlc.arg('until_day')::date AND f.locator IS NOT NULL
+    GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1) fl ON true
+ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN page.sort_value END DESC,
+         CASE WHEN NOT sqlc.arg('descending')::boolean THEN page.sort_value END ASC, page.slug, page.feature_path, page.name, page.identity;
+
 -- name: StatsHealByStrategy :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -181,20 +255,16 @@ WITH h AS (
   AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(sh.tags))
 )
 SELECT strategy::text AS strategy, count(*)::bigint AS count, avg(score)::float8 AS avg_score FROM h GROUP BY strategy ORDER BY 2 DESC, 1;
 
 -- name: StatsHealBySelector :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -202,20 +272,16 @@ WITH h AS (
   AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(sh.tags))
 )
 SELECT slug::text AS project, old_selector::text AS selector, count(*)::bigint AS count FROM h GROUP BY slug, old_selector ORDER BY 3 DESC, 1, 2 LIMIT 50;
 
 -- name: StatsHealByScenario :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -223,7 +289,7 @@ WITH h AS (
   AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(sh.tags))
 )
 SELECT identity::text AS identity, slug::text AS project, max(feature_path)::text AS feature_path, max(name)::text AS scenario,
        coalesce(max(example_row), -1)::int AS example_row, count(*)::bigint AS count
@@ -231,14 +297,10 @@ FROM h GROUP BY slug, identity ORDER BY 6 DESC, 2, 3, 4 LIMIT 50;
 
 -- name: StatsHealTop :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -246,7 +308,7 @@ WITH h AS (
   AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(sh.tags))
 )
 SELECT slug::text AS project, old_selector::text AS old_selector, new_selector::text AS new_selector, strategy::text AS strategy,
        count(*)::bigint AS count, avg(score)::float8 AS avg_score, max(at)::timestamptz AS last_seen_at

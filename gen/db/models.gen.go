@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type ApiToken struct {
@@ -286,6 +287,64 @@ type Session struct {
 	CreatedAt  time.Time
 	LastSeenAt time.Time
 	ExpiresAt  time.Time
+}
+
+type StatsFailureDay struct {
+	ProjectID   uuid.UUID
+	Day         pgtype.Date
+	Identity    string
+	Signature   string
+	StepKeyword string
+	StepText    string
+	Locator     *string
+	Count       int32
+	FirstAt     time.Time
+	LastAt      time.Time
+}
+
+type StatsHeal struct {
+	RunID       uuid.UUID
+	Identity    *string
+	FeaturePath string
+	Name        string
+	ExampleRow  *int32
+	Tags        []string
+	OldSelector interface{}
+	NewSelector interface{}
+	Strategy    interface{}
+	Score       interface{}
+}
+
+type StatsScenarioDay struct {
+	ProjectID    uuid.UUID
+	Day          pgtype.Date
+	Identity     string
+	FeaturePath  string
+	Name         string
+	ExampleRow   *int32
+	Total        int32
+	Passed       int32
+	Failed       int32
+	Undefined    int32
+	Skipped      int32
+	Pending      int32
+	RetryPasses  int32
+	N            int32
+	Flips        int32
+	FlakyResults int32
+	LostMs       float64
+	Heals        int64
+	FirstOk      *bool
+	FirstRetry   *bool
+	FirstAt      *time.Time
+	FirstRun     uuid.NullUUID
+	FirstPos     *int32
+	LastOk       *bool
+	LastAt       *time.Time
+	LastRun      uuid.NullUUID
+	LastPos      *int32
+	FirstFlaky   *time.Time
+	LastFlaky    *time.Time
 }
 
 type User struct {

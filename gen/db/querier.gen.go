@@ -205,6 +205,12 @@ type Querier interface {
 	// One row per scenario identity with at least min_results outcomes; every metric as docs/stats.md
 	// defines it. The failing step and locator are looked up for the page's rows only.
 	StatsFlaky(ctx context.Context, arg StatsFlakyParams) ([]StatsFlakyRow, error)
+	// StatsFlaky over the daily rollup (stats_scenario_days, stats_failure_days) for a window of whole
+	// UTC days [since_day, until_day) without branch, environment, trigger, tag or failed-share filters:
+	// the same figures, reading one row per identity and day. Days join where the last outcome of one
+	// differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
+	// result unless that first outcome was already one as a retry pass.
+	StatsFlakyRollup(ctx context.Context, arg StatsFlakyRollupParams) ([]StatsFlakyRollupRow, error)
 	StatsHealByScenario(ctx context.Context, arg StatsHealByScenarioParams) ([]StatsHealByScenarioRow, error)
 	StatsHealBySelector(ctx context.Context, arg StatsHealBySelectorParams) ([]StatsHealBySelectorRow, error)
 	StatsHealByStrategy(ctx context.Context, arg StatsHealByStrategyParams) ([]StatsHealByStrategyRow, error)

@@ -418,7 +418,7 @@ const statsFlaky = `-- name: StatsFlaky :many
 WITH res AS (
     SELECT r.project_id, p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.attempts,
            coalesce(rs.duration_ms, 0) AS duration_ms, coalesce(r.started_at, r.created_at) AS at, r.id AS run_id,
-           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals
+           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals, rs.position
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
     WHERE ($4::boolean OR p.workspace_id = ANY($5::uuid[]))
   AND ($6::uuid IS NULL OR p.workspace_id = $6::uuid)
@@ -433,9 +433,9 @@ WITH res AS (
       AND ($12::float8 IS NULL
            OR coalesce((r.counts->>'failed')::float8 / nullif((r.counts->>'total')::float8, 0), 0) <= $12::float8)
 ), seq AS (
-    SELECT res.project_id, res.slug, res.identity, res.feature_path, res.name, res.example_row, res.attempts, res.duration_ms, res.at, res.run_id, res.ok, res.heals, lag(ok) OVER (PARTITION BY project_id, identity ORDER BY at, run_id) AS prev FROM res
+    SELECT res.project_id, res.slug, res.identity, res.feature_path, res.name, res.example_row, res.attempts, res.duration_ms, res.at, res.run_id, res.ok, res.heals, res.position, lag(ok) OVER (PARTITION BY project_id, identity ORDER BY at, run_id, position) AS prev FROM res
 ), flagged AS (
-    SELECT seq.project_id, seq.slug, seq.identity, seq.feature_path, seq.name, seq.example_row, seq.attempts, seq.duration_ms, seq.at, seq.run_id, seq.ok, seq.heals, seq.prev, (prev IS NOT NULL AND prev <> ok) AS flip, (ok = 1 AND attempts > 1) AS retry_pass FROM seq
+    SELECT seq.project_id, seq.slug, seq.identity, seq.feature_path, seq.name, seq.example_row, seq.attempts, seq.duration_ms, seq.at, seq.run_id, seq.ok, seq.heals, seq.position, seq.prev, (prev IS NOT NULL AND prev <> ok) AS flip, (ok = 1 AND attempts > 1) AS retry_pass FROM seq
 ), agg AS (
     SELECT project_id, identity, max(slug) AS slug,
            (array_agg(feature_path ORDER BY at DESC, run_id DESC))[1] AS feature_path,
@@ -622,16 +622,199 @@ func (q *Queries) StatsFlaky(ctx context.Context, arg StatsFlakyParams) ([]Stats
 	return items, nil
 }
 
+const statsFlakyRollup = `-- name: StatsFlakyRollup :many
+WITH d AS (
+    SELECT s.project_id, s.day, s.identity, s.feature_path, s.name, s.example_row, s.total, s.passed, s.failed, s.undefined, s.skipped, s.pending, s.retry_passes, s.n, s.flips, s.flaky_results, s.lost_ms, s.heals, s.first_ok, s.first_retry, s.first_at, s.first_run, s.first_pos, s.last_ok, s.last_at, s.last_run, s.last_pos, s.first_flaky, s.last_flaky, p.slug, lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) AS prev_last
+    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
+    WHERE ($4::boolean OR p.workspace_id = ANY($5::uuid[]))
+      AND ($6::uuid IS NULL OR p.workspace_id = $6::uuid)
+      AND ($7::text IS NULL OR p.slug = $7::text)
+      AND s.day >= $1::date AND s.day < $2::date AND s.n > 0
+), j AS (
+    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.slug, d.prev_last, (prev_last IS NOT NULL AND prev_last <> first_ok) AS boundary FROM d
+), agg AS (
+    SELECT project_id, identity, max(slug) AS slug,
+           (array_agg(feature_path ORDER BY day DESC))[1] AS feature_path,
+           (array_agg(name ORDER BY day DESC))[1] AS name,
+           (array_agg(example_row ORDER BY day DESC))[1] AS example_row,
+           (array_agg(last_run ORDER BY day DESC))[1] AS last_run_id,
+           sum(n)::float8 AS n,
+           sum(passed)::float8 AS passed,
+           sum(flips + boundary::int)::float8 AS flips,
+           sum(retry_passes)::float8 AS retry_passes,
+           sum(flaky_results + (boundary AND NOT first_retry)::int)::float8 AS flaky_results,
+           sum(lost_ms)::float8 AS lost,
+           min(least(first_flaky, CASE WHEN boundary THEN first_at END)) AS first_flaky,
+           max(greatest(last_flaky, CASE WHEN boundary THEN first_at END)) AS last_flaky,
+           sum(heals)::bigint AS heals
+    FROM j GROUP BY project_id, identity
+    HAVING sum(n) >= $8::int
+       AND (NOT $9::boolean OR sum(flaky_results + (boundary AND NOT first_retry)::int) > 0)
+), m AS (
+    SELECT agg.project_id, agg.identity, agg.slug, agg.feature_path, agg.name, agg.example_row, agg.last_run_id, agg.n, agg.passed, agg.flips, agg.retry_passes, agg.flaky_results, agg.lost, agg.first_flaky, agg.last_flaky, agg.heals,
+           (n - passed) / n AS failure_rate,
+           passed / n AS pass_rate,
+           CASE WHEN n > 1 THEN flips / (n - 1) ELSE 0 END AS flip_rate,
+           retry_passes / n AS retry_pass_rate,
+           flaky_results / n AS flaky_rate
+    FROM agg
+), v AS (
+    SELECT m.project_id, m.identity, m.slug, m.feature_path, m.name, m.example_row, m.last_run_id, m.n, m.passed, m.flips, m.retry_passes, m.flaky_results, m.lost, m.first_flaky, m.last_flaky, m.heals, m.failure_rate, m.pass_rate, m.flip_rate, m.retry_pass_rate, m.flaky_rate, pass_rate * (1 - flip_rate) AS health, flip_rate * n AS volume,
+           CASE $10::text
+               WHEN 'flipRate' THEN flip_rate WHEN 'retryPassRate' THEN retry_pass_rate WHEN 'failureRate' THEN failure_rate
+               WHEN 'passRate' THEN pass_rate WHEN 'health' THEN pass_rate * (1 - flip_rate) WHEN 'flakinessVolume' THEN flip_rate * n
+               WHEN 'durationLostMs' THEN lost WHEN 'results' THEN n WHEN 'lastFlakyAt' THEN coalesce(extract(epoch FROM last_flaky)::float8, 0)
+               ELSE flaky_rate END AS sort_value
+    FROM m
+), page AS (
+    SELECT project_id, identity, slug, feature_path, name, example_row, last_run_id, n, passed, flips, retry_passes, flaky_results, lost, first_flaky, last_flaky, heals, failure_rate, pass_rate, flip_rate, retry_pass_rate, flaky_rate, health, volume, sort_value FROM v
+    ORDER BY CASE WHEN $3::boolean THEN sort_value END DESC,
+             CASE WHEN NOT $3::boolean THEN sort_value END ASC, slug, feature_path, name, identity
+    LIMIT $12 OFFSET $11
+)
+SELECT page.project_id, page.identity::text AS identity, page.slug::text AS project, page.feature_path::text AS feature_path, page.name::text AS scenario,
+       coalesce(page.example_row, -1)::int AS example_row, page.last_run_id::uuid AS last_run_id,
+       page.n::bigint AS results, page.passed::bigint AS passed, page.flips::bigint AS flips, page.retry_passes::bigint AS retry_passes,
+       page.flaky_results::bigint AS flaky_results, page.flip_rate::float8 AS flip_rate, page.flaky_rate::float8 AS flaky_rate,
+       page.retry_pass_rate::float8 AS retry_pass_rate, page.failure_rate::float8 AS failure_rate, page.pass_rate::float8 AS pass_rate,
+       page.health::float8 AS health, page.volume::float8 AS volume, round(page.lost)::bigint AS duration_lost_ms,
+       coalesce(page.first_flaky, 'epoch')::timestamptz AS first_flaky_at, coalesce(page.last_flaky, 'epoch')::timestamptz AS last_flaky_at, page.heals::bigint AS heals,
+       coalesce(fs.step_keyword, '')::text AS step_keyword, coalesce(fs.step_text, '')::text AS step_text, coalesce(fs.c, 0)::bigint AS step_count,
+       coalesce(fl.locator, '')::text AS locator, coalesce(fl.c, 0)::bigint AS locator_count
+FROM page
+LEFT JOIN LATERAL (
+    SELECT f.step_keyword, f.step_text, sum(f.count) AS c FROM stats_failure_days f
+    WHERE f.project_id = page.project_id AND f.identity = page.identity
+      AND f.day >= $1::date AND f.day < $2::date AND (f.step_keyword <> '' OR f.step_text <> '')
+    GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 1) fs ON true
+LEFT JOIN LATERAL (
+    SELECT f.locator, sum(f.count) AS c FROM stats_failure_days f
+    WHERE f.project_id = page.project_id AND f.identity = page.identity
+      AND f.day >= $1::date AND f.day < $2::date AND f.locator IS NOT NULL
+    GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1) fl ON true
+ORDER BY CASE WHEN $3::boolean THEN page.sort_value END DESC,
+         CASE WHEN NOT $3::boolean THEN page.sort_value END ASC, page.slug, page.feature_path, page.name, page.identity
+`
+
+type StatsFlakyRollupParams struct {
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+	Descending    bool
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	MinResults    int32
+	FlakyOnly     bool
+	Sort          string
+	RowOffset     int32
+	RowLimit      int32
+}
+
+type StatsFlakyRollupRow struct {
+	ProjectID      uuid.UUID
+	Identity       string
+	Project        string
+	FeaturePath    string
+	Scenario       string
+	ExampleRow     int32
+	LastRunID      uuid.UUID
+	Results        int64
+	Passed         int64
+	Flips          int64
+	RetryPasses    int64
+	FlakyResults   int64
+	FlipRate       float64
+	FlakyRate      float64
+	RetryPassRate  float64
+	FailureRate    float64
+	PassRate       float64
+	Health         float64
+	Volume         float64
+	DurationLostMs int64
+	FirstFlakyAt   time.Time
+	LastFlakyAt    time.Time
+	Heals          int64
+	StepKeyword    string
+	StepText       string
+	StepCount      int64
+	Locator        string
+	LocatorCount   int64
+}
+
+// StatsFlaky over the daily rollup (stats_scenario_days, stats_failure_days) for a window of whole
+// UTC days [since_day, until_day) without branch, environment, trigger, tag or failed-share filters:
+// the same figures, reading one row per identity and day. Days join where the last outcome of one
+// differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
+// result unless that first outcome was already one as a retry pass.
+func (q *Queries) StatsFlakyRollup(ctx context.Context, arg StatsFlakyRollupParams) ([]StatsFlakyRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsFlakyRollup,
+		arg.SinceDay,
+		arg.UntilDay,
+		arg.Descending,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.MinResults,
+		arg.FlakyOnly,
+		arg.Sort,
+		arg.RowOffset,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsFlakyRollupRow{}
+	for rows.Next() {
+		var i StatsFlakyRollupRow
+		if err := rows.Scan(
+			&i.ProjectID,
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+			&i.LastRunID,
+			&i.Results,
+			&i.Passed,
+			&i.Flips,
+			&i.RetryPasses,
+			&i.FlakyResults,
+			&i.FlipRate,
+			&i.FlakyRate,
+			&i.RetryPassRate,
+			&i.FailureRate,
+			&i.PassRate,
+			&i.Health,
+			&i.Volume,
+			&i.DurationLostMs,
+			&i.FirstFlakyAt,
+			&i.LastFlakyAt,
+			&i.Heals,
+			&i.StepKeyword,
+			&i.StepText,
+			&i.StepCount,
+			&i.Locator,
+			&i.LocatorCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsHealByScenario = `-- name: StatsHealByScenario :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -639,7 +822,7 @@ WITH h AS (
   AND ($7::text IS NULL OR r.trigger = $7::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-      AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
+      AND ($10::text IS NULL OR $10::text = ANY(sh.tags))
 )
 SELECT identity::text AS identity, slug::text AS project, max(feature_path)::text AS feature_path, max(name)::text AS scenario,
        coalesce(max(example_row), -1)::int AS example_row, count(*)::bigint AS count
@@ -708,14 +891,10 @@ func (q *Queries) StatsHealByScenario(ctx context.Context, arg StatsHealByScenar
 
 const statsHealBySelector = `-- name: StatsHealBySelector :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -723,7 +902,7 @@ WITH h AS (
   AND ($7::text IS NULL OR r.trigger = $7::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-      AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
+      AND ($10::text IS NULL OR $10::text = ANY(sh.tags))
 )
 SELECT slug::text AS project, old_selector::text AS selector, count(*)::bigint AS count FROM h GROUP BY slug, old_selector ORDER BY 3 DESC, 1, 2 LIMIT 50
 `
@@ -780,14 +959,10 @@ func (q *Queries) StatsHealBySelector(ctx context.Context, arg StatsHealBySelect
 
 const statsHealByStrategy = `-- name: StatsHealByStrategy :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -795,7 +970,7 @@ WITH h AS (
   AND ($7::text IS NULL OR r.trigger = $7::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-      AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
+      AND ($10::text IS NULL OR $10::text = ANY(sh.tags))
 )
 SELECT strategy::text AS strategy, count(*)::bigint AS count, avg(score)::float8 AS avg_score FROM h GROUP BY strategy ORDER BY 2 DESC, 1
 `
@@ -852,14 +1027,10 @@ func (q *Queries) StatsHealByStrategy(ctx context.Context, arg StatsHealByStrate
 
 const statsHealTop = `-- name: StatsHealTop :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -867,7 +1038,7 @@ WITH h AS (
   AND ($7::text IS NULL OR r.trigger = $7::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-      AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
+      AND ($10::text IS NULL OR $10::text = ANY(sh.tags))
 )
 SELECT slug::text AS project, old_selector::text AS old_selector, new_selector::text AS new_selector, strategy::text AS strategy,
        count(*)::bigint AS count, avg(score)::float8 AS avg_score, max(at)::timestamptz AS last_seen_at

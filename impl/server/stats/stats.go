@@ -31,6 +31,7 @@ type Querier interface {
 	StatsTrendScenarios(ctx context.Context, arg db.StatsTrendScenariosParams) ([]db.StatsTrendScenariosRow, error)
 	StatsTrendSummary(ctx context.Context, arg db.StatsTrendSummaryParams) (db.StatsTrendSummaryRow, error)
 	StatsFlaky(ctx context.Context, arg db.StatsFlakyParams) ([]db.StatsFlakyRow, error)
+	StatsFlakyRollup(ctx context.Context, arg db.StatsFlakyRollupParams) ([]db.StatsFlakyRollupRow, error)
 	StatsHealByStrategy(ctx context.Context, arg db.StatsHealByStrategyParams) ([]db.StatsHealByStrategyRow, error)
 	StatsHealBySelector(ctx context.Context, arg db.StatsHealBySelectorParams) ([]db.StatsHealBySelectorRow, error)
 	StatsHealByScenario(ctx context.Context, arg db.StatsHealByScenarioParams) ([]db.StatsHealByScenarioRow, error)
@@ -67,9 +68,11 @@ type Scope struct {
 	Since, Until  *time.Time
 }
 
-// window resolves [since, until): until defaults to now, since to DefaultWindow before it.
+// window resolves [since, until): until defaults to the end of the current UTC day, since to
+// DefaultWindow before it.
 func (s *Service) window(sc Scope) (time.Time, time.Time, error) {
-	until := s.now().UTC()
+	// By default the window is whole UTC days: up to the end of today.
+	until := s.now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 	if sc.Until != nil {
 		until = sc.Until.UTC()
 	}
@@ -85,6 +88,17 @@ func (s *Service) window(sc Scope) (time.Time, time.Time, error) {
 	}
 	return since, until, nil
 }
+
+// rollup reports whether the daily rollup answers for the scope over [since, until): both bounds
+// are UTC midnights and no filter names something the rollup does not keep (branch, environment,
+// trigger, tag).
+func (sc Scope) rollup(since, until time.Time) bool {
+	whole := func(t time.Time) bool { return t.Equal(t.Truncate(24 * time.Hour)) }
+	return whole(since) && whole(until) && sc.Branch == nil && sc.Environment == nil && sc.Trigger == nil && sc.Tag == nil
+}
+
+// day is the UTC date of a UTC midnight.
+func day(t time.Time) pgtype.Date { return pgtype.Date{Time: t.UTC(), Valid: true} }
 
 func (sc Scope) ids() []uuid.UUID {
 	if sc.WorkspaceIDs == nil {
@@ -225,12 +239,32 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 	if fq.MaxFailedShare != nil {
 		share = pgtype.Float8{Float64: *fq.MaxFailedShare, Valid: true}
 	}
-	rows, err := s.q.StatsFlaky(ctx, db.StatsFlakyParams{Since: since, Until: until, Descending: fq.Descending, AllWorkspaces: sc.AllWorkspaces,
-		WorkspaceIds: sc.ids(), Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger,
-		Tag: sc.Tag, MaxFailedShare: share, MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort,
-		RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
-	if err != nil {
-		return nil, false, err
+	var rows []db.StatsFlakyRow
+	if sc.rollup(since, until) && fq.MaxFailedShare == nil {
+		// Whole UTC days without run or tag filters: the daily rollup has every figure (docs/stats.md).
+		days, err := s.q.StatsFlakyRollup(ctx, db.StatsFlakyRollupParams{SinceDay: day(since), UntilDay: day(until), Descending: fq.Descending,
+			AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(), Project: sc.Project,
+			MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort, RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
+		if err != nil {
+			return nil, false, err
+		}
+		rows = make([]db.StatsFlakyRow, len(days))
+		for i, d := range days {
+			rows[i] = db.StatsFlakyRow{ProjectID: d.ProjectID, Identity: ptr(d.Identity), Project: d.Project, FeaturePath: d.FeaturePath,
+				Scenario: d.Scenario, ExampleRow: d.ExampleRow, LastRunID: d.LastRunID, Results: d.Results, Passed: d.Passed, Flips: d.Flips,
+				RetryPasses: d.RetryPasses, FlakyResults: d.FlakyResults, FlipRate: d.FlipRate, FlakyRate: d.FlakyRate, RetryPassRate: d.RetryPassRate,
+				FailureRate: d.FailureRate, PassRate: d.PassRate, Health: d.Health, Volume: d.Volume, DurationLostMs: d.DurationLostMs,
+				FirstFlakyAt: d.FirstFlakyAt, LastFlakyAt: d.LastFlakyAt, Heals: d.Heals, StepKeyword: d.StepKeyword, StepText: d.StepText,
+				StepCount: d.StepCount, Locator: d.Locator, LocatorCount: d.LocatorCount}
+		}
+	} else {
+		rows, err = s.q.StatsFlaky(ctx, db.StatsFlakyParams{Since: since, Until: until, Descending: fq.Descending, AllWorkspaces: sc.AllWorkspaces,
+			WorkspaceIds: sc.ids(), Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger,
+			Tag: sc.Tag, MaxFailedShare: share, MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort,
+			RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
+		if err != nil {
+			return nil, false, err
+		}
 	}
 	more := len(rows) > fq.Limit
 	if more {

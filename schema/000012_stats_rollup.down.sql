@@ -1,0 +1,11 @@
+DROP INDEX IF EXISTS runs_project_status_idx;
+DROP VIEW IF EXISTS stats_heals;
+DROP TRIGGER IF EXISTS runs_stats_rollup_update ON runs;
+DROP TRIGGER IF EXISTS runs_stats_rollup_insert ON runs;
+DROP FUNCTION IF EXISTS stats_rollup_run();
+DROP FUNCTION IF EXISTS stats_rollup_rebuild(uuid);
+DROP FUNCTION IF EXISTS stats_rollup_recompute(uuid, date, text[]);
+DROP FUNCTION IF EXISTS stats_rollup_compute(uuid, timestamptz, timestamptz, uuid, text[]);
+DROP FUNCTION IF EXISTS stats_failure_compute(uuid, timestamptz, timestamptz, uuid, text[]);
+DROP TABLE IF EXISTS stats_failure_days;
+DROP TABLE IF EXISTS stats_scenario_days;

@@ -1,0 +1,226 @@
+-- Statistics rollup (docs/stats.md, "Daily rollup"): one row per project, UTC day and scenario
+-- identity holding what the flaky and trend figures need of that day's results, so that the
+-- statistics endpoints read days instead of results. The row is kept current by the statement that
+-- finishes a run (a trigger on runs), in the same transaction; nothing else writes it.
+
+CREATE TABLE stats_scenario_days (
+    project_id    uuid        NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    day           date        NOT NULL, -- the UTC day of the run time, coalesce(started_at, created_at)
+    identity      text        NOT NULL,
+    feature_path  text        NOT NULL, -- of the day's last result
+    name          text        NOT NULL,
+    example_row   integer,
+    total         integer     NOT NULL, -- results by status
+    passed        integer     NOT NULL,
+    failed        integer     NOT NULL, -- failed + ambiguous
+    undefined     integer     NOT NULL,
+    skipped       integer     NOT NULL,
+    pending       integer     NOT NULL,
+    retry_passes  integer     NOT NULL, -- passed with attempts > 1
+    n             integer     NOT NULL, -- outcomes: passed, failed, undefined, ambiguous
+    flips         integer     NOT NULL, -- between consecutive outcomes of the day
+    flaky_results integer     NOT NULL, -- outcomes that are a flip within the day or a retry pass
+    lost_ms       float8      NOT NULL,
+    heals         bigint      NOT NULL, -- heals on the steps of outcomes
+    first_ok      boolean, first_retry boolean, first_at timestamptz, first_run uuid, first_pos integer,
+    last_ok       boolean, last_at timestamptz, last_run uuid, last_pos integer,
+    first_flaky   timestamptz,
+    last_flaky    timestamptz,
+    PRIMARY KEY (project_id, day, identity)
+);
+
+-- The failures of a project's UTC day per identity and failure signature, with the failing step
+-- (keyword + text) and, for a browser step acting on an element, its locator.
+CREATE TABLE stats_failure_days (
+    project_id   uuid        NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    day          date        NOT NULL,
+    identity     text        NOT NULL,
+    signature    text        NOT NULL,
+    step_keyword text        NOT NULL,
+    step_text    text        NOT NULL,
+    locator      text,
+    count        integer     NOT NULL,
+    first_at     timestamptz NOT NULL,
+    last_at      timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX stats_failure_days_key ON stats_failure_days (project_id, day, identity, signature, step_keyword, step_text);
+CREATE INDEX stats_failure_days_identity_idx ON stats_failure_days (project_id, identity, day);
+
+-- stats_failure_compute summarises failures as stats_failure_days holds them (same arguments as
+-- stats_rollup_compute).
+CREATE FUNCTION stats_failure_compute(p_project uuid, p_from timestamptz, p_to timestamptz, p_run uuid, p_identities text[])
+RETURNS SETOF stats_failure_days LANGUAGE sql STABLE AS $$
+    SELECT r.project_id, (coalesce(r.started_at, r.created_at) AT TIME ZONE 'UTC')::date, rs.identity, rs.failure_signature,
+           coalesce(stats_failing_step(rs.steps)->>'keyword', ''), coalesce(stats_failing_step(rs.steps)->>'text', ''),
+           stats_locator(stats_failing_step(rs.steps)->>'text'),
+           count(*)::int, min(coalesce(r.started_at, r.created_at)), max(coalesce(r.started_at, r.created_at))
+    FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id
+    WHERE r.project_id = p_project AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= p_from AND coalesce(r.started_at, r.created_at) < p_to
+      AND (p_run IS NULL OR r.id = p_run)
+      AND (p_identities IS NULL OR rs.identity = ANY(p_identities))
+      AND rs.failure_signature IS NOT NULL
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
+$$;
+
+-- stats_rollup_compute summarises the results of the finished runs of a project whose run time is in
+-- [p_from, p_to) — only run p_run when given, only identity p_identity when given — per UTC day and
+-- identity, in the shape of stats_scenario_days. Outcomes are ordered by run time, run id, position.
+CREATE FUNCTION stats_rollup_compute(p_project uuid, p_from timestamptz, p_to timestamptz, p_run uuid, p_identities text[])
+RETURNS SETOF stats_scenario_days LANGUAGE sql STABLE AS $$
+    WITH res AS (
+        SELECT r.project_id, (coalesce(r.started_at, r.created_at) AT TIME ZONE 'UTC')::date AS day, rs.identity,
+               rs.feature_path, rs.name, rs.example_row, rs.status, rs.attempts, coalesce(rs.duration_ms, 0) AS duration_ms, rs.heals,
+               coalesce(r.started_at, r.created_at) AS at, r.id AS run_id, rs.position,
+               rs.status IN ('passed', 'failed', 'undefined', 'ambiguous') AS outcome, rs.status = 'passed' AS ok
+        FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id
+        WHERE r.project_id = p_project AND r.status NOT IN ('queued', 'running')
+          AND coalesce(r.started_at, r.created_at) >= p_from AND coalesce(r.started_at, r.created_at) < p_to
+          AND (p_run IS NULL OR r.id = p_run)
+          AND (p_identities IS NULL OR rs.identity = ANY(p_identities))
+    ), seq AS (
+        SELECT res.*, lag(ok) OVER (PARTITION BY day, identity ORDER BY at, run_id, position) AS prev
+        FROM res WHERE outcome
+    ), flagged AS (
+        SELECT seq.*, (prev IS NOT NULL AND prev <> ok) AS flip, (ok AND attempts > 1) AS retry_pass FROM seq
+    ), o AS (
+        SELECT day, identity,
+               count(*)::int AS n,
+               count(*) FILTER (WHERE flip)::int AS flips,
+               count(*) FILTER (WHERE flip OR retry_pass)::int AS flaky_results,
+               sum(CASE WHEN NOT ok THEN duration_ms WHEN retry_pass THEN duration_ms * (attempts - 1)::float8 / attempts ELSE 0 END)::float8 AS lost_ms,
+               (array_agg(ok ORDER BY at, run_id, position))[1] AS first_ok,
+               (array_agg(retry_pass ORDER BY at, run_id, position))[1] AS first_retry,
+               min(at) AS first_at,
+               (array_agg(run_id ORDER BY at, run_id, position))[1] AS first_run,
+               (array_agg(position ORDER BY at, run_id, position))[1] AS first_pos,
+               (array_agg(ok ORDER BY at DESC, run_id DESC, position DESC))[1] AS last_ok,
+               max(at) AS last_at,
+               (array_agg(run_id ORDER BY at DESC, run_id DESC, position DESC))[1] AS last_run,
+               (array_agg(position ORDER BY at DESC, run_id DESC, position DESC))[1] AS last_pos,
+               min(at) FILTER (WHERE flip OR retry_pass) AS first_flaky,
+               max(at) FILTER (WHERE flip OR retry_pass) AS last_flaky
+        FROM flagged GROUP BY day, identity
+    ), a AS (
+        SELECT project_id, day, identity,
+               (array_agg(feature_path ORDER BY at DESC, run_id DESC, position DESC))[1] AS feature_path,
+               (array_agg(name ORDER BY at DESC, run_id DESC, position DESC))[1] AS name,
+               (array_agg(example_row ORDER BY at DESC, run_id DESC, position DESC))[1] AS example_row,
+               count(*)::int AS total,
+               count(*) FILTER (WHERE status = 'passed')::int AS passed,
+               count(*) FILTER (WHERE status IN ('failed', 'ambiguous'))::int AS failed,
+               count(*) FILTER (WHERE status = 'undefined')::int AS undefined,
+               count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
+               count(*) FILTER (WHERE status = 'pending')::int AS pending,
+               count(*) FILTER (WHERE status = 'passed' AND attempts > 1)::int AS retry_passes,
+               coalesce(sum(heals) FILTER (WHERE outcome), 0)::bigint AS heals
+        FROM res GROUP BY project_id, day, identity
+    )
+    SELECT a.project_id, a.day, a.identity, a.feature_path, a.name, a.example_row, a.total, a.passed, a.failed, a.undefined,
+           a.skipped, a.pending, a.retry_passes, coalesce(o.n, 0), coalesce(o.flips, 0), coalesce(o.flaky_results, 0),
+           coalesce(o.lost_ms, 0), a.heals, o.first_ok, o.first_retry, o.first_at, o.first_run, o.first_pos,
+           o.last_ok, o.last_at, o.last_run, o.last_pos, o.first_flaky, o.last_flaky
+    FROM a LEFT JOIN o ON o.day = a.day AND o.identity = a.identity
+$$;
+
+-- stats_rollup_recompute rebuilds the rows of a project's UTC day (only the given identities, when
+-- given) from its results.
+CREATE FUNCTION stats_rollup_recompute(p_project uuid, p_day date, p_identities text[]) RETURNS void LANGUAGE sql AS $$
+    DELETE FROM stats_scenario_days WHERE project_id = p_project AND day = p_day AND (p_identities IS NULL OR identity = ANY(p_identities));
+    INSERT INTO stats_scenario_days
+    SELECT * FROM stats_rollup_compute(p_project, p_day::timestamp AT TIME ZONE 'UTC', (p_day + 1)::timestamp AT TIME ZONE 'UTC', NULL, p_identities);
+    DELETE FROM stats_failure_days WHERE project_id = p_project AND day = p_day AND (p_identities IS NULL OR identity = ANY(p_identities));
+    INSERT INTO stats_failure_days
+    SELECT * FROM stats_failure_compute(p_project, p_day::timestamp AT TIME ZONE 'UTC', (p_day + 1)::timestamp AT TIME ZONE 'UTC', NULL, p_identities);
+$$;
+
+-- stats_rollup_rebuild rebuilds a project's whole rollup from its results (after a bulk load).
+CREATE FUNCTION stats_rollup_rebuild(p_project uuid) RETURNS void LANGUAGE sql AS $$
+    DELETE FROM stats_scenario_days WHERE project_id = p_project;
+    INSERT INTO stats_scenario_days SELECT * FROM stats_rollup_compute(p_project, '-infinity', 'infinity', NULL, NULL);
+    DELETE FROM stats_failure_days WHERE project_id = p_project;
+    INSERT INTO stats_failure_days SELECT * FROM stats_failure_compute(p_project, '-infinity', 'infinity', NULL, NULL);
+$$;
+
+-- A run that finishes adds its results to its day. When they come after every outcome the day
+-- already holds for their identities (the usual case), they are merged into the rows; otherwise (a
+-- run started before another that finished first, history ingested late) those identities' day is
+-- recomputed from its results. A finished run that changes again (another document ingested into
+-- it) has its old and new day recomputed.
+CREATE FUNCTION stats_rollup_run() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    at   timestamptz := coalesce(NEW.started_at, NEW.created_at);
+    d    date := (at AT TIME ZONE 'UTC')::date;
+    ids  text[];
+    late text[];
+BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.status NOT IN ('queued', 'running') THEN
+        PERFORM stats_rollup_recompute(OLD.project_id, (coalesce(OLD.started_at, OLD.created_at) AT TIME ZONE 'UTC')::date, NULL);
+        IF (coalesce(OLD.started_at, OLD.created_at) AT TIME ZONE 'UTC')::date <> d THEN
+            PERFORM stats_rollup_recompute(NEW.project_id, d, NULL);
+        END IF;
+        RETURN NULL;
+    END IF;
+    SELECT array_agg(DISTINCT identity) INTO ids FROM run_scenarios WHERE run_id = NEW.id;
+    IF ids IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT array_agg(identity) INTO late FROM stats_scenario_days s
+    WHERE s.project_id = NEW.project_id AND s.day = d AND s.identity = ANY(ids) AND s.last_at IS NOT NULL
+      AND (s.last_at, s.last_run) > (at, NEW.id);
+    IF late IS NOT NULL THEN
+        PERFORM stats_rollup_recompute(NEW.project_id, d, late);
+    END IF;
+    INSERT INTO stats_scenario_days AS s
+    SELECT * FROM stats_rollup_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, NULL) c
+    WHERE late IS NULL OR NOT c.identity = ANY(late)
+    ON CONFLICT (project_id, day, identity) DO UPDATE SET
+        feature_path = EXCLUDED.feature_path, name = EXCLUDED.name, example_row = EXCLUDED.example_row,
+        total = s.total + EXCLUDED.total, passed = s.passed + EXCLUDED.passed, failed = s.failed + EXCLUDED.failed,
+        undefined = s.undefined + EXCLUDED.undefined, skipped = s.skipped + EXCLUDED.skipped, pending = s.pending + EXCLUDED.pending,
+        retry_passes = s.retry_passes + EXCLUDED.retry_passes, n = s.n + EXCLUDED.n,
+        flips = s.flips + EXCLUDED.flips + (s.last_ok IS NOT NULL AND EXCLUDED.first_ok IS NOT NULL AND s.last_ok <> EXCLUDED.first_ok)::int,
+        flaky_results = s.flaky_results + EXCLUDED.flaky_results
+            + (s.last_ok IS NOT NULL AND EXCLUDED.first_ok IS NOT NULL AND s.last_ok <> EXCLUDED.first_ok AND NOT EXCLUDED.first_retry)::int,
+        lost_ms = s.lost_ms + EXCLUDED.lost_ms, heals = s.heals + EXCLUDED.heals,
+        first_ok = coalesce(s.first_ok, EXCLUDED.first_ok), first_retry = CASE WHEN s.first_ok IS NULL THEN EXCLUDED.first_retry ELSE s.first_retry END,
+        first_at = coalesce(s.first_at, EXCLUDED.first_at), first_run = coalesce(s.first_run, EXCLUDED.first_run),
+        first_pos = coalesce(s.first_pos, EXCLUDED.first_pos),
+        last_ok = coalesce(EXCLUDED.last_ok, s.last_ok), last_at = coalesce(EXCLUDED.last_at, s.last_at),
+        last_run = coalesce(EXCLUDED.last_run, s.last_run), last_pos = coalesce(EXCLUDED.last_pos, s.last_pos),
+        first_flaky = least(s.first_flaky, EXCLUDED.first_flaky,
+            CASE WHEN s.last_ok IS NOT NULL AND EXCLUDED.first_ok IS NOT NULL AND s.last_ok <> EXCLUDED.first_ok THEN EXCLUDED.first_at END),
+        last_flaky = greatest(s.last_flaky, EXCLUDED.last_flaky,
+            CASE WHEN s.last_ok IS NOT NULL AND EXCLUDED.first_ok IS NOT NULL AND s.last_ok <> EXCLUDED.first_ok THEN EXCLUDED.first_at END);
+    -- Failures add up in any order.
+    INSERT INTO stats_failure_days AS f
+    SELECT * FROM stats_failure_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, NULL) c
+    WHERE late IS NULL OR NOT c.identity = ANY(late)
+    ON CONFLICT (project_id, day, identity, signature, step_keyword, step_text) DO UPDATE SET
+        count = f.count + EXCLUDED.count, first_at = least(f.first_at, EXCLUDED.first_at), last_at = greatest(f.last_at, EXCLUDED.last_at);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER runs_stats_rollup_insert AFTER INSERT ON runs
+    FOR EACH ROW WHEN (NEW.status NOT IN ('queued', 'running')) EXECUTE FUNCTION stats_rollup_run();
+CREATE TRIGGER runs_stats_rollup_update AFTER UPDATE ON runs
+    FOR EACH ROW WHEN (NEW.status NOT IN ('queued', 'running') AND (OLD.status IN ('queued', 'running')
+        OR OLD.status IS DISTINCT FROM NEW.status OR OLD.counts IS DISTINCT FROM NEW.counts
+        OR OLD.started_at IS DISTINCT FROM NEW.started_at OR OLD.project_id IS DISTINCT FROM NEW.project_id))
+    EXECUTE FUNCTION stats_rollup_run();
+
+-- Existing history.
+SELECT stats_rollup_rebuild(id) FROM projects;
+
+-- The heals recorded on results' steps, one row per heal: the heal statistics read this view.
+CREATE VIEW stats_heals AS
+SELECT rs.run_id, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.tags,
+       coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
+       coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
+FROM run_scenarios rs,
+     jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
+     jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
+WHERE rs.heals > 0;
+
+-- The run list filtered by project and status, newest first (issue 31, item 3).
+CREATE INDEX runs_project_status_idx ON runs (project_id, status, created_at DESC, id DESC);
