@@ -487,3 +487,8 @@ ORDER BY released_at IS NOT NULL, created_at DESC, id;
 UPDATE scenario_quarantines SET released_at = now(), release_reason = $3
 WHERE project_id = $1 AND id = $2 AND released_at IS NULL
 RETURNING *;
+
+-- name: ActiveQuarantineIdentities :many
+-- The identities of a project's quarantines in force now, for the runner.
+SELECT identity FROM scenario_quarantines
+WHERE project_id = $1 AND released_at IS NULL AND (expires_at IS NULL OR expires_at > now());

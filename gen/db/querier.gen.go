@@ -14,6 +14,8 @@ import (
 
 type Querier interface {
 	AcceptBaseline(ctx context.Context, arg AcceptBaselineParams) error
+	// The identities of a project's quarantines in force now, for the runner.
+	ActiveQuarantineIdentities(ctx context.Context, projectID uuid.UUID) ([]string, error)
 	AddWorkspaceMember(ctx context.Context, arg AddWorkspaceMemberParams) (WorkspaceMember, error)
 	// Every feature of a project with its content, for linting, step usage and sync.
 	AllFeatures(ctx context.Context, projectID uuid.UUID) ([]Feature, error)

@@ -13,6 +13,32 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const activeQuarantineIdentities = `-- name: ActiveQuarantineIdentities :many
+SELECT identity FROM scenario_quarantines
+WHERE project_id = $1 AND released_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+`
+
+// The identities of a project's quarantines in force now, for the runner.
+func (q *Queries) ActiveQuarantineIdentities(ctx context.Context, projectID uuid.UUID) ([]string, error) {
+	rows, err := q.db.Query(ctx, activeQuarantineIdentities, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var identity string
+		if err := rows.Scan(&identity); err != nil {
+			return nil, err
+		}
+		items = append(items, identity)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const createQuarantine = `-- name: CreateQuarantine :one
 INSERT INTO scenario_quarantines (project_id, identity, feature_path, name, example_row, owner, reason, expires_at, release_after, created_by)
 VALUES ($1, md5($7::text || E'\x1f' || $8::text || E'\x1f' || coalesce($9::int::text, '')),
