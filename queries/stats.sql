@@ -492,3 +492,159 @@ RETURNING *;
 -- The identities of a project's quarantines in force now, for the runner.
 SELECT identity FROM scenario_quarantines
 WHERE project_id = $1 AND released_at IS NULL AND (expires_at IS NULL OR expires_at > now());
+
+-- The queries below answer over the daily rollup (migration 000012, docs/stats.md "Daily rollup")
+-- with the same columns as their counterparts over the results, for windows of whole UTC days
+-- [since_day, until_day) (previous_day: the previous window's first day) without branch,
+-- environment, trigger or tag filters, in UTC.
+
+-- name: StatsTrendRunsRollup :many
+SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at,
+       sum(d.runs)::bigint AS runs, sum(d.passed)::bigint AS passed, sum(d.failed)::bigint AS failed, sum(d.errored)::bigint AS errored,
+       sum(d.cancelled)::bigint AS cancelled, sum(d.timed_out)::bigint AS timed_out,
+       stats_hist_pct(stats_hist_sum(d.dur_hist), 0.5)::float8 AS run_p50_ms, stats_hist_pct(stats_hist_sum(d.dur_hist), 0.95)::float8 AS run_p95_ms
+FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+GROUP BY 1 ORDER BY 1;
+
+-- name: StatsTrendScenariosRollup :many
+SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at,
+       sum(d.total)::bigint AS total, sum(d.passed)::bigint AS passed, sum(d.failed)::bigint AS failed, sum(d.skipped)::bigint AS skipped,
+       sum(d.pending)::bigint AS pending, sum(d.undefined)::bigint AS undefined, sum(d.retry_passes)::bigint AS flaky,
+       stats_hist_pct(stats_hist_sum(d.dur_hist), 0.5)::float8 AS p50_ms, stats_hist_pct(stats_hist_sum(d.dur_hist), 0.95)::float8 AS p95_ms
+FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+GROUP BY 1 ORDER BY 1;
+
+-- name: StatsTrendSummaryRollup :one
+WITH rd AS (
+    SELECT d.* FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+), sd AS (
+    SELECT d.total, d.failed, d.undefined, d.retry_passes FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+)
+SELECT (SELECT coalesce(sum(runs), 0) FROM rd)::bigint AS runs,
+       (SELECT coalesce(sum(passed), 0) FROM rd)::bigint AS passed,
+       (SELECT coalesce(sum(runs - cancelled), 0) FROM rd)::bigint AS finished,
+       (SELECT stats_hist_pct(stats_hist_sum(dur_hist), 0.95) FROM rd)::float8 AS run_p95_ms,
+       (SELECT coalesce(sum(total), 0) FROM sd)::bigint AS scenarios,
+       (SELECT coalesce(sum(failed + undefined), 0) FROM sd)::bigint AS scenario_failures,
+       (SELECT coalesce(sum(retry_passes), 0) FROM sd)::bigint AS flaky;
+
+-- name: StatsSlowestScenariosRollup :many
+WITH g AS (
+    SELECT d.identity, p.slug, (array_agg(d.feature_path ORDER BY d.day DESC))[1] AS feature_path, (array_agg(d.name ORDER BY d.day DESC))[1] AS name,
+           (array_agg(d.example_row ORDER BY d.day DESC))[1] AS example_row, stats_hist_sum(d.pf_hist) AS h
+    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date AND d.pf_hist <> '{}'::jsonb
+    GROUP BY p.slug, d.identity
+)
+SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario,
+       coalesce(example_row, -1)::int AS example_row, stats_hist_count(h)::bigint AS results,
+       stats_hist_pct(h, 0.5)::float8 AS p50_ms, stats_hist_pct(h, 0.95)::float8 AS p95_ms
+FROM g ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
+
+-- name: StatsSlowestStepsRollup :many
+WITH g AS (
+    SELECT d.keyword, d.text, sum(d.count) AS count, stats_hist_sum(d.dur_hist) AS h
+    FROM stats_step_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+    GROUP BY d.keyword, d.text
+)
+SELECT keyword::text AS keyword, text::text AS text, count::bigint AS count,
+       stats_hist_pct(h, 0.5)::float8 AS p50_ms, stats_hist_pct(h, 0.95)::float8 AS p95_ms
+FROM g ORDER BY 5 DESC, 1, 2 LIMIT 10;
+
+-- name: StatsDurationRegressionsRollup :many
+WITH g AS (
+    SELECT d.identity, p.slug, (array_agg(d.feature_path ORDER BY d.day DESC))[1] AS feature_path, (array_agg(d.name ORDER BY d.day DESC))[1] AS name,
+           (array_agg(d.example_row ORDER BY d.day DESC))[1] AS example_row,
+           stats_hist_pct(stats_hist_sum(d.pf_hist) FILTER (WHERE d.day >= sqlc.arg('since_day')::date), 0.5) AS cur,
+           stats_hist_pct(stats_hist_sum(d.pf_hist) FILTER (WHERE d.day < sqlc.arg('since_day')::date), 0.5) AS prev
+    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('previous_day')::date AND d.day < sqlc.arg('until_day')::date AND d.pf_hist <> '{}'::jsonb
+    GROUP BY p.slug, d.identity
+)
+SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario, coalesce(example_row, -1)::int AS example_row,
+       cur::float8 AS p50_ms, prev::float8 AS previous_p50_ms, (cur - prev)::float8 AS delta_ms
+FROM g WHERE cur <> 'NaN' AND prev <> 'NaN' AND cur > prev
+ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
+
+-- name: StatsMostFailingStepsRollup :many
+SELECT f.step_keyword::text AS keyword, f.step_text::text AS text, sum(f.count)::bigint AS count
+FROM stats_failure_days f JOIN projects p ON p.id = f.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND f.day >= sqlc.arg('since_day')::date AND f.day < sqlc.arg('until_day')::date AND (f.step_keyword <> '' OR f.step_text <> '')
+GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 10;
+
+-- name: StatsFailureClustersRollup :many
+WITH f AS (
+    SELECT f.*, p.slug FROM stats_failure_days f JOIN projects p ON p.id = f.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND f.day >= sqlc.arg('previous_day')::date AND f.day < sqlc.arg('until_day')::date
+), g AS (
+    SELECT signature,
+           sum(count) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS count,
+           count(DISTINCT (slug, identity)) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS scenarios,
+           min(first_at) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS first_seen_at,
+           max(last_at) AS last_seen_at,
+           (count(*) FILTER (WHERE day < sqlc.arg('since_day')::date) = 0) AS is_new,
+           min(slug || E'\x1f' || identity) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS ex
+    FROM f GROUP BY signature
+    HAVING sum(count) FILTER (WHERE day >= sqlc.arg('since_day')::date) > 0
+    ORDER BY 2 DESC, 1 LIMIT 20
+)
+SELECT g.signature::text AS signature, g.count::bigint AS count, g.scenarios::bigint AS scenarios, g.first_seen_at::timestamptz AS first_seen_at,
+       g.last_seen_at::timestamptz AS last_seen_at, g.is_new::boolean AS is_new,
+       (g.ex || E'\x1f' || coalesce(n.feature_path, '') || E'\x1f' || coalesce(n.name, '') || E'\x1f' || coalesce(n.example_row::text, ''))::text AS example
+FROM g LEFT JOIN LATERAL (
+    SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE p.slug = split_part(g.ex, E'\x1f', 1) AND d.identity = split_part(g.ex, E'\x1f', 2)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+    ORDER BY d.day DESC LIMIT 1) n ON true
+ORDER BY 2 DESC, 1;
+
+-- name: StatsBecameFlakyRollup :many
+-- As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
+WITH d AS (
+    SELECT s.*, p.slug, (s.day >= sqlc.arg('since_day')::date) AS cur,
+           lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity, s.day >= sqlc.arg('since_day')::date ORDER BY s.day) AS prev_last
+    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND s.day >= sqlc.arg('previous_day')::date AND s.day < sqlc.arg('until_day')::date AND s.n > 0
+), j AS (
+    SELECT d.*, flaky_results + (prev_last IS NOT NULL AND prev_last <> first_ok AND NOT first_retry)::int AS flaky FROM d
+)
+SELECT identity::text AS identity, slug::text AS project, (array_agg(feature_path ORDER BY day DESC))[1]::text AS feature_path,
+       (array_agg(name ORDER BY day DESC))[1]::text AS scenario, coalesce((array_agg(example_row ORDER BY day DESC))[1], -1)::int AS example_row
+FROM j GROUP BY slug, identity
+HAVING coalesce(sum(n) FILTER (WHERE NOT cur), 0) >= 2 AND coalesce(sum(flaky) FILTER (WHERE NOT cur), 0) = 0 AND coalesce(sum(flaky) FILTER (WHERE cur), 0) > 0
+ORDER BY 2, 3, 4 LIMIT 50;

@@ -3,6 +3,47 @@
 -- statistics endpoints read days instead of results. The row is kept current by the statement that
 -- finishes a run (a trigger on runs), in the same transaction; nothing else writes it.
 
+-- Durations are kept as histograms: a jsonb object from band to [count, sum of durations in ms],
+-- where band 0 holds durations under 1 ms and band b ≥ 1 those in [2^((b−1)/16), 2^(b/16)) ms (bands
+-- 4.4 % wide). A percentile over a histogram is percentile_cont over its durations with each band's
+-- durations taken at their mean: exact when the durations that share a band are equal, otherwise
+-- within the band's width.
+CREATE FUNCTION stats_band(ms float8) RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN ms < 1 THEN 0 ELSE 1 + floor(16 * ln(ms) / ln(2))::int END
+$$;
+
+-- stats_hist_merge adds two histograms.
+CREATE FUNCTION stats_hist_merge(a jsonb, b jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(jsonb_object_agg(key, jsonb_build_array(c, s)), '{}'::jsonb)
+    FROM (SELECT key, sum((value->>0)::bigint) AS c, sum((value->>1)::float8) AS s
+          FROM (SELECT * FROM jsonb_each(coalesce(a, '{}'::jsonb)) UNION ALL SELECT * FROM jsonb_each(coalesce(b, '{}'::jsonb))) e
+          GROUP BY key) g
+$$;
+CREATE AGGREGATE stats_hist_sum(jsonb) (SFUNC = stats_hist_merge, STYPE = jsonb, INITCOND = '{}');
+
+-- stats_hist_count is the number of durations in a histogram.
+CREATE FUNCTION stats_hist_count(h jsonb) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(sum((value->>0)::bigint), 0)::bigint FROM jsonb_each(coalesce(h, '{}'::jsonb))
+$$;
+
+-- stats_hist_pct is the continuous percentile q of a histogram (NaN when empty), as
+-- percentile_cont: the value at position q·(n − 1), interpolated between its neighbours.
+CREATE FUNCTION stats_hist_pct(h jsonb, q float8) RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    WITH b AS (
+        SELECT key::int AS band, (value->>0)::float8 AS c, (value->>1)::float8 / (value->>0)::float8 AS v
+        FROM jsonb_each(coalesce(h, '{}'::jsonb)) WHERE (value->>0)::float8 > 0
+    ), p AS (
+        SELECT v, c, sum(c) OVER (ORDER BY band) - c AS before, sum(c) OVER () AS n FROM b
+    ), k AS (
+        SELECT q * (max(n) - 1) AS pos FROM p
+    ), lo AS (
+        SELECT v FROM p, k WHERE floor(k.pos) >= p.before AND floor(k.pos) < p.before + p.c
+    ), hi AS (
+        SELECT v FROM p, k WHERE ceil(k.pos) >= p.before AND ceil(k.pos) < p.before + p.c
+    )
+    SELECT coalesce((SELECT lo.v + (k.pos - floor(k.pos)) * (hi.v - lo.v) FROM lo, hi, k), 'NaN'::float8)
+$$;
+
 CREATE TABLE stats_scenario_days (
     project_id    uuid        NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
     day           date        NOT NULL, -- the UTC day of the run time, coalesce(started_at, created_at)
@@ -26,7 +67,34 @@ CREATE TABLE stats_scenario_days (
     last_ok       boolean, last_at timestamptz, last_run uuid, last_pos integer,
     first_flaky   timestamptz,
     last_flaky    timestamptz,
+    dur_hist      jsonb       NOT NULL DEFAULT '{}', -- durations of every result that has one
+    pf_hist       jsonb       NOT NULL DEFAULT '{}', -- durations of passed and failed results
     PRIMARY KEY (project_id, day, identity)
+);
+
+-- The finished runs of a project's UTC day by status, with their durations (finished − started).
+CREATE TABLE stats_run_days (
+    project_id uuid    NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    day        date    NOT NULL,
+    runs       integer NOT NULL,
+    passed     integer NOT NULL,
+    failed     integer NOT NULL,
+    errored    integer NOT NULL,
+    cancelled  integer NOT NULL,
+    timed_out  integer NOT NULL,
+    dur_hist   jsonb   NOT NULL,
+    PRIMARY KEY (project_id, day)
+);
+
+-- The steps of a project's UTC day that recorded a duration, per keyword and text.
+CREATE TABLE stats_step_days (
+    project_id uuid    NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    day        date    NOT NULL,
+    keyword    text    NOT NULL,
+    text       text    NOT NULL,
+    count      integer NOT NULL,
+    dur_hist   jsonb   NOT NULL,
+    PRIMARY KEY (project_id, day, keyword, text)
 );
 
 -- The failures of a project's UTC day per identity and failure signature, with the failing step
@@ -71,13 +139,21 @@ RETURNS SETOF stats_scenario_days LANGUAGE sql STABLE AS $$
     WITH res AS (
         SELECT r.project_id, (coalesce(r.started_at, r.created_at) AT TIME ZONE 'UTC')::date AS day, rs.identity,
                rs.feature_path, rs.name, rs.example_row, rs.status, rs.attempts, coalesce(rs.duration_ms, 0) AS duration_ms, rs.heals,
-               coalesce(r.started_at, r.created_at) AS at, r.id AS run_id, rs.position,
+               coalesce(r.started_at, r.created_at) AS at, r.id AS run_id, rs.position, rs.duration_ms AS dur,
                rs.status IN ('passed', 'failed', 'undefined', 'ambiguous') AS outcome, rs.status = 'passed' AS ok
         FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id
         WHERE r.project_id = p_project AND r.status NOT IN ('queued', 'running')
           AND coalesce(r.started_at, r.created_at) >= p_from AND coalesce(r.started_at, r.created_at) < p_to
           AND (p_run IS NULL OR r.id = p_run)
           AND (p_identities IS NULL OR rs.identity = ANY(p_identities))
+    ), hb AS (
+        SELECT day, identity, stats_band(dur) AS band, count(*) AS c, sum(dur)::float8 AS s,
+               count(*) FILTER (WHERE status IN ('passed', 'failed')) AS pc, coalesce(sum(dur) FILTER (WHERE status IN ('passed', 'failed')), 0)::float8 AS ps
+        FROM res WHERE dur IS NOT NULL GROUP BY 1, 2, 3
+    ), h AS (
+        SELECT day, identity, jsonb_object_agg(band, jsonb_build_array(c, s)) AS dur_hist,
+               coalesce(jsonb_object_agg(band, jsonb_build_array(pc, ps)) FILTER (WHERE pc > 0), '{}'::jsonb) AS pf_hist
+        FROM hb GROUP BY 1, 2
     ), seq AS (
         SELECT res.*, lag(ok) OVER (PARTITION BY day, identity ORDER BY at, run_id, position) AS prev
         FROM res WHERE outcome
@@ -119,8 +195,51 @@ RETURNS SETOF stats_scenario_days LANGUAGE sql STABLE AS $$
     SELECT a.project_id, a.day, a.identity, a.feature_path, a.name, a.example_row, a.total, a.passed, a.failed, a.undefined,
            a.skipped, a.pending, a.retry_passes, coalesce(o.n, 0), coalesce(o.flips, 0), coalesce(o.flaky_results, 0),
            coalesce(o.lost_ms, 0), a.heals, o.first_ok, o.first_retry, o.first_at, o.first_run, o.first_pos,
-           o.last_ok, o.last_at, o.last_run, o.last_pos, o.first_flaky, o.last_flaky
-    FROM a LEFT JOIN o ON o.day = a.day AND o.identity = a.identity
+           o.last_ok, o.last_at, o.last_run, o.last_pos, o.first_flaky, o.last_flaky,
+           coalesce(h.dur_hist, '{}'::jsonb), coalesce(h.pf_hist, '{}'::jsonb)
+    FROM a LEFT JOIN o ON o.day = a.day AND o.identity = a.identity LEFT JOIN h ON h.day = a.day AND h.identity = a.identity
+$$;
+
+-- stats_run_day_compute summarises a project's finished runs of [p_from, p_to) (only run p_run when
+-- given) per UTC day, as stats_run_days holds them.
+CREATE FUNCTION stats_run_day_compute(p_project uuid, p_from timestamptz, p_to timestamptz, p_run uuid)
+RETURNS SETOF stats_run_days LANGUAGE sql STABLE AS $$
+    WITH r AS (
+        SELECT (coalesce(started_at, created_at) AT TIME ZONE 'UTC')::date AS day, status,
+               extract(epoch FROM finished_at - started_at) * 1000 AS dur
+        FROM runs
+        WHERE project_id = p_project AND status NOT IN ('queued', 'running')
+          AND coalesce(started_at, created_at) >= p_from AND coalesce(started_at, created_at) < p_to
+          AND (p_run IS NULL OR id = p_run)
+    ), hb AS (
+        SELECT day, stats_band(dur::float8) AS band, count(*) AS c, sum(dur)::float8 AS s FROM r WHERE dur IS NOT NULL GROUP BY 1, 2
+    ), h AS (
+        SELECT day, jsonb_object_agg(band, jsonb_build_array(c, s)) AS hist FROM hb GROUP BY 1
+    )
+    SELECT p_project, r.day, count(*)::int, count(*) FILTER (WHERE status = 'passed')::int, count(*) FILTER (WHERE status = 'failed')::int,
+           count(*) FILTER (WHERE status = 'errored')::int, count(*) FILTER (WHERE status = 'cancelled')::int,
+           count(*) FILTER (WHERE status = 'timed_out')::int, coalesce(max(h.hist::text)::jsonb, '{}'::jsonb)
+    FROM r LEFT JOIN h ON h.day = r.day GROUP BY r.day
+$$;
+
+-- stats_step_day_compute summarises the steps with a duration of a project's results (same
+-- arguments as stats_rollup_compute), as stats_step_days holds them.
+CREATE FUNCTION stats_step_day_compute(p_project uuid, p_from timestamptz, p_to timestamptz, p_run uuid)
+RETURNS SETOF stats_step_days LANGUAGE sql STABLE AS $$
+    WITH st AS (
+        SELECT (coalesce(r.started_at, r.created_at) AT TIME ZONE 'UTC')::date AS day,
+               coalesce(x->>'keyword', '') AS keyword, coalesce(x->>'text', '') AS text, (x->>'durationMs')::float8 AS dur
+        FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id,
+             jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) x
+        WHERE r.project_id = p_project AND r.status NOT IN ('queued', 'running')
+          AND coalesce(r.started_at, r.created_at) >= p_from AND coalesce(r.started_at, r.created_at) < p_to
+          AND (p_run IS NULL OR r.id = p_run)
+          AND jsonb_typeof(x->'durationMs') = 'number'
+    ), hb AS (
+        SELECT day, keyword, text, stats_band(dur) AS band, count(*) AS c, sum(dur) AS s FROM st GROUP BY 1, 2, 3, 4
+    )
+    SELECT p_project, day, keyword, text, sum(c)::int, jsonb_object_agg(band, jsonb_build_array(c, s))
+    FROM hb GROUP BY day, keyword, text
 $$;
 
 -- stats_rollup_recompute rebuilds the rows of a project's UTC day (only the given identities, when
@@ -134,12 +253,25 @@ CREATE FUNCTION stats_rollup_recompute(p_project uuid, p_day date, p_identities 
     SELECT * FROM stats_failure_compute(p_project, p_day::timestamp AT TIME ZONE 'UTC', (p_day + 1)::timestamp AT TIME ZONE 'UTC', NULL, p_identities);
 $$;
 
+-- stats_rollup_recompute_day rebuilds every rollup row of a project's UTC day.
+CREATE FUNCTION stats_rollup_recompute_day(p_project uuid, p_day date) RETURNS void LANGUAGE sql AS $$
+    SELECT stats_rollup_recompute(p_project, p_day, NULL);
+    DELETE FROM stats_run_days WHERE project_id = p_project AND day = p_day;
+    INSERT INTO stats_run_days SELECT * FROM stats_run_day_compute(p_project, p_day::timestamp AT TIME ZONE 'UTC', (p_day + 1)::timestamp AT TIME ZONE 'UTC', NULL);
+    DELETE FROM stats_step_days WHERE project_id = p_project AND day = p_day;
+    INSERT INTO stats_step_days SELECT * FROM stats_step_day_compute(p_project, p_day::timestamp AT TIME ZONE 'UTC', (p_day + 1)::timestamp AT TIME ZONE 'UTC', NULL);
+$$;
+
 -- stats_rollup_rebuild rebuilds a project's whole rollup from its results (after a bulk load).
 CREATE FUNCTION stats_rollup_rebuild(p_project uuid) RETURNS void LANGUAGE sql AS $$
     DELETE FROM stats_scenario_days WHERE project_id = p_project;
     INSERT INTO stats_scenario_days SELECT * FROM stats_rollup_compute(p_project, '-infinity', 'infinity', NULL, NULL);
     DELETE FROM stats_failure_days WHERE project_id = p_project;
     INSERT INTO stats_failure_days SELECT * FROM stats_failure_compute(p_project, '-infinity', 'infinity', NULL, NULL);
+    DELETE FROM stats_run_days WHERE project_id = p_project;
+    INSERT INTO stats_run_days SELECT * FROM stats_run_day_compute(p_project, '-infinity', 'infinity', NULL);
+    DELETE FROM stats_step_days WHERE project_id = p_project;
+    INSERT INTO stats_step_days SELECT * FROM stats_step_day_compute(p_project, '-infinity', 'infinity', NULL);
 $$;
 
 -- A run that finishes adds its results to its day. When they come after every outcome the day
@@ -155,12 +287,19 @@ DECLARE
     late text[];
 BEGIN
     IF TG_OP = 'UPDATE' AND OLD.status NOT IN ('queued', 'running') THEN
-        PERFORM stats_rollup_recompute(OLD.project_id, (coalesce(OLD.started_at, OLD.created_at) AT TIME ZONE 'UTC')::date, NULL);
-        IF (coalesce(OLD.started_at, OLD.created_at) AT TIME ZONE 'UTC')::date <> d THEN
-            PERFORM stats_rollup_recompute(NEW.project_id, d, NULL);
+        PERFORM stats_rollup_recompute_day(OLD.project_id, (coalesce(OLD.started_at, OLD.created_at) AT TIME ZONE 'UTC')::date);
+        IF (coalesce(OLD.started_at, OLD.created_at) AT TIME ZONE 'UTC')::date <> d OR OLD.project_id <> NEW.project_id THEN
+            PERFORM stats_rollup_recompute_day(NEW.project_id, d);
         END IF;
         RETURN NULL;
     END IF;
+    -- Runs and steps add up in any order.
+    INSERT INTO stats_run_days AS x SELECT * FROM stats_run_day_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id)
+    ON CONFLICT (project_id, day) DO UPDATE SET runs = x.runs + EXCLUDED.runs, passed = x.passed + EXCLUDED.passed,
+        failed = x.failed + EXCLUDED.failed, errored = x.errored + EXCLUDED.errored, cancelled = x.cancelled + EXCLUDED.cancelled,
+        timed_out = x.timed_out + EXCLUDED.timed_out, dur_hist = stats_hist_merge(x.dur_hist, EXCLUDED.dur_hist);
+    INSERT INTO stats_step_days AS x SELECT * FROM stats_step_day_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id)
+    ON CONFLICT (project_id, day, keyword, text) DO UPDATE SET count = x.count + EXCLUDED.count, dur_hist = stats_hist_merge(x.dur_hist, EXCLUDED.dur_hist);
     SELECT array_agg(DISTINCT identity) INTO ids FROM run_scenarios WHERE run_id = NEW.id;
     IF ids IS NULL THEN
         RETURN NULL;
@@ -191,7 +330,8 @@ BEGIN
         first_flaky = least(s.first_flaky, EXCLUDED.first_flaky,
             CASE WHEN s.last_ok IS NOT NULL AND EXCLUDED.first_ok IS NOT NULL AND s.last_ok <> EXCLUDED.first_ok THEN EXCLUDED.first_at END),
         last_flaky = greatest(s.last_flaky, EXCLUDED.last_flaky,
-            CASE WHEN s.last_ok IS NOT NULL AND EXCLUDED.first_ok IS NOT NULL AND s.last_ok <> EXCLUDED.first_ok THEN EXCLUDED.first_at END);
+            CASE WHEN s.last_ok IS NOT NULL AND EXCLUDED.first_ok IS NOT NULL AND s.last_ok <> EXCLUDED.first_ok THEN EXCLUDED.first_at END),
+        dur_hist = stats_hist_merge(s.dur_hist, EXCLUDED.dur_hist), pf_hist = stats_hist_merge(s.pf_hist, EXCLUDED.pf_hist);
     -- Failures add up in any order.
     INSERT INTO stats_failure_days AS f
     SELECT * FROM stats_failure_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, NULL) c

@@ -315,6 +315,18 @@ type StatsHeal struct {
 	Score       interface{}
 }
 
+type StatsRunDay struct {
+	ProjectID uuid.UUID
+	Day       pgtype.Date
+	Runs      int32
+	Passed    int32
+	Failed    int32
+	Errored   int32
+	Cancelled int32
+	TimedOut  int32
+	DurHist   json.RawMessage
+}
+
 type StatsScenarioDay struct {
 	ProjectID    uuid.UUID
 	Day          pgtype.Date
@@ -345,6 +357,17 @@ type StatsScenarioDay struct {
 	LastPos      *int32
 	FirstFlaky   *time.Time
 	LastFlaky    *time.Time
+	DurHist      json.RawMessage
+	PfHist       json.RawMessage
+}
+
+type StatsStepDay struct {
+	ProjectID uuid.UUID
+	Day       pgtype.Date
+	Keyword   string
+	Text      string
+	Count     int32
+	DurHist   json.RawMessage
 }
 
 type User struct {

@@ -200,10 +200,14 @@ type Querier interface {
 	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error
 	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
 	StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyParams) ([]StatsBecameFlakyRow, error)
+	// As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
+	StatsBecameFlakyRollup(ctx context.Context, arg StatsBecameFlakyRollupParams) ([]StatsBecameFlakyRollupRow, error)
 	// The median duration of each identity in [since, until) against [previous_since, since).
 	StatsDurationRegressions(ctx context.Context, arg StatsDurationRegressionsParams) ([]StatsDurationRegressionsRow, error)
+	StatsDurationRegressionsRollup(ctx context.Context, arg StatsDurationRegressionsRollupParams) ([]StatsDurationRegressionsRollupRow, error)
 	// Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
 	StatsFailureClusters(ctx context.Context, arg StatsFailureClustersParams) ([]StatsFailureClustersRow, error)
+	StatsFailureClustersRollup(ctx context.Context, arg StatsFailureClustersRollupParams) ([]StatsFailureClustersRollupRow, error)
 	// One row per scenario identity with at least min_results outcomes; every metric as docs/stats.md
 	// defines it. The failing step and locator are looked up for the page's rows only.
 	StatsFlaky(ctx context.Context, arg StatsFlakyParams) ([]StatsFlakyRow, error)
@@ -218,18 +222,28 @@ type Querier interface {
 	StatsHealByStrategy(ctx context.Context, arg StatsHealByStrategyParams) ([]StatsHealByStrategyRow, error)
 	StatsHealTop(ctx context.Context, arg StatsHealTopParams) ([]StatsHealTopRow, error)
 	StatsMostFailingSteps(ctx context.Context, arg StatsMostFailingStepsParams) ([]StatsMostFailingStepsRow, error)
+	StatsMostFailingStepsRollup(ctx context.Context, arg StatsMostFailingStepsRollupParams) ([]StatsMostFailingStepsRollupRow, error)
 	// Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
 	StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error)
 	StatsSlowestScenarios(ctx context.Context, arg StatsSlowestScenariosParams) ([]StatsSlowestScenariosRow, error)
+	StatsSlowestScenariosRollup(ctx context.Context, arg StatsSlowestScenariosRollupParams) ([]StatsSlowestScenariosRollupRow, error)
 	StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsParams) ([]StatsSlowestStepsRow, error)
+	StatsSlowestStepsRollup(ctx context.Context, arg StatsSlowestStepsRollupParams) ([]StatsSlowestStepsRollupRow, error)
 	// Statistics over runs and their scenario results (docs/stats.md). Every query takes the same
 	// scope: the caller's workspaces (or all, for instance admins), optionally one workspace, project,
 	// branch, environment, trigger and scenario tag, and a window [since, until) on the time a run
 	// happened (started, else created). Unfinished runs take no part.
 	StatsTrendRuns(ctx context.Context, arg StatsTrendRunsParams) ([]StatsTrendRunsRow, error)
+	// The queries below answer over the daily rollup (migration 000012, docs/stats.md "Daily rollup")
+	// with the same columns as their counterparts over the results, for windows of whole UTC days
+	// [since_day, until_day) (previous_day: the previous window's first day) without branch,
+	// environment, trigger or tag filters, in UTC.
+	StatsTrendRunsRollup(ctx context.Context, arg StatsTrendRunsRollupParams) ([]StatsTrendRunsRollupRow, error)
 	StatsTrendScenarios(ctx context.Context, arg StatsTrendScenariosParams) ([]StatsTrendScenariosRow, error)
+	StatsTrendScenariosRollup(ctx context.Context, arg StatsTrendScenariosRollupParams) ([]StatsTrendScenariosRollupRow, error)
 	// The window's totals, for the period-over-period change.
 	StatsTrendSummary(ctx context.Context, arg StatsTrendSummaryParams) (StatsTrendSummaryRow, error)
+	StatsTrendSummaryRollup(ctx context.Context, arg StatsTrendSummaryRollupParams) (StatsTrendSummaryRollupRow, error)
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error

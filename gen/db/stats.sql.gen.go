@@ -260,6 +260,78 @@ func (q *Queries) StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyPara
 	return items, nil
 }
 
+const statsBecameFlakyRollup = `-- name: StatsBecameFlakyRollup :many
+WITH d AS (
+    SELECT s.project_id, s.day, s.identity, s.feature_path, s.name, s.example_row, s.total, s.passed, s.failed, s.undefined, s.skipped, s.pending, s.retry_passes, s.n, s.flips, s.flaky_results, s.lost_ms, s.heals, s.first_ok, s.first_retry, s.first_at, s.first_run, s.first_pos, s.last_ok, s.last_at, s.last_run, s.last_pos, s.first_flaky, s.last_flaky, s.dur_hist, s.pf_hist, p.slug, (s.day >= $1::date) AS cur,
+           lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity, s.day >= $1::date ORDER BY s.day) AS prev_last
+    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
+    WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+      AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+      AND ($5::text IS NULL OR p.slug = $5::text)
+      AND s.day >= $6::date AND s.day < $7::date AND s.n > 0
+), j AS (
+    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, d.slug, d.cur, d.prev_last, flaky_results + (prev_last IS NOT NULL AND prev_last <> first_ok AND NOT first_retry)::int AS flaky FROM d
+)
+SELECT identity::text AS identity, slug::text AS project, (array_agg(feature_path ORDER BY day DESC))[1]::text AS feature_path,
+       (array_agg(name ORDER BY day DESC))[1]::text AS scenario, coalesce((array_agg(example_row ORDER BY day DESC))[1], -1)::int AS example_row
+FROM j GROUP BY slug, identity
+HAVING coalesce(sum(n) FILTER (WHERE NOT cur), 0) >= 2 AND coalesce(sum(flaky) FILTER (WHERE NOT cur), 0) = 0 AND coalesce(sum(flaky) FILTER (WHERE cur), 0) > 0
+ORDER BY 2, 3, 4 LIMIT 50
+`
+
+type StatsBecameFlakyRollupParams struct {
+	SinceDay      pgtype.Date
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	PreviousDay   pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsBecameFlakyRollupRow struct {
+	Identity    string
+	Project     string
+	FeaturePath string
+	Scenario    string
+	ExampleRow  int32
+}
+
+// As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
+func (q *Queries) StatsBecameFlakyRollup(ctx context.Context, arg StatsBecameFlakyRollupParams) ([]StatsBecameFlakyRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsBecameFlakyRollup,
+		arg.SinceDay,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.PreviousDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsBecameFlakyRollupRow{}
+	for rows.Next() {
+		var i StatsBecameFlakyRollupRow
+		if err := rows.Scan(
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsDurationRegressions = `-- name: StatsDurationRegressions :many
 WITH d AS (
     SELECT rs.identity, p.slug, max(rs.feature_path) AS feature_path, max(rs.name) AS name, max(rs.example_row) AS example_row,
@@ -351,6 +423,83 @@ func (q *Queries) StatsDurationRegressions(ctx context.Context, arg StatsDuratio
 	return items, nil
 }
 
+const statsDurationRegressionsRollup = `-- name: StatsDurationRegressionsRollup :many
+WITH g AS (
+    SELECT d.identity, p.slug, (array_agg(d.feature_path ORDER BY d.day DESC))[1] AS feature_path, (array_agg(d.name ORDER BY d.day DESC))[1] AS name,
+           (array_agg(d.example_row ORDER BY d.day DESC))[1] AS example_row,
+           stats_hist_pct(stats_hist_sum(d.pf_hist) FILTER (WHERE d.day >= $1::date), 0.5) AS cur,
+           stats_hist_pct(stats_hist_sum(d.pf_hist) FILTER (WHERE d.day < $1::date), 0.5) AS prev
+    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+      AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+      AND ($5::text IS NULL OR p.slug = $5::text)
+      AND d.day >= $6::date AND d.day < $7::date AND d.pf_hist <> '{}'::jsonb
+    GROUP BY p.slug, d.identity
+)
+SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario, coalesce(example_row, -1)::int AS example_row,
+       cur::float8 AS p50_ms, prev::float8 AS previous_p50_ms, (cur - prev)::float8 AS delta_ms
+FROM g WHERE cur <> 'NaN' AND prev <> 'NaN' AND cur > prev
+ORDER BY 8 DESC, 2, 3, 4 LIMIT 10
+`
+
+type StatsDurationRegressionsRollupParams struct {
+	SinceDay      pgtype.Date
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	PreviousDay   pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsDurationRegressionsRollupRow struct {
+	Identity      string
+	Project       string
+	FeaturePath   string
+	Scenario      string
+	ExampleRow    int32
+	P50Ms         float64
+	PreviousP50Ms float64
+	DeltaMs       float64
+}
+
+func (q *Queries) StatsDurationRegressionsRollup(ctx context.Context, arg StatsDurationRegressionsRollupParams) ([]StatsDurationRegressionsRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsDurationRegressionsRollup,
+		arg.SinceDay,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.PreviousDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsDurationRegressionsRollupRow{}
+	for rows.Next() {
+		var i StatsDurationRegressionsRollupRow
+		if err := rows.Scan(
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+			&i.P50Ms,
+			&i.PreviousP50Ms,
+			&i.DeltaMs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsFailureClusters = `-- name: StatsFailureClusters :many
 SELECT rs.failure_signature::text AS signature,
        count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= $1::timestamptz)::bigint AS count,
@@ -421,6 +570,92 @@ func (q *Queries) StatsFailureClusters(ctx context.Context, arg StatsFailureClus
 	items := []StatsFailureClustersRow{}
 	for rows.Next() {
 		var i StatsFailureClustersRow
+		if err := rows.Scan(
+			&i.Signature,
+			&i.Count,
+			&i.Scenarios,
+			&i.FirstSeenAt,
+			&i.LastSeenAt,
+			&i.IsNew,
+			&i.Example,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const statsFailureClustersRollup = `-- name: StatsFailureClustersRollup :many
+WITH f AS (
+    SELECT f.project_id, f.day, f.identity, f.signature, f.step_keyword, f.step_text, f.locator, f.count, f.first_at, f.last_at, p.slug FROM stats_failure_days f JOIN projects p ON p.id = f.project_id
+    WHERE ($3::boolean OR p.workspace_id = ANY($4::uuid[]))
+      AND ($5::uuid IS NULL OR p.workspace_id = $5::uuid)
+      AND ($6::text IS NULL OR p.slug = $6::text)
+      AND f.day >= $7::date AND f.day < $2::date
+), g AS (
+    SELECT signature,
+           sum(count) FILTER (WHERE day >= $1::date) AS count,
+           count(DISTINCT (slug, identity)) FILTER (WHERE day >= $1::date) AS scenarios,
+           min(first_at) FILTER (WHERE day >= $1::date) AS first_seen_at,
+           max(last_at) AS last_seen_at,
+           (count(*) FILTER (WHERE day < $1::date) = 0) AS is_new,
+           min(slug || E'\x1f' || identity) FILTER (WHERE day >= $1::date) AS ex
+    FROM f GROUP BY signature
+    HAVING sum(count) FILTER (WHERE day >= $1::date) > 0
+    ORDER BY 2 DESC, 1 LIMIT 20
+)
+SELECT g.signature::text AS signature, g.count::bigint AS count, g.scenarios::bigint AS scenarios, g.first_seen_at::timestamptz AS first_seen_at,
+       g.last_seen_at::timestamptz AS last_seen_at, g.is_new::boolean AS is_new,
+       (g.ex || E'\x1f' || coalesce(n.feature_path, '') || E'\x1f' || coalesce(n.name, '') || E'\x1f' || coalesce(n.example_row::text, ''))::text AS example
+FROM g LEFT JOIN LATERAL (
+    SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE p.slug = split_part(g.ex, E'\x1f', 1) AND d.identity = split_part(g.ex, E'\x1f', 2)
+      AND d.day >= $1::date AND d.day < $2::date
+    ORDER BY d.day DESC LIMIT 1) n ON true
+ORDER BY 2 DESC, 1
+`
+
+type StatsFailureClustersRollupParams struct {
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	PreviousDay   pgtype.Date
+}
+
+type StatsFailureClustersRollupRow struct {
+	Signature   string
+	Count       int64
+	Scenarios   int64
+	FirstSeenAt time.Time
+	LastSeenAt  time.Time
+	IsNew       bool
+	Example     string
+}
+
+func (q *Queries) StatsFailureClustersRollup(ctx context.Context, arg StatsFailureClustersRollupParams) ([]StatsFailureClustersRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsFailureClustersRollup,
+		arg.SinceDay,
+		arg.UntilDay,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.PreviousDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsFailureClustersRollupRow{}
+	for rows.Next() {
+		var i StatsFailureClustersRollupRow
 		if err := rows.Scan(
 			&i.Signature,
 			&i.Count,
@@ -650,14 +885,14 @@ func (q *Queries) StatsFlaky(ctx context.Context, arg StatsFlakyParams) ([]Stats
 
 const statsFlakyRollup = `-- name: StatsFlakyRollup :many
 WITH d AS (
-    SELECT s.project_id, s.day, s.identity, s.feature_path, s.name, s.example_row, s.total, s.passed, s.failed, s.undefined, s.skipped, s.pending, s.retry_passes, s.n, s.flips, s.flaky_results, s.lost_ms, s.heals, s.first_ok, s.first_retry, s.first_at, s.first_run, s.first_pos, s.last_ok, s.last_at, s.last_run, s.last_pos, s.first_flaky, s.last_flaky, p.slug, lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) AS prev_last
+    SELECT s.project_id, s.day, s.identity, s.feature_path, s.name, s.example_row, s.total, s.passed, s.failed, s.undefined, s.skipped, s.pending, s.retry_passes, s.n, s.flips, s.flaky_results, s.lost_ms, s.heals, s.first_ok, s.first_retry, s.first_at, s.first_run, s.first_pos, s.last_ok, s.last_at, s.last_run, s.last_pos, s.first_flaky, s.last_flaky, s.dur_hist, s.pf_hist, p.slug, lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) AS prev_last
     FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
     WHERE ($4::boolean OR p.workspace_id = ANY($5::uuid[]))
       AND ($6::uuid IS NULL OR p.workspace_id = $6::uuid)
       AND ($7::text IS NULL OR p.slug = $7::text)
       AND s.day >= $1::date AND s.day < $2::date AND s.n > 0
 ), j AS (
-    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.slug, d.prev_last, (prev_last IS NOT NULL AND prev_last <> first_ok) AS boundary FROM d
+    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, d.slug, d.prev_last, (prev_last IS NOT NULL AND prev_last <> first_ok) AS boundary FROM d
 ), agg AS (
     SELECT project_id, identity, max(slug) AS slug,
            (array_agg(feature_path ORDER BY day DESC))[1] AS feature_path,
@@ -1200,6 +1435,58 @@ func (q *Queries) StatsMostFailingSteps(ctx context.Context, arg StatsMostFailin
 	return items, nil
 }
 
+const statsMostFailingStepsRollup = `-- name: StatsMostFailingStepsRollup :many
+SELECT f.step_keyword::text AS keyword, f.step_text::text AS text, sum(f.count)::bigint AS count
+FROM stats_failure_days f JOIN projects p ON p.id = f.project_id
+WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+  AND ($4::text IS NULL OR p.slug = $4::text)
+  AND f.day >= $5::date AND f.day < $6::date AND (f.step_keyword <> '' OR f.step_text <> '')
+GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 10
+`
+
+type StatsMostFailingStepsRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsMostFailingStepsRollupRow struct {
+	Keyword string
+	Text    string
+	Count   int64
+}
+
+func (q *Queries) StatsMostFailingStepsRollup(ctx context.Context, arg StatsMostFailingStepsRollupParams) ([]StatsMostFailingStepsRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsMostFailingStepsRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsMostFailingStepsRollupRow{}
+	for rows.Next() {
+		var i StatsMostFailingStepsRollupRow
+		if err := rows.Scan(&i.Keyword, &i.Text, &i.Count); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsNewFailures = `-- name: StatsNewFailures :many
 WITH green AS (
     SELECT DISTINCT ON (r.project_id) r.project_id, r.id, coalesce(r.started_at, r.created_at) AS at
@@ -1380,6 +1667,79 @@ func (q *Queries) StatsSlowestScenarios(ctx context.Context, arg StatsSlowestSce
 	return items, nil
 }
 
+const statsSlowestScenariosRollup = `-- name: StatsSlowestScenariosRollup :many
+WITH g AS (
+    SELECT d.identity, p.slug, (array_agg(d.feature_path ORDER BY d.day DESC))[1] AS feature_path, (array_agg(d.name ORDER BY d.day DESC))[1] AS name,
+           (array_agg(d.example_row ORDER BY d.day DESC))[1] AS example_row, stats_hist_sum(d.pf_hist) AS h
+    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+      AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+      AND ($4::text IS NULL OR p.slug = $4::text)
+      AND d.day >= $5::date AND d.day < $6::date AND d.pf_hist <> '{}'::jsonb
+    GROUP BY p.slug, d.identity
+)
+SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario,
+       coalesce(example_row, -1)::int AS example_row, stats_hist_count(h)::bigint AS results,
+       stats_hist_pct(h, 0.5)::float8 AS p50_ms, stats_hist_pct(h, 0.95)::float8 AS p95_ms
+FROM g ORDER BY 8 DESC, 2, 3, 4 LIMIT 10
+`
+
+type StatsSlowestScenariosRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsSlowestScenariosRollupRow struct {
+	Identity    string
+	Project     string
+	FeaturePath string
+	Scenario    string
+	ExampleRow  int32
+	Results     int64
+	P50Ms       float64
+	P95Ms       float64
+}
+
+func (q *Queries) StatsSlowestScenariosRollup(ctx context.Context, arg StatsSlowestScenariosRollupParams) ([]StatsSlowestScenariosRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsSlowestScenariosRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsSlowestScenariosRollupRow{}
+	for rows.Next() {
+		var i StatsSlowestScenariosRollupRow
+		if err := rows.Scan(
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+			&i.Results,
+			&i.P50Ms,
+			&i.P95Ms,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsSlowestSteps = `-- name: StatsSlowestSteps :many
 SELECT coalesce(st->>'keyword', '')::text AS keyword, coalesce(st->>'text', '')::text AS text, count(*)::bigint AS count,
        coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY (st->>'durationMs')::float8), 'NaN')::float8 AS p50_ms,
@@ -1440,6 +1800,71 @@ func (q *Queries) StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsPa
 	items := []StatsSlowestStepsRow{}
 	for rows.Next() {
 		var i StatsSlowestStepsRow
+		if err := rows.Scan(
+			&i.Keyword,
+			&i.Text,
+			&i.Count,
+			&i.P50Ms,
+			&i.P95Ms,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const statsSlowestStepsRollup = `-- name: StatsSlowestStepsRollup :many
+WITH g AS (
+    SELECT d.keyword, d.text, sum(d.count) AS count, stats_hist_sum(d.dur_hist) AS h
+    FROM stats_step_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+      AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+      AND ($4::text IS NULL OR p.slug = $4::text)
+      AND d.day >= $5::date AND d.day < $6::date
+    GROUP BY d.keyword, d.text
+)
+SELECT keyword::text AS keyword, text::text AS text, count::bigint AS count,
+       stats_hist_pct(h, 0.5)::float8 AS p50_ms, stats_hist_pct(h, 0.95)::float8 AS p95_ms
+FROM g ORDER BY 5 DESC, 1, 2 LIMIT 10
+`
+
+type StatsSlowestStepsRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsSlowestStepsRollupRow struct {
+	Keyword string
+	Text    string
+	Count   int64
+	P50Ms   float64
+	P95Ms   float64
+}
+
+func (q *Queries) StatsSlowestStepsRollup(ctx context.Context, arg StatsSlowestStepsRollupParams) ([]StatsSlowestStepsRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsSlowestStepsRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsSlowestStepsRollupRow{}
+	for rows.Next() {
+		var i StatsSlowestStepsRollupRow
 		if err := rows.Scan(
 			&i.Keyword,
 			&i.Text,
@@ -1557,6 +1982,84 @@ func (q *Queries) StatsTrendRuns(ctx context.Context, arg StatsTrendRunsParams) 
 	return items, nil
 }
 
+const statsTrendRunsRollup = `-- name: StatsTrendRunsRollup :many
+
+SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at,
+       sum(d.runs)::bigint AS runs, sum(d.passed)::bigint AS passed, sum(d.failed)::bigint AS failed, sum(d.errored)::bigint AS errored,
+       sum(d.cancelled)::bigint AS cancelled, sum(d.timed_out)::bigint AS timed_out,
+       stats_hist_pct(stats_hist_sum(d.dur_hist), 0.5)::float8 AS run_p50_ms, stats_hist_pct(stats_hist_sum(d.dur_hist), 0.95)::float8 AS run_p95_ms
+FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+  AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+  AND ($5::text IS NULL OR p.slug = $5::text)
+  AND d.day >= $6::date AND d.day < $7::date
+GROUP BY 1 ORDER BY 1
+`
+
+type StatsTrendRunsRollupParams struct {
+	Bucket        string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsTrendRunsRollupRow struct {
+	At        time.Time
+	Runs      int64
+	Passed    int64
+	Failed    int64
+	Errored   int64
+	Cancelled int64
+	TimedOut  int64
+	RunP50Ms  float64
+	RunP95Ms  float64
+}
+
+// The queries below answer over the daily rollup (migration 000012, docs/stats.md "Daily rollup")
+// with the same columns as their counterparts over the results, for windows of whole UTC days
+// [since_day, until_day) (previous_day: the previous window's first day) without branch,
+// environment, trigger or tag filters, in UTC.
+func (q *Queries) StatsTrendRunsRollup(ctx context.Context, arg StatsTrendRunsRollupParams) ([]StatsTrendRunsRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsTrendRunsRollup,
+		arg.Bucket,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsTrendRunsRollupRow{}
+	for rows.Next() {
+		var i StatsTrendRunsRollupRow
+		if err := rows.Scan(
+			&i.At,
+			&i.Runs,
+			&i.Passed,
+			&i.Failed,
+			&i.Errored,
+			&i.Cancelled,
+			&i.TimedOut,
+			&i.RunP50Ms,
+			&i.RunP95Ms,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsTrendScenarios = `-- name: StatsTrendScenarios :many
 SELECT (date_trunc($2::text, coalesce(r.started_at, r.created_at) AT TIME ZONE $1::text) AT TIME ZONE $1::text)::timestamptz AS at,
        count(*)::bigint AS total,
@@ -1653,6 +2156,81 @@ func (q *Queries) StatsTrendScenarios(ctx context.Context, arg StatsTrendScenari
 	return items, nil
 }
 
+const statsTrendScenariosRollup = `-- name: StatsTrendScenariosRollup :many
+SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at,
+       sum(d.total)::bigint AS total, sum(d.passed)::bigint AS passed, sum(d.failed)::bigint AS failed, sum(d.skipped)::bigint AS skipped,
+       sum(d.pending)::bigint AS pending, sum(d.undefined)::bigint AS undefined, sum(d.retry_passes)::bigint AS flaky,
+       stats_hist_pct(stats_hist_sum(d.dur_hist), 0.5)::float8 AS p50_ms, stats_hist_pct(stats_hist_sum(d.dur_hist), 0.95)::float8 AS p95_ms
+FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+  AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+  AND ($5::text IS NULL OR p.slug = $5::text)
+  AND d.day >= $6::date AND d.day < $7::date
+GROUP BY 1 ORDER BY 1
+`
+
+type StatsTrendScenariosRollupParams struct {
+	Bucket        string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsTrendScenariosRollupRow struct {
+	At        time.Time
+	Total     int64
+	Passed    int64
+	Failed    int64
+	Skipped   int64
+	Pending   int64
+	Undefined int64
+	Flaky     int64
+	P50Ms     float64
+	P95Ms     float64
+}
+
+func (q *Queries) StatsTrendScenariosRollup(ctx context.Context, arg StatsTrendScenariosRollupParams) ([]StatsTrendScenariosRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsTrendScenariosRollup,
+		arg.Bucket,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsTrendScenariosRollupRow{}
+	for rows.Next() {
+		var i StatsTrendScenariosRollupRow
+		if err := rows.Scan(
+			&i.At,
+			&i.Total,
+			&i.Passed,
+			&i.Failed,
+			&i.Skipped,
+			&i.Pending,
+			&i.Undefined,
+			&i.Flaky,
+			&i.P50Ms,
+			&i.P95Ms,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsTrendSummary = `-- name: StatsTrendSummary :one
 WITH rr AS (
     SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch, r.commit_sha, r.variables, r.datasets, r.process_name, r.schedule_id, r.retries, r.timeout_seconds, r.created_by, r.created_at, r.updated_at, r.started_at, r.finished_at, r.worker_id, r.heartbeat_at, r.cancel_requested, r.error, r.counts, r.last_seq FROM runs r JOIN projects p ON p.id = r.project_id
@@ -1716,6 +2294,70 @@ func (q *Queries) StatsTrendSummary(ctx context.Context, arg StatsTrendSummaryPa
 		arg.Until,
 	)
 	var i StatsTrendSummaryRow
+	err := row.Scan(
+		&i.Runs,
+		&i.Passed,
+		&i.Finished,
+		&i.RunP95Ms,
+		&i.Scenarios,
+		&i.ScenarioFailures,
+		&i.Flaky,
+	)
+	return i, err
+}
+
+const statsTrendSummaryRollup = `-- name: StatsTrendSummaryRollup :one
+WITH rd AS (
+    SELECT d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+      AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+      AND ($4::text IS NULL OR p.slug = $4::text)
+      AND d.day >= $5::date AND d.day < $6::date
+), sd AS (
+    SELECT d.total, d.failed, d.undefined, d.retry_passes FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+      AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+      AND ($4::text IS NULL OR p.slug = $4::text)
+      AND d.day >= $5::date AND d.day < $6::date
+)
+SELECT (SELECT coalesce(sum(runs), 0) FROM rd)::bigint AS runs,
+       (SELECT coalesce(sum(passed), 0) FROM rd)::bigint AS passed,
+       (SELECT coalesce(sum(runs - cancelled), 0) FROM rd)::bigint AS finished,
+       (SELECT stats_hist_pct(stats_hist_sum(dur_hist), 0.95) FROM rd)::float8 AS run_p95_ms,
+       (SELECT coalesce(sum(total), 0) FROM sd)::bigint AS scenarios,
+       (SELECT coalesce(sum(failed + undefined), 0) FROM sd)::bigint AS scenario_failures,
+       (SELECT coalesce(sum(retry_passes), 0) FROM sd)::bigint AS flaky
+`
+
+type StatsTrendSummaryRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsTrendSummaryRollupRow struct {
+	Runs             int64
+	Passed           int64
+	Finished         int64
+	RunP95Ms         float64
+	Scenarios        int64
+	ScenarioFailures int64
+	Flaky            int64
+}
+
+func (q *Queries) StatsTrendSummaryRollup(ctx context.Context, arg StatsTrendSummaryRollupParams) (StatsTrendSummaryRollupRow, error) {
+	row := q.db.QueryRow(ctx, statsTrendSummaryRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	var i StatsTrendSummaryRollupRow
 	err := row.Scan(
 		&i.Runs,
 		&i.Passed,

@@ -19,7 +19,9 @@ import (
 // shuffled order so that runs arrive before and after those of their day, with skips, retries and
 // failures, and a second document ingested into runs that already finished — and checks that the
 // flaky list read from the daily rollup (a window of whole UTC days) is the one computed from the
-// results themselves (the same runs, a window one second wider so that the rollup cannot answer).
+// results themselves (the same runs, a window one second wider so that the rollup cannot answer);
+// and the same for trends and insights, whose percentiles agree exactly because the durations that
+// share a histogram band are equal here.
 func TestStatsRollupAgreesWithResults(t *testing.T) {
 	s := apptest.Start(t)
 	admin := s.Setup(t)
@@ -92,6 +94,51 @@ func TestStatsRollupAgreesWithResults(t *testing.T) {
 			a, _ := json.MarshalIndent(rolled, "", " ")
 			b, _ := json.MarshalIndent(raw, "", " ")
 			t.Errorf("sort %s: the rollup answers\n%s\nthe results answer\n%s", sort, a, b)
+		}
+	}
+
+	fetch := func(path string, q url.Values, into any) {
+		t.Helper()
+		status, body, _ := s.Do(t, "GET", path+"?"+q.Encode(), "", nil, "Authorization", "Bearer "+token)
+		if status != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", path, q.Encode(), status, body)
+		}
+		if err := json.Unmarshal(body, into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bucket := range []string{"day", "week"} {
+		q := url.Values{"since": {"2026-01-08T00:00:00Z"}, "until": {"2026-01-11T00:00:00Z"}, "bucket": {bucket}}
+		var rolled, raw serverclient.Trends
+		fetch("/api/stats/trends", q, &rolled)
+		q.Set("since", "2026-01-07T23:59:59Z")
+		fetch("/api/stats/trends", q, &raw)
+		if len(rolled.Points) == 0 || rolled.Summary.Runs == 0 || rolled.Previous.Runs == 0 {
+			t.Fatalf("trends %+v", rolled)
+		}
+		if !reflect.DeepEqual(rolled.Points, raw.Points) || !reflect.DeepEqual(rolled.Summary, raw.Summary) || !reflect.DeepEqual(rolled.Previous, raw.Previous) {
+			a, _ := json.MarshalIndent(rolled, "", " ")
+			b, _ := json.MarshalIndent(raw, "", " ")
+			t.Errorf("trends by %s: the rollup answers\n%s\nthe results answer\n%s", bucket, a, b)
+		}
+	}
+	q := url.Values{"since": {"2026-01-08T00:00:00Z"}, "until": {"2026-01-11T00:00:00Z"}}
+	var rolled, raw serverclient.Insights
+	fetch("/api/stats/insights", q, &rolled)
+	q.Set("since", "2026-01-07T23:59:59Z")
+	fetch("/api/stats/insights", q, &raw)
+	if len(rolled.SlowestScenarios) == 0 || len(rolled.FailureClusters) == 0 || len(rolled.MostFailingSteps) == 0 {
+		t.Fatalf("insights %+v", rolled)
+	}
+	for name, pair := range map[string][2]any{
+		"slowestScenarios": {rolled.SlowestScenarios, raw.SlowestScenarios}, "slowestSteps": {rolled.SlowestSteps, raw.SlowestSteps},
+		"durationRegressions": {rolled.DurationRegressions, raw.DurationRegressions}, "mostFailingSteps": {rolled.MostFailingSteps, raw.MostFailingSteps},
+		"failureClusters": {rolled.FailureClusters, raw.FailureClusters}, "becameFlaky": {rolled.BecameFlaky, raw.BecameFlaky},
+	} {
+		if !reflect.DeepEqual(pair[0], pair[1]) {
+			a, _ := json.MarshalIndent(pair[0], "", " ")
+			b, _ := json.MarshalIndent(pair[1], "", " ")
+			t.Errorf("insights %s: the rollup answers\n%s\nthe results answer\n%s", name, a, b)
 		}
 	}
 }

@@ -43,6 +43,15 @@ type Querier interface {
 	StatsFailureClusters(ctx context.Context, arg db.StatsFailureClustersParams) ([]db.StatsFailureClustersRow, error)
 	StatsNewFailures(ctx context.Context, arg db.StatsNewFailuresParams) ([]db.StatsNewFailuresRow, error)
 	StatsBecameFlaky(ctx context.Context, arg db.StatsBecameFlakyParams) ([]db.StatsBecameFlakyRow, error)
+	StatsTrendRunsRollup(ctx context.Context, arg db.StatsTrendRunsRollupParams) ([]db.StatsTrendRunsRollupRow, error)
+	StatsTrendScenariosRollup(ctx context.Context, arg db.StatsTrendScenariosRollupParams) ([]db.StatsTrendScenariosRollupRow, error)
+	StatsTrendSummaryRollup(ctx context.Context, arg db.StatsTrendSummaryRollupParams) (db.StatsTrendSummaryRollupRow, error)
+	StatsSlowestScenariosRollup(ctx context.Context, arg db.StatsSlowestScenariosRollupParams) ([]db.StatsSlowestScenariosRollupRow, error)
+	StatsSlowestStepsRollup(ctx context.Context, arg db.StatsSlowestStepsRollupParams) ([]db.StatsSlowestStepsRollupRow, error)
+	StatsDurationRegressionsRollup(ctx context.Context, arg db.StatsDurationRegressionsRollupParams) ([]db.StatsDurationRegressionsRollupRow, error)
+	StatsMostFailingStepsRollup(ctx context.Context, arg db.StatsMostFailingStepsRollupParams) ([]db.StatsMostFailingStepsRollupRow, error)
+	StatsFailureClustersRollup(ctx context.Context, arg db.StatsFailureClustersRollupParams) ([]db.StatsFailureClustersRollupRow, error)
+	StatsBecameFlakyRollup(ctx context.Context, arg db.StatsBecameFlakyRollupParams) ([]db.StatsBecameFlakyRollupRow, error)
 }
 
 // Service computes statistics.
@@ -151,15 +160,41 @@ func (s *Service) Trends(ctx context.Context, sc Scope, bucket, tz string) (serv
 	if _, err := time.LoadLocation(tz); err != nil || tz == "Local" || strings.ContainsAny(tz, " ,") {
 		return out, apierr.New(apierr.ValidationFailed, "unknown time zone "+tz, "query parameter tz: an IANA time zone name such as Europe/Paris")
 	}
-	runs, err := s.q.StatsTrendRuns(ctx, db.StatsTrendRunsParams{Tz: tz, Bucket: bucket, AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-		Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	// Day and week buckets in UTC over whole days come from the daily rollup (docs/stats.md).
+	roll := sc.rollup(since.Add(-until.Sub(since)), until) && tz == "UTC" && (bucket == "day" || bucket == "week")
+	var runs []db.StatsTrendRunsRow
+	if roll {
+		rows, err := s.q.StatsTrendRunsRollup(ctx, db.StatsTrendRunsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), Bucket: bucket})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			runs = append(runs, db.StatsTrendRunsRow(r))
+		}
+	} else {
+		runs, err = s.q.StatsTrendRuns(ctx, db.StatsTrendRunsParams{Tz: tz, Bucket: bucket, AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+			Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
-	scen, err := s.q.StatsTrendScenarios(ctx, db.StatsTrendScenariosParams{Tz: tz, Bucket: bucket, AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-		Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var scen []db.StatsTrendScenariosRow
+	if roll {
+		rows, err := s.q.StatsTrendScenariosRollup(ctx, db.StatsTrendScenariosRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), Bucket: bucket})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			scen = append(scen, db.StatsTrendScenariosRow(r))
+		}
+	} else {
+		scen, err = s.q.StatsTrendScenarios(ctx, db.StatsTrendScenariosParams{Tz: tz, Bucket: bucket, AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+			Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	byAt := map[time.Time]db.StatsTrendScenariosRow{}
 	for _, r := range scen {
@@ -180,8 +215,17 @@ func (s *Service) Trends(ctx context.Context, sc Scope, bucket, tz string) (serv
 		out.Points = append(out.Points, p)
 	}
 	summary := func(from, to time.Time) (serverapi.TrendSummary, error) {
-		r, err := s.q.StatsTrendSummary(ctx, db.StatsTrendSummaryParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: from, Until: to, Tag: sc.Tag})
+		var r db.StatsTrendSummaryRow
+		var err error
+		if roll {
+			var rr db.StatsTrendSummaryRollupRow
+			rr, err = s.q.StatsTrendSummaryRollup(ctx, db.StatsTrendSummaryRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+				Workspace: sc.workspace(), Project: sc.Project, SinceDay: day(from), UntilDay: day(to)})
+			r = db.StatsTrendSummaryRow(rr)
+		} else {
+			r, err = s.q.StatsTrendSummary(ctx, db.StatsTrendSummaryParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+				Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: from, Until: to, Tag: sc.Tag})
+		}
 		if err != nil {
 			return serverapi.TrendSummary{}, err
 		}
@@ -371,50 +415,111 @@ func (s *Service) Insights(ctx context.Context, sc Scope) (serverapi.Insights, e
 		return out, err
 	}
 	prev := since.Add(-until.Sub(since))
+	roll := sc.rollup(prev, until) // whole UTC days: the daily rollup answers (docs/stats.md)
 	out = serverapi.Insights{GeneratedAt: s.now().UTC(), Window: serverapi.StatsWindow{Since: since, Until: until},
 		SlowestScenarios: []serverapi.ScenarioDuration{}, SlowestSteps: []serverapi.StepDuration{}, DurationRegressions: []serverapi.DurationRegression{},
 		MostFailingSteps: []serverapi.StepCount{}, FailureClusters: []serverapi.FailureCluster{}, NewFailures: []serverapi.NewFailure{},
 		BecameFlaky: []serverapi.ScenarioRef{}}
-	slow, err := s.q.StatsSlowestScenarios(ctx, db.StatsSlowestScenariosParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var slow []db.StatsSlowestScenariosRow
+	if roll {
+		rows, err := s.q.StatsSlowestScenariosRollup(ctx, db.StatsSlowestScenariosRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			slow = append(slow, db.StatsSlowestScenariosRow(r))
+		}
+	} else {
+		slow, err = s.q.StatsSlowestScenarios(ctx, db.StatsSlowestScenariosParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range slow {
 		out.SlowestScenarios = append(out.SlowestScenarios, serverapi.ScenarioDuration{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
 			Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Results: int(r.Results), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
 	}
-	steps, err := s.q.StatsSlowestSteps(ctx, db.StatsSlowestStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var steps []db.StatsSlowestStepsRow
+	if roll {
+		rows, err := s.q.StatsSlowestStepsRollup(ctx, db.StatsSlowestStepsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			steps = append(steps, db.StatsSlowestStepsRow(r))
+		}
+	} else {
+		steps, err = s.q.StatsSlowestSteps(ctx, db.StatsSlowestStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range steps {
 		out.SlowestSteps = append(out.SlowestSteps, serverapi.StepDuration{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
 	}
-	regs, err := s.q.StatsDurationRegressions(ctx, db.StatsDurationRegressionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-		Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
-		PreviousSince: prev, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var regs []db.StatsDurationRegressionsRow
+	if roll {
+		rows, err := s.q.StatsDurationRegressionsRollup(ctx, db.StatsDurationRegressionsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			regs = append(regs, db.StatsDurationRegressionsRow(r))
+		}
+	} else {
+		regs, err = s.q.StatsDurationRegressions(ctx, db.StatsDurationRegressionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+			Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
+			PreviousSince: prev, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range regs {
 		out.DurationRegressions = append(out.DurationRegressions, serverapi.DurationRegression{Identity: r.Identity, Project: r.Project,
 			FeaturePath: r.FeaturePath, Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), P50Ms: r.P50Ms, PreviousP50Ms: r.PreviousP50Ms, DeltaMs: r.DeltaMs})
 	}
-	failing, err := s.q.StatsMostFailingSteps(ctx, db.StatsMostFailingStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var failing []db.StatsMostFailingStepsRow
+	if roll {
+		rows, err := s.q.StatsMostFailingStepsRollup(ctx, db.StatsMostFailingStepsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			failing = append(failing, db.StatsMostFailingStepsRow(r))
+		}
+	} else {
+		failing, err = s.q.StatsMostFailingSteps(ctx, db.StatsMostFailingStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range failing {
 		out.MostFailingSteps = append(out.MostFailingSteps, serverapi.StepCount{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count)})
 	}
-	clusters, err := s.q.StatsFailureClusters(ctx, db.StatsFailureClustersParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-		Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
-		PreviousSince: prev, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var clusters []db.StatsFailureClustersRow
+	if roll {
+		rows, err := s.q.StatsFailureClustersRollup(ctx, db.StatsFailureClustersRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			clusters = append(clusters, db.StatsFailureClustersRow(r))
+		}
+	} else {
+		clusters, err = s.q.StatsFailureClusters(ctx, db.StatsFailureClustersParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+			Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
+			PreviousSince: prev, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range clusters {
 		// example is project ␟ identity ␟ feature path ␟ name ␟ example row, the least of the cluster's.
@@ -438,10 +543,22 @@ func (s *Service) Insights(ctx context.Context, sc Scope) (serverapi.Insights, e
 		out.NewFailures = append(out.NewFailures, serverapi.NewFailure{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
 			Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Failures: int(r.Failures), FirstFailedAt: r.FirstFailedAt.UTC(), LastGreenRunId: r.LastGreenRunID})
 	}
-	became, err := s.q.StatsBecameFlaky(ctx, db.StatsBecameFlakyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, PreviousSince: prev, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var became []db.StatsBecameFlakyRow
+	if roll {
+		rows, err := s.q.StatsBecameFlakyRollup(ctx, db.StatsBecameFlakyRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			became = append(became, db.StatsBecameFlakyRow(r))
+		}
+	} else {
+		became, err = s.q.StatsBecameFlaky(ctx, db.StatsBecameFlakyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, PreviousSince: prev, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range became {
 		out.BecameFlaky = append(out.BecameFlaky, ref(r.Identity, r.Project, r.FeaturePath, r.Scenario, r.ExampleRow))
