@@ -415,36 +415,46 @@ HAVING count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('
 ORDER BY 2 DESC, 1 LIMIT 20;
 
 -- name: StatsNewFailures :many
--- Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
-WITH green AS (
-    SELECT DISTINCT ON (r.project_id) r.project_id, r.id, coalesce(r.started_at, r.created_at) AS at
-    FROM runs r JOIN projects p ON p.id = r.project_id
+-- Scenarios that passed in their project's last passed run before until and failed in a later run of
+-- the window. Each step is an index look-up: the last passed run per project (runs_stats_idx read
+-- backwards), its passed scenarios, the project's later runs of the window and their failures.
+WITH green AS MATERIALIZED (
+    SELECT p.id AS project_id, p.slug, g.id, g.at
+    FROM projects p
+    CROSS JOIN LATERAL (
+        SELECT r.id, coalesce(r.started_at, r.created_at) AS at FROM runs r
+        WHERE r.project_id = p.id AND r.status = 'passed' AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+        AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+      AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+      AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+        ORDER BY coalesce(r.started_at, r.created_at) DESC, r.id DESC LIMIT 1) g
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
-  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
-  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
-  AND r.status NOT IN ('queued', 'running')
-      AND r.status = 'passed' AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-    ORDER BY r.project_id, coalesce(r.started_at, r.created_at) DESC, r.id DESC
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+), passed AS (
+    SELECT g.project_id, gs.identity FROM green g JOIN run_scenarios gs ON gs.run_id = g.id WHERE gs.status = 'passed' GROUP BY 1, 2
+), later AS MATERIALIZED (
+    SELECT r.id, r.project_id, g.slug, g.id AS green_id, coalesce(r.started_at, r.created_at) AS at
+    FROM green g JOIN runs r ON r.project_id = g.project_id
+    WHERE coalesce(r.started_at, r.created_at) >= greatest(g.at, sqlc.arg('since')::timestamptz)
+      AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
+      AND r.status NOT IN ('queued', 'running')
+        AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+      AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+      AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
 )
-SELECT rs.identity::text AS identity, p.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
-       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(coalesce(r.started_at, r.created_at))::timestamptz AS first_failed_at, g.id AS last_green_run_id
-FROM green g JOIN runs r ON r.project_id = g.project_id JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
-WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
-  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
-  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
-  AND r.status NOT IN ('queued', 'running')
-  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-  AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
-  AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
-  AND rs.failure_signature IS NOT NULL
-  AND EXISTS (SELECT 1 FROM run_scenarios gs WHERE gs.run_id = g.id AND gs.identity = rs.identity AND gs.status = 'passed')
-GROUP BY p.slug, rs.identity, g.id ORDER BY 7 DESC, 2, 3, 4 LIMIT 50;
+SELECT rs.identity::text AS identity, l.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
+       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(l.at)::timestamptz AS first_failed_at, l.green_id AS last_green_run_id
+FROM later l
+CROSS JOIN LATERAL (
+    -- one run's failures through its run_id index (OFFSET 0 keeps it a per-run look-up)
+    SELECT x.identity, x.feature_path, x.name, x.example_row FROM run_scenarios x
+    WHERE x.run_id = l.id AND x.failure_signature IS NOT NULL
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(x.tags))
+    OFFSET 0) rs
+JOIN passed ps ON ps.project_id = l.project_id AND ps.identity = rs.identity
+GROUP BY l.slug, rs.identity, l.green_id ORDER BY 7 DESC, 2, 3, 4 LIMIT 50;
 
 -- name: StatsBecameFlaky :many
 -- Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
@@ -498,33 +508,85 @@ WHERE project_id = $1 AND released_at IS NULL AND (expires_at IS NULL OR expires
 -- [since_day, until_day) (previous_day: the previous window's first day) without branch,
 -- environment, trigger or tag filters, in UTC.
 
+-- Percentiles over histograms: the bands of a group are summed (jsonb_each, grouped by band), then
+-- the continuous percentile is read at position q·(n − 1) from the bands' cumulative counts, each
+-- band's durations at their mean, interpolated between the two neighbours (e, b, q, pq below), as
+-- stats_hist_pct does for one histogram.
+
 -- name: StatsTrendRunsRollup :many
-SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at,
-       sum(d.runs)::bigint AS runs, sum(d.passed)::bigint AS passed, sum(d.failed)::bigint AS failed, sum(d.errored)::bigint AS errored,
-       sum(d.cancelled)::bigint AS cancelled, sum(d.timed_out)::bigint AS timed_out,
-       stats_hist_pct(stats_hist_sum(d.dur_hist), 0.5)::float8 AS run_p50_ms, stats_hist_pct(stats_hist_sum(d.dur_hist), 0.95)::float8 AS run_p95_ms
-FROM stats_run_days d JOIN projects p ON p.id = d.project_id
-WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-  AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
-GROUP BY 1 ORDER BY 1;
+WITH d AS (
+    SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.*
+    FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+), e AS (
+    SELECT d.at, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.at, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY at ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY at))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT at, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY at
+), pq AS (
+    SELECT at, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), g AS (
+    SELECT at, sum(runs) AS runs, sum(passed) AS passed, sum(failed) AS failed, sum(errored) AS errored, sum(cancelled) AS cancelled,
+           sum(timed_out) AS timed_out
+    FROM d GROUP BY at
+)
+SELECT g.at::timestamptz AS at, g.runs::bigint AS runs, g.passed::bigint AS passed, g.failed::bigint AS failed, g.errored::bigint AS errored,
+       g.cancelled::bigint AS cancelled, g.timed_out::bigint AS timed_out,
+       coalesce(pq.p50, 'NaN')::float8 AS run_p50_ms, coalesce(pq.p95, 'NaN')::float8 AS run_p95_ms
+FROM g LEFT JOIN pq ON pq.at = g.at ORDER BY 1;
 
 -- name: StatsTrendScenariosRollup :many
-SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at,
-       sum(d.total)::bigint AS total, sum(d.passed)::bigint AS passed, sum(d.failed)::bigint AS failed, sum(d.skipped)::bigint AS skipped,
-       sum(d.pending)::bigint AS pending, sum(d.undefined)::bigint AS undefined, sum(d.retry_passes)::bigint AS flaky,
-       stats_hist_pct(stats_hist_sum(d.dur_hist), 0.5)::float8 AS p50_ms, stats_hist_pct(stats_hist_sum(d.dur_hist), 0.95)::float8 AS p95_ms
-FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
-WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-  AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
-GROUP BY 1 ORDER BY 1;
+WITH d AS (
+    SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.total, d.passed, d.failed,
+           d.skipped, d.pending, d.undefined, d.retry_passes, d.dur_hist
+    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+), e AS (
+    SELECT d.at, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.at, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY at ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY at))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT at, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY at
+), pq AS (
+    SELECT at, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), g AS (
+    SELECT at, sum(total) AS total, sum(passed) AS passed, sum(failed) AS failed, sum(skipped) AS skipped, sum(pending) AS pending,
+           sum(undefined) AS undefined, sum(retry_passes) AS flaky
+    FROM d GROUP BY at
+)
+SELECT g.at::timestamptz AS at, g.total::bigint AS total, g.passed::bigint AS passed, g.failed::bigint AS failed, g.skipped::bigint AS skipped,
+       g.pending::bigint AS pending, g.undefined::bigint AS undefined, g.flaky::bigint AS flaky,
+       coalesce(pq.p50, 'NaN')::float8 AS p50_ms, coalesce(pq.p95, 'NaN')::float8 AS p95_ms
+FROM g LEFT JOIN pq ON pq.at = g.at ORDER BY 1;
 
 -- name: StatsTrendSummaryRollup :one
 WITH rd AS (
-    SELECT d.* FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    SELECT d.*, 1 AS one FROM stats_run_days d JOIN projects p ON p.id = d.project_id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
       AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
@@ -535,61 +597,129 @@ WITH rd AS (
       AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
       AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+), e AS (
+    SELECT d.one, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM rd d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.one, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY one ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY one))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT one, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY one
+), pq AS (
+    SELECT one, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
 )
 SELECT (SELECT coalesce(sum(runs), 0) FROM rd)::bigint AS runs,
        (SELECT coalesce(sum(passed), 0) FROM rd)::bigint AS passed,
        (SELECT coalesce(sum(runs - cancelled), 0) FROM rd)::bigint AS finished,
-       (SELECT stats_hist_pct(stats_hist_sum(dur_hist), 0.95) FROM rd)::float8 AS run_p95_ms,
+       coalesce((SELECT p95 FROM pq), 'NaN')::float8 AS run_p95_ms,
        (SELECT coalesce(sum(total), 0) FROM sd)::bigint AS scenarios,
        (SELECT coalesce(sum(failed + undefined), 0) FROM sd)::bigint AS scenario_failures,
        (SELECT coalesce(sum(retry_passes), 0) FROM sd)::bigint AS flaky;
 
 -- name: StatsSlowestScenariosRollup :many
-WITH g AS (
-    SELECT d.identity, p.slug, (array_agg(d.feature_path ORDER BY d.day DESC))[1] AS feature_path, (array_agg(d.name ORDER BY d.day DESC))[1] AS name,
-           (array_agg(d.example_row ORDER BY d.day DESC))[1] AS example_row, stats_hist_sum(d.pf_hist) AS h
-    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+WITH d AS (
+    SELECT d.*, p.slug FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
       AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date AND d.pf_hist <> '{}'::jsonb
-    GROUP BY p.slug, d.identity
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date AND cardinality(d.pf_hist) > 0
+), e AS (
+    SELECT d.slug, d.identity, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT slug, identity, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY slug, identity
+), pq AS (
+    SELECT slug, identity, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), top AS (
+    SELECT * FROM pq ORDER BY p95 DESC LIMIT 40
+), names AS (
+    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
 )
-SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario,
-       coalesce(example_row, -1)::int AS example_row, stats_hist_count(h)::bigint AS results,
-       stats_hist_pct(h, 0.5)::float8 AS p50_ms, stats_hist_pct(h, 0.95)::float8 AS p95_ms
-FROM g ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
+SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
+       coalesce(names.example_row, -1)::int AS example_row, top.n::bigint AS results, top.p50::float8 AS p50_ms, top.p95::float8 AS p95_ms
+FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
 
 -- name: StatsSlowestStepsRollup :many
-WITH g AS (
-    SELECT d.keyword, d.text, sum(d.count) AS count, stats_hist_sum(d.dur_hist) AS h
-    FROM stats_step_days d JOIN projects p ON p.id = d.project_id
+WITH d AS (
+    SELECT d.* FROM stats_step_days d JOIN projects p ON p.id = d.project_id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
       AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
       AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
-    GROUP BY d.keyword, d.text
+), e AS (
+    SELECT d.keyword, d.text, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.keyword, d.text, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY keyword, text ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY keyword, text))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT keyword, text, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY keyword, text
+), pq AS (
+    SELECT keyword, text, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
 )
-SELECT keyword::text AS keyword, text::text AS text, count::bigint AS count,
-       stats_hist_pct(h, 0.5)::float8 AS p50_ms, stats_hist_pct(h, 0.95)::float8 AS p95_ms
-FROM g ORDER BY 5 DESC, 1, 2 LIMIT 10;
+SELECT keyword::text AS keyword, text::text AS text, n::bigint AS count, p50::float8 AS p50_ms, p95::float8 AS p95_ms
+FROM pq ORDER BY 5 DESC, 1, 2 LIMIT 10;
 
 -- name: StatsDurationRegressionsRollup :many
-WITH g AS (
-    SELECT d.identity, p.slug, (array_agg(d.feature_path ORDER BY d.day DESC))[1] AS feature_path, (array_agg(d.name ORDER BY d.day DESC))[1] AS name,
-           (array_agg(d.example_row ORDER BY d.day DESC))[1] AS example_row,
-           stats_hist_pct(stats_hist_sum(d.pf_hist) FILTER (WHERE d.day >= sqlc.arg('since_day')::date), 0.5) AS cur,
-           stats_hist_pct(stats_hist_sum(d.pf_hist) FILTER (WHERE d.day < sqlc.arg('since_day')::date), 0.5) AS prev
-    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+WITH d AS (
+    SELECT d.*, p.slug, d.day >= sqlc.arg('since_day')::date AS cur FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
       AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-      AND d.day >= sqlc.arg('previous_day')::date AND d.day < sqlc.arg('until_day')::date AND d.pf_hist <> '{}'::jsonb
-    GROUP BY p.slug, d.identity
+      AND d.day >= sqlc.arg('previous_day')::date AND d.day < sqlc.arg('until_day')::date AND cardinality(d.pf_hist) > 0
+), e AS (
+    SELECT d.slug, d.identity, d.cur, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, d.cur, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity, cur ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity, cur))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT slug, identity, cur, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY slug, identity, cur
+), pq AS (
+    SELECT slug, identity, cur, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), h AS (
+    SELECT slug, identity, max(p50) FILTER (WHERE cur) AS cur, max(p50) FILTER (WHERE NOT cur) AS prev FROM pq GROUP BY 1, 2
+), top AS (
+    SELECT * FROM h WHERE cur > prev ORDER BY cur - prev DESC LIMIT 40
+), names AS (
+    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
 )
-SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario, coalesce(example_row, -1)::int AS example_row,
-       cur::float8 AS p50_ms, prev::float8 AS previous_p50_ms, (cur - prev)::float8 AS delta_ms
-FROM g WHERE cur <> 'NaN' AND prev <> 'NaN' AND cur > prev
+SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
+       coalesce(names.example_row, -1)::int AS example_row, top.cur::float8 AS p50_ms, top.prev::float8 AS previous_p50_ms, (top.cur - top.prev)::float8 AS delta_ms
+FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity
 ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
 
 -- name: StatsMostFailingStepsRollup :many

@@ -3,37 +3,31 @@
 -- statistics endpoints read days instead of results. The row is kept current by the statement that
 -- finishes a run (a trigger on runs), in the same transaction; nothing else writes it.
 
--- Durations are kept as histograms: a jsonb object from band to [count, sum of durations in ms],
--- where band 0 holds durations under 1 ms and band b ≥ 1 those in [2^((b−1)/16), 2^(b/16)) ms (bands
--- 4.4 % wide). A percentile over a histogram is percentile_cont over its durations with each band's
--- durations taken at their mean: exact when the durations that share a band are equal, otherwise
--- within the band's width.
+-- Durations are kept as histograms: arrays of stats_bin (band, count, sum of durations in ms) in
+-- band order, where band 0 holds durations under 1 ms and band b ≥ 1 those in
+-- [2^((b−1)/16), 2^(b/16)) ms (bands 4.4 % wide). A percentile over a histogram is percentile_cont
+-- over its durations with each band's durations taken at their mean: exact when the durations that
+-- share a band are equal, otherwise within the band's width.
+CREATE TYPE stats_bin AS (band integer, c bigint, s float8);
+
 CREATE FUNCTION stats_band(ms float8) RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE WHEN ms < 1 THEN 0 ELSE 1 + floor(16 * ln(ms) / ln(2))::int END
 $$;
 
 -- stats_hist_merge adds two histograms.
-CREATE FUNCTION stats_hist_merge(a jsonb, b jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT coalesce(jsonb_object_agg(key, jsonb_build_array(c, s)), '{}'::jsonb)
-    FROM (SELECT key, sum((value->>0)::bigint) AS c, sum((value->>1)::float8) AS s
-          FROM (SELECT * FROM jsonb_each(coalesce(a, '{}'::jsonb)) UNION ALL SELECT * FROM jsonb_each(coalesce(b, '{}'::jsonb))) e
-          GROUP BY key) g
-$$;
-CREATE AGGREGATE stats_hist_sum(jsonb) (SFUNC = stats_hist_merge, STYPE = jsonb, INITCOND = '{}');
-
--- stats_hist_count is the number of durations in a histogram.
-CREATE FUNCTION stats_hist_count(h jsonb) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT coalesce(sum((value->>0)::bigint), 0)::bigint FROM jsonb_each(coalesce(h, '{}'::jsonb))
+CREATE FUNCTION stats_hist_merge(a stats_bin[], b stats_bin[]) RETURNS stats_bin[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(array_agg(ROW(band, c, s)::stats_bin ORDER BY band), '{}')
+    FROM (SELECT band, sum(c)::bigint AS c, sum(s) AS s
+          FROM (SELECT * FROM unnest(coalesce(a, '{}')) UNION ALL SELECT * FROM unnest(coalesce(b, '{}'))) e
+          GROUP BY band) g
 $$;
 
 -- stats_hist_pct is the continuous percentile q of a histogram (NaN when empty), as
--- percentile_cont: the value at position q·(n − 1), interpolated between its neighbours.
-CREATE FUNCTION stats_hist_pct(h jsonb, q float8) RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    WITH b AS (
-        SELECT key::int AS band, (value->>0)::float8 AS c, (value->>1)::float8 / (value->>0)::float8 AS v
-        FROM jsonb_each(coalesce(h, '{}'::jsonb)) WHERE (value->>0)::float8 > 0
-    ), p AS (
-        SELECT v, c, sum(c) OVER (ORDER BY band) - c AS before, sum(c) OVER () AS n FROM b
+-- percentile_cont: the value at position q·(n − 1), interpolated between its neighbours. The
+-- statistics queries compute the same inline over many histograms at once.
+CREATE FUNCTION stats_hist_pct(h stats_bin[], q float8) RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    WITH p AS (
+        SELECT s / c AS v, c, (sum(c) OVER (ORDER BY band) - c)::float8 AS before, (sum(c) OVER ())::float8 AS n FROM unnest(coalesce(h, '{}')) WHERE c > 0
     ), k AS (
         SELECT q * (max(n) - 1) AS pos FROM p
     ), lo AS (
@@ -67,8 +61,8 @@ CREATE TABLE stats_scenario_days (
     last_ok       boolean, last_at timestamptz, last_run uuid, last_pos integer,
     first_flaky   timestamptz,
     last_flaky    timestamptz,
-    dur_hist      jsonb       NOT NULL DEFAULT '{}', -- durations of every result that has one
-    pf_hist       jsonb       NOT NULL DEFAULT '{}', -- durations of passed and failed results
+    dur_hist      stats_bin[] NOT NULL DEFAULT '{}', -- durations of every result that has one
+    pf_hist       stats_bin[] NOT NULL DEFAULT '{}', -- durations of passed and failed results
     PRIMARY KEY (project_id, day, identity)
 );
 
@@ -82,7 +76,7 @@ CREATE TABLE stats_run_days (
     errored    integer NOT NULL,
     cancelled  integer NOT NULL,
     timed_out  integer NOT NULL,
-    dur_hist   jsonb   NOT NULL,
+    dur_hist   stats_bin[] NOT NULL,
     PRIMARY KEY (project_id, day)
 );
 
@@ -93,7 +87,7 @@ CREATE TABLE stats_step_days (
     keyword    text    NOT NULL,
     text       text    NOT NULL,
     count      integer NOT NULL,
-    dur_hist   jsonb   NOT NULL,
+    dur_hist   stats_bin[] NOT NULL,
     PRIMARY KEY (project_id, day, keyword, text)
 );
 
@@ -151,8 +145,8 @@ RETURNS SETOF stats_scenario_days LANGUAGE sql STABLE AS $$
                count(*) FILTER (WHERE status IN ('passed', 'failed')) AS pc, coalesce(sum(dur) FILTER (WHERE status IN ('passed', 'failed')), 0)::float8 AS ps
         FROM res WHERE dur IS NOT NULL GROUP BY 1, 2, 3
     ), h AS (
-        SELECT day, identity, jsonb_object_agg(band, jsonb_build_array(c, s)) AS dur_hist,
-               coalesce(jsonb_object_agg(band, jsonb_build_array(pc, ps)) FILTER (WHERE pc > 0), '{}'::jsonb) AS pf_hist
+        SELECT day, identity, array_agg(ROW(band, c, s)::stats_bin ORDER BY band) AS dur_hist,
+               coalesce(array_agg(ROW(band, pc, ps)::stats_bin ORDER BY band) FILTER (WHERE pc > 0), '{}') AS pf_hist
         FROM hb GROUP BY 1, 2
     ), seq AS (
         SELECT res.*, lag(ok) OVER (PARTITION BY day, identity ORDER BY at, run_id, position) AS prev
@@ -196,7 +190,7 @@ RETURNS SETOF stats_scenario_days LANGUAGE sql STABLE AS $$
            a.skipped, a.pending, a.retry_passes, coalesce(o.n, 0), coalesce(o.flips, 0), coalesce(o.flaky_results, 0),
            coalesce(o.lost_ms, 0), a.heals, o.first_ok, o.first_retry, o.first_at, o.first_run, o.first_pos,
            o.last_ok, o.last_at, o.last_run, o.last_pos, o.first_flaky, o.last_flaky,
-           coalesce(h.dur_hist, '{}'::jsonb), coalesce(h.pf_hist, '{}'::jsonb)
+           coalesce(h.dur_hist, '{}'), coalesce(h.pf_hist, '{}')
     FROM a LEFT JOIN o ON o.day = a.day AND o.identity = a.identity LEFT JOIN h ON h.day = a.day AND h.identity = a.identity
 $$;
 
@@ -214,12 +208,15 @@ RETURNS SETOF stats_run_days LANGUAGE sql STABLE AS $$
     ), hb AS (
         SELECT day, stats_band(dur::float8) AS band, count(*) AS c, sum(dur)::float8 AS s FROM r WHERE dur IS NOT NULL GROUP BY 1, 2
     ), h AS (
-        SELECT day, jsonb_object_agg(band, jsonb_build_array(c, s)) AS hist FROM hb GROUP BY 1
+        SELECT day, array_agg(ROW(band, c, s)::stats_bin ORDER BY band) AS hist FROM hb GROUP BY 1
+    ), n AS (
+        SELECT day, count(*)::int AS runs, count(*) FILTER (WHERE status = 'passed')::int AS passed, count(*) FILTER (WHERE status = 'failed')::int AS failed,
+               count(*) FILTER (WHERE status = 'errored')::int AS errored, count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled,
+               count(*) FILTER (WHERE status = 'timed_out')::int AS timed_out
+        FROM r GROUP BY day
     )
-    SELECT p_project, r.day, count(*)::int, count(*) FILTER (WHERE status = 'passed')::int, count(*) FILTER (WHERE status = 'failed')::int,
-           count(*) FILTER (WHERE status = 'errored')::int, count(*) FILTER (WHERE status = 'cancelled')::int,
-           count(*) FILTER (WHERE status = 'timed_out')::int, coalesce(max(h.hist::text)::jsonb, '{}'::jsonb)
-    FROM r LEFT JOIN h ON h.day = r.day GROUP BY r.day
+    SELECT p_project, n.day, n.runs, n.passed, n.failed, n.errored, n.cancelled, n.timed_out, coalesce(h.hist, '{}')
+    FROM n LEFT JOIN h ON h.day = n.day
 $$;
 
 -- stats_step_day_compute summarises the steps with a duration of a project's results (same
@@ -238,7 +235,7 @@ RETURNS SETOF stats_step_days LANGUAGE sql STABLE AS $$
     ), hb AS (
         SELECT day, keyword, text, stats_band(dur) AS band, count(*) AS c, sum(dur) AS s FROM st GROUP BY 1, 2, 3, 4
     )
-    SELECT p_project, day, keyword, text, sum(c)::int, jsonb_object_agg(band, jsonb_build_array(c, s))
+    SELECT p_project, day, keyword, text, sum(c)::int, array_agg(ROW(band, c, s)::stats_bin ORDER BY band)
     FROM hb GROUP BY day, keyword, text
 $$;
 

@@ -324,7 +324,7 @@ type StatsRunDay struct {
 	Errored   int32
 	Cancelled int32
 	TimedOut  int32
-	DurHist   json.RawMessage
+	DurHist   []string
 }
 
 type StatsScenarioDay struct {
@@ -357,8 +357,8 @@ type StatsScenarioDay struct {
 	LastPos      *int32
 	FirstFlaky   *time.Time
 	LastFlaky    *time.Time
-	DurHist      json.RawMessage
-	PfHist       json.RawMessage
+	DurHist      []string
+	PfHist       []string
 }
 
 type StatsStepDay struct {
@@ -367,7 +367,7 @@ type StatsStepDay struct {
 	Keyword   string
 	Text      string
 	Count     int32
-	DurHist   json.RawMessage
+	DurHist   []string
 }
 
 type User struct {

@@ -223,7 +223,9 @@ type Querier interface {
 	StatsHealTop(ctx context.Context, arg StatsHealTopParams) ([]StatsHealTopRow, error)
 	StatsMostFailingSteps(ctx context.Context, arg StatsMostFailingStepsParams) ([]StatsMostFailingStepsRow, error)
 	StatsMostFailingStepsRollup(ctx context.Context, arg StatsMostFailingStepsRollupParams) ([]StatsMostFailingStepsRollupRow, error)
-	// Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
+	// Scenarios that passed in their project's last passed run before until and failed in a later run of
+	// the window. Each step is an index look-up: the last passed run per project (runs_stats_idx read
+	// backwards), its passed scenarios, the project's later runs of the window and their failures.
 	StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error)
 	StatsSlowestScenarios(ctx context.Context, arg StatsSlowestScenariosParams) ([]StatsSlowestScenariosRow, error)
 	StatsSlowestScenariosRollup(ctx context.Context, arg StatsSlowestScenariosRollupParams) ([]StatsSlowestScenariosRollupRow, error)
@@ -238,6 +240,10 @@ type Querier interface {
 	// with the same columns as their counterparts over the results, for windows of whole UTC days
 	// [since_day, until_day) (previous_day: the previous window's first day) without branch,
 	// environment, trigger or tag filters, in UTC.
+	// Percentiles over histograms: the bands of a group are summed (jsonb_each, grouped by band), then
+	// the continuous percentile is read at position q·(n − 1) from the bands' cumulative counts, each
+	// band's durations at their mean, interpolated between the two neighbours (e, b, q, pq below), as
+	// stats_hist_pct does for one histogram.
 	StatsTrendRunsRollup(ctx context.Context, arg StatsTrendRunsRollupParams) ([]StatsTrendRunsRollupRow, error)
 	StatsTrendScenarios(ctx context.Context, arg StatsTrendScenariosParams) ([]StatsTrendScenariosRow, error)
 	StatsTrendScenariosRollup(ctx context.Context, arg StatsTrendScenariosRollupParams) ([]StatsTrendScenariosRollupRow, error)

@@ -424,21 +424,40 @@ func (q *Queries) StatsDurationRegressions(ctx context.Context, arg StatsDuratio
 }
 
 const statsDurationRegressionsRollup = `-- name: StatsDurationRegressionsRollup :many
-WITH g AS (
-    SELECT d.identity, p.slug, (array_agg(d.feature_path ORDER BY d.day DESC))[1] AS feature_path, (array_agg(d.name ORDER BY d.day DESC))[1] AS name,
-           (array_agg(d.example_row ORDER BY d.day DESC))[1] AS example_row,
-           stats_hist_pct(stats_hist_sum(d.pf_hist) FILTER (WHERE d.day >= $1::date), 0.5) AS cur,
-           stats_hist_pct(stats_hist_sum(d.pf_hist) FILTER (WHERE d.day < $1::date), 0.5) AS prev
-    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+WITH d AS (
+    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, p.slug, d.day >= $1::date AS cur FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
     WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
       AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
       AND ($5::text IS NULL OR p.slug = $5::text)
-      AND d.day >= $6::date AND d.day < $7::date AND d.pf_hist <> '{}'::jsonb
-    GROUP BY p.slug, d.identity
+      AND d.day >= $6::date AND d.day < $7::date AND cardinality(d.pf_hist) > 0
+), e AS (
+    SELECT d.slug, d.identity, d.cur, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, d.cur, x.band
+), b AS (
+    SELECT e.slug, e.identity, e.cur, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity, cur ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity, cur))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT slug, identity, cur, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY slug, identity, cur
+), pq AS (
+    SELECT slug, identity, cur, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), h AS (
+    SELECT slug, identity, max(p50) FILTER (WHERE cur) AS cur, max(p50) FILTER (WHERE NOT cur) AS prev FROM pq GROUP BY 1, 2
+), top AS (
+    SELECT slug, identity, cur, prev FROM h WHERE cur > prev ORDER BY cur - prev DESC LIMIT 40
+), names AS (
+    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
 )
-SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario, coalesce(example_row, -1)::int AS example_row,
-       cur::float8 AS p50_ms, prev::float8 AS previous_p50_ms, (cur - prev)::float8 AS delta_ms
-FROM g WHERE cur <> 'NaN' AND prev <> 'NaN' AND cur > prev
+SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
+       coalesce(names.example_row, -1)::int AS example_row, top.cur::float8 AS p50_ms, top.prev::float8 AS previous_p50_ms, (top.cur - top.prev)::float8 AS delta_ms
+FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity
 ORDER BY 8 DESC, 2, 3, 4 LIMIT 10
 `
 
@@ -1488,48 +1507,56 @@ func (q *Queries) StatsMostFailingStepsRollup(ctx context.Context, arg StatsMost
 }
 
 const statsNewFailures = `-- name: StatsNewFailures :many
-WITH green AS (
-    SELECT DISTINCT ON (r.project_id) r.project_id, r.id, coalesce(r.started_at, r.created_at) AS at
-    FROM runs r JOIN projects p ON p.id = r.project_id
-    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
-  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
-  AND ($4::text IS NULL OR p.slug = $4::text)
-  AND ($5::text IS NULL OR r.branch = $5::text)
-  AND ($6::text IS NULL OR r.environment = $6::text)
-  AND ($7::text IS NULL OR r.trigger = $7::text)
-  AND r.status NOT IN ('queued', 'running')
-      AND r.status = 'passed' AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-    ORDER BY r.project_id, coalesce(r.started_at, r.created_at) DESC, r.id DESC
+WITH green AS MATERIALIZED (
+    SELECT p.id AS project_id, p.slug, g.id, g.at
+    FROM projects p
+    CROSS JOIN LATERAL (
+        SELECT r.id, coalesce(r.started_at, r.created_at) AS at FROM runs r
+        WHERE r.project_id = p.id AND r.status = 'passed' AND coalesce(r.started_at, r.created_at) < $2::timestamptz
+        AND ($3::text IS NULL OR r.branch = $3::text)
+      AND ($4::text IS NULL OR r.environment = $4::text)
+      AND ($5::text IS NULL OR r.trigger = $5::text)
+        ORDER BY coalesce(r.started_at, r.created_at) DESC, r.id DESC LIMIT 1) g
+    WHERE ($6::boolean OR p.workspace_id = ANY($7::uuid[]))
+      AND ($8::uuid IS NULL OR p.workspace_id = $8::uuid)
+      AND ($9::text IS NULL OR p.slug = $9::text)
+), passed AS (
+    SELECT g.project_id, gs.identity FROM green g JOIN run_scenarios gs ON gs.run_id = g.id WHERE gs.status = 'passed' GROUP BY 1, 2
+), later AS MATERIALIZED (
+    SELECT r.id, r.project_id, g.slug, g.id AS green_id, coalesce(r.started_at, r.created_at) AS at
+    FROM green g JOIN runs r ON r.project_id = g.project_id
+    WHERE coalesce(r.started_at, r.created_at) >= greatest(g.at, $10::timestamptz)
+      AND coalesce(r.started_at, r.created_at) < $2::timestamptz
+      AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
+      AND r.status NOT IN ('queued', 'running')
+        AND ($3::text IS NULL OR r.branch = $3::text)
+      AND ($4::text IS NULL OR r.environment = $4::text)
+      AND ($5::text IS NULL OR r.trigger = $5::text)
 )
-SELECT rs.identity::text AS identity, p.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
-       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(coalesce(r.started_at, r.created_at))::timestamptz AS first_failed_at, g.id AS last_green_run_id
-FROM green g JOIN runs r ON r.project_id = g.project_id JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
-WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
-  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
-  AND ($4::text IS NULL OR p.slug = $4::text)
-  AND ($5::text IS NULL OR r.branch = $5::text)
-  AND ($6::text IS NULL OR r.environment = $6::text)
-  AND ($7::text IS NULL OR r.trigger = $7::text)
-  AND r.status NOT IN ('queued', 'running')
-  AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-  AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
-  AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
-  AND rs.failure_signature IS NOT NULL
-  AND EXISTS (SELECT 1 FROM run_scenarios gs WHERE gs.run_id = g.id AND gs.identity = rs.identity AND gs.status = 'passed')
-GROUP BY p.slug, rs.identity, g.id ORDER BY 7 DESC, 2, 3, 4 LIMIT 50
+SELECT rs.identity::text AS identity, l.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
+       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(l.at)::timestamptz AS first_failed_at, l.green_id AS last_green_run_id
+FROM later l
+CROSS JOIN LATERAL (
+    -- one run's failures through its run_id index (OFFSET 0 keeps it a per-run look-up)
+    SELECT x.identity, x.feature_path, x.name, x.example_row FROM run_scenarios x
+    WHERE x.run_id = l.id AND x.failure_signature IS NOT NULL
+      AND ($1::text IS NULL OR $1::text = ANY(x.tags))
+    OFFSET 0) rs
+JOIN passed ps ON ps.project_id = l.project_id AND ps.identity = rs.identity
+GROUP BY l.slug, rs.identity, l.green_id ORDER BY 7 DESC, 2, 3, 4 LIMIT 50
 `
 
 type StatsNewFailuresParams struct {
+	Tag           *string
+	Until         time.Time
+	Branch        *string
+	Environment   *string
+	Trigger       *string
 	AllWorkspaces bool
 	WorkspaceIds  []uuid.UUID
 	Workspace     uuid.NullUUID
 	Project       *string
-	Branch        *string
-	Environment   *string
-	Trigger       *string
 	Since         time.Time
-	Until         time.Time
-	Tag           *string
 }
 
 type StatsNewFailuresRow struct {
@@ -1543,19 +1570,21 @@ type StatsNewFailuresRow struct {
 	LastGreenRunID uuid.UUID
 }
 
-// Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
+// Scenarios that passed in their project's last passed run before until and failed in a later run of
+// the window. Each step is an index look-up: the last passed run per project (runs_stats_idx read
+// backwards), its passed scenarios, the project's later runs of the window and their failures.
 func (q *Queries) StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error) {
 	rows, err := q.db.Query(ctx, statsNewFailures,
+		arg.Tag,
+		arg.Until,
+		arg.Branch,
+		arg.Environment,
+		arg.Trigger,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
 		arg.Workspace,
 		arg.Project,
-		arg.Branch,
-		arg.Environment,
-		arg.Trigger,
 		arg.Since,
-		arg.Until,
-		arg.Tag,
 	)
 	if err != nil {
 		return nil, err
@@ -1668,20 +1697,38 @@ func (q *Queries) StatsSlowestScenarios(ctx context.Context, arg StatsSlowestSce
 }
 
 const statsSlowestScenariosRollup = `-- name: StatsSlowestScenariosRollup :many
-WITH g AS (
-    SELECT d.identity, p.slug, (array_agg(d.feature_path ORDER BY d.day DESC))[1] AS feature_path, (array_agg(d.name ORDER BY d.day DESC))[1] AS name,
-           (array_agg(d.example_row ORDER BY d.day DESC))[1] AS example_row, stats_hist_sum(d.pf_hist) AS h
-    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+WITH d AS (
+    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, p.slug FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
     WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
       AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
       AND ($4::text IS NULL OR p.slug = $4::text)
-      AND d.day >= $5::date AND d.day < $6::date AND d.pf_hist <> '{}'::jsonb
-    GROUP BY p.slug, d.identity
+      AND d.day >= $5::date AND d.day < $6::date AND cardinality(d.pf_hist) > 0
+), e AS (
+    SELECT d.slug, d.identity, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, x.band
+), b AS (
+    SELECT e.slug, e.identity, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT slug, identity, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY slug, identity
+), pq AS (
+    SELECT slug, identity, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), top AS (
+    SELECT slug, identity, n, p50, p95 FROM pq ORDER BY p95 DESC LIMIT 40
+), names AS (
+    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
 )
-SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario,
-       coalesce(example_row, -1)::int AS example_row, stats_hist_count(h)::bigint AS results,
-       stats_hist_pct(h, 0.5)::float8 AS p50_ms, stats_hist_pct(h, 0.95)::float8 AS p95_ms
-FROM g ORDER BY 8 DESC, 2, 3, 4 LIMIT 10
+SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
+       coalesce(names.example_row, -1)::int AS example_row, top.n::bigint AS results, top.p50::float8 AS p50_ms, top.p95::float8 AS p95_ms
+FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity ORDER BY 8 DESC, 2, 3, 4 LIMIT 10
 `
 
 type StatsSlowestScenariosRollupParams struct {
@@ -1818,18 +1865,32 @@ func (q *Queries) StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsPa
 }
 
 const statsSlowestStepsRollup = `-- name: StatsSlowestStepsRollup :many
-WITH g AS (
-    SELECT d.keyword, d.text, sum(d.count) AS count, stats_hist_sum(d.dur_hist) AS h
-    FROM stats_step_days d JOIN projects p ON p.id = d.project_id
+WITH d AS (
+    SELECT d.project_id, d.day, d.keyword, d.text, d.count, d.dur_hist FROM stats_step_days d JOIN projects p ON p.id = d.project_id
     WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
       AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
       AND ($4::text IS NULL OR p.slug = $4::text)
       AND d.day >= $5::date AND d.day < $6::date
-    GROUP BY d.keyword, d.text
+), e AS (
+    SELECT d.keyword, d.text, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.keyword, d.text, x.band
+), b AS (
+    SELECT e.keyword, e.text, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY keyword, text ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY keyword, text))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT keyword, text, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY keyword, text
+), pq AS (
+    SELECT keyword, text, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
 )
-SELECT keyword::text AS keyword, text::text AS text, count::bigint AS count,
-       stats_hist_pct(h, 0.5)::float8 AS p50_ms, stats_hist_pct(h, 0.95)::float8 AS p95_ms
-FROM g ORDER BY 5 DESC, 1, 2 LIMIT 10
+SELECT keyword::text AS keyword, text::text AS text, n::bigint AS count, p50::float8 AS p50_ms, p95::float8 AS p95_ms
+FROM pq ORDER BY 5 DESC, 1, 2 LIMIT 10
 `
 
 type StatsSlowestStepsRollupParams struct {
@@ -1984,16 +2045,40 @@ func (q *Queries) StatsTrendRuns(ctx context.Context, arg StatsTrendRunsParams) 
 
 const statsTrendRunsRollup = `-- name: StatsTrendRunsRollup :many
 
-SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at,
-       sum(d.runs)::bigint AS runs, sum(d.passed)::bigint AS passed, sum(d.failed)::bigint AS failed, sum(d.errored)::bigint AS errored,
-       sum(d.cancelled)::bigint AS cancelled, sum(d.timed_out)::bigint AS timed_out,
-       stats_hist_pct(stats_hist_sum(d.dur_hist), 0.5)::float8 AS run_p50_ms, stats_hist_pct(stats_hist_sum(d.dur_hist), 0.95)::float8 AS run_p95_ms
-FROM stats_run_days d JOIN projects p ON p.id = d.project_id
-WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
-  AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
-  AND ($5::text IS NULL OR p.slug = $5::text)
-  AND d.day >= $6::date AND d.day < $7::date
-GROUP BY 1 ORDER BY 1
+
+WITH d AS (
+    SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist
+    FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+      AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+      AND ($5::text IS NULL OR p.slug = $5::text)
+      AND d.day >= $6::date AND d.day < $7::date
+), e AS (
+    SELECT d.at, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.at, x.band
+), b AS (
+    SELECT e.at, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY at ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY at))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT at, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY at
+), pq AS (
+    SELECT at, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), g AS (
+    SELECT at, sum(runs) AS runs, sum(passed) AS passed, sum(failed) AS failed, sum(errored) AS errored, sum(cancelled) AS cancelled,
+           sum(timed_out) AS timed_out
+    FROM d GROUP BY at
+)
+SELECT g.at::timestamptz AS at, g.runs::bigint AS runs, g.passed::bigint AS passed, g.failed::bigint AS failed, g.errored::bigint AS errored,
+       g.cancelled::bigint AS cancelled, g.timed_out::bigint AS timed_out,
+       coalesce(pq.p50, 'NaN')::float8 AS run_p50_ms, coalesce(pq.p95, 'NaN')::float8 AS run_p95_ms
+FROM g LEFT JOIN pq ON pq.at = g.at ORDER BY 1
 `
 
 type StatsTrendRunsRollupParams struct {
@@ -2022,6 +2107,10 @@ type StatsTrendRunsRollupRow struct {
 // with the same columns as their counterparts over the results, for windows of whole UTC days
 // [since_day, until_day) (previous_day: the previous window's first day) without branch,
 // environment, trigger or tag filters, in UTC.
+// Percentiles over histograms: the bands of a group are summed (jsonb_each, grouped by band), then
+// the continuous percentile is read at position q·(n − 1) from the bands' cumulative counts, each
+// band's durations at their mean, interpolated between the two neighbours (e, b, q, pq below), as
+// stats_hist_pct does for one histogram.
 func (q *Queries) StatsTrendRunsRollup(ctx context.Context, arg StatsTrendRunsRollupParams) ([]StatsTrendRunsRollupRow, error) {
 	rows, err := q.db.Query(ctx, statsTrendRunsRollup,
 		arg.Bucket,
@@ -2157,16 +2246,40 @@ func (q *Queries) StatsTrendScenarios(ctx context.Context, arg StatsTrendScenari
 }
 
 const statsTrendScenariosRollup = `-- name: StatsTrendScenariosRollup :many
-SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at,
-       sum(d.total)::bigint AS total, sum(d.passed)::bigint AS passed, sum(d.failed)::bigint AS failed, sum(d.skipped)::bigint AS skipped,
-       sum(d.pending)::bigint AS pending, sum(d.undefined)::bigint AS undefined, sum(d.retry_passes)::bigint AS flaky,
-       stats_hist_pct(stats_hist_sum(d.dur_hist), 0.5)::float8 AS p50_ms, stats_hist_pct(stats_hist_sum(d.dur_hist), 0.95)::float8 AS p95_ms
-FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
-WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
-  AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
-  AND ($5::text IS NULL OR p.slug = $5::text)
-  AND d.day >= $6::date AND d.day < $7::date
-GROUP BY 1 ORDER BY 1
+WITH d AS (
+    SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.total, d.passed, d.failed,
+           d.skipped, d.pending, d.undefined, d.retry_passes, d.dur_hist
+    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+      AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+      AND ($5::text IS NULL OR p.slug = $5::text)
+      AND d.day >= $6::date AND d.day < $7::date
+), e AS (
+    SELECT d.at, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.at, x.band
+), b AS (
+    SELECT e.at, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY at ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY at))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT at, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY at
+), pq AS (
+    SELECT at, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), g AS (
+    SELECT at, sum(total) AS total, sum(passed) AS passed, sum(failed) AS failed, sum(skipped) AS skipped, sum(pending) AS pending,
+           sum(undefined) AS undefined, sum(retry_passes) AS flaky
+    FROM d GROUP BY at
+)
+SELECT g.at::timestamptz AS at, g.total::bigint AS total, g.passed::bigint AS passed, g.failed::bigint AS failed, g.skipped::bigint AS skipped,
+       g.pending::bigint AS pending, g.undefined::bigint AS undefined, g.flaky::bigint AS flaky,
+       coalesce(pq.p50, 'NaN')::float8 AS p50_ms, coalesce(pq.p95, 'NaN')::float8 AS p95_ms
+FROM g LEFT JOIN pq ON pq.at = g.at ORDER BY 1
 `
 
 type StatsTrendScenariosRollupParams struct {
@@ -2308,7 +2421,7 @@ func (q *Queries) StatsTrendSummary(ctx context.Context, arg StatsTrendSummaryPa
 
 const statsTrendSummaryRollup = `-- name: StatsTrendSummaryRollup :one
 WITH rd AS (
-    SELECT d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    SELECT d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist, 1 AS one FROM stats_run_days d JOIN projects p ON p.id = d.project_id
     WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
       AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
       AND ($4::text IS NULL OR p.slug = $4::text)
@@ -2319,11 +2432,28 @@ WITH rd AS (
       AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
       AND ($4::text IS NULL OR p.slug = $4::text)
       AND d.day >= $5::date AND d.day < $6::date
+), e AS (
+    SELECT d.one, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM rd d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.one, x.band
+), b AS (
+    SELECT e.one, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY one ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY one))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT one, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY one
+), pq AS (
+    SELECT one, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
 )
 SELECT (SELECT coalesce(sum(runs), 0) FROM rd)::bigint AS runs,
        (SELECT coalesce(sum(passed), 0) FROM rd)::bigint AS passed,
        (SELECT coalesce(sum(runs - cancelled), 0) FROM rd)::bigint AS finished,
-       (SELECT stats_hist_pct(stats_hist_sum(dur_hist), 0.95) FROM rd)::float8 AS run_p95_ms,
+       coalesce((SELECT p95 FROM pq), 'NaN')::float8 AS run_p95_ms,
        (SELECT coalesce(sum(total), 0) FROM sd)::bigint AS scenarios,
        (SELECT coalesce(sum(failed + undefined), 0) FROM sd)::bigint AS scenario_failures,
        (SELECT coalesce(sum(retry_passes), 0) FROM sd)::bigint AS flaky
