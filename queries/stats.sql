@@ -550,9 +550,9 @@ FROM g LEFT JOIN pq ON pq.at = g.at ORDER BY 1;
 
 -- name: StatsTrendScenariosRollup :many
 WITH d AS (
-    SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.total, d.passed, d.failed,
-           d.skipped, d.pending, d.undefined, d.retry_passes, d.dur_hist
-    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.s_total AS total, d.s_passed AS passed,
+           d.s_failed AS failed, d.s_skipped AS skipped, d.s_pending AS pending, d.s_undefined AS undefined, d.s_flaky AS retry_passes, d.s_hist AS dur_hist
+    FROM stats_run_days d JOIN projects p ON p.id = d.project_id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
       AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
@@ -592,7 +592,7 @@ WITH rd AS (
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
       AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
 ), sd AS (
-    SELECT d.total, d.failed, d.undefined, d.retry_passes FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    SELECT d.s_total AS total, d.s_failed AS failed, d.s_undefined AS undefined, d.s_flaky AS retry_passes FROM stats_run_days d JOIN projects p ON p.id = d.project_id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
       AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)

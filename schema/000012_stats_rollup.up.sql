@@ -66,7 +66,8 @@ CREATE TABLE stats_scenario_days (
     PRIMARY KEY (project_id, day, identity)
 );
 
--- The finished runs of a project's UTC day by status, with their durations (finished − started).
+-- The finished runs of a project's UTC day by status, with their durations (finished − started),
+-- and the day's scenario results by status with their durations.
 CREATE TABLE stats_run_days (
     project_id uuid    NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
     day        date    NOT NULL,
@@ -77,6 +78,15 @@ CREATE TABLE stats_run_days (
     cancelled  integer NOT NULL,
     timed_out  integer NOT NULL,
     dur_hist   stats_bin[] NOT NULL,
+    -- the day's scenario results by status, with their durations (trends read these)
+    s_total     integer NOT NULL,
+    s_passed    integer NOT NULL,
+    s_failed    integer NOT NULL, -- failed + ambiguous
+    s_skipped   integer NOT NULL,
+    s_pending   integer NOT NULL,
+    s_undefined integer NOT NULL,
+    s_flaky     integer NOT NULL, -- passed with attempts > 1
+    s_hist      stats_bin[] NOT NULL,
     PRIMARY KEY (project_id, day)
 );
 
@@ -214,9 +224,27 @@ RETURNS SETOF stats_run_days LANGUAGE sql STABLE AS $$
                count(*) FILTER (WHERE status = 'errored')::int AS errored, count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled,
                count(*) FILTER (WHERE status = 'timed_out')::int AS timed_out
         FROM r GROUP BY day
+    ), rs AS (
+        SELECT (coalesce(r.started_at, r.created_at) AT TIME ZONE 'UTC')::date AS day, rs.status, rs.attempts, rs.duration_ms AS dur
+        FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id
+        WHERE r.project_id = p_project AND r.status NOT IN ('queued', 'running')
+          AND coalesce(r.started_at, r.created_at) >= p_from AND coalesce(r.started_at, r.created_at) < p_to
+          AND (p_run IS NULL OR r.id = p_run)
+    ), sn AS (
+        SELECT day, count(*)::int AS total, count(*) FILTER (WHERE status = 'passed')::int AS passed,
+               count(*) FILTER (WHERE status IN ('failed', 'ambiguous'))::int AS failed, count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
+               count(*) FILTER (WHERE status = 'pending')::int AS pending, count(*) FILTER (WHERE status = 'undefined')::int AS undefined,
+               count(*) FILTER (WHERE status = 'passed' AND attempts > 1)::int AS flaky
+        FROM rs GROUP BY day
+    ), shb AS (
+        SELECT day, stats_band(dur) AS band, count(*) AS c, sum(dur)::float8 AS s FROM rs WHERE dur IS NOT NULL GROUP BY 1, 2
+    ), sh AS (
+        SELECT day, array_agg(ROW(band, c, s)::stats_bin ORDER BY band) AS hist FROM shb GROUP BY 1
     )
-    SELECT p_project, n.day, n.runs, n.passed, n.failed, n.errored, n.cancelled, n.timed_out, coalesce(h.hist, '{}')
-    FROM n LEFT JOIN h ON h.day = n.day
+    SELECT p_project, n.day, n.runs, n.passed, n.failed, n.errored, n.cancelled, n.timed_out, coalesce(h.hist, '{}'),
+           coalesce(sn.total, 0), coalesce(sn.passed, 0), coalesce(sn.failed, 0), coalesce(sn.skipped, 0), coalesce(sn.pending, 0),
+           coalesce(sn.undefined, 0), coalesce(sn.flaky, 0), coalesce(sh.hist, '{}')
+    FROM n LEFT JOIN h ON h.day = n.day LEFT JOIN sn ON sn.day = n.day LEFT JOIN sh ON sh.day = n.day
 $$;
 
 -- stats_step_day_compute summarises the steps with a duration of a project's results (same
@@ -294,7 +322,10 @@ BEGIN
     INSERT INTO stats_run_days AS x SELECT * FROM stats_run_day_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id)
     ON CONFLICT (project_id, day) DO UPDATE SET runs = x.runs + EXCLUDED.runs, passed = x.passed + EXCLUDED.passed,
         failed = x.failed + EXCLUDED.failed, errored = x.errored + EXCLUDED.errored, cancelled = x.cancelled + EXCLUDED.cancelled,
-        timed_out = x.timed_out + EXCLUDED.timed_out, dur_hist = stats_hist_merge(x.dur_hist, EXCLUDED.dur_hist);
+        timed_out = x.timed_out + EXCLUDED.timed_out, dur_hist = stats_hist_merge(x.dur_hist, EXCLUDED.dur_hist),
+        s_total = x.s_total + EXCLUDED.s_total, s_passed = x.s_passed + EXCLUDED.s_passed, s_failed = x.s_failed + EXCLUDED.s_failed,
+        s_skipped = x.s_skipped + EXCLUDED.s_skipped, s_pending = x.s_pending + EXCLUDED.s_pending,
+        s_undefined = x.s_undefined + EXCLUDED.s_undefined, s_flaky = x.s_flaky + EXCLUDED.s_flaky, s_hist = stats_hist_merge(x.s_hist, EXCLUDED.s_hist);
     INSERT INTO stats_step_days AS x SELECT * FROM stats_step_day_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id)
     ON CONFLICT (project_id, day, keyword, text) DO UPDATE SET count = x.count + EXCLUDED.count, dur_hist = stats_hist_merge(x.dur_hist, EXCLUDED.dur_hist);
     SELECT array_agg(DISTINCT identity) INTO ids FROM run_scenarios WHERE run_id = NEW.id;

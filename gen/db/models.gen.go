@@ -316,15 +316,23 @@ type StatsHeal struct {
 }
 
 type StatsRunDay struct {
-	ProjectID uuid.UUID
-	Day       pgtype.Date
-	Runs      int32
-	Passed    int32
-	Failed    int32
-	Errored   int32
-	Cancelled int32
-	TimedOut  int32
-	DurHist   []string
+	ProjectID  uuid.UUID
+	Day        pgtype.Date
+	Runs       int32
+	Passed     int32
+	Failed     int32
+	Errored    int32
+	Cancelled  int32
+	TimedOut   int32
+	DurHist    []string
+	STotal     int32
+	SPassed    int32
+	SFailed    int32
+	SSkipped   int32
+	SPending   int32
+	SUndefined int32
+	SFlaky     int32
+	SHist      []string
 }
 
 type StatsScenarioDay struct {

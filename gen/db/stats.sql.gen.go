@@ -2047,7 +2047,7 @@ const statsTrendRunsRollup = `-- name: StatsTrendRunsRollup :many
 
 
 WITH d AS (
-    SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist
+    SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist, d.s_total, d.s_passed, d.s_failed, d.s_skipped, d.s_pending, d.s_undefined, d.s_flaky, d.s_hist
     FROM stats_run_days d JOIN projects p ON p.id = d.project_id
     WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
       AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
@@ -2247,9 +2247,9 @@ func (q *Queries) StatsTrendScenarios(ctx context.Context, arg StatsTrendScenari
 
 const statsTrendScenariosRollup = `-- name: StatsTrendScenariosRollup :many
 WITH d AS (
-    SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.total, d.passed, d.failed,
-           d.skipped, d.pending, d.undefined, d.retry_passes, d.dur_hist
-    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.s_total AS total, d.s_passed AS passed,
+           d.s_failed AS failed, d.s_skipped AS skipped, d.s_pending AS pending, d.s_undefined AS undefined, d.s_flaky AS retry_passes, d.s_hist AS dur_hist
+    FROM stats_run_days d JOIN projects p ON p.id = d.project_id
     WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
       AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
       AND ($5::text IS NULL OR p.slug = $5::text)
@@ -2421,13 +2421,13 @@ func (q *Queries) StatsTrendSummary(ctx context.Context, arg StatsTrendSummaryPa
 
 const statsTrendSummaryRollup = `-- name: StatsTrendSummaryRollup :one
 WITH rd AS (
-    SELECT d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist, 1 AS one FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    SELECT d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist, d.s_total, d.s_passed, d.s_failed, d.s_skipped, d.s_pending, d.s_undefined, d.s_flaky, d.s_hist, 1 AS one FROM stats_run_days d JOIN projects p ON p.id = d.project_id
     WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
       AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
       AND ($4::text IS NULL OR p.slug = $4::text)
       AND d.day >= $5::date AND d.day < $6::date
 ), sd AS (
-    SELECT d.total, d.failed, d.undefined, d.retry_passes FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    SELECT d.s_total AS total, d.s_failed AS failed, d.s_undefined AS undefined, d.s_flaky AS retry_passes FROM stats_run_days d JOIN projects p ON p.id = d.project_id
     WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
       AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
       AND ($4::text IS NULL OR p.slug = $4::text)
