@@ -188,6 +188,8 @@ type Querier interface {
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
 	// Revokes every live token of a user (a password change does).
 	RevokeUserTokens(ctx context.Context, userID uuid.UUID) (int64, error)
+	// A run's scenarios by status and attempts, for its counts.
+	RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) ([]RunScenarioStatusCountsRow, error)
 	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error
 	// The steps of a scenario in progress, kept as they start and finish so that a run whose worker
 	// dies still shows what ran.
@@ -263,6 +265,10 @@ type Querier interface {
 	UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams) error
 	UpdateWorkspaceMember(ctx context.Context, arg UpdateWorkspaceMemberParams) (int64, error)
 	UpsertIngestedScenario(ctx context.Context, arg UpsertIngestedScenarioParams) (uuid.UUID, error)
+	// A batch of UpsertIngestedScenario in one statement: rows is a JSON array of scenarios
+	// ({key, position, module, featurePath, featureName, name, line, tags, exampleRow, status, error,
+	// attempts, durationMs, steps}); keys are distinct.
+	UpsertIngestedScenarios(ctx context.Context, arg UpsertIngestedScenariosParams) error
 	UpsertIntegration(ctx context.Context, arg UpsertIntegrationParams) (UpsertIntegrationRow, error)
 	UpsertOrgMember(ctx context.Context, arg UpsertOrgMemberParams) (OrgMember, error)
 	UpsertWorkspaceMember(ctx context.Context, arg UpsertWorkspaceMemberParams) (WorkspaceMember, error)
