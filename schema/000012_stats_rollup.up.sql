@@ -130,7 +130,7 @@ RETURNS SETOF stats_failure_days LANGUAGE sql STABLE AS $$
     WHERE r.project_id = p_project AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= p_from AND coalesce(r.started_at, r.created_at) < p_to
       AND (p_run IS NULL OR r.id = p_run)
-      AND (p_identities IS NULL OR rs.identity = ANY(p_identities))
+      AND (p_identities IS NULL OR rs.identity IN (SELECT unnest(p_identities)))
       AND rs.failure_signature IS NOT NULL
     GROUP BY 1, 2, 3, 4, 5, 6, 7
 $$;
@@ -149,7 +149,7 @@ RETURNS SETOF stats_scenario_days LANGUAGE sql STABLE AS $$
         WHERE r.project_id = p_project AND r.status NOT IN ('queued', 'running')
           AND coalesce(r.started_at, r.created_at) >= p_from AND coalesce(r.started_at, r.created_at) < p_to
           AND (p_run IS NULL OR r.id = p_run)
-          AND (p_identities IS NULL OR rs.identity = ANY(p_identities))
+          AND (p_identities IS NULL OR rs.identity IN (SELECT unnest(p_identities)))
     ), hb AS (
         SELECT day, identity, stats_band(dur) AS band, count(*) AS c, sum(dur)::float8 AS s,
                count(*) FILTER (WHERE status IN ('passed', 'failed')) AS pc, coalesce(sum(dur) FILTER (WHERE status IN ('passed', 'failed')), 0)::float8 AS ps
@@ -310,6 +310,7 @@ DECLARE
     d    date := (at AT TIME ZONE 'UTC')::date;
     ids  text[];
     late text[];
+    fast text[]; -- the identities merged (null: all of the run's)
 BEGIN
     IF TG_OP = 'UPDATE' AND OLD.status NOT IN ('queued', 'running') THEN
         PERFORM stats_rollup_recompute_day(OLD.project_id, (coalesce(OLD.started_at, OLD.created_at) AT TIME ZONE 'UTC')::date);
@@ -337,10 +338,10 @@ BEGIN
       AND (s.last_at, s.last_run) > (at, NEW.id);
     IF late IS NOT NULL THEN
         PERFORM stats_rollup_recompute(NEW.project_id, d, late);
+        fast := ARRAY(SELECT unnest(ids) EXCEPT SELECT unnest(late));
     END IF;
     INSERT INTO stats_scenario_days AS s
-    SELECT * FROM stats_rollup_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, NULL) c
-    WHERE late IS NULL OR NOT c.identity = ANY(late)
+    SELECT * FROM stats_rollup_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, fast) c
     ON CONFLICT (project_id, day, identity) DO UPDATE SET
         feature_path = EXCLUDED.feature_path, name = EXCLUDED.name, example_row = EXCLUDED.example_row,
         total = s.total + EXCLUDED.total, passed = s.passed + EXCLUDED.passed, failed = s.failed + EXCLUDED.failed,
@@ -362,8 +363,7 @@ BEGIN
         dur_hist = stats_hist_merge(s.dur_hist, EXCLUDED.dur_hist), pf_hist = stats_hist_merge(s.pf_hist, EXCLUDED.pf_hist);
     -- Failures add up in any order.
     INSERT INTO stats_failure_days AS f
-    SELECT * FROM stats_failure_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, NULL) c
-    WHERE late IS NULL OR NOT c.identity = ANY(late)
+    SELECT * FROM stats_failure_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, fast) c
     ON CONFLICT (project_id, day, identity, signature, step_keyword, step_text) DO UPDATE SET
         count = f.count + EXCLUDED.count, first_at = least(f.first_at, EXCLUDED.first_at), last_at = greatest(f.last_at, EXCLUDED.last_at);
     RETURN NULL;

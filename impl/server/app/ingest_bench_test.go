@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -17,10 +18,10 @@ import (
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
-// benchJUnitDoc is a JUnit XML document of n test cases, 1 in 20 failing.
-func benchJUnitDoc(n int) []byte {
+// benchJUnitDoc is a JUnit XML document of n test cases, 1 in 20 failing, produced at the given time.
+func benchJUnitDoc(n int, at time.Time) []byte {
 	var b strings.Builder
-	b.WriteString("<testsuites><testsuite name=\"bench\" timestamp=\"2026-01-05T10:00:00\">\n")
+	fmt.Fprintf(&b, "<testsuites><testsuite name=\"bench\" timestamp=%q>\n", at.Format("2006-01-02T15:04:05"))
 	for i := 0; i < n; i++ {
 		if i%20 == 7 {
 			fmt.Fprintf(&b, "  <testcase classname=\"pkg.Class%d\" name=\"case %d\" time=\"0.%03d\"><failure message=\"expected %d\">stack</failure></testcase>\n", i%100, i, i%1000, i)
@@ -38,7 +39,10 @@ func benchJUnitDoc(n int) []byte {
 // docs/benchmarks.md has the figures.
 func BenchmarkIngestJUnit(b *testing.B) {
 	n := envInt("SDODS_INGEST_BENCH_CASES", 10000)
-	doc := benchJUnitDoc(n)
+	// Each ingest is a later CI run of the same suite (one hour apart), as history arrives.
+	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	next := func() []byte { at = at.Add(time.Hour); return benchJUnitDoc(n, at) }
+	doc := next()
 	dbURL := storetest.NewDatabase(b)
 	s := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers = 0; c.MaxBody = 1 << 30; c.MaxIngest = 1 << 30 })
 	admin := s.Setup(b)
@@ -53,6 +57,7 @@ func BenchmarkIngestJUnit(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			id := ingestRun(&testing.T{}, bearer)
+			doc := next()
 			b.StartTimer()
 			status, body, _ := s.Do(b, "POST", "/api/runs/"+id.String()+"/ingest", "application/xml", doc, "Authorization", "Bearer "+token)
 			if status != http.StatusOK {
