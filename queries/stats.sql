@@ -778,3 +778,50 @@ SELECT identity::text AS identity, slug::text AS project, (array_agg(feature_pat
 FROM j GROUP BY slug, identity
 HAVING coalesce(sum(n) FILTER (WHERE NOT cur), 0) >= 2 AND coalesce(sum(flaky) FILTER (WHERE NOT cur), 0) = 0 AND coalesce(sum(flaky) FILTER (WHERE cur), 0) > 0
 ORDER BY 2, 3, 4 LIMIT 50;
+
+-- name: StatsHealByStrategyRollup :many
+SELECT h.strategy::text AS strategy, sum(h.count)::bigint AS count, (sum(h.score_sum) / sum(h.count))::float8 AS avg_score
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND h.day >= sqlc.arg('since_day')::date AND h.day < sqlc.arg('until_day')::date
+GROUP BY h.strategy ORDER BY 2 DESC, 1;
+
+-- name: StatsHealBySelectorRollup :many
+SELECT p.slug::text AS project, h.old_selector::text AS selector, sum(h.count)::bigint AS count
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND h.day >= sqlc.arg('since_day')::date AND h.day < sqlc.arg('until_day')::date
+GROUP BY p.slug, h.old_selector ORDER BY 3 DESC, 1, 2 LIMIT 50;
+
+-- name: StatsHealByScenarioRollup :many
+WITH g AS (
+    SELECT h.project_id, p.slug, h.identity, sum(h.count) AS count
+    FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND h.day >= sqlc.arg('since_day')::date AND h.day < sqlc.arg('until_day')::date
+    GROUP BY h.project_id, p.slug, h.identity
+)
+SELECT g.identity::text AS identity, g.slug::text AS project, n.feature_path::text AS feature_path, n.name::text AS scenario,
+       coalesce(n.example_row, -1)::int AS example_row, g.count::bigint AS count
+FROM g CROSS JOIN LATERAL (
+    SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d
+    WHERE d.project_id = g.project_id AND d.identity = g.identity
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+    ORDER BY d.day DESC LIMIT 1) n
+ORDER BY 6 DESC, 2, 3, 4 LIMIT 50;
+
+-- name: StatsHealTopRollup :many
+SELECT p.slug::text AS project, h.old_selector::text AS old_selector, h.new_selector::text AS new_selector, h.strategy::text AS strategy,
+       sum(h.count)::bigint AS count, (sum(h.score_sum) / sum(h.count))::float8 AS avg_score, max(h.last_at)::timestamptz AS last_seen_at
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND h.day >= sqlc.arg('since_day')::date AND h.day < sqlc.arg('until_day')::date
+GROUP BY p.slug, h.old_selector, h.new_selector, h.strategy ORDER BY 5 DESC, 1, 2, 3 LIMIT 20;

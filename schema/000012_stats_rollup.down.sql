@@ -10,6 +10,8 @@ DROP FUNCTION IF EXISTS stats_step_day_compute(uuid, timestamptz, timestamptz, u
 DROP FUNCTION IF EXISTS stats_run_day_compute(uuid, timestamptz, timestamptz, uuid);
 DROP FUNCTION IF EXISTS stats_rollup_compute(uuid, timestamptz, timestamptz, uuid, text[]);
 DROP FUNCTION IF EXISTS stats_failure_compute(uuid, timestamptz, timestamptz, uuid, text[]);
+DROP FUNCTION IF EXISTS stats_heal_compute(uuid, timestamptz, timestamptz, uuid);
+DROP TABLE IF EXISTS stats_heal_days;
 DROP TABLE IF EXISTS stats_failure_days;
 DROP TABLE IF EXISTS stats_step_days;
 DROP TABLE IF EXISTS stats_run_days;

@@ -135,6 +135,42 @@ RETURNS SETOF stats_failure_days LANGUAGE sql STABLE AS $$
     GROUP BY 1, 2, 3, 4, 5, 6, 7
 $$;
 
+-- The heals recorded on results' steps, one row per heal: the heal statistics read this view.
+CREATE VIEW stats_heals AS
+SELECT rs.run_id, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.tags,
+       coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
+       coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
+FROM run_scenarios rs,
+     jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
+     jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
+WHERE rs.heals > 0;
+
+-- The heals of a project's UTC day per identity, replaced selector, replacement and strategy.
+CREATE TABLE stats_heal_days (
+    project_id   uuid        NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    day          date        NOT NULL,
+    identity     text        NOT NULL,
+    old_selector text        NOT NULL,
+    new_selector text        NOT NULL,
+    strategy     text        NOT NULL,
+    count        integer     NOT NULL,
+    score_sum    float8      NOT NULL,
+    last_at      timestamptz NOT NULL,
+    PRIMARY KEY (project_id, day, identity, old_selector, new_selector, strategy)
+);
+
+-- stats_heal_compute summarises heals as stats_heal_days holds them.
+CREATE FUNCTION stats_heal_compute(p_project uuid, p_from timestamptz, p_to timestamptz, p_run uuid)
+RETURNS SETOF stats_heal_days LANGUAGE sql STABLE AS $$
+    SELECT r.project_id, (coalesce(r.started_at, r.created_at) AT TIME ZONE 'UTC')::date, sh.identity, sh.old_selector, sh.new_selector,
+           sh.strategy, count(*)::int, sum(sh.score), max(coalesce(r.started_at, r.created_at))
+    FROM runs r JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE r.project_id = p_project AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= p_from AND coalesce(r.started_at, r.created_at) < p_to
+      AND (p_run IS NULL OR r.id = p_run)
+    GROUP BY 1, 2, 3, 4, 5, 6
+$$;
+
 -- stats_rollup_compute summarises the results of the finished runs of a project whose run time is in
 -- [p_from, p_to) — only run p_run when given, only identity p_identity when given — per UTC day and
 -- identity, in the shape of stats_scenario_days. Outcomes are ordered by run time, run id, position.
@@ -285,6 +321,8 @@ CREATE FUNCTION stats_rollup_recompute_day(p_project uuid, p_day date) RETURNS v
     INSERT INTO stats_run_days SELECT * FROM stats_run_day_compute(p_project, p_day::timestamp AT TIME ZONE 'UTC', (p_day + 1)::timestamp AT TIME ZONE 'UTC', NULL);
     DELETE FROM stats_step_days WHERE project_id = p_project AND day = p_day;
     INSERT INTO stats_step_days SELECT * FROM stats_step_day_compute(p_project, p_day::timestamp AT TIME ZONE 'UTC', (p_day + 1)::timestamp AT TIME ZONE 'UTC', NULL);
+    DELETE FROM stats_heal_days WHERE project_id = p_project AND day = p_day;
+    INSERT INTO stats_heal_days SELECT * FROM stats_heal_compute(p_project, p_day::timestamp AT TIME ZONE 'UTC', (p_day + 1)::timestamp AT TIME ZONE 'UTC', NULL);
 $$;
 
 -- stats_rollup_rebuild rebuilds a project's whole rollup from its results (after a bulk load).
@@ -297,6 +335,8 @@ CREATE FUNCTION stats_rollup_rebuild(p_project uuid) RETURNS void LANGUAGE sql A
     INSERT INTO stats_run_days SELECT * FROM stats_run_day_compute(p_project, '-infinity', 'infinity', NULL);
     DELETE FROM stats_step_days WHERE project_id = p_project;
     INSERT INTO stats_step_days SELECT * FROM stats_step_day_compute(p_project, '-infinity', 'infinity', NULL);
+    DELETE FROM stats_heal_days WHERE project_id = p_project;
+    INSERT INTO stats_heal_days SELECT * FROM stats_heal_compute(p_project, '-infinity', 'infinity', NULL);
 $$;
 
 -- A run that finishes adds its results to its day. When they come after every outcome the day
@@ -329,6 +369,9 @@ BEGIN
         s_undefined = x.s_undefined + EXCLUDED.s_undefined, s_flaky = x.s_flaky + EXCLUDED.s_flaky, s_hist = stats_hist_merge(x.s_hist, EXCLUDED.s_hist);
     INSERT INTO stats_step_days AS x SELECT * FROM stats_step_day_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id)
     ON CONFLICT (project_id, day, keyword, text) DO UPDATE SET count = x.count + EXCLUDED.count, dur_hist = stats_hist_merge(x.dur_hist, EXCLUDED.dur_hist);
+    INSERT INTO stats_heal_days AS x SELECT * FROM stats_heal_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id)
+    ON CONFLICT (project_id, day, identity, old_selector, new_selector, strategy) DO UPDATE SET count = x.count + EXCLUDED.count,
+        score_sum = x.score_sum + EXCLUDED.score_sum, last_at = greatest(x.last_at, EXCLUDED.last_at);
     SELECT array_agg(DISTINCT identity) INTO ids FROM run_scenarios WHERE run_id = NEW.id;
     IF ids IS NULL THEN
         RETURN NULL;
@@ -380,15 +423,6 @@ CREATE TRIGGER runs_stats_rollup_update AFTER UPDATE ON runs
 -- Existing history.
 SELECT stats_rollup_rebuild(id) FROM projects;
 
--- The heals recorded on results' steps, one row per heal: the heal statistics read this view.
-CREATE VIEW stats_heals AS
-SELECT rs.run_id, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.tags,
-       coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-       coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-FROM run_scenarios rs,
-     jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-     jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-WHERE rs.heals > 0;
 
 -- The run list filtered by project and status, newest first (issue 31, item 3).
 CREATE INDEX runs_project_status_idx ON runs (project_id, status, created_at DESC, id DESC);

@@ -315,6 +315,18 @@ type StatsHeal struct {
 	Score       interface{}
 }
 
+type StatsHealDay struct {
+	ProjectID   uuid.UUID
+	Day         pgtype.Date
+	Identity    string
+	OldSelector string
+	NewSelector string
+	Strategy    string
+	Count       int32
+	ScoreSum    float64
+	LastAt      time.Time
+}
+
 type StatsRunDay struct {
 	ProjectID  uuid.UUID
 	Day        pgtype.Date

@@ -220,9 +220,13 @@ type Querier interface {
 	// result unless that first outcome was already one as a retry pass.
 	StatsFlakyRollup(ctx context.Context, arg StatsFlakyRollupParams) ([]StatsFlakyRollupRow, error)
 	StatsHealByScenario(ctx context.Context, arg StatsHealByScenarioParams) ([]StatsHealByScenarioRow, error)
+	StatsHealByScenarioRollup(ctx context.Context, arg StatsHealByScenarioRollupParams) ([]StatsHealByScenarioRollupRow, error)
 	StatsHealBySelector(ctx context.Context, arg StatsHealBySelectorParams) ([]StatsHealBySelectorRow, error)
+	StatsHealBySelectorRollup(ctx context.Context, arg StatsHealBySelectorRollupParams) ([]StatsHealBySelectorRollupRow, error)
 	StatsHealByStrategy(ctx context.Context, arg StatsHealByStrategyParams) ([]StatsHealByStrategyRow, error)
+	StatsHealByStrategyRollup(ctx context.Context, arg StatsHealByStrategyRollupParams) ([]StatsHealByStrategyRollupRow, error)
 	StatsHealTop(ctx context.Context, arg StatsHealTopParams) ([]StatsHealTopRow, error)
+	StatsHealTopRollup(ctx context.Context, arg StatsHealTopRollupParams) ([]StatsHealTopRollupRow, error)
 	StatsMostFailingSteps(ctx context.Context, arg StatsMostFailingStepsParams) ([]StatsMostFailingStepsRow, error)
 	StatsMostFailingStepsRollup(ctx context.Context, arg StatsMostFailingStepsRollupParams) ([]StatsMostFailingStepsRollupRow, error)
 	// Scenarios that passed in their project's last passed run before until and failed in a later run of

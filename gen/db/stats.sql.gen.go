@@ -1169,6 +1169,78 @@ func (q *Queries) StatsHealByScenario(ctx context.Context, arg StatsHealByScenar
 	return items, nil
 }
 
+const statsHealByScenarioRollup = `-- name: StatsHealByScenarioRollup :many
+WITH g AS (
+    SELECT h.project_id, p.slug, h.identity, sum(h.count) AS count
+    FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+    WHERE ($3::boolean OR p.workspace_id = ANY($4::uuid[]))
+      AND ($5::uuid IS NULL OR p.workspace_id = $5::uuid)
+      AND ($6::text IS NULL OR p.slug = $6::text)
+      AND h.day >= $1::date AND h.day < $2::date
+    GROUP BY h.project_id, p.slug, h.identity
+)
+SELECT g.identity::text AS identity, g.slug::text AS project, n.feature_path::text AS feature_path, n.name::text AS scenario,
+       coalesce(n.example_row, -1)::int AS example_row, g.count::bigint AS count
+FROM g CROSS JOIN LATERAL (
+    SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d
+    WHERE d.project_id = g.project_id AND d.identity = g.identity
+      AND d.day >= $1::date AND d.day < $2::date
+    ORDER BY d.day DESC LIMIT 1) n
+ORDER BY 6 DESC, 2, 3, 4 LIMIT 50
+`
+
+type StatsHealByScenarioRollupParams struct {
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+}
+
+type StatsHealByScenarioRollupRow struct {
+	Identity    string
+	Project     string
+	FeaturePath string
+	Scenario    string
+	ExampleRow  int32
+	Count       int64
+}
+
+func (q *Queries) StatsHealByScenarioRollup(ctx context.Context, arg StatsHealByScenarioRollupParams) ([]StatsHealByScenarioRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsHealByScenarioRollup,
+		arg.SinceDay,
+		arg.UntilDay,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsHealByScenarioRollupRow{}
+	for rows.Next() {
+		var i StatsHealByScenarioRollupRow
+		if err := rows.Scan(
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+			&i.Count,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsHealBySelector = `-- name: StatsHealBySelector :many
 WITH h AS (
     SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
@@ -1226,6 +1298,58 @@ func (q *Queries) StatsHealBySelector(ctx context.Context, arg StatsHealBySelect
 	items := []StatsHealBySelectorRow{}
 	for rows.Next() {
 		var i StatsHealBySelectorRow
+		if err := rows.Scan(&i.Project, &i.Selector, &i.Count); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const statsHealBySelectorRollup = `-- name: StatsHealBySelectorRollup :many
+SELECT p.slug::text AS project, h.old_selector::text AS selector, sum(h.count)::bigint AS count
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+  AND ($4::text IS NULL OR p.slug = $4::text)
+  AND h.day >= $5::date AND h.day < $6::date
+GROUP BY p.slug, h.old_selector ORDER BY 3 DESC, 1, 2 LIMIT 50
+`
+
+type StatsHealBySelectorRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsHealBySelectorRollupRow struct {
+	Project  string
+	Selector string
+	Count    int64
+}
+
+func (q *Queries) StatsHealBySelectorRollup(ctx context.Context, arg StatsHealBySelectorRollupParams) ([]StatsHealBySelectorRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsHealBySelectorRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsHealBySelectorRollupRow{}
+	for rows.Next() {
+		var i StatsHealBySelectorRollupRow
 		if err := rows.Scan(&i.Project, &i.Selector, &i.Count); err != nil {
 			return nil, err
 		}
@@ -1305,6 +1429,58 @@ func (q *Queries) StatsHealByStrategy(ctx context.Context, arg StatsHealByStrate
 	return items, nil
 }
 
+const statsHealByStrategyRollup = `-- name: StatsHealByStrategyRollup :many
+SELECT h.strategy::text AS strategy, sum(h.count)::bigint AS count, (sum(h.score_sum) / sum(h.count))::float8 AS avg_score
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+  AND ($4::text IS NULL OR p.slug = $4::text)
+  AND h.day >= $5::date AND h.day < $6::date
+GROUP BY h.strategy ORDER BY 2 DESC, 1
+`
+
+type StatsHealByStrategyRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsHealByStrategyRollupRow struct {
+	Strategy string
+	Count    int64
+	AvgScore float64
+}
+
+func (q *Queries) StatsHealByStrategyRollup(ctx context.Context, arg StatsHealByStrategyRollupParams) ([]StatsHealByStrategyRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsHealByStrategyRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsHealByStrategyRollupRow{}
+	for rows.Next() {
+		var i StatsHealByStrategyRollupRow
+		if err := rows.Scan(&i.Strategy, &i.Count, &i.AvgScore); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsHealTop = `-- name: StatsHealTop :many
 WITH h AS (
     SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
@@ -1368,6 +1544,71 @@ func (q *Queries) StatsHealTop(ctx context.Context, arg StatsHealTopParams) ([]S
 	items := []StatsHealTopRow{}
 	for rows.Next() {
 		var i StatsHealTopRow
+		if err := rows.Scan(
+			&i.Project,
+			&i.OldSelector,
+			&i.NewSelector,
+			&i.Strategy,
+			&i.Count,
+			&i.AvgScore,
+			&i.LastSeenAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const statsHealTopRollup = `-- name: StatsHealTopRollup :many
+SELECT p.slug::text AS project, h.old_selector::text AS old_selector, h.new_selector::text AS new_selector, h.strategy::text AS strategy,
+       sum(h.count)::bigint AS count, (sum(h.score_sum) / sum(h.count))::float8 AS avg_score, max(h.last_at)::timestamptz AS last_seen_at
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+  AND ($4::text IS NULL OR p.slug = $4::text)
+  AND h.day >= $5::date AND h.day < $6::date
+GROUP BY p.slug, h.old_selector, h.new_selector, h.strategy ORDER BY 5 DESC, 1, 2, 3 LIMIT 20
+`
+
+type StatsHealTopRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsHealTopRollupRow struct {
+	Project     string
+	OldSelector string
+	NewSelector string
+	Strategy    string
+	Count       int64
+	AvgScore    float64
+	LastSeenAt  time.Time
+}
+
+func (q *Queries) StatsHealTopRollup(ctx context.Context, arg StatsHealTopRollupParams) ([]StatsHealTopRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsHealTopRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsHealTopRollupRow{}
+	for rows.Next() {
+		var i StatsHealTopRollupRow
 		if err := rows.Scan(
 			&i.Project,
 			&i.OldSelector,

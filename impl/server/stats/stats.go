@@ -36,6 +36,10 @@ type Querier interface {
 	StatsHealBySelector(ctx context.Context, arg db.StatsHealBySelectorParams) ([]db.StatsHealBySelectorRow, error)
 	StatsHealByScenario(ctx context.Context, arg db.StatsHealByScenarioParams) ([]db.StatsHealByScenarioRow, error)
 	StatsHealTop(ctx context.Context, arg db.StatsHealTopParams) ([]db.StatsHealTopRow, error)
+	StatsHealByStrategyRollup(ctx context.Context, arg db.StatsHealByStrategyRollupParams) ([]db.StatsHealByStrategyRollupRow, error)
+	StatsHealBySelectorRollup(ctx context.Context, arg db.StatsHealBySelectorRollupParams) ([]db.StatsHealBySelectorRollupRow, error)
+	StatsHealByScenarioRollup(ctx context.Context, arg db.StatsHealByScenarioRollupParams) ([]db.StatsHealByScenarioRollupRow, error)
+	StatsHealTopRollup(ctx context.Context, arg db.StatsHealTopRollupParams) ([]db.StatsHealTopRollupRow, error)
 	StatsSlowestScenarios(ctx context.Context, arg db.StatsSlowestScenariosParams) ([]db.StatsSlowestScenariosRow, error)
 	StatsSlowestSteps(ctx context.Context, arg db.StatsSlowestStepsParams) ([]db.StatsSlowestStepsRow, error)
 	StatsDurationRegressions(ctx context.Context, arg db.StatsDurationRegressionsParams) ([]db.StatsDurationRegressionsRow, error)
@@ -364,39 +368,88 @@ func (s *Service) Heal(ctx context.Context, sc Scope) (serverapi.HealStats, erro
 	if err != nil {
 		return out, err
 	}
+	roll := sc.rollup(since, until) // whole UTC days: the daily rollup answers (docs/stats.md)
 	out = serverapi.HealStats{Window: serverapi.StatsWindow{Since: since, Until: until}, ByStrategy: []serverapi.HealStrategyCount{},
 		BySelector: []serverapi.HealSelectorCount{}, ByScenario: []serverapi.HealScenarioCount{}, Top: []serverapi.HealReplacement{}}
-	strategies, err := s.q.StatsHealByStrategy(ctx, db.StatsHealByStrategyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var strategies []db.StatsHealByStrategyRow
+	if roll {
+		rows, err := s.q.StatsHealByStrategyRollup(ctx, db.StatsHealByStrategyRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			strategies = append(strategies, db.StatsHealByStrategyRow(r))
+		}
+	} else {
+		strategies, err = s.q.StatsHealByStrategy(ctx, db.StatsHealByStrategyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range strategies {
 		out.Total += int(r.Count)
 		out.ByStrategy = append(out.ByStrategy, serverapi.HealStrategyCount{Strategy: r.Strategy, Count: int(r.Count), AvgScore: r.AvgScore})
 	}
-	selectors, err := s.q.StatsHealBySelector(ctx, db.StatsHealBySelectorParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var selectors []db.StatsHealBySelectorRow
+	if roll {
+		rows, err := s.q.StatsHealBySelectorRollup(ctx, db.StatsHealBySelectorRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			selectors = append(selectors, db.StatsHealBySelectorRow(r))
+		}
+	} else {
+		selectors, err = s.q.StatsHealBySelector(ctx, db.StatsHealBySelectorParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range selectors {
 		out.BySelector = append(out.BySelector, serverapi.HealSelectorCount{Project: r.Project, Selector: r.Selector, Count: int(r.Count)})
 	}
-	scenarios, err := s.q.StatsHealByScenario(ctx, db.StatsHealByScenarioParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var scenarios []db.StatsHealByScenarioRow
+	if roll {
+		rows, err := s.q.StatsHealByScenarioRollup(ctx, db.StatsHealByScenarioRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			scenarios = append(scenarios, db.StatsHealByScenarioRow(r))
+		}
+	} else {
+		scenarios, err = s.q.StatsHealByScenario(ctx, db.StatsHealByScenarioParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range scenarios {
 		sr := ref(r.Identity, r.Project, r.FeaturePath, r.Scenario, r.ExampleRow)
 		out.ByScenario = append(out.ByScenario, serverapi.HealScenarioCount{Identity: sr.Identity, Project: sr.Project, FeaturePath: sr.FeaturePath,
 			Scenario: sr.Scenario, ExampleRow: sr.ExampleRow, Count: int(r.Count)})
 	}
-	top, err := s.q.StatsHealTop(ctx, db.StatsHealTopParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var top []db.StatsHealTopRow
+	if roll {
+		rows, err := s.q.StatsHealTopRollup(ctx, db.StatsHealTopRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			top = append(top, db.StatsHealTopRow(r))
+		}
+	} else {
+		top, err = s.q.StatsHealTop(ctx, db.StatsHealTopParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range top {
 		out.Top = append(out.Top, serverapi.HealReplacement{Project: r.Project, OldSelector: r.OldSelector, NewSelector: r.NewSelector,
