@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -473,148 +474,193 @@ func (s *Service) Insights(ctx context.Context, sc Scope) (serverapi.Insights, e
 		SlowestScenarios: []serverapi.ScenarioDuration{}, SlowestSteps: []serverapi.StepDuration{}, DurationRegressions: []serverapi.DurationRegression{},
 		MostFailingSteps: []serverapi.StepCount{}, FailureClusters: []serverapi.FailureCluster{}, NewFailures: []serverapi.NewFailure{},
 		BecameFlaky: []serverapi.ScenarioRef{}}
-	var slow []db.StatsSlowestScenariosRow
-	if roll {
-		rows, err := s.q.StatsSlowestScenariosRollup(ctx, db.StatsSlowestScenariosRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+	// The lists are independent reads: they run concurrently, each filling its own member.
+	parts := []func() error{
+		func() error {
+			var err error
+			var slow []db.StatsSlowestScenariosRow
+			if roll {
+				rows, err := s.q.StatsSlowestScenariosRollup(ctx, db.StatsSlowestScenariosRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					slow = append(slow, db.StatsSlowestScenariosRow(r))
+				}
+			} else {
+				slow, err = s.q.StatsSlowestScenarios(ctx, db.StatsSlowestScenariosParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range slow {
+				out.SlowestScenarios = append(out.SlowestScenarios, serverapi.ScenarioDuration{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
+					Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Results: int(r.Results), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var steps []db.StatsSlowestStepsRow
+			if roll {
+				rows, err := s.q.StatsSlowestStepsRollup(ctx, db.StatsSlowestStepsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					steps = append(steps, db.StatsSlowestStepsRow(r))
+				}
+			} else {
+				steps, err = s.q.StatsSlowestSteps(ctx, db.StatsSlowestStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range steps {
+				out.SlowestSteps = append(out.SlowestSteps, serverapi.StepDuration{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var regs []db.StatsDurationRegressionsRow
+			if roll {
+				rows, err := s.q.StatsDurationRegressionsRollup(ctx, db.StatsDurationRegressionsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					regs = append(regs, db.StatsDurationRegressionsRow(r))
+				}
+			} else {
+				regs, err = s.q.StatsDurationRegressions(ctx, db.StatsDurationRegressionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+					Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
+					PreviousSince: prev, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range regs {
+				out.DurationRegressions = append(out.DurationRegressions, serverapi.DurationRegression{Identity: r.Identity, Project: r.Project,
+					FeaturePath: r.FeaturePath, Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), P50Ms: r.P50Ms, PreviousP50Ms: r.PreviousP50Ms, DeltaMs: r.DeltaMs})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var failing []db.StatsMostFailingStepsRow
+			if roll {
+				rows, err := s.q.StatsMostFailingStepsRollup(ctx, db.StatsMostFailingStepsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					failing = append(failing, db.StatsMostFailingStepsRow(r))
+				}
+			} else {
+				failing, err = s.q.StatsMostFailingSteps(ctx, db.StatsMostFailingStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range failing {
+				out.MostFailingSteps = append(out.MostFailingSteps, serverapi.StepCount{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count)})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var clusters []db.StatsFailureClustersRow
+			if roll {
+				rows, err := s.q.StatsFailureClustersRollup(ctx, db.StatsFailureClustersRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					clusters = append(clusters, db.StatsFailureClustersRow(r))
+				}
+			} else {
+				clusters, err = s.q.StatsFailureClusters(ctx, db.StatsFailureClustersParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+					Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
+					PreviousSince: prev, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range clusters {
+				// example is project ␟ identity ␟ feature path ␟ name ␟ example row, the least of the cluster's.
+				parts := strings.SplitN(r.Example, "\x1f", 5)
+				for len(parts) < 5 {
+					parts = append(parts, "")
+				}
+				ex := serverapi.ScenarioRef{Project: parts[0], Identity: parts[1], FeaturePath: parts[2], Scenario: parts[3]}
+				if n, err := strconv.Atoi(parts[4]); err == nil {
+					ex.ExampleRow = &n
+				}
+				out.FailureClusters = append(out.FailureClusters, serverapi.FailureCluster{Signature: r.Signature, Count: int(r.Count), Scenarios: int(r.Scenarios),
+					FirstSeenAt: r.FirstSeenAt.UTC(), LastSeenAt: r.LastSeenAt.UTC(), New: r.IsNew, Example: ex})
+			}
+			return nil
+		},
+		func() error {
+			news, err := s.q.StatsNewFailures(ctx, db.StatsNewFailuresParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+				Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+			if err != nil {
+				return err
+			}
+			for _, r := range news {
+				out.NewFailures = append(out.NewFailures, serverapi.NewFailure{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
+					Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Failures: int(r.Failures), FirstFailedAt: r.FirstFailedAt.UTC(), LastGreenRunId: r.LastGreenRunID})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var became []db.StatsBecameFlakyRow
+			if roll {
+				rows, err := s.q.StatsBecameFlakyRollup(ctx, db.StatsBecameFlakyRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					became = append(became, db.StatsBecameFlakyRow(r))
+				}
+			} else {
+				became, err = s.q.StatsBecameFlaky(ctx, db.StatsBecameFlakyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, PreviousSince: prev, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range became {
+				out.BecameFlaky = append(out.BecameFlaky, ref(r.Identity, r.Project, r.FeaturePath, r.Scenario, r.ExampleRow))
+			}
+			return nil
+		},
+	}
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = part()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return out, err
 		}
-		for _, r := range rows {
-			slow = append(slow, db.StatsSlowestScenariosRow(r))
-		}
-	} else {
-		slow, err = s.q.StatsSlowestScenarios(ctx, db.StatsSlowestScenariosParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-		if err != nil {
-			return out, err
-		}
-	}
-	for _, r := range slow {
-		out.SlowestScenarios = append(out.SlowestScenarios, serverapi.ScenarioDuration{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
-			Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Results: int(r.Results), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
-	}
-	var steps []db.StatsSlowestStepsRow
-	if roll {
-		rows, err := s.q.StatsSlowestStepsRollup(ctx, db.StatsSlowestStepsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
-		if err != nil {
-			return out, err
-		}
-		for _, r := range rows {
-			steps = append(steps, db.StatsSlowestStepsRow(r))
-		}
-	} else {
-		steps, err = s.q.StatsSlowestSteps(ctx, db.StatsSlowestStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-		if err != nil {
-			return out, err
-		}
-	}
-	for _, r := range steps {
-		out.SlowestSteps = append(out.SlowestSteps, serverapi.StepDuration{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
-	}
-	var regs []db.StatsDurationRegressionsRow
-	if roll {
-		rows, err := s.q.StatsDurationRegressionsRollup(ctx, db.StatsDurationRegressionsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
-		if err != nil {
-			return out, err
-		}
-		for _, r := range rows {
-			regs = append(regs, db.StatsDurationRegressionsRow(r))
-		}
-	} else {
-		regs, err = s.q.StatsDurationRegressions(ctx, db.StatsDurationRegressionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-			Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
-			PreviousSince: prev, Until: until, Tag: sc.Tag})
-		if err != nil {
-			return out, err
-		}
-	}
-	for _, r := range regs {
-		out.DurationRegressions = append(out.DurationRegressions, serverapi.DurationRegression{Identity: r.Identity, Project: r.Project,
-			FeaturePath: r.FeaturePath, Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), P50Ms: r.P50Ms, PreviousP50Ms: r.PreviousP50Ms, DeltaMs: r.DeltaMs})
-	}
-	var failing []db.StatsMostFailingStepsRow
-	if roll {
-		rows, err := s.q.StatsMostFailingStepsRollup(ctx, db.StatsMostFailingStepsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
-		if err != nil {
-			return out, err
-		}
-		for _, r := range rows {
-			failing = append(failing, db.StatsMostFailingStepsRow(r))
-		}
-	} else {
-		failing, err = s.q.StatsMostFailingSteps(ctx, db.StatsMostFailingStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-		if err != nil {
-			return out, err
-		}
-	}
-	for _, r := range failing {
-		out.MostFailingSteps = append(out.MostFailingSteps, serverapi.StepCount{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count)})
-	}
-	var clusters []db.StatsFailureClustersRow
-	if roll {
-		rows, err := s.q.StatsFailureClustersRollup(ctx, db.StatsFailureClustersRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
-		if err != nil {
-			return out, err
-		}
-		for _, r := range rows {
-			clusters = append(clusters, db.StatsFailureClustersRow(r))
-		}
-	} else {
-		clusters, err = s.q.StatsFailureClusters(ctx, db.StatsFailureClustersParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-			Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
-			PreviousSince: prev, Until: until, Tag: sc.Tag})
-		if err != nil {
-			return out, err
-		}
-	}
-	for _, r := range clusters {
-		// example is project ␟ identity ␟ feature path ␟ name ␟ example row, the least of the cluster's.
-		parts := strings.SplitN(r.Example, "\x1f", 5)
-		for len(parts) < 5 {
-			parts = append(parts, "")
-		}
-		ex := serverapi.ScenarioRef{Project: parts[0], Identity: parts[1], FeaturePath: parts[2], Scenario: parts[3]}
-		if n, err := strconv.Atoi(parts[4]); err == nil {
-			ex.ExampleRow = &n
-		}
-		out.FailureClusters = append(out.FailureClusters, serverapi.FailureCluster{Signature: r.Signature, Count: int(r.Count), Scenarios: int(r.Scenarios),
-			FirstSeenAt: r.FirstSeenAt.UTC(), LastSeenAt: r.LastSeenAt.UTC(), New: r.IsNew, Example: ex})
-	}
-	news, err := s.q.StatsNewFailures(ctx, db.StatsNewFailuresParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
-	}
-	for _, r := range news {
-		out.NewFailures = append(out.NewFailures, serverapi.NewFailure{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
-			Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Failures: int(r.Failures), FirstFailedAt: r.FirstFailedAt.UTC(), LastGreenRunId: r.LastGreenRunID})
-	}
-	var became []db.StatsBecameFlakyRow
-	if roll {
-		rows, err := s.q.StatsBecameFlakyRollup(ctx, db.StatsBecameFlakyRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
-		if err != nil {
-			return out, err
-		}
-		for _, r := range rows {
-			became = append(became, db.StatsBecameFlakyRow(r))
-		}
-	} else {
-		became, err = s.q.StatsBecameFlaky(ctx, db.StatsBecameFlakyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, PreviousSince: prev, Until: until, Tag: sc.Tag})
-		if err != nil {
-			return out, err
-		}
-	}
-	for _, r := range became {
-		out.BecameFlaky = append(out.BecameFlaky, ref(r.Identity, r.Project, r.FeaturePath, r.Scenario, r.ExampleRow))
 	}
 	return out, nil
 }
