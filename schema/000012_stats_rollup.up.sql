@@ -5,13 +5,13 @@
 
 -- Durations are kept as histograms: arrays of stats_bin (band, count, sum of durations in ms) in
 -- band order, where band 0 holds durations under 1 ms and band b ≥ 1 those in
--- [2^((b−1)/16), 2^(b/16)) ms (bands 4.4 % wide). A percentile over a histogram is percentile_cont
+-- [2^((b−1)/8), 2^(b/8)) ms (bands 9 % wide). A percentile over a histogram is percentile_cont
 -- over its durations with each band's durations taken at their mean: exact when the durations that
 -- share a band are equal, otherwise within the band's width.
 CREATE TYPE stats_bin AS (band integer, c bigint, s float8);
 
 CREATE FUNCTION stats_band(ms float8) RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN ms < 1 THEN 0 ELSE 1 + floor(16 * ln(ms) / ln(2))::int END
+    SELECT CASE WHEN ms < 1 THEN 0 ELSE 1 + floor(8 * ln(ms) / ln(2))::int END
 $$;
 
 -- stats_hist_merge adds two histograms.
