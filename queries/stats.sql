@@ -81,7 +81,7 @@ SELECT (SELECT count(*) FROM rr)::bigint AS runs,
 WITH res AS (
     SELECT r.project_id, p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.attempts,
            coalesce(rs.duration_ms, 0) AS duration_ms, coalesce(r.started_at, r.created_at) AS at, r.id AS run_id,
-           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals
+           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals, rs.position
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
@@ -96,7 +96,7 @@ WITH res AS (
       AND (sqlc.narg('max_failed_share')::float8 IS NULL
            OR coalesce((r.counts->>'failed')::float8 / nullif((r.counts->>'total')::float8, 0), 0) <= sqlc.narg('max_failed_share')::float8)
 ), seq AS (
-    SELECT res.*, lag(ok) OVER (PARTITION BY project_id, identity ORDER BY at, run_id) AS prev FROM res
+    SELECT res.*, lag(ok) OVER (PARTITION BY project_id, identity ORDER BY at, run_id, position) AS prev FROM res
 ), flagged AS (
     SELECT seq.*, (prev IS NOT NULL AND prev <> ok) AS flip, (ok = 1 AND attempts > 1) AS retry_pass FROM seq
 ), agg AS (
@@ -164,16 +164,90 @@ LEFT JOIN LATERAL (
 ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN page.sort_value END DESC,
          CASE WHEN NOT sqlc.arg('descending')::boolean THEN page.sort_value END ASC, page.slug, page.feature_path, page.name, page.identity;
 
+-- name: StatsFlakyRollup :many
+-- StatsFlaky over the daily rollup (stats_scenario_days, stats_failure_days) for a window of whole
+-- UTC days [since_day, until_day) without branch, environment, trigger, tag or failed-share filters:
+-- the same figures, reading one row per identity and day. Days join where the last outcome of one
+-- differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
+-- result unless that first outcome was already one as a retry pass.
+WITH d AS (
+    SELECT s.*, p.slug, lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) AS prev_last
+    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND s.day >= sqlc.arg('since_day')::date AND s.day < sqlc.arg('until_day')::date AND s.n > 0
+), j AS (
+    SELECT d.*, (prev_last IS NOT NULL AND prev_last <> first_ok) AS boundary FROM d
+), agg AS (
+    SELECT project_id, identity, max(slug) AS slug,
+           (array_agg(feature_path ORDER BY day DESC))[1] AS feature_path,
+           (array_agg(name ORDER BY day DESC))[1] AS name,
+           (array_agg(example_row ORDER BY day DESC))[1] AS example_row,
+           (array_agg(last_run ORDER BY day DESC))[1] AS last_run_id,
+           sum(n)::float8 AS n,
+           sum(passed)::float8 AS passed,
+           sum(flips + boundary::int)::float8 AS flips,
+           sum(retry_passes)::float8 AS retry_passes,
+           sum(flaky_results + (boundary AND NOT first_retry)::int)::float8 AS flaky_results,
+           sum(lost_ms)::float8 AS lost,
+           min(least(first_flaky, CASE WHEN boundary THEN first_at END)) AS first_flaky,
+           max(greatest(last_flaky, CASE WHEN boundary THEN first_at END)) AS last_flaky,
+           sum(heals)::bigint AS heals
+    FROM j GROUP BY project_id, identity
+    HAVING sum(n) >= sqlc.arg('min_results')::int
+       AND (NOT sqlc.arg('flaky_only')::boolean OR sum(flaky_results + (boundary AND NOT first_retry)::int) > 0)
+), m AS (
+    SELECT agg.*,
+           (n - passed) / n AS failure_rate,
+           passed / n AS pass_rate,
+           CASE WHEN n > 1 THEN flips / (n - 1) ELSE 0 END AS flip_rate,
+           retry_passes / n AS retry_pass_rate,
+           flaky_results / n AS flaky_rate
+    FROM agg
+), v AS (
+    SELECT m.*, pass_rate * (1 - flip_rate) AS health, flip_rate * n AS volume,
+           CASE sqlc.arg('sort')::text
+               WHEN 'flipRate' THEN flip_rate WHEN 'retryPassRate' THEN retry_pass_rate WHEN 'failureRate' THEN failure_rate
+               WHEN 'passRate' THEN pass_rate WHEN 'health' THEN pass_rate * (1 - flip_rate) WHEN 'flakinessVolume' THEN flip_rate * n
+               WHEN 'durationLostMs' THEN lost WHEN 'results' THEN n WHEN 'lastFlakyAt' THEN coalesce(extract(epoch FROM last_flaky)::float8, 0)
+               ELSE flaky_rate END AS sort_value
+    FROM m
+), page AS (
+    SELECT * FROM v
+    ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN sort_value END DESC,
+             CASE WHEN NOT sqlc.arg('descending')::boolean THEN sort_value END ASC, slug, feature_path, name, identity
+    LIMIT sqlc.arg('row_limit') OFFSET sqlc.arg('row_offset')
+)
+SELECT page.project_id, page.identity::text AS identity, page.slug::text AS project, page.feature_path::text AS feature_path, page.name::text AS scenario,
+       coalesce(page.example_row, -1)::int AS example_row, page.last_run_id::uuid AS last_run_id,
+       page.n::bigint AS results, page.passed::bigint AS passed, page.flips::bigint AS flips, page.retry_passes::bigint AS retry_passes,
+       page.flaky_results::bigint AS flaky_results, page.flip_rate::float8 AS flip_rate, page.flaky_rate::float8 AS flaky_rate,
+       page.retry_pass_rate::float8 AS retry_pass_rate, page.failure_rate::float8 AS failure_rate, page.pass_rate::float8 AS pass_rate,
+       page.health::float8 AS health, page.volume::float8 AS volume, round(page.lost)::bigint AS duration_lost_ms,
+       coalesce(page.first_flaky, 'epoch')::timestamptz AS first_flaky_at, coalesce(page.last_flaky, 'epoch')::timestamptz AS last_flaky_at, page.heals::bigint AS heals,
+       coalesce(fs.step_keyword, '')::text AS step_keyword, coalesce(fs.step_text, '')::text AS step_text, coalesce(fs.c, 0)::bigint AS step_count,
+       coalesce(fl.locator, '')::text AS locator, coalesce(fl.c, 0)::bigint AS locator_count
+FROM page
+LEFT JOIN LATERAL (
+    SELECT f.step_keyword, f.step_text, sum(f.count) AS c FROM stats_failure_days f
+    WHERE f.project_id = page.project_id AND f.identity = page.identity
+      AND f.day >= sqlc.arg('since_day')::date AND f.day < sqlc.arg('until_day')::date AND (f.step_keyword <> '' OR f.step_text <> '')
+    GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 1) fs ON true
+LEFT JOIN LATERAL (
+    SELECT f.locator, sum(f.count) AS c FROM stats_failure_days f
+    WHERE f.project_id = page.project_id AND f.identity = page.identity
+      AND f.day >= sqlc.arg('since_day')::date AND f.day < sqlc.arg('until_day')::date AND f.locator IS NOT NULL
+    GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1) fl ON true
+ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN page.sort_value END DESC,
+         CASE WHEN NOT sqlc.arg('descending')::boolean THEN page.sort_value END ASC, page.slug, page.feature_path, page.name, page.identity;
+
 -- name: StatsHealByStrategy :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -181,20 +255,16 @@ WITH h AS (
   AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(sh.tags))
 )
 SELECT strategy::text AS strategy, count(*)::bigint AS count, avg(score)::float8 AS avg_score FROM h GROUP BY strategy ORDER BY 2 DESC, 1;
 
 -- name: StatsHealBySelector :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -202,20 +272,16 @@ WITH h AS (
   AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(sh.tags))
 )
 SELECT slug::text AS project, old_selector::text AS selector, count(*)::bigint AS count FROM h GROUP BY slug, old_selector ORDER BY 3 DESC, 1, 2 LIMIT 50;
 
 -- name: StatsHealByScenario :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -223,7 +289,7 @@ WITH h AS (
   AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(sh.tags))
 )
 SELECT identity::text AS identity, slug::text AS project, max(feature_path)::text AS feature_path, max(name)::text AS scenario,
        coalesce(max(example_row), -1)::int AS example_row, count(*)::bigint AS count
@@ -231,14 +297,10 @@ FROM h GROUP BY slug, identity ORDER BY 6 DESC, 2, 3, 4 LIMIT 50;
 
 -- name: StatsHealTop :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
@@ -246,7 +308,7 @@ WITH h AS (
   AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(sh.tags))
 )
 SELECT slug::text AS project, old_selector::text AS old_selector, new_selector::text AS new_selector, strategy::text AS strategy,
        count(*)::bigint AS count, avg(score)::float8 AS avg_score, max(at)::timestamptz AS last_seen_at
@@ -353,36 +415,46 @@ HAVING count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('
 ORDER BY 2 DESC, 1 LIMIT 20;
 
 -- name: StatsNewFailures :many
--- Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
-WITH green AS (
-    SELECT DISTINCT ON (r.project_id) r.project_id, r.id, coalesce(r.started_at, r.created_at) AS at
-    FROM runs r JOIN projects p ON p.id = r.project_id
+-- Scenarios that passed in their project's last passed run before until and failed in a later run of
+-- the window. Each step is an index look-up: the last passed run per project (runs_stats_idx read
+-- backwards), its passed scenarios, the project's later runs of the window and their failures.
+WITH green AS MATERIALIZED (
+    SELECT p.id AS project_id, p.slug, g.id, g.at
+    FROM projects p
+    CROSS JOIN LATERAL (
+        SELECT r.id, coalesce(r.started_at, r.created_at) AS at FROM runs r
+        WHERE r.project_id = p.id AND r.status = 'passed' AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+        AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+      AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+      AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+        ORDER BY coalesce(r.started_at, r.created_at) DESC, r.id DESC LIMIT 1) g
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
-  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
-  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
-  AND r.status NOT IN ('queued', 'running')
-      AND r.status = 'passed' AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-    ORDER BY r.project_id, coalesce(r.started_at, r.created_at) DESC, r.id DESC
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+), passed AS (
+    SELECT g.project_id, gs.identity FROM green g JOIN run_scenarios gs ON gs.run_id = g.id WHERE gs.status = 'passed' GROUP BY 1, 2
+), later AS MATERIALIZED (
+    SELECT r.id, r.project_id, g.slug, g.id AS green_id, coalesce(r.started_at, r.created_at) AS at
+    FROM green g JOIN runs r ON r.project_id = g.project_id
+    WHERE coalesce(r.started_at, r.created_at) >= greatest(g.at, sqlc.arg('since')::timestamptz)
+      AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
+      AND r.status NOT IN ('queued', 'running')
+        AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+      AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+      AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
 )
-SELECT rs.identity::text AS identity, p.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
-       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(coalesce(r.started_at, r.created_at))::timestamptz AS first_failed_at, g.id AS last_green_run_id
-FROM green g JOIN runs r ON r.project_id = g.project_id JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
-WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
-  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
-  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
-  AND r.status NOT IN ('queued', 'running')
-  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-  AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
-  AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
-  AND rs.failure_signature IS NOT NULL
-  AND EXISTS (SELECT 1 FROM run_scenarios gs WHERE gs.run_id = g.id AND gs.identity = rs.identity AND gs.status = 'passed')
-GROUP BY p.slug, rs.identity, g.id ORDER BY 7 DESC, 2, 3, 4 LIMIT 50;
+SELECT rs.identity::text AS identity, l.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
+       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(l.at)::timestamptz AS first_failed_at, l.green_id AS last_green_run_id
+FROM later l
+CROSS JOIN LATERAL (
+    -- one run's failures through its run_id index (OFFSET 0 keeps it a per-run look-up)
+    SELECT x.identity, x.feature_path, x.name, x.example_row FROM run_scenarios x
+    WHERE x.run_id = l.id AND x.failure_signature IS NOT NULL
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(x.tags))
+    OFFSET 0) rs
+JOIN passed ps ON ps.project_id = l.project_id AND ps.identity = rs.identity
+GROUP BY l.slug, rs.identity, l.green_id ORDER BY 7 DESC, 2, 3, 4 LIMIT 50;
 
 -- name: StatsBecameFlaky :many
 -- Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
@@ -425,3 +497,331 @@ ORDER BY released_at IS NOT NULL, created_at DESC, id;
 UPDATE scenario_quarantines SET released_at = now(), release_reason = $3
 WHERE project_id = $1 AND id = $2 AND released_at IS NULL
 RETURNING *;
+
+-- name: ActiveQuarantineIdentities :many
+-- The identities of a project's quarantines in force now, for the runner.
+SELECT identity FROM scenario_quarantines
+WHERE project_id = $1 AND released_at IS NULL AND (expires_at IS NULL OR expires_at > now());
+
+-- The queries below answer over the daily rollup (migration 000012, docs/stats.md "Daily rollup")
+-- with the same columns as their counterparts over the results, for windows of whole UTC days
+-- [since_day, until_day) (previous_day: the previous window's first day) without branch,
+-- environment, trigger or tag filters, in UTC.
+
+-- Percentiles over histograms: the bands of a group are summed (jsonb_each, grouped by band), then
+-- the continuous percentile is read at position q·(n − 1) from the bands' cumulative counts, each
+-- band's durations at their mean, interpolated between the two neighbours (e, b, q, pq below), as
+-- stats_hist_pct does for one histogram.
+
+-- name: StatsTrendRunsRollup :many
+WITH d AS (
+    SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.*
+    FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+), e AS (
+    SELECT d.at, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.at, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY at ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY at))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT at, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY at
+), pq AS (
+    SELECT at, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), g AS (
+    SELECT at, sum(runs) AS runs, sum(passed) AS passed, sum(failed) AS failed, sum(errored) AS errored, sum(cancelled) AS cancelled,
+           sum(timed_out) AS timed_out
+    FROM d GROUP BY at
+)
+SELECT g.at::timestamptz AS at, g.runs::bigint AS runs, g.passed::bigint AS passed, g.failed::bigint AS failed, g.errored::bigint AS errored,
+       g.cancelled::bigint AS cancelled, g.timed_out::bigint AS timed_out,
+       coalesce(pq.p50, 'NaN')::float8 AS run_p50_ms, coalesce(pq.p95, 'NaN')::float8 AS run_p95_ms
+FROM g LEFT JOIN pq ON pq.at = g.at ORDER BY 1;
+
+-- name: StatsTrendScenariosRollup :many
+WITH d AS (
+    SELECT (date_trunc(sqlc.arg('bucket')::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.s_total AS total, d.s_passed AS passed,
+           d.s_failed AS failed, d.s_skipped AS skipped, d.s_pending AS pending, d.s_undefined AS undefined, d.s_flaky AS retry_passes, d.s_hist AS dur_hist
+    FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+), e AS (
+    SELECT d.at, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.at, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY at ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY at))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT at, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY at
+), pq AS (
+    SELECT at, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), g AS (
+    SELECT at, sum(total) AS total, sum(passed) AS passed, sum(failed) AS failed, sum(skipped) AS skipped, sum(pending) AS pending,
+           sum(undefined) AS undefined, sum(retry_passes) AS flaky
+    FROM d GROUP BY at
+)
+SELECT g.at::timestamptz AS at, g.total::bigint AS total, g.passed::bigint AS passed, g.failed::bigint AS failed, g.skipped::bigint AS skipped,
+       g.pending::bigint AS pending, g.undefined::bigint AS undefined, g.flaky::bigint AS flaky,
+       coalesce(pq.p50, 'NaN')::float8 AS p50_ms, coalesce(pq.p95, 'NaN')::float8 AS p95_ms
+FROM g LEFT JOIN pq ON pq.at = g.at ORDER BY 1;
+
+-- name: StatsTrendSummaryRollup :one
+WITH rd AS (
+    SELECT d.*, 1 AS one FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+), sd AS (
+    SELECT d.s_total AS total, d.s_failed AS failed, d.s_undefined AS undefined, d.s_flaky AS retry_passes FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+), e AS (
+    SELECT d.one, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM rd d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.one, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY one ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY one))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT one, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY one
+), pq AS (
+    SELECT one, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+)
+SELECT (SELECT coalesce(sum(runs), 0) FROM rd)::bigint AS runs,
+       (SELECT coalesce(sum(passed), 0) FROM rd)::bigint AS passed,
+       (SELECT coalesce(sum(runs - cancelled), 0) FROM rd)::bigint AS finished,
+       coalesce((SELECT p95 FROM pq), 'NaN')::float8 AS run_p95_ms,
+       (SELECT coalesce(sum(total), 0) FROM sd)::bigint AS scenarios,
+       (SELECT coalesce(sum(failed + undefined), 0) FROM sd)::bigint AS scenario_failures,
+       (SELECT coalesce(sum(retry_passes), 0) FROM sd)::bigint AS flaky;
+
+-- name: StatsSlowestScenariosRollup :many
+WITH d AS (
+    SELECT d.*, p.slug FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date AND cardinality(d.pf_hist) > 0
+), e AS (
+    SELECT d.slug, d.identity, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT slug, identity, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY slug, identity
+), pq AS (
+    SELECT slug, identity, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), top AS (
+    SELECT * FROM pq ORDER BY p95 DESC LIMIT 40
+), names AS (
+    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
+)
+SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
+       coalesce(names.example_row, -1)::int AS example_row, top.n::bigint AS results, top.p50::float8 AS p50_ms, top.p95::float8 AS p95_ms
+FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
+
+-- name: StatsSlowestStepsRollup :many
+WITH d AS (
+    SELECT d.* FROM stats_step_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+), e AS (
+    SELECT d.keyword, d.text, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.keyword, d.text, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY keyword, text ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY keyword, text))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT keyword, text, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY keyword, text
+), pq AS (
+    SELECT keyword, text, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+)
+SELECT keyword::text AS keyword, text::text AS text, n::bigint AS count, p50::float8 AS p50_ms, p95::float8 AS p95_ms
+FROM pq ORDER BY 5 DESC, 1, 2 LIMIT 10;
+
+-- name: StatsDurationRegressionsRollup :many
+WITH d AS (
+    SELECT d.*, p.slug, d.day >= sqlc.arg('since_day')::date AS cur FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND d.day >= sqlc.arg('previous_day')::date AND d.day < sqlc.arg('until_day')::date AND cardinality(d.pf_hist) > 0
+), e AS (
+    SELECT d.slug, d.identity, d.cur, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, d.cur, x.band
+), b AS (
+    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity, cur ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity, cur))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT slug, identity, cur, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY slug, identity, cur
+), pq AS (
+    SELECT slug, identity, cur, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), h AS (
+    SELECT slug, identity, max(p50) FILTER (WHERE cur) AS cur, max(p50) FILTER (WHERE NOT cur) AS prev FROM pq GROUP BY 1, 2
+), top AS (
+    SELECT * FROM h WHERE cur > prev ORDER BY cur - prev DESC LIMIT 40
+), names AS (
+    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
+)
+SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
+       coalesce(names.example_row, -1)::int AS example_row, top.cur::float8 AS p50_ms, top.prev::float8 AS previous_p50_ms, (top.cur - top.prev)::float8 AS delta_ms
+FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity
+ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
+
+-- name: StatsMostFailingStepsRollup :many
+SELECT f.step_keyword::text AS keyword, f.step_text::text AS text, sum(f.count)::bigint AS count
+FROM stats_failure_days f JOIN projects p ON p.id = f.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND f.day >= sqlc.arg('since_day')::date AND f.day < sqlc.arg('until_day')::date AND (f.step_keyword <> '' OR f.step_text <> '')
+GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 10;
+
+-- name: StatsFailureClustersRollup :many
+WITH f AS (
+    SELECT f.*, p.slug FROM stats_failure_days f JOIN projects p ON p.id = f.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND f.day >= sqlc.arg('previous_day')::date AND f.day < sqlc.arg('until_day')::date
+), g AS (
+    SELECT signature,
+           sum(count) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS count,
+           count(DISTINCT (slug, identity)) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS scenarios,
+           min(first_at) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS first_seen_at,
+           max(last_at) AS last_seen_at,
+           (count(*) FILTER (WHERE day < sqlc.arg('since_day')::date) = 0) AS is_new,
+           min(slug || E'\x1f' || identity) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS ex
+    FROM f GROUP BY signature
+    HAVING sum(count) FILTER (WHERE day >= sqlc.arg('since_day')::date) > 0
+    ORDER BY 2 DESC, 1 LIMIT 20
+)
+SELECT g.signature::text AS signature, g.count::bigint AS count, g.scenarios::bigint AS scenarios, g.first_seen_at::timestamptz AS first_seen_at,
+       g.last_seen_at::timestamptz AS last_seen_at, g.is_new::boolean AS is_new,
+       (g.ex || E'\x1f' || coalesce(n.feature_path, '') || E'\x1f' || coalesce(n.name, '') || E'\x1f' || coalesce(n.example_row::text, ''))::text AS example
+FROM g LEFT JOIN LATERAL (
+    SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE p.slug = split_part(g.ex, E'\x1f', 1) AND d.identity = split_part(g.ex, E'\x1f', 2)
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+    ORDER BY d.day DESC LIMIT 1) n ON true
+ORDER BY 2 DESC, 1;
+
+-- name: StatsBecameFlakyRollup :many
+-- As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
+WITH d AS (
+    SELECT s.*, p.slug, (s.day >= sqlc.arg('since_day')::date) AS cur,
+           lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity, s.day >= sqlc.arg('since_day')::date ORDER BY s.day) AS prev_last
+    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND s.day >= sqlc.arg('previous_day')::date AND s.day < sqlc.arg('until_day')::date AND s.n > 0
+), j AS (
+    SELECT d.*, flaky_results + (prev_last IS NOT NULL AND prev_last <> first_ok AND NOT first_retry)::int AS flaky FROM d
+)
+SELECT identity::text AS identity, slug::text AS project, (array_agg(feature_path ORDER BY day DESC))[1]::text AS feature_path,
+       (array_agg(name ORDER BY day DESC))[1]::text AS scenario, coalesce((array_agg(example_row ORDER BY day DESC))[1], -1)::int AS example_row
+FROM j GROUP BY slug, identity
+HAVING coalesce(sum(n) FILTER (WHERE NOT cur), 0) >= 2 AND coalesce(sum(flaky) FILTER (WHERE NOT cur), 0) = 0 AND coalesce(sum(flaky) FILTER (WHERE cur), 0) > 0
+ORDER BY 2, 3, 4 LIMIT 50;
+
+-- name: StatsHealByStrategyRollup :many
+SELECT h.strategy::text AS strategy, sum(h.count)::bigint AS count, (sum(h.score_sum) / sum(h.count))::float8 AS avg_score
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND h.day >= sqlc.arg('since_day')::date AND h.day < sqlc.arg('until_day')::date
+GROUP BY h.strategy ORDER BY 2 DESC, 1;
+
+-- name: StatsHealBySelectorRollup :many
+SELECT p.slug::text AS project, h.old_selector::text AS selector, sum(h.count)::bigint AS count
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND h.day >= sqlc.arg('since_day')::date AND h.day < sqlc.arg('until_day')::date
+GROUP BY p.slug, h.old_selector ORDER BY 3 DESC, 1, 2 LIMIT 50;
+
+-- name: StatsHealByScenarioRollup :many
+WITH g AS (
+    SELECT h.project_id, p.slug, h.identity, sum(h.count) AS count
+    FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND h.day >= sqlc.arg('since_day')::date AND h.day < sqlc.arg('until_day')::date
+    GROUP BY h.project_id, p.slug, h.identity
+)
+SELECT g.identity::text AS identity, g.slug::text AS project, n.feature_path::text AS feature_path, n.name::text AS scenario,
+       coalesce(n.example_row, -1)::int AS example_row, g.count::bigint AS count
+FROM g CROSS JOIN LATERAL (
+    SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d
+    WHERE d.project_id = g.project_id AND d.identity = g.identity
+      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+    ORDER BY d.day DESC LIMIT 1) n
+ORDER BY 6 DESC, 2, 3, 4 LIMIT 50;
+
+-- name: StatsHealTopRollup :many
+SELECT p.slug::text AS project, h.old_selector::text AS old_selector, h.new_selector::text AS new_selector, h.strategy::text AS strategy,
+       sum(h.count)::bigint AS count, (sum(h.score_sum) / sum(h.count))::float8 AS avg_score, max(h.last_at)::timestamptz AS last_seen_at
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND h.day >= sqlc.arg('since_day')::date AND h.day < sqlc.arg('until_day')::date
+GROUP BY p.slug, h.old_selector, h.new_selector, h.strategy ORDER BY 5 DESC, 1, 2, 3 LIMIT 20;

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type ApiToken struct {
@@ -334,6 +335,107 @@ type Session struct {
 	CreatedAt  time.Time
 	LastSeenAt time.Time
 	ExpiresAt  time.Time
+}
+
+type StatsFailureDay struct {
+	ProjectID   uuid.UUID
+	Day         pgtype.Date
+	Identity    string
+	Signature   string
+	StepKeyword string
+	StepText    string
+	Locator     *string
+	Count       int32
+	FirstAt     time.Time
+	LastAt      time.Time
+}
+
+type StatsHeal struct {
+	RunID       uuid.UUID
+	Identity    *string
+	FeaturePath string
+	Name        string
+	ExampleRow  *int32
+	Tags        []string
+	OldSelector interface{}
+	NewSelector interface{}
+	Strategy    interface{}
+	Score       interface{}
+}
+
+type StatsHealDay struct {
+	ProjectID   uuid.UUID
+	Day         pgtype.Date
+	Identity    string
+	OldSelector string
+	NewSelector string
+	Strategy    string
+	Count       int32
+	ScoreSum    float64
+	LastAt      time.Time
+}
+
+type StatsRunDay struct {
+	ProjectID  uuid.UUID
+	Day        pgtype.Date
+	Runs       int32
+	Passed     int32
+	Failed     int32
+	Errored    int32
+	Cancelled  int32
+	TimedOut   int32
+	DurHist    []string
+	STotal     int32
+	SPassed    int32
+	SFailed    int32
+	SSkipped   int32
+	SPending   int32
+	SUndefined int32
+	SFlaky     int32
+	SHist      []string
+}
+
+type StatsScenarioDay struct {
+	ProjectID    uuid.UUID
+	Day          pgtype.Date
+	Identity     string
+	FeaturePath  string
+	Name         string
+	ExampleRow   *int32
+	Total        int32
+	Passed       int32
+	Failed       int32
+	Undefined    int32
+	Skipped      int32
+	Pending      int32
+	RetryPasses  int32
+	N            int32
+	Flips        int32
+	FlakyResults int32
+	LostMs       float64
+	Heals        int64
+	FirstOk      *bool
+	FirstRetry   *bool
+	FirstAt      *time.Time
+	FirstRun     uuid.NullUUID
+	FirstPos     *int32
+	LastOk       *bool
+	LastAt       *time.Time
+	LastRun      uuid.NullUUID
+	LastPos      *int32
+	FirstFlaky   *time.Time
+	LastFlaky    *time.Time
+	DurHist      []string
+	PfHist       []string
+}
+
+type StatsStepDay struct {
+	ProjectID uuid.UUID
+	Day       pgtype.Date
+	Keyword   string
+	Text      string
+	Count     int32
+	DurHist   []string
 }
 
 type User struct {

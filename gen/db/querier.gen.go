@@ -14,6 +14,8 @@ import (
 
 type Querier interface {
 	AcceptBaseline(ctx context.Context, arg AcceptBaselineParams) error
+	// The identities of a project's quarantines in force now, for the runner.
+	ActiveQuarantineIdentities(ctx context.Context, projectID uuid.UUID) ([]string, error)
 	ActiveScheduleRuns(ctx context.Context, scheduleID uuid.NullUUID) ([]uuid.UUID, error)
 	AddWorkspaceMember(ctx context.Context, arg AddWorkspaceMemberParams) (WorkspaceMember, error)
 	// Every feature of a project with its content, for linting, step usage and sync.
@@ -214,6 +216,8 @@ type Querier interface {
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
 	// Revokes every live token of a user (a password change does).
 	RevokeUserTokens(ctx context.Context, userID uuid.UUID) (int64, error)
+	// A run's scenarios by status and attempts, for its counts.
+	RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) ([]RunScenarioStatusCountsRow, error)
 	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error
 	// The steps of a scenario in progress, kept as they start and finish so that a run whose worker
 	// dies still shows what ran.
@@ -232,30 +236,60 @@ type Querier interface {
 	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error
 	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
 	StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyParams) ([]StatsBecameFlakyRow, error)
+	// As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
+	StatsBecameFlakyRollup(ctx context.Context, arg StatsBecameFlakyRollupParams) ([]StatsBecameFlakyRollupRow, error)
 	// The median duration of each identity in [since, until) against [previous_since, since).
 	StatsDurationRegressions(ctx context.Context, arg StatsDurationRegressionsParams) ([]StatsDurationRegressionsRow, error)
+	StatsDurationRegressionsRollup(ctx context.Context, arg StatsDurationRegressionsRollupParams) ([]StatsDurationRegressionsRollupRow, error)
 	// Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
 	StatsFailureClusters(ctx context.Context, arg StatsFailureClustersParams) ([]StatsFailureClustersRow, error)
+	StatsFailureClustersRollup(ctx context.Context, arg StatsFailureClustersRollupParams) ([]StatsFailureClustersRollupRow, error)
 	// One row per scenario identity with at least min_results outcomes; every metric as docs/stats.md
 	// defines it. The failing step and locator are looked up for the page's rows only.
 	StatsFlaky(ctx context.Context, arg StatsFlakyParams) ([]StatsFlakyRow, error)
+	// StatsFlaky over the daily rollup (stats_scenario_days, stats_failure_days) for a window of whole
+	// UTC days [since_day, until_day) without branch, environment, trigger, tag or failed-share filters:
+	// the same figures, reading one row per identity and day. Days join where the last outcome of one
+	// differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
+	// result unless that first outcome was already one as a retry pass.
+	StatsFlakyRollup(ctx context.Context, arg StatsFlakyRollupParams) ([]StatsFlakyRollupRow, error)
 	StatsHealByScenario(ctx context.Context, arg StatsHealByScenarioParams) ([]StatsHealByScenarioRow, error)
+	StatsHealByScenarioRollup(ctx context.Context, arg StatsHealByScenarioRollupParams) ([]StatsHealByScenarioRollupRow, error)
 	StatsHealBySelector(ctx context.Context, arg StatsHealBySelectorParams) ([]StatsHealBySelectorRow, error)
+	StatsHealBySelectorRollup(ctx context.Context, arg StatsHealBySelectorRollupParams) ([]StatsHealBySelectorRollupRow, error)
 	StatsHealByStrategy(ctx context.Context, arg StatsHealByStrategyParams) ([]StatsHealByStrategyRow, error)
+	StatsHealByStrategyRollup(ctx context.Context, arg StatsHealByStrategyRollupParams) ([]StatsHealByStrategyRollupRow, error)
 	StatsHealTop(ctx context.Context, arg StatsHealTopParams) ([]StatsHealTopRow, error)
+	StatsHealTopRollup(ctx context.Context, arg StatsHealTopRollupParams) ([]StatsHealTopRollupRow, error)
 	StatsMostFailingSteps(ctx context.Context, arg StatsMostFailingStepsParams) ([]StatsMostFailingStepsRow, error)
-	// Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
+	StatsMostFailingStepsRollup(ctx context.Context, arg StatsMostFailingStepsRollupParams) ([]StatsMostFailingStepsRollupRow, error)
+	// Scenarios that passed in their project's last passed run before until and failed in a later run of
+	// the window. Each step is an index look-up: the last passed run per project (runs_stats_idx read
+	// backwards), its passed scenarios, the project's later runs of the window and their failures.
 	StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error)
 	StatsSlowestScenarios(ctx context.Context, arg StatsSlowestScenariosParams) ([]StatsSlowestScenariosRow, error)
+	StatsSlowestScenariosRollup(ctx context.Context, arg StatsSlowestScenariosRollupParams) ([]StatsSlowestScenariosRollupRow, error)
 	StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsParams) ([]StatsSlowestStepsRow, error)
+	StatsSlowestStepsRollup(ctx context.Context, arg StatsSlowestStepsRollupParams) ([]StatsSlowestStepsRollupRow, error)
 	// Statistics over runs and their scenario results (docs/stats.md). Every query takes the same
 	// scope: the caller's workspaces (or all, for instance admins), optionally one workspace, project,
 	// branch, environment, trigger and scenario tag, and a window [since, until) on the time a run
 	// happened (started, else created). Unfinished runs take no part.
 	StatsTrendRuns(ctx context.Context, arg StatsTrendRunsParams) ([]StatsTrendRunsRow, error)
+	// The queries below answer over the daily rollup (migration 000012, docs/stats.md "Daily rollup")
+	// with the same columns as their counterparts over the results, for windows of whole UTC days
+	// [since_day, until_day) (previous_day: the previous window's first day) without branch,
+	// environment, trigger or tag filters, in UTC.
+	// Percentiles over histograms: the bands of a group are summed (jsonb_each, grouped by band), then
+	// the continuous percentile is read at position q·(n − 1) from the bands' cumulative counts, each
+	// band's durations at their mean, interpolated between the two neighbours (e, b, q, pq below), as
+	// stats_hist_pct does for one histogram.
+	StatsTrendRunsRollup(ctx context.Context, arg StatsTrendRunsRollupParams) ([]StatsTrendRunsRollupRow, error)
 	StatsTrendScenarios(ctx context.Context, arg StatsTrendScenariosParams) ([]StatsTrendScenariosRow, error)
+	StatsTrendScenariosRollup(ctx context.Context, arg StatsTrendScenariosRollupParams) ([]StatsTrendScenariosRollupRow, error)
 	// The window's totals, for the period-over-period change.
 	StatsTrendSummary(ctx context.Context, arg StatsTrendSummaryParams) (StatsTrendSummaryRow, error)
+	StatsTrendSummaryRollup(ctx context.Context, arg StatsTrendSummaryRollupParams) (StatsTrendSummaryRollupRow, error)
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error
@@ -271,6 +305,10 @@ type Querier interface {
 	UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams) error
 	UpdateWorkspaceMember(ctx context.Context, arg UpdateWorkspaceMemberParams) (int64, error)
 	UpsertIngestedScenario(ctx context.Context, arg UpsertIngestedScenarioParams) (uuid.UUID, error)
+	// A batch of UpsertIngestedScenario in one statement: rows is a JSON array of scenarios
+	// ({key, position, module, featurePath, featureName, name, line, tags, exampleRow, status, error,
+	// attempts, durationMs, steps}); keys are distinct.
+	UpsertIngestedScenarios(ctx context.Context, arg UpsertIngestedScenariosParams) error
 	UpsertIntegration(ctx context.Context, arg UpsertIntegrationParams) (UpsertIntegrationRow, error)
 	UpsertOrgMember(ctx context.Context, arg UpsertOrgMemberParams) (OrgMember, error)
 	UpsertWorkspaceMember(ctx context.Context, arg UpsertWorkspaceMemberParams) (WorkspaceMember, error)

@@ -257,6 +257,37 @@ func (q *Queries) NextScenarioPosition(ctx context.Context, runID uuid.UUID) (in
 	return column_1, err
 }
 
+const runScenarioStatusCounts = `-- name: RunScenarioStatusCounts :many
+SELECT status, attempts, count(*)::int AS n FROM run_scenarios WHERE run_id = $1 GROUP BY status, attempts
+`
+
+type RunScenarioStatusCountsRow struct {
+	Status   string
+	Attempts int32
+	N        int32
+}
+
+// A run's scenarios by status and attempts, for its counts.
+func (q *Queries) RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) ([]RunScenarioStatusCountsRow, error) {
+	rows, err := q.db.Query(ctx, runScenarioStatusCounts, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunScenarioStatusCountsRow{}
+	for rows.Next() {
+		var i RunScenarioStatusCountsRow
+		if err := rows.Scan(&i.Status, &i.Attempts, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const upsertIngestedScenario = `-- name: UpsertIngestedScenario :one
 INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
                            status, error, attempts, started_at, finished_at, duration_ms, steps)
@@ -312,4 +343,32 @@ func (q *Queries) UpsertIngestedScenario(ctx context.Context, arg UpsertIngested
 	var id uuid.UUID
 	err := row.Scan(&id)
 	return id, err
+}
+
+const upsertIngestedScenarios = `-- name: UpsertIngestedScenarios :exec
+INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
+                           status, error, attempts, duration_ms, steps)
+SELECT $1::uuid, u.key, u.position, u.module, u."featurePath", u."featureName", u.name, u.line,
+       coalesce(u.tags, '{}'), u."exampleRow", u.status, u.error, u.attempts, u."durationMs", u.steps
+FROM jsonb_to_recordset($2::jsonb)
+     AS u(key text, position int, module text, "featurePath" text, "featureName" text, name text, line int, tags text[],
+          "exampleRow" int, status text, error jsonb, attempts int, "durationMs" bigint, steps jsonb)
+ON CONFLICT (run_id, scenario_key) DO UPDATE SET
+    module = EXCLUDED.module, feature_path = EXCLUDED.feature_path, feature_name = EXCLUDED.feature_name,
+    name = EXCLUDED.name, line = EXCLUDED.line, tags = EXCLUDED.tags, example_row = EXCLUDED.example_row,
+    status = EXCLUDED.status, error = EXCLUDED.error, attempts = EXCLUDED.attempts, started_at = NULL,
+    finished_at = NULL, duration_ms = EXCLUDED.duration_ms, steps = EXCLUDED.steps
+`
+
+type UpsertIngestedScenariosParams struct {
+	RunID uuid.UUID
+	Rows  json.RawMessage
+}
+
+// A batch of UpsertIngestedScenario in one statement: rows is a JSON array of scenarios
+// ({key, position, module, featurePath, featureName, name, line, tags, exampleRow, status, error,
+// attempts, durationMs, steps}); keys are distinct.
+func (q *Queries) UpsertIngestedScenarios(ctx context.Context, arg UpsertIngestedScenariosParams) error {
+	_, err := q.db.Exec(ctx, upsertIngestedScenarios, arg.RunID, arg.Rows)
+	return err
 }

@@ -13,6 +13,32 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const activeQuarantineIdentities = `-- name: ActiveQuarantineIdentities :many
+SELECT identity FROM scenario_quarantines
+WHERE project_id = $1 AND released_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+`
+
+// The identities of a project's quarantines in force now, for the runner.
+func (q *Queries) ActiveQuarantineIdentities(ctx context.Context, projectID uuid.UUID) ([]string, error) {
+	rows, err := q.db.Query(ctx, activeQuarantineIdentities, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var identity string
+		if err := rows.Scan(&identity); err != nil {
+			return nil, err
+		}
+		items = append(items, identity)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const createQuarantine = `-- name: CreateQuarantine :one
 INSERT INTO scenario_quarantines (project_id, identity, feature_path, name, example_row, owner, reason, expires_at, release_after, created_by)
 VALUES ($1, md5($7::text || E'\x1f' || $8::text || E'\x1f' || coalesce($9::int::text, '')),
@@ -234,6 +260,78 @@ func (q *Queries) StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyPara
 	return items, nil
 }
 
+const statsBecameFlakyRollup = `-- name: StatsBecameFlakyRollup :many
+WITH d AS (
+    SELECT s.project_id, s.day, s.identity, s.feature_path, s.name, s.example_row, s.total, s.passed, s.failed, s.undefined, s.skipped, s.pending, s.retry_passes, s.n, s.flips, s.flaky_results, s.lost_ms, s.heals, s.first_ok, s.first_retry, s.first_at, s.first_run, s.first_pos, s.last_ok, s.last_at, s.last_run, s.last_pos, s.first_flaky, s.last_flaky, s.dur_hist, s.pf_hist, p.slug, (s.day >= $1::date) AS cur,
+           lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity, s.day >= $1::date ORDER BY s.day) AS prev_last
+    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
+    WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+      AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+      AND ($5::text IS NULL OR p.slug = $5::text)
+      AND s.day >= $6::date AND s.day < $7::date AND s.n > 0
+), j AS (
+    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, d.slug, d.cur, d.prev_last, flaky_results + (prev_last IS NOT NULL AND prev_last <> first_ok AND NOT first_retry)::int AS flaky FROM d
+)
+SELECT identity::text AS identity, slug::text AS project, (array_agg(feature_path ORDER BY day DESC))[1]::text AS feature_path,
+       (array_agg(name ORDER BY day DESC))[1]::text AS scenario, coalesce((array_agg(example_row ORDER BY day DESC))[1], -1)::int AS example_row
+FROM j GROUP BY slug, identity
+HAVING coalesce(sum(n) FILTER (WHERE NOT cur), 0) >= 2 AND coalesce(sum(flaky) FILTER (WHERE NOT cur), 0) = 0 AND coalesce(sum(flaky) FILTER (WHERE cur), 0) > 0
+ORDER BY 2, 3, 4 LIMIT 50
+`
+
+type StatsBecameFlakyRollupParams struct {
+	SinceDay      pgtype.Date
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	PreviousDay   pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsBecameFlakyRollupRow struct {
+	Identity    string
+	Project     string
+	FeaturePath string
+	Scenario    string
+	ExampleRow  int32
+}
+
+// As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
+func (q *Queries) StatsBecameFlakyRollup(ctx context.Context, arg StatsBecameFlakyRollupParams) ([]StatsBecameFlakyRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsBecameFlakyRollup,
+		arg.SinceDay,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.PreviousDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsBecameFlakyRollupRow{}
+	for rows.Next() {
+		var i StatsBecameFlakyRollupRow
+		if err := rows.Scan(
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsDurationRegressions = `-- name: StatsDurationRegressions :many
 WITH d AS (
     SELECT rs.identity, p.slug, max(rs.feature_path) AS feature_path, max(rs.name) AS name, max(rs.example_row) AS example_row,
@@ -305,6 +403,102 @@ func (q *Queries) StatsDurationRegressions(ctx context.Context, arg StatsDuratio
 	items := []StatsDurationRegressionsRow{}
 	for rows.Next() {
 		var i StatsDurationRegressionsRow
+		if err := rows.Scan(
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+			&i.P50Ms,
+			&i.PreviousP50Ms,
+			&i.DeltaMs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const statsDurationRegressionsRollup = `-- name: StatsDurationRegressionsRollup :many
+WITH d AS (
+    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, p.slug, d.day >= $1::date AS cur FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+      AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+      AND ($5::text IS NULL OR p.slug = $5::text)
+      AND d.day >= $6::date AND d.day < $7::date AND cardinality(d.pf_hist) > 0
+), e AS (
+    SELECT d.slug, d.identity, d.cur, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, d.cur, x.band
+), b AS (
+    SELECT e.slug, e.identity, e.cur, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity, cur ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity, cur))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT slug, identity, cur, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY slug, identity, cur
+), pq AS (
+    SELECT slug, identity, cur, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), h AS (
+    SELECT slug, identity, max(p50) FILTER (WHERE cur) AS cur, max(p50) FILTER (WHERE NOT cur) AS prev FROM pq GROUP BY 1, 2
+), top AS (
+    SELECT slug, identity, cur, prev FROM h WHERE cur > prev ORDER BY cur - prev DESC LIMIT 40
+), names AS (
+    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
+)
+SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
+       coalesce(names.example_row, -1)::int AS example_row, top.cur::float8 AS p50_ms, top.prev::float8 AS previous_p50_ms, (top.cur - top.prev)::float8 AS delta_ms
+FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity
+ORDER BY 8 DESC, 2, 3, 4 LIMIT 10
+`
+
+type StatsDurationRegressionsRollupParams struct {
+	SinceDay      pgtype.Date
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	PreviousDay   pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsDurationRegressionsRollupRow struct {
+	Identity      string
+	Project       string
+	FeaturePath   string
+	Scenario      string
+	ExampleRow    int32
+	P50Ms         float64
+	PreviousP50Ms float64
+	DeltaMs       float64
+}
+
+func (q *Queries) StatsDurationRegressionsRollup(ctx context.Context, arg StatsDurationRegressionsRollupParams) ([]StatsDurationRegressionsRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsDurationRegressionsRollup,
+		arg.SinceDay,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.PreviousDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsDurationRegressionsRollupRow{}
+	for rows.Next() {
+		var i StatsDurationRegressionsRollupRow
 		if err := rows.Scan(
 			&i.Identity,
 			&i.Project,
@@ -414,11 +608,97 @@ func (q *Queries) StatsFailureClusters(ctx context.Context, arg StatsFailureClus
 	return items, nil
 }
 
+const statsFailureClustersRollup = `-- name: StatsFailureClustersRollup :many
+WITH f AS (
+    SELECT f.project_id, f.day, f.identity, f.signature, f.step_keyword, f.step_text, f.locator, f.count, f.first_at, f.last_at, p.slug FROM stats_failure_days f JOIN projects p ON p.id = f.project_id
+    WHERE ($3::boolean OR p.workspace_id = ANY($4::uuid[]))
+      AND ($5::uuid IS NULL OR p.workspace_id = $5::uuid)
+      AND ($6::text IS NULL OR p.slug = $6::text)
+      AND f.day >= $7::date AND f.day < $2::date
+), g AS (
+    SELECT signature,
+           sum(count) FILTER (WHERE day >= $1::date) AS count,
+           count(DISTINCT (slug, identity)) FILTER (WHERE day >= $1::date) AS scenarios,
+           min(first_at) FILTER (WHERE day >= $1::date) AS first_seen_at,
+           max(last_at) AS last_seen_at,
+           (count(*) FILTER (WHERE day < $1::date) = 0) AS is_new,
+           min(slug || E'\x1f' || identity) FILTER (WHERE day >= $1::date) AS ex
+    FROM f GROUP BY signature
+    HAVING sum(count) FILTER (WHERE day >= $1::date) > 0
+    ORDER BY 2 DESC, 1 LIMIT 20
+)
+SELECT g.signature::text AS signature, g.count::bigint AS count, g.scenarios::bigint AS scenarios, g.first_seen_at::timestamptz AS first_seen_at,
+       g.last_seen_at::timestamptz AS last_seen_at, g.is_new::boolean AS is_new,
+       (g.ex || E'\x1f' || coalesce(n.feature_path, '') || E'\x1f' || coalesce(n.name, '') || E'\x1f' || coalesce(n.example_row::text, ''))::text AS example
+FROM g LEFT JOIN LATERAL (
+    SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE p.slug = split_part(g.ex, E'\x1f', 1) AND d.identity = split_part(g.ex, E'\x1f', 2)
+      AND d.day >= $1::date AND d.day < $2::date
+    ORDER BY d.day DESC LIMIT 1) n ON true
+ORDER BY 2 DESC, 1
+`
+
+type StatsFailureClustersRollupParams struct {
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	PreviousDay   pgtype.Date
+}
+
+type StatsFailureClustersRollupRow struct {
+	Signature   string
+	Count       int64
+	Scenarios   int64
+	FirstSeenAt time.Time
+	LastSeenAt  time.Time
+	IsNew       bool
+	Example     string
+}
+
+func (q *Queries) StatsFailureClustersRollup(ctx context.Context, arg StatsFailureClustersRollupParams) ([]StatsFailureClustersRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsFailureClustersRollup,
+		arg.SinceDay,
+		arg.UntilDay,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.PreviousDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsFailureClustersRollupRow{}
+	for rows.Next() {
+		var i StatsFailureClustersRollupRow
+		if err := rows.Scan(
+			&i.Signature,
+			&i.Count,
+			&i.Scenarios,
+			&i.FirstSeenAt,
+			&i.LastSeenAt,
+			&i.IsNew,
+			&i.Example,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsFlaky = `-- name: StatsFlaky :many
 WITH res AS (
     SELECT r.project_id, p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, rs.attempts,
            coalesce(rs.duration_ms, 0) AS duration_ms, coalesce(r.started_at, r.created_at) AS at, r.id AS run_id,
-           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals
+           CASE WHEN rs.status = 'passed' THEN 1 ELSE 0 END AS ok, rs.heals, rs.position
     FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
     WHERE ($4::boolean OR p.workspace_id = ANY($5::uuid[]))
   AND ($6::uuid IS NULL OR p.workspace_id = $6::uuid)
@@ -433,9 +713,9 @@ WITH res AS (
       AND ($12::float8 IS NULL
            OR coalesce((r.counts->>'failed')::float8 / nullif((r.counts->>'total')::float8, 0), 0) <= $12::float8)
 ), seq AS (
-    SELECT res.project_id, res.slug, res.identity, res.feature_path, res.name, res.example_row, res.attempts, res.duration_ms, res.at, res.run_id, res.ok, res.heals, lag(ok) OVER (PARTITION BY project_id, identity ORDER BY at, run_id) AS prev FROM res
+    SELECT res.project_id, res.slug, res.identity, res.feature_path, res.name, res.example_row, res.attempts, res.duration_ms, res.at, res.run_id, res.ok, res.heals, res.position, lag(ok) OVER (PARTITION BY project_id, identity ORDER BY at, run_id, position) AS prev FROM res
 ), flagged AS (
-    SELECT seq.project_id, seq.slug, seq.identity, seq.feature_path, seq.name, seq.example_row, seq.attempts, seq.duration_ms, seq.at, seq.run_id, seq.ok, seq.heals, seq.prev, (prev IS NOT NULL AND prev <> ok) AS flip, (ok = 1 AND attempts > 1) AS retry_pass FROM seq
+    SELECT seq.project_id, seq.slug, seq.identity, seq.feature_path, seq.name, seq.example_row, seq.attempts, seq.duration_ms, seq.at, seq.run_id, seq.ok, seq.heals, seq.position, seq.prev, (prev IS NOT NULL AND prev <> ok) AS flip, (ok = 1 AND attempts > 1) AS retry_pass FROM seq
 ), agg AS (
     SELECT project_id, identity, max(slug) AS slug,
            (array_agg(feature_path ORDER BY at DESC, run_id DESC))[1] AS feature_path,
@@ -622,16 +902,199 @@ func (q *Queries) StatsFlaky(ctx context.Context, arg StatsFlakyParams) ([]Stats
 	return items, nil
 }
 
+const statsFlakyRollup = `-- name: StatsFlakyRollup :many
+WITH d AS (
+    SELECT s.project_id, s.day, s.identity, s.feature_path, s.name, s.example_row, s.total, s.passed, s.failed, s.undefined, s.skipped, s.pending, s.retry_passes, s.n, s.flips, s.flaky_results, s.lost_ms, s.heals, s.first_ok, s.first_retry, s.first_at, s.first_run, s.first_pos, s.last_ok, s.last_at, s.last_run, s.last_pos, s.first_flaky, s.last_flaky, s.dur_hist, s.pf_hist, p.slug, lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) AS prev_last
+    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
+    WHERE ($4::boolean OR p.workspace_id = ANY($5::uuid[]))
+      AND ($6::uuid IS NULL OR p.workspace_id = $6::uuid)
+      AND ($7::text IS NULL OR p.slug = $7::text)
+      AND s.day >= $1::date AND s.day < $2::date AND s.n > 0
+), j AS (
+    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, d.slug, d.prev_last, (prev_last IS NOT NULL AND prev_last <> first_ok) AS boundary FROM d
+), agg AS (
+    SELECT project_id, identity, max(slug) AS slug,
+           (array_agg(feature_path ORDER BY day DESC))[1] AS feature_path,
+           (array_agg(name ORDER BY day DESC))[1] AS name,
+           (array_agg(example_row ORDER BY day DESC))[1] AS example_row,
+           (array_agg(last_run ORDER BY day DESC))[1] AS last_run_id,
+           sum(n)::float8 AS n,
+           sum(passed)::float8 AS passed,
+           sum(flips + boundary::int)::float8 AS flips,
+           sum(retry_passes)::float8 AS retry_passes,
+           sum(flaky_results + (boundary AND NOT first_retry)::int)::float8 AS flaky_results,
+           sum(lost_ms)::float8 AS lost,
+           min(least(first_flaky, CASE WHEN boundary THEN first_at END)) AS first_flaky,
+           max(greatest(last_flaky, CASE WHEN boundary THEN first_at END)) AS last_flaky,
+           sum(heals)::bigint AS heals
+    FROM j GROUP BY project_id, identity
+    HAVING sum(n) >= $8::int
+       AND (NOT $9::boolean OR sum(flaky_results + (boundary AND NOT first_retry)::int) > 0)
+), m AS (
+    SELECT agg.project_id, agg.identity, agg.slug, agg.feature_path, agg.name, agg.example_row, agg.last_run_id, agg.n, agg.passed, agg.flips, agg.retry_passes, agg.flaky_results, agg.lost, agg.first_flaky, agg.last_flaky, agg.heals,
+           (n - passed) / n AS failure_rate,
+           passed / n AS pass_rate,
+           CASE WHEN n > 1 THEN flips / (n - 1) ELSE 0 END AS flip_rate,
+           retry_passes / n AS retry_pass_rate,
+           flaky_results / n AS flaky_rate
+    FROM agg
+), v AS (
+    SELECT m.project_id, m.identity, m.slug, m.feature_path, m.name, m.example_row, m.last_run_id, m.n, m.passed, m.flips, m.retry_passes, m.flaky_results, m.lost, m.first_flaky, m.last_flaky, m.heals, m.failure_rate, m.pass_rate, m.flip_rate, m.retry_pass_rate, m.flaky_rate, pass_rate * (1 - flip_rate) AS health, flip_rate * n AS volume,
+           CASE $10::text
+               WHEN 'flipRate' THEN flip_rate WHEN 'retryPassRate' THEN retry_pass_rate WHEN 'failureRate' THEN failure_rate
+               WHEN 'passRate' THEN pass_rate WHEN 'health' THEN pass_rate * (1 - flip_rate) WHEN 'flakinessVolume' THEN flip_rate * n
+               WHEN 'durationLostMs' THEN lost WHEN 'results' THEN n WHEN 'lastFlakyAt' THEN coalesce(extract(epoch FROM last_flaky)::float8, 0)
+               ELSE flaky_rate END AS sort_value
+    FROM m
+), page AS (
+    SELECT project_id, identity, slug, feature_path, name, example_row, last_run_id, n, passed, flips, retry_passes, flaky_results, lost, first_flaky, last_flaky, heals, failure_rate, pass_rate, flip_rate, retry_pass_rate, flaky_rate, health, volume, sort_value FROM v
+    ORDER BY CASE WHEN $3::boolean THEN sort_value END DESC,
+             CASE WHEN NOT $3::boolean THEN sort_value END ASC, slug, feature_path, name, identity
+    LIMIT $12 OFFSET $11
+)
+SELECT page.project_id, page.identity::text AS identity, page.slug::text AS project, page.feature_path::text AS feature_path, page.name::text AS scenario,
+       coalesce(page.example_row, -1)::int AS example_row, page.last_run_id::uuid AS last_run_id,
+       page.n::bigint AS results, page.passed::bigint AS passed, page.flips::bigint AS flips, page.retry_passes::bigint AS retry_passes,
+       page.flaky_results::bigint AS flaky_results, page.flip_rate::float8 AS flip_rate, page.flaky_rate::float8 AS flaky_rate,
+       page.retry_pass_rate::float8 AS retry_pass_rate, page.failure_rate::float8 AS failure_rate, page.pass_rate::float8 AS pass_rate,
+       page.health::float8 AS health, page.volume::float8 AS volume, round(page.lost)::bigint AS duration_lost_ms,
+       coalesce(page.first_flaky, 'epoch')::timestamptz AS first_flaky_at, coalesce(page.last_flaky, 'epoch')::timestamptz AS last_flaky_at, page.heals::bigint AS heals,
+       coalesce(fs.step_keyword, '')::text AS step_keyword, coalesce(fs.step_text, '')::text AS step_text, coalesce(fs.c, 0)::bigint AS step_count,
+       coalesce(fl.locator, '')::text AS locator, coalesce(fl.c, 0)::bigint AS locator_count
+FROM page
+LEFT JOIN LATERAL (
+    SELECT f.step_keyword, f.step_text, sum(f.count) AS c FROM stats_failure_days f
+    WHERE f.project_id = page.project_id AND f.identity = page.identity
+      AND f.day >= $1::date AND f.day < $2::date AND (f.step_keyword <> '' OR f.step_text <> '')
+    GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 1) fs ON true
+LEFT JOIN LATERAL (
+    SELECT f.locator, sum(f.count) AS c FROM stats_failure_days f
+    WHERE f.project_id = page.project_id AND f.identity = page.identity
+      AND f.day >= $1::date AND f.day < $2::date AND f.locator IS NOT NULL
+    GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1) fl ON true
+ORDER BY CASE WHEN $3::boolean THEN page.sort_value END DESC,
+         CASE WHEN NOT $3::boolean THEN page.sort_value END ASC, page.slug, page.feature_path, page.name, page.identity
+`
+
+type StatsFlakyRollupParams struct {
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+	Descending    bool
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	MinResults    int32
+	FlakyOnly     bool
+	Sort          string
+	RowOffset     int32
+	RowLimit      int32
+}
+
+type StatsFlakyRollupRow struct {
+	ProjectID      uuid.UUID
+	Identity       string
+	Project        string
+	FeaturePath    string
+	Scenario       string
+	ExampleRow     int32
+	LastRunID      uuid.UUID
+	Results        int64
+	Passed         int64
+	Flips          int64
+	RetryPasses    int64
+	FlakyResults   int64
+	FlipRate       float64
+	FlakyRate      float64
+	RetryPassRate  float64
+	FailureRate    float64
+	PassRate       float64
+	Health         float64
+	Volume         float64
+	DurationLostMs int64
+	FirstFlakyAt   time.Time
+	LastFlakyAt    time.Time
+	Heals          int64
+	StepKeyword    string
+	StepText       string
+	StepCount      int64
+	Locator        string
+	LocatorCount   int64
+}
+
+// StatsFlaky over the daily rollup (stats_scenario_days, stats_failure_days) for a window of whole
+// UTC days [since_day, until_day) without branch, environment, trigger, tag or failed-share filters:
+// the same figures, reading one row per identity and day. Days join where the last outcome of one
+// differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
+// result unless that first outcome was already one as a retry pass.
+func (q *Queries) StatsFlakyRollup(ctx context.Context, arg StatsFlakyRollupParams) ([]StatsFlakyRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsFlakyRollup,
+		arg.SinceDay,
+		arg.UntilDay,
+		arg.Descending,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.MinResults,
+		arg.FlakyOnly,
+		arg.Sort,
+		arg.RowOffset,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsFlakyRollupRow{}
+	for rows.Next() {
+		var i StatsFlakyRollupRow
+		if err := rows.Scan(
+			&i.ProjectID,
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+			&i.LastRunID,
+			&i.Results,
+			&i.Passed,
+			&i.Flips,
+			&i.RetryPasses,
+			&i.FlakyResults,
+			&i.FlipRate,
+			&i.FlakyRate,
+			&i.RetryPassRate,
+			&i.FailureRate,
+			&i.PassRate,
+			&i.Health,
+			&i.Volume,
+			&i.DurationLostMs,
+			&i.FirstFlakyAt,
+			&i.LastFlakyAt,
+			&i.Heals,
+			&i.StepKeyword,
+			&i.StepText,
+			&i.StepCount,
+			&i.Locator,
+			&i.LocatorCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsHealByScenario = `-- name: StatsHealByScenario :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -639,7 +1102,7 @@ WITH h AS (
   AND ($7::text IS NULL OR r.trigger = $7::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-      AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
+      AND ($10::text IS NULL OR $10::text = ANY(sh.tags))
 )
 SELECT identity::text AS identity, slug::text AS project, max(feature_path)::text AS feature_path, max(name)::text AS scenario,
        coalesce(max(example_row), -1)::int AS example_row, count(*)::bigint AS count
@@ -706,16 +1169,84 @@ func (q *Queries) StatsHealByScenario(ctx context.Context, arg StatsHealByScenar
 	return items, nil
 }
 
+const statsHealByScenarioRollup = `-- name: StatsHealByScenarioRollup :many
+WITH g AS (
+    SELECT h.project_id, p.slug, h.identity, sum(h.count) AS count
+    FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+    WHERE ($3::boolean OR p.workspace_id = ANY($4::uuid[]))
+      AND ($5::uuid IS NULL OR p.workspace_id = $5::uuid)
+      AND ($6::text IS NULL OR p.slug = $6::text)
+      AND h.day >= $1::date AND h.day < $2::date
+    GROUP BY h.project_id, p.slug, h.identity
+)
+SELECT g.identity::text AS identity, g.slug::text AS project, n.feature_path::text AS feature_path, n.name::text AS scenario,
+       coalesce(n.example_row, -1)::int AS example_row, g.count::bigint AS count
+FROM g CROSS JOIN LATERAL (
+    SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d
+    WHERE d.project_id = g.project_id AND d.identity = g.identity
+      AND d.day >= $1::date AND d.day < $2::date
+    ORDER BY d.day DESC LIMIT 1) n
+ORDER BY 6 DESC, 2, 3, 4 LIMIT 50
+`
+
+type StatsHealByScenarioRollupParams struct {
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+}
+
+type StatsHealByScenarioRollupRow struct {
+	Identity    string
+	Project     string
+	FeaturePath string
+	Scenario    string
+	ExampleRow  int32
+	Count       int64
+}
+
+func (q *Queries) StatsHealByScenarioRollup(ctx context.Context, arg StatsHealByScenarioRollupParams) ([]StatsHealByScenarioRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsHealByScenarioRollup,
+		arg.SinceDay,
+		arg.UntilDay,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsHealByScenarioRollupRow{}
+	for rows.Next() {
+		var i StatsHealByScenarioRollupRow
+		if err := rows.Scan(
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+			&i.Count,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsHealBySelector = `-- name: StatsHealBySelector :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -723,7 +1254,7 @@ WITH h AS (
   AND ($7::text IS NULL OR r.trigger = $7::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-      AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
+      AND ($10::text IS NULL OR $10::text = ANY(sh.tags))
 )
 SELECT slug::text AS project, old_selector::text AS selector, count(*)::bigint AS count FROM h GROUP BY slug, old_selector ORDER BY 3 DESC, 1, 2 LIMIT 50
 `
@@ -778,16 +1309,64 @@ func (q *Queries) StatsHealBySelector(ctx context.Context, arg StatsHealBySelect
 	return items, nil
 }
 
+const statsHealBySelectorRollup = `-- name: StatsHealBySelectorRollup :many
+SELECT p.slug::text AS project, h.old_selector::text AS selector, sum(h.count)::bigint AS count
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+  AND ($4::text IS NULL OR p.slug = $4::text)
+  AND h.day >= $5::date AND h.day < $6::date
+GROUP BY p.slug, h.old_selector ORDER BY 3 DESC, 1, 2 LIMIT 50
+`
+
+type StatsHealBySelectorRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsHealBySelectorRollupRow struct {
+	Project  string
+	Selector string
+	Count    int64
+}
+
+func (q *Queries) StatsHealBySelectorRollup(ctx context.Context, arg StatsHealBySelectorRollupParams) ([]StatsHealBySelectorRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsHealBySelectorRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsHealBySelectorRollupRow{}
+	for rows.Next() {
+		var i StatsHealBySelectorRollupRow
+		if err := rows.Scan(&i.Project, &i.Selector, &i.Count); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsHealByStrategy = `-- name: StatsHealByStrategy :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -795,7 +1374,7 @@ WITH h AS (
   AND ($7::text IS NULL OR r.trigger = $7::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-      AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
+      AND ($10::text IS NULL OR $10::text = ANY(sh.tags))
 )
 SELECT strategy::text AS strategy, count(*)::bigint AS count, avg(score)::float8 AS avg_score FROM h GROUP BY strategy ORDER BY 2 DESC, 1
 `
@@ -850,16 +1429,64 @@ func (q *Queries) StatsHealByStrategy(ctx context.Context, arg StatsHealByStrate
 	return items, nil
 }
 
+const statsHealByStrategyRollup = `-- name: StatsHealByStrategyRollup :many
+SELECT h.strategy::text AS strategy, sum(h.count)::bigint AS count, (sum(h.score_sum) / sum(h.count))::float8 AS avg_score
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+  AND ($4::text IS NULL OR p.slug = $4::text)
+  AND h.day >= $5::date AND h.day < $6::date
+GROUP BY h.strategy ORDER BY 2 DESC, 1
+`
+
+type StatsHealByStrategyRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsHealByStrategyRollupRow struct {
+	Strategy string
+	Count    int64
+	AvgScore float64
+}
+
+func (q *Queries) StatsHealByStrategyRollup(ctx context.Context, arg StatsHealByStrategyRollupParams) ([]StatsHealByStrategyRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsHealByStrategyRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsHealByStrategyRollupRow{}
+	for rows.Next() {
+		var i StatsHealByStrategyRollupRow
+		if err := rows.Scan(&i.Strategy, &i.Count, &i.AvgScore); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsHealTop = `-- name: StatsHealTop :many
 WITH h AS (
-    SELECT p.slug, rs.identity, rs.feature_path, rs.name, rs.example_row, coalesce(r.started_at, r.created_at) AS at,
-           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
-    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
-         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
-    WHERE rs.heals > 0
-      AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+    SELECT p.slug, sh.identity, sh.feature_path, sh.name, sh.example_row, coalesce(r.started_at, r.created_at) AS at,
+           sh.old_selector, sh.new_selector, sh.strategy, sh.score
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN stats_heals sh ON sh.run_id = r.id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
   AND ($5::text IS NULL OR r.branch = $5::text)
@@ -867,7 +1494,7 @@ WITH h AS (
   AND ($7::text IS NULL OR r.trigger = $7::text)
   AND r.status NOT IN ('queued', 'running')
       AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-      AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
+      AND ($10::text IS NULL OR $10::text = ANY(sh.tags))
 )
 SELECT slug::text AS project, old_selector::text AS old_selector, new_selector::text AS new_selector, strategy::text AS strategy,
        count(*)::bigint AS count, avg(score)::float8 AS avg_score, max(at)::timestamptz AS last_seen_at
@@ -917,6 +1544,71 @@ func (q *Queries) StatsHealTop(ctx context.Context, arg StatsHealTopParams) ([]S
 	items := []StatsHealTopRow{}
 	for rows.Next() {
 		var i StatsHealTopRow
+		if err := rows.Scan(
+			&i.Project,
+			&i.OldSelector,
+			&i.NewSelector,
+			&i.Strategy,
+			&i.Count,
+			&i.AvgScore,
+			&i.LastSeenAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const statsHealTopRollup = `-- name: StatsHealTopRollup :many
+SELECT p.slug::text AS project, h.old_selector::text AS old_selector, h.new_selector::text AS new_selector, h.strategy::text AS strategy,
+       sum(h.count)::bigint AS count, (sum(h.score_sum) / sum(h.count))::float8 AS avg_score, max(h.last_at)::timestamptz AS last_seen_at
+FROM stats_heal_days h JOIN projects p ON p.id = h.project_id
+WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+  AND ($4::text IS NULL OR p.slug = $4::text)
+  AND h.day >= $5::date AND h.day < $6::date
+GROUP BY p.slug, h.old_selector, h.new_selector, h.strategy ORDER BY 5 DESC, 1, 2, 3 LIMIT 20
+`
+
+type StatsHealTopRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsHealTopRollupRow struct {
+	Project     string
+	OldSelector string
+	NewSelector string
+	Strategy    string
+	Count       int64
+	AvgScore    float64
+	LastSeenAt  time.Time
+}
+
+func (q *Queries) StatsHealTopRollup(ctx context.Context, arg StatsHealTopRollupParams) ([]StatsHealTopRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsHealTopRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsHealTopRollupRow{}
+	for rows.Next() {
+		var i StatsHealTopRollupRow
 		if err := rows.Scan(
 			&i.Project,
 			&i.OldSelector,
@@ -1003,49 +1695,109 @@ func (q *Queries) StatsMostFailingSteps(ctx context.Context, arg StatsMostFailin
 	return items, nil
 }
 
-const statsNewFailures = `-- name: StatsNewFailures :many
-WITH green AS (
-    SELECT DISTINCT ON (r.project_id) r.project_id, r.id, coalesce(r.started_at, r.created_at) AS at
-    FROM runs r JOIN projects p ON p.id = r.project_id
-    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
-  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
-  AND ($4::text IS NULL OR p.slug = $4::text)
-  AND ($5::text IS NULL OR r.branch = $5::text)
-  AND ($6::text IS NULL OR r.environment = $6::text)
-  AND ($7::text IS NULL OR r.trigger = $7::text)
-  AND r.status NOT IN ('queued', 'running')
-      AND r.status = 'passed' AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-    ORDER BY r.project_id, coalesce(r.started_at, r.created_at) DESC, r.id DESC
-)
-SELECT rs.identity::text AS identity, p.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
-       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(coalesce(r.started_at, r.created_at))::timestamptz AS first_failed_at, g.id AS last_green_run_id
-FROM green g JOIN runs r ON r.project_id = g.project_id JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+const statsMostFailingStepsRollup = `-- name: StatsMostFailingStepsRollup :many
+SELECT f.step_keyword::text AS keyword, f.step_text::text AS text, sum(f.count)::bigint AS count
+FROM stats_failure_days f JOIN projects p ON p.id = f.project_id
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
   AND ($4::text IS NULL OR p.slug = $4::text)
-  AND ($5::text IS NULL OR r.branch = $5::text)
-  AND ($6::text IS NULL OR r.environment = $6::text)
-  AND ($7::text IS NULL OR r.trigger = $7::text)
-  AND r.status NOT IN ('queued', 'running')
-  AND coalesce(r.started_at, r.created_at) >= $8::timestamptz AND coalesce(r.started_at, r.created_at) < $9::timestamptz
-  AND ($10::text IS NULL OR $10::text = ANY(rs.tags))
-  AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
-  AND rs.failure_signature IS NOT NULL
-  AND EXISTS (SELECT 1 FROM run_scenarios gs WHERE gs.run_id = g.id AND gs.identity = rs.identity AND gs.status = 'passed')
-GROUP BY p.slug, rs.identity, g.id ORDER BY 7 DESC, 2, 3, 4 LIMIT 50
+  AND f.day >= $5::date AND f.day < $6::date AND (f.step_keyword <> '' OR f.step_text <> '')
+GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 10
 `
 
-type StatsNewFailuresParams struct {
+type StatsMostFailingStepsRollupParams struct {
 	AllWorkspaces bool
 	WorkspaceIds  []uuid.UUID
 	Workspace     uuid.NullUUID
 	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsMostFailingStepsRollupRow struct {
+	Keyword string
+	Text    string
+	Count   int64
+}
+
+func (q *Queries) StatsMostFailingStepsRollup(ctx context.Context, arg StatsMostFailingStepsRollupParams) ([]StatsMostFailingStepsRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsMostFailingStepsRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsMostFailingStepsRollupRow{}
+	for rows.Next() {
+		var i StatsMostFailingStepsRollupRow
+		if err := rows.Scan(&i.Keyword, &i.Text, &i.Count); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const statsNewFailures = `-- name: StatsNewFailures :many
+WITH green AS MATERIALIZED (
+    SELECT p.id AS project_id, p.slug, g.id, g.at
+    FROM projects p
+    CROSS JOIN LATERAL (
+        SELECT r.id, coalesce(r.started_at, r.created_at) AS at FROM runs r
+        WHERE r.project_id = p.id AND r.status = 'passed' AND coalesce(r.started_at, r.created_at) < $2::timestamptz
+        AND ($3::text IS NULL OR r.branch = $3::text)
+      AND ($4::text IS NULL OR r.environment = $4::text)
+      AND ($5::text IS NULL OR r.trigger = $5::text)
+        ORDER BY coalesce(r.started_at, r.created_at) DESC, r.id DESC LIMIT 1) g
+    WHERE ($6::boolean OR p.workspace_id = ANY($7::uuid[]))
+      AND ($8::uuid IS NULL OR p.workspace_id = $8::uuid)
+      AND ($9::text IS NULL OR p.slug = $9::text)
+), passed AS (
+    SELECT g.project_id, gs.identity FROM green g JOIN run_scenarios gs ON gs.run_id = g.id WHERE gs.status = 'passed' GROUP BY 1, 2
+), later AS MATERIALIZED (
+    SELECT r.id, r.project_id, g.slug, g.id AS green_id, coalesce(r.started_at, r.created_at) AS at
+    FROM green g JOIN runs r ON r.project_id = g.project_id
+    WHERE coalesce(r.started_at, r.created_at) >= greatest(g.at, $10::timestamptz)
+      AND coalesce(r.started_at, r.created_at) < $2::timestamptz
+      AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
+      AND r.status NOT IN ('queued', 'running')
+        AND ($3::text IS NULL OR r.branch = $3::text)
+      AND ($4::text IS NULL OR r.environment = $4::text)
+      AND ($5::text IS NULL OR r.trigger = $5::text)
+)
+SELECT rs.identity::text AS identity, l.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
+       coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(l.at)::timestamptz AS first_failed_at, l.green_id AS last_green_run_id
+FROM later l
+CROSS JOIN LATERAL (
+    -- one run's failures through its run_id index (OFFSET 0 keeps it a per-run look-up)
+    SELECT x.identity, x.feature_path, x.name, x.example_row FROM run_scenarios x
+    WHERE x.run_id = l.id AND x.failure_signature IS NOT NULL
+      AND ($1::text IS NULL OR $1::text = ANY(x.tags))
+    OFFSET 0) rs
+JOIN passed ps ON ps.project_id = l.project_id AND ps.identity = rs.identity
+GROUP BY l.slug, rs.identity, l.green_id ORDER BY 7 DESC, 2, 3, 4 LIMIT 50
+`
+
+type StatsNewFailuresParams struct {
+	Tag           *string
+	Until         time.Time
 	Branch        *string
 	Environment   *string
 	Trigger       *string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
 	Since         time.Time
-	Until         time.Time
-	Tag           *string
 }
 
 type StatsNewFailuresRow struct {
@@ -1059,19 +1811,21 @@ type StatsNewFailuresRow struct {
 	LastGreenRunID uuid.UUID
 }
 
-// Scenarios that passed in their project's last passed run before until and failed in a later run of the window.
+// Scenarios that passed in their project's last passed run before until and failed in a later run of
+// the window. Each step is an index look-up: the last passed run per project (runs_stats_idx read
+// backwards), its passed scenarios, the project's later runs of the window and their failures.
 func (q *Queries) StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error) {
 	rows, err := q.db.Query(ctx, statsNewFailures,
+		arg.Tag,
+		arg.Until,
+		arg.Branch,
+		arg.Environment,
+		arg.Trigger,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
 		arg.Workspace,
 		arg.Project,
-		arg.Branch,
-		arg.Environment,
-		arg.Trigger,
 		arg.Since,
-		arg.Until,
-		arg.Tag,
 	)
 	if err != nil {
 		return nil, err
@@ -1183,6 +1937,97 @@ func (q *Queries) StatsSlowestScenarios(ctx context.Context, arg StatsSlowestSce
 	return items, nil
 }
 
+const statsSlowestScenariosRollup = `-- name: StatsSlowestScenariosRollup :many
+WITH d AS (
+    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, p.slug FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+      AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+      AND ($4::text IS NULL OR p.slug = $4::text)
+      AND d.day >= $5::date AND d.day < $6::date AND cardinality(d.pf_hist) > 0
+), e AS (
+    SELECT d.slug, d.identity, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, x.band
+), b AS (
+    SELECT e.slug, e.identity, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT slug, identity, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY slug, identity
+), pq AS (
+    SELECT slug, identity, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), top AS (
+    SELECT slug, identity, n, p50, p95 FROM pq ORDER BY p95 DESC LIMIT 40
+), names AS (
+    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
+)
+SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
+       coalesce(names.example_row, -1)::int AS example_row, top.n::bigint AS results, top.p50::float8 AS p50_ms, top.p95::float8 AS p95_ms
+FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity ORDER BY 8 DESC, 2, 3, 4 LIMIT 10
+`
+
+type StatsSlowestScenariosRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsSlowestScenariosRollupRow struct {
+	Identity    string
+	Project     string
+	FeaturePath string
+	Scenario    string
+	ExampleRow  int32
+	Results     int64
+	P50Ms       float64
+	P95Ms       float64
+}
+
+func (q *Queries) StatsSlowestScenariosRollup(ctx context.Context, arg StatsSlowestScenariosRollupParams) ([]StatsSlowestScenariosRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsSlowestScenariosRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsSlowestScenariosRollupRow{}
+	for rows.Next() {
+		var i StatsSlowestScenariosRollupRow
+		if err := rows.Scan(
+			&i.Identity,
+			&i.Project,
+			&i.FeaturePath,
+			&i.Scenario,
+			&i.ExampleRow,
+			&i.Results,
+			&i.P50Ms,
+			&i.P95Ms,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsSlowestSteps = `-- name: StatsSlowestSteps :many
 SELECT coalesce(st->>'keyword', '')::text AS keyword, coalesce(st->>'text', '')::text AS text, count(*)::bigint AS count,
        coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY (st->>'durationMs')::float8), 'NaN')::float8 AS p50_ms,
@@ -1243,6 +2088,85 @@ func (q *Queries) StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsPa
 	items := []StatsSlowestStepsRow{}
 	for rows.Next() {
 		var i StatsSlowestStepsRow
+		if err := rows.Scan(
+			&i.Keyword,
+			&i.Text,
+			&i.Count,
+			&i.P50Ms,
+			&i.P95Ms,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const statsSlowestStepsRollup = `-- name: StatsSlowestStepsRollup :many
+WITH d AS (
+    SELECT d.project_id, d.day, d.keyword, d.text, d.count, d.dur_hist FROM stats_step_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+      AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+      AND ($4::text IS NULL OR p.slug = $4::text)
+      AND d.day >= $5::date AND d.day < $6::date
+), e AS (
+    SELECT d.keyword, d.text, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.keyword, d.text, x.band
+), b AS (
+    SELECT e.keyword, e.text, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY keyword, text ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY keyword, text))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT keyword, text, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY keyword, text
+), pq AS (
+    SELECT keyword, text, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+)
+SELECT keyword::text AS keyword, text::text AS text, n::bigint AS count, p50::float8 AS p50_ms, p95::float8 AS p95_ms
+FROM pq ORDER BY 5 DESC, 1, 2 LIMIT 10
+`
+
+type StatsSlowestStepsRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsSlowestStepsRollupRow struct {
+	Keyword string
+	Text    string
+	Count   int64
+	P50Ms   float64
+	P95Ms   float64
+}
+
+func (q *Queries) StatsSlowestStepsRollup(ctx context.Context, arg StatsSlowestStepsRollupParams) ([]StatsSlowestStepsRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsSlowestStepsRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsSlowestStepsRollupRow{}
+	for rows.Next() {
+		var i StatsSlowestStepsRollupRow
 		if err := rows.Scan(
 			&i.Keyword,
 			&i.Text,
@@ -1360,6 +2284,112 @@ func (q *Queries) StatsTrendRuns(ctx context.Context, arg StatsTrendRunsParams) 
 	return items, nil
 }
 
+const statsTrendRunsRollup = `-- name: StatsTrendRunsRollup :many
+
+
+WITH d AS (
+    SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist, d.s_total, d.s_passed, d.s_failed, d.s_skipped, d.s_pending, d.s_undefined, d.s_flaky, d.s_hist
+    FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+      AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+      AND ($5::text IS NULL OR p.slug = $5::text)
+      AND d.day >= $6::date AND d.day < $7::date
+), e AS (
+    SELECT d.at, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.at, x.band
+), b AS (
+    SELECT e.at, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY at ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY at))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT at, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY at
+), pq AS (
+    SELECT at, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), g AS (
+    SELECT at, sum(runs) AS runs, sum(passed) AS passed, sum(failed) AS failed, sum(errored) AS errored, sum(cancelled) AS cancelled,
+           sum(timed_out) AS timed_out
+    FROM d GROUP BY at
+)
+SELECT g.at::timestamptz AS at, g.runs::bigint AS runs, g.passed::bigint AS passed, g.failed::bigint AS failed, g.errored::bigint AS errored,
+       g.cancelled::bigint AS cancelled, g.timed_out::bigint AS timed_out,
+       coalesce(pq.p50, 'NaN')::float8 AS run_p50_ms, coalesce(pq.p95, 'NaN')::float8 AS run_p95_ms
+FROM g LEFT JOIN pq ON pq.at = g.at ORDER BY 1
+`
+
+type StatsTrendRunsRollupParams struct {
+	Bucket        string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsTrendRunsRollupRow struct {
+	At        time.Time
+	Runs      int64
+	Passed    int64
+	Failed    int64
+	Errored   int64
+	Cancelled int64
+	TimedOut  int64
+	RunP50Ms  float64
+	RunP95Ms  float64
+}
+
+// The queries below answer over the daily rollup (migration 000012, docs/stats.md "Daily rollup")
+// with the same columns as their counterparts over the results, for windows of whole UTC days
+// [since_day, until_day) (previous_day: the previous window's first day) without branch,
+// environment, trigger or tag filters, in UTC.
+// Percentiles over histograms: the bands of a group are summed (jsonb_each, grouped by band), then
+// the continuous percentile is read at position q·(n − 1) from the bands' cumulative counts, each
+// band's durations at their mean, interpolated between the two neighbours (e, b, q, pq below), as
+// stats_hist_pct does for one histogram.
+func (q *Queries) StatsTrendRunsRollup(ctx context.Context, arg StatsTrendRunsRollupParams) ([]StatsTrendRunsRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsTrendRunsRollup,
+		arg.Bucket,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsTrendRunsRollupRow{}
+	for rows.Next() {
+		var i StatsTrendRunsRollupRow
+		if err := rows.Scan(
+			&i.At,
+			&i.Runs,
+			&i.Passed,
+			&i.Failed,
+			&i.Errored,
+			&i.Cancelled,
+			&i.TimedOut,
+			&i.RunP50Ms,
+			&i.RunP95Ms,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsTrendScenarios = `-- name: StatsTrendScenarios :many
 SELECT (date_trunc($2::text, coalesce(r.started_at, r.created_at) AT TIME ZONE $1::text) AT TIME ZONE $1::text)::timestamptz AS at,
        count(*)::bigint AS total,
@@ -1456,6 +2486,105 @@ func (q *Queries) StatsTrendScenarios(ctx context.Context, arg StatsTrendScenari
 	return items, nil
 }
 
+const statsTrendScenariosRollup = `-- name: StatsTrendScenariosRollup :many
+WITH d AS (
+    SELECT (date_trunc($1::text, d.day::timestamp) AT TIME ZONE 'UTC')::timestamptz AS at, d.s_total AS total, d.s_passed AS passed,
+           d.s_failed AS failed, d.s_skipped AS skipped, d.s_pending AS pending, d.s_undefined AS undefined, d.s_flaky AS retry_passes, d.s_hist AS dur_hist
+    FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+      AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+      AND ($5::text IS NULL OR p.slug = $5::text)
+      AND d.day >= $6::date AND d.day < $7::date
+), e AS (
+    SELECT d.at, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.at, x.band
+), b AS (
+    SELECT e.at, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY at ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY at))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT at, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY at
+), pq AS (
+    SELECT at, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+), g AS (
+    SELECT at, sum(total) AS total, sum(passed) AS passed, sum(failed) AS failed, sum(skipped) AS skipped, sum(pending) AS pending,
+           sum(undefined) AS undefined, sum(retry_passes) AS flaky
+    FROM d GROUP BY at
+)
+SELECT g.at::timestamptz AS at, g.total::bigint AS total, g.passed::bigint AS passed, g.failed::bigint AS failed, g.skipped::bigint AS skipped,
+       g.pending::bigint AS pending, g.undefined::bigint AS undefined, g.flaky::bigint AS flaky,
+       coalesce(pq.p50, 'NaN')::float8 AS p50_ms, coalesce(pq.p95, 'NaN')::float8 AS p95_ms
+FROM g LEFT JOIN pq ON pq.at = g.at ORDER BY 1
+`
+
+type StatsTrendScenariosRollupParams struct {
+	Bucket        string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsTrendScenariosRollupRow struct {
+	At        time.Time
+	Total     int64
+	Passed    int64
+	Failed    int64
+	Skipped   int64
+	Pending   int64
+	Undefined int64
+	Flaky     int64
+	P50Ms     float64
+	P95Ms     float64
+}
+
+func (q *Queries) StatsTrendScenariosRollup(ctx context.Context, arg StatsTrendScenariosRollupParams) ([]StatsTrendScenariosRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsTrendScenariosRollup,
+		arg.Bucket,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StatsTrendScenariosRollupRow{}
+	for rows.Next() {
+		var i StatsTrendScenariosRollupRow
+		if err := rows.Scan(
+			&i.At,
+			&i.Total,
+			&i.Passed,
+			&i.Failed,
+			&i.Skipped,
+			&i.Pending,
+			&i.Undefined,
+			&i.Flaky,
+			&i.P50Ms,
+			&i.P95Ms,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const statsTrendSummary = `-- name: StatsTrendSummary :one
 WITH rr AS (
     SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch, r.commit_sha, r.variables, r.datasets, r.process_name, r.schedule_id, r.retries, r.timeout_seconds, r.created_by, r.created_at, r.updated_at, r.started_at, r.finished_at, r.worker_id, r.heartbeat_at, r.cancel_requested, r.error, r.counts, r.last_seq FROM runs r JOIN projects p ON p.id = r.project_id
@@ -1519,6 +2648,87 @@ func (q *Queries) StatsTrendSummary(ctx context.Context, arg StatsTrendSummaryPa
 		arg.Until,
 	)
 	var i StatsTrendSummaryRow
+	err := row.Scan(
+		&i.Runs,
+		&i.Passed,
+		&i.Finished,
+		&i.RunP95Ms,
+		&i.Scenarios,
+		&i.ScenarioFailures,
+		&i.Flaky,
+	)
+	return i, err
+}
+
+const statsTrendSummaryRollup = `-- name: StatsTrendSummaryRollup :one
+WITH rd AS (
+    SELECT d.project_id, d.day, d.runs, d.passed, d.failed, d.errored, d.cancelled, d.timed_out, d.dur_hist, d.s_total, d.s_passed, d.s_failed, d.s_skipped, d.s_pending, d.s_undefined, d.s_flaky, d.s_hist, 1 AS one FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+      AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+      AND ($4::text IS NULL OR p.slug = $4::text)
+      AND d.day >= $5::date AND d.day < $6::date
+), sd AS (
+    SELECT d.s_total AS total, d.s_failed AS failed, d.s_undefined AS undefined, d.s_flaky AS retry_passes FROM stats_run_days d JOIN projects p ON p.id = d.project_id
+    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+      AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+      AND ($4::text IS NULL OR p.slug = $4::text)
+      AND d.day >= $5::date AND d.day < $6::date
+), e AS (
+    SELECT d.one, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM rd d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.one, x.band
+), b AS (
+    SELECT e.one, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY one ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY one))::float8 AS n
+    FROM e WHERE c > 0
+), q AS (
+    SELECT one, max(n) AS n,
+           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
+    FROM b GROUP BY one
+), pq AS (
+    SELECT one, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
+    FROM q
+)
+SELECT (SELECT coalesce(sum(runs), 0) FROM rd)::bigint AS runs,
+       (SELECT coalesce(sum(passed), 0) FROM rd)::bigint AS passed,
+       (SELECT coalesce(sum(runs - cancelled), 0) FROM rd)::bigint AS finished,
+       coalesce((SELECT p95 FROM pq), 'NaN')::float8 AS run_p95_ms,
+       (SELECT coalesce(sum(total), 0) FROM sd)::bigint AS scenarios,
+       (SELECT coalesce(sum(failed + undefined), 0) FROM sd)::bigint AS scenario_failures,
+       (SELECT coalesce(sum(retry_passes), 0) FROM sd)::bigint AS flaky
+`
+
+type StatsTrendSummaryRollupParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+	SinceDay      pgtype.Date
+	UntilDay      pgtype.Date
+}
+
+type StatsTrendSummaryRollupRow struct {
+	Runs             int64
+	Passed           int64
+	Finished         int64
+	RunP95Ms         float64
+	Scenarios        int64
+	ScenarioFailures int64
+	Flaky            int64
+}
+
+func (q *Queries) StatsTrendSummaryRollup(ctx context.Context, arg StatsTrendSummaryRollupParams) (StatsTrendSummaryRollupRow, error) {
+	row := q.db.QueryRow(ctx, statsTrendSummaryRollup,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+		arg.SinceDay,
+		arg.UntilDay,
+	)
+	var i StatsTrendSummaryRollupRow
 	err := row.Scan(
 		&i.Runs,
 		&i.Passed,

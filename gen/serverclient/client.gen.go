@@ -2839,6 +2839,9 @@ type QuarantineExport struct {
 
 	// NamePattern An anchored regular expression of the active scenario names, for Playwright's --grep-invert or Cucumber's --name; empty when none.
 	NamePattern string `json:"namePattern"`
+
+	// TagExpression A Cucumber tag expression that leaves the active quarantines out: `not @quarantined` when some are active, empty when none. sdods tags every quarantined scenario it runs with `@quarantined`, so a run created with this expression as `tags` skips them; other runners tag the scenarios of `list` the same way.
+	TagExpression string `json:"tagExpression"`
 }
 
 // QuarantineList defines model for QuarantineList.

@@ -3330,6 +3330,8 @@ export interface components {
         };
         /** @description The active quarantines, for other runners. */
         QuarantineExport: {
+            /** @description A Cucumber tag expression that leaves the active quarantines out: `not @quarantined` when some are active, empty when none. sdods tags every quarantined scenario it runs with `@quarantined`, so a run created with this expression as `tags` skips them; other runners tag the scenarios of `list` the same way. */
+            tagExpression: string;
             /** @description One "feature path › scenario name" per active quarantine. */
             list: string[];
             /** @description An anchored regular expression of the active scenario names, for Playwright's --grep-invert or Cucumber's --name; empty when none. */

@@ -2,10 +2,13 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,59 +28,81 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// BenchmarkStatsEndpoints seeds one project with SDODS_STATS_BENCH_RUNS runs (default 2,000) of
-// SDODS_STATS_BENCH_SCENARIOS scenario results each (default 50) over the last 30 days with
-// generate_series, then drives each statistics endpoint through the real server with a small load
-// generator (SDODS_STATS_BENCH_CLIENTS concurrent clients, default 1) and reports the latency percentiles. docs/benchmarks.md has the
-// figures and the command.
+// BenchmarkStatsEndpoints seeds one project with scripts/stats-bench-seed.sql —
+// SDODS_STATS_BENCH_RUNS runs (default 2,000) of SDODS_STATS_BENCH_SCENARIOS scenario results each
+// (default 50) over the last 30 days, with generate_series, and the rollup rebuilt by one query —
+// then drives each statistics endpoint through the real server with a small load generator
+// (SDODS_STATS_BENCH_CLIENTS concurrent clients, default 1) and reports the latency percentiles.
+// SDODS_STATS_BENCH_ONLY (comma-separated paths with their query) measures only those requests.
+// SDODS_STATS_BENCH_DATABASE names a database to keep between runs (created, migrated and seeded
+// the first time; the seed of 5 million results takes many minutes). docs/benchmarks.md has the
+// figures and the commands.
 func BenchmarkStatsEndpoints(b *testing.B) {
 	runs, per, clients := envInt("SDODS_STATS_BENCH_RUNS", 2000), envInt("SDODS_STATS_BENCH_SCENARIOS", 50), envInt("SDODS_STATS_BENCH_CLIENTS", 1)
-	dbURL := storetest.NewDatabase(b)
-	s := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers = 0 })
-	admin := s.Setup(b)
 	ctx := context.Background()
-	if r, err := admin.CreateProjectWithResponse(ctx, serverclient.CreateProjectJSONRequestBody{Slug: "shop", Name: "Shop", WorkspaceSlug: "default"}); err != nil || r.StatusCode() != http.StatusCreated {
-		b.Fatalf("create project: %v", err)
+	var dbURL string
+	kept := os.Getenv("SDODS_STATS_BENCH_DATABASE")
+	if kept == "" {
+		dbURL = storetest.NewDatabase(b)
+	} else {
+		admin, err := pgx.Connect(ctx, storetest.AdminURL())
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{kept}.Sanitize())
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			b.Fatal(err)
+		}
+		admin.Close(ctx)
+		u, _ := url.Parse(storetest.AdminURL())
+		u.Path = "/" + kept
+		dbURL = u.String()
 	}
-	token := apptest.Token(b, admin, "stats:read")
+	s := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers = 0 })
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	start := time.Now()
-	seed := []string{
-		`INSERT INTO runs (project_id, status, trigger, source, created_at, started_at, finished_at, counts)
-		 SELECT p.id, CASE WHEN i % 5 = 0 THEN 'failed' ELSE 'passed' END, 'api', 'ingest',
-		        now() - i * (interval '30 days' / $1), now() - i * (interval '30 days' / $1),
-		        now() - i * (interval '30 days' / $1) + interval '90 seconds', '{"total": 50, "failed": 1}'
-		 FROM projects p, generate_series(1, $1::int) i WHERE p.slug = 'shop'`,
-		`INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, name, line, status, error, attempts, duration_ms, steps)
-		 SELECT r.id, 'k' || s, s, 'm', 'features/f' || (s % 10) || '.feature', 'scenario ' || s, s,
-		        CASE WHEN f THEN 'failed' ELSE 'passed' END,
-		        CASE WHEN f THEN jsonb_build_object('message', 'order ' || gen_random_uuid() || ' not found') END,
-		        CASE WHEN NOT f AND h % 50 = 1 THEN 2 ELSE 1 END, 100 + h % 900,
-		        jsonb_build_array(jsonb_build_object('index', 0, 'keyword', 'When ', 'text', 'I send a GET request to "/s' || s || '"', 'status', 'passed', 'durationMs', 50 + h % 400, 'heals', '[]'::jsonb),
-		                          jsonb_build_object('index', 1, 'keyword', 'Then ', 'text', 'the response status is 200', 'status', CASE WHEN f THEN 'failed' ELSE 'passed' END, 'durationMs', 1, 'heals', '[]'::jsonb))
-		 FROM runs r, generate_series(1, $1::int) s,
-		      LATERAL (SELECT abs(hashtext(r.id::text || s)) AS h) hh,
-		      LATERAL (SELECT (s % 10 = 0 AND hh.h % 4 = 0) OR hh.h % 100 = 0 AS f) ff`,
-		`ANALYZE runs`, `ANALYZE run_scenarios`,
-	}
-	if _, err := conn.Exec(ctx, seed[0], runs); err != nil {
+	var seeded bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE slug = 'shop')`).Scan(&seeded); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, seed[1], per); err != nil {
-		b.Fatal(err)
-	}
-	for _, q := range seed[2:] {
-		if _, err := conn.Exec(ctx, q); err != nil {
+	var browser *apptest.Browser
+	if !seeded {
+		browser = s.Setup(b)
+		if r, err := browser.CreateProjectWithResponse(ctx, serverclient.CreateProjectJSONRequestBody{Slug: "shop", Name: "Shop", WorkspaceSlug: "default"}); err != nil || r.StatusCode() != http.StatusCreated {
+			b.Fatalf("create project: %v", err)
+		}
+		script, err := os.ReadFile("../../../scripts/stats-bench-seed.sql")
+		if err != nil {
 			b.Fatal(err)
 		}
+		start := time.Now()
+		if _, err := conn.Exec(ctx, fmt.Sprintf("SET sdods.bench_runs = '%d'; SET sdods.bench_scenarios = '%d';\n%s", runs, per, script)); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("seeded %d runs × %d results in %s", runs, per, time.Since(start).Round(time.Millisecond))
+	} else {
+		browser = s.NewBrowser(b)
+		r, err := browser.LoginWithResponse(ctx, serverclient.LoginJSONRequestBody{Email: "admin@example.com", Password: apptest.AdminPassword})
+		if err != nil || r.JSON200 == nil || r.JSON200.CsrfToken == nil {
+			b.Fatalf("login: %v %s", err, r.Body)
+		}
+		browser.CSRF = *r.JSON200.CsrfToken
+		var n, m int64
+		if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM run_scenarios)`).Scan(&n, &m); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("reusing %s: %d runs, %d results", kept, n, m)
 	}
-	b.Logf("seeded %d runs × %d results in %s", runs, per, time.Since(start).Round(time.Millisecond))
+	token := apptest.Token(b, browser, "stats:read")
 
-	for _, ep := range []string{"/api/stats/trends?bucket=day", "/api/stats/flaky?minResults=10", "/api/stats/heal", "/api/stats/insights"} {
+	endpoints := []string{"/api/stats/trends?bucket=day", "/api/stats/flaky?minResults=10", "/api/stats/heal", "/api/stats/insights"}
+	if only := os.Getenv("SDODS_STATS_BENCH_ONLY"); only != "" {
+		endpoints = strings.Split(only, ",")
+	}
+	for _, ep := range endpoints {
 		b.Run(ep, func(b *testing.B) {
 			lat := make([]time.Duration, b.N)
 			var wg sync.WaitGroup

@@ -162,6 +162,26 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 		}
 		now := time.Now().UTC()
 		var total time.Duration
+		// Scenarios are written ingestBatch at a time, each batch one statement (issue 31, item 2).
+		batch := make([]ingestedRow, 0, min(len(doc.Scenarios), ingestBatch))
+		batchAt := map[string]int{}
+		flush := func() error {
+			rows := batch[:0:0]
+			for _, b := range batch {
+				if b.Key != "" {
+					rows = append(rows, b)
+				}
+			}
+			batch, batchAt = batch[:0], map[string]int{}
+			if len(rows) == 0 {
+				return nil
+			}
+			data, err := json.Marshal(rows)
+			if err != nil {
+				return err
+			}
+			return q.UpsertIngestedScenarios(ctx, db.UpsertIngestedScenariosParams{RunID: r.Run.ID, Rows: data})
+		}
 		for i, sc := range doc.Scenarios {
 			total = ingest.AddDuration(total, sc.Duration)
 			steps := make([]serverapi.RunStep, len(sc.Steps))
@@ -202,23 +222,35 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 			if sc.ExampleRow != nil {
 				row = ptr(int32(*sc.ExampleRow))
 			}
-			dur := sc.Duration.Milliseconds()
-			if _, err := q.UpsertIngestedScenario(ctx, db.UpsertIngestedScenarioParams{RunID: r.Run.ID, ScenarioKey: sc.Key, Position: pos + int32(i),
-				Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name, Line: int32(sc.Line), Tags: sc.Tags,
-				ExampleRow: row, Status: sc.Status, Error: errJSON, Attempts: int32(max(sc.Attempts, 1)), DurationMs: &dur, Steps: stepsJSON}); err != nil {
-				return err
+			if at, seen := batchAt[sc.Key]; seen { // a key twice in one document: the last one wins, as one upsert after another
+				batch[at] = ingestedRow{}
+			}
+			batchAt[sc.Key] = len(batch)
+			batch = append(batch, ingestedRow{Key: sc.Key, Position: pos + int32(i), Module: sc.Module, FeaturePath: sc.FeaturePath,
+				FeatureName: sc.FeatureName, Name: sc.Name, Line: int32(sc.Line), Tags: sc.Tags, ExampleRow: row, Status: sc.Status,
+				Error: errJSON, Attempts: int32(max(sc.Attempts, 1)), DurationMs: sc.Duration.Milliseconds(), Steps: stepsJSON})
+			if len(batch) == ingestBatch {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 		}
-		all, err := q.ListRunScenarios(ctx, r.Run.ID)
+		if err := flush(); err != nil {
+			return err
+		}
+		byStatus, err := q.RunScenarioStatusCounts(ctx, r.Run.ID)
 		if err != nil {
 			return err
 		}
-		counts := scenarioCounts(all)
+		var counts serverapi.Counts
 		// docs/runs.md: passed means every scenario passed or was skipped, and nothing outside a
 		// scenario (a hook of the whole run, the test run itself) failed, in this document or an earlier one.
 		status := "passed"
-		for _, sc := range all {
-			if sc.Status != "passed" && sc.Status != "skipped" {
+		for _, c := range byStatus {
+			for k := int32(0); k < c.N; k++ {
+				reports.Add(&counts, c.Status, int(c.Attempts))
+			}
+			if c.Status != "passed" && c.Status != "skipped" {
 				status = "failed"
 			}
 		}
@@ -267,13 +299,25 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 	return serverapi.IngestRunResults200JSONResponse(out), nil
 }
 
-// scenarioCounts counts a run's scenarios by status.
-func scenarioCounts(rows []db.RunScenario) serverapi.Counts {
-	var c serverapi.Counts
-	for _, sc := range rows {
-		reports.Add(&c, sc.Status, int(sc.Attempts))
-	}
-	return c
+// ingestBatch is how many scenarios one statement writes.
+const ingestBatch = 2000
+
+// ingestedRow is one scenario of UpsertIngestedScenarios (queries/reports.sql).
+type ingestedRow struct {
+	Key         string          `json:"key"`
+	Position    int32           `json:"position"`
+	Module      string          `json:"module"`
+	FeaturePath string          `json:"featurePath"`
+	FeatureName string          `json:"featureName"`
+	Name        string          `json:"name"`
+	Line        int32           `json:"line"`
+	Tags        []string        `json:"tags"`
+	ExampleRow  *int32          `json:"exampleRow"`
+	Status      string          `json:"status"`
+	Error       json.RawMessage `json:"error"`
+	Attempts    int32           `json:"attempts"`
+	DurationMs  int64           `json:"durationMs"`
+	Steps       json.RawMessage `json:"steps"`
 }
 
 // keepBlobs keeps the document's and the attachments' content until the transaction ends (see

@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	gherkin "github.com/cucumber/gherkin/go/v42"
@@ -38,6 +40,22 @@ type exampleRow struct {
 	row     int
 }
 
+// QuarantinedTag is the tag the runner gives every scenario whose identity is quarantined, so that
+// a run's tag expression can select or leave them out ("not @quarantined").
+const QuarantinedTag = "@quarantined"
+
+// Identity is a scenario's identity across runs (docs/stats.md): md5 of its feature path, name and
+// dataset row (empty without one), separated by U+001F, in hex — the database's
+// run_scenarios.identity.
+func Identity(featurePath, name string, row int) string {
+	r := ""
+	if row > 0 {
+		r = strconv.Itoa(row)
+	}
+	sum := md5.Sum([]byte(featurePath + "\x1f" + name + "\x1f" + r))
+	return hex.EncodeToString(sum[:])
+}
+
 // plan parses the selected features and returns their scenarios in order (by path, then source
 // order), with the problems that kept some from being planned.
 func plan(run Run, filter *TagExpr) ([]plannedScenario, []Problem) {
@@ -53,7 +71,7 @@ func plan(run Run, filter *TagExpr) ([]plannedScenario, []Problem) {
 		problems []Problem
 	)
 	for _, p := range paths {
-		scs, probs := planFeature(p, run.Features[p], run.Datasets, filter)
+		scs, probs := planFeature(p, run.Features[p], run.Datasets, run.Quarantined, filter)
 		out = append(out, scs...)
 		problems = append(problems, probs...)
 	}
@@ -97,7 +115,7 @@ func compilePickles(doc *messages.GherkinDocument, uri string, newID func() stri
 	return gherkin.Pickles(*doc, uri, newID), nil
 }
 
-func planFeature(p, src string, datasets map[string]Dataset, filter *TagExpr) ([]plannedScenario, []Problem) {
+func planFeature(p, src string, datasets map[string]Dataset, quarantined map[string]bool, filter *TagExpr) ([]plannedScenario, []Problem) {
 	doc, newID, err := parseDocument(p, src)
 	if err != nil {
 		return nil, parseProblems(p, err)
@@ -147,6 +165,13 @@ func planFeature(p, src string, datasets map[string]Dataset, filter *TagExpr) ([
 		var tags []string
 		for _, t := range pk.Tags {
 			tags = append(tags, t.Name)
+		}
+		var ex exampleRow
+		if len(pk.AstNodeIds) > 1 {
+			ex = rows[pk.AstNodeIds[1]]
+		}
+		if quarantined[Identity(p, pk.Name, ex.row)] {
+			tags = append(tags, QuarantinedTag)
 		}
 		if !filter.Match(tags) {
 			continue

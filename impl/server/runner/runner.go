@@ -102,6 +102,9 @@ type Run struct {
 	// Retries runs a failed scenario again, up to this many times; the last attempt is its
 	// result, and a scenario that passes on a retry counts as flaky.
 	Retries int
+	// Quarantined holds the identities (Identity) of the project's quarantined scenarios: they
+	// still run, tagged QuarantinedTag, so that Tags can leave them out.
+	Quarantined map[string]bool
 }
 
 // Environment is the environment a run executes in.

@@ -234,6 +234,15 @@ func (s *Service) load(ctx context.Context, r db.Run) (runner.Run, error) {
 	for _, f := range features {
 		in.Features[f.Path] = f.Content
 	}
+	// Quarantined scenarios still run, tagged @quarantined (docs/stats.md, Quarantine).
+	held, err := s.st.ActiveQuarantineIdentities(ctx, r.ProjectID)
+	if err != nil {
+		return in, fmt.Errorf("load quarantines: %w", err)
+	}
+	in.Quarantined = map[string]bool{}
+	for _, id := range held {
+		in.Quarantined[id] = true
+	}
 	procs, err := s.st.AllProcesses(ctx, r.ProjectID)
 	if err != nil {
 		return in, fmt.Errorf("load processes: %w", err)

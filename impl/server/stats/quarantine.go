@@ -12,6 +12,7 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -81,6 +82,7 @@ func (qs *Quarantines) List(ctx context.Context, projectID uuid.UUID, project st
 	}
 	if len(names) > 0 {
 		out.Export.NamePattern = "^(?:" + strings.Join(names, "|") + ")$"
+		out.Export.TagExpression = "not " + runner.QuarantinedTag
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,10 +32,15 @@ type Querier interface {
 	StatsTrendScenarios(ctx context.Context, arg db.StatsTrendScenariosParams) ([]db.StatsTrendScenariosRow, error)
 	StatsTrendSummary(ctx context.Context, arg db.StatsTrendSummaryParams) (db.StatsTrendSummaryRow, error)
 	StatsFlaky(ctx context.Context, arg db.StatsFlakyParams) ([]db.StatsFlakyRow, error)
+	StatsFlakyRollup(ctx context.Context, arg db.StatsFlakyRollupParams) ([]db.StatsFlakyRollupRow, error)
 	StatsHealByStrategy(ctx context.Context, arg db.StatsHealByStrategyParams) ([]db.StatsHealByStrategyRow, error)
 	StatsHealBySelector(ctx context.Context, arg db.StatsHealBySelectorParams) ([]db.StatsHealBySelectorRow, error)
 	StatsHealByScenario(ctx context.Context, arg db.StatsHealByScenarioParams) ([]db.StatsHealByScenarioRow, error)
 	StatsHealTop(ctx context.Context, arg db.StatsHealTopParams) ([]db.StatsHealTopRow, error)
+	StatsHealByStrategyRollup(ctx context.Context, arg db.StatsHealByStrategyRollupParams) ([]db.StatsHealByStrategyRollupRow, error)
+	StatsHealBySelectorRollup(ctx context.Context, arg db.StatsHealBySelectorRollupParams) ([]db.StatsHealBySelectorRollupRow, error)
+	StatsHealByScenarioRollup(ctx context.Context, arg db.StatsHealByScenarioRollupParams) ([]db.StatsHealByScenarioRollupRow, error)
+	StatsHealTopRollup(ctx context.Context, arg db.StatsHealTopRollupParams) ([]db.StatsHealTopRollupRow, error)
 	StatsSlowestScenarios(ctx context.Context, arg db.StatsSlowestScenariosParams) ([]db.StatsSlowestScenariosRow, error)
 	StatsSlowestSteps(ctx context.Context, arg db.StatsSlowestStepsParams) ([]db.StatsSlowestStepsRow, error)
 	StatsDurationRegressions(ctx context.Context, arg db.StatsDurationRegressionsParams) ([]db.StatsDurationRegressionsRow, error)
@@ -42,6 +48,15 @@ type Querier interface {
 	StatsFailureClusters(ctx context.Context, arg db.StatsFailureClustersParams) ([]db.StatsFailureClustersRow, error)
 	StatsNewFailures(ctx context.Context, arg db.StatsNewFailuresParams) ([]db.StatsNewFailuresRow, error)
 	StatsBecameFlaky(ctx context.Context, arg db.StatsBecameFlakyParams) ([]db.StatsBecameFlakyRow, error)
+	StatsTrendRunsRollup(ctx context.Context, arg db.StatsTrendRunsRollupParams) ([]db.StatsTrendRunsRollupRow, error)
+	StatsTrendScenariosRollup(ctx context.Context, arg db.StatsTrendScenariosRollupParams) ([]db.StatsTrendScenariosRollupRow, error)
+	StatsTrendSummaryRollup(ctx context.Context, arg db.StatsTrendSummaryRollupParams) (db.StatsTrendSummaryRollupRow, error)
+	StatsSlowestScenariosRollup(ctx context.Context, arg db.StatsSlowestScenariosRollupParams) ([]db.StatsSlowestScenariosRollupRow, error)
+	StatsSlowestStepsRollup(ctx context.Context, arg db.StatsSlowestStepsRollupParams) ([]db.StatsSlowestStepsRollupRow, error)
+	StatsDurationRegressionsRollup(ctx context.Context, arg db.StatsDurationRegressionsRollupParams) ([]db.StatsDurationRegressionsRollupRow, error)
+	StatsMostFailingStepsRollup(ctx context.Context, arg db.StatsMostFailingStepsRollupParams) ([]db.StatsMostFailingStepsRollupRow, error)
+	StatsFailureClustersRollup(ctx context.Context, arg db.StatsFailureClustersRollupParams) ([]db.StatsFailureClustersRollupRow, error)
+	StatsBecameFlakyRollup(ctx context.Context, arg db.StatsBecameFlakyRollupParams) ([]db.StatsBecameFlakyRollupRow, error)
 }
 
 // Service computes statistics.
@@ -67,9 +82,11 @@ type Scope struct {
 	Since, Until  *time.Time
 }
 
-// window resolves [since, until): until defaults to now, since to DefaultWindow before it.
+// window resolves [since, until): until defaults to the end of the current UTC day, since to
+// DefaultWindow before it.
 func (s *Service) window(sc Scope) (time.Time, time.Time, error) {
-	until := s.now().UTC()
+	// By default the window is whole UTC days: up to the end of today.
+	until := s.now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 	if sc.Until != nil {
 		until = sc.Until.UTC()
 	}
@@ -85,6 +102,17 @@ func (s *Service) window(sc Scope) (time.Time, time.Time, error) {
 	}
 	return since, until, nil
 }
+
+// rollup reports whether the daily rollup answers for the scope over [since, until): both bounds
+// are UTC midnights and no filter names something the rollup does not keep (branch, environment,
+// trigger, tag).
+func (sc Scope) rollup(since, until time.Time) bool {
+	whole := func(t time.Time) bool { return t.Equal(t.Truncate(24 * time.Hour)) }
+	return whole(since) && whole(until) && sc.Branch == nil && sc.Environment == nil && sc.Trigger == nil && sc.Tag == nil
+}
+
+// day is the UTC date of a UTC midnight.
+func day(t time.Time) pgtype.Date { return pgtype.Date{Time: t.UTC(), Valid: true} }
 
 func (sc Scope) ids() []uuid.UUID {
 	if sc.WorkspaceIDs == nil {
@@ -137,15 +165,41 @@ func (s *Service) Trends(ctx context.Context, sc Scope, bucket, tz string) (serv
 	if _, err := time.LoadLocation(tz); err != nil || tz == "Local" || strings.ContainsAny(tz, " ,") {
 		return out, apierr.New(apierr.ValidationFailed, "unknown time zone "+tz, "query parameter tz: an IANA time zone name such as Europe/Paris")
 	}
-	runs, err := s.q.StatsTrendRuns(ctx, db.StatsTrendRunsParams{Tz: tz, Bucket: bucket, AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-		Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	// Day and week buckets in UTC over whole days come from the daily rollup (docs/stats.md).
+	roll := sc.rollup(since.Add(-until.Sub(since)), until) && tz == "UTC" && (bucket == "day" || bucket == "week")
+	var runs []db.StatsTrendRunsRow
+	if roll {
+		rows, err := s.q.StatsTrendRunsRollup(ctx, db.StatsTrendRunsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), Bucket: bucket})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			runs = append(runs, db.StatsTrendRunsRow(r))
+		}
+	} else {
+		runs, err = s.q.StatsTrendRuns(ctx, db.StatsTrendRunsParams{Tz: tz, Bucket: bucket, AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+			Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
-	scen, err := s.q.StatsTrendScenarios(ctx, db.StatsTrendScenariosParams{Tz: tz, Bucket: bucket, AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-		Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var scen []db.StatsTrendScenariosRow
+	if roll {
+		rows, err := s.q.StatsTrendScenariosRollup(ctx, db.StatsTrendScenariosRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until), Bucket: bucket})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			scen = append(scen, db.StatsTrendScenariosRow(r))
+		}
+	} else {
+		scen, err = s.q.StatsTrendScenarios(ctx, db.StatsTrendScenariosParams{Tz: tz, Bucket: bucket, AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+			Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	byAt := map[time.Time]db.StatsTrendScenariosRow{}
 	for _, r := range scen {
@@ -166,8 +220,17 @@ func (s *Service) Trends(ctx context.Context, sc Scope, bucket, tz string) (serv
 		out.Points = append(out.Points, p)
 	}
 	summary := func(from, to time.Time) (serverapi.TrendSummary, error) {
-		r, err := s.q.StatsTrendSummary(ctx, db.StatsTrendSummaryParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: from, Until: to, Tag: sc.Tag})
+		var r db.StatsTrendSummaryRow
+		var err error
+		if roll {
+			var rr db.StatsTrendSummaryRollupRow
+			rr, err = s.q.StatsTrendSummaryRollup(ctx, db.StatsTrendSummaryRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+				Workspace: sc.workspace(), Project: sc.Project, SinceDay: day(from), UntilDay: day(to)})
+			r = db.StatsTrendSummaryRow(rr)
+		} else {
+			r, err = s.q.StatsTrendSummary(ctx, db.StatsTrendSummaryParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+				Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: from, Until: to, Tag: sc.Tag})
+		}
 		if err != nil {
 			return serverapi.TrendSummary{}, err
 		}
@@ -225,12 +288,32 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 	if fq.MaxFailedShare != nil {
 		share = pgtype.Float8{Float64: *fq.MaxFailedShare, Valid: true}
 	}
-	rows, err := s.q.StatsFlaky(ctx, db.StatsFlakyParams{Since: since, Until: until, Descending: fq.Descending, AllWorkspaces: sc.AllWorkspaces,
-		WorkspaceIds: sc.ids(), Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger,
-		Tag: sc.Tag, MaxFailedShare: share, MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort,
-		RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
-	if err != nil {
-		return nil, false, err
+	var rows []db.StatsFlakyRow
+	if sc.rollup(since, until) && fq.MaxFailedShare == nil {
+		// Whole UTC days without run or tag filters: the daily rollup has every figure (docs/stats.md).
+		days, err := s.q.StatsFlakyRollup(ctx, db.StatsFlakyRollupParams{SinceDay: day(since), UntilDay: day(until), Descending: fq.Descending,
+			AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(), Project: sc.Project,
+			MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort, RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
+		if err != nil {
+			return nil, false, err
+		}
+		rows = make([]db.StatsFlakyRow, len(days))
+		for i, d := range days {
+			rows[i] = db.StatsFlakyRow{ProjectID: d.ProjectID, Identity: ptr(d.Identity), Project: d.Project, FeaturePath: d.FeaturePath,
+				Scenario: d.Scenario, ExampleRow: d.ExampleRow, LastRunID: d.LastRunID, Results: d.Results, Passed: d.Passed, Flips: d.Flips,
+				RetryPasses: d.RetryPasses, FlakyResults: d.FlakyResults, FlipRate: d.FlipRate, FlakyRate: d.FlakyRate, RetryPassRate: d.RetryPassRate,
+				FailureRate: d.FailureRate, PassRate: d.PassRate, Health: d.Health, Volume: d.Volume, DurationLostMs: d.DurationLostMs,
+				FirstFlakyAt: d.FirstFlakyAt, LastFlakyAt: d.LastFlakyAt, Heals: d.Heals, StepKeyword: d.StepKeyword, StepText: d.StepText,
+				StepCount: d.StepCount, Locator: d.Locator, LocatorCount: d.LocatorCount}
+		}
+	} else {
+		rows, err = s.q.StatsFlaky(ctx, db.StatsFlakyParams{Since: since, Until: until, Descending: fq.Descending, AllWorkspaces: sc.AllWorkspaces,
+			WorkspaceIds: sc.ids(), Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger,
+			Tag: sc.Tag, MaxFailedShare: share, MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort,
+			RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
+		if err != nil {
+			return nil, false, err
+		}
 	}
 	more := len(rows) > fq.Limit
 	if more {
@@ -286,39 +369,88 @@ func (s *Service) Heal(ctx context.Context, sc Scope) (serverapi.HealStats, erro
 	if err != nil {
 		return out, err
 	}
+	roll := sc.rollup(since, until) // whole UTC days: the daily rollup answers (docs/stats.md)
 	out = serverapi.HealStats{Window: serverapi.StatsWindow{Since: since, Until: until}, ByStrategy: []serverapi.HealStrategyCount{},
 		BySelector: []serverapi.HealSelectorCount{}, ByScenario: []serverapi.HealScenarioCount{}, Top: []serverapi.HealReplacement{}}
-	strategies, err := s.q.StatsHealByStrategy(ctx, db.StatsHealByStrategyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var strategies []db.StatsHealByStrategyRow
+	if roll {
+		rows, err := s.q.StatsHealByStrategyRollup(ctx, db.StatsHealByStrategyRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			strategies = append(strategies, db.StatsHealByStrategyRow(r))
+		}
+	} else {
+		strategies, err = s.q.StatsHealByStrategy(ctx, db.StatsHealByStrategyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range strategies {
 		out.Total += int(r.Count)
 		out.ByStrategy = append(out.ByStrategy, serverapi.HealStrategyCount{Strategy: r.Strategy, Count: int(r.Count), AvgScore: r.AvgScore})
 	}
-	selectors, err := s.q.StatsHealBySelector(ctx, db.StatsHealBySelectorParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var selectors []db.StatsHealBySelectorRow
+	if roll {
+		rows, err := s.q.StatsHealBySelectorRollup(ctx, db.StatsHealBySelectorRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			selectors = append(selectors, db.StatsHealBySelectorRow(r))
+		}
+	} else {
+		selectors, err = s.q.StatsHealBySelector(ctx, db.StatsHealBySelectorParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range selectors {
 		out.BySelector = append(out.BySelector, serverapi.HealSelectorCount{Project: r.Project, Selector: r.Selector, Count: int(r.Count)})
 	}
-	scenarios, err := s.q.StatsHealByScenario(ctx, db.StatsHealByScenarioParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var scenarios []db.StatsHealByScenarioRow
+	if roll {
+		rows, err := s.q.StatsHealByScenarioRollup(ctx, db.StatsHealByScenarioRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			scenarios = append(scenarios, db.StatsHealByScenarioRow(r))
+		}
+	} else {
+		scenarios, err = s.q.StatsHealByScenario(ctx, db.StatsHealByScenarioParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range scenarios {
 		sr := ref(r.Identity, r.Project, r.FeaturePath, r.Scenario, r.ExampleRow)
 		out.ByScenario = append(out.ByScenario, serverapi.HealScenarioCount{Identity: sr.Identity, Project: sr.Project, FeaturePath: sr.FeaturePath,
 			Scenario: sr.Scenario, ExampleRow: sr.ExampleRow, Count: int(r.Count)})
 	}
-	top, err := s.q.StatsHealTop(ctx, db.StatsHealTopParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	var top []db.StatsHealTopRow
+	if roll {
+		rows, err := s.q.StatsHealTopRollup(ctx, db.StatsHealTopRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			top = append(top, db.StatsHealTopRow(r))
+		}
+	} else {
+		top, err = s.q.StatsHealTop(ctx, db.StatsHealTopParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+			Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+		if err != nil {
+			return out, err
+		}
 	}
 	for _, r := range top {
 		out.Top = append(out.Top, serverapi.HealReplacement{Project: r.Project, OldSelector: r.OldSelector, NewSelector: r.NewSelector,
@@ -337,80 +469,198 @@ func (s *Service) Insights(ctx context.Context, sc Scope) (serverapi.Insights, e
 		return out, err
 	}
 	prev := since.Add(-until.Sub(since))
+	roll := sc.rollup(prev, until) // whole UTC days: the daily rollup answers (docs/stats.md)
 	out = serverapi.Insights{GeneratedAt: s.now().UTC(), Window: serverapi.StatsWindow{Since: since, Until: until},
 		SlowestScenarios: []serverapi.ScenarioDuration{}, SlowestSteps: []serverapi.StepDuration{}, DurationRegressions: []serverapi.DurationRegression{},
 		MostFailingSteps: []serverapi.StepCount{}, FailureClusters: []serverapi.FailureCluster{}, NewFailures: []serverapi.NewFailure{},
 		BecameFlaky: []serverapi.ScenarioRef{}}
-	slow, err := s.q.StatsSlowestScenarios(ctx, db.StatsSlowestScenariosParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
+	// The lists are independent reads: they run concurrently, each filling its own member.
+	parts := []func() error{
+		func() error {
+			var err error
+			var slow []db.StatsSlowestScenariosRow
+			if roll {
+				rows, err := s.q.StatsSlowestScenariosRollup(ctx, db.StatsSlowestScenariosRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					slow = append(slow, db.StatsSlowestScenariosRow(r))
+				}
+			} else {
+				slow, err = s.q.StatsSlowestScenarios(ctx, db.StatsSlowestScenariosParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range slow {
+				out.SlowestScenarios = append(out.SlowestScenarios, serverapi.ScenarioDuration{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
+					Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Results: int(r.Results), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var steps []db.StatsSlowestStepsRow
+			if roll {
+				rows, err := s.q.StatsSlowestStepsRollup(ctx, db.StatsSlowestStepsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					steps = append(steps, db.StatsSlowestStepsRow(r))
+				}
+			} else {
+				steps, err = s.q.StatsSlowestSteps(ctx, db.StatsSlowestStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range steps {
+				out.SlowestSteps = append(out.SlowestSteps, serverapi.StepDuration{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var regs []db.StatsDurationRegressionsRow
+			if roll {
+				rows, err := s.q.StatsDurationRegressionsRollup(ctx, db.StatsDurationRegressionsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					regs = append(regs, db.StatsDurationRegressionsRow(r))
+				}
+			} else {
+				regs, err = s.q.StatsDurationRegressions(ctx, db.StatsDurationRegressionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+					Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
+					PreviousSince: prev, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range regs {
+				out.DurationRegressions = append(out.DurationRegressions, serverapi.DurationRegression{Identity: r.Identity, Project: r.Project,
+					FeaturePath: r.FeaturePath, Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), P50Ms: r.P50Ms, PreviousP50Ms: r.PreviousP50Ms, DeltaMs: r.DeltaMs})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var failing []db.StatsMostFailingStepsRow
+			if roll {
+				rows, err := s.q.StatsMostFailingStepsRollup(ctx, db.StatsMostFailingStepsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					failing = append(failing, db.StatsMostFailingStepsRow(r))
+				}
+			} else {
+				failing, err = s.q.StatsMostFailingSteps(ctx, db.StatsMostFailingStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range failing {
+				out.MostFailingSteps = append(out.MostFailingSteps, serverapi.StepCount{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count)})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var clusters []db.StatsFailureClustersRow
+			if roll {
+				rows, err := s.q.StatsFailureClustersRollup(ctx, db.StatsFailureClustersRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					clusters = append(clusters, db.StatsFailureClustersRow(r))
+				}
+			} else {
+				clusters, err = s.q.StatsFailureClusters(ctx, db.StatsFailureClustersParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+					Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
+					PreviousSince: prev, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range clusters {
+				// example is project ␟ identity ␟ feature path ␟ name ␟ example row, the least of the cluster's.
+				parts := strings.SplitN(r.Example, "\x1f", 5)
+				for len(parts) < 5 {
+					parts = append(parts, "")
+				}
+				ex := serverapi.ScenarioRef{Project: parts[0], Identity: parts[1], FeaturePath: parts[2], Scenario: parts[3]}
+				if n, err := strconv.Atoi(parts[4]); err == nil {
+					ex.ExampleRow = &n
+				}
+				out.FailureClusters = append(out.FailureClusters, serverapi.FailureCluster{Signature: r.Signature, Count: int(r.Count), Scenarios: int(r.Scenarios),
+					FirstSeenAt: r.FirstSeenAt.UTC(), LastSeenAt: r.LastSeenAt.UTC(), New: r.IsNew, Example: ex})
+			}
+			return nil
+		},
+		func() error {
+			news, err := s.q.StatsNewFailures(ctx, db.StatsNewFailuresParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+				Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
+			if err != nil {
+				return err
+			}
+			for _, r := range news {
+				out.NewFailures = append(out.NewFailures, serverapi.NewFailure{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
+					Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Failures: int(r.Failures), FirstFailedAt: r.FirstFailedAt.UTC(), LastGreenRunId: r.LastGreenRunID})
+			}
+			return nil
+		},
+		func() error {
+			var err error
+			var became []db.StatsBecameFlakyRow
+			if roll {
+				rows, err := s.q.StatsBecameFlakyRollup(ctx, db.StatsBecameFlakyRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					became = append(became, db.StatsBecameFlakyRow(r))
+				}
+			} else {
+				became, err = s.q.StatsBecameFlaky(ctx, db.StatsBecameFlakyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, PreviousSince: prev, Until: until, Tag: sc.Tag})
+				if err != nil {
+					return err
+				}
+			}
+			for _, r := range became {
+				out.BecameFlaky = append(out.BecameFlaky, ref(r.Identity, r.Project, r.FeaturePath, r.Scenario, r.ExampleRow))
+			}
+			return nil
+		},
 	}
-	for _, r := range slow {
-		out.SlowestScenarios = append(out.SlowestScenarios, serverapi.ScenarioDuration{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
-			Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Results: int(r.Results), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = part()
+		}()
 	}
-	steps, err := s.q.StatsSlowestSteps(ctx, db.StatsSlowestStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
-	}
-	for _, r := range steps {
-		out.SlowestSteps = append(out.SlowestSteps, serverapi.StepDuration{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count), P50Ms: r.P50Ms, P95Ms: r.P95Ms})
-	}
-	regs, err := s.q.StatsDurationRegressions(ctx, db.StatsDurationRegressionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-		Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
-		PreviousSince: prev, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
-	}
-	for _, r := range regs {
-		out.DurationRegressions = append(out.DurationRegressions, serverapi.DurationRegression{Identity: r.Identity, Project: r.Project,
-			FeaturePath: r.FeaturePath, Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), P50Ms: r.P50Ms, PreviousP50Ms: r.PreviousP50Ms, DeltaMs: r.DeltaMs})
-	}
-	failing, err := s.q.StatsMostFailingSteps(ctx, db.StatsMostFailingStepsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
-	}
-	for _, r := range failing {
-		out.MostFailingSteps = append(out.MostFailingSteps, serverapi.StepCount{Keyword: r.Keyword, Text: r.Text, Count: int(r.Count)})
-	}
-	clusters, err := s.q.StatsFailureClusters(ctx, db.StatsFailureClustersParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-		Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
-		PreviousSince: prev, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
-	}
-	for _, r := range clusters {
-		// example is project ␟ identity ␟ feature path ␟ name ␟ example row, the least of the cluster's.
-		parts := strings.SplitN(r.Example, "\x1f", 5)
-		for len(parts) < 5 {
-			parts = append(parts, "")
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return out, err
 		}
-		ex := serverapi.ScenarioRef{Project: parts[0], Identity: parts[1], FeaturePath: parts[2], Scenario: parts[3]}
-		if n, err := strconv.Atoi(parts[4]); err == nil {
-			ex.ExampleRow = &n
-		}
-		out.FailureClusters = append(out.FailureClusters, serverapi.FailureCluster{Signature: r.Signature, Count: int(r.Count), Scenarios: int(r.Scenarios),
-			FirstSeenAt: r.FirstSeenAt.UTC(), LastSeenAt: r.LastSeenAt.UTC(), New: r.IsNew, Example: ex})
-	}
-	news, err := s.q.StatsNewFailures(ctx, db.StatsNewFailuresParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
-	}
-	for _, r := range news {
-		out.NewFailures = append(out.NewFailures, serverapi.NewFailure{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath,
-			Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), Failures: int(r.Failures), FirstFailedAt: r.FirstFailedAt.UTC(), LastGreenRunId: r.LastGreenRunID})
-	}
-	became, err := s.q.StatsBecameFlaky(ctx, db.StatsBecameFlakyParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-		Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since, PreviousSince: prev, Until: until, Tag: sc.Tag})
-	if err != nil {
-		return out, err
-	}
-	for _, r := range became {
-		out.BecameFlaky = append(out.BecameFlaky, ref(r.Identity, r.Project, r.FeaturePath, r.Scenario, r.ExampleRow))
 	}
 	return out, nil
 }

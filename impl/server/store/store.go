@@ -31,6 +31,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
+	// The server's queries are index look-ups and reads of small rollups whose row estimates can
+	// still pass jit_above_cost; PostgreSQL's JIT then spends 0.5–1 s compiling a query that runs in
+	// milliseconds (docs/benchmarks.md, statistics). Off unless the URL sets it (…?jit=on).
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)

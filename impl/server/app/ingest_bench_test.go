@@ -1,0 +1,111 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app"
+	"github.com/sdods/sdods/impl/server/app/apptest"
+	"github.com/sdods/sdods/impl/server/ingest"
+	"github.com/sdods/sdods/impl/server/store/storetest"
+)
+
+// benchJUnitDoc is a JUnit XML document of n test cases, 1 in 20 failing, produced at the given time.
+func benchJUnitDoc(n int, at time.Time) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<testsuites><testsuite name=\"bench\" timestamp=%q>\n", at.Format("2006-01-02T15:04:05"))
+	for i := 0; i < n; i++ {
+		if i%20 == 7 {
+			fmt.Fprintf(&b, "  <testcase classname=\"pkg.Class%d\" name=\"case %d\" time=\"0.%03d\"><failure message=\"expected %d\">stack</failure></testcase>\n", i%100, i, i%1000, i)
+		} else {
+			fmt.Fprintf(&b, "  <testcase classname=\"pkg.Class%d\" name=\"case %d\" time=\"0.%03d\"/>\n", i%100, i, i%1000)
+		}
+	}
+	b.WriteString("</testsuite></testsuites>\n")
+	return []byte(b.String())
+}
+
+// BenchmarkIngestJUnit ingests a JUnit document of SDODS_INGEST_BENCH_CASES cases (default 10,000)
+// through the real endpoint (sub-benchmark "ingest"), and measures the floor the same run: parsing
+// the document and COPYing the same rows into run_scenarios in one transaction ("parse+copy").
+// docs/benchmarks.md has the figures.
+func BenchmarkIngestJUnit(b *testing.B) {
+	n := envInt("SDODS_INGEST_BENCH_CASES", 10000)
+	// Each ingest is a later CI run of the same suite (one hour apart), as history arrives.
+	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	next := func() []byte { at = at.Add(time.Hour); return benchJUnitDoc(n, at) }
+	doc := next()
+	dbURL := storetest.NewDatabase(b)
+	s := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers = 0; c.MaxBody = 1 << 30; c.MaxIngest = 1 << 30 })
+	admin := s.Setup(b)
+	ctx := context.Background()
+	if r, err := admin.CreateProjectWithResponse(ctx, serverclient.CreateProjectJSONRequestBody{Slug: "shop", Name: "Shop", WorkspaceSlug: "default"}); err != nil || r.StatusCode() != http.StatusCreated {
+		b.Fatalf("create project: %v", err)
+	}
+	token := apptest.Token(b, admin, "runs:ingest", "runs:write")
+	bearer := s.Bearer(b, token)
+	b.Logf("%d cases, %d bytes", n, len(doc))
+	b.Run("ingest", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			id := ingestRun(&testing.T{}, bearer)
+			doc := next()
+			b.StartTimer()
+			status, body, _ := s.Do(b, "POST", "/api/runs/"+id.String()+"/ingest", "application/xml", doc, "Authorization", "Bearer "+token)
+			if status != http.StatusOK {
+				b.Fatalf("ingest: %d %s", status, body)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/doc")
+	})
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var project uuid.UUID
+	if err := conn.QueryRow(ctx, `SELECT id FROM projects WHERE slug = 'shop'`).Scan(&project); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("parse+copy", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			parsed, err := ingest.Parse(doc, ingest.JUnit)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var run uuid.UUID
+			if err := tx.QueryRow(ctx, `INSERT INTO runs (project_id, status, source) VALUES ($1, 'running', 'ingest') RETURNING id`, project).Scan(&run); err != nil {
+				b.Fatal(err)
+			}
+			rows := make([][]any, len(parsed.Scenarios))
+			for j, sc := range parsed.Scenarios {
+				var errJSON any
+				if sc.Error != nil {
+					errJSON = fmt.Sprintf(`{"message":%q}`, sc.Error.Message)
+				}
+				rows[j] = []any{run, sc.Key, int32(j), sc.Module, sc.FeaturePath, sc.FeatureName, sc.Name, int32(sc.Line), sc.Tags, sc.Status,
+					errJSON, int32(max(sc.Attempts, 1)), sc.Duration.Milliseconds(), "[]"}
+			}
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"run_scenarios"}, []string{"run_id", "scenario_key", "position", "module", "feature_path",
+				"feature_name", "name", "line", "tags", "status", "error", "attempts", "duration_ms", "steps"}, pgx.CopyFromRows(rows)); err != nil {
+				b.Fatal(err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/doc")
+	})
+}
