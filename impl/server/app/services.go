@@ -3,6 +3,7 @@ package app
 import (
 	"log/slog"
 
+	"github.com/sdods/sdods/impl/server/artifacts"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/features"
@@ -40,5 +41,6 @@ func newServices(d serviceDeps) httpapi.Services {
 		Datasets:     projects.NewDatasets(d.Store, d.Blobs, d.Log),
 		AuditLog:     audit.NewLog(d.Store.Queries),
 		Visual:       visual.NewService(d.Store),
+		Artifacts:    artifacts.NewService(d.Store, d.Blobs),
 	}
 }

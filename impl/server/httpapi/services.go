@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/sdods/sdods/impl/server/artifacts"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/hierarchy"
@@ -23,6 +24,8 @@ type Services struct {
 	Datasets     *projects.Datasets
 	AuditLog     *audit.Log
 	Visual       *visual.Service
+	// Artifacts reads stored files and keeps computed diff images.
+	Artifacts *artifacts.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
