@@ -7,6 +7,7 @@ import (
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/features"
+	"github.com/sdods/sdods/impl/server/health"
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/httpapi"
 	"github.com/sdods/sdods/impl/server/integrations"
@@ -42,5 +43,6 @@ func newServices(d serviceDeps) httpapi.Services {
 		AuditLog:     audit.NewLog(d.Store.Queries),
 		Visual:       visual.NewService(d.Store),
 		Artifacts:    artifacts.NewService(d.Store, d.Blobs),
+		Health:       health.NewService(d.Store),
 	}
 }
