@@ -278,7 +278,7 @@ func (s *Server) GetRun(ctx context.Context, req serverapi.GetRunRequestObject) 
 		out.Variables = &vars
 	}
 	if r.Run.CreatedBy.Valid {
-		if u, err := s.Store.GetUser(ctx, r.Run.CreatedBy.UUID); err == nil {
+		if u, err := s.Identity.User(ctx, r.Run.CreatedBy.UUID); err == nil {
 			out.CreatedBy = ptr(toUserSummary(u))
 		}
 	}
