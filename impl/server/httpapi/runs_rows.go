@@ -9,8 +9,8 @@ import (
 )
 
 // runOf loads a run the caller may act on with the current operation, as the stored row that
-// the report, ingest and report-file handlers (reports.go, ingest.go, static.go, files.go) still
-// take; the runs handlers use runByID. It goes when those read paths move to services (issue 19).
+// the report and ingest handlers (reports.go, ingest.go) still take, and that GetRunFile and
+// GetRunHtmlReport hand to the report builder; the runs handlers use runByID. It goes when those read paths move to services (issue 19).
 func (s *Server) runOf(ctx context.Context, id uuid.UUID) (db.GetRunRow, error) {
 	r, err := s.Store.GetRun(ctx, id)
 	if err != nil {
