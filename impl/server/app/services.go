@@ -3,9 +3,11 @@ package app
 import (
 	"log/slog"
 
+	"github.com/sdods/sdods/impl/server/artifacts"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/features"
+	"github.com/sdods/sdods/impl/server/health"
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/httpapi"
 	"github.com/sdods/sdods/impl/server/integrations"
@@ -40,5 +42,7 @@ func newServices(d serviceDeps) httpapi.Services {
 		Datasets:     projects.NewDatasets(d.Store, d.Blobs, d.Log),
 		AuditLog:     audit.NewLog(d.Store.Queries),
 		Visual:       visual.NewService(d.Store),
+		Artifacts:    artifacts.NewService(d.Store, d.Blobs),
+		Health:       health.NewService(d.Store),
 	}
 }

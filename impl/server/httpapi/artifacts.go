@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/server/artifacts"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/pixeldiff"
 	"github.com/sdods/sdods/impl/server/safecontent"
@@ -27,8 +27,8 @@ const maxCompareBytes = 64 << 20
 
 // artifactOf loads an artifact the caller may act on with the current operation; one in a
 // workspace where the caller has no role does not exist for them.
-func (s *Server) artifactOf(ctx context.Context, id uuid.UUID) (db.GetArtifactWithWorkspaceRow, error) {
-	a, err := s.Store.GetArtifactWithWorkspace(ctx, id)
+func (s *Server) artifactOf(ctx context.Context, id uuid.UUID) (artifacts.Artifact, error) {
+	a, err := s.Artifacts.Get(ctx, id)
 	notFound := apierr.New(apierr.NotFound, "artifact "+id.String()+" not found", "artifact ids are in a run's steps (attachments, visual checks)")
 	if store.IsNotFound(err) {
 		return a, notFound
@@ -61,7 +61,7 @@ func (s *Server) GetArtifact(ctx context.Context, req serverapi.GetArtifactReque
 	return artifactResponse{GetArtifactResponseObject: resp, set: artifactHeaders(a.MediaType, a.Name)}, nil
 }
 
-func (s *Server) getArtifact(ctx context.Context, req serverapi.GetArtifactRequestObject, a db.GetArtifactWithWorkspaceRow) (serverapi.GetArtifactResponseObject, error) {
+func (s *Server) getArtifact(ctx context.Context, req serverapi.GetArtifactRequestObject, a artifacts.Artifact) (serverapi.GetArtifactResponseObject, error) {
 	etag := `"` + a.Sha256 + `"`
 	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, etag) {
 		return serverapi.GetArtifact304Response{}, nil
@@ -170,16 +170,13 @@ func (s *Server) CompareArtifacts(ctx context.Context, req serverapi.CompareArti
 		return nil, err
 	}
 	diffID := diffArtifactID(after.ProjectID, before.Sha256, after.Sha256, opt)
-	if _, err := s.Store.GetArtifactWithWorkspace(ctx, diffID); store.IsNotFound(err) {
+	name := fmt.Sprintf("diff-%.12s-%.12s.png", before.Sha256, after.Sha256)
+	err = s.Artifacts.KeepDiff(ctx, diffID, after.ProjectID, name, func() ([]byte, error) {
 		var buf bytes.Buffer
-		if err := pixeldiff.EncodePNG(&buf, res.Diff); err != nil {
-			return nil, err
-		}
-		name := fmt.Sprintf("diff-%.12s-%.12s.png", before.Sha256, after.Sha256)
-		if err := s.storeDiff(ctx, diffID, after.ProjectID, name, buf.Bytes()); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
+		err := pixeldiff.EncodePNG(&buf, res.Diff)
+		return buf.Bytes(), err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return serverapi.CompareArtifacts200JSONResponse{Before: before.ID, After: after.ID, Threshold: float32(opt.Threshold), IncludeAA: opt.IncludeAA,
@@ -197,7 +194,7 @@ func diffArtifactID(projectID uuid.UUID, beforeSHA, afterSHA string, opt pixeldi
 }
 
 // readImage reads and decodes a PNG artifact; anything else is 422.
-func (s *Server) readImage(ctx context.Context, a db.GetArtifactWithWorkspaceRow, which string) (*image.NRGBA, error) {
+func (s *Server) readImage(ctx context.Context, a artifacts.Artifact, which string) (*image.NRGBA, error) {
 	if a.SizeBytes > maxCompareBytes {
 		return nil, apierr.New(apierr.Unprocessable, which+" is too large to compare", fmt.Sprintf("at most %d bytes", maxCompareBytes))
 	}
@@ -215,24 +212,4 @@ func (s *Server) readImage(ctx context.Context, a db.GetArtifactWithWorkspaceRow
 		return nil, apierr.Wrap(err, apierr.Unprocessable, which+" ("+a.ID.String()+", "+a.MediaType+") is not a PNG image", err.Error())
 	}
 	return img, err
-}
-
-// storeDiff keeps a computed diff image as a run-less artifact of the project under id; a
-// concurrent computation of the same diff inserts nothing more.
-func (s *Server) storeDiff(ctx context.Context, id, projectID uuid.UUID, name string, data []byte) error {
-	info, err := s.Blobs.Put(ctx, bytes.NewReader(data), 0)
-	if err != nil {
-		return apierr.Wrap(err, apierr.Unavailable, "the diff image cannot be stored", "")
-	}
-	return s.Store.WithTx(ctx, func(q *db.Queries) error {
-		if err := store.KeepBlob(ctx, q, s.Blobs, info.Key, data); err != nil {
-			return err
-		}
-		_, err := q.InsertCachedArtifact(ctx, db.InsertCachedArtifactParams{ID: id, ProjectID: projectID, Name: name, Kind: "diff", MediaType: "image/png",
-			SizeBytes: info.Size, Sha256: info.SHA256, BlobKey: info.Key})
-		if store.IsNotFound(err) {
-			return nil // made meanwhile by the same comparison
-		}
-		return err
-	})
 }

@@ -19,10 +19,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/server/artifacts"
 	"github.com/sdods/sdods/impl/server/blob"
+	"github.com/sdods/sdods/impl/server/reports"
+	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/safecontent"
 )
 
@@ -42,13 +44,28 @@ const (
 
 // runFile is a file of a run: an artifact in the blob store, or content made on request.
 type runFile struct {
-	artifact    *db.Artifact
+	artifact    *artifacts.Artifact
 	content     []byte
 	contentType string
 }
 
+// filesRun is the run whose files are served: what the trace shows of it, and its report data
+// and HTML report, made on request.
+type filesRun struct {
+	ID                      uuid.UUID
+	Project, Status, Source string
+	report                  func() (reports.Run, error)
+	html                    func() ([]byte, error)
+}
+
+// reportFile is report.json of a run.
+func reportFile(run reports.Run, id uuid.UUID) runFile {
+	b, _ := json.Marshal(buildReport(run, id))
+	return runFile{content: b, contentType: "application/json"}
+}
+
 // runFilePaths lays a run's artifacts out as paths (artifact id → path).
-func runFilePaths(scenarios []db.RunScenario, arts []db.Artifact) map[uuid.UUID]string {
+func runFilePaths(scenarios []runs.Scenario, arts []artifacts.Artifact) map[uuid.UUID]string {
 	byKey := map[string]uuid.UUID{}
 	for _, sc := range scenarios {
 		byKey[sc.ScenarioKey] = sc.ID
@@ -57,7 +74,7 @@ func runFilePaths(scenarios []db.RunScenario, arts []db.Artifact) map[uuid.UUID]
 	taken := map[string]bool{}
 	// In step order, then in the order they were made (the store lists them by time).
 	arts = slices.Clone(arts)
-	slices.SortStableFunc(arts, func(a, b db.Artifact) int { return cmp.Compare(stepOf(a), stepOf(b)) })
+	slices.SortStableFunc(arts, func(a, b artifacts.Artifact) int { return cmp.Compare(stepOf(a), stepOf(b)) })
 	for _, a := range arts {
 		dir := "run"
 		if a.ScenarioKey != nil {
@@ -79,7 +96,7 @@ func runFilePaths(scenarios []db.RunScenario, arts []db.Artifact) map[uuid.UUID]
 	return out
 }
 
-func stepOf(a db.Artifact) int32 {
+func stepOf(a artifacts.Artifact) int32 {
 	if a.StepIndex == nil {
 		return -1
 	}
@@ -112,24 +129,23 @@ func cleanRunPath(p string) (string, error) {
 }
 
 // findRunFile resolves a path of the run's files.
-func (s *Server) findRunFile(ctx context.Context, r db.GetRunRow, p string) (runFile, error) {
+func (s *Server) findRunFile(ctx context.Context, r filesRun, p string) (runFile, error) {
 	notFound := apierr.New(apierr.NotFound, "the run has no file "+p, "GET /api/runs/{runId}/files/trace.json lists the run's files")
 	switch p {
 	case fileReport:
-		run, _, err := s.reportRun(ctx, r)
+		run, err := r.report()
 		if err != nil {
 			return runFile{}, err
 		}
-		b, _ := json.Marshal(buildReport(run, r.Run.ID))
-		return runFile{content: b, contentType: "application/json"}, nil
+		return reportFile(run, r.ID), nil
 	case fileReportHTML:
-		b, err := s.htmlReport(ctx, r)
+		b, err := r.html()
 		return runFile{content: b, contentType: "text/html; charset=utf-8"}, err
 	case fileTrace:
 		b, err := s.traceJSON(ctx, r)
 		return runFile{content: b, contentType: "application/json"}, err
 	}
-	arts, err := s.Store.ListRunArtifacts(ctx, uuid.NullUUID{UUID: r.Run.ID, Valid: true})
+	arts, err := s.Artifacts.OfRun(ctx, r.ID)
 	if err != nil {
 		return runFile{}, err
 	}
@@ -145,7 +161,7 @@ func (s *Server) findRunFile(ctx context.Context, r db.GetRunRow, p string) (run
 		}
 		return runFile{}, notFound
 	}
-	scenarios, err := s.Store.ListRunScenarios(ctx, r.Run.ID)
+	scenarios, err := s.Runs.Scenarios(ctx, r.ID)
 	if err != nil {
 		return runFile{}, err
 	}
@@ -171,7 +187,10 @@ func (s *Server) GetRunFile(ctx context.Context, req serverapi.GetRunFileRequest
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.findRunFile(ctx, r, p)
+	fr := filesRun{ID: r.Run.ID, Project: r.ProjectSlug, Status: r.Run.Status, Source: r.Run.Source,
+		report: func() (reports.Run, error) { run, _, err := s.reportRun(ctx, r); return run, err },
+		html:   func() ([]byte, error) { return s.htmlReport(ctx, r) }}
+	f, err := s.findRunFile(ctx, fr, p)
 	if err != nil {
 		return nil, err
 	}
@@ -370,21 +389,21 @@ type traceDoc struct {
 var requestLine = regexp.MustCompile(`^(?:([A-Z]+) |opened )(\S+) → (\d{3}[^()]*?)(?: in (\d+) ms)?(?: \(.*\))?$`)
 
 // traceJSON is the run's trace for the trace viewer.
-func (s *Server) traceJSON(ctx context.Context, r db.GetRunRow) ([]byte, error) {
-	scenarios, err := s.Store.ListRunScenarios(ctx, r.Run.ID)
+func (s *Server) traceJSON(ctx context.Context, r filesRun) ([]byte, error) {
+	scenarios, err := s.Runs.Scenarios(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
-	arts, err := s.Store.ListRunArtifacts(ctx, uuid.NullUUID{UUID: r.Run.ID, Valid: true})
+	arts, err := s.Artifacts.OfRun(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
 	paths := runFilePaths(scenarios, arts)
-	logs, err := s.Store.ListRunLogEvents(ctx, db.ListRunLogEventsParams{RunID: r.Run.ID, RowLimit: 20000})
+	logs, err := s.Runs.LogEvents(ctx, r.ID, 20000)
 	if err != nil {
 		return nil, err
 	}
-	doc := traceDoc{RunID: r.Run.ID, Project: r.ProjectSlug, Status: r.Run.Status, Source: r.Run.Source, Scenarios: []traceScenario{}}
+	doc := traceDoc{RunID: r.ID, Project: r.Project, Status: r.Status, Source: r.Source, Scenarios: []traceScenario{}}
 	index := map[uuid.UUID]int{}
 	for _, sc := range scenarios {
 		ts := traceScenario{ID: sc.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name, Line: int(sc.Line),

@@ -17,7 +17,7 @@ func (s *Server) GetHealth(ctx context.Context, _ serverapi.GetHealthRequestObje
 	if p := PrincipalFrom(ctx); p != nil && p.InstanceAdmin && s.Egress != nil {
 		out.Egress = egressPolicy(s.Egress)
 	}
-	latency, err := s.Store.Health(ctx)
+	latency, err := s.Health.Database(ctx)
 	if err != nil {
 		s.Log.WarnContext(ctx, "health: database unreachable", "error", err)
 		out.Status = "degraded"

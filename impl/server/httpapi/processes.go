@@ -148,10 +148,10 @@ func (s *Server) RunProcess(ctx context.Context, req serverapi.RunProcessRequest
 	if params.Environment == nil && settings.DefaultEnvironment != "" {
 		params.Environment = &settings.DefaultEnvironment
 	}
-	if err := s.checkRunInputs(ctx, p.ID, params); err != nil {
+	if err := s.Runs.CheckInputs(ctx, params); err != nil {
 		return nil, err
 	}
-	r, err := s.queueRun(ctx, params, p.Slug)
+	r, err := s.Runs.Queue(ctx, params, p.Slug)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -13,13 +12,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
-	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/authz"
 	"github.com/sdods/sdods/impl/server/projects"
-	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -56,85 +52,16 @@ func (s *Server) CreateRun(ctx context.Context, req serverapi.CreateRunRequestOb
 	if params.Environment == nil && settings.DefaultEnvironment != "" {
 		params.Environment = &settings.DefaultEnvironment
 	}
-	if err := s.checkRunInputs(ctx, p.ID, params); err != nil {
+	if err := s.Runs.CheckInputs(ctx, params); err != nil {
 		return nil, err
 	}
-	r, err := s.queueRun(ctx, params, p.Slug)
+	r, err := s.Runs.Queue(ctx, params, p.Slug)
 	if err != nil {
 		return nil, err
 	}
 	url := "/api/runs/" + r.ID.String()
 	return serverapi.CreateRun202JSONResponse{Body: serverapi.RunAccepted{Id: r.ID, Status: serverapi.RunStatus(r.Status), Project: p.Slug,
 		CreatedAt: r.CreatedAt, Url: url}, Headers: serverapi.CreateRun202ResponseHeaders{Location: &url}}, nil
-}
-
-// queueRun inserts the run and its audit entry in one transaction.
-func (s *Server) queueRun(ctx context.Context, params runs.CreateParams, projectSlug string) (db.Run, error) {
-	var r db.Run
-	err := s.Store.WithTx(ctx, func(q *db.Queries) error {
-		var err error
-		if r, err = runs.Create(ctx, q, params); err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.ID.String(), Name: projectSlug}, map[string]any{"paths": params.Paths, "trigger": params.Trigger})
-	})
-	return r, err
-}
-
-// checkRunInputs refuses a run whose environment, datasets or paths do not exist, before it is queued.
-func (s *Server) checkRunInputs(ctx context.Context, projectID uuid.UUID, p runs.CreateParams) error {
-	if p.Tags != nil {
-		// Checked here, as features are validated, rather than erroring the queued run.
-		if _, err := runner.ParseTagExpr(*p.Tags); err != nil {
-			var te *runner.TagExprError
-			if errors.As(err, &te) {
-				return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile",
-					fmt.Sprintf("body member /tags, column %d: %s", te.Column, clip(te.Msg, 200)))
-			}
-			return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile", "body member /tags: "+clip(err.Error(), 200))
-		}
-	}
-	if p.Environment != nil {
-		if _, err := s.Store.GetEnvironment(ctx, db.GetEnvironmentParams{ProjectID: projectID, Name: *p.Environment}); err != nil {
-			if store.IsNotFound(err) {
-				return apierr.New(apierr.ValidationFailed, "environment "+*p.Environment+" does not exist", "body member /environment: name one of the project's environments")
-			}
-			return err
-		}
-	}
-	for alias, name := range p.Datasets {
-		if _, err := s.Store.GetDataset(ctx, db.GetDatasetParams{ProjectID: projectID, Name: name}); err != nil {
-			if store.IsNotFound(err) {
-				return apierr.New(apierr.ValidationFailed, "dataset "+name+" does not exist", "body member /datasets/"+alias+": name one of the project's datasets")
-			}
-			return err
-		}
-	}
-	if len(p.Paths) == 0 {
-		return nil
-	}
-	features, err := s.Store.AllFeatures(ctx, projectID)
-	if err != nil {
-		return err
-	}
-	var missing []string
-	for _, want := range p.Paths {
-		w := strings.Trim(want, "/")
-		found := false
-		for _, f := range features {
-			if f.Path == w || strings.HasPrefix(f.Path, w+"/") || w == "" || w == "." {
-				found = true
-				break
-			}
-		}
-		if !found {
-			missing = append(missing, want)
-		}
-	}
-	if len(missing) > 0 {
-		return apierr.New(apierr.ValidationFailed, "some paths match no feature", "body member /paths: no feature at "+strings.Join(missing, ", "))
-	}
-	return nil
 }
 
 func triggerOf(ctx context.Context) string {
@@ -153,23 +80,36 @@ func callerID(ctx context.Context) uuid.NullUUID {
 	return uuid.NullUUID{}
 }
 
-// runOf loads a run the caller may act on with the current operation.
-func (s *Server) runOf(ctx context.Context, id uuid.UUID) (db.GetRunRow, error) {
-	r, err := s.Store.GetRun(ctx, id)
-	notFound := apierr.New(apierr.NotFound, "run "+id.String()+" not found", "list runs with GET /api/runs")
-	if store.IsNotFound(err) {
-		return r, notFound
-	}
+// runByID loads a run the caller may act on with the current operation.
+func (s *Server) runByID(ctx context.Context, id uuid.UUID) (runs.ProjectRun, error) {
+	r, err := s.Runs.Get(ctx, id)
 	if err != nil {
-		return r, err
+		return r, runNotFoundOr(err, id)
 	}
-	if _, err := s.authorizeWorkspace(ctx, r.WorkspaceID); err != nil {
+	return r, s.authorizeRun(ctx, id, r.WorkspaceID)
+}
+
+func runNotFoundOr(err error, id uuid.UUID) error {
+	if store.IsNotFound(err) {
+		return runNotFound(id)
+	}
+	return err
+}
+
+func runNotFound(id uuid.UUID) error {
+	return apierr.New(apierr.NotFound, "run "+id.String()+" not found", "list runs with GET /api/runs")
+}
+
+// authorizeRun checks the caller's role in the run's workspace for the current operation; a run
+// of a workspace where the caller has no role does not exist for them.
+func (s *Server) authorizeRun(ctx context.Context, id, workspaceID uuid.UUID) error {
+	if _, err := s.authorizeWorkspace(ctx, workspaceID); err != nil {
 		if apierr.From(err).Code == apierr.NotFound {
-			return r, notFound
+			return runNotFound(id)
 		}
-		return r, err
+		return err
 	}
-	return r, nil
+	return nil
 }
 
 func runCounts(raw []byte) serverapi.Counts {
@@ -185,18 +125,11 @@ func durationMs(start, end *time.Time) *int64 {
 	return ptr(end.Sub(*start).Milliseconds())
 }
 
-func runSummary(r db.Run, project string) serverapi.RunSummary {
+func runSummary(r runs.Run, project string) serverapi.RunSummary {
 	return serverapi.RunSummary{Id: r.ID, Project: project, Status: serverapi.RunStatus(r.Status), Trigger: serverapi.RunTrigger(r.Trigger),
 		Source: serverapi.RunSource(r.Source), Label: r.Label, Paths: r.Paths, Tags: r.Tags, Environment: r.Environment, Branch: r.Branch,
 		Commit: r.CommitSha, ProcessName: r.ProcessName, Counts: runCounts(r.Counts), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, DurationMs: durationMs(r.StartedAt, r.FinishedAt), ScheduleId: nullUUID(r.ScheduleID)}
-}
-
-func nullUUID(u uuid.NullUUID) *uuid.UUID {
-	if !u.Valid {
-		return nil
-	}
-	return &u.UUID
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, DurationMs: durationMs(r.StartedAt, r.FinishedAt), ScheduleId: r.ScheduleID}
 }
 
 type runCursor struct {
@@ -216,13 +149,8 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 		return nil, err
 	}
 	limit := pageLimit(q.Limit)
-	params := db.ListRunsParams{AllWorkspaces: p.InstanceAdmin, WorkspaceIds: []uuid.UUID{}, Project: q.Project, Statuses: []string{},
-		Branch: q.Branch, Tag: q.Tag, RowLimit: int32(limit + 1)}
-	if !p.InstanceAdmin {
-		if params.WorkspaceIds, err = s.Store.UserWorkspaceIDs(ctx, uid); err != nil {
-			return nil, err
-		}
-	}
+	params := runs.ListFilter{AllWorkspaces: p.InstanceAdmin, UserID: uid, Project: q.Project, Statuses: []string{},
+		Branch: q.Branch, Tag: q.Tag, Limit: limit + 1}
 	if q.Status != nil {
 		for _, st := range *q.Status {
 			params.Statuses = append(params.Statuses, string(st))
@@ -231,9 +159,7 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 	if q.Trigger != nil {
 		params.Trigger = ptr(string(*q.Trigger))
 	}
-	if q.ScheduleId != nil {
-		params.ScheduleID = uuid.NullUUID{UUID: *q.ScheduleId, Valid: true}
-	}
+	params.ScheduleID = q.ScheduleId
 	if q.Since != nil {
 		params.Since = ptr(time.Time(*q.Since))
 	}
@@ -241,9 +167,9 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 		params.Until = ptr(time.Time(*q.Until))
 	}
 	if cur != nil {
-		params.BeforeAt, params.BeforeID = &cur.At, uuid.NullUUID{UUID: cur.ID, Valid: true}
+		params.BeforeAt, params.BeforeID = &cur.At, cur.ID
 	}
-	rows, err := s.Store.ListRuns(ctx, params)
+	rows, err := s.Runs.List(ctx, params)
 	if err != nil {
 		return nil, err
 	}
@@ -260,11 +186,11 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 
 // GetRun returns a run with its scenario tree: module (feature folder) → feature → scenario.
 func (s *Server) GetRun(ctx context.Context, req serverapi.GetRunRequestObject) (serverapi.GetRunResponseObject, error) {
-	r, err := s.runOf(ctx, req.RunId)
+	r, err := s.runByID(ctx, req.RunId)
 	if err != nil {
 		return nil, err
 	}
-	scenarios, err := s.Store.ListRunScenarios(ctx, r.Run.ID)
+	scenarios, err := s.Runs.Scenarios(ctx, r.Run.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -277,8 +203,8 @@ func (s *Server) GetRun(ctx context.Context, req serverapi.GetRunRequestObject) 
 	if json.Unmarshal(r.Run.Variables, &vars) == nil && len(vars) > 0 {
 		out.Variables = &vars
 	}
-	if r.Run.CreatedBy.Valid {
-		if u, err := s.Store.GetUser(ctx, r.Run.CreatedBy.UUID); err == nil {
+	if r.Run.CreatedBy != nil {
+		if u, err := s.Identity.User(ctx, *r.Run.CreatedBy); err == nil {
 			out.CreatedBy = ptr(toUserSummary(u))
 		}
 	}
@@ -286,7 +212,7 @@ func (s *Server) GetRun(ctx context.Context, req serverapi.GetRunRequestObject) 
 }
 
 // scenarioTree groups a run's scenarios by module and feature, in execution order.
-func scenarioTree(rows []db.RunScenario) []serverapi.RunModule {
+func scenarioTree(rows []runs.Scenario) []serverapi.RunModule {
 	modules := []serverapi.RunModule{}
 	modIdx := map[string]int{}
 	featIdx := map[string]int{}
@@ -376,11 +302,11 @@ func statusOf(c serverapi.Counts) serverapi.ResultStatus {
 
 // GetRunScenario returns one scenario with its steps, errors and attachments.
 func (s *Server) GetRunScenario(ctx context.Context, req serverapi.GetRunScenarioRequestObject) (serverapi.GetRunScenarioResponseObject, error) {
-	r, err := s.runOf(ctx, req.RunId)
+	r, err := s.runByID(ctx, req.RunId)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := s.Store.GetRunScenario(ctx, db.GetRunScenarioParams{RunID: r.Run.ID, ID: req.ScenarioId})
+	sc, err := s.Runs.Scenario(ctx, r.Run.ID, req.ScenarioId)
 	if store.IsNotFound(err) {
 		return nil, apierr.New(apierr.NotFound, "scenario not found in this run", "GET /api/runs/{runId} lists the run's scenarios")
 	}
@@ -413,7 +339,7 @@ func (s *Server) GetRunScenario(ctx context.Context, req serverapi.GetRunScenari
 
 // StreamRunEvents streams a run's events as server-sent events: history first, then live.
 func (s *Server) StreamRunEvents(ctx context.Context, req serverapi.StreamRunEventsRequestObject) (serverapi.StreamRunEventsResponseObject, error) {
-	r, err := s.runOf(ctx, req.RunId)
+	r, err := s.runByID(ctx, req.RunId)
 	if err != nil {
 		return nil, err
 	}
@@ -430,34 +356,13 @@ func (s *Server) StreamRunEvents(ctx context.Context, req serverapi.StreamRunEve
 
 // CancelRun stops a run: at once when queued, within a second when running.
 func (s *Server) CancelRun(ctx context.Context, req serverapi.CancelRunRequestObject) (serverapi.CancelRunResponseObject, error) {
-	r, err := s.runOf(ctx, req.RunId)
+	r, err := s.runByID(ctx, req.RunId)
 	if err != nil {
 		return nil, err
 	}
-	if runs.Terminal(r.Run.Status) {
-		return nil, apierr.New(apierr.Conflict, "the run already ended ("+r.Run.Status+")", "only queued and running runs can be cancelled")
-	}
-	var after db.Run
-	err = s.Store.WithTx(ctx, func(q *db.Queries) error {
-		var err error
-		if r.Run.Source == "ingest" { // no worker executes it: it ends at once
-			after, err = q.CancelIngestRun(ctx, r.Run.ID)
-			if store.IsNotFound(err) {
-				return apierr.New(apierr.Conflict, "the run already ended", "only queued and running runs can be cancelled")
-			}
-		} else {
-			after, err = s.Runs.Cancel(ctx, q, r.Run.ID)
-		}
-		if err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.Run.ID.String(), Name: r.ProjectSlug}, map[string]any{"was": r.Run.Status})
-	})
+	after, err := s.Runs.Stop(ctx, r)
 	if err != nil {
 		return nil, err
-	}
-	if after.Status == "cancelled" {
-		s.Runs.EndQueued(after)
 	}
 	return serverapi.CancelRun202JSONResponse(runSummary(after, r.ProjectSlug)), nil
 }

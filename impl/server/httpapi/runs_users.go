@@ -3,12 +3,11 @@ package httpapi
 import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/identity"
 )
 
-// toUserSummary shows the user who created a run; the runs handlers still read users through
-// gen/db until their tag moves to a service.
-func toUserSummary(u db.User) serverapi.UserSummary {
+// toUserSummary shows the user who created a run.
+func toUserSummary(u identity.User) serverapi.UserSummary {
 	return serverapi.UserSummary{Id: u.ID, Email: openapi_types.Email(u.Email), DisplayName: u.DisplayName}
 }

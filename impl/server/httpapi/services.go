@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"github.com/sdods/sdods/impl/server/artifacts"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/features"
+	"github.com/sdods/sdods/impl/server/health"
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/pool"
@@ -23,6 +25,10 @@ type Services struct {
 	Datasets     *projects.Datasets
 	AuditLog     *audit.Log
 	Visual       *visual.Service
+	// Artifacts reads stored files and keeps computed diff images.
+	Artifacts *artifacts.Service
+	// Health checks the server's dependencies for GET /api/health.
+	Health *health.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the

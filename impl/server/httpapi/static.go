@@ -33,10 +33,11 @@ func (s *Server) GetRunHtmlReport(ctx context.Context, req serverapi.GetRunHtmlR
 		return htmlReportResponse{serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(b), ContentType: "text/html; charset=utf-8", ContentLength: int64(len(b))},
 			reportHeaders}, nil
 	case "report.json":
-		f, err := s.findRunFile(ctx, r, fileReport)
+		run, _, err := s.reportRun(ctx, r)
 		if err != nil {
 			return nil, err
 		}
+		f := reportFile(run, r.Run.ID)
 		return htmlReportResponse{serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(f.content), ContentType: f.contentType, ContentLength: int64(len(f.content))},
 			jsonDataHeaders}, nil
 	}

@@ -21,7 +21,7 @@ type baselineCursor struct {
 // ListRunBaselines returns a page of the run's visual checks that need review (failed: the
 // capture differs from the baseline; pending: no baseline existed) or were accepted since.
 func (s *Server) ListRunBaselines(ctx context.Context, req serverapi.ListRunBaselinesRequestObject) (serverapi.ListRunBaselinesResponseObject, error) {
-	r, err := s.runOf(ctx, req.RunId)
+	r, err := s.runByID(ctx, req.RunId)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func viewportSize(v string) (int, int) {
 // entry. A name the run has no failed, pending or accepted check of is refused with the list of them.
 // When the run captured a name several times for one browser and viewport, its last capture wins.
 func (s *Server) AcceptBaselines(ctx context.Context, req serverapi.AcceptBaselinesRequestObject) (serverapi.AcceptBaselinesResponseObject, error) {
-	r, err := s.runOf(ctx, req.RunId)
+	r, err := s.runByID(ctx, req.RunId)
 	if err != nil {
 		return nil, err
 	}
