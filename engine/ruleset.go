@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"reflect"
+	"unsafe"
 
 	"github.com/sdods/sdods/engine/internal/bundle"
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -98,14 +98,16 @@ func (req *Request) checkedAs() *rules.Request {
 }
 
 // sameRoot reports whether a and b are both nil or the same object (the same map, not an equal
-// one).
+// one). A map value is one pointer to its storage, compared here as reflect.Value.UnsafePointer
+// would compare it, without reflect's type checks (a quarter of the instructions EvaluateInto
+// spent outside the rules, issue 20 item 11).
 func sameRoot(a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
 	ma, ok := a.(map[string]any)
 	mb, ok2 := b.(map[string]any)
-	return ok && ok2 && reflect.ValueOf(ma).UnsafePointer() == reflect.ValueOf(mb).UnsafePointer()
+	return ok && ok2 && *(*unsafe.Pointer)(unsafe.Pointer(&ma)) == *(*unsafe.Pointer)(unsafe.Pointer(&mb))
 }
 
 func newParsed(er *rules.Request, id string) *Request {
