@@ -47,7 +47,7 @@ type Config struct {
 // Passes is a set of optimisation passes of the compiler. Each pass changes how expressions are
 // compiled, never what they answer (results, errors, budgets): tests compile with and without
 // each and compare.
-type Passes uint8
+type Passes uint16
 
 const (
 	// Inline compiles a call of a small function as its body, its parameters read where the
@@ -60,6 +60,20 @@ const (
 	Hoist
 	// Share evaluates a subexpression that appears more than once in an evaluation once.
 	Share
+	// ShortPair compiles and/or of two operands that are not both constant as one node.
+	ShortPair
+	// CompareConst compiles <, <=, > and >= with a constant number on the right as a direct
+	// comparison of the left operand's number.
+	CompareConst
+	// Contain compiles in and contains with a constant list of scalars or a constant string item
+	// as a direct comparison (a set lookup) instead of the deep one.
+	Contain
+	// Readers reads an argument that is a variable (a root, or a memoized path already read) without
+	// calling its node.
+	Readers
+	// ElemPaths reads a path under the elements of a list variable as an element path, memoized
+	// per element, instead of through the general read.
+	ElemPaths
 )
 
 // on reports whether the pass p runs.

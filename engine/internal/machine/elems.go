@@ -172,15 +172,12 @@ type listVar struct {
 // listOf returns the list path the expression n, compiled in scope sc of the frame of a
 // program, reads; nil when it is no memoized path.
 func (c *compiler) listOf(n *jsonv.Node, sc *scope) *Path {
-	if !elemPaths || c.cur != nil {
+	if !c.unit.on(ElemPaths) || c.cur != nil {
 		return nil
 	}
 	_, p, _ := c.rootVariable(n, sc)
 	return p
 }
-
-// elemPaths is switched off by a test that compares element paths with reads.
-var elemPaths = true
 
 // elemRead returns the node that reads the element path e under the list variable in slot.
 // (Not inlined, so that its closures are compiled with what they call inlined.)

@@ -114,7 +114,6 @@ func TestElementPathsMatchReads(t *testing.T) {
 		}
 		return out
 	}
-	defer func() { elemPaths = true }()
 	budgets := []int64{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 0}
 	for i := 0; i < 1500; i++ {
 		srcs := make([]string, 1+rng.Intn(4))
@@ -125,9 +124,8 @@ func TestElementPathsMatchReads(t *testing.T) {
 		if i%3 == 0 {
 			skip = Hoist
 		}
-		elemPaths = true
 		ua, a, ea := compileAll(srcs)
-		elemPaths = false
+		skip |= ElemPaths
 		ub, b, eb := compileAll(srcs)
 		for _, budget := range budgets {
 			if ra, rb := run(ua, a, ea, budget), run(ub, b, eb, budget); !reflect.DeepEqual(ra, rb) {

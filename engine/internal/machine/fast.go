@@ -74,7 +74,7 @@ func compare(kind int) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
-		if yf, ok := b.value.(float64); ok && b.constant && !a.constant && compareConstants {
+		if yf, ok := b.value.(float64); ok && b.constant && !a.constant && c.unit.on(CompareConst) {
 			return compareConst(kind, slow, ptr, a, c.reader(raw[0], sc), b.value, yf)
 		}
 		// one pointer for the node to keep across the evaluation of a
@@ -111,9 +111,6 @@ func compare(kind int) builder {
 		return n
 	}
 }
-
-// compareConstants is switched off by a test that compares compareConst with compare's node.
-var compareConstants = true
 
 // compareConst is compare's node when the second argument is a constant number y, boxed as yv
 // (x < 8): the same node without reading, weighing and checking the constant at each evaluation.
@@ -453,9 +450,6 @@ func (k *constEqual) other(fr *frame, v any) (any, error) {
 // opIn is in: contains with the operands the other way round.
 func opIn(ptr string, a, b any) (any, error) { return containsOp(ptr, "in", b, a, 1) }
 
-// containing is switched off by a test that compares buildContains with deep.
-var containing = true
-
 // buildContains builds contains (in false) and in (in true): deep(opContains) and deep(opIn), with
 // a direct comparison when the container is a constant list of scalars (in(x, [12, 24, 36])) or
 // the item a constant string (in("admin", roles)).
@@ -473,7 +467,7 @@ func buildContains(in bool) builder {
 		if in {
 			list, item, itemRaw = item, list, raw[0]
 		}
-		if !containing || n.constant || list.constant == item.constant {
+		if !c.unit.on(Contain) || n.constant || list.constant == item.constant {
 			return n
 		}
 		if l, ok := list.value.([]any); ok && list.constant {
@@ -870,9 +864,6 @@ func buildLength(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, de
 	}
 	return n
 }
-
-// shortPair is switched off by a test that compares short2 with buildShort's loop.
-var shortPair = true
 
 // short2 is buildShort of two arguments (and, or): the same evaluation without the loop.
 //

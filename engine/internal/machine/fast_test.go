@@ -54,12 +54,9 @@ func TestShortPairMatchesTheLoop(t *testing.T) {
 			}
 		}
 	}
-	defer func() { shortPair = true }()
 	for _, src := range exprs {
-		shortPair = true
 		fast := compileTest(t, src)
-		shortPair = false
-		loop := compileTest(t, src)
+		loop := compileSkipping(t, src, "", ShortPair)
 		sameUnderBudgets(t, src, fast, loop, env, 1, 6)
 	}
 }
@@ -76,15 +73,12 @@ func TestCompareConstMatchesCompare(t *testing.T) {
 	}
 	operands = append(operands, `{"var":"missing"}`, `{"op":"+","args":[{"var":"data.s"},1]}`,
 		`{"op":"+","args":[{"var":"data.one"},1]}`)
-	defer func() { compareConstants = true }()
 	for _, op := range []string{"<", "<=", ">", ">="} {
 		for _, a := range operands {
 			for _, k := range []string{"0", "1", "2", "-3.5", "1e300"} {
 				src := `{"op":"` + op + `","args":[` + a + `,` + k + `]}`
-				compareConstants = true
 				fast := compileTest(t, src)
-				compareConstants = false
-				general := compileTest(t, src)
+				general := compileSkipping(t, src, "", CompareConst)
 				sameUnderBudgets(t, src, fast, general, env, 1, 8)
 			}
 		}
@@ -110,7 +104,6 @@ func TestContainsMatchesDeep(t *testing.T) {
 	lists := []string{`[12, 24, 36, 1]`, `["a", "s", "admin"]`, `[1, "s", true, null]`, `[false]`, `[]`,
 		`[` + strings.Join(many, ",") + `, "s"]`, `["` + long + `"]`, `[1, [1]]`}
 	items := []string{`"s"`, `"admin"`, `"` + long + `"`, `1`, `null`}
-	defer func() { containing = true }()
 	for _, v := range variables {
 		var srcs []string
 		for _, l := range lists {
@@ -123,10 +116,8 @@ func TestContainsMatchesDeep(t *testing.T) {
 			srcs = append(srcs, `{"op":"not","args":[`+src+`]}`)
 		}
 		for _, src := range srcs {
-			containing = true
 			fast := compileTest(t, src)
-			containing = false
-			general := compileTest(t, src)
+			general := compileSkipping(t, src, "", Contain)
 			sameUnderBudgets(t, src, fast, general, env, 1, 30)
 		}
 	}

@@ -119,7 +119,7 @@ func buildOr(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 // right until one reads as stop.
 func buildShort(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int, stop bool) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
-	if shortPair && len(args) == 2 && !allConstant(args) {
+	if c.unit.on(ShortPair) && len(args) == 2 && !allConstant(args) {
 		return short2(name, ptr, args[0], args[1], stop)
 	}
 	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {

@@ -259,7 +259,7 @@ type reader struct {
 // reader returns the reader of the argument n, compiled in scope sc; nil when n is not such a
 // variable.
 func (c *compiler) reader(n *jsonv.Node, sc *scope) *reader {
-	if !reading {
+	if !c.unit.on(Readers) {
 		return nil
 	}
 	root, p, ok := c.rootVariable(n, sc)
@@ -296,9 +296,6 @@ func (c *compiler) rootVariable(n *jsonv.Node, sc *scope) (root string, p *Path,
 	}
 	return "", nil, false
 }
-
-// reading is switched off by a test that compares readers with the nodes they stand for.
-var reading = true
 
 // quick reads r's variable, ok false when it cannot without calling the argument's node (or r
 // is nil). It inlines: a few loads.
