@@ -74,6 +74,8 @@ const (
 	// ElemPaths reads a path under the elements of a list variable as an element path, memoized
 	// per element, instead of through the general read.
 	ElemPaths
+	// Unbox lets numeric operators hand numbers to each other unboxed (float64, not any).
+	Unbox
 )
 
 // on reports whether the pass p runs.
@@ -642,7 +644,7 @@ func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr stri
 			}
 			return b.eval(fr)
 		}}
-		if unboxing && b.num != nil {
+		if c.unit.on(Unbox) && b.num != nil {
 			n.num = func(fr *frame) (float64, bool, any, error) {
 				if err := fr.rt.charge(ptr, 1); err != nil {
 					return 0, false, nil, err
@@ -654,7 +656,7 @@ func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr stri
 	}
 	unboxed := make([]bool, len(stored)) // arguments whose numbers are stored unboxed
 	for i, a := range stored {
-		unboxed[i] = unboxing && a.num != nil
+		unboxed[i] = c.unit.on(Unbox) && a.num != nil
 	}
 	store := func(fr *frame) error {
 		if err := fr.rt.charge(ptr, 1); err != nil {
@@ -688,7 +690,7 @@ func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr stri
 		}
 		return b.get(fr)
 	}}
-	if unboxing && b.num != nil {
+	if c.unit.on(Unbox) && b.num != nil {
 		n.num = func(fr *frame) (float64, bool, any, error) {
 			if err := store(fr); err != nil {
 				return 0, false, nil, err
@@ -908,7 +910,7 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 		fr.rt.freeFrame(callee, f.slots)
 		return v, nil
 	}}
-	if unboxing {
+	if c.unit.on(Unbox) {
 		// the body may be compiled later (a callee defined after its caller): read f.body
 		// when called
 		n.num = func(fr *frame) (float64, bool, any, error) {

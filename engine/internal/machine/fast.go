@@ -632,7 +632,7 @@ func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
 		if yf, ok := b.value.(float64); ok && b.constant && !a.constant {
-			return arithConst(kind, ptr, a, yf)
+			return arithConst(kind, ptr, a, yf, c.unit.on(Unbox))
 		}
 		// one pointer for the node to keep across the evaluation of a
 		k := &struct {
@@ -662,7 +662,7 @@ func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 			return 0, false, nil, nullOrMismatch(k.ptr, arNames[k.kind], xok, xv, yok, yv)
 		}
 		n := &node{ptr: ptr, eval: evalNum(calc)}
-		if unboxing {
+		if c.unit.on(Unbox) {
 			n.num = calc
 		}
 		if a.constant && b.constant {
@@ -694,7 +694,7 @@ func arithOf(kind int, ptr string, x, y float64) (float64, bool, any, error) {
 // (x * 2, x + 1): the same node without reading and checking the constant at each evaluation.
 //
 //go:noinline
-func arithConst(kind int, ptr string, a *node, y float64) *node {
+func arithConst(kind int, ptr string, a *node, y float64, unbox bool) *node {
 	// one pointer for the node to keep across the evaluation of a
 	k := &struct {
 		y    float64
@@ -719,7 +719,7 @@ func arithConst(kind int, ptr string, a *node, y float64) *node {
 		return 0, false, nil, nullOrMismatch(k.ptr, arNames[k.kind], false, xv, true, nil)
 	}
 	n := &node{ptr: ptr, eval: evalNum(calc)}
-	if unboxing {
+	if unbox {
 		n.num = calc
 	}
 	return n

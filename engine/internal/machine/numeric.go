@@ -19,9 +19,6 @@ import (
 // number f, and v is then its box or nil when it has none; otherwise the value is v.
 type numFn func(fr *frame) (f float64, ok bool, v any, err error)
 
-// unboxing is switched off by a test that compares the unboxed paths with the boxed ones.
-var unboxing = true
-
 // number evaluates n as num does, through n.num when the node offers it.
 func (n *node) number(fr *frame) (float64, bool, any, error) {
 	if n.num != nil {
@@ -105,7 +102,7 @@ func buildDivide(mod bool) builder {
 		op, slow = "mod", opMod
 	}
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
-		if !unboxing {
+		if !c.unit.on(Unbox) {
 			return binary(slow)(c, name, ptr, raw, sc, depth)
 		}
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -161,7 +158,7 @@ func buildDivide(mod bool) builder {
 // buildRound builds round: strictDirect(callRound), reading the number and offering the result
 // unboxed.
 func buildRound(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
-	if !unboxing {
+	if !c.unit.on(Unbox) {
 		return strictDirect(callRound)(c, name, ptr, raw, sc, depth)
 	}
 	args := c.compileArgs(raw, ptr, sc, depth)
@@ -230,7 +227,7 @@ func buildExtreme(max bool) builder {
 		op, slow = "max", opMax
 	}
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
-		if !unboxing || len(raw) > maxUnboxed {
+		if !c.unit.on(Unbox) || len(raw) > maxUnboxed {
 			return strict(slow)(c, name, ptr, raw, sc, depth)
 		}
 		args := c.compileArgs(raw, ptr, sc, depth)
@@ -336,7 +333,7 @@ func extremeOf(ptr, op string, max bool, items []any) (float64, bool, any, error
 func buildNumeric(slow func(ptr string, a any) (any, error), calc func(ptr string, f float64, ok bool, v any) (float64, bool, any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
 		n := unary(slow)(c, name, ptr, raw, sc, depth)
-		if !unboxing || n.constant || len(n.chain.steps) != 1 {
+		if !c.unit.on(Unbox) || n.constant || len(n.chain.steps) != 1 {
 			return n
 		}
 		a := numberOf(n.chain.base)

@@ -191,7 +191,7 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 			}
 			return k.no.eval(fr)
 		}
-		if unboxing {
+		if c.unit.on(Unbox) {
 			n.num = func(fr *frame) (float64, bool, any, error) {
 				v, err := cond.eval(fr)
 				if err != nil {
@@ -257,7 +257,7 @@ func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 				}
 				return fallback, nil
 			}
-			if unboxing {
+			if c.unit.on(Unbox) {
 				ff, fok := fallback.(float64)
 				xnum := numberOf(x)
 				n.num = func(fr *frame) (float64, bool, any, error) {
@@ -912,7 +912,7 @@ func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, 
 		return binary(slow)(c, name, ptr, raw, sc, depth)
 	}
 	args := c.compileArgs(raw, ptr, sc, depth)
-	n := dateDiffNode(&dateDiff{a: args[0], b: args[1], ra: c.reader(raw[0], sc), rb: c.reader(raw[1], sc), sa: sa, sb: sb,
+	n := dateDiffNode(c.unit.on(Unbox), &dateDiff{a: args[0], b: args[1], ra: c.reader(raw[0], sc), rb: c.reader(raw[1], sc), sa: sa, sb: sb,
 		years: years, ptr: ptr, slow: slow})
 	if args[0].constant && args[1].constant {
 		return fold(n)
@@ -934,7 +934,7 @@ type dateDiff struct {
 // dateDiffNode is buildDateDiff's node.
 //
 //go:noinline
-func dateDiffNode(k *dateDiff) *node {
+func dateDiffNode(unbox bool, k *dateDiff) *node {
 	calc := func(fr *frame) (float64, bool, any, error) {
 		x, ok := fr.rt.quick(k.ra)
 		if !ok {
@@ -976,7 +976,7 @@ func dateDiffNode(k *dateDiff) *node {
 		return float64(py.Days() - px.Days()), true, nil, nil // dates are midnights
 	}
 	n := &node{ptr: k.ptr, eval: evalNum(calc)}
-	if unboxing {
+	if unbox {
 		n.num = calc
 	}
 	return n
