@@ -9,6 +9,11 @@
 //
 // The pipeline lives in internal packages: diag (the diagnostic type, codes and all wording),
 // jsonv (JSON with member order and duplicates kept), num (the number model), date (dates),
-// value (runtime values, environment checks, canonical output) and compile (forms, scopes,
-// functions and the 45 core operators).
+// value (runtime values, environment checks, canonical output), ruleset (the ruleset document
+// read and resolved, expressions still JSON), machine (one expression: forms, scopes, functions
+// and the 45 core operators compiled into closures, and the Machine that runs them with its
+// budget and memoized paths) and rules (one ruleset: its rules, state rules, type bindings and
+// messages compiled into a Program over machine programs, and the evaluation of a request).
+// The layers run from the bottom up: ruleset reads, machine compiles and runs expressions, rules
+// compiles and runs rulesets, and this package is the public API over them.
 package engine

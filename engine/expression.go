@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"sort"
 
-	"github.com/sdods/sdods/engine/internal/compile"
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/machine"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
@@ -27,7 +27,7 @@ type Diagnostics = diag.List
 // Operator is a custom operator supplied by the host. It receives the evaluated arguments as JSON
 // values (nil, bool, float64, string, []any, map[string]any), must not modify them, and returns a
 // JSON value; an error (or a panic) fails the evaluation with OPERATOR_FAILED.
-type Operator = compile.Operator
+type Operator = machine.Operator
 
 // Function is one function definition: {fn: Name, args: [...]} calls it with Params bound to
 // the arguments. The body sees its parameters and the environment roots, nothing else.
@@ -39,13 +39,13 @@ type Function struct {
 
 // Limits of the expression language.
 const (
-	MaxExpressionDepth = compile.MaxDepth  // nesting of an expression or a function body
+	MaxExpressionDepth = machine.MaxDepth  // nesting of an expression or a function body
 	MaxEnvDepth        = value.MaxEnvDepth // nesting of each environment root
-	DefaultBudget      = compile.DefaultBudget
+	DefaultBudget      = machine.DefaultBudget
 )
 
 type config struct {
-	functions []compile.FunctionDef
+	functions []machine.FunctionDef
 	diags     diag.List
 	declared  []string
 	ops       map[string]Operator
@@ -61,7 +61,7 @@ func WithFunctions(pointerBase string, fns ...Function) Option {
 	return func(c *config) {
 		for i, f := range fns {
 			ptr := diag.Index(pointerBase, i)
-			def := compile.FunctionDef{Name: f.Name, Params: f.Params, Pointer: ptr}
+			def := machine.FunctionDef{Name: f.Name, Params: f.Params, Pointer: ptr}
 			if len(f.Body) > 0 {
 				n, err := jsonv.Decode(f.Body)
 				if err != nil {
@@ -90,15 +90,15 @@ func WithFunctionsJSON(pointerBase string, raw json.RawMessage) Option {
 	}
 }
 
-func functionDefs(n *jsonv.Node, base string, ds *diag.List) []compile.FunctionDef {
+func functionDefs(n *jsonv.Node, base string, ds *diag.List) []machine.FunctionDef {
 	if n.Kind != jsonv.Object {
 		*ds = append(*ds, diag.BadFunction(base, "", "functions must be an object of definitions"))
 		return nil
 	}
-	var out []compile.FunctionDef
+	var out []machine.FunctionDef
 	for _, m := range n.Members {
 		ptr := diag.Pointer(base, m.Key)
-		def := compile.FunctionDef{Name: m.Key, Pointer: ptr, Params: []string{}}
+		def := machine.FunctionDef{Name: m.Key, Pointer: ptr, Params: []string{}}
 		d := m.Value
 		if d.Kind != jsonv.Object {
 			// still defined, so that calls to it are not also FUNCTION_UNKNOWN (expressions.md §5)
@@ -175,7 +175,7 @@ func WithBudget(n int64) Option {
 
 // Compiler compiles expressions against one set of functions and custom operators.
 type Compiler struct {
-	unit   *compile.Unit
+	unit   *machine.Unit
 	ops    map[string]Operator
 	budget int64
 }
@@ -192,7 +192,7 @@ func NewCompiler(opts ...Option) (c *Compiler, err error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	unit, ds := compile.NewUnit(compile.Config{Operators: cfg.declared, Functions: cfg.functions})
+	unit, ds := machine.NewUnit(machine.Config{Operators: cfg.declared, Functions: cfg.functions})
 	ds = append(cfg.diags, ds...)
 	if len(ds) > 0 {
 		return nil, ds.Sort()
@@ -249,7 +249,7 @@ func CompileExpression(raw json.RawMessage, opts ...Option) (*Expression, error)
 	for _, o := range opts {
 		o(&cfg)
 	}
-	stand := &Compiler{unit: compile.NewStandInUnit(compile.Config{Operators: cfg.declared, Functions: cfg.functions}), ops: cfg.ops}
+	stand := &Compiler{unit: machine.NewStandInUnit(machine.Config{Operators: cfg.declared, Functions: cfg.functions}), ops: cfg.ops}
 	if _, err := stand.Compile(raw, ""); err != nil {
 		if more, ok := err.(diag.List); ok {
 			ds = append(ds, more...).Sort()
@@ -260,7 +260,7 @@ func CompileExpression(raw json.RawMessage, opts ...Option) (*Expression, error)
 
 // Expression is a compiled expression; it is safe for concurrent use.
 type Expression struct {
-	prog   *compile.Program
+	prog   *machine.Program
 	ops    map[string]Operator
 	budget int64
 	ptr    string
@@ -396,4 +396,4 @@ func CheckDepth(env map[string]any) error {
 }
 
 // CoreOperators returns the names of the 45 core operators, sorted.
-func CoreOperators() []string { return compile.CoreOperators() }
+func CoreOperators() []string { return machine.CoreOperators() }

@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/sdods/sdods/engine/internal/diag"
-	"github.com/sdods/sdods/engine/internal/eval"
 	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/rules"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
@@ -16,7 +16,7 @@ import (
 // and lone surrogate escapes), not an object, a member named twice at any level, a root nested
 // more than 64 deep, a number beyond double range. Refusals are BAD_REQUEST.
 func ParseEnv(raw []byte) (map[string]any, error) {
-	env, d := eval.ParseEnv(raw)
+	env, d := rules.ParseEnv(raw)
 	if d != nil {
 		return nil, d
 	}

@@ -165,7 +165,7 @@ func Failed(ptr, name string, err any) *Diagnostic {
 }
 
 // FailedAt reports a custom operator that failed without saying why: the diagnostic an
-// evaluation whose errors are read for their codes only shares (see compile.Machine.CodesOnly).
+// evaluation whose errors are read for their codes only shares (see machine.Machine.CodesOnly).
 func FailedAt(ptr, name string) *Diagnostic {
 	return newf(OperatorFailed, ptr, "custom operator %q failed", name)
 }

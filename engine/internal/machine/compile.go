@@ -1,0 +1,952 @@
+package machine
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/value"
+)
+
+// FunctionDef is one function definition of a ruleset, in document order.
+type FunctionDef struct {
+	Name    string
+	Params  []string
+	Body    *jsonv.Node
+	Pointer string // pointer of the definition; the body is at Pointer + "/body"
+	// ParamAt holds, when set, the index in the written params array of each of Params (a reader
+	// drops parameters that are not strings, so later ones are reported where they are written).
+	ParamAt []int
+	// Malformed is set by the reader of a definition it reported FUNCTION_INVALID (not an
+	// object: give a null Body; params missing or not an array of strings; a member unknown or named twice); NewUnit sets
+	// it too for parameters that are not distinct names and a missing body. The name is still defined,
+	// but calls to it are not checked against it (expressions.md §5).
+	Malformed bool
+}
+
+// Config declares what expressions may use.
+type Config struct {
+	Operators []string      // declared custom operators (x-...)
+	Functions []FunctionDef // function definitions
+	// Globals are variable roots given the global indexes 0, 1, ... in this order, so that a host
+	// that evaluates with a Machine can set them by index. Other roots get the next indexes as
+	// expressions using them are compiled.
+	Globals []string
+	// Varying are the roots a host changes between the runs of one evaluation (Machine.Begin to
+	// End); paths under every other root are memoized within an evaluation.
+	Varying []string
+	// Skip names optimisation passes left out, for tests that compare a pass with the
+	// compilation without it; by default every pass runs.
+	Skip Passes
+}
+
+// Passes is a set of optimisation passes of the compiler. Each pass changes how expressions are
+// compiled, never what they answer (results, errors, budgets): tests compile with and without
+// each and compare.
+type Passes uint16
+
+const (
+	// Inline compiles a call of a small function as its body, its parameters read where the
+	// arguments are.
+	Inline Passes = 1 << iota
+	// Fuse compiles chains of operators (count of a filter, sum of a map, coalesce, ...) as one
+	// loop or step.
+	Fuse
+	// Hoist reads a path under a binding outside an iteration once as the iteration starts.
+	Hoist
+	// Share evaluates a subexpression that appears more than once in an evaluation once.
+	Share
+	// ShortPair compiles and/or of two operands that are not both constant as one node.
+	ShortPair
+	// CompareConst compiles <, <=, > and >= with a constant number on the right as a direct
+	// comparison of the left operand's number.
+	CompareConst
+	// Contain compiles in and contains with a constant list of scalars or a constant string item
+	// as a direct comparison (a set lookup) instead of the deep one.
+	Contain
+	// Readers reads an argument that is a variable (a root, or a memoized path already read) without
+	// calling its node.
+	Readers
+	// ElemPaths reads a path under the elements of a list variable as an element path, memoized
+	// per element, instead of through the general read.
+	ElemPaths
+	// Unbox lets numeric operators hand numbers to each other unboxed (float64, not any).
+	Unbox
+)
+
+// on reports whether the pass p runs.
+func (u *Unit) on(p Passes) bool { return u.skip&p == 0 }
+
+// function is a compiled function.
+type function struct {
+	name   string
+	params []string
+	ptr    string
+	slots  int
+	body   *node
+	calls  []string // functions the body calls, for cycle detection
+	roots  []int    // global indexes the body reads, itself or through the functions it calls
+	def    *jsonv.Node
+	size   int // nodes of the body, for the inlining decision
+	// malformed: the definition was reported FUNCTION_INVALID; calls to it are neither
+	// FUNCTION_UNKNOWN nor FUNCTION_ARITY (expressions.md §5)
+	malformed bool
+	// stability of the body's value given its parameters' (see Unit.stability)
+	stability int
+}
+
+// Unit is a compiled set of functions and declarations, shared by every expression of a ruleset.
+type Unit struct {
+	declared map[string]bool
+	funcs    map[string]*function
+
+	mu      sync.Mutex // guards globals, paths, shared, nmemo, elems and nelem: expressions may be compiled concurrently
+	globals map[string]int
+	paths   map[string]*Path       // by root and segments
+	shared  map[string]*sharedExpr // by canonical key
+	nmemo   int                    // memo indexes given to paths and shared subexpressions
+	varying map[string]bool
+	elems   map[string]*Elem // by list path and segments
+	nelem   int
+	// roots some expression reads other than through a memoized path (see Unit.Reads): how
+	// many reads
+	whole map[string]int
+	skip  Passes // optimisation passes left out (Config.Skip)
+}
+
+// global returns the index of the variable root name, assigning the next one to a new name.
+func (u *Unit) global(name string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	i, ok := u.globals[name]
+	if !ok {
+		i = len(u.globals)
+		u.globals[name] = i
+	}
+	return i
+}
+
+// NumGlobals returns how many variable roots have an index so far: a globals slice of this
+// length serves every program compiled until now.
+func (u *Unit) NumGlobals() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.globals)
+}
+
+// scope is the lexical scope of one frame: bindings visible at a point, innermost last. A name
+// is bound to a slot of the frame, or to an alias that reads its value (see inline).
+type scope struct {
+	names   []string
+	slots   []int
+	aliases []*alias
+	n       *int // slots allocated in the frame
+	// iterations of this frame whose bodies the scope is in, outermost first (see loop)
+	loops []*loop
+	lists []*listVar // by binding: the iteration variables that are list variables
+}
+
+// alias is a name bound to a plain read (see node.read): the node, and the variable path it
+// reads when that is a path from a root ("" when it reads a binding of the caller).
+type alias struct {
+	n    *node
+	path string
+}
+
+func newScope() *scope { return &scope{n: new(int)} }
+
+func (s *scope) lookup(name string) (slot int, a *alias, ok bool) {
+	if i := s.index(name); i >= 0 {
+		return s.slots[i], s.aliases[i], true
+	}
+	return 0, nil, false
+}
+
+// index returns the position of the innermost binding of name in names, -1 when unbound.
+func (s *scope) index(name string) int {
+	for i := len(s.names) - 1; i >= 0; i-- {
+		if s.names[i] == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// bind returns a scope with name bound to a fresh slot.
+func (s *scope) bind(name string) (*scope, int) {
+	slot := *s.n
+	*s.n++
+	return s.with(name, slot, nil), slot
+}
+
+// bindAlias returns a scope with name bound to the alias a.
+func (s *scope) bindAlias(name string, a *alias) *scope { return s.with(name, -1, a) }
+
+func (s *scope) with(name string, slot int, a *alias) *scope {
+	return &scope{
+		names:   append(append([]string(nil), s.names...), name),
+		slots:   append(append([]int(nil), s.slots...), slot),
+		aliases: append(append([]*alias(nil), s.aliases...), a),
+		n:       s.n,
+		loops:   s.loops,
+		lists:   append(append([]*listVar(nil), s.lists...), nil),
+	}
+}
+
+// compiler holds the state of one load.
+type compiler struct {
+	unit    *Unit
+	diags   diag.List
+	calls   *[]string       // calls of the function body being compiled
+	custom  map[string]bool // custom operators used
+	cur     *function       // function being compiled, nil at top level
+	roots   map[int]bool    // global indexes read by what is being compiled
+	inlined int             // body nodes inlined into the expression so far
+	// operators and calls that occur more than once in the expression (see share), and whether
+	// any is remembered within a run
+	repeated  map[*jsonv.Node]*sharedExpr
+	runShared bool
+}
+
+// Inlining limits: a call is inlined when the body has at most inlineBody nodes and the
+// expression has not yet received inlineTotal nodes of inlined bodies (nested calls inline
+// too, so this bounds the growth).
+const (
+	inlineBody  = 48
+	inlineTotal = 1024
+)
+
+// size counts the nodes of a JSON tree.
+func size(n *jsonv.Node) int {
+	if n == nil {
+		return 0
+	}
+	k := 1
+	for _, it := range n.Items {
+		k += size(it)
+	}
+	for _, m := range n.Members {
+		k += size(m.Value)
+	}
+	return k
+}
+
+func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
+
+// NewUnit compiles the function definitions of cfg. It reports every problem: malformed
+// definitions, FUNCTION_REDEFINED, problems inside bodies and FUNCTION_RECURSIVE for every
+// function on a cycle.
+func NewUnit(cfg Config) (*Unit, diag.List) {
+	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{},
+		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}, whole: map[string]int{}, skip: cfg.Skip}
+	for _, name := range cfg.Varying {
+		u.varying[name] = true
+	}
+	for _, name := range cfg.Globals {
+		u.global(name)
+	}
+	for _, name := range cfg.Operators {
+		u.declared[name] = true
+	}
+	c := &compiler{unit: u, custom: map[string]bool{}}
+	var order []*function
+	bodies := map[*function]FunctionDef{}
+	for _, def := range cfg.Functions {
+		if _, dup := u.funcs[def.Name]; dup {
+			c.report(diag.Redefined(def.Pointer, def.Name))
+			continue
+		}
+		if def.Name == "" {
+			c.report(diag.BadFunction(def.Pointer, def.Name, "the name is empty"))
+			continue
+		}
+		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer, def: def.Body, size: size(def.Body), malformed: def.Malformed}
+		seen := map[string]bool{}
+		for i, p := range def.Params {
+			if def.ParamAt != nil {
+				i = def.ParamAt[i]
+			}
+			if !validName(p) {
+				c.report(diag.BadFunction(diag.Index(def.Pointer+"/params", i), def.Name, "a parameter name must be a non-empty name without '.'"))
+				f.malformed = true
+			}
+			if seen[p] {
+				c.report(diag.BadFunction(diag.Index(def.Pointer+"/params", i), def.Name, "parameter "+p+" appears twice"))
+				f.malformed = true
+			}
+			seen[p] = true
+		}
+		if def.Body == nil {
+			c.report(diag.BadFunction(def.Pointer, def.Name, "the body is missing"))
+			f.malformed = true
+		}
+		u.funcs[def.Name] = f
+		order = append(order, f)
+		bodies[f] = def
+	}
+	for _, f := range order {
+		def := bodies[f]
+		if def.Body == nil {
+			continue
+		}
+		sc := newScope()
+		for _, p := range f.params {
+			sc, _ = sc.bind(p)
+		}
+		calls := []string{}
+		c.calls, c.cur, c.roots = &calls, f, map[int]bool{}
+		f.body = c.compile(def.Body, def.Pointer+"/body", sc, 1)
+		f.slots = *sc.n
+		f.calls = calls
+		f.roots = sortedKeys(c.roots)
+		c.calls, c.cur, c.roots = nil, nil, nil
+	}
+	if !c.checkCycles(order) {
+		c.checkCallDepth(order)
+		closeRoots(order, u.funcs)
+	}
+	if len(c.diags) > 0 {
+		return nil, c.diags.Sort()
+	}
+	u.markStability(order)
+	return u, nil
+}
+
+// NewStandInUnit returns a unit whose functions stand in for those of cfg: the same names (the
+// first definition of each) and parameters, null bodies, and no parameters and unchecked calls
+// for a malformed definition. A load whose functions failed (NewUnit reported problems) compiles
+// its expressions against it, so it reports their problems too (errors.md: every diagnostic).
+func NewStandInUnit(cfg Config) *Unit {
+	stub := make([]FunctionDef, 0, len(cfg.Functions))
+	seen := map[string]bool{}
+	for _, d := range cfg.Functions {
+		if seen[d.Name] || d.Name == "" {
+			continue
+		}
+		seen[d.Name] = true
+		s := FunctionDef{Name: d.Name, Params: d.Params, Body: &jsonv.Node{Kind: jsonv.Null}, Pointer: d.Pointer, Malformed: d.Malformed || d.Body == nil}
+		names := map[string]bool{}
+		for _, p := range d.Params {
+			s.Malformed = s.Malformed || !validName(p) || names[p]
+			names[p] = true
+		}
+		if s.Malformed {
+			s.Params = nil
+		}
+		stub = append(stub, s)
+	}
+	cfg.Functions = stub
+	u, _ := NewUnit(cfg)
+	if u == nil { // not expected: stand-ins have nothing to report
+		cfg.Functions = nil
+		u, _ = NewUnit(cfg)
+	}
+	return u
+}
+
+// checkCycles reports FUNCTION_RECURSIVE for every function that reaches itself; it returns
+// whether there was any.
+func (c *compiler) checkCycles(order []*function) bool {
+	found := false
+	for _, f := range order {
+		if path := c.reach(f.name, f.name, map[string]bool{}); path != nil {
+			c.report(diag.Recursive(f.ptr, append([]string{f.name}, path...)))
+			found = true
+		}
+	}
+	return found
+}
+
+// checkCallDepth reports EXPRESSION_TOO_DEEP for a function whose longest chain of nested calls
+// (itself included) is longer than MaxCallDepth. The call graph has no cycles here.
+func (c *compiler) checkCallDepth(order []*function) {
+	memo := map[string]int{}
+	var chain func(name string) int
+	chain = func(name string) int {
+		if d, ok := memo[name]; ok {
+			return d
+		}
+		best := 0
+		if f := c.unit.funcs[name]; f != nil {
+			for _, g := range f.calls {
+				if d := chain(g); d > best {
+					best = d
+				}
+			}
+		}
+		memo[name] = best + 1
+		return best + 1
+	}
+	for _, f := range order {
+		if chain(f.name) > MaxCallDepth {
+			c.report(diag.CallsTooDeep(f.ptr, MaxCallDepth))
+		}
+	}
+}
+
+// reach returns a call path from 'from' to target (excluding from), or nil.
+func (c *compiler) reach(from, target string, seen map[string]bool) []string {
+	f := c.unit.funcs[from]
+	if f == nil {
+		return nil
+	}
+	for _, g := range f.calls {
+		if g == target {
+			return []string{g}
+		}
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		if p := c.reach(g, target, seen); p != nil {
+			return append([]string{g}, p...)
+		}
+	}
+	return nil
+}
+
+// closeRoots adds to each function the roots of the functions it calls, directly or not. The
+// call graph has no cycles here.
+func closeRoots(order []*function, funcs map[string]*function) {
+	done := map[*function]bool{}
+	var visit func(f *function)
+	visit = func(f *function) {
+		if done[f] {
+			return
+		}
+		done[f] = true
+		set := map[int]bool{}
+		for _, r := range f.roots {
+			set[r] = true
+		}
+		for _, name := range f.calls {
+			if g := funcs[name]; g != nil {
+				visit(g)
+				for _, r := range g.roots {
+					set[r] = true
+				}
+			}
+		}
+		f.roots = sortedKeys(set)
+	}
+	for _, f := range order {
+		visit(f)
+	}
+}
+
+func sortedKeys(set map[int]bool) []int {
+	out := make([]int, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func validName(s string) bool { return s != "" && !strings.Contains(s, ".") }
+
+// Compile compiles one expression in the unit; ptr is the pointer of the expression in its
+// document (used in every diagnostic and evaluation error).
+func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
+	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
+	if u.on(Share) {
+		c.repeated = u.repeats(n)
+	}
+	sc := newScope()
+	root := c.compile(n, ptr, sc, 1)
+	if len(c.diags) > 0 {
+		return nil, c.diags.Sort()
+	}
+	if c.runShared {
+		root = newRun(root)
+	}
+	p := &Program{root: root, slots: *sc.n}
+	for g := range c.roots {
+		p.nglobals = max(p.nglobals, g+1)
+	}
+	for name := range c.custom {
+		p.custom = append(p.custom, name)
+	}
+	sort.Strings(p.custom)
+	return p, nil
+}
+
+// Functions returns the function names of the unit, sorted.
+func (u *Unit) Functions() []string {
+	out := make([]string, 0, len(u.funcs))
+	for n := range u.funcs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func constNode(v any, ptr string) *node {
+	return &node{constant: true, value: v, ptr: ptr, eval: func(*frame) (any, error) { return v, nil }}
+}
+
+// errNode is the placeholder for a node that failed to compile; the load fails anyway.
+func errNode(ptr string) *node { return constNode(nil, ptr) }
+
+// compile compiles the expression n at ptr, at nesting depth depth.
+func (c *compiler) compile(n *jsonv.Node, ptr string, sc *scope, depth int) *node {
+	if depth > MaxDepth {
+		c.report(diag.TooDeep(ptr, MaxDepth))
+		return errNode(ptr)
+	}
+	switch n.Kind {
+	case jsonv.Null:
+		return constNode(nil, ptr)
+	case jsonv.Bool:
+		return constNode(n.Bool, ptr)
+	case jsonv.String:
+		return constNode(n.Text, ptr)
+	case jsonv.Number:
+		f, ok := num.Parse(n.Text)
+		if !ok {
+			c.report(diag.LiteralOutOfRange(ptr, n.Text))
+			return errNode(ptr)
+		}
+		return constNode(f, ptr)
+	case jsonv.Array:
+		return c.compileList(n, ptr, sc, depth)
+	}
+	// object: exactly one of the three forms
+	keys := make([]string, len(n.Members))
+	seen := map[string]bool{}
+	for i, m := range n.Members {
+		keys[i] = m.Key
+		if seen[m.Key] {
+			c.report(diag.DuplicateMember(ptr, m.Key))
+			return errNode(ptr)
+		}
+		seen[m.Key] = true
+	}
+	switch {
+	case len(keys) == 1 && seen["var"]:
+		return c.compileVar(n.Get("var"), ptr, sc)
+	case len(keys) == 2 && seen["op"] && seen["args"]:
+		name := n.Get("op")
+		args := n.Get("args")
+		if name.Kind != jsonv.String {
+			c.report(diag.MemberType(ptr+"/op", "op", "a string"))
+			return errNode(ptr)
+		}
+		if args.Kind != jsonv.Array {
+			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
+			return errNode(ptr)
+		}
+		return c.share(n, c.compileOp(name.Text, args.Items, ptr, sc, depth), sc)
+	case len(keys) == 2 && seen["fn"] && seen["args"]:
+		name := n.Get("fn")
+		args := n.Get("args")
+		if name.Kind != jsonv.String {
+			c.report(diag.MemberType(ptr+"/fn", "fn", "a string"))
+			return errNode(ptr)
+		}
+		if args.Kind != jsonv.Array {
+			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
+			return errNode(ptr)
+		}
+		return c.share(n, c.compileCall(name.Text, args.Items, ptr, sc, depth), sc)
+	}
+	sort.Strings(keys)
+	c.report(diag.NotAnExpression(ptr, keys))
+	return errNode(ptr)
+}
+
+// compileArgs compiles the argument expressions of an op or fn form.
+func (c *compiler) compileArgs(args []*jsonv.Node, ptr string, sc *scope, depth int) []*node {
+	out := make([]*node, len(args))
+	for i, a := range args {
+		out[i] = c.compile(a, diag.Index(ptr+"/args", i), sc, depth+1)
+	}
+	return out
+}
+
+// compileList compiles an array: a list of expressions, evaluated in order.
+func (c *compiler) compileList(n *jsonv.Node, ptr string, sc *scope, depth int) *node {
+	items := make([]*node, len(n.Items))
+	constant := true
+	for i, it := range n.Items {
+		items[i] = c.compile(it, diag.Index(ptr, i), sc, depth+1)
+		constant = constant && items[i].constant
+	}
+	if constant {
+		vals := make([]any, len(items))
+		for i, it := range items {
+			vals[i] = it.value
+		}
+		nd := &node{constant: true, value: vals, ptr: ptr}
+		nd.eval = func(*frame) (any, error) { return vals, nil }
+		return nd
+	}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		if err := fr.rt.charge(ptr, len(items)); err != nil {
+			return nil, err
+		}
+		out := make([]any, len(items))
+		for i, it := range items {
+			v, err := it.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	}}
+}
+
+// segment is one step of a variable path after the root.
+type segment struct {
+	key   string
+	index int // -1 when the segment is not a run of ASCII digits or is too large
+}
+
+// inline compiles a call of a small function into the caller's frame: the arguments go to fresh
+// slots of the caller, and the body is compiled again with its parameters bound to them (and
+// nothing else of the caller in scope). It evaluates and charges exactly as a call does: one
+// unit for the call, the arguments in order, then the body; the body's nodes keep the pointers
+// of the definition. Only expressions compiled after the unit inline (every body is valid then).
+//
+// An argument that is a plain read (see node.read) is not stored: the body reads it where it
+// reads the parameter. Such a read charges nothing, cannot fail and reads the same value until
+// the call returns (the body writes only slots of its own), so the call is the same. A path
+// under a parameter that reads a root's path is read as that path (memoized, see Path).
+func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr string, caller *scope) *node {
+	c.inlined += f.size
+	body := &scope{n: caller.n}
+	slots := make([]int, len(f.params))
+	var stored []*node
+	for i, p := range f.params {
+		if args[i].read {
+			body = body.bindAlias(p, &alias{n: args[i], path: c.rootPath(raw[i], caller)})
+			continue
+		}
+		body, slots[len(stored)] = body.bind(p)
+		stored = append(stored, args[i])
+	}
+	slots = slots[:len(stored)]
+	// what the expression reports as used stays as for a call: the body's own operators are
+	// the function's
+	saved := c.custom
+	c.custom = map[string]bool{}
+	b := c.compile(f.def, f.ptr+"/body", body, 1)
+	c.custom = saved
+	if len(stored) == 0 && !b.constant {
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			if err := fr.rt.charge(ptr, 1); err != nil {
+				return nil, err
+			}
+			return b.eval(fr)
+		}}
+		if c.unit.on(Unbox) && b.num != nil {
+			n.num = func(fr *frame) (float64, bool, any, error) {
+				if err := fr.rt.charge(ptr, 1); err != nil {
+					return 0, false, nil, err
+				}
+				return b.num(fr)
+			}
+		}
+		return n
+	}
+	unboxed := make([]bool, len(stored)) // arguments whose numbers are stored unboxed
+	for i, a := range stored {
+		unboxed[i] = c.unit.on(Unbox) && a.num != nil
+	}
+	store := func(fr *frame) error {
+		if err := fr.rt.charge(ptr, 1); err != nil {
+			return err
+		}
+		for i, a := range stored {
+			if unboxed[i] {
+				// a number is stored unboxed, and boxed only when the body reads it boxed
+				f, ok, v, err := a.num(fr)
+				if err != nil {
+					return err
+				}
+				if k := slots[i]; ok && v == nil && k < len(fr.nums) {
+					fr.locals[k], fr.nums[k] = unboxedNumber{}, f
+				} else {
+					fr.locals[k] = boxed(f, ok, v)
+				}
+				continue
+			}
+			v, err := a.get(fr)
+			if err != nil {
+				return err
+			}
+			fr.locals[slots[i]] = v
+		}
+		return nil
+	}
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		if err := store(fr); err != nil {
+			return nil, err
+		}
+		return b.get(fr)
+	}}
+	if c.unit.on(Unbox) && b.num != nil {
+		n.num = func(fr *frame) (float64, bool, any, error) {
+			if err := store(fr); err != nil {
+				return 0, false, nil, err
+			}
+			return b.num(fr)
+		}
+	}
+	return n
+}
+
+// compileVar compiles {var: "root.a.0.b"}.
+func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
+	if p.Kind != jsonv.String {
+		c.report(diag.MemberType(ptr+"/var", "var", "a string path"))
+		return errNode(ptr)
+	}
+	parts := strings.Split(p.Text, ".")
+	for _, s := range parts {
+		if s == "" {
+			c.report(diag.BadVariable(ptr+"/var", p.Text, "a path is one or more non-empty segments separated by '.'"))
+			return errNode(ptr)
+		}
+	}
+	root := parts[0]
+	segs := make([]segment, len(parts)-1)
+	for i, s := range parts[1:] {
+		segs[i] = segment{key: s, index: asIndex(s)}
+	}
+	slot, al, local := sc.lookup(root)
+	if al != nil && al.path != "" {
+		// a parameter of an inlined call that reads a root's path: this reads a longer one
+		full := al.path
+		if len(parts) > 1 {
+			full += "." + strings.Join(parts[1:], ".")
+		}
+		return c.compileVar(&jsonv.Node{Kind: jsonv.String, Text: full}, ptr, &scope{n: sc.n})
+	}
+	if i := sc.index(root); i >= 0 && len(segs) > 0 {
+		lv := sc.lists[i]
+		// an element path, counted as read twice when its iteration runs more than once
+		elem := func() *Elem {
+			lv.indexed = true
+			w := int32(1)
+			if lv.nested {
+				w = 2
+			}
+			return c.unit.elem(lv.list, parts[1:], w, true)
+		}
+		if lp := sc.hoistInto(i); lp != nil && c.unit.on(Hoist) {
+			// a path under a binding outside an iteration the read is in: read once as it starts
+			return lp.read(ptr, strconv.Itoa(i)+"\x00"+p.Text, sc.n, func() hoisted {
+				h := hoisted{from: slot, segs: segs}
+				if al != nil {
+					h.base = al.n
+				}
+				if lv != nil {
+					h.elem = elem()
+				}
+				return h
+			})
+		}
+		if lv != nil {
+			return elemRead(ptr, elem(), slot)
+		}
+	}
+	if al != nil {
+		// a parameter of an inlined call, read where the call would have stored it
+		if len(segs) == 0 {
+			return &node{ptr: ptr, read: true, eval: al.n.eval, num: al.n.num}
+		}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			v, _ := al.n.eval(fr)
+			return walkPath(v, segs), nil
+		}}
+	}
+	if local {
+		switch {
+		case len(segs) == 0:
+			return readLocal(ptr, slot)
+		case len(segs) == 1 && segs[0].index < 0:
+			key := segs[0].key
+			return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+				if m, ok := fr.locals[slot].(map[string]any); ok {
+					return m[key], nil
+				}
+				return nil, nil
+			}}
+		}
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walkPath(fr.locals[slot], segs), nil }}
+	}
+	g := c.unit.global(root)
+	c.roots[g] = true
+	if len(segs) == 0 {
+		c.unit.readWhole(root)
+		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
+	}
+	if p := c.unit.Path(root, parts[1:]); p != nil {
+		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) {
+			if v, ok := fr.rt.memoized(p); ok {
+				return v, nil
+			}
+			return fr.rt.walk(p), nil
+		}}
+	}
+	c.unit.readWhole(root) // a varying root: read as a whole
+	if len(segs) == 1 && segs[0].index < 0 {
+		key := segs[0].key
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			if m, ok := fr.rt.root(g, root).(map[string]any); ok {
+				return m[key], nil
+			}
+			return nil, nil
+		}}
+	}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) { return walkPath(fr.rt.root(g, root), segs), nil }}
+}
+
+// rootPath returns the variable path from a root that the expression n reads in scope sc, when
+// it is a variable read of a root's path (directly or through aliases); "" otherwise.
+func (c *compiler) rootPath(n *jsonv.Node, sc *scope) string {
+	if n.Kind != jsonv.Object || len(n.Members) != 1 || n.Members[0].Key != "var" || n.Members[0].Value.Kind != jsonv.String {
+		return ""
+	}
+	text := n.Members[0].Value.Text
+	root, rest, dotted := strings.Cut(text, ".")
+	_, al, local := sc.lookup(root)
+	switch {
+	case !local:
+		return text
+	case al == nil || al.path == "":
+		return ""
+	case dotted:
+		return al.path + "." + rest
+	}
+	return al.path
+}
+
+// asIndex returns the list index a run of ASCII digits denotes, or -1.
+func asIndex(s string) int {
+	if len(s) == 0 {
+		return -1
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch < '0' || ch > '9' {
+			return -1
+		}
+		if n > 100_000_000 {
+			return 1 << 30 // beyond any list the engine accepts: out of range
+		}
+		n = n*10 + int(ch-'0')
+	}
+	return n
+}
+
+// compileCall compiles {fn, args}.
+func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	f, ok := c.unit.funcs[name]
+	if !ok {
+		c.report(diag.UnknownFunction(ptr+"/fn", name))
+		return errNode(ptr)
+	}
+	if f.malformed {
+		// Its own FUNCTION_INVALID says what is wrong; the call is an edge of the call graph
+		// all the same (a malformed definition can still be on a cycle).
+		if c.calls != nil {
+			*c.calls = append(*c.calls, name)
+		}
+		return errNode(ptr)
+	}
+	if len(args) != len(f.params) {
+		c.report(diag.FunctionArgs(ptr+"/args", name, len(args), len(f.params)))
+		return errNode(ptr)
+	}
+	if c.calls != nil {
+		*c.calls = append(*c.calls, name)
+	}
+	for _, r := range f.roots {
+		c.roots[r] = true
+	}
+	if c.unit.on(Inline) && c.cur == nil && f.def != nil && f.size <= inlineBody && c.inlined+f.size <= inlineTotal {
+		for i, a := range args {
+			// An argument that reads a root itself becomes an alias of the root in the body
+			// (see inline), whose reads are compiled again as reads of the root: the
+			// argument's own read of the whole root is not made.
+			if root := c.rootPath(raw[i], sc); a.read && root != "" && !strings.Contains(root, ".") {
+				c.unit.unreadWhole(root)
+			}
+		}
+		return c.inline(f, args, raw, ptr, sc)
+	}
+	call := func(fr *frame) (*frame, error) {
+		if err := fr.rt.charge(ptr, 1); err != nil {
+			return nil, err
+		}
+		callee := fr.rt.newFrame(f.slots)
+		for i, a := range args {
+			v, err := a.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			callee.locals[i] = v
+		}
+		return callee, nil
+	}
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		callee, err := call(fr)
+		if err != nil {
+			return nil, err
+		}
+		v, err := f.body.eval(callee)
+		if err != nil {
+			return nil, err
+		}
+		fr.rt.freeFrame(callee, f.slots)
+		return v, nil
+	}}
+	if c.unit.on(Unbox) {
+		// the body may be compiled later (a callee defined after its caller): read f.body
+		// when called
+		n.num = func(fr *frame) (float64, bool, any, error) {
+			callee, err := call(fr)
+			if err != nil {
+				return 0, false, nil, err
+			}
+			x, ok, v, err := f.body.number(callee)
+			if err != nil {
+				return 0, false, nil, err
+			}
+			fr.rt.freeFrame(callee, f.slots)
+			return x, ok, v, nil
+		}
+	}
+	return n
+}
+
+// readLocal returns the node that reads local slot (a plain read). A number stored unboxed
+// (see inline) is read unboxed by num, and boxed once by eval, in the slot.
+func readLocal(ptr string, slot int) *node {
+	return &node{ptr: ptr, read: true,
+		eval: func(fr *frame) (any, error) {
+			v := fr.locals[slot]
+			if _, ok := v.(unboxedNumber); ok {
+				v = value.Number(fr.nums[slot])
+				fr.locals[slot] = v
+			}
+			return v, nil
+		},
+		num: func(fr *frame) (float64, bool, any, error) {
+			v := fr.locals[slot]
+			if _, ok := v.(unboxedNumber); ok {
+				return fr.nums[slot], true, nil, nil
+			}
+			f, ok := v.(float64)
+			return f, ok, v, nil
+		}}
+}

@@ -1,0 +1,528 @@
+package machine
+
+import (
+	"math"
+	"sort"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/value"
+)
+
+// builder compiles one operator application whose arity has been checked.
+type builder func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node
+
+// spec describes one core operator.
+type spec struct {
+	min, max int // argument count; max < 0 means no upper bound
+	build    builder
+}
+
+// coreOperators is the core profile: exactly 45 operators. spec/v1/operators.md documents each.
+// It is filled by init only because the builders reach back into the compiler, which reads the
+// table (a package-level initializer would be an initialization cycle).
+var coreOperators map[string]spec
+
+func init() { coreOperators = coreTable() }
+
+func coreTable() map[string]spec {
+	return map[string]spec{
+		// comparison
+		"==":      {2, 2, buildEquality(false)},
+		"!=":      {2, 2, buildEquality(true)},
+		"<":       {2, 2, compare(cmpLT)},
+		"<=":      {2, 2, compare(cmpLE)},
+		">":       {2, 2, compare(cmpGT)},
+		">=":      {2, 2, compare(cmpGE)},
+		"between": {3, 3, strictDirect(callBetween)},
+		// logic and conditionals (lazy)
+		"and":      {1, -1, buildAnd},
+		"or":       {1, -1, buildOr},
+		"not":      {1, 1, unaryStep(stepNot, opNot)},
+		"if":       {3, -1, buildIf},
+		"coalesce": {1, -1, buildCoalesce},
+		// arithmetic
+		"+":     {2, -1, arith(arAdd, opAdd)},
+		"-":     {1, 2, arith(arSub, opSub)},
+		"*":     {2, -1, arith(arMul, opMul)},
+		"/":     {2, 2, buildDivide(false)},
+		"mod":   {2, 2, buildDivide(true)},
+		"abs":   {1, 1, buildNumeric(opAbs, absNum)},
+		"min":   {1, -1, buildExtreme(false)},
+		"max":   {1, -1, buildExtreme(true)},
+		"round": {1, 2, buildRound},
+		"sum":   {1, 1, buildSum},
+		// strings
+		"upper":      {1, 1, unary(opUpper)},
+		"lower":      {1, 1, unary(opLower)},
+		"trim":       {1, 1, unaryStep(stepTrim, opTrim)},
+		"concat":     {1, -1, buildConcat},
+		"substring":  {2, 3, strictDirect(callSubstring)},
+		"text":       {1, 1, unaryStep(stepText, opText)},
+		"startsWith": {2, 2, buildAffix(false)},
+		"endsWith":   {2, 2, buildAffix(true)},
+		"matches":    {2, 2, buildMatches},
+		// strings and lists
+		"length":   {1, 1, buildLength},
+		"contains": {2, 2, buildContains(false)},
+		"in":       {2, 2, buildContains(true)},
+		// lists (the body sees each element bound to a name, "it" by default)
+		"map":    {2, 3, iterate(iterMap)},
+		"filter": {2, 3, iterate(iterFilter)},
+		"some":   {2, 3, iterate(iterSome)},
+		"all":    {2, 3, iterate(iterAll)},
+		// types and null
+		"typeOf":  {1, 1, unary(func(_ string, a any) (any, error) { return value.TypeOf(a), nil })},
+		"isEmpty": {1, 1, unaryStep(stepIsEmpty, opIsEmpty)},
+		"literal": {1, 1, buildLiteral},
+		// dates
+		"isDate":       {1, 1, buildIsDate},
+		"yearsBetween": {2, 2, buildDateDiff},
+		"daysBetween":  {2, 2, buildDateDiff},
+		"dateAdd":      {3, 3, buildDateAdd},
+	}
+}
+
+// CoreOperators returns the names of the core operators, sorted.
+func CoreOperators() []string {
+	out := make([]string, 0, len(coreOperators))
+	for name := range coreOperators {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func arityText(min, max int) string {
+	switch {
+	case max < 0:
+		return itoa(min) + " or more arguments"
+	case min == max && min == 1:
+		return "1 argument"
+	case min == max:
+		return itoa(min) + " arguments"
+	}
+	return itoa(min) + " to " + itoa(max) + " arguments"
+}
+
+func itoa(i int) string { return diag.Index("", i)[1:] }
+
+// compileOp compiles {op, args}.
+func (c *compiler) compileOp(name string, raw []*jsonv.Node, ptr string, sc *scope, depth int) *node {
+	if len(name) > 2 && name[:2] == "x-" {
+		return c.compileCustom(name, raw, ptr, sc, depth)
+	}
+	s, ok := coreOperators[name]
+	if !ok {
+		c.report(diag.UnknownOperator(ptr+"/op", name))
+		c.compileArgs(raw, ptr, sc, depth) // report problems inside the arguments too
+		return errNode(ptr)
+	}
+	if len(raw) < s.min || (s.max >= 0 && len(raw) > s.max) || (name == "if" && len(raw)%2 == 0) {
+		want := arityText(s.min, s.max)
+		if name == "if" {
+			want = "an odd number of arguments, at least 3"
+		}
+		c.report(diag.Arity(ptr+"/args", name, len(raw), want))
+		c.compileArgs(raw, ptr, sc, depth)
+		return errNode(ptr)
+	}
+	return s.build(c, name, ptr, raw, sc, depth)
+}
+
+// fold evaluates a node whose arguments are all constant once, at load, and turns it into a
+// constant when that succeeds; a failure is left to happen (and be reported) at evaluation.
+func fold(n *node) *node {
+	rt := &runtime{limit: DefaultBudget}
+	v, err := safeEval(n, &frame{rt: rt})
+	if err != nil {
+		return n
+	}
+	return constNode(v, n.ptr)
+}
+
+func safeEval(n *node, fr *frame) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, diag.Panic(n.ptr, r)
+		}
+	}()
+	return n.eval(fr)
+}
+
+func allConstant(args []*node) bool {
+	for _, a := range args {
+		if !a.constant {
+			return false
+		}
+	}
+	return true
+}
+
+// strict builds an operator that evaluates every argument, left to right, then applies fn.
+//
+//go:noinline
+func strict(fn func(ptr string, args []any) (any, error)) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			vals := make([]any, len(args))
+			for i, a := range args {
+				v, err := a.get(fr)
+				if err != nil {
+					return nil, err
+				}
+				vals[i] = v
+			}
+			if err := fr.rt.charge(ptr, argCost(vals...)); err != nil {
+				return nil, err
+			}
+			return fn(ptr, vals)
+		}}
+		if allConstant(args) {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+// Operators that strictDirect builds; their functions keep none of their arguments.
+const (
+	callBetween = iota
+	callRound
+	callSubstring
+)
+
+// callStrict calls the function of operator op. The calls are direct so that the compiler sees
+// the arguments stay in the caller's frame (a call through a function value would move them to
+// the heap).
+func callStrict(op int, ptr string, args []any) (any, error) {
+	switch op {
+	case callBetween:
+		return opBetween(ptr, args)
+	case callRound:
+		return opRound(ptr, args)
+	}
+	return opSubstring(ptr, args)
+}
+
+// strictDirect is strict(fn) for the operator op of callStrict, with up to four argument values
+// in an array on the stack rather than a new list.
+//
+//go:noinline
+func strictDirect(op int) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			var buf [4]any
+			vals := buf[:]
+			if len(args) > len(buf) {
+				vals = make([]any, len(args))
+			}
+			vals = vals[:len(args)]
+			for i, a := range args {
+				v, err := a.get(fr)
+				if err != nil {
+					return nil, err
+				}
+				vals[i] = v
+			}
+			if err := fr.rt.charge(ptr, argCost(vals...)); err != nil {
+				return nil, err
+			}
+			return callStrict(op, ptr, vals)
+		}}
+		if allConstant(args) {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+// unary builds an operator of one argument: it evaluates the argument, charges cost1 of its
+// value and applies fn. The node is a chain (see chain.go): applied to a chain, it extends it.
+func unary(fn func(ptr string, a any) (any, error)) builder { return unaryStep(stepCall, fn) }
+
+// unaryStep is unary for an operator that has a direct path in a chain.
+//
+//go:noinline
+func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		a := args[0]
+		ch := c.extend(a, step{kind: kind, ptr: ptr, fn: fn})
+		n := &node{ptr: ptr, chain: ch, eval: ch.evaluation()}
+		switch {
+		case len(ch.steps) > 1:
+		case kind == stepNot:
+			// one pointer for the node to keep across the argument's evaluation
+			k := &struct {
+				ptr string
+				fn  func(ptr string, a any) (any, error)
+			}{ptr, fn}
+			n.eval = func(fr *frame) (any, error) {
+				v, err := a.eval(fr)
+				if err != nil {
+					return nil, err
+				}
+				if b, ok := v.(bool); ok {
+					// opNot without reading the condition through truth; cost1 of a boolean
+					if !fr.rt.spend(1) {
+						return nil, fr.rt.exhausted(k.ptr)
+					}
+					return !b, nil
+				}
+				if err := fr.rt.charge(k.ptr, cost1(v)); err != nil {
+					return nil, err
+				}
+				return k.fn(k.ptr, v)
+			}
+		default:
+			// the operator on its own
+			k := &struct {
+				ptr string
+				fn  func(ptr string, a any) (any, error)
+			}{ptr, fn}
+			n.eval = func(fr *frame) (any, error) {
+				v, err := a.eval(fr)
+				if err != nil {
+					return nil, err
+				}
+				if !fr.rt.spend(cost1(v)) {
+					return nil, fr.rt.exhausted(k.ptr)
+				}
+				return k.fn(k.ptr, v)
+			}
+		}
+		if a.constant {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+//go:noinline
+func binary(fn func(ptr string, a, b any) (any, error)) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		a, b := args[0], args[1]
+		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			x, err := a.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			y, err := b.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.charge(ptr, cost1(x)+cost1(y)); err != nil {
+				return nil, err
+			}
+			return fn(ptr, x, y)
+		}}
+		if a.constant && b.constant {
+			return fold(n)
+		}
+		return n
+	}
+}
+
+// deep builds an operator that compares values deeply (==, !=, contains, in): the whole of
+// both operands is charged to the budget before the comparison reads them.
+//
+//go:noinline
+func deep(fn func(ptr string, a, b any) (any, error)) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		args := c.compileArgs(raw, ptr, sc, depth)
+		return deepNode(fn, ptr, args[0], args[1])
+	}
+}
+
+// deepNode is deep's node of the operands x and y.
+//
+//go:noinline
+func deepNode(fn func(ptr string, a, b any) (any, error), ptr string, x, y *node) *node {
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		a, err := x.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		b, err := y.get(fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := fr.rt.chargeWeight(ptr, a); err != nil {
+			return nil, err
+		}
+		if err := fr.rt.chargeWeight(ptr, b); err != nil {
+			return nil, err
+		}
+		return fn(ptr, a, b)
+	}}
+	if x.constant && y.constant {
+		return fold(n)
+	}
+	// one constant operand (in(x, [...]), contains(x, "s")): its weight is computed once and
+	// charged with the other's, at once, which fails exactly when charging them one after the
+	// other would (constants have no effects, so evaluating one first does not matter)
+	if x.constant || y.constant {
+		k, other, first := y, x, false
+		if x.constant {
+			k, other, first = x, y, true
+		}
+		w, kv := value.Weight(k.value, math.MaxInt64), k.value
+		n.eval = func(fr *frame) (any, error) {
+			v, err := other.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			if err := fr.rt.chargeWeightPlus(ptr, v, w); err != nil {
+				return nil, err
+			}
+			if first {
+				return fn(ptr, kv, v)
+			}
+			return fn(ptr, v, kv)
+		}
+	}
+	return n
+}
+
+// compileCustom compiles an x- operator: declared in the unit, supplied by the host at evaluation.
+func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	if !c.unit.declared[name] {
+		c.report(diag.Undeclared(ptr+"/op", name))
+		return errNode(ptr)
+	}
+	c.custom[name] = true
+	site := &customSite{ptr: ptr, name: name}
+	// all arguments constant scalars: their weights are charged with the call's unit, at once,
+	// which fails exactly when charging them one after the other would
+	if w, ok := constScalarWeight(args); ok {
+		return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+			op := fr.rt.custom[name]
+			if op == nil {
+				return nil, site.unavailable(fr.rt)
+			}
+			if err := fr.rt.charge(ptr, w); err != nil {
+				return nil, err
+			}
+			vals := fr.rt.argList(len(args))
+			for i, a := range args {
+				vals[i] = a.value
+			}
+			return site.call(fr.rt, op, vals)
+		}}
+	}
+	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		op := fr.rt.custom[name]
+		if op == nil {
+			return nil, site.unavailable(fr.rt)
+		}
+		if err := fr.rt.charge(ptr, 1); err != nil {
+			return nil, err
+		}
+		vals := fr.rt.argList(len(args))
+		for i, a := range args {
+			v, err := a.get(fr)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = v
+			if err := fr.rt.chargeWeight(ptr, v); err != nil {
+				return nil, err
+			}
+		}
+		return site.call(fr.rt, op, vals)
+	}}
+}
+
+// customSite is one application of a custom operator. Its failures under a machine that reads
+// only codes (see Machine.CodesOnly) share one diagnostic each, made on first use, so that a
+// failing host operator costs no formatting (nor a call of its error's Error method).
+type customSite struct {
+	ptr, name          string
+	failed, unsupplied atomic.Pointer[diag.Diagnostic]
+}
+
+// unavailable is the error of an operator the host did not supply.
+func (s *customSite) unavailable(rt *runtime) error {
+	if !rt.codes {
+		return diag.Unavailable(s.ptr, s.name)
+	}
+	d := s.unsupplied.Load()
+	if d == nil {
+		d = diag.Unavailable(s.ptr, s.name)
+		s.unsupplied.Store(d)
+	}
+	return d
+}
+
+// failure is the error of an operator that failed because of why (an error, a panic value or a
+// reason of the engine's).
+func (s *customSite) failure(rt *runtime, why any) error {
+	if !rt.codes {
+		return diag.Failed(s.ptr, s.name, why)
+	}
+	d := s.failed.Load()
+	if d == nil {
+		d = diag.FailedAt(s.ptr, s.name)
+		s.failed.Store(d)
+	}
+	return d
+}
+
+// call runs a host operator, turning a panic or an error into OPERATOR_FAILED and checking that
+// what it returned is a JSON value.
+func (s *customSite) call(rt *runtime, op Operator, args []any) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, s.failure(rt, r)
+		}
+	}()
+	v, err = op(args)
+	if err != nil {
+		return nil, s.failure(rt, err)
+	}
+	// a scalar that needs no conversion is returned as is, as Normalize would
+	switch t := v.(type) {
+	case nil, bool:
+		return v, nil
+	case string:
+		if utf8.ValidString(t) {
+			return v, nil
+		}
+	case float64:
+		if num.Finite(t) && (t != 0 || !math.Signbit(t)) {
+			return v, nil
+		}
+	}
+	if value.Depth(v, value.MaxEnvDepth) > value.MaxEnvDepth {
+		return nil, s.failure(rt, "result nested too deep")
+	}
+	nv, d := value.Normalize(v, s.ptr)
+	if d != nil {
+		return nil, s.failure(rt, d.Message)
+	}
+	return nv, nil
+}
+
+// constScalarWeight returns 1 plus the weights of args when every one is a constant scalar.
+func constScalarWeight(args []*node) (int, bool) {
+	w := 1
+	for _, a := range args {
+		if !a.constant {
+			return 0, false
+		}
+		sw := scalarWeight(a.value)
+		if sw == 0 {
+			return 0, false
+		}
+		w += int(sw)
+	}
+	return w, true
+}

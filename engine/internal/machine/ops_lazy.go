@@ -1,0 +1,329 @@
+package machine
+
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/sdods/sdods/engine/internal/diag"
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/pattern"
+)
+
+// DefaultIterName is the name the body of map, filter, some and all sees the element under when
+// the operator is given no name.
+const DefaultIterName = "it"
+
+type iterKind int
+
+const (
+	iterMap iterKind = iota
+	iterFilter
+	iterSome
+	iterAll
+)
+
+var iterNames = [...]string{"map", "filter", "some", "all"}
+
+// iterate builds map, filter, some and all: (list, body) or (list, "name", body). The body is
+// evaluated once per element with the element bound to the name, in a scope nested in the
+// enclosing one.
+//
+//go:noinline
+func iterate(kind iterKind) builder {
+	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+		list := c.compile(raw[0], ptr+"/args/0", sc, depth+1)
+		bind := DefaultIterName
+		bodyAt := 1
+		if len(raw) == 3 {
+			bodyAt = 2
+			if raw[1].Kind != jsonv.String || !validName(raw[1].Text) {
+				c.report(diag.LiteralRequired(ptr+"/args/1", name, 1, "a variable name (a non-empty string without '.')"))
+				return errNode(ptr)
+			}
+			bind = raw[1].Text
+		}
+		inner, slot := sc.bind(bind)
+		var lv *listVar
+		if kind != iterMap { // sum runs map's body itself (see sumOfMap)
+			if p := c.listOf(raw[0], sc); p != nil {
+				lv = &listVar{list: p, nested: len(sc.loops) > 0}
+				inner.lists[len(inner.lists)-1] = lv
+			}
+		}
+		inner, lp := inner.enter()
+		body := c.compile(raw[bodyAt], diag.Index(ptr+"/args", bodyAt), inner, depth+1)
+		list = lp.after(list)
+		// the body's element paths read the index of the element (see listVar)
+		indexed := lv != nil && lv.indexed
+		var count func(fr *frame) (int, bool, error)
+		if kind == iterFilter {
+			// filter's evaluation, counting what it would keep
+			count = func(fr *frame) (int, bool, error) {
+				lv, err := list.eval(fr)
+				if err != nil {
+					return 0, false, err
+				}
+				items, ok := lv.([]any)
+				if !ok {
+					if lv == nil {
+						return 0, true, nil
+					}
+					return 0, false, typeErr(ptr, name, 0, "an array", lv)
+				}
+				if err := fr.rt.charge(ptr, len(items)); err != nil {
+					return 0, false, err
+				}
+				n := 0
+				for i, it := range items {
+					fr.locals[slot] = it
+					if indexed {
+						fr.nums[slot] = float64(i)
+					}
+					v, err := body.eval(fr)
+					if err != nil {
+						return 0, false, err
+					}
+					t, ok := v.(bool)
+					if !ok {
+						if t, err = truth(ptr, iterNames[kind], bodyAt, v); err != nil {
+							return 0, false, err
+						}
+					}
+					if t {
+						n++
+					}
+				}
+				return n, false, nil
+			}
+		}
+		var iter *iteration
+		if kind == iterMap {
+			iter = &iteration{list: list, body: body, slot: slot, ptr: ptr, name: name}
+		}
+		return &node{ptr: ptr, count: count, iter: iter, eval: func(fr *frame) (any, error) {
+			lv, err := list.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			items, ok := lv.([]any)
+			if !ok {
+				if lv == nil {
+					if kind == iterMap || kind == iterFilter {
+						return nil, nil
+					}
+					return false, nil
+				}
+				return nil, typeErr(ptr, name, 0, "an array", lv)
+			}
+			if err := fr.rt.charge(ptr, len(items)); err != nil {
+				return nil, err
+			}
+			var out []any
+			if kind == iterMap {
+				out = make([]any, 0, len(items))
+			} else if kind == iterFilter {
+				out = []any{}
+			}
+			for i, it := range items {
+				fr.locals[slot] = it
+				if indexed {
+					fr.nums[slot] = float64(i)
+				}
+				v, err := body.eval(fr)
+				if err != nil {
+					return nil, err
+				}
+				if kind == iterMap {
+					out = append(out, v)
+					continue
+				}
+				t, ok := v.(bool)
+				if !ok {
+					if t, err = truth(ptr, iterNames[kind], bodyAt, v); err != nil {
+						return nil, err
+					}
+				}
+				switch kind {
+				case iterFilter:
+					if t {
+						out = append(out, it)
+					}
+				case iterSome:
+					if t {
+						return true, nil
+					}
+				case iterAll:
+					if !t {
+						return false, nil
+					}
+				}
+			}
+			switch kind {
+			case iterSome:
+				return false, nil
+			case iterAll:
+				return true, nil
+			}
+			return out, nil
+		}}
+	}
+}
+
+// buildMatches builds matches(subject, pattern). A pattern written as a string literal is checked
+// and compiled at load; any other one (even one that folds to a constant, such as a concat of
+// literals) at evaluation, where a refusal is an evaluation error (spec/v1/operators.md).
+func buildMatches(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	args := c.compileArgs(raw, ptr, sc, depth)
+	subj, pat := args[0], args[1]
+	var fixed *pattern.Pattern
+	if src, ok := pat.value.(string); pat.constant && ok && stringLiteral(raw[1]) {
+		p, err := pattern.Compile(src)
+		if err != nil {
+			off, msg := patternProblem(err)
+			c.report(diag.PatternRefused(ptr+"/args/1", off, msg))
+			return errNode(ptr)
+		}
+		fixed = p
+	}
+	type cached struct {
+		src string
+		p   *pattern.Pattern
+	}
+	var last atomic.Pointer[cached]
+	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+		sv, err := subj.eval(fr)
+		if err != nil {
+			return nil, err
+		}
+		p := fixed
+		if p == nil {
+			pv, err := pat.eval(fr)
+			if err != nil {
+				return nil, err
+			}
+			if sv == nil || pv == nil {
+				// a null decides before the other argument is checked (operators.md)
+				return false, nil
+			}
+			src, _, err := str(ptr, "matches", 1, pv)
+			if err != nil {
+				return nil, err
+			}
+			if cc := last.Load(); cc != nil && cc.src == src {
+				p = cc.p
+			} else {
+				cp, perr := pattern.Compile(src)
+				if perr != nil {
+					off, msg := patternProblem(perr)
+					return nil, diag.DynamicPatternRefused(ptr, off, msg)
+				}
+				last.Store(&cached{src, cp})
+				p = cp
+			}
+		}
+		s, ok := sv.(string)
+		if !ok {
+			_, _, err := str(ptr, "matches", 0, sv)
+			return false, err // null, or not a string
+		}
+		if err := fr.rt.charge(ptr, 1+len(s)/64); err != nil { // cost1 of a string
+			return nil, err
+		}
+		m, merr := p.Match(s)
+		if merr != nil {
+			return nil, diag.Eval(ptr, "matches", merr.Error())
+		}
+		return m, nil
+	}}
+	if subj.constant && pat.constant {
+		return fold(n)
+	}
+	return n
+}
+
+func patternProblem(err error) (int, string) {
+	var pe *pattern.Error
+	if errors.As(err, &pe) {
+		return pe.Offset, pe.Message
+	}
+	return 0, err.Error()
+}
+
+// buildLiteral builds literal(value): the argument is taken as data, not as an expression. It is
+// the only way to write an object, and a way to write an array without evaluating its elements.
+func buildLiteral(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	v, ok := c.literal(raw[0], ptr+"/args/0", depth+1)
+	if !ok {
+		return errNode(ptr)
+	}
+	return constNode(v, ptr)
+}
+
+func (c *compiler) literal(n *jsonv.Node, ptr string, depth int) (any, bool) {
+	if depth > MaxDepth {
+		c.report(diag.TooDeep(ptr, MaxDepth))
+		return nil, false
+	}
+	switch n.Kind {
+	case jsonv.Null:
+		return nil, true
+	case jsonv.Bool:
+		return n.Bool, true
+	case jsonv.String:
+		return n.Text, true
+	case jsonv.Number:
+		f, ok := num.Parse(n.Text)
+		if !ok {
+			c.report(diag.LiteralOutOfRange(ptr, n.Text))
+		}
+		return f, ok
+	case jsonv.Array:
+		out := make([]any, len(n.Items))
+		ok := true
+		for i, it := range n.Items {
+			v, good := c.literal(it, diag.Index(ptr, i), depth+1)
+			out[i] = v
+			ok = ok && good
+		}
+		return out, ok
+	}
+	out := make(map[string]any, len(n.Members))
+	ok := true
+	for _, m := range n.Members {
+		if _, dup := out[m.Key]; dup {
+			c.report(diag.DuplicateMember(ptr, m.Key))
+			ok = false
+			continue
+		}
+		v, good := c.literal(m.Value, diag.Pointer(ptr, m.Key), depth+1)
+		out[m.Key] = v
+		ok = ok && good
+	}
+	return out, ok
+}
+
+// stringLiteral reports whether an argument is written as a string literal: a JSON string, or
+// {"op": "literal", "args": [string]}.
+func stringLiteral(n *jsonv.Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.Kind == jsonv.String {
+		return true
+	}
+	if n.Kind != jsonv.Object {
+		return false
+	}
+	var op, args *jsonv.Node
+	for _, m := range n.Members {
+		switch m.Key {
+		case "op":
+			op = m.Value
+		case "args":
+			args = m.Value
+		}
+	}
+	return op != nil && op.Kind == jsonv.String && op.Text == "literal" && args != nil && args.Kind == jsonv.Array &&
+		len(args.Items) == 1 && args.Items[0].Kind == jsonv.String
+}

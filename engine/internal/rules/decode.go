@@ -1,0 +1,206 @@
+package rules
+
+import (
+	"sync"
+
+	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/machine"
+	"github.com/sdods/sdods/engine/internal/value"
+)
+
+// A request written as JSON is decoded straight into what the rules read: the paths of the
+// request roots they read (machine.Unit.Reads, found at load) get their values as the text is
+// scanned, and only those values are built; the rest of the text is checked and dropped. The
+// evaluation then starts with those paths read (machine.Machine.Preset) and the roots null, as
+// nothing reads them. A root some rule reads as a whole (or through anything but a memoized
+// path) is decoded in full, as ParseRequest does. The decoder accepts only requests that
+// ParseRequest accepts unchanged and says no to anything else (malformed JSON, text that is not
+// UTF-8, a duplicate member, a number beyond double range, nesting past the limit, a malformed
+// view, locale or ruleset, or only an object too large for its duplicate check); the caller
+// then takes the slow path, which names the problem.
+
+// readPlan is what a program's rules read of the request roots.
+type readPlan struct {
+	whole [gCtx + 1]bool        // by global index: the root is decoded in full
+	kids  [gCtx + 1][]*readNode // otherwise: the paths read under it
+	paths []*machine.Path       // the paths read as a whole, by slot
+}
+
+// readNode is one memoized path under a root: its last segment, its slot when some rule reads
+// its value (-1 when only paths under it are read) and those paths.
+type readNode struct {
+	key  string
+	path *machine.Path
+	slot int
+	kids []*readNode
+}
+
+// planReads builds the read plan of what unit has compiled.
+func planReads(unit *machine.Unit) *readPlan {
+	pl := &readPlan{}
+	for g := gData; g <= gCtx; g++ {
+		whole, reads := unit.Reads(globalRoots[g])
+		pl.whole[g] = whole
+		pl.kids[g] = pl.nodes(reads)
+	}
+	return pl
+}
+
+func (pl *readPlan) nodes(reads []*machine.Read) []*readNode {
+	out := make([]*readNode, 0, len(reads))
+	for _, r := range reads {
+		n := &readNode{key: r.Key, path: r.Path, slot: -1}
+		if r.Whole {
+			n.slot = len(pl.paths)
+			pl.paths = append(pl.paths, r.Path)
+		}
+		n.kids = pl.nodes(r.Kids)
+		out = append(out, n)
+	}
+	return out
+}
+
+// decoded is a request decoded for one program: the roots decoded in full, view, locale and
+// ruleset id, and the values of the plan's paths by slot.
+type decoded struct {
+	req  Request
+	view Location
+	id   string
+	vals []any
+}
+
+var decodedPool = sync.Pool{New: func() any { return new(decoded) }}
+
+// decode decodes raw for p; ok is false for anything ParseRequest would not accept unchanged.
+func (p *Program) decode(raw []byte, d *decoded) bool {
+	pl := p.reads
+	if cap(d.vals) < len(pl.paths) {
+		d.vals = make([]any, len(pl.paths))
+	}
+	d.vals = d.vals[:len(pl.paths)]
+	// the text itself: every string kept is copied (jsonv.Borrow), and nothing else of it is
+	// kept past this call
+	sc := jsonv.Borrow(raw)
+	defer sc.Release()
+	root := func(g int) (any, bool) {
+		if pl.whole[g] {
+			if sc.Null() {
+				return nil, true
+			}
+			m, ok := sc.Object(value.MaxEnvDepth)
+			return m, ok
+		}
+		if sc.Null() {
+			return nil, true
+		}
+		if sc.Peek() != '{' {
+			return nil, false
+		}
+		return nil, d.object(sc, pl.kids[g], value.MaxEnvDepth)
+	}
+	d.req = Request{}
+	return quickRequest(sc, &d.req, &d.id, &d.view, root)
+}
+
+// object reads an object whose paths kids are read, at most depth deep.
+func (d *decoded) object(sc *jsonv.Scanner, kids []*readNode, depth int) bool {
+	if depth < 1 || !sc.Consume('{') {
+		return false
+	}
+	if sc.Consume('}') {
+		return true
+	}
+	mark := sc.Mark()
+	ok := d.members(sc, kids, depth, mark)
+	sc.Unmark(mark)
+	return ok
+}
+
+// members reads the members of an object whose paths kids are read, after its first '{'.
+func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) bool {
+	for {
+		k, ok := sc.Key(mark)
+		if !ok {
+			return false
+		}
+		var kid *readNode
+		for _, n := range kids {
+			if n.key == k {
+				kid = n
+				break
+			}
+		}
+		if kid == nil {
+			ok = sc.Skip(depth - 1)
+		} else {
+			ok = d.node(sc, kid, depth-1)
+		}
+		if !ok {
+			return false
+		}
+		if !sc.Consume(',') {
+			return sc.Consume('}')
+		}
+	}
+}
+
+// node reads the value of the path n, at most depth deep.
+func (d *decoded) node(sc *jsonv.Scanner, n *readNode, depth int) bool {
+	if n.slot < 0 {
+		switch sc.Peek() {
+		case '{':
+			return d.object(sc, n.kids, depth)
+		case '[':
+			// an index of a list: the list is decoded, and the paths under it read from it
+		default:
+			return sc.Skip(depth) // nothing under a scalar
+		}
+	}
+	v, ok := sc.Value(depth)
+	if !ok {
+		return false
+	}
+	if n.slot >= 0 {
+		d.vals[n.slot] = v
+	}
+	d.fill(n.kids, v)
+	return true
+}
+
+// fill reads the paths kids under the value v, decoded in full.
+func (d *decoded) fill(kids []*readNode, v any) {
+	if v == nil {
+		return
+	}
+	for _, n := range kids {
+		w := machine.Step(n.path, v)
+		if n.slot >= 0 {
+			d.vals[n.slot] = w
+		}
+		d.fill(n.kids, w)
+	}
+}
+
+// release returns d to the pool, keeping nothing of the request.
+func (d *decoded) release() {
+	clear(d.vals)
+	d.req, d.view, d.id = Request{}, Location{}, ""
+	decodedPool.Put(d)
+}
+
+// EvaluateJSONInto decodes the request raw for this program and evaluates it into res (see
+// EvaluateInto), when it is one ParseRequest accepts unchanged; handled is false otherwise, and
+// then the caller takes the slow path, which names the problem. A request naming another ruleset
+// than id is refused with the slow path's diagnostic.
+func (p *Program) EvaluateJSONInto(raw []byte, id string, res *Result) (handled bool, err error) {
+	d := decodedPool.Get().(*decoded)
+	defer d.release()
+	if !p.decode(raw, d) {
+		return false, nil
+	}
+	if d.id != "" && d.id != id {
+		return true, Mismatch(d.id, id)
+	}
+	p.evaluate(&d.req, d.vals, res)
+	return true, nil
+}
