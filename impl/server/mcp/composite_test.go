@@ -124,6 +124,31 @@ func TestMCPCompositeTools(t *testing.T) {
 		t.Errorf("lintFeature of a draft: %s", lint)
 	}
 
+	// webLink: the web UI's page of an object the caller can read; none for one that does not exist.
+	res = callTool(t, c, "webLink", map[string]any{"kind": "feature", "slug": "shop-web", "path": "lint/messy.feature"})
+	if link := text(res); res.IsError || !strings.HasSuffix(link, "/projects/shop-web/features/lint/messy.feature") {
+		t.Errorf("webLink of a feature: %s", link)
+	}
+	res = callTool(t, c, "webLink", map[string]any{"kind": "run", "runId": runID})
+	link := text(res)
+	if res.IsError || !strings.HasSuffix(link, "/runs/"+runID) {
+		t.Errorf("webLink of a run: %s", link)
+	} else if strings.HasPrefix(link, w.s.URL) {
+		resp, err := http.Get(link)
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("the run's web UI page: %v %+v", err, resp)
+		}
+		if resp != nil {
+			resp.Body.Close()
+		}
+	}
+	if res = callTool(t, c, "webLink", map[string]any{"kind": "run", "runId": "00000000-0000-4000-8000-000000000000"}); !res.IsError {
+		t.Errorf("webLink of a run that does not exist: %s", text(res))
+	}
+	if res = callTool(t, c, "webLink", map[string]any{"kind": "scenario", "runId": runID}); !res.IsError {
+		t.Errorf("webLink of a scenario without its id: %s", text(res))
+	}
+
 	// Resources, read with the caller's token.
 	rr := mcp.ReadResourceRequest{}
 	rr.Params.URI = "sdods://projects/shop-web/features/smoke/log.feature"

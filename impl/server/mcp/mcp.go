@@ -118,6 +118,9 @@ func New(cfg Config) (*Server, error) {
 	if err := s.addComposites(); err != nil {
 		return nil, err
 	}
+	if err := s.addWebLink(); err != nil {
+		return nil, err
+	}
 	if err := s.addResources(); err != nil {
 		return nil, err
 	}
