@@ -11,6 +11,40 @@ import (
 	"github.com/google/uuid"
 )
 
+type AgentJob struct {
+	ID              uuid.UUID
+	ProjectID       uuid.UUID
+	Kind            string
+	Status          string
+	Input           json.RawMessage
+	MaxSeconds      int32
+	MaxTokens       *int32
+	TokensUsed      int32
+	Progress        int32
+	Summary         *string
+	Error           *string
+	CancelRequested bool
+	WorkerID        *string
+	HeartbeatAt     *time.Time
+	LastSeq         int64
+	ActorKind       string
+	ActorID         uuid.NullUUID
+	ActorName       string
+	CreatedBy       uuid.NullUUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	StartedAt       *time.Time
+	FinishedAt      *time.Time
+}
+
+type AgentJobEvent struct {
+	JobID uuid.UUID
+	Seq   int64
+	At    time.Time
+	Type  string
+	Data  json.RawMessage
+}
+
 type ApiToken struct {
 	ID         uuid.UUID
 	UserID     uuid.UUID
@@ -182,6 +216,24 @@ type Project struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	Settings    json.RawMessage
+}
+
+type Proposal struct {
+	ID         uuid.UUID
+	ProjectID  uuid.UUID
+	JobID      uuid.NullUUID
+	Kind       string
+	Status     string
+	Title      string
+	Target     json.RawMessage
+	Diff       *string
+	Evidence   json.RawMessage
+	Confidence float32
+	DecidedBy  uuid.NullUUID
+	DecidedAt  *time.Time
+	Reason     *string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 type Run struct {

@@ -20,9 +20,12 @@ type Querier interface {
 	AllOrgMembers(ctx context.Context, orgID uuid.UUID) ([]AllOrgMembersRow, error)
 	AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Process, error)
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
+	AppendAgentJobEvent(ctx context.Context, arg AppendAgentJobEventParams) error
 	AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error
 	// No worker executes an ingest-only run: cancelling it ends it at once.
 	CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error)
+	// A queued job starts on this worker; nothing when it was cancelled (or already taken).
+	ClaimAgentJob(ctx context.Context, arg ClaimAgentJobParams) (AgentJob, error)
 	// Takes the oldest queued run for this worker; concurrent workers skip each other's rows.
 	ClaimRun(ctx context.Context, workerID *string) (Run, error)
 	ClearLoginFailures(ctx context.Context, key string) error
@@ -37,6 +40,7 @@ type Querier interface {
 	// window starts a fresh count.
 	CountLoginAttempt(ctx context.Context, arg CountLoginAttemptParams) (CountLoginAttemptRow, error)
 	CountWorkspaceAdmins(ctx context.Context, workspaceID uuid.UUID) (int32, error)
+	CreateAgentJob(ctx context.Context, arg CreateAgentJobParams) (AgentJob, error)
 	CreateArtifact(ctx context.Context, arg CreateArtifactParams) (Artifact, error)
 	CreateDataset(ctx context.Context, arg CreateDatasetParams) (Dataset, error)
 	CreateEnvironment(ctx context.Context, arg CreateEnvironmentParams) (Environment, error)
@@ -44,6 +48,7 @@ type Querier interface {
 	CreatePoolAccount(ctx context.Context, arg CreatePoolAccountParams) (PoolAccount, error)
 	CreateProcess(ctx context.Context, arg CreateProcessParams) (Process, error)
 	CreateProject(ctx context.Context, arg CreateProjectParams) (Project, error)
+	CreateProposal(ctx context.Context, arg CreateProposalParams) (Proposal, error)
 	CreateQuarantine(ctx context.Context, arg CreateQuarantineParams) (ScenarioQuarantine, error)
 	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
 	CreateSession(ctx context.Context, arg CreateSessionParams) (Session, error)
@@ -51,6 +56,7 @@ type Querier interface {
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
 	CreateWorkspace(ctx context.Context, arg CreateWorkspaceParams) (Workspace, error)
 	DatabaseNow(ctx context.Context) (time.Time, error)
+	DecideProposal(ctx context.Context, arg DecideProposalParams) (Proposal, error)
 	DeleteDataset(ctx context.Context, arg DeleteDatasetParams) (string, error)
 	DeleteEnvironment(ctx context.Context, arg DeleteEnvironmentParams) (int64, error)
 	DeleteExpiredSessions(ctx context.Context) (int64, error)
@@ -72,12 +78,14 @@ type Querier interface {
 	EffectiveWorkspaceRole(ctx context.Context, arg EffectiveWorkspaceRoleParams) (string, error)
 	// The enabled webhook integrations of a project, for notifying run outcomes.
 	EnabledWebhooks(ctx context.Context, projectID uuid.UUID) ([]Integration, error)
+	FinishAgentJob(ctx context.Context, arg FinishAgentJobParams) (AgentJob, error)
 	// An ingest-only run takes the status of everything ingested into it so far.
 	FinishIngestRun(ctx context.Context, arg FinishIngestRunParams) (Run, error)
 	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
 	FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error
 	// Takes back an attempt counted by CountLoginAttempt that turned out not to be a failure.
 	ForgiveLoginAttempt(ctx context.Context, key string) error
+	GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow, error)
 	GetArtifactWithWorkspace(ctx context.Context, id uuid.UUID) (GetArtifactWithWorkspaceRow, error)
 	GetDataset(ctx context.Context, arg GetDatasetParams) (Dataset, error)
 	GetEnvironment(ctx context.Context, arg GetEnvironmentParams) (Environment, error)
@@ -90,6 +98,7 @@ type Querier interface {
 	GetPoolAccount(ctx context.Context, arg GetPoolAccountParams) (PoolAccount, error)
 	GetProcess(ctx context.Context, arg GetProcessParams) (Process, error)
 	GetProjectBySlug(ctx context.Context, slug string) (GetProjectBySlugRow, error)
+	GetProposal(ctx context.Context, id uuid.UUID) (GetProposalRow, error)
 	GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error)
 	GetRunIngest(ctx context.Context, arg GetRunIngestParams) (RunIngest, error)
 	GetRunScenario(ctx context.Context, arg GetRunScenarioParams) (RunScenario, error)
@@ -104,6 +113,8 @@ type Querier interface {
 	GetVisualBaseline(ctx context.Context, arg GetVisualBaselineParams) (VisualBaseline, error)
 	GetWorkspaceBySlug(ctx context.Context, slug string) (GetWorkspaceBySlugRow, error)
 	GetWorkspaceMember(ctx context.Context, arg GetWorkspaceMemberParams) (GetWorkspaceMemberRow, error)
+	// Proves the job is alive and reads whether it was asked to stop.
+	HeartbeatAgentJob(ctx context.Context, arg HeartbeatAgentJobParams) (bool, error)
 	// Keeps this worker's runs alive and tells it which of them were asked to stop.
 	HeartbeatRuns(ctx context.Context, arg HeartbeatRunsParams) ([]HeartbeatRunsRow, error)
 	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error
@@ -123,6 +134,8 @@ type Querier interface {
 	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
 	// callers skip each other's candidates, so no account is leased twice.
 	LeasePoolAccount(ctx context.Context, arg LeasePoolAccountParams) (PoolAccount, error)
+	ListAgentJobEvents(ctx context.Context, arg ListAgentJobEventsParams) ([]AgentJobEvent, error)
+	ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error)
 	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
 	ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error)
@@ -130,6 +143,7 @@ type Querier interface {
 	ListEnvironments(ctx context.Context, arg ListEnvironmentsParams) ([]Environment, error)
 	ListFeatures(ctx context.Context, arg ListFeaturesParams) ([]ListFeaturesRow, error)
 	ListIntegrations(ctx context.Context, arg ListIntegrationsParams) ([]Integration, error)
+	ListJobProposalIDs(ctx context.Context, jobID uuid.NullUUID) ([]uuid.UUID, error)
 	ListOrgMembers(ctx context.Context, arg ListOrgMembersParams) ([]ListOrgMembersRow, error)
 	ListOrgWorkspaces(ctx context.Context, orgID uuid.UUID) ([]Workspace, error)
 	// The orgs a user sees (all of them for an instance admin), with their counts.
@@ -138,6 +152,7 @@ type Querier interface {
 	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
 	// The projects of the workspaces where the user has a role (all of them for an instance admin).
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
+	ListProposals(ctx context.Context, arg ListProposalsParams) ([]ListProposalsRow, error)
 	// A project's quarantines, open ones first; an expired one is no longer active but stays listed.
 	ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
@@ -159,6 +174,7 @@ type Querier interface {
 	// Serialises the transactions that may take away an instance admin (demote, disable), so that two
 	// concurrent ones cannot each see the other's admin and leave none.
 	LockInstanceAdmins(ctx context.Context) error
+	LockProposal(ctx context.Context, id uuid.UUID) (Proposal, error)
 	// Serialises the ingests of one run.
 	LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error)
 	// Every reviewable check of a run, locked for acceptance.
@@ -167,9 +183,13 @@ type Querier interface {
 	// one sees the changes of the others.
 	LockWorkspaceMembers(ctx context.Context, id uuid.UUID) error
 	MarkVisualChecksAccepted(ctx context.Context, arg MarkVisualChecksAcceptedParams) error
+	NextAgentJobSeq(ctx context.Context, id uuid.UUID) (int64, error)
 	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
+	NotifyAgentJobEvent(ctx context.Context, payload string) error
 	NotifyRunEvent(ctx context.Context, payload string) error
 	NotifyRunQueued(ctx context.Context, runID string) error
+	// Running jobs whose worker stopped proving it is alive failed with their process.
+	ReconcileLostAgentJobs(ctx context.Context, staleSeconds float64) ([]AgentJob, error)
 	// Runs whose worker stopped heartbeating died with it.
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error
@@ -181,6 +201,8 @@ type Querier interface {
 	RemoveWorkspaceMember(ctx context.Context, arg RemoveWorkspaceMemberParams) (int64, error)
 	RenewPoolLease(ctx context.Context, arg RenewPoolLeaseParams) (int64, error)
 	ReplaceDataset(ctx context.Context, arg ReplaceDatasetParams) (Dataset, error)
+	// A queued job is cancelled at once; a running one is asked to stop (its worker sees it within a second).
+	RequestAgentJobCancel(ctx context.Context, id uuid.UUID) (AgentJob, error)
 	// A queued run is cancelled at once; a running one is flagged for its worker.
 	RequestCancel(ctx context.Context, id uuid.UUID) (Run, error)
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
@@ -195,6 +217,8 @@ type Querier interface {
 	SetRunCounts(ctx context.Context, arg SetRunCountsParams) error
 	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
+	// Recent failures of the project other than the run's, for the similarity ranking.
+	SimilarFailures(ctx context.Context, arg SimilarFailuresParams) ([]SimilarFailuresRow, error)
 	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error
 	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
 	StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyParams) ([]StatsBecameFlakyRow, error)
@@ -225,6 +249,8 @@ type Querier interface {
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error
+	// The failed scenarios of a run with the evidence triage classifies them by.
+	TriageFailures(ctx context.Context, runID uuid.UUID) ([]TriageFailuresRow, error)
 	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)
 	UpdateFeature(ctx context.Context, arg UpdateFeatureParams) (Feature, error)
 	UpdateOrgName(ctx context.Context, arg UpdateOrgNameParams) error

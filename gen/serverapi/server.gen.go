@@ -38,6 +38,9 @@ type ServerInterface interface {
 	// StreamAgentJobEvents Follow an agent job (SSE)
 	// (GET /api/agents/jobs/{jobId}/events)
 	StreamAgentJobEvents(w http.ResponseWriter, r *http.Request, jobId JobId, params StreamAgentJobEventsParams)
+	// ListAgentKinds List agent kinds
+	// (GET /api/agents/kinds)
+	ListAgentKinds(w http.ResponseWriter, r *http.Request)
 	// CompareArtifacts Pixel diff of two image artifacts
 	// (GET /api/artifacts/compare)
 	CompareArtifacts(w http.ResponseWriter, r *http.Request, params CompareArtifactsParams)
@@ -407,6 +410,12 @@ func (_ Unimplemented) CancelAgentJob(w http.ResponseWriter, r *http.Request, jo
 // StreamAgentJobEvents Follow an agent job (SSE)
 // (GET /api/agents/jobs/{jobId}/events)
 func (_ Unimplemented) StreamAgentJobEvents(w http.ResponseWriter, r *http.Request, jobId JobId, params StreamAgentJobEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListAgentKinds List agent kinds
+// (GET /api/agents/kinds)
+func (_ Unimplemented) ListAgentKinds(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1285,6 +1294,20 @@ func (siw *ServerInterfaceWrapper) StreamAgentJobEvents(w http.ResponseWriter, r
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.StreamAgentJobEvents(w, r, jobId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAgentKinds operation middleware
+func (siw *ServerInterfaceWrapper) ListAgentKinds(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAgentKinds(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3788,6 +3811,32 @@ func (siw *ServerInterfaceWrapper) ListProposals(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "minConfidence" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "minConfidence", r.URL.Query(), &params.MinConfidence, runtime.BindQueryParameterOptions{Type: "number", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "minConfidence"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "minConfidence", Err: err})
+		}
+		return
+	}
+
 	// ------------- Optional query parameter "jobId" -------------
 
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "jobId", r.URL.Query(), &params.JobId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
@@ -6271,6 +6320,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/api/agents/jobs/{jobId}/events", wrapper.StreamAgentJobEvents)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/agents/kinds", wrapper.ListAgentKinds)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/artifacts/{artifactId}", wrapper.GetArtifact)
 	})
 	r.Group(func(r chi.Router) {
@@ -7250,6 +7302,72 @@ type StreamAgentJobEventsdefaultJSONResponse struct {
 }
 
 func (response StreamAgentJobEventsdefaultJSONResponse) VisitStreamAgentJobEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentKindsRequestObject struct {
+}
+
+type ListAgentKindsResponseObject interface {
+	VisitListAgentKindsResponse(w http.ResponseWriter) error
+}
+
+type ListAgentKinds200JSONResponse AgentKindList
+
+func (response ListAgentKinds200JSONResponse) VisitListAgentKindsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentKinds401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListAgentKinds401JSONResponse) VisitListAgentKindsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentKinds403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListAgentKinds403JSONResponse) VisitListAgentKindsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentKindsdefaultJSONResponse struct {
+	Body       Error
+	StatusCode int
+}
+
+func (response ListAgentKindsdefaultJSONResponse) VisitListAgentKindsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -19325,6 +19443,9 @@ type StrictServerInterface interface {
 	// StreamAgentJobEvents Follow an agent job (SSE)
 	// (GET /api/agents/jobs/{jobId}/events)
 	StreamAgentJobEvents(ctx context.Context, request StreamAgentJobEventsRequestObject) (StreamAgentJobEventsResponseObject, error)
+	// ListAgentKinds List agent kinds
+	// (GET /api/agents/kinds)
+	ListAgentKinds(ctx context.Context, request ListAgentKindsRequestObject) (ListAgentKindsResponseObject, error)
 	// CompareArtifacts Pixel diff of two image artifacts
 	// (GET /api/artifacts/compare)
 	CompareArtifacts(ctx context.Context, request CompareArtifactsRequestObject) (CompareArtifactsResponseObject, error)
@@ -19849,6 +19970,30 @@ func (sh *strictHandler) StreamAgentJobEvents(w http.ResponseWriter, r *http.Req
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(StreamAgentJobEventsResponseObject); ok {
 		if err := validResponse.VisitStreamAgentJobEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAgentKinds operation middleware
+func (sh *strictHandler) ListAgentKinds(w http.ResponseWriter, r *http.Request) {
+	var request ListAgentKindsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAgentKinds(ctx, request.(ListAgentKindsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAgentKinds")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAgentKindsResponseObject); ok {
+		if err := validResponse.VisitListAgentKindsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

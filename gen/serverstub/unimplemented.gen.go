@@ -295,6 +295,11 @@ func (Unimplemented) ListAgentJobs(ctx context.Context, request serverapi.ListAg
 	return nil, apierr.NotImplementedOp("listAgentJobs")
 }
 
+// ListAgentKinds answers 501 not_implemented.
+func (Unimplemented) ListAgentKinds(ctx context.Context, request serverapi.ListAgentKindsRequestObject) (serverapi.ListAgentKindsResponseObject, error) {
+	return nil, apierr.NotImplementedOp("listAgentKinds")
+}
+
 // ListAudit answers 501 not_implemented.
 func (Unimplemented) ListAudit(ctx context.Context, request serverapi.ListAuditRequestObject) (serverapi.ListAuditResponseObject, error) {
 	return nil, apierr.NotImplementedOp("listAudit")

@@ -1,0 +1,122 @@
+-- name: CreateAgentJob :one
+INSERT INTO agent_jobs (project_id, kind, input, max_seconds, max_tokens, actor_kind, actor_id, actor_name, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+RETURNING *;
+
+-- name: GetAgentJob :one
+SELECT j.*, p.slug AS project_slug, p.workspace_id
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id WHERE j.id = $1;
+
+-- name: ListAgentJobs :many
+SELECT j.*, p.slug AS project_slug
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('status')::text IS NULL OR j.status = sqlc.narg('status')::text)
+  AND (sqlc.narg('kind')::text IS NULL OR j.kind = sqlc.narg('kind')::text)
+  AND (sqlc.narg('before_at')::timestamptz IS NULL OR (j.created_at, j.id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
+ORDER BY j.created_at DESC, j.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: ClaimAgentJob :one
+-- A queued job starts on this worker; nothing when it was cancelled (or already taken).
+UPDATE agent_jobs SET status = 'running', worker_id = $2, heartbeat_at = now(), started_at = now(), updated_at = now()
+WHERE id = $1 AND status = 'queued'
+RETURNING *;
+
+-- name: HeartbeatAgentJob :one
+-- Proves the job is alive and reads whether it was asked to stop.
+UPDATE agent_jobs SET heartbeat_at = now(), progress = greatest(progress, sqlc.arg('progress')::integer),
+       tokens_used = sqlc.arg('tokens_used')::integer
+WHERE id = $1 AND status = 'running'
+RETURNING cancel_requested;
+
+-- name: FinishAgentJob :one
+UPDATE agent_jobs SET status = $2, summary = $3, error = $4, finished_at = now(), updated_at = now(),
+       progress = CASE WHEN $2 = 'succeeded' THEN 100 ELSE progress END
+WHERE id = $1 AND status IN ('queued', 'running')
+RETURNING *;
+
+-- name: RequestAgentJobCancel :one
+-- A queued job is cancelled at once; a running one is asked to stop (its worker sees it within a second).
+UPDATE agent_jobs SET cancel_requested = true, updated_at = now(),
+       status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
+       finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END
+WHERE id = $1 AND status IN ('queued', 'running')
+RETURNING *;
+
+-- name: ReconcileLostAgentJobs :many
+-- Running jobs whose worker stopped proving it is alive failed with their process.
+UPDATE agent_jobs SET status = 'failed', error = 'the process working the job stopped (no heartbeat since ' || to_char(heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ')',
+       finished_at = now(), updated_at = now()
+WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => sqlc.arg('stale_seconds')::double precision)
+RETURNING *;
+
+-- name: NextAgentJobSeq :one
+UPDATE agent_jobs SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq;
+
+-- name: AppendAgentJobEvent :exec
+INSERT INTO agent_job_events (job_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5);
+
+-- name: ListAgentJobEvents :many
+SELECT * FROM agent_job_events WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT sqlc.arg('row_limit');
+
+-- name: NotifyAgentJobEvent :exec
+SELECT pg_notify('sdods_agent_events', sqlc.arg('payload')::text);
+
+-- name: CreateProposal :one
+INSERT INTO proposals (project_id, job_id, kind, status, title, target, diff, evidence, confidence)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+RETURNING *;
+
+-- name: GetProposal :one
+SELECT pr.*, p.slug AS project_slug, p.workspace_id
+FROM proposals pr JOIN projects p ON p.id = pr.project_id WHERE pr.id = $1;
+
+-- name: LockProposal :one
+SELECT * FROM proposals WHERE id = $1 FOR UPDATE;
+
+-- name: ListProposals :many
+SELECT pr.*, p.slug AS project_slug
+FROM proposals pr JOIN projects p ON p.id = pr.project_id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('status')::text IS NULL OR pr.status = sqlc.narg('status')::text)
+  AND (sqlc.narg('kind')::text IS NULL OR pr.kind = sqlc.narg('kind')::text)
+  AND (sqlc.narg('job_id')::uuid IS NULL OR pr.job_id = sqlc.narg('job_id')::uuid)
+  AND pr.confidence >= sqlc.arg('min_confidence')::real
+  AND (sqlc.narg('before_at')::timestamptz IS NULL OR (pr.created_at, pr.id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
+ORDER BY pr.created_at DESC, pr.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: DecideProposal :one
+UPDATE proposals SET status = $2, reason = $3, decided_by = $4, decided_at = now(), updated_at = now()
+WHERE id = $1
+RETURNING *;
+
+-- name: ListJobProposalIDs :many
+SELECT id FROM proposals WHERE job_id = $1 ORDER BY created_at, id;
+
+-- name: TriageFailures :many
+-- The failed scenarios of a run with the evidence triage classifies them by.
+SELECT rs.id, rs.identity::text AS identity, rs.feature_path, rs.name, rs.example_row, rs.status, rs.attempts,
+       coalesce(rs.failure_signature, '')::text AS signature, rs.heals::integer AS heals,
+       coalesce(rs.error->>'message', stats_failing_step(rs.steps)->'error'->>'message', '')::text AS message,
+       coalesce(stats_failing_step(rs.steps)->>'keyword', '')::text AS step_keyword,
+       coalesce(stats_failing_step(rs.steps)->>'text', '')::text AS step_text,
+       (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
+        WHERE hr.project_id = r.project_id AND h.failure_signature = rs.failure_signature AND h.run_id <> r.id)::bigint AS signature_seen,
+       (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
+        WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status = 'passed' AND h.run_id <> r.id)::bigint AS passed_before,
+       (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
+        WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status IN ('failed', 'undefined', 'ambiguous') AND h.run_id <> r.id)::bigint AS failed_before
+FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
+WHERE rs.run_id = $1 AND rs.status IN ('failed', 'undefined', 'ambiguous')
+ORDER BY rs.position;
+
+-- name: SimilarFailures :many
+-- Recent failures of the project other than the run's, for the similarity ranking.
+SELECT rs.run_id, rs.id AS scenario_id, rs.feature_path, rs.name, rs.failure_signature::text AS signature, coalesce(r.started_at, r.created_at)::timestamptz AS at
+FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
+WHERE r.project_id = $1 AND rs.run_id <> $2 AND rs.failure_signature IS NOT NULL
+ORDER BY r.created_at DESC LIMIT 500;
