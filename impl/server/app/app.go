@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/agents"
 	"github.com/sdods/sdods/impl/server/authz"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/egress"
@@ -45,6 +46,8 @@ type App struct {
 	// Jobs is the River client of the process's background work (impl/server/jobs), started by
 	// Start.
 	Jobs *jobs.Client
+	// Agents works agent jobs (on Jobs) and streams their events.
+	Agents *agents.Service
 	// Egress is the policy of what steps and Git integrations may reach; whoever serves Handler
 	// adds its listener with DenyListener.
 	Egress *egress.Policy
@@ -97,6 +100,7 @@ func newEgress(ctx context.Context, cfg Config) (*egress.Policy, error) {
 // them to stop.
 func (a *App) Start(ctx context.Context) (wait func()) {
 	waitRuns := a.Runs.Start(ctx)
+	a.Agents.Start(ctx)
 	stopped := make(chan struct{})
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		a.Log.Error("jobs: not started", "error", err)
@@ -168,7 +172,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st), Egress: pol})
 	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat,
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
-	h, err := newHandler(cfg, log, st, box, blobs, rs, pol)
+	ag := newAgents(st, log, rs.WorkerID(), reg)
+	h, err := newHandler(cfg, log, st, box, blobs, rs, ag, pol)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -181,10 +186,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if ident, err := identity.New(st, identity.DefaultThrottle); err == nil {
 		startup.SetupRequired, _ = ident.SetupRequired(ctx)
 	}
-	return &App{Handler: h, Store: st, Log: log, Runs: rs, Jobs: jc, Egress: pol, Startup: startup}, nil
+	return &App{Handler: h, Store: st, Log: log, Runs: rs, Jobs: jc, Agents: ag, Egress: pol, Startup: startup}, nil
 }
 
-func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, pol *egress.Policy) (http.Handler, error) {
+func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, ag *agents.Service, pol *egress.Policy) (http.Handler, error) {
 	doc, err := serverapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
@@ -207,7 +212,7 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	}
 	api := httpapi.NewServer(httpapi.Deps{Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
 		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: integrations.Git{AllowLocal: cfg.GitAllowLocal, Egress: pol, Log: log}, Egress: pol,
-		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs})
+		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}, Steps: stepLibrary{}, Runs: rs, Agents: ag})
 	routes := httpapi.Routes(api, log)
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,
 		MaxBody: cfg.MaxBody, Store: st, SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"), TrustedProxies: cfg.TrustedProxies}

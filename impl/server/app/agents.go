@@ -1,0 +1,18 @@
+package app
+
+import (
+	"log/slog"
+
+	"github.com/sdods/sdods/impl/server/agents"
+	"github.com/sdods/sdods/impl/server/jobs"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// newAgents builds the agent service with the built-in kinds and registers its workers on reg.
+func newAgents(st *store.Store, log *slog.Logger, workerID string, reg *jobs.Registry) *agents.Service {
+	kinds := agents.NewRegistry()
+	kinds.Add(agents.Triage())
+	s := agents.New(st, kinds, log, agents.Config{WorkerID: workerID})
+	s.Register(reg)
+	return s
+}

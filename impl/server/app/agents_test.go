@@ -1,0 +1,243 @@
+package app_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app/apptest"
+)
+
+// followJob reads an agent job's event stream to its end event.
+func followJob(t *testing.T, s *apptest.Server, b *apptest.Browser, id uuid.UUID, lastEventID string) []sseEvent {
+	t.Helper()
+	req, _ := http.NewRequest("GET", s.URL+"/api/agents/jobs/"+id.String()+"/events", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := (&http.Client{Jar: b.Jar, Timeout: time.Minute}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var out []sseEvent
+	cur := sseEvent{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Event != "" {
+				out = append(out, cur)
+				if cur.Event == "end" {
+					return out
+				}
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "event: "):
+			cur.Event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &cur.Data)
+		}
+	}
+	t.Fatalf("the stream closed without an end event after %d events: %v", len(out), sc.Err())
+	return nil
+}
+
+func createJob(t *testing.T, c *serverclient.ClientWithResponses, body serverclient.CreateAgentJobJSONRequestBody) serverclient.AgentJob {
+	t.Helper()
+	r, err := c.CreateAgentJobWithResponse(context.Background(), body)
+	if err != nil || r.StatusCode() != http.StatusAccepted || r.JSON202 == nil {
+		t.Fatalf("create job: %v %s", err, r.Body)
+	}
+	if r.HTTPResponse.Header.Get("Location") != "/api/agents/jobs/"+r.JSON202.Id.String() || r.JSON202.Status != "queued" {
+		t.Fatalf("job accepted: %s %q", r.Body, r.HTTPResponse.Header.Get("Location"))
+	}
+	return *r.JSON202
+}
+
+// TestTriageFailingBrowserRun: a flaky browser scenario and a failing API check of a failed run
+// are triaged through the real server: the job goes queued → running → succeeded with its
+// events (history first, Last-Event-ID resumes), each failure gets a classification with its
+// evidence and similar past failures, the flaky one a quarantine that only an admin's force
+// accepts before verification, and the decisions are audited.
+func TestTriageFailingBrowserRun(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Fatal("chromium is required for browser steps: make deps installs it")
+	}
+	s := apptest.Start(t)
+	ctx := context.Background()
+	admin := s.Setup(t)
+	var mu sync.Mutex
+	greeting := "Hello"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/health", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"ok"}`)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		g := greeting
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><body><input id="name"><button id="go" onclick="document.getElementById('out').textContent='%s, '+document.getElementById('name').value">Greet</button><p id="out"></p></body></html>`, g)
+	})
+	web := httptest.NewServer(mux)
+	t.Cleanup(web.Close)
+	project(t, admin, web.URL, map[string]string{
+		"greet.feature": `Feature: Greeting
+  Scenario: Greets by name
+    When I open "/"
+    And I fill "#name" with "Ada"
+    And I click "#go"
+    Then I should see "Hello, Ada"
+`,
+		"health.feature": healthFeature,
+	})
+	run := func(g string) uuid.UUID {
+		mu.Lock()
+		greeting = g
+		mu.Unlock()
+		id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+		waitRun(t, admin.ClientWithResponses, id, terminal)
+		return id
+	}
+	run("Hello")
+	run("Hi")
+	failed := run("Hi") // the greeting scenario passed once and failed once before: it flips
+
+	kinds, err := admin.ListAgentKindsWithResponse(ctx)
+	if err != nil || kinds.JSON200 == nil {
+		t.Fatalf("kinds: %v %s", err, kinds.Body)
+	}
+	found := false
+	for _, k := range kinds.JSON200.Items {
+		if k.Name == "triage" && k.Enabled && len(k.Scopes) > 0 && k.InputSchema["required"] != nil {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("triage not listed: %s", kinds.Body)
+	}
+	// Bad input is refused before anything is queued.
+	for _, in := range []map[string]any{{}, {"runId": "nope"}, {"runId": failed.String(), "other": 1}} {
+		r, _ := admin.CreateAgentJobWithResponse(ctx, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "triage", Input: &in})
+		if r.StatusCode() != http.StatusBadRequest || !strings.Contains(string(r.Body), `"code"`) {
+			t.Fatalf("input %v: %d %s", in, r.StatusCode(), r.Body)
+		}
+	}
+
+	job := createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "triage", Input: &map[string]any{"runId": failed.String()}})
+	events := followJob(t, s, admin, job.Id, "")
+	var types []string
+	var proposals []string
+	for _, e := range events {
+		types = append(types, e.Event+":"+fmt.Sprint(e.Data["status"]))
+		if e.Event == "proposal" {
+			proposals = append(proposals, e.Data["proposalId"].(string))
+		}
+	}
+	got := strings.Join(types, " ")
+	if !strings.HasPrefix(got, "job.status:queued job.status:running") || !strings.HasSuffix(got, "job.status:succeeded end:succeeded") ||
+		!strings.Contains(got, "progress:") || !strings.Contains(got, "log:") {
+		t.Fatalf("events %s", got)
+	}
+	// Resuming after the third event replays only what followed it.
+	again := followJob(t, s, admin, job.Id, events[2].ID)
+	if len(again) != len(events)-3 || again[0].ID != events[3].ID {
+		t.Fatalf("resumed %d events of %d", len(again), len(events))
+	}
+	g, _ := admin.GetAgentJobWithResponse(ctx, job.Id)
+	if g.JSON200 == nil || g.JSON200.Status != "succeeded" || g.JSON200.Progress != 100 || len(g.JSON200.ProposalIds) != len(proposals) ||
+		g.JSON200.Summary == nil || !strings.Contains(*g.JSON200.Summary, "2 failure(s) triaged") || !strings.Contains(*g.JSON200.Summary, "1 flaky") {
+		t.Fatalf("job %s", g.Body)
+	}
+	if r, _ := admin.CancelAgentJobWithResponse(ctx, job.Id); r.StatusCode() != http.StatusConflict {
+		t.Fatalf("cancel a finished job: %d %s", r.StatusCode(), r.Body)
+	}
+	list, _ := admin.ListAgentJobsWithResponse(ctx, &serverclient.ListAgentJobsParams{Project: ptr("shop"), Kind: ptr(serverclient.AgentJobKind("triage"))})
+	if list.JSON200 == nil || len(list.JSON200.Items) != 1 || list.JSON200.Items[0].Id != job.Id {
+		t.Fatalf("list %s", list.Body)
+	}
+
+	cls, _ := admin.ListProposalsWithResponse(ctx, &serverclient.ListProposalsParams{Project: ptr("shop"), Kind: ptr(serverclient.ProposalKind("classification"))})
+	if cls.JSON200 == nil || len(cls.JSON200.Items) != 2 {
+		t.Fatalf("classifications %s", cls.Body)
+	}
+	var flaky serverclient.Proposal
+	for _, p := range cls.JSON200.Items {
+		if p.JobId == nil || *p.JobId != job.Id || p.Status != "pending" || p.Evidence["signature"] == "" || p.Target.RunId == nil || *p.Target.RunId != failed {
+			t.Fatalf("classification %+v", p)
+		}
+		if *p.Target.FeaturePath == "greet.feature" {
+			if p.Evidence["class"] != "flaky" {
+				t.Fatalf("greet classified %v: %v", p.Evidence["class"], p.Evidence["reasons"])
+			}
+			sims, _ := p.Evidence["similar"].([]any)
+			if len(sims) == 0 || len(sims) > 5 || sims[0].(map[string]any)["score"].(float64) != 1 {
+				t.Fatalf("similar failures %v", p.Evidence["similar"])
+			}
+			flaky = p
+		}
+	}
+	if flaky.Id == uuid.Nil {
+		t.Fatal("no classification of the greeting scenario")
+	}
+	if r, _ := admin.AcceptProposalWithResponse(ctx, flaky.Id, serverclient.AcceptProposalJSONRequestBody{}); r.JSON200 == nil || r.JSON200.Status != "accepted" || r.JSON200.DecidedBy == nil {
+		t.Fatalf("accept classification: %d %s", r.StatusCode(), r.Body)
+	}
+	if r, _ := admin.RejectProposalWithResponse(ctx, flaky.Id, serverclient.RejectProposalJSONRequestBody{Reason: ptr("late")}); r.StatusCode() != http.StatusConflict {
+		t.Fatalf("reject a decided proposal: %d %s", r.StatusCode(), r.Body)
+	}
+
+	qs, _ := admin.ListProposalsWithResponse(ctx, &serverclient.ListProposalsParams{Kind: ptr(serverclient.ProposalKind("quarantine")), MinConfidence: ptr(float32(0.5))})
+	if qs.JSON200 == nil || len(qs.JSON200.Items) != 1 || *qs.JSON200.Items[0].Target.FeaturePath != "greet.feature" {
+		t.Fatalf("quarantine proposals %s", qs.Body)
+	}
+	q := qs.JSON200.Items[0]
+	if r, _ := admin.AcceptProposalWithResponse(ctx, q.Id, serverclient.AcceptProposalJSONRequestBody{}); r.StatusCode() != http.StatusConflict || !strings.Contains(string(r.Body), "not verified") {
+		t.Fatalf("accept unverified: %d %s", r.StatusCode(), r.Body)
+	}
+	if r, _ := admin.RejectProposalWithResponse(ctx, q.Id, serverclient.RejectProposalJSONRequestBody{}); r.StatusCode() != http.StatusBadRequest {
+		t.Fatalf("reject without reason: %d %s", r.StatusCode(), r.Body)
+	}
+	if r, _ := admin.AcceptProposalWithResponse(ctx, q.Id, serverclient.AcceptProposalJSONRequestBody{Force: ptr(true)}); r.JSON200 == nil || r.JSON200.Status != "accepted" {
+		t.Fatalf("force accept: %d %s", r.StatusCode(), r.Body)
+	}
+	ql, _ := admin.ListQuarantinesWithResponse(ctx, "shop", nil)
+	if ql.JSON200 == nil || len(ql.JSON200.Items) != 1 || ql.JSON200.Items[0].FeaturePath != "greet.feature" {
+		t.Fatalf("quarantines %s", ql.Body)
+	}
+	audit, _ := admin.ListAuditWithResponse(ctx, &serverclient.ListAuditParams{Limit: ptr(200)})
+	ops := map[string]int{}
+	agentActor := false
+	for _, e := range audit.JSON200.Items {
+		if e.Outcome == "success" {
+			ops[e.Operation]++
+		}
+		if e.Actor.Kind == "agent" && e.Actor.Id != nil && *e.Actor.Id == job.Id {
+			agentActor = true
+		}
+	}
+	if ops["createAgentJob"] != 1 || ops["acceptProposal"] != 2 || ops["agentJob"] != len(proposals) || !agentActor {
+		t.Fatalf("audit %v agent actor %v", ops, agentActor)
+	}
+}
