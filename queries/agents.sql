@@ -120,3 +120,49 @@ SELECT rs.run_id, rs.id AS scenario_id, rs.feature_path, rs.name, rs.failure_sig
 FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
 WHERE r.project_id = $1 AND rs.run_id <> $2 AND rs.failure_signature IS NOT NULL
 ORDER BY r.created_at DESC LIMIT 500;
+
+-- name: RecurringHeals :many
+-- Selector heals of a project that recurred in at least min_runs runs (same old and new selector
+-- in the same feature), best score first; never a pair people rejected, nor one already proposed
+-- and undecided.
+WITH h AS (
+    SELECT rs.feature_path, rs.name, rs.identity, rs.run_id, r.environment,
+           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
+           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
+    FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
+    WHERE r.project_id = $1 AND rs.heals > 0 AND r.status NOT IN ('queued', 'running')
+)
+SELECT h.feature_path::text AS feature_path, h.old_selector::text AS old_selector, h.new_selector::text AS new_selector,
+       max(h.name)::text AS scenario_name, max(h.identity)::text AS identity, max(h.strategy)::text AS strategy,
+       max(h.score)::float8 AS score, min(h.score)::float8 AS min_score, count(DISTINCT h.run_id)::bigint AS runs,
+       max(h.environment)::text AS environment
+FROM h
+WHERE h.old_selector <> '' AND h.new_selector <> ''
+  AND NOT EXISTS (SELECT 1 FROM proposals pr WHERE pr.project_id = $1 AND pr.kind = 'feature_patch'
+                  AND pr.evidence->>'oldSelector' = h.old_selector AND pr.evidence->>'newSelector' = h.new_selector
+                  AND (pr.status = 'rejected' OR (pr.status IN ('pending', 'verified') AND pr.target->>'featurePath' = h.feature_path)))
+GROUP BY h.feature_path, h.old_selector, h.new_selector
+HAVING count(DISTINCT h.run_id) >= sqlc.arg('min_runs')::bigint
+ORDER BY 7 DESC, 1, 2;
+
+-- name: CreateFeaturePatchProposal :one
+INSERT INTO proposals (project_id, job_id, kind, status, title, target, diff, evidence, confidence, content_after)
+VALUES ($1, $2, 'feature_patch', 'pending', $3, $4, $5, $6, $7, $8)
+RETURNING *;
+
+-- name: SetProposalVerification :one
+UPDATE proposals SET status = CASE WHEN sqlc.arg('passed')::boolean AND status = 'pending' THEN 'verified' ELSE status END,
+       verification_run_id = $2, evidence = evidence || jsonb_build_object('verification', sqlc.arg('verification')::jsonb), updated_at = now()
+WHERE id = $1
+RETURNING *;
+
+-- name: MarkProposalStale :exec
+UPDATE proposals SET status = 'stale', updated_at = now() WHERE id = $1 AND status IN ('pending', 'verified');
+
+-- name: InsertRunFeatureOverride :exec
+INSERT INTO run_feature_overrides (run_id, path, content) VALUES ($1, $2, $3);
+
+-- name: ListRunFeatureOverrides :many
+SELECT path, content FROM run_feature_overrides WHERE run_id = $1;

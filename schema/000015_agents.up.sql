@@ -53,12 +53,24 @@ CREATE TABLE proposals (
     decided_by  uuid        REFERENCES users (id) ON DELETE SET NULL,
     decided_at  timestamptz,
     reason      text,
+    -- A feature patch's whole patched content (the diff is what people read).
+    content_after       text,
+    -- The run that executed the patched scenario (verification before accept).
+    verification_run_id uuid REFERENCES runs (id) ON DELETE SET NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
     updated_at  timestamptz NOT NULL DEFAULT now(),
     CHECK (status <> 'rejected' OR reason IS NOT NULL)
 );
 CREATE INDEX proposals_project_idx ON proposals (project_id, created_at DESC);
 CREATE INDEX proposals_job_idx ON proposals (job_id);
+
+-- A verification run executes these contents instead of the saved features of the same paths.
+CREATE TABLE run_feature_overrides (
+    run_id  uuid NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    path    text NOT NULL,
+    content text NOT NULL,
+    PRIMARY KEY (run_id, path)
+);
 
 -- An agent job is an actor of the audit log: what it writes on its own is recorded as 'agent'.
 ALTER TABLE audit_entries DROP CONSTRAINT audit_entries_actor_kind_check,

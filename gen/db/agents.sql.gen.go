@@ -138,10 +138,61 @@ func (q *Queries) CreateAgentJob(ctx context.Context, arg CreateAgentJobParams) 
 	return i, err
 }
 
+const createFeaturePatchProposal = `-- name: CreateFeaturePatchProposal :one
+INSERT INTO proposals (project_id, job_id, kind, status, title, target, diff, evidence, confidence, content_after)
+VALUES ($1, $2, 'feature_patch', 'pending', $3, $4, $5, $6, $7, $8)
+RETURNING id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, content_after, verification_run_id, created_at, updated_at
+`
+
+type CreateFeaturePatchProposalParams struct {
+	ProjectID    uuid.UUID
+	JobID        uuid.NullUUID
+	Title        string
+	Target       json.RawMessage
+	Diff         *string
+	Evidence     json.RawMessage
+	Confidence   float32
+	ContentAfter *string
+}
+
+func (q *Queries) CreateFeaturePatchProposal(ctx context.Context, arg CreateFeaturePatchProposalParams) (Proposal, error) {
+	row := q.db.QueryRow(ctx, createFeaturePatchProposal,
+		arg.ProjectID,
+		arg.JobID,
+		arg.Title,
+		arg.Target,
+		arg.Diff,
+		arg.Evidence,
+		arg.Confidence,
+		arg.ContentAfter,
+	)
+	var i Proposal
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.JobID,
+		&i.Kind,
+		&i.Status,
+		&i.Title,
+		&i.Target,
+		&i.Diff,
+		&i.Evidence,
+		&i.Confidence,
+		&i.DecidedBy,
+		&i.DecidedAt,
+		&i.Reason,
+		&i.ContentAfter,
+		&i.VerificationRunID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const createProposal = `-- name: CreateProposal :one
 INSERT INTO proposals (project_id, job_id, kind, status, title, target, diff, evidence, confidence)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-RETURNING id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, created_at, updated_at
+RETURNING id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, content_after, verification_run_id, created_at, updated_at
 `
 
 type CreateProposalParams struct {
@@ -183,6 +234,8 @@ func (q *Queries) CreateProposal(ctx context.Context, arg CreateProposalParams) 
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.Reason,
+		&i.ContentAfter,
+		&i.VerificationRunID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -192,7 +245,7 @@ func (q *Queries) CreateProposal(ctx context.Context, arg CreateProposalParams) 
 const decideProposal = `-- name: DecideProposal :one
 UPDATE proposals SET status = $2, reason = $3, decided_by = $4, decided_at = now(), updated_at = now()
 WHERE id = $1
-RETURNING id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, created_at, updated_at
+RETURNING id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, content_after, verification_run_id, created_at, updated_at
 `
 
 type DecideProposalParams struct {
@@ -224,6 +277,8 @@ func (q *Queries) DecideProposal(ctx context.Context, arg DecideProposalParams) 
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.Reason,
+		&i.ContentAfter,
+		&i.VerificationRunID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -347,28 +402,30 @@ func (q *Queries) GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow
 }
 
 const getProposal = `-- name: GetProposal :one
-SELECT pr.id, pr.project_id, pr.job_id, pr.kind, pr.status, pr.title, pr.target, pr.diff, pr.evidence, pr.confidence, pr.decided_by, pr.decided_at, pr.reason, pr.created_at, pr.updated_at, p.slug AS project_slug, p.workspace_id
+SELECT pr.id, pr.project_id, pr.job_id, pr.kind, pr.status, pr.title, pr.target, pr.diff, pr.evidence, pr.confidence, pr.decided_by, pr.decided_at, pr.reason, pr.content_after, pr.verification_run_id, pr.created_at, pr.updated_at, p.slug AS project_slug, p.workspace_id
 FROM proposals pr JOIN projects p ON p.id = pr.project_id WHERE pr.id = $1
 `
 
 type GetProposalRow struct {
-	ID          uuid.UUID
-	ProjectID   uuid.UUID
-	JobID       uuid.NullUUID
-	Kind        string
-	Status      string
-	Title       string
-	Target      json.RawMessage
-	Diff        *string
-	Evidence    json.RawMessage
-	Confidence  float32
-	DecidedBy   uuid.NullUUID
-	DecidedAt   *time.Time
-	Reason      *string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	ProjectSlug string
-	WorkspaceID uuid.UUID
+	ID                uuid.UUID
+	ProjectID         uuid.UUID
+	JobID             uuid.NullUUID
+	Kind              string
+	Status            string
+	Title             string
+	Target            json.RawMessage
+	Diff              *string
+	Evidence          json.RawMessage
+	Confidence        float32
+	DecidedBy         uuid.NullUUID
+	DecidedAt         *time.Time
+	Reason            *string
+	ContentAfter      *string
+	VerificationRunID uuid.NullUUID
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	ProjectSlug       string
+	WorkspaceID       uuid.UUID
 }
 
 func (q *Queries) GetProposal(ctx context.Context, id uuid.UUID) (GetProposalRow, error) {
@@ -388,6 +445,8 @@ func (q *Queries) GetProposal(ctx context.Context, id uuid.UUID) (GetProposalRow
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.Reason,
+		&i.ContentAfter,
+		&i.VerificationRunID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ProjectSlug,
@@ -415,6 +474,21 @@ func (q *Queries) HeartbeatAgentJob(ctx context.Context, arg HeartbeatAgentJobPa
 	var cancel_requested bool
 	err := row.Scan(&cancel_requested)
 	return cancel_requested, err
+}
+
+const insertRunFeatureOverride = `-- name: InsertRunFeatureOverride :exec
+INSERT INTO run_feature_overrides (run_id, path, content) VALUES ($1, $2, $3)
+`
+
+type InsertRunFeatureOverrideParams struct {
+	RunID   uuid.UUID
+	Path    string
+	Content string
+}
+
+func (q *Queries) InsertRunFeatureOverride(ctx context.Context, arg InsertRunFeatureOverrideParams) error {
+	_, err := q.db.Exec(ctx, insertRunFeatureOverride, arg.RunID, arg.Path, arg.Content)
+	return err
 }
 
 const listAgentJobEvents = `-- name: ListAgentJobEvents :many
@@ -582,7 +656,7 @@ func (q *Queries) ListJobProposalIDs(ctx context.Context, jobID uuid.NullUUID) (
 }
 
 const listProposals = `-- name: ListProposals :many
-SELECT pr.id, pr.project_id, pr.job_id, pr.kind, pr.status, pr.title, pr.target, pr.diff, pr.evidence, pr.confidence, pr.decided_by, pr.decided_at, pr.reason, pr.created_at, pr.updated_at, p.slug AS project_slug
+SELECT pr.id, pr.project_id, pr.job_id, pr.kind, pr.status, pr.title, pr.target, pr.diff, pr.evidence, pr.confidence, pr.decided_by, pr.decided_at, pr.reason, pr.content_after, pr.verification_run_id, pr.created_at, pr.updated_at, p.slug AS project_slug
 FROM proposals pr JOIN projects p ON p.id = pr.project_id
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
@@ -609,22 +683,24 @@ type ListProposalsParams struct {
 }
 
 type ListProposalsRow struct {
-	ID          uuid.UUID
-	ProjectID   uuid.UUID
-	JobID       uuid.NullUUID
-	Kind        string
-	Status      string
-	Title       string
-	Target      json.RawMessage
-	Diff        *string
-	Evidence    json.RawMessage
-	Confidence  float32
-	DecidedBy   uuid.NullUUID
-	DecidedAt   *time.Time
-	Reason      *string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	ProjectSlug string
+	ID                uuid.UUID
+	ProjectID         uuid.UUID
+	JobID             uuid.NullUUID
+	Kind              string
+	Status            string
+	Title             string
+	Target            json.RawMessage
+	Diff              *string
+	Evidence          json.RawMessage
+	Confidence        float32
+	DecidedBy         uuid.NullUUID
+	DecidedAt         *time.Time
+	Reason            *string
+	ContentAfter      *string
+	VerificationRunID uuid.NullUUID
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	ProjectSlug       string
 }
 
 func (q *Queries) ListProposals(ctx context.Context, arg ListProposalsParams) ([]ListProposalsRow, error) {
@@ -661,6 +737,8 @@ func (q *Queries) ListProposals(ctx context.Context, arg ListProposalsParams) ([
 			&i.DecidedBy,
 			&i.DecidedAt,
 			&i.Reason,
+			&i.ContentAfter,
+			&i.VerificationRunID,
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.ProjectSlug,
@@ -675,8 +753,37 @@ func (q *Queries) ListProposals(ctx context.Context, arg ListProposalsParams) ([
 	return items, nil
 }
 
+const listRunFeatureOverrides = `-- name: ListRunFeatureOverrides :many
+SELECT path, content FROM run_feature_overrides WHERE run_id = $1
+`
+
+type ListRunFeatureOverridesRow struct {
+	Path    string
+	Content string
+}
+
+func (q *Queries) ListRunFeatureOverrides(ctx context.Context, runID uuid.UUID) ([]ListRunFeatureOverridesRow, error) {
+	rows, err := q.db.Query(ctx, listRunFeatureOverrides, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListRunFeatureOverridesRow{}
+	for rows.Next() {
+		var i ListRunFeatureOverridesRow
+		if err := rows.Scan(&i.Path, &i.Content); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockProposal = `-- name: LockProposal :one
-SELECT id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, created_at, updated_at FROM proposals WHERE id = $1 FOR UPDATE
+SELECT id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, content_after, verification_run_id, created_at, updated_at FROM proposals WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) LockProposal(ctx context.Context, id uuid.UUID) (Proposal, error) {
@@ -696,10 +803,21 @@ func (q *Queries) LockProposal(ctx context.Context, id uuid.UUID) (Proposal, err
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.Reason,
+		&i.ContentAfter,
+		&i.VerificationRunID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const markProposalStale = `-- name: MarkProposalStale :exec
+UPDATE proposals SET status = 'stale', updated_at = now() WHERE id = $1 AND status IN ('pending', 'verified')
+`
+
+func (q *Queries) MarkProposalStale(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, markProposalStale, id)
+	return err
 }
 
 const nextAgentJobSeq = `-- name: NextAgentJobSeq :one
@@ -774,6 +892,82 @@ func (q *Queries) ReconcileLostAgentJobs(ctx context.Context, staleSeconds float
 	return items, nil
 }
 
+const recurringHeals = `-- name: RecurringHeals :many
+WITH h AS (
+    SELECT rs.feature_path, rs.name, rs.identity, rs.run_id, r.environment,
+           coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
+           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
+    FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
+    WHERE r.project_id = $1 AND rs.heals > 0 AND r.status NOT IN ('queued', 'running')
+)
+SELECT h.feature_path::text AS feature_path, h.old_selector::text AS old_selector, h.new_selector::text AS new_selector,
+       max(h.name)::text AS scenario_name, max(h.identity)::text AS identity, max(h.strategy)::text AS strategy,
+       max(h.score)::float8 AS score, min(h.score)::float8 AS min_score, count(DISTINCT h.run_id)::bigint AS runs,
+       max(h.environment)::text AS environment
+FROM h
+WHERE h.old_selector <> '' AND h.new_selector <> ''
+  AND NOT EXISTS (SELECT 1 FROM proposals pr WHERE pr.project_id = $1 AND pr.kind = 'feature_patch'
+                  AND pr.evidence->>'oldSelector' = h.old_selector AND pr.evidence->>'newSelector' = h.new_selector
+                  AND (pr.status = 'rejected' OR (pr.status IN ('pending', 'verified') AND pr.target->>'featurePath' = h.feature_path)))
+GROUP BY h.feature_path, h.old_selector, h.new_selector
+HAVING count(DISTINCT h.run_id) >= $2::bigint
+ORDER BY 7 DESC, 1, 2
+`
+
+type RecurringHealsParams struct {
+	ProjectID uuid.UUID
+	MinRuns   int64
+}
+
+type RecurringHealsRow struct {
+	FeaturePath  string
+	OldSelector  string
+	NewSelector  string
+	ScenarioName string
+	Identity     string
+	Strategy     string
+	Score        float64
+	MinScore     float64
+	Runs         int64
+	Environment  string
+}
+
+// Selector heals of a project that recurred in at least min_runs runs (same old and new selector
+// in the same feature), best score first; never a pair people rejected, nor one already proposed
+// and undecided.
+func (q *Queries) RecurringHeals(ctx context.Context, arg RecurringHealsParams) ([]RecurringHealsRow, error) {
+	rows, err := q.db.Query(ctx, recurringHeals, arg.ProjectID, arg.MinRuns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RecurringHealsRow{}
+	for rows.Next() {
+		var i RecurringHealsRow
+		if err := rows.Scan(
+			&i.FeaturePath,
+			&i.OldSelector,
+			&i.NewSelector,
+			&i.ScenarioName,
+			&i.Identity,
+			&i.Strategy,
+			&i.Score,
+			&i.MinScore,
+			&i.Runs,
+			&i.Environment,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const requestAgentJobCancel = `-- name: RequestAgentJobCancel :one
 UPDATE agent_jobs SET cancel_requested = true, updated_at = now(),
        status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
@@ -810,6 +1004,50 @@ func (q *Queries) RequestAgentJobCancel(ctx context.Context, id uuid.UUID) (Agen
 		&i.UpdatedAt,
 		&i.StartedAt,
 		&i.FinishedAt,
+	)
+	return i, err
+}
+
+const setProposalVerification = `-- name: SetProposalVerification :one
+UPDATE proposals SET status = CASE WHEN $3::boolean AND status = 'pending' THEN 'verified' ELSE status END,
+       verification_run_id = $2, evidence = evidence || jsonb_build_object('verification', $4::jsonb), updated_at = now()
+WHERE id = $1
+RETURNING id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, content_after, verification_run_id, created_at, updated_at
+`
+
+type SetProposalVerificationParams struct {
+	ID                uuid.UUID
+	VerificationRunID uuid.NullUUID
+	Passed            bool
+	Verification      json.RawMessage
+}
+
+func (q *Queries) SetProposalVerification(ctx context.Context, arg SetProposalVerificationParams) (Proposal, error) {
+	row := q.db.QueryRow(ctx, setProposalVerification,
+		arg.ID,
+		arg.VerificationRunID,
+		arg.Passed,
+		arg.Verification,
+	)
+	var i Proposal
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.JobID,
+		&i.Kind,
+		&i.Status,
+		&i.Title,
+		&i.Target,
+		&i.Diff,
+		&i.Evidence,
+		&i.Confidence,
+		&i.DecidedBy,
+		&i.DecidedAt,
+		&i.Reason,
+		&i.ContentAfter,
+		&i.VerificationRunID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
 	)
 	return i, err
 }

@@ -219,21 +219,23 @@ type Project struct {
 }
 
 type Proposal struct {
-	ID         uuid.UUID
-	ProjectID  uuid.UUID
-	JobID      uuid.NullUUID
-	Kind       string
-	Status     string
-	Title      string
-	Target     json.RawMessage
-	Diff       *string
-	Evidence   json.RawMessage
-	Confidence float32
-	DecidedBy  uuid.NullUUID
-	DecidedAt  *time.Time
-	Reason     *string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	ID                uuid.UUID
+	ProjectID         uuid.UUID
+	JobID             uuid.NullUUID
+	Kind              string
+	Status            string
+	Title             string
+	Target            json.RawMessage
+	Diff              *string
+	Evidence          json.RawMessage
+	Confidence        float32
+	DecidedBy         uuid.NullUUID
+	DecidedAt         *time.Time
+	Reason            *string
+	ContentAfter      *string
+	VerificationRunID uuid.NullUUID
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 type Run struct {
@@ -273,6 +275,12 @@ type RunEvent struct {
 	At    time.Time
 	Type  string
 	Data  json.RawMessage
+}
+
+type RunFeatureOverride struct {
+	RunID   uuid.UUID
+	Path    string
+	Content string
 }
 
 type RunIngest struct {

@@ -44,6 +44,7 @@ type Querier interface {
 	CreateArtifact(ctx context.Context, arg CreateArtifactParams) (Artifact, error)
 	CreateDataset(ctx context.Context, arg CreateDatasetParams) (Dataset, error)
 	CreateEnvironment(ctx context.Context, arg CreateEnvironmentParams) (Environment, error)
+	CreateFeaturePatchProposal(ctx context.Context, arg CreateFeaturePatchProposalParams) (Proposal, error)
 	CreateOrg(ctx context.Context, arg CreateOrgParams) (Org, error)
 	CreatePoolAccount(ctx context.Context, arg CreatePoolAccountParams) (PoolAccount, error)
 	CreateProcess(ctx context.Context, arg CreateProcessParams) (Process, error)
@@ -125,6 +126,7 @@ type Querier interface {
 	// The first capture of a name, browser and viewport becomes the baseline (pending review); a
 	// concurrent first capture loses (no row) and compares with the winner's.
 	InsertPendingBaseline(ctx context.Context, arg InsertPendingBaselineParams) (VisualBaseline, error)
+	InsertRunFeatureOverride(ctx context.Context, arg InsertRunFeatureOverrideParams) error
 	InsertRunIngest(ctx context.Context, arg InsertRunIngestParams) error
 	InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error
 	InsertVisualCheck(ctx context.Context, arg InsertVisualCheckParams) (VisualCheck, error)
@@ -159,6 +161,7 @@ type Querier interface {
 	// A page of a run's checks needing (or having had) review, oldest first.
 	ListRunBaselineChecks(ctx context.Context, arg ListRunBaselineChecksParams) ([]VisualCheck, error)
 	ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]RunEvent, error)
+	ListRunFeatureOverrides(ctx context.Context, runID uuid.UUID) ([]ListRunFeatureOverridesRow, error)
 	// Log lines of a run for its trace (oldest first).
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
 	ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error)
@@ -182,6 +185,7 @@ type Querier interface {
 	// Serialises the transactions that change a workspace's members, so that the last-admin check of
 	// one sees the changes of the others.
 	LockWorkspaceMembers(ctx context.Context, id uuid.UUID) error
+	MarkProposalStale(ctx context.Context, id uuid.UUID) error
 	MarkVisualChecksAccepted(ctx context.Context, arg MarkVisualChecksAcceptedParams) error
 	NextAgentJobSeq(ctx context.Context, id uuid.UUID) (int64, error)
 	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
@@ -193,6 +197,10 @@ type Querier interface {
 	// Runs whose worker stopped heartbeating died with it.
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error
+	// Selector heals of a project that recurred in at least min_runs runs (same old and new selector
+	// in the same feature), best score first; never a pair people rejected, nor one already proposed
+	// and undecided.
+	RecurringHeals(ctx context.Context, arg RecurringHealsParams) ([]RecurringHealsRow, error)
 	ReleasePoolLease(ctx context.Context, arg ReleasePoolLeaseParams) (int64, error)
 	ReleaseQuarantine(ctx context.Context, arg ReleaseQuarantineParams) (ScenarioQuarantine, error)
 	// Releases every account a run holds (the run ended, or was found dead).
@@ -214,6 +222,7 @@ type Querier interface {
 	SaveRunScenarioSteps(ctx context.Context, arg SaveRunScenarioStepsParams) error
 	SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error
 	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error
+	SetProposalVerification(ctx context.Context, arg SetProposalVerificationParams) (Proposal, error)
 	SetRunCounts(ctx context.Context, arg SetRunCountsParams) error
 	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error

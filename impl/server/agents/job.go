@@ -76,14 +76,31 @@ type Draft struct {
 
 // Propose records a pending proposal of the job's project, its proposal event and an audit entry
 // whose actor is the job.
-func (j *Job) Propose(ctx context.Context, d Draft) (uuid.UUID, error) {
+func (j *Job) Propose(ctx context.Context, d Draft) (uuid.UUID, error) { return j.propose(ctx, d, nil) }
+
+// actor is the audit request of what the job writes on its own.
+func (j *Job) actor() *audit.Request {
+	return &audit.Request{Operation: "agentJob", Actor: audit.Actor{Kind: "agent", ID: j.Row.ID, Name: "agent job " + j.Row.Kind}}
+}
+
+func (j *Job) propose(ctx context.Context, d Draft, contentAfter *string) (uuid.UUID, error) {
 	target, _ := json.Marshal(nonNil(d.Target))
 	ev, _ := json.Marshal(nonNil(d.Evidence))
-	actx := audit.WithRequest(ctx, &audit.Request{Operation: "agentJob", Actor: audit.Actor{Kind: "agent", ID: j.Row.ID, Name: "agent job " + j.Row.Kind}})
+	actx := audit.WithRequest(ctx, j.actor())
 	var id uuid.UUID
 	err := j.s.st.WithTx(ctx, func(q *db.Queries) error {
-		p, err := q.CreateProposal(ctx, db.CreateProposalParams{ProjectID: j.Row.ProjectID, JobID: uuid.NullUUID{UUID: j.Row.ID, Valid: true},
-			Kind: d.Kind, Status: "pending", Title: d.Title, Target: target, Diff: d.Diff, Evidence: ev, Confidence: float32(d.Confidence)})
+		var (
+			p   db.Proposal
+			err error
+		)
+		job := uuid.NullUUID{UUID: j.Row.ID, Valid: true}
+		if d.Kind == "feature_patch" {
+			p, err = q.CreateFeaturePatchProposal(ctx, db.CreateFeaturePatchProposalParams{ProjectID: j.Row.ProjectID, JobID: job, Title: d.Title,
+				Target: target, Diff: d.Diff, Evidence: ev, Confidence: float32(d.Confidence), ContentAfter: contentAfter})
+		} else {
+			p, err = q.CreateProposal(ctx, db.CreateProposalParams{ProjectID: j.Row.ProjectID, JobID: job,
+				Kind: d.Kind, Status: "pending", Title: d.Title, Target: target, Diff: d.Diff, Evidence: ev, Confidence: float32(d.Confidence)})
+		}
 		if err != nil {
 			return err
 		}

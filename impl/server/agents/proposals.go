@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"strings"
 	"time"
@@ -186,6 +187,19 @@ func (s *Service) Accept(ctx context.Context, id uuid.UUID, d Decision) (db.Prop
 				return err
 			}
 			detail["quarantineId"] = qr.ID
+		case "feature_patch":
+			if p.ContentAfter == nil {
+				return apierr.New(apierr.Unprocessable, "the patch has no content to apply", "re-run the heal job")
+			}
+			saved, ok, err := applyPatch(ctx, q, p.ProjectID, t.FeaturePath, t.Etag, *p.ContentAfter)
+			if err != nil {
+				return apierr.Wrap(err, apierr.Unprocessable, "the patch no longer applies: "+err.Error(), "re-run the heal job")
+			}
+			if !ok {
+				return errStale
+			}
+			detail["featureEtag"] = saved.Etag
+			detail["featurePath"] = t.FeaturePath
 		case "classification":
 		default:
 			return apierr.New(apierr.Unprocessable, "accepting a "+p.Kind+" proposal is not supported by this server", "reject it, or apply the change by hand")
@@ -196,8 +210,23 @@ func (s *Service) Accept(ctx context.Context, id uuid.UUID, d Decision) (db.Prop
 		}
 		return audit.Record(ctx, q, audit.Target{Kind: "proposal", ID: id.String(), Name: p.Title}, detail)
 	})
+	if errors.Is(err, errStale) {
+		// The feature changed since the proposal was made: it can never apply again.
+		if e := s.st.WithTx(ctx, func(q *db.Queries) error {
+			if err := q.MarkProposalStale(ctx, id); err != nil {
+				return err
+			}
+			return audit.Record(ctx, q, audit.Target{Kind: "proposal", ID: id.String()}, map[string]any{"status": "stale"})
+		}); e != nil {
+			return out, e
+		}
+		return out, apierr.New(apierr.Conflict, "the feature changed since the proposal was made (If-Match failed); the proposal is now stale",
+			"re-run the job that made it against the current feature")
+	}
 	return out, err
 }
+
+var errStale = errors.New("stale")
 
 // Reject records the decision and its reason (required).
 func (s *Service) Reject(ctx context.Context, id uuid.UUID, d Decision) (db.Proposal, error) {

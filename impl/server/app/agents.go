@@ -12,6 +12,7 @@ import (
 func newAgents(st *store.Store, log *slog.Logger, workerID string, reg *jobs.Registry) *agents.Service {
 	kinds := agents.NewRegistry()
 	kinds.Add(agents.Triage())
+	kinds.Add(agents.Heal())
 	s := agents.New(st, kinds, log, agents.Config{WorkerID: workerID})
 	s.Register(reg)
 	return s

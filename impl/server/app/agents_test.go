@@ -241,3 +241,112 @@ func TestTriageFailingBrowserRun(t *testing.T) {
 		t.Fatalf("audit %v agent actor %v", ops, agentActor)
 	}
 }
+
+// TestHealPatchVerifiedAndAccepted: heals that recur in two runs become feature patches, each
+// verified by a real verification run of the patched scenario; an accepted patch changes the
+// feature (If-Match against the ETag it was made from), a rejected one is never proposed again.
+func TestHealPatchVerifiedAndAccepted(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Fatal("chromium is required for browser steps: make deps installs it")
+	}
+	s := apptest.Start(t)
+	ctx := context.Background()
+	admin := s.Setup(t)
+	var mu sync.Mutex
+	send, cancel := "submit", "cancel"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		a, b := send, cancel
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><body>
+<button id=%q data-testid="submit-btn" onclick="document.getElementById('out').textContent='Sent'">Send</button>
+<button id=%q data-testid="cancel-btn" onclick="document.getElementById('out').textContent='Dropped'">Drop</button>
+<p id="out"></p></body></html>`, a, b)
+	})
+	web := httptest.NewServer(mux)
+	t.Cleanup(web.Close)
+	const sendFeature = "Feature: Send\n  Scenario: Send\n    When I open \"/\"\n    And I click \"#submit\"\n    Then I should see \"Sent\"\n"
+	project(t, admin, web.URL, map[string]string{
+		"send.feature": sendFeature,
+		"drop.feature": "Feature: Drop\n  Scenario: Drop\n    When I open \"/\"\n    And I click \"#cancel\"\n    Then I should see \"Dropped\"\n",
+	})
+	run := func() {
+		id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+		if r := waitRun(t, admin.ClientWithResponses, id, terminal); r.Status != "passed" {
+			t.Fatalf("run %s", r.Status)
+		}
+	}
+	run() // records the elements' alternatives
+	mu.Lock()
+	send, cancel = "send-button", "drop-button"
+	mu.Unlock()
+	run()
+	heal := func() serverclient.AgentJob {
+		job := createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "heal"})
+		if ev := followJob(t, s, admin, job.Id, ""); ev[len(ev)-1].Data["status"] != "succeeded" {
+			t.Fatalf("heal job ended %v", ev[len(ev)-1].Data)
+		}
+		g, _ := admin.GetAgentJobWithResponse(ctx, job.Id)
+		return *g.JSON200
+	}
+	if j := heal(); len(j.ProposalIds) != 0 {
+		t.Fatalf("a heal seen in one run was proposed: %+v", j)
+	}
+	run()
+	j := heal()
+	if len(j.ProposalIds) != 2 || *j.Summary != "2 patch(es) proposed, 2 verified" {
+		for _, id := range j.ProposalIds {
+			p, _ := admin.GetProposalWithResponse(ctx, id)
+			t.Logf("%s", p.Body)
+			if v, ok := p.JSON200.Evidence["verification"].(map[string]any); ok {
+				vr, _ := admin.GetRunWithResponse(ctx, uuid.MustParse(v["runId"].(string)))
+				t.Logf("%s", vr.Body)
+			}
+		}
+		t.Fatalf("heal job %+v %s", j, *j.Summary)
+	}
+	var sendP, dropP serverclient.Proposal
+	for _, id := range j.ProposalIds {
+		p, _ := admin.GetProposalWithResponse(ctx, id)
+		if p.JSON200 == nil || p.JSON200.Kind != "feature_patch" || p.JSON200.Status != "verified" || p.JSON200.Diff == nil || p.JSON200.Target.Etag == nil {
+			t.Fatalf("proposal %s", p.Body)
+		}
+		v, _ := p.JSON200.Evidence["verification"].(map[string]any)
+		if v["status"] != "passed" {
+			t.Fatalf("verification %v", p.JSON200.Evidence)
+		}
+		// The verification run executed the patch; the saved feature did not change.
+		vr, _ := admin.GetRunWithResponse(ctx, uuid.MustParse(v["runId"].(string)))
+		if vr.JSON200 == nil || vr.JSON200.Status != "passed" || vr.JSON200.Trigger != "agent" {
+			t.Fatalf("verification run %s", vr.Body)
+		}
+		if *p.JSON200.Target.FeaturePath == "send.feature" {
+			sendP = *p.JSON200
+		} else {
+			dropP = *p.JSON200
+		}
+	}
+	if !strings.Contains(*sendP.Diff, "-    And I click \"#submit\"\n+    And I click \"[data-testid='submit-btn']\"\n") || !strings.HasPrefix(*sendP.Diff, "--- a/send.feature\n+++ b/send.feature\n@@ -1,6 +1,6 @@") {
+		t.Fatalf("diff:\n%s", *sendP.Diff)
+	}
+	f, _ := admin.GetFeatureWithResponse(ctx, "shop", "send.feature", nil)
+	if f.JSON200.Content != sendFeature {
+		t.Fatalf("the feature changed before acceptance: %s", f.JSON200.Content)
+	}
+	if r, _ := admin.AcceptProposalWithResponse(ctx, sendP.Id, serverclient.AcceptProposalJSONRequestBody{}); r.JSON200 == nil || r.JSON200.Status != "accepted" {
+		t.Fatalf("accept: %d %s", r.StatusCode(), r.Body)
+	}
+	f, _ = admin.GetFeatureWithResponse(ctx, "shop", "send.feature", nil)
+	if f.JSON200.Content != strings.Replace(sendFeature, "#submit", "[data-testid='submit-btn']", 1) {
+		t.Fatalf("the feature after acceptance: %s", f.JSON200.Content)
+	}
+	if r, _ := admin.RejectProposalWithResponse(ctx, dropP.Id, serverclient.RejectProposalJSONRequestBody{Reason: ptr("the drop button is going away")}); r.JSON200 == nil || r.JSON200.Status != "rejected" || *r.JSON200.Reason == "" {
+		t.Fatalf("reject: %d %s", r.StatusCode(), r.Body)
+	}
+	run() // both heals recur once more; neither is proposed again
+	if j := heal(); len(j.ProposalIds) != 0 {
+		t.Fatalf("proposed again: %+v", j)
+	}
+}

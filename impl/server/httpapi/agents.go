@@ -61,11 +61,8 @@ func (s *Server) CreateAgentJob(ctx context.Context, req serverapi.CreateAgentJo
 	if err != nil {
 		return nil, err
 	}
-	row, err := s.Agents.GetJob(ctx, j.ID)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.agentJobOut(ctx, row)
+	// The job as created (queued): a worker may already have started it.
+	out, err := s.agentJobOut(ctx, agents.JobView{AgentJob: j, ProjectSlug: prj.Slug, WorkspaceID: prj.WorkspaceID})
 	if err != nil {
 		return nil, err
 	}

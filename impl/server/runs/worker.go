@@ -230,6 +230,14 @@ func (s *Service) load(ctx context.Context, r db.Run) (runner.Run, error) {
 	for _, f := range features {
 		in.Features[f.Path] = f.Content
 	}
+	// A verification run (impl/server/agents) executes patched contents, not the saved ones.
+	overrides, err := s.st.ListRunFeatureOverrides(ctx, r.ID)
+	if err != nil {
+		return in, fmt.Errorf("load feature overrides: %w", err)
+	}
+	for _, o := range overrides {
+		in.Features[o.Path] = o.Content
+	}
 	procs, err := s.st.AllProcesses(ctx, r.ProjectID)
 	if err != nil {
 		return in, fmt.Errorf("load processes: %w", err)
