@@ -2,8 +2,8 @@ package agents
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
