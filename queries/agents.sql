@@ -70,24 +70,33 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 RETURNING *;
 
 -- name: GetProposal :one
-SELECT pr.*, p.slug AS project_slug, p.workspace_id
-FROM proposals pr JOIN projects p ON p.id = pr.project_id WHERE pr.id = $1;
+SELECT * FROM inbox_items WHERE id = $1;
 
 -- name: LockProposal :one
 SELECT * FROM proposals WHERE id = $1 FOR UPDATE;
 
 -- name: ListProposals :many
-SELECT pr.*, p.slug AS project_slug
-FROM proposals pr JOIN projects p ON p.id = pr.project_id
-WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-  AND (sqlc.narg('status')::text IS NULL OR pr.status = sqlc.narg('status')::text)
-  AND (sqlc.narg('kind')::text IS NULL OR pr.kind = sqlc.narg('kind')::text)
-  AND (sqlc.narg('job_id')::uuid IS NULL OR pr.job_id = sqlc.narg('job_id')::uuid)
-  AND pr.confidence >= sqlc.arg('min_confidence')::real
-  AND (sqlc.narg('before_at')::timestamptz IS NULL OR (pr.created_at, pr.id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
-ORDER BY pr.created_at DESC, pr.id DESC
+-- The review inbox: agent proposals and visual checks awaiting (or having had) review.
+SELECT * FROM inbox_items i
+WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('project')::text IS NULL OR i.project_slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('status')::text IS NULL OR i.status = sqlc.narg('status')::text)
+  AND (sqlc.narg('kind')::text IS NULL OR i.kind = sqlc.narg('kind')::text)
+  AND (sqlc.narg('job_id')::uuid IS NULL OR i.job_id = sqlc.narg('job_id')::uuid)
+  AND i.confidence >= sqlc.arg('min_confidence')::real
+  AND (sqlc.narg('before_at')::timestamptz IS NULL OR (i.created_at, i.id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
+ORDER BY i.created_at DESC, i.id DESC
 LIMIT sqlc.arg('row_limit');
+
+-- name: LockVisualCheck :one
+SELECT c.*, a.media_type AS actual_media_type, a.size_bytes AS actual_size_bytes, a.sha256 AS actual_sha256, a.blob_key AS actual_blob_key,
+       EXISTS (SELECT 1 FROM visual_check_rejections rj WHERE rj.check_id = c.id)::boolean AS rejected
+FROM visual_checks c JOIN artifacts a ON a.id = c.actual_artifact_id
+WHERE c.id = $1 AND c.status IN ('failed', 'pending', 'accepted')
+FOR UPDATE OF c;
+
+-- name: RejectVisualCheck :exec
+INSERT INTO visual_check_rejections (check_id, reason, decided_by) VALUES ($1, $2, $3);
 
 -- name: DecideProposal :one
 UPDATE proposals SET status = $2, reason = $3, decided_by = $4, decided_at = now(), updated_at = now()

@@ -402,35 +402,12 @@ func (q *Queries) GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow
 }
 
 const getProposal = `-- name: GetProposal :one
-SELECT pr.id, pr.project_id, pr.job_id, pr.kind, pr.status, pr.title, pr.target, pr.diff, pr.evidence, pr.confidence, pr.decided_by, pr.decided_at, pr.reason, pr.content_after, pr.verification_run_id, pr.created_at, pr.updated_at, p.slug AS project_slug, p.workspace_id
-FROM proposals pr JOIN projects p ON p.id = pr.project_id WHERE pr.id = $1
+SELECT id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, created_at, updated_at, project_slug, workspace_id FROM inbox_items WHERE id = $1
 `
 
-type GetProposalRow struct {
-	ID                uuid.UUID
-	ProjectID         uuid.UUID
-	JobID             uuid.NullUUID
-	Kind              string
-	Status            string
-	Title             string
-	Target            json.RawMessage
-	Diff              *string
-	Evidence          json.RawMessage
-	Confidence        float32
-	DecidedBy         uuid.NullUUID
-	DecidedAt         *time.Time
-	Reason            *string
-	ContentAfter      *string
-	VerificationRunID uuid.NullUUID
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	ProjectSlug       string
-	WorkspaceID       uuid.UUID
-}
-
-func (q *Queries) GetProposal(ctx context.Context, id uuid.UUID) (GetProposalRow, error) {
+func (q *Queries) GetProposal(ctx context.Context, id uuid.UUID) (InboxItem, error) {
 	row := q.db.QueryRow(ctx, getProposal, id)
-	var i GetProposalRow
+	var i InboxItem
 	err := row.Scan(
 		&i.ID,
 		&i.ProjectID,
@@ -445,8 +422,6 @@ func (q *Queries) GetProposal(ctx context.Context, id uuid.UUID) (GetProposalRow
 		&i.DecidedBy,
 		&i.DecidedAt,
 		&i.Reason,
-		&i.ContentAfter,
-		&i.VerificationRunID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ProjectSlug,
@@ -656,16 +631,15 @@ func (q *Queries) ListJobProposalIDs(ctx context.Context, jobID uuid.NullUUID) (
 }
 
 const listProposals = `-- name: ListProposals :many
-SELECT pr.id, pr.project_id, pr.job_id, pr.kind, pr.status, pr.title, pr.target, pr.diff, pr.evidence, pr.confidence, pr.decided_by, pr.decided_at, pr.reason, pr.content_after, pr.verification_run_id, pr.created_at, pr.updated_at, p.slug AS project_slug
-FROM proposals pr JOIN projects p ON p.id = pr.project_id
-WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
-  AND ($3::text IS NULL OR p.slug = $3::text)
-  AND ($4::text IS NULL OR pr.status = $4::text)
-  AND ($5::text IS NULL OR pr.kind = $5::text)
-  AND ($6::uuid IS NULL OR pr.job_id = $6::uuid)
-  AND pr.confidence >= $7::real
-  AND ($8::timestamptz IS NULL OR (pr.created_at, pr.id) < ($8::timestamptz, $9::uuid))
-ORDER BY pr.created_at DESC, pr.id DESC
+SELECT id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, created_at, updated_at, project_slug, workspace_id FROM inbox_items i
+WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
+  AND ($3::text IS NULL OR i.project_slug = $3::text)
+  AND ($4::text IS NULL OR i.status = $4::text)
+  AND ($5::text IS NULL OR i.kind = $5::text)
+  AND ($6::uuid IS NULL OR i.job_id = $6::uuid)
+  AND i.confidence >= $7::real
+  AND ($8::timestamptz IS NULL OR (i.created_at, i.id) < ($8::timestamptz, $9::uuid))
+ORDER BY i.created_at DESC, i.id DESC
 LIMIT $10
 `
 
@@ -682,28 +656,8 @@ type ListProposalsParams struct {
 	RowLimit      int32
 }
 
-type ListProposalsRow struct {
-	ID                uuid.UUID
-	ProjectID         uuid.UUID
-	JobID             uuid.NullUUID
-	Kind              string
-	Status            string
-	Title             string
-	Target            json.RawMessage
-	Diff              *string
-	Evidence          json.RawMessage
-	Confidence        float32
-	DecidedBy         uuid.NullUUID
-	DecidedAt         *time.Time
-	Reason            *string
-	ContentAfter      *string
-	VerificationRunID uuid.NullUUID
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	ProjectSlug       string
-}
-
-func (q *Queries) ListProposals(ctx context.Context, arg ListProposalsParams) ([]ListProposalsRow, error) {
+// The review inbox: agent proposals and visual checks awaiting (or having had) review.
+func (q *Queries) ListProposals(ctx context.Context, arg ListProposalsParams) ([]InboxItem, error) {
 	rows, err := q.db.Query(ctx, listProposals,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
@@ -720,9 +674,9 @@ func (q *Queries) ListProposals(ctx context.Context, arg ListProposalsParams) ([
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ListProposalsRow{}
+	items := []InboxItem{}
 	for rows.Next() {
-		var i ListProposalsRow
+		var i InboxItem
 		if err := rows.Scan(
 			&i.ID,
 			&i.ProjectID,
@@ -737,11 +691,10 @@ func (q *Queries) ListProposals(ctx context.Context, arg ListProposalsParams) ([
 			&i.DecidedBy,
 			&i.DecidedAt,
 			&i.Reason,
-			&i.ContentAfter,
-			&i.VerificationRunID,
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.ProjectSlug,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -807,6 +760,75 @@ func (q *Queries) LockProposal(ctx context.Context, id uuid.UUID) (Proposal, err
 		&i.VerificationRunID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const lockVisualCheck = `-- name: LockVisualCheck :one
+SELECT c.id, c.run_id, c.project_id, c.scenario_id, c.step_index, c.name, c.browser, c.viewport, c.selector, c.status, c.actual_artifact_id, c.expected_artifact_id, c.diff_artifact_id, c.mismatch_pixels, c.mismatch_ratio, c.threshold, c.size_mismatch, c.created_at, c.accepted_at, c.accepted_by, a.media_type AS actual_media_type, a.size_bytes AS actual_size_bytes, a.sha256 AS actual_sha256, a.blob_key AS actual_blob_key,
+       EXISTS (SELECT 1 FROM visual_check_rejections rj WHERE rj.check_id = c.id)::boolean AS rejected
+FROM visual_checks c JOIN artifacts a ON a.id = c.actual_artifact_id
+WHERE c.id = $1 AND c.status IN ('failed', 'pending', 'accepted')
+FOR UPDATE OF c
+`
+
+type LockVisualCheckRow struct {
+	ID                 uuid.UUID
+	RunID              uuid.UUID
+	ProjectID          uuid.UUID
+	ScenarioID         uuid.UUID
+	StepIndex          int32
+	Name               string
+	Browser            string
+	Viewport           string
+	Selector           *string
+	Status             string
+	ActualArtifactID   uuid.NullUUID
+	ExpectedArtifactID uuid.NullUUID
+	DiffArtifactID     uuid.NullUUID
+	MismatchPixels     *int64
+	MismatchRatio      float64
+	Threshold          float64
+	SizeMismatch       bool
+	CreatedAt          time.Time
+	AcceptedAt         *time.Time
+	AcceptedBy         uuid.NullUUID
+	ActualMediaType    string
+	ActualSizeBytes    int64
+	ActualSha256       string
+	ActualBlobKey      string
+	Rejected           bool
+}
+
+func (q *Queries) LockVisualCheck(ctx context.Context, id uuid.UUID) (LockVisualCheckRow, error) {
+	row := q.db.QueryRow(ctx, lockVisualCheck, id)
+	var i LockVisualCheckRow
+	err := row.Scan(
+		&i.ID,
+		&i.RunID,
+		&i.ProjectID,
+		&i.ScenarioID,
+		&i.StepIndex,
+		&i.Name,
+		&i.Browser,
+		&i.Viewport,
+		&i.Selector,
+		&i.Status,
+		&i.ActualArtifactID,
+		&i.ExpectedArtifactID,
+		&i.DiffArtifactID,
+		&i.MismatchPixels,
+		&i.MismatchRatio,
+		&i.Threshold,
+		&i.SizeMismatch,
+		&i.CreatedAt,
+		&i.AcceptedAt,
+		&i.AcceptedBy,
+		&i.ActualMediaType,
+		&i.ActualSizeBytes,
+		&i.ActualSha256,
+		&i.ActualBlobKey,
+		&i.Rejected,
 	)
 	return i, err
 }
@@ -966,6 +988,21 @@ func (q *Queries) RecurringHeals(ctx context.Context, arg RecurringHealsParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const rejectVisualCheck = `-- name: RejectVisualCheck :exec
+INSERT INTO visual_check_rejections (check_id, reason, decided_by) VALUES ($1, $2, $3)
+`
+
+type RejectVisualCheckParams struct {
+	CheckID   uuid.UUID
+	Reason    string
+	DecidedBy uuid.NullUUID
+}
+
+func (q *Queries) RejectVisualCheck(ctx context.Context, arg RejectVisualCheckParams) error {
+	_, err := q.db.Exec(ctx, rejectVisualCheck, arg.CheckID, arg.Reason, arg.DecidedBy)
+	return err
 }
 
 const requestAgentJobCancel = `-- name: RequestAgentJobCancel :one

@@ -133,6 +133,26 @@ type Feature struct {
 	UpdatedAt     time.Time
 }
 
+type InboxItem struct {
+	ID          uuid.UUID
+	ProjectID   uuid.UUID
+	JobID       uuid.NullUUID
+	Kind        string
+	Status      string
+	Title       string
+	Target      json.RawMessage
+	Diff        *string
+	Evidence    json.RawMessage
+	Confidence  float32
+	DecidedBy   uuid.NullUUID
+	DecidedAt   *time.Time
+	Reason      *string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	ProjectSlug string
+	WorkspaceID uuid.UUID
+}
+
 type InstanceSetup struct {
 	Singleton   bool
 	AdminID     uuid.UUID
@@ -398,6 +418,13 @@ type VisualCheck struct {
 	CreatedAt          time.Time
 	AcceptedAt         *time.Time
 	AcceptedBy         uuid.NullUUID
+}
+
+type VisualCheckRejection struct {
+	CheckID   uuid.UUID
+	Reason    string
+	DecidedBy uuid.NullUUID
+	DecidedAt time.Time
 }
 
 type Workspace struct {

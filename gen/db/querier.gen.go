@@ -99,7 +99,7 @@ type Querier interface {
 	GetPoolAccount(ctx context.Context, arg GetPoolAccountParams) (PoolAccount, error)
 	GetProcess(ctx context.Context, arg GetProcessParams) (Process, error)
 	GetProjectBySlug(ctx context.Context, slug string) (GetProjectBySlugRow, error)
-	GetProposal(ctx context.Context, id uuid.UUID) (GetProposalRow, error)
+	GetProposal(ctx context.Context, id uuid.UUID) (InboxItem, error)
 	GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error)
 	GetRunIngest(ctx context.Context, arg GetRunIngestParams) (RunIngest, error)
 	GetRunScenario(ctx context.Context, arg GetRunScenarioParams) (RunScenario, error)
@@ -154,7 +154,8 @@ type Querier interface {
 	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
 	// The projects of the workspaces where the user has a role (all of them for an instance admin).
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
-	ListProposals(ctx context.Context, arg ListProposalsParams) ([]ListProposalsRow, error)
+	// The review inbox: agent proposals and visual checks awaiting (or having had) review.
+	ListProposals(ctx context.Context, arg ListProposalsParams) ([]InboxItem, error)
 	// A project's quarantines, open ones first; an expired one is no longer active but stays listed.
 	ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
@@ -182,6 +183,7 @@ type Querier interface {
 	LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error)
 	// Every reviewable check of a run, locked for acceptance.
 	LockRunBaselineChecks(ctx context.Context, runID uuid.UUID) ([]LockRunBaselineChecksRow, error)
+	LockVisualCheck(ctx context.Context, id uuid.UUID) (LockVisualCheckRow, error)
 	// Serialises the transactions that change a workspace's members, so that the last-admin check of
 	// one sees the changes of the others.
 	LockWorkspaceMembers(ctx context.Context, id uuid.UUID) error
@@ -201,6 +203,7 @@ type Querier interface {
 	// in the same feature), best score first; never a pair people rejected, nor one already proposed
 	// and undecided.
 	RecurringHeals(ctx context.Context, arg RecurringHealsParams) ([]RecurringHealsRow, error)
+	RejectVisualCheck(ctx context.Context, arg RejectVisualCheckParams) error
 	ReleasePoolLease(ctx context.Context, arg ReleasePoolLeaseParams) (int64, error)
 	ReleaseQuarantine(ctx context.Context, arg ReleaseQuarantineParams) (ScenarioQuarantine, error)
 	// Releases every account a run holds (the run ended, or was found dead).

@@ -147,13 +147,15 @@ type Target struct {
 // Accept applies a proposal and records who accepted it, atomically. Only a verified proposal
 // is accepted unless d.Force by an instance admin; a classification needs no verification (it
 // changes nothing but the record).
-func (s *Service) Accept(ctx context.Context, id uuid.UUID, d Decision) (db.Proposal, error) {
-	var out db.Proposal
+func (s *Service) Accept(ctx context.Context, id uuid.UUID, d Decision) (ProposalView, error) {
 	if d.Force && !d.Admin {
-		return out, apierr.New(apierr.Forbidden, "only an instance admin can force an unverified proposal", "wait for the verification, or ask an instance admin")
+		return ProposalView{}, apierr.New(apierr.Forbidden, "only an instance admin can force an unverified proposal", "wait for the verification, or ask an instance admin")
 	}
 	err := s.st.WithTx(ctx, func(q *db.Queries) error {
 		p, err := q.LockProposal(ctx, id)
+		if store.IsNotFound(err) {
+			return acceptCheck(ctx, q, id, d)
+		}
 		if err != nil {
 			return err
 		}
@@ -204,7 +206,7 @@ func (s *Service) Accept(ctx context.Context, id uuid.UUID, d Decision) (db.Prop
 		default:
 			return apierr.New(apierr.Unprocessable, "accepting a "+p.Kind+" proposal is not supported by this server", "reject it, or apply the change by hand")
 		}
-		out, err = q.DecideProposal(ctx, db.DecideProposalParams{ID: id, Status: "accepted", DecidedBy: d.By, Reason: nonEmpty(d.Reason)})
+		_, err = q.DecideProposal(ctx, db.DecideProposalParams{ID: id, Status: "accepted", DecidedBy: d.By, Reason: nonEmpty(d.Reason)})
 		if err != nil {
 			return err
 		}
@@ -218,37 +220,87 @@ func (s *Service) Accept(ctx context.Context, id uuid.UUID, d Decision) (db.Prop
 			}
 			return audit.Record(ctx, q, audit.Target{Kind: "proposal", ID: id.String()}, map[string]any{"status": "stale"})
 		}); e != nil {
-			return out, e
+			return ProposalView{}, e
 		}
-		return out, apierr.New(apierr.Conflict, "the feature changed since the proposal was made (If-Match failed); the proposal is now stale",
+		return ProposalView{}, apierr.New(apierr.Conflict, "the feature changed since the proposal was made (If-Match failed); the proposal is now stale",
 			"re-run the job that made it against the current feature")
 	}
-	return out, err
+	if err != nil {
+		return ProposalView{}, err
+	}
+	return s.GetProposal(ctx, id)
 }
 
 var errStale = errors.New("stale")
 
 // Reject records the decision and its reason (required).
-func (s *Service) Reject(ctx context.Context, id uuid.UUID, d Decision) (db.Proposal, error) {
-	var out db.Proposal
+func (s *Service) Reject(ctx context.Context, id uuid.UUID, d Decision) (ProposalView, error) {
 	if strings.TrimSpace(d.Reason) == "" {
-		return out, apierr.New(apierr.ValidationFailed, "a rejection needs a reason", "body member /reason: say why, so the agents learn from it")
+		return ProposalView{}, apierr.New(apierr.ValidationFailed, "a rejection needs a reason", "body member /reason: say why, so the agents learn from it")
 	}
 	err := s.st.WithTx(ctx, func(q *db.Queries) error {
 		p, err := q.LockProposal(ctx, id)
+		if store.IsNotFound(err) {
+			return rejectCheck(ctx, q, id, d)
+		}
 		if err != nil {
 			return err
 		}
 		if p.Status == "accepted" || p.Status == "rejected" || p.Status == "stale" {
 			return apierr.New(apierr.Conflict, "the proposal is already "+p.Status, "only pending and verified proposals can be decided")
 		}
-		out, err = q.DecideProposal(ctx, db.DecideProposalParams{ID: id, Status: "rejected", DecidedBy: d.By, Reason: &d.Reason})
+		_, err = q.DecideProposal(ctx, db.DecideProposalParams{ID: id, Status: "rejected", DecidedBy: d.By, Reason: &d.Reason})
 		if err != nil {
 			return err
 		}
 		return audit.Record(ctx, q, audit.Target{Kind: "proposal", ID: id.String(), Name: p.Title}, map[string]any{"kind": p.Kind, "reason": d.Reason})
 	})
-	return out, err
+	if err != nil {
+		return ProposalView{}, err
+	}
+	return s.GetProposal(ctx, id)
+}
+
+// acceptCheck promotes a visual check's capture to its baseline, as POST
+// /api/runs/{runId}/baselines/accept does, and marks the check accepted.
+func acceptCheck(ctx context.Context, q *db.Queries, id uuid.UUID, d Decision) error {
+	c, err := q.LockVisualCheck(ctx, id)
+	if store.IsNotFound(err) {
+		return apierr.New(apierr.NotFound, "proposal "+id.String()+" not found", "list proposals with GET /api/proposals")
+	}
+	if err != nil {
+		return err
+	}
+	if c.Status == "accepted" || c.Rejected {
+		return apierr.New(apierr.Conflict, "the baseline update is already decided", "only pending baseline updates can be decided")
+	}
+	if err := q.AcceptBaseline(ctx, db.AcceptBaselineParams{ProjectID: c.ProjectID, Name: c.Name, Browser: c.Browser, Viewport: c.Viewport,
+		MediaType: c.ActualMediaType, SizeBytes: c.ActualSizeBytes, Sha256: c.ActualSha256, BlobKey: c.ActualBlobKey,
+		SourceRunID: uuid.NullUUID{UUID: c.RunID, Valid: true}, AcceptedBy: d.By}); err != nil {
+		return err
+	}
+	if err := q.MarkVisualChecksAccepted(ctx, db.MarkVisualChecksAcceptedParams{Ids: []uuid.UUID{c.ID}, AcceptedBy: d.By}); err != nil {
+		return err
+	}
+	return audit.Record(ctx, q, audit.Target{Kind: "baseline", ID: c.ID.String(), Name: c.Name}, map[string]any{"runId": c.RunID, "browser": c.Browser, "viewport": c.Viewport})
+}
+
+// rejectCheck records the rejection of a visual check's capture; the baseline stays.
+func rejectCheck(ctx context.Context, q *db.Queries, id uuid.UUID, d Decision) error {
+	c, err := q.LockVisualCheck(ctx, id)
+	if store.IsNotFound(err) {
+		return apierr.New(apierr.NotFound, "proposal "+id.String()+" not found", "list proposals with GET /api/proposals")
+	}
+	if err != nil {
+		return err
+	}
+	if c.Status == "accepted" || c.Rejected {
+		return apierr.New(apierr.Conflict, "the baseline update is already decided", "only pending baseline updates can be decided")
+	}
+	if err := q.RejectVisualCheck(ctx, db.RejectVisualCheckParams{CheckID: id, Reason: d.Reason, DecidedBy: d.By}); err != nil {
+		return err
+	}
+	return audit.Record(ctx, q, audit.Target{Kind: "baseline", ID: c.ID.String(), Name: c.Name}, map[string]any{"reason": d.Reason})
 }
 
 func nonEmpty(s string) *string {

@@ -350,3 +350,88 @@ func TestHealPatchVerifiedAndAccepted(t *testing.T) {
 		t.Fatalf("proposed again: %+v", j)
 	}
 }
+
+// TestBaselinesInTheInbox: visual checks awaiting review are baseline_update items of the one
+// inbox; the baselines accept route and the proposal routes change the same records.
+func TestBaselinesInTheInbox(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Fatal("chromium is required for browser steps: make deps installs it")
+	}
+	s := apptest.Start(t)
+	ctx := context.Background()
+	admin := s.Setup(t)
+	var mu sync.Mutex
+	colour := "#2563eb"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		c := colour
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><body style="margin:20px"><h1>Checkout</h1><button style="background:%s;color:#fff;border:0;padding:10px 18px">Pay</button></body></html>`, c)
+	})
+	web := httptest.NewServer(mux)
+	t.Cleanup(web.Close)
+	project(t, admin, web.URL, map[string]string{"look.feature": "Feature: Look\n  Scenario: Checkout looks right\n    Given the viewport is 640x400\n    When I open \"/\"\n    Then the page matches the baseline \"checkout\"\n"})
+	c := admin.ClientWithResponses
+	run := func(col string) *serverclient.Run {
+		mu.Lock()
+		colour = col
+		mu.Unlock()
+		id := createRun(t, c, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+		return waitRun(t, c, id, terminal)
+	}
+	inbox := func(status string) []serverclient.Proposal {
+		p := &serverclient.ListProposalsParams{Project: ptr("shop"), Kind: ptr(serverclient.ProposalKind("baseline_update"))}
+		if status != "" {
+			p.Status = ptr(serverclient.ProposalStatus(status))
+		}
+		r, _ := c.ListProposalsWithResponse(ctx, p)
+		if r.JSON200 == nil {
+			t.Fatalf("inbox %s", r.Body)
+		}
+		return r.JSON200.Items
+	}
+	first := run("#2563eb")
+	var all serverclient.AcceptBaselines
+	_ = all.FromAcceptAllBaselines(serverclient.AcceptAllBaselines{All: true})
+	if r, _ := c.AcceptBaselinesWithResponse(ctx, first.Id, all); r.StatusCode() != http.StatusOK {
+		t.Fatalf("accept route: %d %s", r.StatusCode(), r.Body)
+	}
+	if items := inbox(""); len(items) != 1 || items[0].Status != "accepted" || *items[0].Target.Baseline != "checkout" || items[0].DecidedBy == nil {
+		t.Fatalf("after the accept route: %+v", items)
+	}
+
+	second := run("#dc2626")
+	if second.Status != "failed" {
+		t.Fatalf("second run %s", second.Status)
+	}
+	pending := inbox("pending")
+	if len(pending) != 1 || *pending[0].Target.RunId != second.Id || pending[0].Evidence["diffArtifactId"] == nil || pending[0].Evidence["mismatchPixels"].(float64) < 100 {
+		t.Fatalf("pending %+v", pending)
+	}
+	if r, _ := c.AcceptProposalWithResponse(ctx, pending[0].Id, serverclient.AcceptProposalJSONRequestBody{}); r.JSON200 == nil || r.JSON200.Status != "accepted" {
+		t.Fatalf("accept in the inbox: %d %s", r.StatusCode(), r.Body)
+	}
+	if l, _ := c.ListRunBaselinesWithResponse(ctx, second.Id, nil); l.JSON200 == nil || l.JSON200.Items[0].Status != "accepted" {
+		t.Fatalf("the run's baselines after the inbox accept: %s", l.Body)
+	}
+	if third := run("#dc2626"); third.Status != "passed" {
+		t.Fatalf("the accepted capture is not the baseline: third run %s", third.Status)
+	}
+
+	fourth := run("#16a34a")
+	pending = inbox("pending")
+	if len(pending) != 1 || *pending[0].Target.RunId != fourth.Id {
+		t.Fatalf("pending %+v", pending)
+	}
+	if r, _ := c.RejectProposalWithResponse(ctx, pending[0].Id, serverclient.RejectProposalJSONRequestBody{Reason: ptr("green is a regression")}); r.JSON200 == nil || r.JSON200.Status != "rejected" || *r.JSON200.Reason != "green is a regression" {
+		t.Fatalf("reject: %d %s", r.StatusCode(), r.Body)
+	}
+	if r, _ := c.AcceptProposalWithResponse(ctx, pending[0].Id, serverclient.AcceptProposalJSONRequestBody{}); r.StatusCode() != http.StatusConflict {
+		t.Fatalf("accept a rejected one: %d %s", r.StatusCode(), r.Body)
+	}
+	if fifth := run("#dc2626"); fifth.Status != "passed" {
+		t.Fatalf("the rejected capture became the baseline: %s", fifth.Status)
+	}
+}

@@ -308,7 +308,7 @@ func (s *Server) AcceptProposal(ctx context.Context, req serverapi.AcceptProposa
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.AcceptProposal200JSONResponse(s.proposalOut(ctx, agents.ProposalView{Proposal: out, ProjectSlug: p.ProjectSlug})), nil
+	return serverapi.AcceptProposal200JSONResponse(s.proposalOut(ctx, out)), nil
 }
 
 // RejectProposal records a rejection and its reason.
@@ -325,7 +325,7 @@ func (s *Server) RejectProposal(ctx context.Context, req serverapi.RejectProposa
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.RejectProposal200JSONResponse(s.proposalOut(ctx, agents.ProposalView{Proposal: out, ProjectSlug: p.ProjectSlug})), nil
+	return serverapi.RejectProposal200JSONResponse(s.proposalOut(ctx, out)), nil
 }
 
 func (s *Server) proposalOut(ctx context.Context, p agents.ProposalView) serverapi.Proposal {
