@@ -33,6 +33,7 @@ RETURNING cancel_requested;
 
 -- name: FinishAgentJob :one
 UPDATE agent_jobs SET status = $2, summary = $3, error = $4, finished_at = now(), updated_at = now(),
+       tokens_used = greatest(tokens_used, sqlc.arg('tokens_used')::integer),
        progress = CASE WHEN $2 = 'succeeded' THEN 100 ELSE progress END
 WHERE id = $1 AND status IN ('queued', 'running')
 RETURNING *;
@@ -175,3 +176,17 @@ INSERT INTO run_feature_overrides (run_id, path, content) VALUES ($1, $2, $3);
 
 -- name: ListRunFeatureOverrides :many
 SELECT path, content FROM run_feature_overrides WHERE run_id = $1;
+
+-- name: GetLlmConfig :one
+SELECT * FROM agent_llm_config WHERE singleton;
+
+-- name: PutLlmConfig :one
+INSERT INTO agent_llm_config (singleton, enabled, endpoint, model, key_sealed, include, updated_by)
+VALUES (true, $1, $2, $3, $4, $5, $6)
+ON CONFLICT (singleton) DO UPDATE SET enabled = EXCLUDED.enabled, endpoint = EXCLUDED.endpoint, model = EXCLUDED.model,
+    key_sealed = coalesce(EXCLUDED.key_sealed, agent_llm_config.key_sealed), include = EXCLUDED.include,
+    updated_by = EXCLUDED.updated_by, updated_at = now()
+RETURNING *;
+
+-- name: ProjectEnvironments :many
+SELECT * FROM environments WHERE project_id = $1 ORDER BY name;

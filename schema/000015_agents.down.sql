@@ -1,3 +1,4 @@
+DROP TABLE IF EXISTS agent_llm_config;
 DROP VIEW IF EXISTS inbox_items;
 DELETE FROM audit_entries WHERE actor_kind = 'agent';
 ALTER TABLE audit_entries DROP CONSTRAINT audit_entries_actor_kind_check,

@@ -106,3 +106,15 @@ SELECT c.id, c.project_id, NULL::uuid, 'baseline_update',
        coalesce(c.accepted_at, rj.decided_at, c.created_at), p.slug, p.workspace_id
 FROM visual_checks c JOIN projects p ON p.id = c.project_id LEFT JOIN visual_check_rejections rj ON rj.check_id = c.id
 WHERE c.status IN ('failed', 'pending', 'accepted');
+
+-- The llm kind's endpoint (one per instance); the key is sealed (impl/server/secrets).
+CREATE TABLE agent_llm_config (
+    singleton  boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
+    enabled    boolean     NOT NULL,
+    endpoint   text        NOT NULL,
+    model      text        NOT NULL,
+    key_sealed text,
+    include    text[]      NOT NULL DEFAULT '{failingStep,message}',
+    updated_by uuid        REFERENCES users (id) ON DELETE SET NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);

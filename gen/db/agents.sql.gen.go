@@ -287,16 +287,18 @@ func (q *Queries) DecideProposal(ctx context.Context, arg DecideProposalParams) 
 
 const finishAgentJob = `-- name: FinishAgentJob :one
 UPDATE agent_jobs SET status = $2, summary = $3, error = $4, finished_at = now(), updated_at = now(),
+       tokens_used = greatest(tokens_used, $5::integer),
        progress = CASE WHEN $2 = 'succeeded' THEN 100 ELSE progress END
 WHERE id = $1 AND status IN ('queued', 'running')
 RETURNING id, project_id, kind, status, input, max_seconds, max_tokens, tokens_used, progress, summary, error, cancel_requested, worker_id, heartbeat_at, last_seq, actor_kind, actor_id, actor_name, created_by, created_at, updated_at, started_at, finished_at
 `
 
 type FinishAgentJobParams struct {
-	ID      uuid.UUID
-	Status  string
-	Summary *string
-	Error   *string
+	ID         uuid.UUID
+	Status     string
+	Summary    *string
+	Error      *string
+	TokensUsed int32
 }
 
 func (q *Queries) FinishAgentJob(ctx context.Context, arg FinishAgentJobParams) (AgentJob, error) {
@@ -305,6 +307,7 @@ func (q *Queries) FinishAgentJob(ctx context.Context, arg FinishAgentJobParams) 
 		arg.Status,
 		arg.Summary,
 		arg.Error,
+		arg.TokensUsed,
 	)
 	var i AgentJob
 	err := row.Scan(
@@ -397,6 +400,26 @@ func (q *Queries) GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow
 		&i.FinishedAt,
 		&i.ProjectSlug,
 		&i.WorkspaceID,
+	)
+	return i, err
+}
+
+const getLlmConfig = `-- name: GetLlmConfig :one
+SELECT singleton, enabled, endpoint, model, key_sealed, include, updated_by, updated_at FROM agent_llm_config WHERE singleton
+`
+
+func (q *Queries) GetLlmConfig(ctx context.Context) (AgentLlmConfig, error) {
+	row := q.db.QueryRow(ctx, getLlmConfig)
+	var i AgentLlmConfig
+	err := row.Scan(
+		&i.Singleton,
+		&i.Enabled,
+		&i.Endpoint,
+		&i.Model,
+		&i.KeySealed,
+		&i.Include,
+		&i.UpdatedBy,
+		&i.UpdatedAt,
 	)
 	return i, err
 }
@@ -860,6 +883,80 @@ SELECT pg_notify('sdods_agent_events', $1::text)
 func (q *Queries) NotifyAgentJobEvent(ctx context.Context, payload string) error {
 	_, err := q.db.Exec(ctx, notifyAgentJobEvent, payload)
 	return err
+}
+
+const projectEnvironments = `-- name: ProjectEnvironments :many
+SELECT id, project_id, name, base_url, description, variables, created_at, updated_at FROM environments WHERE project_id = $1 ORDER BY name
+`
+
+func (q *Queries) ProjectEnvironments(ctx context.Context, projectID uuid.UUID) ([]Environment, error) {
+	rows, err := q.db.Query(ctx, projectEnvironments, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Environment{}
+	for rows.Next() {
+		var i Environment
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Name,
+			&i.BaseUrl,
+			&i.Description,
+			&i.Variables,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const putLlmConfig = `-- name: PutLlmConfig :one
+INSERT INTO agent_llm_config (singleton, enabled, endpoint, model, key_sealed, include, updated_by)
+VALUES (true, $1, $2, $3, $4, $5, $6)
+ON CONFLICT (singleton) DO UPDATE SET enabled = EXCLUDED.enabled, endpoint = EXCLUDED.endpoint, model = EXCLUDED.model,
+    key_sealed = coalesce(EXCLUDED.key_sealed, agent_llm_config.key_sealed), include = EXCLUDED.include,
+    updated_by = EXCLUDED.updated_by, updated_at = now()
+RETURNING singleton, enabled, endpoint, model, key_sealed, include, updated_by, updated_at
+`
+
+type PutLlmConfigParams struct {
+	Enabled   bool
+	Endpoint  string
+	Model     string
+	KeySealed *string
+	Include   []string
+	UpdatedBy uuid.NullUUID
+}
+
+func (q *Queries) PutLlmConfig(ctx context.Context, arg PutLlmConfigParams) (AgentLlmConfig, error) {
+	row := q.db.QueryRow(ctx, putLlmConfig,
+		arg.Enabled,
+		arg.Endpoint,
+		arg.Model,
+		arg.KeySealed,
+		arg.Include,
+		arg.UpdatedBy,
+	)
+	var i AgentLlmConfig
+	err := row.Scan(
+		&i.Singleton,
+		&i.Enabled,
+		&i.Endpoint,
+		&i.Model,
+		&i.KeySealed,
+		&i.Include,
+		&i.UpdatedBy,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const reconcileLostAgentJobs = `-- name: ReconcileLostAgentJobs :many

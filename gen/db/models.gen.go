@@ -45,6 +45,17 @@ type AgentJobEvent struct {
 	Data  json.RawMessage
 }
 
+type AgentLlmConfig struct {
+	Singleton bool
+	Enabled   bool
+	Endpoint  string
+	Model     string
+	KeySealed *string
+	Include   []string
+	UpdatedBy uuid.NullUUID
+	UpdatedAt time.Time
+}
+
 type ApiToken struct {
 	ID         uuid.UUID
 	UserID     uuid.UUID

@@ -94,6 +94,7 @@ type Querier interface {
 	GetFeature(ctx context.Context, arg GetFeatureParams) (Feature, error)
 	GetFeatureForUpdate(ctx context.Context, arg GetFeatureForUpdateParams) (Feature, error)
 	GetIntegration(ctx context.Context, arg GetIntegrationParams) (Integration, error)
+	GetLlmConfig(ctx context.Context) (AgentLlmConfig, error)
 	GetLocatorAlternatives(ctx context.Context, arg GetLocatorAlternativesParams) (json.RawMessage, error)
 	GetOrgBySlug(ctx context.Context, slug string) (Org, error)
 	GetPoolAccount(ctx context.Context, arg GetPoolAccountParams) (PoolAccount, error)
@@ -194,6 +195,8 @@ type Querier interface {
 	NotifyAgentJobEvent(ctx context.Context, payload string) error
 	NotifyRunEvent(ctx context.Context, payload string) error
 	NotifyRunQueued(ctx context.Context, runID string) error
+	ProjectEnvironments(ctx context.Context, projectID uuid.UUID) ([]Environment, error)
+	PutLlmConfig(ctx context.Context, arg PutLlmConfigParams) (AgentLlmConfig, error)
 	// Running jobs whose worker stopped proving it is alive failed with their process.
 	ReconcileLostAgentJobs(ctx context.Context, staleSeconds float64) ([]AgentJob, error)
 	// Runs whose worker stopped heartbeating died with it.

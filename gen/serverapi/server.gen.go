@@ -41,6 +41,12 @@ type ServerInterface interface {
 	// ListAgentKinds List agent kinds
 	// (GET /api/agents/kinds)
 	ListAgentKinds(w http.ResponseWriter, r *http.Request)
+	// GetAgentLlmConfig Get the llm agent's configuration
+	// (GET /api/agents/llm)
+	GetAgentLlmConfig(w http.ResponseWriter, r *http.Request)
+	// PutAgentLlmConfig Configure the llm agent
+	// (PUT /api/agents/llm)
+	PutAgentLlmConfig(w http.ResponseWriter, r *http.Request)
 	// CompareArtifacts Pixel diff of two image artifacts
 	// (GET /api/artifacts/compare)
 	CompareArtifacts(w http.ResponseWriter, r *http.Request, params CompareArtifactsParams)
@@ -416,6 +422,18 @@ func (_ Unimplemented) StreamAgentJobEvents(w http.ResponseWriter, r *http.Reque
 // ListAgentKinds List agent kinds
 // (GET /api/agents/kinds)
 func (_ Unimplemented) ListAgentKinds(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetAgentLlmConfig Get the llm agent's configuration
+// (GET /api/agents/llm)
+func (_ Unimplemented) GetAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// PutAgentLlmConfig Configure the llm agent
+// (PUT /api/agents/llm)
+func (_ Unimplemented) PutAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1308,6 +1326,34 @@ func (siw *ServerInterfaceWrapper) ListAgentKinds(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListAgentKinds(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAgentLlmConfig operation middleware
+func (siw *ServerInterfaceWrapper) GetAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAgentLlmConfig(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PutAgentLlmConfig operation middleware
+func (siw *ServerInterfaceWrapper) PutAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutAgentLlmConfig(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6323,6 +6369,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/api/agents/kinds", wrapper.ListAgentKinds)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/agents/llm", wrapper.GetAgentLlmConfig)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/agents/llm", wrapper.PutAgentLlmConfig)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/artifacts/{artifactId}", wrapper.GetArtifact)
 	})
 	r.Group(func(r chi.Router) {
@@ -7368,6 +7420,183 @@ type ListAgentKindsdefaultJSONResponse struct {
 }
 
 func (response ListAgentKindsdefaultJSONResponse) VisitListAgentKindsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentLlmConfigRequestObject struct {
+}
+
+type GetAgentLlmConfigResponseObject interface {
+	VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error
+}
+
+type GetAgentLlmConfig200JSONResponse AgentLlmConfig
+
+func (response GetAgentLlmConfig200JSONResponse) VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentLlmConfig401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetAgentLlmConfig401JSONResponse) VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentLlmConfig403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetAgentLlmConfig403JSONResponse) VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentLlmConfigdefaultJSONResponse struct {
+	Body       Error
+	StatusCode int
+}
+
+func (response GetAgentLlmConfigdefaultJSONResponse) VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfigRequestObject struct {
+	Body *PutAgentLlmConfigJSONRequestBody
+}
+
+type PutAgentLlmConfigResponseObject interface {
+	VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error
+}
+
+type PutAgentLlmConfig200JSONResponse AgentLlmConfig
+
+func (response PutAgentLlmConfig200JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PutAgentLlmConfig400JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PutAgentLlmConfig401JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PutAgentLlmConfig403JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PutAgentLlmConfig413JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response PutAgentLlmConfig415JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfigdefaultJSONResponse struct {
+	Body       Error
+	StatusCode int
+}
+
+func (response PutAgentLlmConfigdefaultJSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -19446,6 +19675,12 @@ type StrictServerInterface interface {
 	// ListAgentKinds List agent kinds
 	// (GET /api/agents/kinds)
 	ListAgentKinds(ctx context.Context, request ListAgentKindsRequestObject) (ListAgentKindsResponseObject, error)
+	// GetAgentLlmConfig Get the llm agent's configuration
+	// (GET /api/agents/llm)
+	GetAgentLlmConfig(ctx context.Context, request GetAgentLlmConfigRequestObject) (GetAgentLlmConfigResponseObject, error)
+	// PutAgentLlmConfig Configure the llm agent
+	// (PUT /api/agents/llm)
+	PutAgentLlmConfig(ctx context.Context, request PutAgentLlmConfigRequestObject) (PutAgentLlmConfigResponseObject, error)
 	// CompareArtifacts Pixel diff of two image artifacts
 	// (GET /api/artifacts/compare)
 	CompareArtifacts(ctx context.Context, request CompareArtifactsRequestObject) (CompareArtifactsResponseObject, error)
@@ -19994,6 +20229,61 @@ func (sh *strictHandler) ListAgentKinds(w http.ResponseWriter, r *http.Request) 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListAgentKindsResponseObject); ok {
 		if err := validResponse.VisitListAgentKindsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetAgentLlmConfig operation middleware
+func (sh *strictHandler) GetAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+	var request GetAgentLlmConfigRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAgentLlmConfig(ctx, request.(GetAgentLlmConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAgentLlmConfig")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAgentLlmConfigResponseObject); ok {
+		if err := validResponse.VisitGetAgentLlmConfigResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PutAgentLlmConfig operation middleware
+func (sh *strictHandler) PutAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+	var request PutAgentLlmConfigRequestObject
+
+	var body PutAgentLlmConfigJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutAgentLlmConfig(ctx, request.(PutAgentLlmConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutAgentLlmConfig")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutAgentLlmConfigResponseObject); ok {
+		if err := validResponse.VisitPutAgentLlmConfigResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -77,6 +77,27 @@ func (e AgentJobKind) Valid() bool {
 	}
 }
 
+// Defines values for AgentLlmInclude.
+const (
+	AgentLlmIncludeFailingStep AgentLlmInclude = "failingStep"
+	AgentLlmIncludeMessage     AgentLlmInclude = "message"
+	AgentLlmIncludeSteps       AgentLlmInclude = "steps"
+)
+
+// Valid indicates whether the value is a known member of the AgentLlmInclude enum.
+func (e AgentLlmInclude) Valid() bool {
+	switch e {
+	case AgentLlmIncludeFailingStep:
+		return true
+	case AgentLlmIncludeMessage:
+		return true
+	case AgentLlmIncludeSteps:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AttachmentKind.
 const (
 	AttachmentKindDiff       AttachmentKind = "diff"
@@ -1523,6 +1544,32 @@ type AgentKind struct {
 type AgentKindList struct {
 	Items []AgentKind `json:"items"`
 }
+
+// AgentLlmConfig defines model for AgentLlmConfig.
+type AgentLlmConfig struct {
+	Enabled  bool    `json:"enabled"`
+	Endpoint *string `json:"endpoint,omitempty"`
+
+	// HasKey Whether a key is stored (it is never shown).
+	HasKey    bool              `json:"hasKey"`
+	Include   []AgentLlmInclude `json:"include"`
+	Model     *string           `json:"model,omitempty"`
+	UpdatedAt *time.Time        `json:"updatedAt,omitempty"`
+}
+
+// AgentLlmConfigInput defines model for AgentLlmConfigInput.
+type AgentLlmConfigInput struct {
+	Enabled bool `json:"enabled"`
+
+	// Endpoint Base URL; the server POSTs to `{endpoint}/chat/completions`.
+	Endpoint string             `json:"endpoint"`
+	Include  *[]AgentLlmInclude `json:"include,omitempty"`
+	Key      *string            `json:"key,omitempty"`
+	Model    string             `json:"model"`
+}
+
+// AgentLlmInclude What an `llm` prompt may contain (always redacted of secrets).
+type AgentLlmInclude string
 
 // ApiToken An API token; the secret is never returned after creation.
 type ApiToken struct {
@@ -4328,6 +4375,9 @@ type McpPostParams struct {
 
 // CreateAgentJobJSONRequestBody defines body for CreateAgentJob for application/json ContentType.
 type CreateAgentJobJSONRequestBody = AgentJobCreate
+
+// PutAgentLlmConfigJSONRequestBody defines body for PutAgentLlmConfig for application/json ContentType.
+type PutAgentLlmConfigJSONRequestBody = AgentLlmConfigInput
 
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest

@@ -84,6 +84,27 @@ func (e AgentJobKind) Valid() bool {
 	}
 }
 
+// Defines values for AgentLlmInclude.
+const (
+	AgentLlmIncludeFailingStep AgentLlmInclude = "failingStep"
+	AgentLlmIncludeMessage     AgentLlmInclude = "message"
+	AgentLlmIncludeSteps       AgentLlmInclude = "steps"
+)
+
+// Valid indicates whether the value is a known member of the AgentLlmInclude enum.
+func (e AgentLlmInclude) Valid() bool {
+	switch e {
+	case AgentLlmIncludeFailingStep:
+		return true
+	case AgentLlmIncludeMessage:
+		return true
+	case AgentLlmIncludeSteps:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AttachmentKind.
 const (
 	AttachmentKindDiff       AttachmentKind = "diff"
@@ -1530,6 +1551,32 @@ type AgentKind struct {
 type AgentKindList struct {
 	Items []AgentKind `json:"items"`
 }
+
+// AgentLlmConfig defines model for AgentLlmConfig.
+type AgentLlmConfig struct {
+	Enabled  bool    `json:"enabled"`
+	Endpoint *string `json:"endpoint,omitempty"`
+
+	// HasKey Whether a key is stored (it is never shown).
+	HasKey    bool              `json:"hasKey"`
+	Include   []AgentLlmInclude `json:"include"`
+	Model     *string           `json:"model,omitempty"`
+	UpdatedAt *time.Time        `json:"updatedAt,omitempty"`
+}
+
+// AgentLlmConfigInput defines model for AgentLlmConfigInput.
+type AgentLlmConfigInput struct {
+	Enabled bool `json:"enabled"`
+
+	// Endpoint Base URL; the server POSTs to `{endpoint}/chat/completions`.
+	Endpoint string             `json:"endpoint"`
+	Include  *[]AgentLlmInclude `json:"include,omitempty"`
+	Key      *string            `json:"key,omitempty"`
+	Model    string             `json:"model"`
+}
+
+// AgentLlmInclude What an `llm` prompt may contain (always redacted of secrets).
+type AgentLlmInclude string
 
 // ApiToken An API token; the secret is never returned after creation.
 type ApiToken struct {
@@ -4336,6 +4383,9 @@ type McpPostParams struct {
 // CreateAgentJobJSONRequestBody defines body for CreateAgentJob for application/json ContentType.
 type CreateAgentJobJSONRequestBody = AgentJobCreate
 
+// PutAgentLlmConfigJSONRequestBody defines body for PutAgentLlmConfig for application/json ContentType.
+type PutAgentLlmConfigJSONRequestBody = AgentLlmConfigInput
+
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest
 
@@ -4635,6 +4685,31 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/agents/kinds (the `ListAgentKinds` operationId).
 	ListAgentKinds(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAgentLlmConfig Get the llm agent's configuration
+	//
+	// The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+	//
+	// Corresponds with GET /api/agents/llm (the `GetAgentLlmConfig` operationId).
+	GetAgentLlmConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutAgentLlmConfigWithBody Configure the llm agent
+	//
+	// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+	PutAgentLlmConfigWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutAgentLlmConfig Configure the llm agent
+	//
+	// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+	PutAgentLlmConfig(ctx context.Context, body PutAgentLlmConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CompareArtifacts Pixel diff of two image artifacts
 	//
@@ -5761,6 +5836,61 @@ func (c *Client) StreamAgentJobEvents(ctx context.Context, jobId JobId, params *
 // Corresponds with GET /api/agents/kinds (the `ListAgentKinds` operationId).
 func (c *Client) ListAgentKinds(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAgentKindsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAgentLlmConfig Get the llm agent's configuration
+//
+// The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+//
+// Corresponds with GET /api/agents/llm (the `GetAgentLlmConfig` operationId).
+func (c *Client) GetAgentLlmConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAgentLlmConfigRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutAgentLlmConfigWithBody Configure the llm agent
+//
+// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+func (c *Client) PutAgentLlmConfigWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAgentLlmConfigRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutAgentLlmConfig Configure the llm agent
+//
+// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+func (c *Client) PutAgentLlmConfig(ctx context.Context, body PutAgentLlmConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAgentLlmConfigRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8531,6 +8661,73 @@ func NewListAgentKindsRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewGetAgentLlmConfigRequest constructs an http.Request for the GetAgentLlmConfig method
+func NewGetAgentLlmConfigRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agents/llm")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutAgentLlmConfigRequest calls the generic PutAgentLlmConfig builder with application/json body
+func NewPutAgentLlmConfigRequest(server string, body PutAgentLlmConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutAgentLlmConfigRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutAgentLlmConfigRequestWithBody constructs an http.Request for the PutAgentLlmConfig method, with any body, and a specified content type
+func NewPutAgentLlmConfigRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agents/llm")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -15009,6 +15206,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/agents/kinds (the `ListAgentKinds` operationId).
 	ListAgentKindsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAgentKindsResponse, error)
 
+	// GetAgentLlmConfigWithResponse Get the llm agent's configuration
+	//
+	// The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agents/llm (the `GetAgentLlmConfig` operationId).
+	GetAgentLlmConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAgentLlmConfigResponse, error)
+
+	// PutAgentLlmConfigWithBodyWithResponse Configure the llm agent
+	//
+	// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+	PutAgentLlmConfigWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgentLlmConfigResponse, error)
+
+	// PutAgentLlmConfigWithResponse Configure the llm agent
+	//
+	// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+	PutAgentLlmConfigWithResponse(ctx context.Context, body PutAgentLlmConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgentLlmConfigResponse, error)
+
 	// CompareArtifactsWithResponse Pixel diff of two image artifacts
 	//
 	// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is a cached, content-addressed result in the project of `after` (its artifact id derives from both images' contents and the options, so the same comparison returns the same `diffArtifactId` and adds nothing). Artifacts that are not PNG images are 422.
@@ -16662,6 +16886,151 @@ func (r ListAgentKindsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAgentKindsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAgentLlmConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentLlmConfig
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAgentLlmConfigResponse) GetJSON200() *AgentLlmConfig {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAgentLlmConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAgentLlmConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAgentLlmConfigResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAgentLlmConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAgentLlmConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAgentLlmConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAgentLlmConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutAgentLlmConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentLlmConfig
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON200() *AgentLlmConfig {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutAgentLlmConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutAgentLlmConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutAgentLlmConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutAgentLlmConfigResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25730,6 +26099,51 @@ func (c *ClientWithResponses) ListAgentKindsWithResponse(ctx context.Context, re
 	return ParseListAgentKindsResponse(rsp)
 }
 
+// GetAgentLlmConfigWithResponse Get the llm agent's configuration
+//
+// The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agents/llm (the `GetAgentLlmConfig` operationId).
+func (c *ClientWithResponses) GetAgentLlmConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAgentLlmConfigResponse, error) {
+	rsp, err := c.GetAgentLlmConfig(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAgentLlmConfigResponse(rsp)
+}
+
+// PutAgentLlmConfigWithBodyWithResponse Configure the llm agent
+//
+// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+func (c *ClientWithResponses) PutAgentLlmConfigWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgentLlmConfigResponse, error) {
+	rsp, err := c.PutAgentLlmConfigWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutAgentLlmConfigResponse(rsp)
+}
+
+// PutAgentLlmConfigWithResponse Configure the llm agent
+//
+// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+func (c *ClientWithResponses) PutAgentLlmConfigWithResponse(ctx context.Context, body PutAgentLlmConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgentLlmConfigResponse, error) {
+	rsp, err := c.PutAgentLlmConfig(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutAgentLlmConfigResponse(rsp)
+}
+
 // CompareArtifactsWithResponse Pixel diff of two image artifacts
 //
 // pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is a cached, content-addressed result in the project of `after` (its artifact id derives from both images' contents and the options, so the same comparison returns the same `diffArtifactId` and adds nothing). Artifacts that are not PNG images are 422.
@@ -28146,6 +28560,121 @@ func ParseListAgentKindsResponse(rsp *http.Response) (*ListAgentKindsResponse, e
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAgentLlmConfigResponse parses an HTTP response from a GetAgentLlmConfigWithResponse call
+func ParseGetAgentLlmConfigResponse(rsp *http.Response) (*GetAgentLlmConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAgentLlmConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentLlmConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutAgentLlmConfigResponse parses an HTTP response from a PutAgentLlmConfigWithResponse call
+func ParsePutAgentLlmConfigResponse(rsp *http.Response) (*PutAgentLlmConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutAgentLlmConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentLlmConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError

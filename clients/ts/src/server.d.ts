@@ -1353,6 +1353,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/llm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the llm agent's configuration
+         * @description The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+         */
+        get: operations["getAgentLlmConfig"];
+        /**
+         * Configure the llm agent
+         * @description Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+         */
+        put: operations["putAgentLlmConfig"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/jobs": {
         parameters: {
             query?: never;
@@ -3461,6 +3485,32 @@ export interface components {
             };
             /** @description False for `llm` until an instance admin configures an endpoint. */
             enabled: boolean;
+        };
+        /**
+         * @description What an `llm` prompt may contain (always redacted of secrets).
+         * @enum {string}
+         */
+        AgentLlmInclude: "failingStep" | "message" | "steps";
+        AgentLlmConfig: {
+            enabled: boolean;
+            endpoint?: string;
+            model?: string;
+            /** @description Whether a key is stored (it is never shown). */
+            hasKey: boolean;
+            include: components["schemas"]["AgentLlmInclude"][];
+            /** Format: date-time */
+            updatedAt?: string;
+        };
+        AgentLlmConfigInput: {
+            enabled: boolean;
+            /**
+             * Format: uri
+             * @description Base URL; the server POSTs to `{endpoint}/chat/completions`.
+             */
+            endpoint: string;
+            model: string;
+            key?: string;
+            include?: components["schemas"]["AgentLlmInclude"][];
         };
         AgentKindList: {
             items: components["schemas"]["AgentKind"][];
@@ -7044,6 +7094,59 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getAgentLlmConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentLlmConfig"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    putAgentLlmConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentLlmConfigInput"];
+            };
+        };
+        responses: {
+            /** @description The configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentLlmConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["UnexpectedError"];
         };
     };

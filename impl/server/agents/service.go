@@ -17,6 +17,7 @@ import (
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/jobs"
+	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -43,6 +44,7 @@ type Config struct {
 // Service creates, works, cancels and streams agent jobs and decides proposals.
 type Service struct {
 	st    *store.Store
+	box   *secrets.Box
 	kinds *Registry
 	log   *slog.Logger
 	cfg   Config
@@ -51,7 +53,7 @@ type Service struct {
 
 // New returns the service of kinds; Register puts its workers on the job registry and Start
 // listens for events.
-func New(st *store.Store, kinds *Registry, log *slog.Logger, cfg Config) *Service {
+func New(st *store.Store, box *secrets.Box, kinds *Registry, log *slog.Logger, cfg Config) *Service {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 250 * time.Millisecond
 	}
@@ -61,7 +63,7 @@ func New(st *store.Store, kinds *Registry, log *slog.Logger, cfg Config) *Servic
 	if cfg.Reconcile <= 0 {
 		cfg.Reconcile = 15 * time.Second
 	}
-	return &Service{st: st, kinds: kinds, log: log, cfg: cfg, hub: newHub()}
+	return &Service{st: st, box: box, kinds: kinds, log: log, cfg: cfg, hub: newHub()}
 }
 
 // Kinds is the registry of kinds.
@@ -247,7 +249,7 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[JobArgs]) error {
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	return s.st.WithTx(ectx, func(q *db.Queries) error {
-		_, err := q.FinishAgentJob(ectx, db.FinishAgentJobParams{ID: row.ID, Status: status, Summary: summary, Error: reason})
+		_, err := q.FinishAgentJob(ectx, db.FinishAgentJobParams{ID: row.ID, Status: status, Summary: summary, Error: reason, TokensUsed: int32(j.tokens())})
 		if store.IsNotFound(err) {
 			return nil // reconciled as lost meanwhile
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sdods/sdods/gen/serverclient"
 	"github.com/sdods/sdods/impl/server/app/apptest"
@@ -434,4 +436,156 @@ func TestBaselinesInTheInbox(t *testing.T) {
 	if fifth := run("#dc2626"); fifth.Status != "passed" {
 		t.Fatalf("the rejected capture became the baseline: %s", fifth.Status)
 	}
+}
+
+// fakeLLM is a local OpenAI-compatible endpoint: it records each prompt and answers a chat
+// completion, or hangs until the caller gives up when hang is set.
+type fakeLLM struct {
+	mu      sync.Mutex
+	prompts []string
+	auth    []string
+	hang    bool
+	tokens  int
+}
+
+func (f *fakeLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Model    string `json:"model"`
+		Messages []struct{ Role, Content string }
+	}
+	raw, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(raw, &body)
+	f.mu.Lock()
+	f.prompts = append(f.prompts, string(raw))
+	f.auth = append(f.auth, r.Header.Get("Authorization"))
+	hang, tokens := f.hang, f.tokens
+	f.mu.Unlock()
+	if r.URL.Path != "/v1/chat/completions" || body.Model != "fake-model" {
+		http.Error(w, "wrong path or model", http.StatusNotFound)
+		return
+	}
+	if hang {
+		<-r.Context().Done()
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":"The health check expects 503 but the service answers 200."}}],"usage":{"total_tokens":%d}}`, tokens)
+}
+
+// TestLLMAgentAgainstFakeEndpoint: the llm kind is off until an instance admin configures it;
+// its key is sealed at rest and never shown; the prompt holds the failure but no secret; the
+// token and time budgets end a job with a clear reason; a cancel stops a running job at once.
+func TestLLMAgentAgainstFakeEndpoint(t *testing.T) {
+	s := apptest.Start(t)
+	ctx := context.Background()
+	admin := s.Setup(t)
+	const secret, key = "s3cr3t-Token-4711", "sk-local-key-0042"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/health", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"ok","echo":%q}`, r.URL.Query().Get("token"))
+	})
+	web := httptest.NewServer(mux)
+	t.Cleanup(web.Close)
+	project(t, admin, web.URL, map[string]string{"health.feature": `Feature: Health API
+  Scenario: Token is echoed as degraded
+    When I send a GET request to "/api/health?token=${TOKEN}"
+    Then the response JSON at "$.echo" is "degraded"
+`})
+	if r, _ := admin.UpdateEnvironmentWithResponse(ctx, "shop", "local", serverclient.UpdateEnvironmentJSONRequestBody{BaseUrl: &web.URL,
+		Variables: &[]serverclient.EnvVariableInput{{Name: "TOKEN", Value: ptr(secret), Secret: ptr(true)}}}); r.StatusCode() != http.StatusOK {
+		t.Fatalf("secret: %d %s", r.StatusCode(), r.Body)
+	}
+	runID := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	if r := waitRun(t, admin.ClientWithResponses, runID, terminal); r.Status != "failed" {
+		t.Fatalf("run %s", r.Status)
+	}
+	input := &map[string]any{"runId": runID.String()}
+
+	// Off until configured.
+	if r, _ := admin.CreateAgentJobWithResponse(ctx, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "llm", Input: input}); r.StatusCode() != http.StatusUnprocessableEntity {
+		t.Fatalf("llm before configuration: %d %s", r.StatusCode(), r.Body)
+	}
+	fake := &fakeLLM{tokens: 120}
+	llm := httptest.NewServer(fake)
+	t.Cleanup(llm.Close)
+	editor, _ := s.SignIn(t, admin, "editor@example.com")
+	cfg := serverclient.PutAgentLlmConfigJSONRequestBody{Enabled: true, Endpoint: llm.URL + "/v1", Model: "fake-model", Key: ptr(key)}
+	if r, _ := editor.PutAgentLlmConfigWithResponse(ctx, cfg); r.StatusCode() != http.StatusForbidden {
+		t.Fatalf("a non-admin configures the llm: %d", r.StatusCode())
+	}
+	if r, _ := admin.PutAgentLlmConfigWithResponse(ctx, cfg); r.JSON200 == nil || !r.JSON200.HasKey || strings.Contains(string(r.Body), key) {
+		t.Fatalf("configure: %d %s", r.StatusCode(), r.Body)
+	}
+	if r, _ := admin.GetAgentLlmConfigWithResponse(ctx); r.JSON200 == nil || !r.JSON200.Enabled || strings.Contains(string(r.Body), key) {
+		t.Fatalf("config: %s", r.Body)
+	}
+	conn, err := pgx.Connect(ctx, s.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var sealed string
+	if err := conn.QueryRow(ctx, "SELECT key_sealed FROM agent_llm_config").Scan(&sealed); err != nil || strings.Contains(sealed, key) || sealed == "" {
+		t.Fatalf("the key at rest: %v %q", err, sealed)
+	}
+
+	job := createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "llm", Input: input})
+	followJob(t, s, admin, job.Id, "")
+	g, _ := admin.GetAgentJobWithResponse(ctx, job.Id)
+	if g.JSON200.Status != "succeeded" || *g.JSON200.Summary != "The health check expects 503 but the service answers 200." || g.JSON200.TokensUsed != 120 || len(g.JSON200.ProposalIds) != 1 {
+		t.Fatalf("llm job %s", g.Body)
+	}
+	p, _ := admin.GetProposalWithResponse(ctx, g.JSON200.ProposalIds[0])
+	if p.JSON200.Evidence["model"] != "fake-model" || len(p.JSON200.Evidence["promptSha256"].(string)) != 64 {
+		t.Fatalf("llm proposal %s", p.Body)
+	}
+	fake.mu.Lock()
+	if len(fake.prompts) != 1 || fake.auth[0] != "Bearer "+key || !strings.Contains(fake.prompts[0], `the response JSON at \"$.echo\" is \"degraded\"`) {
+		t.Fatalf("prompt %v auth %v", fake.prompts, fake.auth)
+	}
+	for _, pr := range fake.prompts {
+		if strings.Contains(pr, secret) || strings.Contains(pr, key) {
+			t.Fatalf("a secret was sent to the model: %s", pr)
+		}
+	}
+	fake.mu.Unlock()
+
+	// The token budget: the answer used more than allowed.
+	job = createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "llm", Input: input, MaxTokens: ptr(50)})
+	followJob(t, s, admin, job.Id, "")
+	if g, _ := admin.GetAgentJobWithResponse(ctx, job.Id); g.JSON200.Status != "failed" || !strings.Contains(*g.JSON200.Error, "token budget of 50 is spent") {
+		t.Fatalf("over the token budget: %s", g.Body)
+	}
+	// The time budget: the model never answers.
+	fake.mu.Lock()
+	fake.hang = true
+	fake.mu.Unlock()
+	job = createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "llm", Input: input, MaxSeconds: ptr(1)})
+	followJob(t, s, admin, job.Id, "")
+	if g, _ := admin.GetAgentJobWithResponse(ctx, job.Id); g.JSON200.Status != "failed" || *g.JSON200.Error != "the time budget of 1s is spent" {
+		t.Fatalf("over the time budget: %s", g.Body)
+	}
+	// A cancel stops a running job.
+	job = createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "llm", Input: input})
+	for i := 0; ; i++ {
+		g, _ := admin.GetAgentJobWithResponse(ctx, job.Id)
+		if g.JSON200.Status == "running" {
+			break
+		}
+		if i > 200 {
+			t.Fatalf("never running: %s", g.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	asked := time.Now()
+	if r, _ := admin.CancelAgentJobWithResponse(ctx, job.Id); r.StatusCode() != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", r.StatusCode(), r.Body)
+	}
+	ev := followJob(t, s, admin, job.Id, "")
+	took := time.Since(asked)
+	if ev[len(ev)-1].Data["status"] != "cancelled" || took > 5*time.Second {
+		t.Fatalf("cancel ended %v after %s", ev[len(ev)-1].Data, took)
+	}
+	t.Logf("a running job stopped %s after its cancel", took)
 }

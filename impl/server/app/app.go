@@ -172,7 +172,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	exec := runner.New(runner.Config{Chromium: cfg.Chromium, Logger: log, Locators: runs.NewLocators(st), Egress: pol})
 	rs := runs.New(st, blobs, box, exec, log, runs.Config{Workers: cfg.Workers, StaleAfter: cfg.RunStaleAfter, Heartbeat: cfg.RunHeartbeat,
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
-	ag := newAgents(st, log, rs.WorkerID(), reg)
+	ag := newAgents(st, box, log, rs.WorkerID(), reg)
 	h, err := newHandler(cfg, log, st, box, blobs, rs, ag, pol)
 	if err != nil {
 		st.Close()

@@ -343,3 +343,45 @@ func (s *Server) proposalOut(ctx context.Context, p agents.ProposalView) servera
 	}
 	return out
 }
+
+// GetAgentLlmConfig shows the llm kind's configuration (never the key).
+func (s *Server) GetAgentLlmConfig(ctx context.Context, _ serverapi.GetAgentLlmConfigRequestObject) (serverapi.GetAgentLlmConfigResponseObject, error) {
+	c, err := s.Agents.GetLLMConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.GetAgentLlmConfig200JSONResponse(llmConfigOut(c)), nil
+}
+
+// PutAgentLlmConfig configures the llm kind; the key is sealed at rest.
+func (s *Server) PutAgentLlmConfig(ctx context.Context, req serverapi.PutAgentLlmConfigRequestObject) (serverapi.PutAgentLlmConfigResponseObject, error) {
+	_, uid, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	in := agents.LLMConfigInput{Enabled: b.Enabled, Endpoint: b.Endpoint, Model: b.Model, By: uuid.NullUUID{UUID: uid, Valid: true}}
+	if b.Key != nil {
+		in.Key = *b.Key
+	}
+	if b.Include != nil {
+		in.Include = []string{}
+		for _, i := range *b.Include {
+			in.Include = append(in.Include, string(i))
+		}
+	}
+	c, err := s.Agents.PutLLMConfig(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return serverapi.PutAgentLlmConfig200JSONResponse(llmConfigOut(c)), nil
+}
+
+func llmConfigOut(c agents.LLMConfig) serverapi.AgentLlmConfig {
+	out := serverapi.AgentLlmConfig{Enabled: c.Enabled, HasKey: c.HasKey, Include: []serverapi.AgentLlmInclude{}, UpdatedAt: c.UpdatedAt,
+		Endpoint: nonEmpty(c.Endpoint), Model: nonEmpty(c.Model)}
+	for _, i := range c.Include {
+		out.Include = append(out.Include, serverapi.AgentLlmInclude(i))
+	}
+	return out
+}
