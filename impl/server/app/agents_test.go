@@ -344,6 +344,28 @@ func TestHealPatchVerifiedAndAccepted(t *testing.T) {
 	if f.JSON200.Content != strings.Replace(sendFeature, "#submit", "[data-testid='submit-btn']", 1) {
 		t.Fatalf("the feature after acceptance: %s", f.JSON200.Content)
 	}
+	// The feature changes after the patch was made: accepting it is 409 and the proposal stale.
+	df, _ := admin.GetFeatureWithResponse(ctx, "shop", "drop.feature", nil)
+	if r, _ := admin.PutFeatureWithResponse(ctx, "shop", "drop.feature", &serverclient.PutFeatureParams{IfMatch: ptr(df.JSON200.Etag)},
+		serverclient.PutFeatureJSONRequestBody{Content: df.JSON200.Content + "\n  # edited by hand\n"}); r.StatusCode() != http.StatusOK {
+		t.Fatalf("edit: %d %s", r.StatusCode(), r.Body)
+	}
+	if r, _ := admin.AcceptProposalWithResponse(ctx, dropP.Id, serverclient.AcceptProposalJSONRequestBody{}); r.StatusCode() != http.StatusConflict || !strings.Contains(string(r.Body), "re-run") {
+		t.Fatalf("accept a stale patch: %d %s", r.StatusCode(), r.Body)
+	}
+	if p, _ := admin.GetProposalWithResponse(ctx, dropP.Id); p.JSON200.Status != "stale" {
+		t.Fatalf("after a failed If-Match: %s", p.Body)
+	}
+	// Re-run, the job proposes it again against the current feature.
+	j = heal()
+	if len(j.ProposalIds) != 1 {
+		t.Fatalf("re-run after stale: %+v", j)
+	}
+	if p, _ := admin.GetProposalWithResponse(ctx, j.ProposalIds[0]); *p.JSON200.Target.FeaturePath != "drop.feature" || *p.JSON200.Target.Etag == *dropP.Target.Etag {
+		t.Fatalf("re-proposed %s", p.Body)
+	} else {
+		dropP = *p.JSON200
+	}
 	if r, _ := admin.RejectProposalWithResponse(ctx, dropP.Id, serverclient.RejectProposalJSONRequestBody{Reason: ptr("the drop button is going away")}); r.JSON200 == nil || r.JSON200.Status != "rejected" || *r.JSON200.Reason == "" {
 		t.Fatalf("reject: %d %s", r.StatusCode(), r.Body)
 	}
