@@ -190,3 +190,28 @@ RETURNING *;
 
 -- name: ProjectEnvironments :many
 SELECT * FROM environments WHERE project_id = $1 ORDER BY name;
+
+-- name: FlakyBrowserScenarios :many
+-- Scenario identities of a project with both passed and failed results since since, whose
+-- failures are in a browser step: the step that failed most often and its element.
+WITH res AS (
+    SELECT rs.identity, rs.feature_path, rs.name, rs.example_row, rs.status, rs.steps, r.environment
+    FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id
+    WHERE r.project_id = $1 AND r.status NOT IN ('queued', 'running') AND coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz
+      AND (r.trigger <> 'agent')
+), fl AS (
+    SELECT identity FROM res GROUP BY identity
+    HAVING count(*) FILTER (WHERE status = 'passed') > 0 AND count(*) FILTER (WHERE status IN ('failed', 'undefined', 'ambiguous')) > 0
+), steps AS (
+    SELECT res.identity, stats_failing_step(res.steps)->>'text' AS step_text, stats_failing_step(res.steps)->>'keyword' AS keyword,
+           stats_locator(stats_failing_step(res.steps)->>'text') AS locator
+    FROM res JOIN fl USING (identity) WHERE res.status IN ('failed', 'undefined', 'ambiguous')
+)
+SELECT f.identity::text AS identity, max(res.feature_path)::text AS feature_path, max(res.name)::text AS name, coalesce(max(res.example_row), -1)::int AS example_row,
+       count(*) FILTER (WHERE res.status = 'passed')::bigint AS passed, count(*) FILTER (WHERE res.status <> 'passed')::bigint AS failed,
+       coalesce(max(res.environment), '')::text AS environment,
+       coalesce((SELECT s.step_text FROM steps s WHERE s.identity = f.identity AND s.locator IS NOT NULL GROUP BY s.step_text ORDER BY count(*) DESC, 1 LIMIT 1), '')::text AS step_text,
+       coalesce((SELECT s.locator FROM steps s WHERE s.identity = f.identity AND s.locator IS NOT NULL GROUP BY s.locator ORDER BY count(*) DESC, 1 LIMIT 1), '')::text AS locator
+FROM fl f JOIN res ON res.identity = f.identity
+GROUP BY f.identity
+ORDER BY 6 DESC, 2, 3;

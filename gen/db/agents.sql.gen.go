@@ -338,6 +338,79 @@ func (q *Queries) FinishAgentJob(ctx context.Context, arg FinishAgentJobParams) 
 	return i, err
 }
 
+const flakyBrowserScenarios = `-- name: FlakyBrowserScenarios :many
+WITH res AS (
+    SELECT rs.identity, rs.feature_path, rs.name, rs.example_row, rs.status, rs.steps, r.environment
+    FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id
+    WHERE r.project_id = $1 AND r.status NOT IN ('queued', 'running') AND coalesce(r.started_at, r.created_at) >= $2::timestamptz
+      AND (r.trigger <> 'agent')
+), fl AS (
+    SELECT identity FROM res GROUP BY identity
+    HAVING count(*) FILTER (WHERE status = 'passed') > 0 AND count(*) FILTER (WHERE status IN ('failed', 'undefined', 'ambiguous')) > 0
+), steps AS (
+    SELECT res.identity, stats_failing_step(res.steps)->>'text' AS step_text, stats_failing_step(res.steps)->>'keyword' AS keyword,
+           stats_locator(stats_failing_step(res.steps)->>'text') AS locator
+    FROM res JOIN fl USING (identity) WHERE res.status IN ('failed', 'undefined', 'ambiguous')
+)
+SELECT f.identity::text AS identity, max(res.feature_path)::text AS feature_path, max(res.name)::text AS name, coalesce(max(res.example_row), -1)::int AS example_row,
+       count(*) FILTER (WHERE res.status = 'passed')::bigint AS passed, count(*) FILTER (WHERE res.status <> 'passed')::bigint AS failed,
+       coalesce(max(res.environment), '')::text AS environment,
+       coalesce((SELECT s.step_text FROM steps s WHERE s.identity = f.identity AND s.locator IS NOT NULL GROUP BY s.step_text ORDER BY count(*) DESC, 1 LIMIT 1), '')::text AS step_text,
+       coalesce((SELECT s.locator FROM steps s WHERE s.identity = f.identity AND s.locator IS NOT NULL GROUP BY s.locator ORDER BY count(*) DESC, 1 LIMIT 1), '')::text AS locator
+FROM fl f JOIN res ON res.identity = f.identity
+GROUP BY f.identity
+ORDER BY 6 DESC, 2, 3
+`
+
+type FlakyBrowserScenariosParams struct {
+	ProjectID uuid.UUID
+	Since     time.Time
+}
+
+type FlakyBrowserScenariosRow struct {
+	Identity    string
+	FeaturePath string
+	Name        string
+	ExampleRow  int32
+	Passed      int64
+	Failed      int64
+	Environment string
+	StepText    string
+	Locator     string
+}
+
+// Scenario identities of a project with both passed and failed results since since, whose
+// failures are in a browser step: the step that failed most often and its element.
+func (q *Queries) FlakyBrowserScenarios(ctx context.Context, arg FlakyBrowserScenariosParams) ([]FlakyBrowserScenariosRow, error) {
+	rows, err := q.db.Query(ctx, flakyBrowserScenarios, arg.ProjectID, arg.Since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlakyBrowserScenariosRow{}
+	for rows.Next() {
+		var i FlakyBrowserScenariosRow
+		if err := rows.Scan(
+			&i.Identity,
+			&i.FeaturePath,
+			&i.Name,
+			&i.ExampleRow,
+			&i.Passed,
+			&i.Failed,
+			&i.Environment,
+			&i.StepText,
+			&i.Locator,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getAgentJob = `-- name: GetAgentJob :one
 SELECT j.id, j.project_id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.tokens_used, j.progress, j.summary, j.error, j.cancel_requested, j.worker_id, j.heartbeat_at, j.last_seq, j.actor_kind, j.actor_id, j.actor_name, j.created_by, j.created_at, j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, p.workspace_id
 FROM agent_jobs j JOIN projects p ON p.id = j.project_id WHERE j.id = $1

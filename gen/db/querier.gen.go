@@ -84,6 +84,9 @@ type Querier interface {
 	FinishIngestRun(ctx context.Context, arg FinishIngestRunParams) (Run, error)
 	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
 	FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error
+	// Scenario identities of a project with both passed and failed results since since, whose
+	// failures are in a browser step: the step that failed most often and its element.
+	FlakyBrowserScenarios(ctx context.Context, arg FlakyBrowserScenariosParams) ([]FlakyBrowserScenariosRow, error)
 	// Takes back an attempt counted by CountLoginAttempt that turned out not to be a failure.
 	ForgiveLoginAttempt(ctx context.Context, key string) error
 	GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow, error)

@@ -156,38 +156,85 @@ func (j *Job) verify(ctx context.Context, proposal uuid.UUID, path, content stri
 	}
 }
 
-// UnifiedDiff is the unified diff (3 lines of context) of two versions of a file whose lines
-// were replaced one for one, as a patch changes selectors.
+// UnifiedDiff is the unified diff (3 lines of context) of two versions of a file, from a longest
+// common subsequence of their lines (features are small).
 func UnifiedDiff(path, before, after string) string {
 	a, b := strings.Split(before, "\n"), strings.Split(after, "\n")
-	if len(a) != len(b) {
-		return fmt.Sprintf("--- a/%s\n+++ b/%s\n@@ -1,%d +1,%d @@\n-%s\n+%s\n", path, path, len(a), len(b),
-			strings.Join(a, "\n-"), strings.Join(b, "\n+"))
+	// lcs[i][j] is the LCS length of a[i:] and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
 	}
-	var changed []int
-	for i := range a {
-		if a[i] != b[i] {
-			changed = append(changed, i)
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	type op struct {
+		kind byte // ' ', '-', '+'
+		text string
+		ai   int // lines of a before this op
+		bi   int
+	}
+	var ops []op
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			ops = append(ops, op{' ', a[i], i, j})
+			i++
+			j++
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			ops = append(ops, op{'-', a[i], i, j})
+			i++
+		default:
+			ops = append(ops, op{'+', b[j], i, j})
+			j++
 		}
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- a/%s\n+++ b/%s\n", path, path)
-	for k := 0; k < len(changed); {
-		start := max(changed[k]-3, 0)
-		end := min(changed[k]+4, len(a))
-		k++
-		for k < len(changed) && changed[k]-3 <= end {
-			end = min(changed[k]+4, len(a))
+	for k := 0; k < len(ops); {
+		if ops[k].kind == ' ' {
 			k++
+			continue
 		}
-		fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", start+1, end-start, start+1, end-start)
-		for i := start; i < end; i++ {
-			if a[i] == b[i] {
-				out.WriteString(" " + a[i] + "\n")
-			} else {
-				out.WriteString("-" + a[i] + "\n+" + b[i] + "\n")
+		start := max(k-3, 0)
+		end := k
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			// a run of context: the hunk ends when it is longer than 6 lines (or reaches the end)
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 6 {
+				end = min(end+3, len(ops))
+				break
+			}
+			end = run
+		}
+		na, nb := 0, 0
+		for _, o := range ops[start:end] {
+			if o.kind != '+' {
+				na++
+			}
+			if o.kind != '-' {
+				nb++
 			}
 		}
+		fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", ops[start].ai+1, na, ops[start].bi+1, nb)
+		for _, o := range ops[start:end] {
+			out.WriteString(string(o.kind) + o.text + "\n")
+		}
+		k = end
 	}
 	return out.String()
 }

@@ -14,6 +14,7 @@ func newAgents(st *store.Store, box *secrets.Box, log *slog.Logger, workerID str
 	kinds := agents.NewRegistry()
 	kinds.Add(agents.Triage())
 	kinds.Add(agents.Heal())
+	kinds.Add(agents.Stabilise())
 	s := agents.New(st, box, kinds, log, agents.Config{WorkerID: workerID})
 	kinds.Add(agents.LLM(s))
 	s.Register(reg)

@@ -611,3 +611,61 @@ func TestLLMAgentAgainstFakeEndpoint(t *testing.T) {
 	}
 	t.Logf("a running job stopped %s after its cancel", took)
 }
+
+// TestStabiliseFlakyBrowserScenario: a browser scenario that flips gets an explicit wait for the
+// element of its failing step, as a feature patch verified by a verification run.
+func TestStabiliseFlakyBrowserScenario(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Fatal("chromium is required for browser steps: make deps installs it")
+	}
+	s := apptest.Start(t)
+	ctx := context.Background()
+	admin := s.Setup(t)
+	var mu sync.Mutex
+	present := true
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		p := present
+		mu.Unlock()
+		button := ""
+		if p {
+			button = `<button id="go" onclick="document.getElementById('out').textContent='Done'">Go</button>`
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><body>%s<p id="out"></p></body></html>`, button)
+	})
+	web := httptest.NewServer(mux)
+	t.Cleanup(web.Close)
+	const feature = "Feature: Go\n  Scenario: Go\n    When I open \"/\"\n    And I click \"#go\"\n    Then I should see \"Done\"\n"
+	project(t, admin, web.URL, map[string]string{"go.feature": feature})
+	run := func(p bool) {
+		mu.Lock()
+		present = p
+		mu.Unlock()
+		id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+		waitRun(t, admin.ClientWithResponses, id, terminal)
+	}
+	run(true)
+	run(false)
+	mu.Lock()
+	present = true
+	mu.Unlock()
+	job := createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "stabilise", Input: &map[string]any{"owner": "qa"}})
+	followJob(t, s, admin, job.Id, "")
+	g, _ := admin.GetAgentJobWithResponse(ctx, job.Id)
+	if g.JSON200.Status != "succeeded" || len(g.JSON200.ProposalIds) != 1 {
+		t.Fatalf("stabilise job %s", g.Body)
+	}
+	p, _ := admin.GetProposalWithResponse(ctx, g.JSON200.ProposalIds[0])
+	if p.JSON200.Kind != "feature_patch" || p.JSON200.Status != "verified" || !strings.Contains(*p.JSON200.Diff, "+    And I wait for \"#go\"\n     And I click \"#go\"\n") {
+		t.Fatalf("proposal %s", p.Body)
+	}
+	if r, _ := admin.AcceptProposalWithResponse(ctx, p.JSON200.Id, serverclient.AcceptProposalJSONRequestBody{}); r.JSON200 == nil || r.JSON200.Status != "accepted" {
+		t.Fatalf("accept: %d %s", r.StatusCode(), r.Body)
+	}
+	f, _ := admin.GetFeatureWithResponse(ctx, "shop", "go.feature", nil)
+	if f.JSON200.Content != strings.Replace(feature, "    And I click", "    And I wait for \"#go\"\n    And I click", 1) {
+		t.Fatalf("feature %q", f.JSON200.Content)
+	}
+}
