@@ -552,6 +552,11 @@ func TestLLMAgentAgainstFakeEndpoint(t *testing.T) {
 		t.Fatalf("the key at rest: %v %q", err, sealed)
 	}
 
+	// A token needs every scope the kind lists.
+	narrow := s.Bearer(t, apptest.Token(t, admin, "agents:write"))
+	if r, _ := narrow.CreateAgentJobWithResponse(ctx, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "llm", Input: input}); r.StatusCode() != http.StatusForbidden || !strings.Contains(string(r.Body), "runs:read") {
+		t.Fatalf("a token without runs:read: %d %s", r.StatusCode(), r.Body)
+	}
 	job := createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "llm", Input: input})
 	followJob(t, s, admin, job.Id, "")
 	g, _ := admin.GetAgentJobWithResponse(ctx, job.Id)
