@@ -108,18 +108,18 @@ RETURNING *;
 SELECT id FROM proposals WHERE job_id = $1 ORDER BY created_at, id;
 
 -- name: TriageFailures :many
--- The failed scenarios of a run with the evidence triage classifies them by.
+-- The failed scenarios of a run with the evidence triage classifies them by (history: the project's earlier runs).
 SELECT rs.id, rs.identity::text AS identity, rs.feature_path, rs.name, rs.example_row, rs.status, rs.attempts,
        coalesce(rs.failure_signature, '')::text AS signature, rs.heals::integer AS heals,
        coalesce(rs.error->>'message', stats_failing_step(rs.steps)->'error'->>'message', '')::text AS message,
        coalesce(stats_failing_step(rs.steps)->>'keyword', '')::text AS step_keyword,
        coalesce(stats_failing_step(rs.steps)->>'text', '')::text AS step_text,
        (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
-        WHERE hr.project_id = r.project_id AND h.failure_signature = rs.failure_signature AND h.run_id <> r.id)::bigint AS signature_seen,
+        WHERE hr.project_id = r.project_id AND h.failure_signature = rs.failure_signature AND h.run_id <> r.id AND hr.created_at < r.created_at)::bigint AS signature_seen,
        (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
-        WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status = 'passed' AND h.run_id <> r.id)::bigint AS passed_before,
+        WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status = 'passed' AND h.run_id <> r.id AND hr.created_at < r.created_at)::bigint AS passed_before,
        (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
-        WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status IN ('failed', 'undefined', 'ambiguous') AND h.run_id <> r.id)::bigint AS failed_before
+        WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status IN ('failed', 'undefined', 'ambiguous') AND h.run_id <> r.id AND hr.created_at < r.created_at)::bigint AS failed_before
 FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
 WHERE rs.run_id = $1 AND rs.status IN ('failed', 'undefined', 'ambiguous')
 ORDER BY rs.position;

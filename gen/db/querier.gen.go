@@ -267,7 +267,7 @@ type Querier interface {
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error
-	// The failed scenarios of a run with the evidence triage classifies them by.
+	// The failed scenarios of a run with the evidence triage classifies them by (history: the project's earlier runs).
 	TriageFailures(ctx context.Context, runID uuid.UUID) ([]TriageFailuresRow, error)
 	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)
 	UpdateFeature(ctx context.Context, arg UpdateFeatureParams) (Feature, error)

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -672,5 +674,161 @@ func TestStabiliseFlakyBrowserScenario(t *testing.T) {
 	f, _ := admin.GetFeatureWithResponse(ctx, "shop", "go.feature", nil)
 	if f.JSON200.Content != strings.Replace(feature, "    And I click", "    And I wait for \"#go\"\n    And I click", 1) {
 		t.Fatalf("feature %q", f.JSON200.Content)
+	}
+}
+
+// TestAgentsDoneWhen is the issue's scenario end to end through the real server: a failing
+// browser run is triaged; a recurring heal becomes a patch verified by a real verification run
+// and accepted, and the feature changed; a rejected heal is not proposed again; a baseline
+// appears in the inbox and is accepted there; the llm kind works against a local fake endpoint
+// and never sends a secret; no agent or proposal operation answers 501.
+func TestAgentsDoneWhen(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Fatal("chromium is required for browser steps: make deps installs it")
+	}
+	s := apptest.Start(t)
+	ctx := context.Background()
+	admin := s.Setup(t)
+	c := admin.ClientWithResponses
+	const secret = "p4ss-Done-When-93"
+	var mu sync.Mutex
+	send, drop, colour := "submit", "cancel", "#2563eb"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/look", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		col := colour
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><body style="margin:20px"><button style="background:%s;color:#fff;border:0;padding:10px 18px">Pay</button></body></html>`, col)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		a, b := send, drop
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><body>
+<button id=%q data-testid="submit-btn" onclick="document.getElementById('out').textContent='Sent'">Send</button>
+<button id=%q data-testid="cancel-btn" onclick="document.getElementById('out').textContent='Dropped'">Drop</button>
+<p id="out"></p></body></html>`, a, b)
+	})
+	web := httptest.NewServer(mux)
+	t.Cleanup(web.Close)
+	const sendFeature = "Feature: Send\n  Scenario: Send\n    When I open \"/?t=${TOKEN}\"\n    And I click \"#submit\"\n    Then I should see \"Sent\"\n"
+	project(t, admin, web.URL, map[string]string{
+		"send.feature": sendFeature,
+		"drop.feature": "Feature: Drop\n  Scenario: Drop\n    When I open \"/\"\n    And I click \"#cancel\"\n    Then I should see \"Dropped\"\n",
+		"look.feature": "Feature: Look\n  Scenario: Pay looks right\n    Given the viewport is 640x400\n    When I open \"/look\"\n    Then the page matches the baseline \"pay\"\n",
+	})
+	if r, _ := c.UpdateEnvironmentWithResponse(ctx, "shop", "local", serverclient.UpdateEnvironmentJSONRequestBody{BaseUrl: &web.URL,
+		Variables: &[]serverclient.EnvVariableInput{{Name: "TOKEN", Value: ptr(secret), Secret: ptr(true)}}}); r.StatusCode() != http.StatusOK {
+		t.Fatalf("secret: %d %s", r.StatusCode(), r.Body)
+	}
+	run := func() *serverclient.Run {
+		id := createRun(t, c, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+		return waitRun(t, c, id, terminal)
+	}
+	job := func(kind string, input map[string]any) serverclient.AgentJob {
+		body := serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: serverclient.AgentJobKind(kind)}
+		if input != nil {
+			body.Input = &input
+		}
+		j := createJob(t, c, body)
+		followJob(t, s, admin, j.Id, "")
+		g, _ := c.GetAgentJobWithResponse(ctx, j.Id)
+		if g.JSON200.Status != "succeeded" {
+			t.Fatalf("%s job %s", kind, g.Body)
+		}
+		return *g.JSON200
+	}
+	if r := run(); r.Status != "passed" { // records the elements and the first baseline
+		t.Fatalf("first run %s", r.Status)
+	}
+	mu.Lock()
+	send, drop, colour = "send-button", "drop-button", "#dc2626"
+	mu.Unlock()
+	failed := run()
+	if failed.Status != "failed" {
+		t.Fatalf("second run %s", failed.Status)
+	}
+	run()
+
+	// The failing browser run is triaged.
+	tj := job("triage", map[string]any{"runId": failed.Id.String()})
+	if len(tj.ProposalIds) != 1 {
+		t.Fatalf("triage %+v", tj)
+	}
+	if p, _ := c.GetProposalWithResponse(ctx, tj.ProposalIds[0]); p.JSON200.Kind != "classification" || *p.JSON200.Target.FeaturePath != "look.feature" || p.JSON200.Evidence["class"] == nil {
+		t.Fatalf("triage proposal %s", p.Body)
+	}
+
+	// The recurring heals become verified patches; one is accepted, the other rejected.
+	hj := job("heal", nil)
+	if len(hj.ProposalIds) != 2 {
+		t.Fatalf("heal %+v", hj)
+	}
+	for _, id := range hj.ProposalIds {
+		p, _ := c.GetProposalWithResponse(ctx, id)
+		if p.JSON200.Status != "verified" {
+			t.Fatalf("not verified %s", p.Body)
+		}
+		if *p.JSON200.Target.FeaturePath == "send.feature" {
+			if r, _ := c.AcceptProposalWithResponse(ctx, id, serverclient.AcceptProposalJSONRequestBody{}); r.JSON200 == nil || r.JSON200.Status != "accepted" {
+				t.Fatalf("accept %d %s", r.StatusCode(), r.Body)
+			}
+		} else if r, _ := c.RejectProposalWithResponse(ctx, id, serverclient.RejectProposalJSONRequestBody{Reason: ptr("drop goes away")}); r.JSON200 == nil || r.JSON200.Status != "rejected" {
+			t.Fatalf("reject %d %s", r.StatusCode(), r.Body)
+		}
+	}
+	if f, _ := c.GetFeatureWithResponse(ctx, "shop", "send.feature", nil); f.JSON200.Content != strings.Replace(sendFeature, "#submit", "[data-testid='submit-btn']", 1) {
+		t.Fatalf("the feature did not change: %s", f.JSON200.Content)
+	}
+
+	// A baseline appears in the inbox and is accepted there.
+	l, _ := c.ListProposalsWithResponse(ctx, &serverclient.ListProposalsParams{Project: ptr("shop"), Kind: ptr(serverclient.ProposalKind("baseline_update")), Status: ptr(serverclient.ProposalStatus("pending"))})
+	if l.JSON200 == nil || len(l.JSON200.Items) != 3 { // the first capture, pending, and two failed checks
+		t.Fatalf("inbox %s", l.Body)
+	}
+	if r, _ := c.AcceptProposalWithResponse(ctx, l.JSON200.Items[0].Id, serverclient.AcceptProposalJSONRequestBody{}); r.JSON200 == nil || r.JSON200.Status != "accepted" {
+		t.Fatalf("accept baseline %d %s", r.StatusCode(), r.Body)
+	}
+	if r := run(); r.Status != "passed" {
+		t.Fatalf("after the decisions the run %s", r.Status)
+	}
+	// The rejected heal recurred once more and is not proposed again.
+	if hj := job("heal", nil); len(hj.ProposalIds) != 0 {
+		t.Fatalf("proposed again %+v", hj)
+	}
+
+	// The llm kind against a local fake endpoint never sends a secret.
+	fake := &fakeLLM{tokens: 42}
+	llm := httptest.NewServer(fake)
+	t.Cleanup(llm.Close)
+	if r, _ := c.PutAgentLlmConfigWithResponse(ctx, serverclient.PutAgentLlmConfigJSONRequestBody{Enabled: true, Endpoint: llm.URL + "/v1", Model: "fake-model",
+		Key: ptr("sk-done-when"), Include: &[]serverclient.AgentLlmInclude{"failingStep", "message", "steps"}}); r.StatusCode() != http.StatusOK {
+		t.Fatalf("llm config %d %s", r.StatusCode(), r.Body)
+	}
+	job("llm", map[string]any{"runId": failed.Id.String()})
+	fake.mu.Lock()
+	if len(fake.prompts) != 1 || !strings.Contains(fake.prompts[0], "pay") || strings.Contains(fake.prompts[0], secret) || strings.Contains(fake.prompts[0], "sk-done-when") {
+		t.Fatalf("prompts %v", fake.prompts)
+	}
+	fake.mu.Unlock()
+
+	// No agent or proposal operation answers 501 (the policy matrix drives each against the server).
+	golden, err := os.ReadFile(filepath.Join("..", "..", "..", "policy", "matrix.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(golden), "\n") {
+		if strings.Contains(line, "/api/agents") || strings.Contains(line, "/api/proposals") {
+			n++
+			if strings.Contains(line, "=501") {
+				t.Fatalf("answers 501: %s", line)
+			}
+		}
+	}
+	if n != 12 {
+		t.Fatalf("%d agent and proposal operations in the matrix", n)
 	}
 }
