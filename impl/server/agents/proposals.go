@@ -107,7 +107,7 @@ func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter)
 	return out, err
 }
 
-// Decider returns the name and email of the user who decided (ok false when unknown).
+// Decider returns a user who created a job or decided a proposal (ok false when unknown).
 func (s *Service) Decider(ctx context.Context, id uuid.UUID) (db.User, bool) {
 	u, err := s.st.GetUser(ctx, id)
 	return u, err == nil

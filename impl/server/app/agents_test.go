@@ -170,7 +170,7 @@ func TestTriageFailingBrowserRun(t *testing.T) {
 		t.Fatalf("resumed %d events of %d", len(again), len(events))
 	}
 	g, _ := admin.GetAgentJobWithResponse(ctx, job.Id)
-	if g.JSON200 == nil || g.JSON200.Status != "succeeded" || g.JSON200.Progress != 100 || len(g.JSON200.ProposalIds) != len(proposals) ||
+	if g.JSON200 == nil || g.JSON200.Status != "succeeded" || g.JSON200.Progress != 100 || g.JSON200.CreatedBy == nil || len(g.JSON200.ProposalIds) != len(proposals) ||
 		g.JSON200.Summary == nil || !strings.Contains(*g.JSON200.Summary, "2 failure(s) triaged") || !strings.Contains(*g.JSON200.Summary, "1 flaky") {
 		t.Fatalf("job %s", g.Body)
 	}

@@ -195,6 +195,11 @@ func (s *Server) agentJobOut(ctx context.Context, j agents.JobView) (serverapi.A
 		Progress: int(j.Progress), MaxSeconds: int(j.MaxSeconds), TokensUsed: int(j.TokensUsed), Summary: j.Summary, Error: j.Error,
 		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, ProposalIds: []uuid.UUID{}}
 	_ = json.Unmarshal(j.Input, &out.Input)
+	if j.CreatedBy.Valid {
+		if u, ok := s.Agents.Decider(ctx, j.CreatedBy.UUID); ok {
+			out.CreatedBy = ptr(toUserSummary(u))
+		}
+	}
 	if j.MaxTokens != nil {
 		out.MaxTokens = ptr(int(*j.MaxTokens))
 	}
