@@ -65,6 +65,10 @@ func TestLostJobIsFailed(t *testing.T) {
 	if last["type"] != "end" || last["status"] != "failed" {
 		t.Fatalf("last event %v", last)
 	}
+	var audited int
+	if err := st.Pool.QueryRow(ctx, "SELECT count(*) FROM audit_entries WHERE actor_kind = 'system' AND target_id = $1", lost.ID.String()).Scan(&audited); err != nil || audited != 1 {
+		t.Fatalf("audit of the lost job: %d %v", audited, err)
+	}
 	if a, _ := svc.GetJob(ctx, alive.ID); a.Status != "running" {
 		t.Fatalf("a live job was failed: %+v", a)
 	}

@@ -362,6 +362,10 @@ func (s *Service) ReconcileLost(ctx context.Context) (int, error) {
 			if err := appendEvent(ctx, q, j.ID, Event{Type: "end", Status: "failed", Message: msg}); err != nil {
 				return err
 			}
+			actx := audit.WithRequest(ctx, &audit.Request{Operation: "reconcileAgentJobs", Actor: audit.Actor{Kind: "system", Name: "sdods"}})
+			if err := audit.Record(actx, q, audit.Target{Kind: "agent_job", ID: j.ID.String(), Name: j.Kind}, map[string]any{"status": "failed", "reason": msg}); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
