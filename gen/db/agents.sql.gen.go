@@ -1319,7 +1319,15 @@ SELECT rs.id, rs.identity::text AS identity, rs.feature_path, rs.name, rs.exampl
        (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
         WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status = 'passed' AND h.run_id <> r.id AND hr.created_at < r.created_at)::bigint AS passed_before,
        (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
-        WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status IN ('failed', 'undefined', 'ambiguous') AND h.run_id <> r.id AND hr.created_at < r.created_at)::bigint AS failed_before
+        WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status IN ('failed', 'undefined', 'ambiguous') AND h.run_id <> r.id AND hr.created_at < r.created_at)::bigint AS failed_before,
+       -- docs/stats.md: a flip is a result that differs from the previous one; a retry pass passed after a retry.
+       (SELECT count(*) FROM (
+            SELECT h.status = 'passed' AS ok, lag(h.status = 'passed') OVER (ORDER BY hr.created_at, hr.id) AS prev
+            FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
+            WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status IN ('passed', 'failed', 'undefined', 'ambiguous')
+              AND hr.created_at <= r.created_at) f WHERE f.prev IS NOT NULL AND f.ok <> f.prev)::bigint AS flips,
+       (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
+        WHERE hr.project_id = r.project_id AND h.identity = rs.identity AND h.status = 'passed' AND h.attempts > 1 AND hr.created_at < r.created_at)::bigint AS retry_passes
 FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
 WHERE rs.run_id = $1 AND rs.status IN ('failed', 'undefined', 'ambiguous')
 ORDER BY rs.position
@@ -1341,6 +1349,8 @@ type TriageFailuresRow struct {
 	SignatureSeen int64
 	PassedBefore  int64
 	FailedBefore  int64
+	Flips         int64
+	RetryPasses   int64
 }
 
 // The failed scenarios of a run with the evidence triage classifies them by (history: the project's earlier runs).
@@ -1369,6 +1379,8 @@ func (q *Queries) TriageFailures(ctx context.Context, runID uuid.UUID) ([]Triage
 			&i.SignatureSeen,
 			&i.PassedBefore,
 			&i.FailedBefore,
+			&i.Flips,
+			&i.RetryPasses,
 		); err != nil {
 			return nil, err
 		}

@@ -43,7 +43,9 @@ type classification struct {
 
 func classify(f db.TriageFailuresRow) classification {
 	var reasons []string
-	flips := f.PassedBefore > 0 && f.FailedBefore > 0
+	// Flaky by the metrics of docs/stats.md: the scenario's results flip (this failure after a
+	// pass is one flip, so two mean it failed and passed before), or it passed on a retry.
+	flips := f.Flips >= 2 || f.RetryPasses > 0
 	status := 0
 	if m := reHTTP.FindStringSubmatch(f.Message); m != nil {
 		fmt.Sscan(m[1], &status)
@@ -58,7 +60,7 @@ func classify(f db.TriageFailuresRow) classification {
 	case f.Status == "undefined" || f.Status == "ambiguous":
 		return classification{"test_bug", 0.95, []string{"the step is " + f.Status}}
 	case flips:
-		reasons = append(reasons, fmt.Sprintf("the scenario flips: passed %d and failed %d times before", f.PassedBefore, f.FailedBefore))
+		reasons = append(reasons, fmt.Sprintf("the scenario flips: %d flip(s) and %d pass(es) on retry in its history (passed %d and failed %d times before)", f.Flips, f.RetryPasses, f.PassedBefore, f.FailedBefore))
 		if f.Heals > 0 {
 			reasons = append(reasons, fmt.Sprintf("%d heal(s) involved", f.Heals))
 		}
@@ -165,7 +167,7 @@ func runTriage(ctx context.Context, j *Job) error {
 		}
 		target := map[string]any{"featurePath": f.FeaturePath, "scenario": f.Identity, "scenarioName": f.Name, "runId": runID, "exampleRow": f.ExampleRow}
 		evidence := map[string]any{"class": c.Class, "reasons": c.Reasons, "signature": f.Signature, "signatureSeen": f.SignatureSeen,
-			"passedBefore": f.PassedBefore, "failedBefore": f.FailedBefore, "attempts": f.Attempts, "heals": f.Heals,
+			"passedBefore": f.PassedBefore, "failedBefore": f.FailedBefore, "flips": f.Flips, "retryPasses": f.RetryPasses, "attempts": f.Attempts, "heals": f.Heals,
 			"failingStep": strings.TrimSpace(f.StepKeyword + f.StepText), "message": f.Message, "similar": sims}
 		if _, err := j.Propose(ctx, Draft{Kind: "classification", Title: fmt.Sprintf("%s › %s: %s", f.FeaturePath, f.Name, c.Class),
 			Target: target, Evidence: evidence, Confidence: c.Confidence}); err != nil {

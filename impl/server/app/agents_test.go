@@ -126,7 +126,8 @@ func TestTriageFailingBrowserRun(t *testing.T) {
 	}
 	run("Hello")
 	run("Hi")
-	failed := run("Hi") // the greeting scenario passed once and failed once before: it flips
+	run("Hello")
+	failed := run("Hi") // the greeting scenario flips: passed, failed, passed, failed
 
 	kinds, err := admin.ListAgentKindsWithResponse(ctx)
 	if err != nil || kinds.JSON200 == nil {
