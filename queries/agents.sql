@@ -155,7 +155,9 @@ WITH h AS (
 SELECT h.feature_path::text AS feature_path, h.old_selector::text AS old_selector, h.new_selector::text AS new_selector,
        max(h.name)::text AS scenario_name, max(h.identity)::text AS identity, max(h.strategy)::text AS strategy,
        max(h.score)::float8 AS score, min(h.score)::float8 AS min_score, count(DISTINCT h.run_id)::bigint AS runs,
-       coalesce(max(h.environment), '')::text AS environment
+       coalesce(max(h.environment), '')::text AS environment,
+       -- ambiguous: the same old selector was also healed to another element in this feature
+       (SELECT count(DISTINCT h2.new_selector) FROM h h2 WHERE h2.feature_path = h.feature_path AND h2.old_selector = h.old_selector)::bigint AS targets
 FROM h
 WHERE h.old_selector <> '' AND h.new_selector <> ''
   AND NOT EXISTS (SELECT 1 FROM proposals pr WHERE pr.project_id = $1 AND pr.kind = 'feature_patch'

@@ -64,13 +64,20 @@ func runHeal(ctx context.Context, j *Job) error {
 		diff := UnifiedDiff(h.FeaturePath, f.Content, after)
 		target := map[string]any{"featurePath": h.FeaturePath, "etag": f.Etag, "scenario": h.Identity, "scenarioName": h.ScenarioName}
 		evidence := map[string]any{"oldSelector": h.OldSelector, "newSelector": h.NewSelector, "strategy": h.Strategy, "score": h.Score,
-			"minScore": h.MinScore, "runs": h.Runs, "replacements": changed}
+			"minScore": h.MinScore, "runs": h.Runs, "replacements": changed, "ambiguous": h.Targets > 1}
 		id, err := j.propose(ctx, Draft{Kind: "feature_patch", Title: fmt.Sprintf("%s: replace %s with %s", h.FeaturePath, h.OldSelector, h.NewSelector),
-			Target: target, Diff: &diff, Evidence: evidence, Confidence: h.MinScore}, &after)
+			Target: target, Diff: &diff, Evidence: evidence, Confidence: h.MinScore / float64(max(h.Targets, 1))}, &after)
 		if err != nil {
 			return err
 		}
 		proposed++
+		if h.Targets > 1 {
+			// Ambiguous: never verified automatically; a person decides (force, by an admin).
+			if err := j.Log(ctx, "%s was healed to %d different elements in %s: %s → %s is not verified automatically", h.OldSelector, h.Targets, h.FeaturePath, h.OldSelector, h.NewSelector); err != nil {
+				return err
+			}
+			continue
+		}
 		ok, err := j.verify(ctx, id, h.FeaturePath, after, h.Environment)
 		if err != nil {
 			return err
