@@ -12,6 +12,51 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type AgentJob struct {
+	ID              uuid.UUID
+	ProjectID       uuid.UUID
+	Kind            string
+	Status          string
+	Input           json.RawMessage
+	MaxSeconds      int32
+	MaxTokens       *int32
+	TokensUsed      int32
+	Progress        int32
+	Summary         *string
+	Error           *string
+	CancelRequested bool
+	WorkerID        *string
+	HeartbeatAt     *time.Time
+	LastSeq         int64
+	ActorKind       string
+	ActorID         uuid.NullUUID
+	ActorName       string
+	CreatedBy       uuid.NullUUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	StartedAt       *time.Time
+	FinishedAt      *time.Time
+}
+
+type AgentJobEvent struct {
+	JobID uuid.UUID
+	Seq   int64
+	At    time.Time
+	Type  string
+	Data  json.RawMessage
+}
+
+type AgentLlmConfig struct {
+	Singleton bool
+	Enabled   bool
+	Endpoint  string
+	Model     string
+	KeySealed *string
+	Include   []string
+	UpdatedBy uuid.NullUUID
+	UpdatedAt time.Time
+}
+
 type ApiToken struct {
 	ID         uuid.UUID
 	UserID     uuid.UUID
@@ -98,6 +143,26 @@ type Feature struct {
 	SyncedEtag    *string
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+}
+
+type InboxItem struct {
+	ID          uuid.UUID
+	ProjectID   uuid.UUID
+	JobID       uuid.NullUUID
+	Kind        string
+	Status      string
+	Title       string
+	Target      json.RawMessage
+	Diff        *string
+	Evidence    json.RawMessage
+	Confidence  float32
+	DecidedBy   uuid.NullUUID
+	DecidedAt   *time.Time
+	Reason      *string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	ProjectSlug string
+	WorkspaceID uuid.UUID
 }
 
 type InstanceSetup struct {
@@ -193,6 +258,26 @@ type Project struct {
 	Settings    json.RawMessage
 }
 
+type Proposal struct {
+	ID                uuid.UUID
+	ProjectID         uuid.UUID
+	JobID             uuid.NullUUID
+	Kind              string
+	Status            string
+	Title             string
+	Target            json.RawMessage
+	Diff              *string
+	Evidence          json.RawMessage
+	Confidence        float32
+	DecidedBy         uuid.NullUUID
+	DecidedAt         *time.Time
+	Reason            *string
+	ContentAfter      *string
+	VerificationRunID uuid.NullUUID
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
 type Run struct {
 	ID              uuid.UUID
 	ProjectID       uuid.UUID
@@ -230,6 +315,12 @@ type RunEvent struct {
 	At    time.Time
 	Type  string
 	Data  json.RawMessage
+}
+
+type RunFeatureOverride struct {
+	RunID   uuid.UUID
+	Path    string
+	Content string
 }
 
 type RunIngest struct {
@@ -488,6 +579,13 @@ type VisualCheck struct {
 	CreatedAt          time.Time
 	AcceptedAt         *time.Time
 	AcceptedBy         uuid.NullUUID
+}
+
+type VisualCheckRejection struct {
+	CheckID   uuid.UUID
+	Reason    string
+	DecidedBy uuid.NullUUID
+	DecidedAt time.Time
 }
 
 type Workspace struct {

@@ -23,10 +23,13 @@ type Querier interface {
 	AllOrgMembers(ctx context.Context, orgID uuid.UUID) ([]AllOrgMembersRow, error)
 	AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Process, error)
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
+	AppendAgentJobEvent(ctx context.Context, arg AppendAgentJobEventParams) error
 	AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error
 	BufferedFirings(ctx context.Context, scheduleID uuid.UUID) ([]ScheduleFiring, error)
 	// No worker executes an ingest-only run: cancelling it ends it at once.
 	CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error)
+	// A queued job starts on this worker; nothing when it was cancelled (or already taken).
+	ClaimAgentJob(ctx context.Context, arg ClaimAgentJobParams) (AgentJob, error)
 	// Starts the run of a River job on this worker, unless it is no longer queued (cancelled before
 	// it started, or started already): no row then, and the job has nothing to do.
 	ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) (Run, error)
@@ -44,13 +47,16 @@ type Querier interface {
 	// window starts a fresh count.
 	CountLoginAttempt(ctx context.Context, arg CountLoginAttemptParams) (CountLoginAttemptRow, error)
 	CountWorkspaceAdmins(ctx context.Context, workspaceID uuid.UUID) (int32, error)
+	CreateAgentJob(ctx context.Context, arg CreateAgentJobParams) (AgentJob, error)
 	CreateArtifact(ctx context.Context, arg CreateArtifactParams) (Artifact, error)
 	CreateDataset(ctx context.Context, arg CreateDatasetParams) (Dataset, error)
 	CreateEnvironment(ctx context.Context, arg CreateEnvironmentParams) (Environment, error)
+	CreateFeaturePatchProposal(ctx context.Context, arg CreateFeaturePatchProposalParams) (Proposal, error)
 	CreateOrg(ctx context.Context, arg CreateOrgParams) (Org, error)
 	CreatePoolAccount(ctx context.Context, arg CreatePoolAccountParams) (PoolAccount, error)
 	CreateProcess(ctx context.Context, arg CreateProcessParams) (Process, error)
 	CreateProject(ctx context.Context, arg CreateProjectParams) (Project, error)
+	CreateProposal(ctx context.Context, arg CreateProposalParams) (Proposal, error)
 	CreateQuarantine(ctx context.Context, arg CreateQuarantineParams) (ScenarioQuarantine, error)
 	CreateRun(ctx context.Context, arg CreateRunParams) (Run, error)
 	CreateSchedule(ctx context.Context, arg CreateScheduleParams) (Schedule, error)
@@ -59,6 +65,7 @@ type Querier interface {
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
 	CreateWorkspace(ctx context.Context, arg CreateWorkspaceParams) (Workspace, error)
 	DatabaseNow(ctx context.Context) (time.Time, error)
+	DecideProposal(ctx context.Context, arg DecideProposalParams) (Proposal, error)
 	DeleteDataset(ctx context.Context, arg DeleteDatasetParams) (string, error)
 	DeleteEnvironment(ctx context.Context, arg DeleteEnvironmentParams) (int64, error)
 	DeleteExpiredSessions(ctx context.Context) (int64, error)
@@ -85,12 +92,17 @@ type Querier interface {
 	EffectiveWorkspaceRole(ctx context.Context, arg EffectiveWorkspaceRoleParams) (string, error)
 	// The enabled webhook integrations of a project, for notifying run outcomes.
 	EnabledWebhooks(ctx context.Context, projectID uuid.UUID) ([]Integration, error)
+	FinishAgentJob(ctx context.Context, arg FinishAgentJobParams) (AgentJob, error)
 	// An ingest-only run takes the status of everything ingested into it so far.
 	FinishIngestRun(ctx context.Context, arg FinishIngestRunParams) (Run, error)
 	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
 	FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error
+	// Scenario identities of a project with both passed and failed results since since, whose
+	// failures are in a browser step: the step that failed most often and its element.
+	FlakyBrowserScenarios(ctx context.Context, arg FlakyBrowserScenariosParams) ([]FlakyBrowserScenariosRow, error)
 	// Takes back an attempt counted by CountLoginAttempt that turned out not to be a failure.
 	ForgiveLoginAttempt(ctx context.Context, key string) error
+	GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow, error)
 	GetArtifactWithWorkspace(ctx context.Context, id uuid.UUID) (GetArtifactWithWorkspaceRow, error)
 	GetDataset(ctx context.Context, arg GetDatasetParams) (Dataset, error)
 	GetEnvironment(ctx context.Context, arg GetEnvironmentParams) (Environment, error)
@@ -98,11 +110,13 @@ type Querier interface {
 	GetFeature(ctx context.Context, arg GetFeatureParams) (Feature, error)
 	GetFeatureForUpdate(ctx context.Context, arg GetFeatureForUpdateParams) (Feature, error)
 	GetIntegration(ctx context.Context, arg GetIntegrationParams) (Integration, error)
+	GetLlmConfig(ctx context.Context) (AgentLlmConfig, error)
 	GetLocatorAlternatives(ctx context.Context, arg GetLocatorAlternativesParams) (json.RawMessage, error)
 	GetOrgBySlug(ctx context.Context, slug string) (Org, error)
 	GetPoolAccount(ctx context.Context, arg GetPoolAccountParams) (PoolAccount, error)
 	GetProcess(ctx context.Context, arg GetProcessParams) (Process, error)
 	GetProjectBySlug(ctx context.Context, slug string) (GetProjectBySlugRow, error)
+	GetProposal(ctx context.Context, id uuid.UUID) (InboxItem, error)
 	GetRun(ctx context.Context, id uuid.UUID) (GetRunRow, error)
 	GetRunIngest(ctx context.Context, arg GetRunIngestParams) (RunIngest, error)
 	GetRunScenario(ctx context.Context, arg GetRunScenarioParams) (RunScenario, error)
@@ -118,6 +132,8 @@ type Querier interface {
 	GetVisualBaseline(ctx context.Context, arg GetVisualBaselineParams) (VisualBaseline, error)
 	GetWorkspaceBySlug(ctx context.Context, slug string) (GetWorkspaceBySlugRow, error)
 	GetWorkspaceMember(ctx context.Context, arg GetWorkspaceMemberParams) (GetWorkspaceMemberRow, error)
+	// Proves the job is alive and reads whether it was asked to stop.
+	HeartbeatAgentJob(ctx context.Context, arg HeartbeatAgentJobParams) (bool, error)
 	// Keeps this worker's runs alive and tells it which of them were asked to stop.
 	HeartbeatRuns(ctx context.Context, arg HeartbeatRunsParams) ([]HeartbeatRunsRow, error)
 	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error
@@ -131,6 +147,7 @@ type Querier interface {
 	// The first capture of a name, browser and viewport becomes the baseline (pending review); a
 	// concurrent first capture loses (no row) and compares with the winner's.
 	InsertPendingBaseline(ctx context.Context, arg InsertPendingBaselineParams) (VisualBaseline, error)
+	InsertRunFeatureOverride(ctx context.Context, arg InsertRunFeatureOverrideParams) error
 	InsertRunIngest(ctx context.Context, arg InsertRunIngestParams) error
 	InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error
 	InsertVisualCheck(ctx context.Context, arg InsertVisualCheckParams) (VisualCheck, error)
@@ -141,6 +158,8 @@ type Querier interface {
 	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
 	// callers skip each other's candidates, so no account is leased twice.
 	LeasePoolAccount(ctx context.Context, arg LeasePoolAccountParams) (PoolAccount, error)
+	ListAgentJobEvents(ctx context.Context, arg ListAgentJobEventsParams) ([]AgentJobEvent, error)
+	ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error)
 	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
 	ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error)
@@ -148,6 +167,7 @@ type Querier interface {
 	ListEnvironments(ctx context.Context, arg ListEnvironmentsParams) ([]Environment, error)
 	ListFeatures(ctx context.Context, arg ListFeaturesParams) ([]ListFeaturesRow, error)
 	ListIntegrations(ctx context.Context, arg ListIntegrationsParams) ([]Integration, error)
+	ListJobProposalIDs(ctx context.Context, jobID uuid.NullUUID) ([]uuid.UUID, error)
 	ListOrgMembers(ctx context.Context, arg ListOrgMembersParams) ([]ListOrgMembersRow, error)
 	ListOrgWorkspaces(ctx context.Context, orgID uuid.UUID) ([]Workspace, error)
 	// The orgs a user sees (all of them for an instance admin), with their counts.
@@ -156,12 +176,15 @@ type Querier interface {
 	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
 	// The projects of the workspaces where the user has a role (all of them for an instance admin).
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
+	// The review inbox: agent proposals and visual checks awaiting (or having had) review.
+	ListProposals(ctx context.Context, arg ListProposalsParams) ([]InboxItem, error)
 	// A project's quarantines, open ones first; an expired one is no longer active but stays listed.
 	ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	// A page of a run's checks needing (or having had) review, oldest first.
 	ListRunBaselineChecks(ctx context.Context, arg ListRunBaselineChecksParams) ([]VisualCheck, error)
 	ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]RunEvent, error)
+	ListRunFeatureOverrides(ctx context.Context, runID uuid.UUID) ([]ListRunFeatureOverridesRow, error)
 	// Log lines of a run for its trace (oldest first).
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
 	ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error)
@@ -178,6 +201,7 @@ type Querier interface {
 	// Serialises the transactions that may take away an instance admin (demote, disable), so that two
 	// concurrent ones cannot each see the other's admin and leave none.
 	LockInstanceAdmins(ctx context.Context) error
+	LockProposal(ctx context.Context, id uuid.UUID) (Proposal, error)
 	// Serialises the ingests of one run.
 	LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error)
 	// Every reviewable check of a run, locked for acceptance.
@@ -186,22 +210,35 @@ type Querier interface {
 	LockSchedule(ctx context.Context, id uuid.UUID) (Schedule, error)
 	// Takes a schedule for a change made by a request (run-now, resume), waiting for a firing in progress.
 	LockScheduleWait(ctx context.Context, id uuid.UUID) (Schedule, error)
+	LockVisualCheck(ctx context.Context, id uuid.UUID) (LockVisualCheckRow, error)
 	// Serialises the transactions that change a workspace's members, so that the last-admin check of
 	// one sees the changes of the others.
 	LockWorkspaceMembers(ctx context.Context, id uuid.UUID) error
+	MarkProposalStale(ctx context.Context, id uuid.UUID) error
 	MarkVisualChecksAccepted(ctx context.Context, arg MarkVisualChecksAcceptedParams) error
+	NextAgentJobSeq(ctx context.Context, id uuid.UUID) (int64, error)
 	NextScenarioPosition(ctx context.Context, runID uuid.UUID) (int32, error)
+	NotifyAgentJobEvent(ctx context.Context, payload string) error
 	NotifyRunEvent(ctx context.Context, payload string) error
 	PauseSchedule(ctx context.Context, arg PauseScheduleParams) (Schedule, error)
+	ProjectEnvironments(ctx context.Context, projectID uuid.UUID) ([]Environment, error)
 	// Rows whose window and lock have both ended count nothing any more (the next failure of the key
 	// starts a fresh count either way): the periodic clean-up deletes them.
 	PruneLoginFailures(ctx context.Context, windowSeconds int32) (int64, error)
+	PutLlmConfig(ctx context.Context, arg PutLlmConfigParams) (AgentLlmConfig, error)
 	// The runs waiting for a worker, for giving a River job to those queued before runs were River jobs.
 	QueuedRunIDs(ctx context.Context) ([]uuid.UUID, error)
 	RecentFirings(ctx context.Context, arg RecentFiringsParams) ([]RecentFiringsRow, error)
+	// Running jobs whose worker stopped proving it is alive failed with their process.
+	ReconcileLostAgentJobs(ctx context.Context, staleSeconds float64) ([]AgentJob, error)
 	// Runs whose worker stopped heartbeating died with it.
 	ReconcileLostRuns(ctx context.Context, staleSeconds int32) ([]uuid.UUID, error)
 	RecordLogin(ctx context.Context, id uuid.UUID) error
+	// Selector heals of a project that recurred in at least min_runs runs (same old and new selector
+	// in the same feature), best score first; never a pair people rejected, nor one already proposed
+	// and undecided.
+	RecurringHeals(ctx context.Context, arg RecurringHealsParams) ([]RecurringHealsRow, error)
+	RejectVisualCheck(ctx context.Context, arg RejectVisualCheckParams) error
 	ReleasePoolLease(ctx context.Context, arg ReleasePoolLeaseParams) (int64, error)
 	ReleaseQuarantine(ctx context.Context, arg ReleaseQuarantineParams) (ScenarioQuarantine, error)
 	// Releases every account a run holds (the run ended, or was found dead).
@@ -210,6 +247,8 @@ type Querier interface {
 	RemoveWorkspaceMember(ctx context.Context, arg RemoveWorkspaceMemberParams) (int64, error)
 	RenewPoolLease(ctx context.Context, arg RenewPoolLeaseParams) (int64, error)
 	ReplaceDataset(ctx context.Context, arg ReplaceDatasetParams) (Dataset, error)
+	// A queued job is cancelled at once; a running one is asked to stop (its worker sees it within a second).
+	RequestAgentJobCancel(ctx context.Context, id uuid.UUID) (AgentJob, error)
 	// A queued run is cancelled at once; a running one is flagged for its worker.
 	RequestCancel(ctx context.Context, id uuid.UUID) (Run, error)
 	ResumeSchedule(ctx context.Context, arg ResumeScheduleParams) (Schedule, error)
@@ -228,10 +267,13 @@ type Querier interface {
 	SetFiringRun(ctx context.Context, arg SetFiringRunParams) error
 	SetIntegrationLastSync(ctx context.Context, arg SetIntegrationLastSyncParams) error
 	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error
+	SetProposalVerification(ctx context.Context, arg SetProposalVerificationParams) (Proposal, error)
 	SetRunCounts(ctx context.Context, arg SetRunCountsParams) error
 	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error
 	SetScheduleCursor(ctx context.Context, arg SetScheduleCursorParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
+	// Recent failures of the project other than the run's, for the similarity ranking.
+	SimilarFailures(ctx context.Context, arg SimilarFailuresParams) ([]SimilarFailuresRow, error)
 	StartBufferedFiring(ctx context.Context, arg StartBufferedFiringParams) error
 	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error
 	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
@@ -293,6 +335,8 @@ type Querier interface {
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error
+	// The failed scenarios of a run with the evidence triage classifies them by (history: the project's earlier runs).
+	TriageFailures(ctx context.Context, runID uuid.UUID) ([]TriageFailuresRow, error)
 	UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error)
 	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)
 	UpdateFeature(ctx context.Context, arg UpdateFeatureParams) (Feature, error)

@@ -38,6 +38,15 @@ type ServerInterface interface {
 	// StreamAgentJobEvents Follow an agent job (SSE)
 	// (GET /api/agents/jobs/{jobId}/events)
 	StreamAgentJobEvents(w http.ResponseWriter, r *http.Request, jobId JobId, params StreamAgentJobEventsParams)
+	// ListAgentKinds List agent kinds
+	// (GET /api/agents/kinds)
+	ListAgentKinds(w http.ResponseWriter, r *http.Request)
+	// GetAgentLlmConfig Get the llm agent's configuration
+	// (GET /api/agents/llm)
+	GetAgentLlmConfig(w http.ResponseWriter, r *http.Request)
+	// PutAgentLlmConfig Configure the llm agent
+	// (PUT /api/agents/llm)
+	PutAgentLlmConfig(w http.ResponseWriter, r *http.Request)
 	// CompareArtifacts Pixel diff of two image artifacts
 	// (GET /api/artifacts/compare)
 	CompareArtifacts(w http.ResponseWriter, r *http.Request, params CompareArtifactsParams)
@@ -410,6 +419,24 @@ func (_ Unimplemented) CancelAgentJob(w http.ResponseWriter, r *http.Request, jo
 // StreamAgentJobEvents Follow an agent job (SSE)
 // (GET /api/agents/jobs/{jobId}/events)
 func (_ Unimplemented) StreamAgentJobEvents(w http.ResponseWriter, r *http.Request, jobId JobId, params StreamAgentJobEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListAgentKinds List agent kinds
+// (GET /api/agents/kinds)
+func (_ Unimplemented) ListAgentKinds(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetAgentLlmConfig Get the llm agent's configuration
+// (GET /api/agents/llm)
+func (_ Unimplemented) GetAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// PutAgentLlmConfig Configure the llm agent
+// (PUT /api/agents/llm)
+func (_ Unimplemented) PutAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1294,6 +1321,48 @@ func (siw *ServerInterfaceWrapper) StreamAgentJobEvents(w http.ResponseWriter, r
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.StreamAgentJobEvents(w, r, jobId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAgentKinds operation middleware
+func (siw *ServerInterfaceWrapper) ListAgentKinds(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAgentKinds(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAgentLlmConfig operation middleware
+func (siw *ServerInterfaceWrapper) GetAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAgentLlmConfig(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PutAgentLlmConfig operation middleware
+func (siw *ServerInterfaceWrapper) PutAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutAgentLlmConfig(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3793,6 +3862,32 @@ func (siw *ServerInterfaceWrapper) ListProposals(w http.ResponseWriter, r *http.
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "minConfidence" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "minConfidence", r.URL.Query(), &params.MinConfidence, runtime.BindQueryParameterOptions{Type: "number", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "minConfidence"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "minConfidence", Err: err})
 		}
 		return
 	}
@@ -6354,6 +6449,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/api/agents/jobs/{jobId}/events", wrapper.StreamAgentJobEvents)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/agents/kinds", wrapper.ListAgentKinds)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/agents/llm", wrapper.GetAgentLlmConfig)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/agents/llm", wrapper.PutAgentLlmConfig)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/artifacts/{artifactId}", wrapper.GetArtifact)
 	})
 	r.Group(func(r chi.Router) {
@@ -7336,6 +7440,249 @@ type StreamAgentJobEventsdefaultJSONResponse struct {
 }
 
 func (response StreamAgentJobEventsdefaultJSONResponse) VisitStreamAgentJobEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentKindsRequestObject struct {
+}
+
+type ListAgentKindsResponseObject interface {
+	VisitListAgentKindsResponse(w http.ResponseWriter) error
+}
+
+type ListAgentKinds200JSONResponse AgentKindList
+
+func (response ListAgentKinds200JSONResponse) VisitListAgentKindsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentKinds401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListAgentKinds401JSONResponse) VisitListAgentKindsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentKinds403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListAgentKinds403JSONResponse) VisitListAgentKindsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentKindsdefaultJSONResponse struct {
+	Body       Error
+	StatusCode int
+}
+
+func (response ListAgentKindsdefaultJSONResponse) VisitListAgentKindsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentLlmConfigRequestObject struct {
+}
+
+type GetAgentLlmConfigResponseObject interface {
+	VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error
+}
+
+type GetAgentLlmConfig200JSONResponse AgentLlmConfig
+
+func (response GetAgentLlmConfig200JSONResponse) VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentLlmConfig401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetAgentLlmConfig401JSONResponse) VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentLlmConfig403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetAgentLlmConfig403JSONResponse) VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentLlmConfigdefaultJSONResponse struct {
+	Body       Error
+	StatusCode int
+}
+
+func (response GetAgentLlmConfigdefaultJSONResponse) VisitGetAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfigRequestObject struct {
+	Body *PutAgentLlmConfigJSONRequestBody
+}
+
+type PutAgentLlmConfigResponseObject interface {
+	VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error
+}
+
+type PutAgentLlmConfig200JSONResponse AgentLlmConfig
+
+func (response PutAgentLlmConfig200JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PutAgentLlmConfig400JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PutAgentLlmConfig401JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PutAgentLlmConfig403JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PutAgentLlmConfig413JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfig415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response PutAgentLlmConfig415JSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutAgentLlmConfigdefaultJSONResponse struct {
+	Body       Error
+	StatusCode int
+}
+
+func (response PutAgentLlmConfigdefaultJSONResponse) VisitPutAgentLlmConfigResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -19611,6 +19958,15 @@ type StrictServerInterface interface {
 	// StreamAgentJobEvents Follow an agent job (SSE)
 	// (GET /api/agents/jobs/{jobId}/events)
 	StreamAgentJobEvents(ctx context.Context, request StreamAgentJobEventsRequestObject) (StreamAgentJobEventsResponseObject, error)
+	// ListAgentKinds List agent kinds
+	// (GET /api/agents/kinds)
+	ListAgentKinds(ctx context.Context, request ListAgentKindsRequestObject) (ListAgentKindsResponseObject, error)
+	// GetAgentLlmConfig Get the llm agent's configuration
+	// (GET /api/agents/llm)
+	GetAgentLlmConfig(ctx context.Context, request GetAgentLlmConfigRequestObject) (GetAgentLlmConfigResponseObject, error)
+	// PutAgentLlmConfig Configure the llm agent
+	// (PUT /api/agents/llm)
+	PutAgentLlmConfig(ctx context.Context, request PutAgentLlmConfigRequestObject) (PutAgentLlmConfigResponseObject, error)
 	// CompareArtifacts Pixel diff of two image artifacts
 	// (GET /api/artifacts/compare)
 	CompareArtifacts(ctx context.Context, request CompareArtifactsRequestObject) (CompareArtifactsResponseObject, error)
@@ -20138,6 +20494,85 @@ func (sh *strictHandler) StreamAgentJobEvents(w http.ResponseWriter, r *http.Req
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(StreamAgentJobEventsResponseObject); ok {
 		if err := validResponse.VisitStreamAgentJobEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAgentKinds operation middleware
+func (sh *strictHandler) ListAgentKinds(w http.ResponseWriter, r *http.Request) {
+	var request ListAgentKindsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAgentKinds(ctx, request.(ListAgentKindsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAgentKinds")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAgentKindsResponseObject); ok {
+		if err := validResponse.VisitListAgentKindsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetAgentLlmConfig operation middleware
+func (sh *strictHandler) GetAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+	var request GetAgentLlmConfigRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAgentLlmConfig(ctx, request.(GetAgentLlmConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAgentLlmConfig")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAgentLlmConfigResponseObject); ok {
+		if err := validResponse.VisitGetAgentLlmConfigResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PutAgentLlmConfig operation middleware
+func (sh *strictHandler) PutAgentLlmConfig(w http.ResponseWriter, r *http.Request) {
+	var request PutAgentLlmConfigRequestObject
+
+	var body PutAgentLlmConfigJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutAgentLlmConfig(ctx, request.(PutAgentLlmConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutAgentLlmConfig")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutAgentLlmConfigResponseObject); ok {
+		if err := validResponse.VisitPutAgentLlmConfigResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

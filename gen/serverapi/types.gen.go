@@ -30,9 +30,9 @@ func (e AcceptAllBaselinesAll) Valid() bool {
 const (
 	AgentJobEventTypeEnd       AgentJobEventType = "end"
 	AgentJobEventTypeJobStatus AgentJobEventType = "job.status"
-	AgentJobEventTypeMessage   AgentJobEventType = "message"
+	AgentJobEventTypeLog       AgentJobEventType = "log"
+	AgentJobEventTypeProgress  AgentJobEventType = "progress"
 	AgentJobEventTypeProposal  AgentJobEventType = "proposal"
-	AgentJobEventTypeTool      AgentJobEventType = "tool"
 )
 
 // Valid indicates whether the value is a known member of the AgentJobEventType enum.
@@ -42,11 +42,11 @@ func (e AgentJobEventType) Valid() bool {
 		return true
 	case AgentJobEventTypeJobStatus:
 		return true
-	case AgentJobEventTypeMessage:
+	case AgentJobEventTypeLog:
+		return true
+	case AgentJobEventTypeProgress:
 		return true
 	case AgentJobEventTypeProposal:
-		return true
-	case AgentJobEventTypeTool:
 		return true
 	default:
 		return false
@@ -55,22 +55,43 @@ func (e AgentJobEventType) Valid() bool {
 
 // Defines values for AgentJobKind.
 const (
-	AgentJobKindExplainFailure  AgentJobKind = "explain_failure"
-	AgentJobKindFixFailure      AgentJobKind = "fix_failure"
-	AgentJobKindGenerateFeature AgentJobKind = "generate_feature"
-	AgentJobKindReviewHeals     AgentJobKind = "review_heals"
+	AgentJobKindHeal      AgentJobKind = "heal"
+	AgentJobKindLlm       AgentJobKind = "llm"
+	AgentJobKindStabilise AgentJobKind = "stabilise"
+	AgentJobKindTriage    AgentJobKind = "triage"
 )
 
 // Valid indicates whether the value is a known member of the AgentJobKind enum.
 func (e AgentJobKind) Valid() bool {
 	switch e {
-	case AgentJobKindExplainFailure:
+	case AgentJobKindHeal:
 		return true
-	case AgentJobKindFixFailure:
+	case AgentJobKindLlm:
 		return true
-	case AgentJobKindGenerateFeature:
+	case AgentJobKindStabilise:
 		return true
-	case AgentJobKindReviewHeals:
+	case AgentJobKindTriage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentLlmInclude.
+const (
+	AgentLlmIncludeFailingStep AgentLlmInclude = "failingStep"
+	AgentLlmIncludeMessage     AgentLlmInclude = "message"
+	AgentLlmIncludeSteps       AgentLlmInclude = "steps"
+)
+
+// Valid indicates whether the value is a known member of the AgentLlmInclude enum.
+func (e AgentLlmInclude) Valid() bool {
+	switch e {
+	case AgentLlmIncludeFailingStep:
+		return true
+	case AgentLlmIncludeMessage:
+		return true
+	case AgentLlmIncludeSteps:
 		return true
 	default:
 		return false
@@ -115,6 +136,7 @@ func (e AttachmentKind) Valid() bool {
 
 // Defines values for AuditEntryActorKind.
 const (
+	AuditEntryActorKindAgent     AuditEntryActorKind = "agent"
 	AuditEntryActorKindAnonymous AuditEntryActorKind = "anonymous"
 	AuditEntryActorKindSystem    AuditEntryActorKind = "system"
 	AuditEntryActorKindToken     AuditEntryActorKind = "token"
@@ -124,6 +146,8 @@ const (
 // Valid indicates whether the value is a known member of the AuditEntryActorKind enum.
 func (e AuditEntryActorKind) Valid() bool {
 	switch e {
+	case AuditEntryActorKindAgent:
+		return true
 	case AuditEntryActorKindAnonymous:
 		return true
 	case AuditEntryActorKindSystem:
@@ -698,21 +722,24 @@ func (e OrgRole) Valid() bool {
 	}
 }
 
-// Defines values for ProposalChangeChange.
+// Defines values for ProposalKind.
 const (
-	ProposalChangeChangeAdd    ProposalChangeChange = "add"
-	ProposalChangeChangeDelete ProposalChangeChange = "delete"
-	ProposalChangeChangeModify ProposalChangeChange = "modify"
+	ProposalKindBaselineUpdate ProposalKind = "baseline_update"
+	ProposalKindClassification ProposalKind = "classification"
+	ProposalKindFeaturePatch   ProposalKind = "feature_patch"
+	ProposalKindQuarantine     ProposalKind = "quarantine"
 )
 
-// Valid indicates whether the value is a known member of the ProposalChangeChange enum.
-func (e ProposalChangeChange) Valid() bool {
+// Valid indicates whether the value is a known member of the ProposalKind enum.
+func (e ProposalKind) Valid() bool {
 	switch e {
-	case ProposalChangeChangeAdd:
+	case ProposalKindBaselineUpdate:
 		return true
-	case ProposalChangeChangeDelete:
+	case ProposalKindClassification:
 		return true
-	case ProposalChangeChangeModify:
+	case ProposalKindFeaturePatch:
+		return true
+	case ProposalKindQuarantine:
 		return true
 	default:
 		return false
@@ -724,6 +751,8 @@ const (
 	ProposalStatusAccepted ProposalStatus = "accepted"
 	ProposalStatusPending  ProposalStatus = "pending"
 	ProposalStatusRejected ProposalStatus = "rejected"
+	ProposalStatusStale    ProposalStatus = "stale"
+	ProposalStatusVerified ProposalStatus = "verified"
 )
 
 // Valid indicates whether the value is a known member of the ProposalStatus enum.
@@ -734,6 +763,10 @@ func (e ProposalStatus) Valid() bool {
 	case ProposalStatusPending:
 		return true
 	case ProposalStatusRejected:
+		return true
+	case ProposalStatusStale:
+		return true
+	case ProposalStatusVerified:
 		return true
 	default:
 		return false
@@ -1489,31 +1522,48 @@ type AgentJob struct {
 	CreatedAt time.Time `json:"createdAt"`
 
 	// CreatedBy Short form of a user embedded in other records.
-	CreatedBy    *UserSummary         `json:"createdBy,omitempty"`
-	Error        *string              `json:"error,omitempty"`
-	FeaturePaths []string             `json:"featurePaths"`
-	FinishedAt   *time.Time           `json:"finishedAt,omitempty"`
-	Id           openapi_types.UUID   `json:"id"`
-	Kind         AgentJobKind         `json:"kind"`
-	Project      string               `json:"project"`
-	Prompt       *string              `json:"prompt,omitempty"`
-	ProposalIds  []openapi_types.UUID `json:"proposalIds"`
-	RunId        *openapi_types.UUID  `json:"runId,omitempty"`
-	ScenarioId   *openapi_types.UUID  `json:"scenarioId,omitempty"`
-	StartedAt    *time.Time           `json:"startedAt,omitempty"`
-	Status       JobStatus            `json:"status"`
-	Summary      *string              `json:"summary,omitempty"`
-	UpdatedAt    time.Time            `json:"updatedAt"`
+	CreatedBy *UserSummary `json:"createdBy,omitempty"`
+
+	// Error Why the job failed or was cancelled.
+	Error      *string            `json:"error,omitempty"`
+	FinishedAt *time.Time         `json:"finishedAt,omitempty"`
+	Id         openapi_types.UUID `json:"id"`
+
+	// Input The input the job was created with (per the kind's input schema).
+	Input map[string]interface{} `json:"input"`
+
+	// Kind A kind registered in code; `GET /api/agents/kinds` lists them with their input schema.
+	Kind AgentJobKind `json:"kind"`
+
+	// MaxSeconds Time budget; the job fails when it is spent.
+	MaxSeconds int `json:"maxSeconds"`
+
+	// MaxTokens Token budget of an `llm` job; the job fails when a reply would exceed it.
+	MaxTokens   *int                 `json:"maxTokens,omitempty"`
+	Progress    int                  `json:"progress"`
+	Project     string               `json:"project"`
+	ProposalIds []openapi_types.UUID `json:"proposalIds"`
+	StartedAt   *time.Time           `json:"startedAt,omitempty"`
+	Status      JobStatus            `json:"status"`
+	Summary     *string              `json:"summary,omitempty"`
+	TokensUsed  int                  `json:"tokensUsed"`
+	UpdatedAt   time.Time            `json:"updatedAt"`
 }
 
 // AgentJobCreate defines model for AgentJobCreate.
 type AgentJobCreate struct {
-	FeaturePaths *[]string           `json:"featurePaths,omitempty"`
-	Kind         AgentJobKind        `json:"kind"`
-	Project      string              `json:"project"`
-	Prompt       *string             `json:"prompt,omitempty"`
-	RunId        *openapi_types.UUID `json:"runId,omitempty"`
-	ScenarioId   *openapi_types.UUID `json:"scenarioId,omitempty"`
+	// Input Checked against the kind's input schema (422 when it does not fit).
+	Input *map[string]interface{} `json:"input,omitempty"`
+
+	// Kind A kind registered in code; `GET /api/agents/kinds` lists them with their input schema.
+	Kind AgentJobKind `json:"kind"`
+
+	// MaxSeconds Time budget (default 300).
+	MaxSeconds *int `json:"maxSeconds,omitempty"`
+
+	// MaxTokens Token budget of an `llm` job (default 20000).
+	MaxTokens *int   `json:"maxTokens,omitempty"`
+	Project   string `json:"project"`
 }
 
 // AgentJobEvent `data` of one event of `GET /api/agents/jobs/{jobId}/events`.
@@ -1521,17 +1571,17 @@ type AgentJobEvent struct {
 	At         time.Time           `json:"at"`
 	JobId      openapi_types.UUID  `json:"jobId"`
 	Message    *string             `json:"message,omitempty"`
+	Progress   *int                `json:"progress,omitempty"`
 	ProposalId *openapi_types.UUID `json:"proposalId,omitempty"`
 	Sequence   int64               `json:"sequence"`
 	Status     *JobStatus          `json:"status,omitempty"`
-	Tool       *string             `json:"tool,omitempty"`
 	Type       AgentJobEventType   `json:"type"`
 }
 
 // AgentJobEventType defines model for AgentJobEvent.Type.
 type AgentJobEventType string
 
-// AgentJobKind defines model for AgentJobKind.
+// AgentJobKind A kind registered in code; `GET /api/agents/kinds` lists them with their input schema.
 type AgentJobKind string
 
 // AgentJobList A page of AgentJob records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
@@ -1541,6 +1591,54 @@ type AgentJobList struct {
 	// NextCursor Cursor of the next page; null on the last page.
 	NextCursor *string `json:"nextCursor"`
 }
+
+// AgentKind defines model for AgentKind.
+type AgentKind struct {
+	Description string `json:"description"`
+
+	// Enabled False for `llm` until an instance admin configures an endpoint.
+	Enabled bool `json:"enabled"`
+
+	// InputSchema JSON Schema of the job's `input`.
+	InputSchema map[string]interface{} `json:"inputSchema"`
+
+	// Name A kind registered in code; `GET /api/agents/kinds` lists them with their input schema.
+	Name AgentJobKind `json:"name"`
+
+	// Scopes Scopes a token needs to start a job of this kind.
+	Scopes []string `json:"scopes"`
+}
+
+// AgentKindList defines model for AgentKindList.
+type AgentKindList struct {
+	Items []AgentKind `json:"items"`
+}
+
+// AgentLlmConfig defines model for AgentLlmConfig.
+type AgentLlmConfig struct {
+	Enabled  bool    `json:"enabled"`
+	Endpoint *string `json:"endpoint,omitempty"`
+
+	// HasKey Whether a key is stored (it is never shown).
+	HasKey    bool              `json:"hasKey"`
+	Include   []AgentLlmInclude `json:"include"`
+	Model     *string           `json:"model,omitempty"`
+	UpdatedAt *time.Time        `json:"updatedAt,omitempty"`
+}
+
+// AgentLlmConfigInput defines model for AgentLlmConfigInput.
+type AgentLlmConfigInput struct {
+	Enabled bool `json:"enabled"`
+
+	// Endpoint Base URL; the server POSTs to `{endpoint}/chat/completions`.
+	Endpoint string             `json:"endpoint"`
+	Include  *[]AgentLlmInclude `json:"include,omitempty"`
+	Key      *string            `json:"key,omitempty"`
+	Model    string             `json:"model"`
+}
+
+// AgentLlmInclude What an `llm` prompt may contain (always redacted of secrets).
+type AgentLlmInclude string
 
 // ApiToken An API token; the secret is never returned after creation.
 type ApiToken struct {
@@ -2733,45 +2831,46 @@ type ProjectUpdate struct {
 
 // Proposal defines model for Proposal.
 type Proposal struct {
-	Changes []ProposalChange `json:"changes"`
-
-	// Comment Comment or reason of the decision.
-	Comment   *string    `json:"comment,omitempty"`
-	CreatedAt time.Time  `json:"createdAt"`
-	DecidedAt *time.Time `json:"decidedAt,omitempty"`
+	Confidence float32    `json:"confidence"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	DecidedAt  *time.Time `json:"decidedAt,omitempty"`
 
 	// DecidedBy Short form of a user embedded in other records.
-	DecidedBy *UserSummary       `json:"decidedBy,omitempty"`
-	Id        openapi_types.UUID `json:"id"`
-	JobId     openapi_types.UUID `json:"jobId"`
-	Project   string             `json:"project"`
-	Status    ProposalStatus     `json:"status"`
-	Summary   *string            `json:"summary,omitempty"`
-	Title     string             `json:"title"`
-	UpdatedAt time.Time          `json:"updatedAt"`
+	DecidedBy *UserSummary `json:"decidedBy,omitempty"`
+
+	// Diff Unified diff of a feature patch.
+	Diff *string `json:"diff,omitempty"`
+
+	// Evidence What the proposal rests on (failing step, cluster, similar failures with scores, heal scores...).
+	Evidence map[string]interface{} `json:"evidence"`
+	Id       openapi_types.UUID     `json:"id"`
+
+	// JobId The agent job that made it; absent for inbox items from runs (baselines, heals).
+	JobId   *openapi_types.UUID `json:"jobId,omitempty"`
+	Kind    ProposalKind        `json:"kind"`
+	Project string              `json:"project"`
+
+	// Reason Reason of a rejection.
+	Reason *string        `json:"reason,omitempty"`
+	Status ProposalStatus `json:"status"`
+
+	// Target What the proposal changes or is about.
+	Target    ProposalTarget `json:"target"`
+	Title     string         `json:"title"`
+	UpdatedAt time.Time      `json:"updatedAt"`
 }
-
-// ProposalChange defines model for ProposalChange.
-type ProposalChange struct {
-	// After Content after; absent for delete.
-	After *string `json:"after,omitempty"`
-
-	// Before Content before; absent for add.
-	Before *string              `json:"before,omitempty"`
-	Change ProposalChangeChange `json:"change"`
-
-	// Diff Unified diff.
-	Diff string `json:"diff"`
-	Path string `json:"path"`
-}
-
-// ProposalChangeChange defines model for ProposalChange.Change.
-type ProposalChangeChange string
 
 // ProposalDecision defines model for ProposalDecision.
 type ProposalDecision struct {
-	Comment *string `json:"comment,omitempty"`
+	// Force Accept a proposal that is not verified (instance admins only).
+	Force *bool `json:"force,omitempty"`
+
+	// Reason Required to reject.
+	Reason *string `json:"reason,omitempty"`
 }
+
+// ProposalKind defines model for ProposalKind.
+type ProposalKind string
 
 // ProposalList A page of Proposal records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
 type ProposalList struct {
@@ -2783,6 +2882,21 @@ type ProposalList struct {
 
 // ProposalStatus defines model for ProposalStatus.
 type ProposalStatus string
+
+// ProposalTarget What the proposal changes or is about.
+type ProposalTarget struct {
+	// Baseline Baseline name of a baseline update.
+	Baseline *string `json:"baseline,omitempty"`
+
+	// Etag The feature's ETag when the proposal was made; accept applies with If-Match against it.
+	Etag        *string             `json:"etag,omitempty"`
+	FeaturePath *string             `json:"featurePath,omitempty"`
+	RunId       *openapi_types.UUID `json:"runId,omitempty"`
+
+	// Scenario Scenario identity (feature path, name, example row).
+	Scenario     *string `json:"scenario,omitempty"`
+	ScenarioName *string `json:"scenarioName,omitempty"`
+}
 
 // Quarantine defines model for Quarantine.
 type Quarantine struct {
@@ -4232,10 +4346,12 @@ type ListProposalsParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor Opaque cursor from `nextCursor`.
-	Cursor  *Cursor             `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Project *string             `form:"project,omitempty" json:"project,omitempty"`
-	Status  *ProposalStatus     `form:"status,omitempty" json:"status,omitempty"`
-	JobId   *openapi_types.UUID `form:"jobId,omitempty" json:"jobId,omitempty"`
+	Cursor        *Cursor             `form:"cursor,omitempty" json:"cursor,omitempty"`
+	Project       *string             `form:"project,omitempty" json:"project,omitempty"`
+	Status        *ProposalStatus     `form:"status,omitempty" json:"status,omitempty"`
+	Kind          *ProposalKind       `form:"kind,omitempty" json:"kind,omitempty"`
+	MinConfidence *float32            `form:"minConfidence,omitempty" json:"minConfidence,omitempty"`
+	JobId         *openapi_types.UUID `form:"jobId,omitempty" json:"jobId,omitempty"`
 }
 
 // ListRunsParams defines parameters for ListRuns.
@@ -4522,6 +4638,9 @@ type McpPostParams struct {
 
 // CreateAgentJobJSONRequestBody defines body for CreateAgentJob for application/json ContentType.
 type CreateAgentJobJSONRequestBody = AgentJobCreate
+
+// PutAgentLlmConfigJSONRequestBody defines body for PutAgentLlmConfig for application/json ContentType.
+type PutAgentLlmConfigJSONRequestBody = AgentLlmConfigInput
 
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest

@@ -37,9 +37,9 @@ func (e AcceptAllBaselinesAll) Valid() bool {
 const (
 	AgentJobEventTypeEnd       AgentJobEventType = "end"
 	AgentJobEventTypeJobStatus AgentJobEventType = "job.status"
-	AgentJobEventTypeMessage   AgentJobEventType = "message"
+	AgentJobEventTypeLog       AgentJobEventType = "log"
+	AgentJobEventTypeProgress  AgentJobEventType = "progress"
 	AgentJobEventTypeProposal  AgentJobEventType = "proposal"
-	AgentJobEventTypeTool      AgentJobEventType = "tool"
 )
 
 // Valid indicates whether the value is a known member of the AgentJobEventType enum.
@@ -49,11 +49,11 @@ func (e AgentJobEventType) Valid() bool {
 		return true
 	case AgentJobEventTypeJobStatus:
 		return true
-	case AgentJobEventTypeMessage:
+	case AgentJobEventTypeLog:
+		return true
+	case AgentJobEventTypeProgress:
 		return true
 	case AgentJobEventTypeProposal:
-		return true
-	case AgentJobEventTypeTool:
 		return true
 	default:
 		return false
@@ -62,22 +62,43 @@ func (e AgentJobEventType) Valid() bool {
 
 // Defines values for AgentJobKind.
 const (
-	AgentJobKindExplainFailure  AgentJobKind = "explain_failure"
-	AgentJobKindFixFailure      AgentJobKind = "fix_failure"
-	AgentJobKindGenerateFeature AgentJobKind = "generate_feature"
-	AgentJobKindReviewHeals     AgentJobKind = "review_heals"
+	AgentJobKindHeal      AgentJobKind = "heal"
+	AgentJobKindLlm       AgentJobKind = "llm"
+	AgentJobKindStabilise AgentJobKind = "stabilise"
+	AgentJobKindTriage    AgentJobKind = "triage"
 )
 
 // Valid indicates whether the value is a known member of the AgentJobKind enum.
 func (e AgentJobKind) Valid() bool {
 	switch e {
-	case AgentJobKindExplainFailure:
+	case AgentJobKindHeal:
 		return true
-	case AgentJobKindFixFailure:
+	case AgentJobKindLlm:
 		return true
-	case AgentJobKindGenerateFeature:
+	case AgentJobKindStabilise:
 		return true
-	case AgentJobKindReviewHeals:
+	case AgentJobKindTriage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentLlmInclude.
+const (
+	AgentLlmIncludeFailingStep AgentLlmInclude = "failingStep"
+	AgentLlmIncludeMessage     AgentLlmInclude = "message"
+	AgentLlmIncludeSteps       AgentLlmInclude = "steps"
+)
+
+// Valid indicates whether the value is a known member of the AgentLlmInclude enum.
+func (e AgentLlmInclude) Valid() bool {
+	switch e {
+	case AgentLlmIncludeFailingStep:
+		return true
+	case AgentLlmIncludeMessage:
+		return true
+	case AgentLlmIncludeSteps:
 		return true
 	default:
 		return false
@@ -122,6 +143,7 @@ func (e AttachmentKind) Valid() bool {
 
 // Defines values for AuditEntryActorKind.
 const (
+	AuditEntryActorKindAgent     AuditEntryActorKind = "agent"
 	AuditEntryActorKindAnonymous AuditEntryActorKind = "anonymous"
 	AuditEntryActorKindSystem    AuditEntryActorKind = "system"
 	AuditEntryActorKindToken     AuditEntryActorKind = "token"
@@ -131,6 +153,8 @@ const (
 // Valid indicates whether the value is a known member of the AuditEntryActorKind enum.
 func (e AuditEntryActorKind) Valid() bool {
 	switch e {
+	case AuditEntryActorKindAgent:
+		return true
 	case AuditEntryActorKindAnonymous:
 		return true
 	case AuditEntryActorKindSystem:
@@ -705,21 +729,24 @@ func (e OrgRole) Valid() bool {
 	}
 }
 
-// Defines values for ProposalChangeChange.
+// Defines values for ProposalKind.
 const (
-	ProposalChangeChangeAdd    ProposalChangeChange = "add"
-	ProposalChangeChangeDelete ProposalChangeChange = "delete"
-	ProposalChangeChangeModify ProposalChangeChange = "modify"
+	ProposalKindBaselineUpdate ProposalKind = "baseline_update"
+	ProposalKindClassification ProposalKind = "classification"
+	ProposalKindFeaturePatch   ProposalKind = "feature_patch"
+	ProposalKindQuarantine     ProposalKind = "quarantine"
 )
 
-// Valid indicates whether the value is a known member of the ProposalChangeChange enum.
-func (e ProposalChangeChange) Valid() bool {
+// Valid indicates whether the value is a known member of the ProposalKind enum.
+func (e ProposalKind) Valid() bool {
 	switch e {
-	case ProposalChangeChangeAdd:
+	case ProposalKindBaselineUpdate:
 		return true
-	case ProposalChangeChangeDelete:
+	case ProposalKindClassification:
 		return true
-	case ProposalChangeChangeModify:
+	case ProposalKindFeaturePatch:
+		return true
+	case ProposalKindQuarantine:
 		return true
 	default:
 		return false
@@ -731,6 +758,8 @@ const (
 	ProposalStatusAccepted ProposalStatus = "accepted"
 	ProposalStatusPending  ProposalStatus = "pending"
 	ProposalStatusRejected ProposalStatus = "rejected"
+	ProposalStatusStale    ProposalStatus = "stale"
+	ProposalStatusVerified ProposalStatus = "verified"
 )
 
 // Valid indicates whether the value is a known member of the ProposalStatus enum.
@@ -741,6 +770,10 @@ func (e ProposalStatus) Valid() bool {
 	case ProposalStatusPending:
 		return true
 	case ProposalStatusRejected:
+		return true
+	case ProposalStatusStale:
+		return true
+	case ProposalStatusVerified:
 		return true
 	default:
 		return false
@@ -1496,31 +1529,48 @@ type AgentJob struct {
 	CreatedAt time.Time `json:"createdAt"`
 
 	// CreatedBy Short form of a user embedded in other records.
-	CreatedBy    *UserSummary         `json:"createdBy,omitempty"`
-	Error        *string              `json:"error,omitempty"`
-	FeaturePaths []string             `json:"featurePaths"`
-	FinishedAt   *time.Time           `json:"finishedAt,omitempty"`
-	Id           openapi_types.UUID   `json:"id"`
-	Kind         AgentJobKind         `json:"kind"`
-	Project      string               `json:"project"`
-	Prompt       *string              `json:"prompt,omitempty"`
-	ProposalIds  []openapi_types.UUID `json:"proposalIds"`
-	RunId        *openapi_types.UUID  `json:"runId,omitempty"`
-	ScenarioId   *openapi_types.UUID  `json:"scenarioId,omitempty"`
-	StartedAt    *time.Time           `json:"startedAt,omitempty"`
-	Status       JobStatus            `json:"status"`
-	Summary      *string              `json:"summary,omitempty"`
-	UpdatedAt    time.Time            `json:"updatedAt"`
+	CreatedBy *UserSummary `json:"createdBy,omitempty"`
+
+	// Error Why the job failed or was cancelled.
+	Error      *string            `json:"error,omitempty"`
+	FinishedAt *time.Time         `json:"finishedAt,omitempty"`
+	Id         openapi_types.UUID `json:"id"`
+
+	// Input The input the job was created with (per the kind's input schema).
+	Input map[string]interface{} `json:"input"`
+
+	// Kind A kind registered in code; `GET /api/agents/kinds` lists them with their input schema.
+	Kind AgentJobKind `json:"kind"`
+
+	// MaxSeconds Time budget; the job fails when it is spent.
+	MaxSeconds int `json:"maxSeconds"`
+
+	// MaxTokens Token budget of an `llm` job; the job fails when a reply would exceed it.
+	MaxTokens   *int                 `json:"maxTokens,omitempty"`
+	Progress    int                  `json:"progress"`
+	Project     string               `json:"project"`
+	ProposalIds []openapi_types.UUID `json:"proposalIds"`
+	StartedAt   *time.Time           `json:"startedAt,omitempty"`
+	Status      JobStatus            `json:"status"`
+	Summary     *string              `json:"summary,omitempty"`
+	TokensUsed  int                  `json:"tokensUsed"`
+	UpdatedAt   time.Time            `json:"updatedAt"`
 }
 
 // AgentJobCreate defines model for AgentJobCreate.
 type AgentJobCreate struct {
-	FeaturePaths *[]string           `json:"featurePaths,omitempty"`
-	Kind         AgentJobKind        `json:"kind"`
-	Project      string              `json:"project"`
-	Prompt       *string             `json:"prompt,omitempty"`
-	RunId        *openapi_types.UUID `json:"runId,omitempty"`
-	ScenarioId   *openapi_types.UUID `json:"scenarioId,omitempty"`
+	// Input Checked against the kind's input schema (422 when it does not fit).
+	Input *map[string]interface{} `json:"input,omitempty"`
+
+	// Kind A kind registered in code; `GET /api/agents/kinds` lists them with their input schema.
+	Kind AgentJobKind `json:"kind"`
+
+	// MaxSeconds Time budget (default 300).
+	MaxSeconds *int `json:"maxSeconds,omitempty"`
+
+	// MaxTokens Token budget of an `llm` job (default 20000).
+	MaxTokens *int   `json:"maxTokens,omitempty"`
+	Project   string `json:"project"`
 }
 
 // AgentJobEvent `data` of one event of `GET /api/agents/jobs/{jobId}/events`.
@@ -1528,17 +1578,17 @@ type AgentJobEvent struct {
 	At         time.Time           `json:"at"`
 	JobId      openapi_types.UUID  `json:"jobId"`
 	Message    *string             `json:"message,omitempty"`
+	Progress   *int                `json:"progress,omitempty"`
 	ProposalId *openapi_types.UUID `json:"proposalId,omitempty"`
 	Sequence   int64               `json:"sequence"`
 	Status     *JobStatus          `json:"status,omitempty"`
-	Tool       *string             `json:"tool,omitempty"`
 	Type       AgentJobEventType   `json:"type"`
 }
 
 // AgentJobEventType defines model for AgentJobEvent.Type.
 type AgentJobEventType string
 
-// AgentJobKind defines model for AgentJobKind.
+// AgentJobKind A kind registered in code; `GET /api/agents/kinds` lists them with their input schema.
 type AgentJobKind string
 
 // AgentJobList A page of AgentJob records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
@@ -1548,6 +1598,54 @@ type AgentJobList struct {
 	// NextCursor Cursor of the next page; null on the last page.
 	NextCursor *string `json:"nextCursor"`
 }
+
+// AgentKind defines model for AgentKind.
+type AgentKind struct {
+	Description string `json:"description"`
+
+	// Enabled False for `llm` until an instance admin configures an endpoint.
+	Enabled bool `json:"enabled"`
+
+	// InputSchema JSON Schema of the job's `input`.
+	InputSchema map[string]interface{} `json:"inputSchema"`
+
+	// Name A kind registered in code; `GET /api/agents/kinds` lists them with their input schema.
+	Name AgentJobKind `json:"name"`
+
+	// Scopes Scopes a token needs to start a job of this kind.
+	Scopes []string `json:"scopes"`
+}
+
+// AgentKindList defines model for AgentKindList.
+type AgentKindList struct {
+	Items []AgentKind `json:"items"`
+}
+
+// AgentLlmConfig defines model for AgentLlmConfig.
+type AgentLlmConfig struct {
+	Enabled  bool    `json:"enabled"`
+	Endpoint *string `json:"endpoint,omitempty"`
+
+	// HasKey Whether a key is stored (it is never shown).
+	HasKey    bool              `json:"hasKey"`
+	Include   []AgentLlmInclude `json:"include"`
+	Model     *string           `json:"model,omitempty"`
+	UpdatedAt *time.Time        `json:"updatedAt,omitempty"`
+}
+
+// AgentLlmConfigInput defines model for AgentLlmConfigInput.
+type AgentLlmConfigInput struct {
+	Enabled bool `json:"enabled"`
+
+	// Endpoint Base URL; the server POSTs to `{endpoint}/chat/completions`.
+	Endpoint string             `json:"endpoint"`
+	Include  *[]AgentLlmInclude `json:"include,omitempty"`
+	Key      *string            `json:"key,omitempty"`
+	Model    string             `json:"model"`
+}
+
+// AgentLlmInclude What an `llm` prompt may contain (always redacted of secrets).
+type AgentLlmInclude string
 
 // ApiToken An API token; the secret is never returned after creation.
 type ApiToken struct {
@@ -2740,45 +2838,46 @@ type ProjectUpdate struct {
 
 // Proposal defines model for Proposal.
 type Proposal struct {
-	Changes []ProposalChange `json:"changes"`
-
-	// Comment Comment or reason of the decision.
-	Comment   *string    `json:"comment,omitempty"`
-	CreatedAt time.Time  `json:"createdAt"`
-	DecidedAt *time.Time `json:"decidedAt,omitempty"`
+	Confidence float32    `json:"confidence"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	DecidedAt  *time.Time `json:"decidedAt,omitempty"`
 
 	// DecidedBy Short form of a user embedded in other records.
-	DecidedBy *UserSummary       `json:"decidedBy,omitempty"`
-	Id        openapi_types.UUID `json:"id"`
-	JobId     openapi_types.UUID `json:"jobId"`
-	Project   string             `json:"project"`
-	Status    ProposalStatus     `json:"status"`
-	Summary   *string            `json:"summary,omitempty"`
-	Title     string             `json:"title"`
-	UpdatedAt time.Time          `json:"updatedAt"`
+	DecidedBy *UserSummary `json:"decidedBy,omitempty"`
+
+	// Diff Unified diff of a feature patch.
+	Diff *string `json:"diff,omitempty"`
+
+	// Evidence What the proposal rests on (failing step, cluster, similar failures with scores, heal scores...).
+	Evidence map[string]interface{} `json:"evidence"`
+	Id       openapi_types.UUID     `json:"id"`
+
+	// JobId The agent job that made it; absent for inbox items from runs (baselines, heals).
+	JobId   *openapi_types.UUID `json:"jobId,omitempty"`
+	Kind    ProposalKind        `json:"kind"`
+	Project string              `json:"project"`
+
+	// Reason Reason of a rejection.
+	Reason *string        `json:"reason,omitempty"`
+	Status ProposalStatus `json:"status"`
+
+	// Target What the proposal changes or is about.
+	Target    ProposalTarget `json:"target"`
+	Title     string         `json:"title"`
+	UpdatedAt time.Time      `json:"updatedAt"`
 }
-
-// ProposalChange defines model for ProposalChange.
-type ProposalChange struct {
-	// After Content after; absent for delete.
-	After *string `json:"after,omitempty"`
-
-	// Before Content before; absent for add.
-	Before *string              `json:"before,omitempty"`
-	Change ProposalChangeChange `json:"change"`
-
-	// Diff Unified diff.
-	Diff string `json:"diff"`
-	Path string `json:"path"`
-}
-
-// ProposalChangeChange defines model for ProposalChange.Change.
-type ProposalChangeChange string
 
 // ProposalDecision defines model for ProposalDecision.
 type ProposalDecision struct {
-	Comment *string `json:"comment,omitempty"`
+	// Force Accept a proposal that is not verified (instance admins only).
+	Force *bool `json:"force,omitempty"`
+
+	// Reason Required to reject.
+	Reason *string `json:"reason,omitempty"`
 }
+
+// ProposalKind defines model for ProposalKind.
+type ProposalKind string
 
 // ProposalList A page of Proposal records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page.
 type ProposalList struct {
@@ -2790,6 +2889,21 @@ type ProposalList struct {
 
 // ProposalStatus defines model for ProposalStatus.
 type ProposalStatus string
+
+// ProposalTarget What the proposal changes or is about.
+type ProposalTarget struct {
+	// Baseline Baseline name of a baseline update.
+	Baseline *string `json:"baseline,omitempty"`
+
+	// Etag The feature's ETag when the proposal was made; accept applies with If-Match against it.
+	Etag        *string             `json:"etag,omitempty"`
+	FeaturePath *string             `json:"featurePath,omitempty"`
+	RunId       *openapi_types.UUID `json:"runId,omitempty"`
+
+	// Scenario Scenario identity (feature path, name, example row).
+	Scenario     *string `json:"scenario,omitempty"`
+	ScenarioName *string `json:"scenarioName,omitempty"`
+}
 
 // Quarantine defines model for Quarantine.
 type Quarantine struct {
@@ -4239,10 +4353,12 @@ type ListProposalsParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor Opaque cursor from `nextCursor`.
-	Cursor  *Cursor             `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Project *string             `form:"project,omitempty" json:"project,omitempty"`
-	Status  *ProposalStatus     `form:"status,omitempty" json:"status,omitempty"`
-	JobId   *openapi_types.UUID `form:"jobId,omitempty" json:"jobId,omitempty"`
+	Cursor        *Cursor             `form:"cursor,omitempty" json:"cursor,omitempty"`
+	Project       *string             `form:"project,omitempty" json:"project,omitempty"`
+	Status        *ProposalStatus     `form:"status,omitempty" json:"status,omitempty"`
+	Kind          *ProposalKind       `form:"kind,omitempty" json:"kind,omitempty"`
+	MinConfidence *float32            `form:"minConfidence,omitempty" json:"minConfidence,omitempty"`
+	JobId         *openapi_types.UUID `form:"jobId,omitempty" json:"jobId,omitempty"`
 }
 
 // ListRunsParams defines parameters for ListRuns.
@@ -4529,6 +4645,9 @@ type McpPostParams struct {
 
 // CreateAgentJobJSONRequestBody defines body for CreateAgentJob for application/json ContentType.
 type CreateAgentJobJSONRequestBody = AgentJobCreate
+
+// PutAgentLlmConfigJSONRequestBody defines body for PutAgentLlmConfig for application/json ContentType.
+type PutAgentLlmConfigJSONRequestBody = AgentLlmConfigInput
 
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest
@@ -4831,6 +4950,38 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/agents/jobs/{jobId}/events (the `StreamAgentJobEvents` operationId).
 	StreamAgentJobEvents(ctx context.Context, jobId JobId, params *StreamAgentJobEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAgentKinds List agent kinds
+	//
+	// The kinds registered in code, with the input schema and the scopes each needs.
+	//
+	// Corresponds with GET /api/agents/kinds (the `ListAgentKinds` operationId).
+	ListAgentKinds(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAgentLlmConfig Get the llm agent's configuration
+	//
+	// The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+	//
+	// Corresponds with GET /api/agents/llm (the `GetAgentLlmConfig` operationId).
+	GetAgentLlmConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutAgentLlmConfigWithBody Configure the llm agent
+	//
+	// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+	PutAgentLlmConfigWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutAgentLlmConfig Configure the llm agent
+	//
+	// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+	PutAgentLlmConfig(ctx context.Context, body PutAgentLlmConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CompareArtifacts Pixel diff of two image artifacts
 	//
@@ -5988,6 +6139,78 @@ func (c *Client) CancelAgentJob(ctx context.Context, jobId JobId, reqEditors ...
 // Corresponds with GET /api/agents/jobs/{jobId}/events (the `StreamAgentJobEvents` operationId).
 func (c *Client) StreamAgentJobEvents(ctx context.Context, jobId JobId, params *StreamAgentJobEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamAgentJobEventsRequest(c.Server, jobId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAgentKinds List agent kinds
+//
+// The kinds registered in code, with the input schema and the scopes each needs.
+//
+// Corresponds with GET /api/agents/kinds (the `ListAgentKinds` operationId).
+func (c *Client) ListAgentKinds(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAgentKindsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAgentLlmConfig Get the llm agent's configuration
+//
+// The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+//
+// Corresponds with GET /api/agents/llm (the `GetAgentLlmConfig` operationId).
+func (c *Client) GetAgentLlmConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAgentLlmConfigRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutAgentLlmConfigWithBody Configure the llm agent
+//
+// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+func (c *Client) PutAgentLlmConfigWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAgentLlmConfigRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutAgentLlmConfig Configure the llm agent
+//
+// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+func (c *Client) PutAgentLlmConfig(ctx context.Context, body PutAgentLlmConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAgentLlmConfigRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8819,6 +9042,100 @@ func NewStreamAgentJobEventsRequest(server string, jobId JobId, params *StreamAg
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewListAgentKindsRequest constructs an http.Request for the ListAgentKinds method
+func NewListAgentKindsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agents/kinds")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAgentLlmConfigRequest constructs an http.Request for the GetAgentLlmConfig method
+func NewGetAgentLlmConfigRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agents/llm")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutAgentLlmConfigRequest calls the generic PutAgentLlmConfig builder with application/json body
+func NewPutAgentLlmConfigRequest(server string, body PutAgentLlmConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutAgentLlmConfigRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutAgentLlmConfigRequestWithBody constructs an http.Request for the PutAgentLlmConfig method, with any body, and a specified content type
+func NewPutAgentLlmConfigRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/agents/llm")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -12238,6 +12555,30 @@ func NewListProposalsRequest(server string, params *ListProposalsParams) (*http.
 
 		}
 
+		if params.Kind != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MinConfidence != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "minConfidence", *params.MinConfidence, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.JobId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "jobId", *params.JobId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
@@ -15408,6 +15749,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/agents/jobs/{jobId}/events (the `StreamAgentJobEvents` operationId).
 	StreamAgentJobEventsWithResponse(ctx context.Context, jobId JobId, params *StreamAgentJobEventsParams, reqEditors ...RequestEditorFn) (*StreamAgentJobEventsResponse, error)
 
+	// ListAgentKindsWithResponse List agent kinds
+	//
+	// The kinds registered in code, with the input schema and the scopes each needs.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agents/kinds (the `ListAgentKinds` operationId).
+	ListAgentKindsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAgentKindsResponse, error)
+
+	// GetAgentLlmConfigWithResponse Get the llm agent's configuration
+	//
+	// The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/agents/llm (the `GetAgentLlmConfig` operationId).
+	GetAgentLlmConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAgentLlmConfigResponse, error)
+
+	// PutAgentLlmConfigWithBodyWithResponse Configure the llm agent
+	//
+	// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+	PutAgentLlmConfigWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgentLlmConfigResponse, error)
+
+	// PutAgentLlmConfigWithResponse Configure the llm agent
+	//
+	// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+	PutAgentLlmConfigWithResponse(ctx context.Context, body PutAgentLlmConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgentLlmConfigResponse, error)
+
 	// CompareArtifactsWithResponse Pixel diff of two image artifacts
 	//
 	// pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is a cached, content-addressed result in the project of `after` (its artifact id derives from both images' contents and the options, so the same comparison returns the same `diffArtifactId` and adds nothing). Artifacts that are not PNG images are 422.
@@ -17043,6 +17420,213 @@ func (r StreamAgentJobEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamAgentJobEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListAgentKindsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentKindList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAgentKindsResponse) GetJSON200() *AgentKindList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAgentKindsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListAgentKindsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListAgentKindsResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAgentKindsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAgentKindsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAgentKindsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAgentKindsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAgentLlmConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentLlmConfig
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAgentLlmConfigResponse) GetJSON200() *AgentLlmConfig {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAgentLlmConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAgentLlmConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAgentLlmConfigResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAgentLlmConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAgentLlmConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAgentLlmConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAgentLlmConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutAgentLlmConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentLlmConfig
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON200() *AgentLlmConfig {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PutAgentLlmConfigResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutAgentLlmConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutAgentLlmConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutAgentLlmConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutAgentLlmConfigResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -26207,6 +26791,66 @@ func (c *ClientWithResponses) StreamAgentJobEventsWithResponse(ctx context.Conte
 	return ParseStreamAgentJobEventsResponse(rsp)
 }
 
+// ListAgentKindsWithResponse List agent kinds
+//
+// The kinds registered in code, with the input schema and the scopes each needs.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agents/kinds (the `ListAgentKinds` operationId).
+func (c *ClientWithResponses) ListAgentKindsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAgentKindsResponse, error) {
+	rsp, err := c.ListAgentKinds(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAgentKindsResponse(rsp)
+}
+
+// GetAgentLlmConfigWithResponse Get the llm agent's configuration
+//
+// The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/agents/llm (the `GetAgentLlmConfig` operationId).
+func (c *ClientWithResponses) GetAgentLlmConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAgentLlmConfigResponse, error) {
+	rsp, err := c.GetAgentLlmConfig(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAgentLlmConfigResponse(rsp)
+}
+
+// PutAgentLlmConfigWithBodyWithResponse Configure the llm agent
+//
+// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+func (c *ClientWithResponses) PutAgentLlmConfigWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgentLlmConfigResponse, error) {
+	rsp, err := c.PutAgentLlmConfigWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutAgentLlmConfigResponse(rsp)
+}
+
+// PutAgentLlmConfigWithResponse Configure the llm agent
+//
+// Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/agents/llm (the `PutAgentLlmConfig` operationId).
+func (c *ClientWithResponses) PutAgentLlmConfigWithResponse(ctx context.Context, body PutAgentLlmConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgentLlmConfigResponse, error) {
+	rsp, err := c.PutAgentLlmConfig(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutAgentLlmConfigResponse(rsp)
+}
+
 // CompareArtifactsWithResponse Pixel diff of two image artifacts
 //
 // pixelmatch's method (pixelmatch 7.2, YIQ threshold and anti-aliasing detection; equal counts). Images of different sizes are padded to the larger width and height with transparent pixels (`sizeMismatch`) instead of being refused as pixelmatch refuses them. The diff image is a cached, content-addressed result in the project of `after` (its artifact id derives from both images' contents and the options, so the same comparison returns the same `diffArtifactId` and adds nothing). Artifacts that are not PNG images are 422.
@@ -28644,6 +29288,168 @@ func ParseStreamAgentJobEventsResponse(rsp *http.Response) (*StreamAgentJobEvent
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListAgentKindsResponse parses an HTTP response from a ListAgentKindsWithResponse call
+func ParseListAgentKindsResponse(rsp *http.Response) (*ListAgentKindsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAgentKindsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentKindList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAgentLlmConfigResponse parses an HTTP response from a GetAgentLlmConfigWithResponse call
+func ParseGetAgentLlmConfigResponse(rsp *http.Response) (*GetAgentLlmConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAgentLlmConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentLlmConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutAgentLlmConfigResponse parses an HTTP response from a PutAgentLlmConfigWithResponse call
+func ParsePutAgentLlmConfigResponse(rsp *http.Response) (*PutAgentLlmConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutAgentLlmConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentLlmConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest UnexpectedError

@@ -150,6 +150,11 @@ func (Unimplemented) GetAgentJob(ctx context.Context, request serverapi.GetAgent
 	return nil, apierr.NotImplementedOp("getAgentJob")
 }
 
+// GetAgentLlmConfig answers 501 not_implemented.
+func (Unimplemented) GetAgentLlmConfig(ctx context.Context, request serverapi.GetAgentLlmConfigRequestObject) (serverapi.GetAgentLlmConfigResponseObject, error) {
+	return nil, apierr.NotImplementedOp("getAgentLlmConfig")
+}
+
 // GetArtifact answers 501 not_implemented.
 func (Unimplemented) GetArtifact(ctx context.Context, request serverapi.GetArtifactRequestObject) (serverapi.GetArtifactResponseObject, error) {
 	return nil, apierr.NotImplementedOp("getArtifact")
@@ -300,6 +305,11 @@ func (Unimplemented) ListAgentJobs(ctx context.Context, request serverapi.ListAg
 	return nil, apierr.NotImplementedOp("listAgentJobs")
 }
 
+// ListAgentKinds answers 501 not_implemented.
+func (Unimplemented) ListAgentKinds(ctx context.Context, request serverapi.ListAgentKindsRequestObject) (serverapi.ListAgentKindsResponseObject, error) {
+	return nil, apierr.NotImplementedOp("listAgentKinds")
+}
+
 // ListAudit answers 501 not_implemented.
 func (Unimplemented) ListAudit(ctx context.Context, request serverapi.ListAuditRequestObject) (serverapi.ListAuditResponseObject, error) {
 	return nil, apierr.NotImplementedOp("listAudit")
@@ -448,6 +458,11 @@ func (Unimplemented) PauseSchedule(ctx context.Context, request serverapi.PauseS
 // PreviewDataset answers 501 not_implemented.
 func (Unimplemented) PreviewDataset(ctx context.Context, request serverapi.PreviewDatasetRequestObject) (serverapi.PreviewDatasetResponseObject, error) {
 	return nil, apierr.NotImplementedOp("previewDataset")
+}
+
+// PutAgentLlmConfig answers 501 not_implemented.
+func (Unimplemented) PutAgentLlmConfig(ctx context.Context, request serverapi.PutAgentLlmConfigRequestObject) (serverapi.PutAgentLlmConfigResponseObject, error) {
+	return nil, apierr.NotImplementedOp("putAgentLlmConfig")
 }
 
 // PutFeature answers 501 not_implemented.

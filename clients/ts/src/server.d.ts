@@ -1365,6 +1365,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/kinds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agent kinds
+         * @description The kinds registered in code, with the input schema and the scopes each needs.
+         */
+        get: operations["listAgentKinds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/llm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the llm agent's configuration
+         * @description The OpenAPI-compatible endpoint the `llm` kind calls; the key is never returned.
+         */
+        get: operations["getAgentLlmConfig"];
+        /**
+         * Configure the llm agent
+         * @description Enables the `llm` kind with an OpenAI-compatible endpoint, model and key (sealed at rest), and says what a prompt may include. A body without `key` keeps the stored key.
+         */
+        put: operations["putAgentLlmConfig"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/jobs": {
         parameters: {
             query?: never;
@@ -2043,7 +2087,7 @@ export interface components {
             createdAt: string;
             actor: {
                 /** @enum {string} */
-                kind: "user" | "token" | "system" | "anonymous";
+                kind: "user" | "token" | "system" | "anonymous" | "agent";
                 /** Format: uuid */
                 id?: string;
                 name?: string;
@@ -3608,22 +3652,30 @@ export interface components {
         };
         /** @enum {string} */
         JobStatus: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-        /** @enum {string} */
-        AgentJobKind: "generate_feature" | "fix_failure" | "review_heals" | "explain_failure";
+        /**
+         * @description A kind registered in code; `GET /api/agents/kinds` lists them with their input schema.
+         * @enum {string}
+         */
+        AgentJobKind: "triage" | "heal" | "stabilise" | "llm";
         AgentJob: {
             /** Format: uuid */
             id: string;
             project: string;
             kind: components["schemas"]["AgentJobKind"];
             status: components["schemas"]["JobStatus"];
-            prompt?: string;
-            /** Format: uuid */
-            runId?: string;
-            /** Format: uuid */
-            scenarioId?: string;
-            featurePaths: string[];
+            /** @description The input the job was created with (per the kind's input schema). */
+            input: {
+                [key: string]: unknown;
+            };
+            progress: number;
+            /** @description Time budget; the job fails when it is spent. */
+            maxSeconds: number;
+            /** @description Token budget of an `llm` job; the job fails when a reply would exceed it. */
+            maxTokens?: number;
+            tokensUsed: number;
             proposalIds: string[];
             summary?: string;
+            /** @description Why the job failed or was cancelled. */
             error?: string;
             createdBy?: components["schemas"]["UserSummary"];
             /** Format: date-time */
@@ -3638,17 +3690,60 @@ export interface components {
         AgentJobCreate: {
             project: string;
             kind: components["schemas"]["AgentJobKind"];
-            prompt?: string;
-            /** Format: uuid */
-            runId?: string;
-            /** Format: uuid */
-            scenarioId?: string;
-            featurePaths?: string[];
+            /** @description Checked against the kind's input schema (422 when it does not fit). */
+            input?: {
+                [key: string]: unknown;
+            };
+            /** @description Time budget (default 300). */
+            maxSeconds?: number;
+            /** @description Token budget of an `llm` job (default 20000). */
+            maxTokens?: number;
+        };
+        AgentKind: {
+            name: components["schemas"]["AgentJobKind"];
+            description: string;
+            /** @description Scopes a token needs to start a job of this kind. */
+            scopes: string[];
+            /** @description JSON Schema of the job's `input`. */
+            inputSchema: {
+                [key: string]: unknown;
+            };
+            /** @description False for `llm` until an instance admin configures an endpoint. */
+            enabled: boolean;
+        };
+        /**
+         * @description What an `llm` prompt may contain (always redacted of secrets).
+         * @enum {string}
+         */
+        AgentLlmInclude: "failingStep" | "message" | "steps";
+        AgentLlmConfig: {
+            enabled: boolean;
+            endpoint?: string;
+            model?: string;
+            /** @description Whether a key is stored (it is never shown). */
+            hasKey: boolean;
+            include: components["schemas"]["AgentLlmInclude"][];
+            /** Format: date-time */
+            updatedAt?: string;
+        };
+        AgentLlmConfigInput: {
+            enabled: boolean;
+            /**
+             * Format: uri
+             * @description Base URL; the server POSTs to `{endpoint}/chat/completions`.
+             */
+            endpoint: string;
+            model: string;
+            key?: string;
+            include?: components["schemas"]["AgentLlmInclude"][];
+        };
+        AgentKindList: {
+            items: components["schemas"]["AgentKind"][];
         };
         /** @description `data` of one event of `GET /api/agents/jobs/{jobId}/events`. */
         AgentJobEvent: {
             /** @enum {string} */
-            type: "job.status" | "message" | "tool" | "proposal" | "end";
+            type: "job.status" | "progress" | "log" | "proposal" | "end";
             /** Format: uuid */
             jobId: string;
             /** Format: date-time */
@@ -3656,46 +3751,63 @@ export interface components {
             /** Format: int64 */
             sequence: number;
             status?: components["schemas"]["JobStatus"];
+            progress?: number;
             message?: string;
-            tool?: string;
             /** Format: uuid */
             proposalId?: string;
         };
         /** @enum {string} */
-        ProposalStatus: "pending" | "accepted" | "rejected";
-        ProposalChange: {
-            path: string;
-            /** @enum {string} */
-            change: "add" | "modify" | "delete";
-            /** @description Content before; absent for add. */
-            before?: string;
-            /** @description Content after; absent for delete. */
-            after?: string;
-            /** @description Unified diff. */
-            diff: string;
+        ProposalStatus: "pending" | "verified" | "accepted" | "rejected" | "stale";
+        /** @enum {string} */
+        ProposalKind: "feature_patch" | "baseline_update" | "quarantine" | "classification";
+        /** @description What the proposal changes or is about. */
+        ProposalTarget: {
+            featurePath?: string;
+            /** @description The feature's ETag when the proposal was made; accept applies with If-Match against it. */
+            etag?: string;
+            /** @description Scenario identity (feature path, name, example row). */
+            scenario?: string;
+            scenarioName?: string;
+            /** Format: uuid */
+            runId?: string;
+            /** @description Baseline name of a baseline update. */
+            baseline?: string;
         };
         Proposal: {
             /** Format: uuid */
             id: string;
-            /** Format: uuid */
-            jobId: string;
+            /**
+             * Format: uuid
+             * @description The agent job that made it; absent for inbox items from runs (baselines, heals).
+             */
+            jobId?: string;
             project: string;
+            kind: components["schemas"]["ProposalKind"];
             status: components["schemas"]["ProposalStatus"];
             title: string;
-            summary?: string;
-            changes: components["schemas"]["ProposalChange"][];
+            target: components["schemas"]["ProposalTarget"];
+            /** @description Unified diff of a feature patch. */
+            diff?: string;
+            /** @description What the proposal rests on (failing step, cluster, similar failures with scores, heal scores...). */
+            evidence: {
+                [key: string]: unknown;
+            };
+            confidence: number;
             decidedBy?: components["schemas"]["UserSummary"];
             /** Format: date-time */
             decidedAt?: string;
-            /** @description Comment or reason of the decision. */
-            comment?: string;
+            /** @description Reason of a rejection. */
+            reason?: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
         };
         ProposalDecision: {
-            comment?: string;
+            /** @description Required to reject. */
+            reason?: string;
+            /** @description Accept a proposal that is not verified (instance admins only). */
+            force?: boolean;
         };
         /** @description A page of AgentJob records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page. */
         AgentJobList: {
@@ -7230,6 +7342,82 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    listAgentKinds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Kinds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentKindList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getAgentLlmConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentLlmConfig"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    putAgentLlmConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentLlmConfigInput"];
+            };
+        };
+        responses: {
+            /** @description The configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentLlmConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     listAgentJobs: {
         parameters: {
             query?: {
@@ -7389,6 +7577,8 @@ export interface operations {
                 cursor?: components["parameters"]["Cursor"];
                 project?: string;
                 status?: components["schemas"]["ProposalStatus"];
+                kind?: components["schemas"]["ProposalKind"];
+                minConfidence?: number;
                 jobId?: string;
             };
             header?: never;

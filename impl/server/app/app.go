@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/agents"
 	"github.com/sdods/sdods/impl/server/authz"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/egress"
@@ -51,6 +52,8 @@ type App struct {
 	// Jobs is the River client of the process's background work (impl/server/jobs), started by
 	// Start.
 	Jobs *jobs.Client
+	// Agents works agent jobs (on Jobs) and streams their events.
+	Agents *agents.Service
 	// Egress is the policy of what steps and Git integrations may reach; whoever serves Handler
 	// adds its listener with DenyListener.
 	Egress *egress.Policy
@@ -105,6 +108,7 @@ func newEgress(ctx context.Context, cfg Config) (*egress.Policy, error) {
 // them to stop.
 func (a *App) Start(ctx context.Context) (wait func()) {
 	waitRuns := a.Runs.Start(ctx)
+	a.Agents.Start(ctx)
 	stopped := make(chan struct{})
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		a.Log.Error("jobs: not started", "error", err)
@@ -181,7 +185,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	sched := schedules.New(st, rs, log, schedules.Config{ProcessID: rs.WorkerID()})
 	sched.Register(reg)
 	m := metrics.New(st.Pool, rs)
-	h, err := newHandler(cfg, log, st, box, blobs, rs, sched, pol, m)
+	ag := newAgents(st, box, log, rs.WorkerID(), reg)
+	h, err := newHandler(cfg, log, st, box, blobs, rs, sched, ag, pol, m)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -200,10 +205,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if ident, err := identity.New(st, identity.DefaultThrottle); err == nil {
 		startup.SetupRequired, _ = ident.SetupRequired(ctx)
 	}
-	return &App{Handler: h, Store: st, Log: log, Runs: rs, Schedules: sched, Jobs: jc, Egress: pol, Startup: startup, Metrics: m}, nil
+	return &App{Handler: h, Store: st, Log: log, Runs: rs, Schedules: sched, Jobs: jc, Agents: ag, Egress: pol, Startup: startup, Metrics: m}, nil
 }
 
-func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, sched *schedules.Service, pol *egress.Policy, m *metrics.Metrics) (http.Handler, error) {
+func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box, blobs blob.Store, rs *runs.Service, sched *schedules.Service, ag *agents.Service, pol *egress.Policy, m *metrics.Metrics) (http.Handler, error) {
 	doc, err := serverapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi/server.yaml: %w", err)
@@ -232,7 +237,7 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 	git, webhook := integrations.Git{AllowLocal: cfg.GitAllowLocal, Egress: pol, Log: log}, integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}
 	api := httpapi.NewServer(httpapi.Deps{MCP: mcpSrv, Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
 		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: git, Egress: pol,
-		Webhook: webhook, Steps: stepLibrary{}, Runs: rs, Schedules: sched, Metrics: m,
+		Webhook: webhook, Steps: stepLibrary{}, Runs: rs, Schedules: sched, Metrics: m, Agents: ag,
 		Services: newServices(serviceDeps{Store: st, Secrets: box, Steps: stepLibrary{}, Git: git, Webhook: webhook, Blobs: blobs, Log: log})})
 	routes := mcpSrv.Routes(httpapi.Routes(api, log))
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,

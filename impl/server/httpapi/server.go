@@ -12,6 +12,7 @@ import (
 
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/gen/serverstub"
+	"github.com/sdods/sdods/impl/server/agents"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/authz"
 	"github.com/sdods/sdods/impl/server/blob"
@@ -38,6 +39,8 @@ type Deps struct {
 	Enforcer *authz.Enforcer
 	// Runs queues, cancels and streams runs.
 	Runs *runs.Service
+	// Agents creates, cancels and streams agent jobs and decides proposals.
+	Agents *agents.Service
 	// Secrets seals and opens secret values at rest.
 	Secrets *secrets.Box
 	// Blobs holds dataset content.

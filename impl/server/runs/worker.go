@@ -234,6 +234,14 @@ func (s *Service) load(ctx context.Context, r db.Run) (runner.Run, error) {
 	for _, f := range features {
 		in.Features[f.Path] = f.Content
 	}
+	// A verification run (impl/server/agents) executes patched contents, not the saved ones.
+	overrides, err := s.st.ListRunFeatureOverrides(ctx, r.ID)
+	if err != nil {
+		return in, fmt.Errorf("load feature overrides: %w", err)
+	}
+	for _, o := range overrides {
+		in.Features[o.Path] = o.Content
+	}
 	// Quarantined scenarios still run, tagged @quarantined (docs/stats.md, Quarantine).
 	held, err := s.st.ActiveQuarantineIdentities(ctx, r.ProjectID)
 	if err != nil {

@@ -82,7 +82,8 @@ func TestMigrationsIncludeRiver(t *testing.T) {
 	if err := store.MigrateDown(dbURL, 1); err != nil {
 		t.Fatal(err)
 	}
-	if v2, err := store.MigrationVersion(dbURL); err != nil || v2.River != v.River || v2.Version != v.Version-1 {
+	if v2, err := store.MigrationVersion(dbURL); err != nil || v2.River != v.River || v2.Version >= v.Version || v2.Version == 0 {
+		// Migration numbers are assigned per branch, so there may be gaps: down 1 goes to the previous one.
 		t.Fatalf("down 1: %+v, err %v; want only ours reverted", v2, err)
 	}
 	if err := store.MigrateDown(dbURL, 0); err != nil {

@@ -1,0 +1,251 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/redact"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// llmKeyAD binds the sealed key to its use.
+const llmKeyAD = "agents:llm:key"
+
+// LLMConfig is the llm kind's configuration as shown (never the key).
+type LLMConfig struct {
+	Enabled   bool
+	Endpoint  string
+	Model     string
+	HasKey    bool
+	Include   []string
+	UpdatedAt *time.Time
+}
+
+// LLMConfigInput is what an instance admin sets; an empty Key keeps the stored one.
+type LLMConfigInput struct {
+	Enabled         bool
+	Endpoint, Model string
+	Key             string
+	Include         []string
+	By              uuid.NullUUID
+}
+
+// GetLLMConfig returns the configuration (disabled when none was ever set).
+func (s *Service) GetLLMConfig(ctx context.Context) (LLMConfig, error) {
+	c, err := s.st.GetLlmConfig(ctx)
+	if store.IsNotFound(err) {
+		return LLMConfig{Include: []string{"failingStep", "message"}}, nil
+	}
+	if err != nil {
+		return LLMConfig{}, err
+	}
+	return LLMConfig{Enabled: c.Enabled, Endpoint: c.Endpoint, Model: c.Model, HasKey: c.KeySealed != nil, Include: c.Include, UpdatedAt: &c.UpdatedAt}, nil
+}
+
+// PutLLMConfig stores the configuration, the key sealed, and audits it (without the key).
+func (s *Service) PutLLMConfig(ctx context.Context, in LLMConfigInput) (LLMConfig, error) {
+	if !strings.HasPrefix(in.Endpoint, "http://") && !strings.HasPrefix(in.Endpoint, "https://") {
+		return LLMConfig{}, apierr.New(apierr.ValidationFailed, "the endpoint is not an http(s) URL", "body member /endpoint: for example https://api.example.com/v1")
+	}
+	var sealed *string
+	if in.Key != "" {
+		k, err := s.box.SealString(in.Key, llmKeyAD)
+		if err != nil {
+			return LLMConfig{}, err
+		}
+		sealed = &k
+	}
+	if in.Include == nil {
+		in.Include = []string{"failingStep", "message"}
+	}
+	err := s.st.WithTx(ctx, func(q *db.Queries) error {
+		c, err := q.PutLlmConfig(ctx, db.PutLlmConfigParams{Enabled: in.Enabled, Endpoint: strings.TrimRight(in.Endpoint, "/"), Model: in.Model, KeySealed: sealed,
+			Include: in.Include, UpdatedBy: in.By})
+		if err != nil {
+			return err
+		}
+		if c.Enabled && c.KeySealed == nil {
+			return apierr.New(apierr.ValidationFailed, "the llm agent needs a key to be enabled", "body member /key")
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "agent_llm_config", Name: c.Model}, map[string]any{"enabled": c.Enabled, "endpoint": c.Endpoint,
+			"model": c.Model, "include": c.Include, "keyChanged": sealed != nil})
+	})
+	if err != nil {
+		return LLMConfig{}, err
+	}
+	return s.GetLLMConfig(ctx)
+}
+
+// LLM summarises a failed run through the configured OpenAI-compatible endpoint.
+func LLM(s *Service) *Kind {
+	return &Kind{
+		Name: "llm",
+		Description: "Summarises a failed run with an OpenAI-compatible model an instance admin configured (PUT /api/agents/llm); the prompt holds only what the admin allows, " +
+			"redacted of the project's secrets; time and token budgets per job. Off until configured.",
+		Scopes: []string{"agents:write", "runs:read"},
+		InputSchema: map[string]any{"type": "object", "required": []string{"runId"}, "additionalProperties": false,
+			"properties": map[string]any{"runId": map[string]any{"type": "string", "format": "uuid", "description": "the failed run"}}},
+		Enabled: func(ctx context.Context) bool {
+			c, err := s.GetLLMConfig(ctx)
+			return err == nil && c.Enabled && c.HasKey
+		},
+		Run: func(ctx context.Context, j *Job) error { return runLLM(ctx, s, j) },
+	}
+}
+
+func runLLM(ctx context.Context, s *Service, j *Job) error {
+	cfg, err := s.st.GetLlmConfig(ctx)
+	if err != nil || !cfg.Enabled || cfg.KeySealed == nil {
+		return fmt.Errorf("the llm agent is not configured")
+	}
+	key, err := s.box.OpenString(*cfg.KeySealed, llmKeyAD)
+	if err != nil {
+		return fmt.Errorf("the llm key cannot be opened (was the server key changed?)")
+	}
+	runID, err := uuid.Parse(j.Input.RunID)
+	if err != nil {
+		return fmt.Errorf("input.runId is not a run id")
+	}
+	q := j.Queries()
+	run, err := q.GetRun(ctx, runID)
+	if store.IsNotFound(err) || (err == nil && run.Run.ProjectID != j.Row.ProjectID) {
+		return fmt.Errorf("run %s not found in the job's project", runID)
+	}
+	if err != nil {
+		return err
+	}
+	red, err := s.projectRedactor(ctx, j.Row.ProjectID, key)
+	if err != nil {
+		return err
+	}
+	failures, err := q.TriageFailures(ctx, runID)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run %s of project %s ended %s with %d failing scenario(s).\n", runID, run.ProjectSlug, run.Run.Status, len(failures))
+	for _, f := range failures {
+		fmt.Fprintf(&b, "\nScenario %q (%s):\n", f.Name, f.FeaturePath)
+		if slices.Contains(cfg.Include, "failingStep") {
+			fmt.Fprintf(&b, "failing step: %s%s\n", f.StepKeyword, f.StepText)
+		}
+		if slices.Contains(cfg.Include, "message") {
+			fmt.Fprintf(&b, "error: %s\n", f.Message)
+		}
+		if slices.Contains(cfg.Include, "steps") {
+			steps, err := q.GetRunScenario(ctx, db.GetRunScenarioParams{RunID: runID, ID: f.ID})
+			if err == nil {
+				var list []struct{ Keyword, Text, Status string }
+				_ = json.Unmarshal(steps.Steps, &list)
+				for _, st := range list {
+					fmt.Fprintf(&b, "  [%s] %s%s\n", st.Status, st.Keyword, st.Text)
+				}
+			}
+		}
+	}
+	prompt := red.String(b.String())
+	sum := sha256.Sum256([]byte(prompt))
+	promptHash := hex.EncodeToString(sum[:])
+	remaining := 0
+	if j.Row.MaxTokens != nil {
+		remaining = int(*j.Row.MaxTokens) - j.tokens()
+	}
+	if remaining <= 0 {
+		return fmt.Errorf("%w: the token budget is spent before the first call", ErrBudget)
+	}
+	if err := j.Log(ctx, "asking %s (prompt sha256 %s, %d bytes)", cfg.Model, promptHash, len(prompt)); err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]any{"model": cfg.Model, "max_tokens": remaining, "messages": []map[string]string{
+		{"role": "system", "content": "You triage failed end-to-end test runs. Summarise why the run failed and what to change, in a few sentences."},
+		{"role": "user", "content": prompt}}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Endpoint+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("the llm endpoint did not answer: %s", red.String(err.Error()))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the llm endpoint answered %d", resp.StatusCode)
+	}
+	var out struct {
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			TotalTokens int `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Choices) == 0 {
+		return fmt.Errorf("the llm endpoint's answer is not a chat completion")
+	}
+	if err := j.UseTokens(out.Usage.TotalTokens); err != nil {
+		return err
+	}
+	summary := red.String(strings.TrimSpace(out.Choices[0].Message.Content))
+	if len(summary) > 4000 {
+		summary = summary[:4000]
+	}
+	if _, err := j.Propose(ctx, Draft{Kind: "classification", Title: "llm summary of run " + runID.String(),
+		Target: map[string]any{"runId": runID}, Evidence: map[string]any{"model": cfg.Model, "promptSha256": promptHash, "summary": summary,
+			"tokens": out.Usage.TotalTokens, "include": cfg.Include}, Confidence: 0.5}); err != nil {
+		return err
+	}
+	j.Summarize(summary)
+	return nil
+}
+
+// projectRedactor hides the project's secret variables (every environment) and the llm key.
+func (s *Service) projectRedactor(ctx context.Context, project uuid.UUID, key string) (*redact.Redactor, error) {
+	envs, err := s.st.ProjectEnvironments(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	vals := []string{key}
+	for _, e := range envs {
+		vars, err := projects.DecodeVariables(e.Variables)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vars {
+			if !v.Secret {
+				continue
+			}
+			pt, err := s.box.OpenString(v.Value, projects.VariableAD(e.ProjectID, e.Name, v.Name))
+			if err != nil {
+				return nil, fmt.Errorf("environment %s variable %s cannot be opened", e.Name, v.Name)
+			}
+			vals = append(vals, pt)
+		}
+	}
+	return redact.New(vals, nil), nil
+}

@@ -1,0 +1,318 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// Scope bounds what a caller sees: every workspace, or the listed ones.
+type Scope struct {
+	AllWorkspaces bool
+	WorkspaceIDs  []uuid.UUID
+}
+
+// JobFilter selects jobs.
+type JobFilter struct {
+	Project, Status, Kind *string
+	BeforeAt              *time.Time
+	BeforeID              uuid.UUID
+	Limit                 int
+}
+
+// JobView is a job with its project's slug and workspace.
+type JobView struct {
+	db.AgentJob
+	ProjectSlug string
+	WorkspaceID uuid.UUID
+}
+
+// ProposalView is a proposal with its project's slug and workspace.
+type ProposalView struct {
+	db.Proposal
+	ProjectSlug string
+	WorkspaceID uuid.UUID
+}
+
+// ScopeOf is the scope of a caller: every workspace for an instance admin, else the user's.
+func (s *Service) ScopeOf(ctx context.Context, admin bool, user uuid.UUID) (Scope, error) {
+	if admin {
+		return Scope{AllWorkspaces: true}, nil
+	}
+	ids, err := s.st.UserWorkspaceIDs(ctx, user)
+	return Scope{WorkspaceIDs: ids}, err
+}
+
+// GetJob returns a job with its project and workspace (not found as apierr.NotFound).
+func (s *Service) GetJob(ctx context.Context, id uuid.UUID) (JobView, error) {
+	r, err := s.st.GetAgentJob(ctx, id)
+	if store.IsNotFound(err) {
+		return JobView{}, apierr.New(apierr.NotFound, "agent job "+id.String()+" not found", "list jobs with GET /api/agents/jobs")
+	}
+	return JobView{AgentJob: db.AgentJob{ID: r.ID, ProjectID: r.ProjectID, Kind: r.Kind, Status: r.Status, Input: r.Input, MaxSeconds: r.MaxSeconds,
+		MaxTokens: r.MaxTokens, TokensUsed: r.TokensUsed, Progress: r.Progress, Summary: r.Summary, Error: r.Error, CancelRequested: r.CancelRequested,
+		WorkerID: r.WorkerID, HeartbeatAt: r.HeartbeatAt, LastSeq: r.LastSeq, ActorKind: r.ActorKind, ActorID: r.ActorID, ActorName: r.ActorName,
+		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt},
+		ProjectSlug: r.ProjectSlug, WorkspaceID: r.WorkspaceID}, err
+}
+
+// ListJobs lists jobs in scope, newest first.
+func (s *Service) ListJobs(ctx context.Context, sc Scope, f JobFilter) ([]JobView, error) {
+	rows, err := s.st.ListAgentJobs(ctx, db.ListAgentJobsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Project: f.Project,
+		Status: f.Status, Kind: f.Kind, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit)})
+	out := make([]JobView, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, JobView{AgentJob: db.AgentJob{ID: r.ID, ProjectID: r.ProjectID, Kind: r.Kind, Status: r.Status, Input: r.Input, MaxSeconds: r.MaxSeconds,
+			MaxTokens: r.MaxTokens, TokensUsed: r.TokensUsed, Progress: r.Progress, Summary: r.Summary, Error: r.Error, CancelRequested: r.CancelRequested,
+			WorkerID: r.WorkerID, HeartbeatAt: r.HeartbeatAt, LastSeq: r.LastSeq, ActorKind: r.ActorKind, ActorID: r.ActorID, ActorName: r.ActorName,
+			CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}, ProjectSlug: r.ProjectSlug})
+	}
+	return out, err
+}
+
+// ProposalIDs lists the proposals a job made.
+func (s *Service) ProposalIDs(ctx context.Context, job uuid.UUID) ([]uuid.UUID, error) {
+	return s.st.ListJobProposalIDs(ctx, uuid.NullUUID{UUID: job, Valid: true})
+}
+
+// ProposalFilter selects proposals.
+type ProposalFilter struct {
+	Project, Status, Kind *string
+	JobID                 uuid.NullUUID
+	MinConfidence         float32
+	BeforeAt              *time.Time
+	BeforeID              uuid.UUID
+	Limit                 int
+}
+
+// ListProposals lists proposals in scope, newest first.
+func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) ([]ProposalView, error) {
+	rows, err := s.st.ListProposals(ctx, db.ListProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Project: f.Project,
+		Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit)})
+	out := make([]ProposalView, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, ProposalView{Proposal: db.Proposal{ID: r.ID, ProjectID: r.ProjectID, JobID: r.JobID, Kind: r.Kind, Status: r.Status, Title: r.Title,
+			Target: r.Target, Diff: r.Diff, Evidence: r.Evidence, Confidence: r.Confidence, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt, Reason: r.Reason,
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug})
+	}
+	return out, err
+}
+
+// Decider returns a user who created a job or decided a proposal (ok false when unknown).
+func (s *Service) Decider(ctx context.Context, id uuid.UUID) (db.User, bool) {
+	u, err := s.st.GetUser(ctx, id)
+	return u, err == nil
+}
+
+// GetProposal returns a proposal with its project and workspace.
+func (s *Service) GetProposal(ctx context.Context, id uuid.UUID) (ProposalView, error) {
+	r, err := s.st.GetProposal(ctx, id)
+	if store.IsNotFound(err) {
+		return ProposalView{}, apierr.New(apierr.NotFound, "proposal "+id.String()+" not found", "list proposals with GET /api/proposals")
+	}
+	return ProposalView{Proposal: db.Proposal{ID: r.ID, ProjectID: r.ProjectID, JobID: r.JobID, Kind: r.Kind, Status: r.Status, Title: r.Title,
+		Target: r.Target, Diff: r.Diff, Evidence: r.Evidence, Confidence: r.Confidence, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt, Reason: r.Reason,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug, WorkspaceID: r.WorkspaceID}, err
+}
+
+// Decision is a person's decision on a proposal.
+type Decision struct {
+	By     uuid.NullUUID
+	Reason string
+	Force  bool
+	// Admin is set when the decider is an instance admin (force needs it).
+	Admin bool
+}
+
+// Target is a proposal's target as stored.
+type Target struct {
+	FeaturePath  string     `json:"featurePath,omitempty"`
+	Etag         string     `json:"etag,omitempty"`
+	Scenario     string     `json:"scenario,omitempty"`
+	ScenarioName string     `json:"scenarioName,omitempty"`
+	ExampleRow   *int32     `json:"exampleRow,omitempty"`
+	RunID        *uuid.UUID `json:"runId,omitempty"`
+	Baseline     string     `json:"baseline,omitempty"`
+}
+
+// Accept applies a proposal and records who accepted it, atomically. Only a verified proposal
+// is accepted unless d.Force by an instance admin; a classification needs no verification (it
+// changes nothing but the record).
+func (s *Service) Accept(ctx context.Context, id uuid.UUID, d Decision) (ProposalView, error) {
+	if d.Force && !d.Admin {
+		return ProposalView{}, apierr.New(apierr.Forbidden, "only an instance admin can force an unverified proposal", "wait for the verification, or ask an instance admin")
+	}
+	err := s.st.WithTx(ctx, func(q *db.Queries) error {
+		p, err := q.LockProposal(ctx, id)
+		if store.IsNotFound(err) {
+			return acceptCheck(ctx, q, id, d)
+		}
+		if err != nil {
+			return err
+		}
+		if p.Status == "accepted" || p.Status == "rejected" || p.Status == "stale" {
+			return apierr.New(apierr.Conflict, "the proposal is already "+p.Status, "only pending and verified proposals can be decided")
+		}
+		if p.Status != "verified" && p.Kind != "classification" && !d.Force {
+			return apierr.New(apierr.Conflict, "the proposal is not verified", "accept it once it is verified, or (instance admins) pass force")
+		}
+		var t Target
+		_ = json.Unmarshal(p.Target, &t)
+		detail := map[string]any{"kind": p.Kind, "force": d.Force, "wasStatus": p.Status}
+		switch p.Kind {
+		case "quarantine":
+			var ev struct {
+				Owner         string `json:"owner"`
+				ExpiresInDays int    `json:"expiresInDays"`
+			}
+			_ = json.Unmarshal(p.Evidence, &ev)
+			exp := time.Now().Add(time.Duration(max(ev.ExpiresInDays, 1)) * 24 * time.Hour)
+			owner := strings.TrimSpace(ev.Owner)
+			if owner == "" {
+				owner = "unassigned"
+			}
+			qr, err := q.CreateQuarantine(ctx, db.CreateQuarantineParams{ProjectID: p.ProjectID, FeaturePath: t.FeaturePath, Name: t.ScenarioName, ExampleRow: t.ExampleRow,
+				Owner: owner, Reason: "accepted proposal " + p.ID.String() + ": " + p.Title, ExpiresAt: &exp, CreatedBy: d.By})
+			if store.IsUniqueViolation(err) {
+				return apierr.Wrap(err, apierr.Conflict, "the scenario is already quarantined", "reject the proposal, or release the quarantine first")
+			}
+			if err != nil {
+				return err
+			}
+			detail["quarantineId"] = qr.ID
+		case "feature_patch":
+			if p.ContentAfter == nil {
+				return apierr.New(apierr.Unprocessable, "the patch has no content to apply", "re-run the heal job")
+			}
+			saved, ok, err := applyPatch(ctx, q, p.ProjectID, t.FeaturePath, t.Etag, *p.ContentAfter)
+			if err != nil {
+				return apierr.Wrap(err, apierr.Unprocessable, "the patch no longer applies: "+err.Error(), "re-run the heal job")
+			}
+			if !ok {
+				return errStale
+			}
+			detail["featureEtag"] = saved.Etag
+			detail["featurePath"] = t.FeaturePath
+		case "classification":
+		default:
+			return apierr.New(apierr.Unprocessable, "accepting a "+p.Kind+" proposal is not supported by this server", "reject it, or apply the change by hand")
+		}
+		_, err = q.DecideProposal(ctx, db.DecideProposalParams{ID: id, Status: "accepted", DecidedBy: d.By, Reason: nonEmpty(d.Reason)})
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "proposal", ID: id.String(), Name: p.Title}, detail)
+	})
+	if errors.Is(err, errStale) {
+		// The feature changed since the proposal was made: it can never apply again.
+		if e := s.st.WithTx(ctx, func(q *db.Queries) error {
+			if err := q.MarkProposalStale(ctx, id); err != nil {
+				return err
+			}
+			return audit.Record(ctx, q, audit.Target{Kind: "proposal", ID: id.String()}, map[string]any{"status": "stale"})
+		}); e != nil {
+			return ProposalView{}, e
+		}
+		return ProposalView{}, apierr.New(apierr.Conflict, "the feature changed since the proposal was made (If-Match failed); the proposal is now stale",
+			"re-run the job that made it against the current feature")
+	}
+	if err != nil {
+		return ProposalView{}, err
+	}
+	return s.GetProposal(ctx, id)
+}
+
+var errStale = errors.New("stale")
+
+// Reject records the decision and its reason (required).
+func (s *Service) Reject(ctx context.Context, id uuid.UUID, d Decision) (ProposalView, error) {
+	if strings.TrimSpace(d.Reason) == "" {
+		return ProposalView{}, apierr.New(apierr.ValidationFailed, "a rejection needs a reason", "body member /reason: say why, so the agents learn from it")
+	}
+	err := s.st.WithTx(ctx, func(q *db.Queries) error {
+		p, err := q.LockProposal(ctx, id)
+		if store.IsNotFound(err) {
+			return rejectCheck(ctx, q, id, d)
+		}
+		if err != nil {
+			return err
+		}
+		if p.Status == "accepted" || p.Status == "rejected" || p.Status == "stale" {
+			return apierr.New(apierr.Conflict, "the proposal is already "+p.Status, "only pending and verified proposals can be decided")
+		}
+		_, err = q.DecideProposal(ctx, db.DecideProposalParams{ID: id, Status: "rejected", DecidedBy: d.By, Reason: &d.Reason})
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, q, audit.Target{Kind: "proposal", ID: id.String(), Name: p.Title}, map[string]any{"kind": p.Kind, "reason": d.Reason})
+	})
+	if err != nil {
+		return ProposalView{}, err
+	}
+	return s.GetProposal(ctx, id)
+}
+
+// acceptCheck promotes a visual check's capture to its baseline, as POST
+// /api/runs/{runId}/baselines/accept does, and marks the check accepted.
+func acceptCheck(ctx context.Context, q *db.Queries, id uuid.UUID, d Decision) error {
+	c, err := q.LockVisualCheck(ctx, id)
+	if store.IsNotFound(err) {
+		return apierr.New(apierr.NotFound, "proposal "+id.String()+" not found", "list proposals with GET /api/proposals")
+	}
+	if err != nil {
+		return err
+	}
+	if c.Status == "accepted" || c.Rejected {
+		return apierr.New(apierr.Conflict, "the baseline update is already decided", "only pending baseline updates can be decided")
+	}
+	if err := q.AcceptBaseline(ctx, db.AcceptBaselineParams{ProjectID: c.ProjectID, Name: c.Name, Browser: c.Browser, Viewport: c.Viewport,
+		MediaType: c.ActualMediaType, SizeBytes: c.ActualSizeBytes, Sha256: c.ActualSha256, BlobKey: c.ActualBlobKey,
+		SourceRunID: uuid.NullUUID{UUID: c.RunID, Valid: true}, AcceptedBy: d.By}); err != nil {
+		return err
+	}
+	if err := q.MarkVisualChecksAccepted(ctx, db.MarkVisualChecksAcceptedParams{Ids: []uuid.UUID{c.ID}, AcceptedBy: d.By}); err != nil {
+		return err
+	}
+	return audit.Record(ctx, q, audit.Target{Kind: "baseline", ID: c.ID.String(), Name: c.Name}, map[string]any{"runId": c.RunID, "browser": c.Browser, "viewport": c.Viewport})
+}
+
+// rejectCheck records the rejection of a visual check's capture; the baseline stays.
+func rejectCheck(ctx context.Context, q *db.Queries, id uuid.UUID, d Decision) error {
+	c, err := q.LockVisualCheck(ctx, id)
+	if store.IsNotFound(err) {
+		return apierr.New(apierr.NotFound, "proposal "+id.String()+" not found", "list proposals with GET /api/proposals")
+	}
+	if err != nil {
+		return err
+	}
+	if c.Status == "accepted" || c.Rejected {
+		return apierr.New(apierr.Conflict, "the baseline update is already decided", "only pending baseline updates can be decided")
+	}
+	if err := q.RejectVisualCheck(ctx, db.RejectVisualCheckParams{CheckID: id, Reason: d.Reason, DecidedBy: d.By}); err != nil {
+		return err
+	}
+	return audit.Record(ctx, q, audit.Target{Kind: "baseline", ID: c.ID.String(), Name: c.Name}, map[string]any{"reason": d.Reason})
+}
+
+func nonEmpty(s string) *string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	return &s
+}
+
+func nonNilIDs(ids []uuid.UUID) []uuid.UUID {
+	if ids == nil {
+		return []uuid.UUID{}
+	}
+	return ids
+}
