@@ -73,6 +73,12 @@ WHERE EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = w.id AND 
 -- name: AppendRunEvent :exec
 INSERT INTO run_events (run_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5);
 
+-- name: AppendRunEvents :exec
+-- A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md).
+INSERT INTO run_events (run_id, seq, at, type, data)
+SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
+       unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb;
+
 -- name: SetRunLastSeq :exec
 UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $2;
 

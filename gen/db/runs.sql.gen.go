@@ -36,6 +36,32 @@ func (q *Queries) AppendRunEvent(ctx context.Context, arg AppendRunEventParams) 
 	return err
 }
 
+const appendRunEvents = `-- name: AppendRunEvents :exec
+INSERT INTO run_events (run_id, seq, at, type, data)
+SELECT $1::uuid, unnest($2::bigint[]), unnest($3::timestamptz[]),
+       unnest($4::text[]), unnest($5::text[])::jsonb
+`
+
+type AppendRunEventsParams struct {
+	RunID uuid.UUID
+	Seqs  []int64
+	Ats   []time.Time
+	Types []string
+	Datas []string
+}
+
+// A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md).
+func (q *Queries) AppendRunEvents(ctx context.Context, arg AppendRunEventsParams) error {
+	_, err := q.db.Exec(ctx, appendRunEvents,
+		arg.RunID,
+		arg.Seqs,
+		arg.Ats,
+		arg.Types,
+		arg.Datas,
+	)
+	return err
+}
+
 const claimQueuedRun = `-- name: ClaimQueuedRun :one
 UPDATE runs SET status = 'running', worker_id = $1, started_at = now(), heartbeat_at = now(), updated_at = now()
 WHERE id = $2 AND status = 'queued'

@@ -168,6 +168,7 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	if err == nil {
 		res, err = s.runner.Run(runCtx, in, snk)
 	}
+	snk.flush() // what the runner left buffered, before the run's status changes
 	// Leases end with the run, whatever happened.
 	bg, done := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer done()
