@@ -79,6 +79,11 @@ INSERT INTO run_events (run_id, seq, at, type, data)
 SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
        unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb;
 
+-- name: CommitEventsAsync :exec
+-- The transaction of an event batch commits without waiting for its WAL flush: a database crash
+-- may lose the last fraction of a second of events, never a later commit's (docs/runs.md).
+SELECT set_config('synchronous_commit', 'off', true);
+
 -- name: SetRunLastSeq :exec
 UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $2;
 

@@ -31,6 +31,9 @@ type Querier interface {
 	// it started, or started already): no row then, and the job has nothing to do.
 	ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) (Run, error)
 	ClearLoginFailures(ctx context.Context, key string) error
+	// The transaction of an event batch commits without waiting for its WAL flush: a database crash
+	// may lose the last fraction of a second of events, never a later commit's (docs/runs.md).
+	CommitEventsAsync(ctx context.Context) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
 	// Scheduled runs that ended failed, errored or timed out since the last that passed (and since failures_since).
 	ConsecutiveFailures(ctx context.Context, arg ConsecutiveFailuresParams) (int32, error)

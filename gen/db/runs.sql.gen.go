@@ -111,6 +111,17 @@ func (q *Queries) ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) 
 	return i, err
 }
 
+const commitEventsAsync = `-- name: CommitEventsAsync :exec
+SELECT set_config('synchronous_commit', 'off', true)
+`
+
+// The transaction of an event batch commits without waiting for its WAL flush: a database crash
+// may lose the last fraction of a second of events, never a later commit's (docs/runs.md).
+func (q *Queries) CommitEventsAsync(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, commitEventsAsync)
+	return err
+}
+
 const createArtifact = `-- name: CreateArtifact :one
 INSERT INTO artifacts (run_id, project_id, scenario_key, step_index, name, kind, media_type, size_bytes, sha256, blob_key)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)

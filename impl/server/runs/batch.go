@@ -102,6 +102,9 @@ func (k *sink) flush() {
 
 // write is one batch's transaction.
 func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer) error {
+	if err := q.CommitEventsAsync(ctx); err != nil {
+		return err
+	}
 	for _, p := range b.starts {
 		if err := q.StartRunScenario(ctx, p); err != nil {
 			return err
