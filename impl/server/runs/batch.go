@@ -16,7 +16,8 @@ import (
 // writes them in one transaction per batch — one multi-row INSERT of the events, the scenarios'
 // starts, steps in progress and results, the run's last sequence number and one NOTIFY. A batch
 // is written FlushEvery after its first event at the latest, at every scenario's end and with the
-// run's status events, so live viewers still see progress as it happens. Sequence numbers are
+// run's status events (a scenario's end starts a flush in the background, the run's status events
+// wait for theirs), so live viewers still see progress as it happens. Sequence numbers are
 // given under the sink's lock and batches are written one after the other, so the stored
 // sequence stays gap-free and ordered. If the process dies, the events of the batch not yet
 // written are the only ones lost (docs/runs.md).
@@ -45,6 +46,9 @@ type batcher struct {
 	mu    sync.Mutex
 	buf   eventBuffer
 	timer *time.Timer // armed while the buffer holds something
+	// due is set while a flush has been started in the background and has not yet taken the
+	// buffer: what is added meanwhile goes with it.
+	due bool
 	// flushMu makes batches commit one after the other, in sequence order.
 	flushMu sync.Mutex
 }
@@ -54,9 +58,21 @@ func (k *sink) queue(add func(b *eventBuffer)) {
 	k.b.mu.Lock()
 	add(&k.b.buf)
 	if k.b.timer == nil {
-		k.b.timer = time.AfterFunc(FlushEvery, k.flush)
+		k.b.timer = time.AfterFunc(FlushEvery, k.flushSoon)
 	}
 	k.b.mu.Unlock()
+}
+
+// flushSoon starts a flush in the background, unless one is about to take the buffer. While a
+// batch commits the runner goes on, and what it records meanwhile makes the next batch.
+func (k *sink) flushSoon() {
+	k.b.mu.Lock()
+	start := !k.b.due
+	k.b.due = true
+	k.b.mu.Unlock()
+	if start {
+		go k.flush()
+	}
 }
 
 // flush writes what is buffered in one transaction, with one NOTIFY. A batch that cannot be
@@ -67,6 +83,7 @@ func (k *sink) flush() {
 	k.b.mu.Lock()
 	buf := k.b.buf
 	k.b.buf = eventBuffer{}
+	k.b.due = false
 	if k.b.timer != nil {
 		k.b.timer.Stop()
 		k.b.timer = nil
@@ -96,7 +113,7 @@ func (k *sink) flush() {
 	}
 	k.b.buf = buf
 	if k.b.timer == nil {
-		k.b.timer = time.AfterFunc(FlushEvery, k.flush)
+		k.b.timer = time.AfterFunc(FlushEvery, k.flushSoon)
 	}
 }
 

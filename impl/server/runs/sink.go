@@ -75,8 +75,10 @@ func (k *sink) appendEvent(e apiEvent) {
 		b.seqs, b.ats, b.types, b.datas = append(b.seqs, k.seq), append(b.ats, now), append(b.types, e.Type), append(b.datas, string(data))
 	})
 	switch e.Type {
-	case "end", "run.status", "scenario.finished":
+	case "end", "run.status":
 		k.flush()
+	case "scenario.finished":
+		k.flushSoon()
 	}
 }
 
