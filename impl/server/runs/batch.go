@@ -94,7 +94,15 @@ func (k *sink) flush() {
 	}
 	ctx, cancel := k.ctx()
 	defer cancel()
-	err := k.s.st.WithTx(ctx, func(q *db.Queries) error { return k.write(ctx, q, &buf) })
+	err := k.s.st.WithTx(ctx, func(q *db.Queries) error {
+		// A batch commits without waiting for its WAL flush: a database crash may lose the last
+		// fraction of a second of events, never those a later synchronous commit (the run's end)
+		// follows.
+		if err := q.CommitEventsAsync(ctx); err != nil {
+			return err
+		}
+		return k.write(ctx, q, &buf)
+	})
 	if err == nil {
 		return
 	}
@@ -119,9 +127,6 @@ func (k *sink) flush() {
 
 // write is one batch's transaction.
 func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer) error {
-	if err := q.CommitEventsAsync(ctx); err != nil {
-		return err
-	}
 	for _, p := range b.starts {
 		if err := q.StartRunScenario(ctx, p); err != nil {
 			return err
@@ -149,4 +154,30 @@ func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer) error {
 	}
 	// Delivered when the batch commits; listeners read every event after their cursor.
 	return q.NotifyRunEvent(ctx, k.run.ID.String()+":"+strconv.FormatInt(last, 10))
+}
+
+// appendIn writes an event in the caller's transaction q, after what is buffered (written first,
+// in its own batch): the run's end commits with its final status. If q rolls back, call
+// unappend so that the sequence keeps no gap.
+func (k *sink) appendIn(ctx context.Context, q *db.Queries, e apiEvent) error {
+	k.flush()
+	k.b.flushMu.Lock()
+	defer k.b.flushMu.Unlock()
+	k.appendEvent0(e)
+	k.b.mu.Lock()
+	buf := k.b.buf
+	k.b.buf = eventBuffer{}
+	if k.b.timer != nil {
+		k.b.timer.Stop()
+		k.b.timer = nil
+	}
+	k.b.mu.Unlock()
+	return k.write(ctx, q, &buf)
+}
+
+// unappend forgets the event appendIn numbered, when its transaction did not commit.
+func (k *sink) unappend() {
+	k.b.mu.Lock()
+	k.seq--
+	k.b.mu.Unlock()
 }

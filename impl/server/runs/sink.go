@@ -62,6 +62,17 @@ func (k *sink) ctx() (context.Context, context.CancelFunc) {
 // appendEvent numbers an event and buffers it; the run's status events and its end are written
 // at once, with what was buffered before them.
 func (k *sink) appendEvent(e apiEvent) {
+	k.appendEvent0(e)
+	switch e.Type {
+	case "end", "run.status":
+		k.flush()
+	case "scenario.finished":
+		k.flushSoon()
+	}
+}
+
+// appendEvent0 numbers an event and buffers it.
+func (k *sink) appendEvent0(e apiEvent) {
 	now := time.Now().UTC()
 	k.queue(func(b *eventBuffer) {
 		k.seq++
@@ -74,12 +85,6 @@ func (k *sink) appendEvent(e apiEvent) {
 		data, _ := json.Marshal(ev)
 		b.seqs, b.ats, b.types, b.datas = append(b.seqs, k.seq), append(b.ats, now), append(b.types, e.Type), append(b.datas, string(data))
 	})
-	switch e.Type {
-	case "end", "run.status":
-		k.flush()
-	case "scenario.finished":
-		k.flushSoon()
-	}
 }
 
 // Emit implements runner.Events.
