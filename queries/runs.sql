@@ -95,6 +95,19 @@ INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_p
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, sqlc.narg('dataset'), 'unknown')
 ON CONFLICT (run_id, scenario_key) DO NOTHING;
 
+-- name: InsertRunScenarios :exec
+-- A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ''.
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
+SELECT u.id, sqlc.arg('run_id')::uuid, u.key, u.position, u.module, u.feature_path, u.feature_name, u.name, u.line,
+       ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), NULLIF(u.example_row, 0), NULLIF(u.dataset, ''), 'unknown'
+FROM (SELECT unnest(sqlc.arg('ids')::uuid[]) AS id, unnest(sqlc.arg('keys')::text[]) AS key,
+             unnest(sqlc.arg('positions')::int[]) AS position, unnest(sqlc.arg('modules')::text[]) AS module,
+             unnest(sqlc.arg('feature_paths')::text[]) AS feature_path, unnest(sqlc.arg('feature_names')::text[]) AS feature_name,
+             unnest(sqlc.arg('names')::text[]) AS name, unnest(sqlc.arg('lines')::int[]) AS line,
+             unnest(sqlc.arg('tags')::text[]) AS tags, unnest(sqlc.arg('example_rows')::int[]) AS example_row,
+             unnest(sqlc.arg('datasets')::text[]) AS dataset) u
+ON CONFLICT (run_id, scenario_key) DO NOTHING;
+
 -- name: StartRunScenario :exec
 UPDATE run_scenarios SET started_at = $3 WHERE run_id = $1 AND id = $2;
 

@@ -136,6 +136,8 @@ type Querier interface {
 	InsertPendingBaseline(ctx context.Context, arg InsertPendingBaselineParams) (VisualBaseline, error)
 	InsertRunIngest(ctx context.Context, arg InsertRunIngestParams) error
 	InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error
+	// A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ''.
+	InsertRunScenarios(ctx context.Context, arg InsertRunScenariosParams) error
 	InsertVisualCheck(ctx context.Context, arg InsertVisualCheckParams) (VisualCheck, error)
 	// The scenarios a lost worker was executing: their steps so far stay, the error says why they
 	// have no result.

@@ -518,6 +518,53 @@ func (q *Queries) InsertRunScenario(ctx context.Context, arg InsertRunScenarioPa
 	return err
 }
 
+const insertRunScenarios = `-- name: InsertRunScenarios :exec
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
+SELECT u.id, $1::uuid, u.key, u.position, u.module, u.feature_path, u.feature_name, u.name, u.line,
+       ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), NULLIF(u.example_row, 0), NULLIF(u.dataset, ''), 'unknown'
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS key,
+             unnest($4::int[]) AS position, unnest($5::text[]) AS module,
+             unnest($6::text[]) AS feature_path, unnest($7::text[]) AS feature_name,
+             unnest($8::text[]) AS name, unnest($9::int[]) AS line,
+             unnest($10::text[]) AS tags, unnest($11::int[]) AS example_row,
+             unnest($12::text[]) AS dataset) u
+ON CONFLICT (run_id, scenario_key) DO NOTHING
+`
+
+type InsertRunScenariosParams struct {
+	RunID        uuid.UUID
+	Ids          []uuid.UUID
+	Keys         []string
+	Positions    []int32
+	Modules      []string
+	FeaturePaths []string
+	FeatureNames []string
+	Names        []string
+	Lines        []int32
+	Tags         []string
+	ExampleRows  []int32
+	Datasets     []string
+}
+
+// A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ”.
+func (q *Queries) InsertRunScenarios(ctx context.Context, arg InsertRunScenariosParams) error {
+	_, err := q.db.Exec(ctx, insertRunScenarios,
+		arg.RunID,
+		arg.Ids,
+		arg.Keys,
+		arg.Positions,
+		arg.Modules,
+		arg.FeaturePaths,
+		arg.FeatureNames,
+		arg.Names,
+		arg.Lines,
+		arg.Tags,
+		arg.ExampleRows,
+		arg.Datasets,
+	)
+	return err
+}
+
 const interruptRunScenarios = `-- name: InterruptRunScenarios :exec
 UPDATE run_scenarios SET error = $2::jsonb, finished_at = now()
 WHERE run_id = $1 AND started_at IS NOT NULL AND finished_at IS NULL

@@ -98,7 +98,7 @@ func (k *sink) Emit(e runner.Event) {
 	}
 	switch e.Type {
 	case runner.EventRunStarted:
-		if err := k.s.st.WithTx(ctx, func(q *db.Queries) error { return k.insertScenarios(ctx, q, e.Run) }); err != nil {
+		if err := k.insertScenarios(ctx, k.s.st.Queries, e.Run); err != nil {
 			k.s.log.Error("runs: store scenarios", "error", err)
 		}
 		for _, p := range e.Run.Problems {
@@ -190,28 +190,28 @@ func (k *sink) saveSteps(_ context.Context, sc *scenarioState) {
 	})
 }
 
-// insertScenarios records the run's scenarios, in one transaction.
+// insertScenarios records the run's scenarios, in one statement.
 func (k *sink) insertScenarios(ctx context.Context, q *db.Queries, run *runner.RunStarted) error {
+	n := len(run.Scenarios)
+	p := db.InsertRunScenariosParams{RunID: k.run.ID, Ids: make([]uuid.UUID, n), Keys: make([]string, n), Positions: make([]int32, n),
+		Modules: make([]string, n), FeaturePaths: make([]string, n), FeatureNames: make([]string, n), Names: make([]string, n),
+		Lines: make([]int32, n), Tags: make([]string, n), ExampleRows: make([]int32, n), Datasets: make([]string, n)}
 	for i, ref := range run.Scenarios {
 		st := &scenarioState{id: uuid.New()}
 		if ref.Dataset != "" && ref.Row > 0 {
 			st.dataset, st.row = &ref.Dataset, ptr(ref.Row)
 		}
 		k.scenarios[ref.ID] = st
-		var row *int32
-		if ref.Row > 0 {
-			row = ptr(int32(ref.Row))
-		}
 		tags := ref.Tags
 		if tags == nil {
 			tags = []string{}
 		}
-		if err := q.InsertRunScenario(ctx, db.InsertRunScenarioParams{ID: st.id, RunID: k.run.ID, ScenarioKey: ref.ID, Position: int32(i),
-			Module: ref.Module, FeaturePath: ref.FeaturePath, FeatureName: ref.FeatureName, Name: ref.Name, Line: int32(ref.Line), Tags: tags, ExampleRow: row, Dataset: nonEmpty(ref.Dataset)}); err != nil {
-			return err
-		}
+		rawTags, _ := json.Marshal(tags)
+		p.Ids[i], p.Keys[i], p.Positions[i], p.Modules[i] = st.id, ref.ID, int32(i), ref.Module
+		p.FeaturePaths[i], p.FeatureNames[i], p.Names[i], p.Lines[i] = ref.FeaturePath, ref.FeatureName, ref.Name, int32(ref.Line)
+		p.Tags[i], p.ExampleRows[i], p.Datasets[i] = string(rawTags), int32(max(ref.Row, 0)), ref.Dataset
 	}
-	return nil
+	return q.InsertRunScenarios(ctx, p)
 }
 
 func step(sc *scenarioState, i *int) *serverapi.RunStep {
