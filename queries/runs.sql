@@ -74,10 +74,16 @@ WHERE EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = w.id AND 
 INSERT INTO run_events (run_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5);
 
 -- name: AppendRunEvents :exec
--- A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md).
-INSERT INTO run_events (run_id, seq, at, type, data)
-SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
-       unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb;
+-- A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md): the
+-- rows, the run's last sequence number, and one notification (delivered when the batch commits).
+WITH ins AS (
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
+         unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb
+), upd AS (
+  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+)
+SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text);
 
 -- name: CommitEventsAsync :exec
 -- The transaction of an event batch commits without waiting for its WAL flush: a database crash

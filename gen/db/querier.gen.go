@@ -22,7 +22,8 @@ type Querier interface {
 	AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Process, error)
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
 	AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error
-	// A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md).
+	// A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md): the
+	// rows, the run's last sequence number, and one notification (delivered when the batch commits).
 	AppendRunEvents(ctx context.Context, arg AppendRunEventsParams) error
 	BufferedFirings(ctx context.Context, scheduleID uuid.UUID) ([]ScheduleFiring, error)
 	// No worker executes an ingest-only run: cancelling it ends it at once.

@@ -37,27 +37,37 @@ func (q *Queries) AppendRunEvent(ctx context.Context, arg AppendRunEventParams) 
 }
 
 const appendRunEvents = `-- name: AppendRunEvents :exec
-INSERT INTO run_events (run_id, seq, at, type, data)
-SELECT $1::uuid, unnest($2::bigint[]), unnest($3::timestamptz[]),
-       unnest($4::text[]), unnest($5::text[])::jsonb
+WITH ins AS (
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT $2::uuid, unnest($3::bigint[]), unnest($4::timestamptz[]),
+         unnest($5::text[]), unnest($6::text[])::jsonb
+), upd AS (
+  UPDATE runs SET last_seq = $7::bigint WHERE id = $2::uuid AND last_seq < $7::bigint
+)
+SELECT pg_notify('sdods_run_events', $1::text)
 `
 
 type AppendRunEventsParams struct {
-	RunID uuid.UUID
-	Seqs  []int64
-	Ats   []time.Time
-	Types []string
-	Datas []string
+	Payload string
+	RunID   uuid.UUID
+	Seqs    []int64
+	Ats     []time.Time
+	Types   []string
+	Datas   []string
+	LastSeq int64
 }
 
-// A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md).
+// A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md): the
+// rows, the run's last sequence number, and one notification (delivered when the batch commits).
 func (q *Queries) AppendRunEvents(ctx context.Context, arg AppendRunEventsParams) error {
 	_, err := q.db.Exec(ctx, appendRunEvents,
+		arg.Payload,
 		arg.RunID,
 		arg.Seqs,
 		arg.Ats,
 		arg.Types,
 		arg.Datas,
+		arg.LastSeq,
 	)
 	return err
 }

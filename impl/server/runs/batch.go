@@ -145,15 +145,10 @@ func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer) error {
 	if len(b.seqs) == 0 {
 		return nil
 	}
-	if err := q.AppendRunEvents(ctx, db.AppendRunEventsParams{RunID: k.run.ID, Seqs: b.seqs, Ats: b.ats, Types: b.types, Datas: b.datas}); err != nil {
-		return err
-	}
 	last := b.seqs[len(b.seqs)-1]
-	if err := q.SetRunLastSeq(ctx, db.SetRunLastSeqParams{ID: k.run.ID, LastSeq: last}); err != nil {
-		return err
-	}
-	// Delivered when the batch commits; listeners read every event after their cursor.
-	return q.NotifyRunEvent(ctx, k.run.ID.String()+":"+strconv.FormatInt(last, 10))
+	// Listeners read every event after their cursor: one notification for the batch.
+	return q.AppendRunEvents(ctx, db.AppendRunEventsParams{RunID: k.run.ID, Seqs: b.seqs, Ats: b.ats, Types: b.types, Datas: b.datas,
+		LastSeq: last, Payload: k.run.ID.String() + ":" + strconv.FormatInt(last, 10)})
 }
 
 // appendIn writes an event in the caller's transaction q, after what is buffered (written first,
