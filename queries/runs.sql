@@ -73,6 +73,23 @@ WHERE EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = w.id AND 
 -- name: AppendRunEvent :exec
 INSERT INTO run_events (run_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5);
 
+-- name: AppendRunEvents :exec
+-- A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md): the
+-- rows, the run's last sequence number, and one notification (delivered when the batch commits).
+WITH ins AS (
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
+         unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb
+), upd AS (
+  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+)
+SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text);
+
+-- name: CommitEventsAsync :exec
+-- The transaction of an event batch commits without waiting for its WAL flush: a database crash
+-- may lose the last fraction of a second of events, never a later commit's (docs/runs.md).
+SELECT set_config('synchronous_commit', 'off', true);
+
 -- name: SetRunLastSeq :exec
 UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $2;
 
@@ -82,6 +99,19 @@ SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT sqlc.
 -- name: InsertRunScenario :exec
 INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, sqlc.narg('dataset'), 'unknown')
+ON CONFLICT (run_id, scenario_key) DO NOTHING;
+
+-- name: InsertRunScenarios :exec
+-- A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ''.
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
+SELECT u.id, sqlc.arg('run_id')::uuid, u.key, u.position, u.module, u.feature_path, u.feature_name, u.name, u.line,
+       ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), NULLIF(u.example_row, 0), NULLIF(u.dataset, ''), 'unknown'
+FROM (SELECT unnest(sqlc.arg('ids')::uuid[]) AS id, unnest(sqlc.arg('keys')::text[]) AS key,
+             unnest(sqlc.arg('positions')::int[]) AS position, unnest(sqlc.arg('modules')::text[]) AS module,
+             unnest(sqlc.arg('feature_paths')::text[]) AS feature_path, unnest(sqlc.arg('feature_names')::text[]) AS feature_name,
+             unnest(sqlc.arg('names')::text[]) AS name, unnest(sqlc.arg('lines')::int[]) AS line,
+             unnest(sqlc.arg('tags')::text[]) AS tags, unnest(sqlc.arg('example_rows')::int[]) AS example_row,
+             unnest(sqlc.arg('datasets')::text[]) AS dataset) u
 ON CONFLICT (run_id, scenario_key) DO NOTHING;
 
 -- name: StartRunScenario :exec

@@ -25,6 +25,9 @@ type Querier interface {
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
 	AppendAgentJobEvent(ctx context.Context, arg AppendAgentJobEventParams) error
 	AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error
+	// A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md): the
+	// rows, the run's last sequence number, and one notification (delivered when the batch commits).
+	AppendRunEvents(ctx context.Context, arg AppendRunEventsParams) error
 	BufferedFirings(ctx context.Context, scheduleID uuid.UUID) ([]ScheduleFiring, error)
 	// No worker executes an ingest-only run: cancelling it ends it at once.
 	CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error)
@@ -34,6 +37,9 @@ type Querier interface {
 	// it started, or started already): no row then, and the job has nothing to do.
 	ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) (Run, error)
 	ClearLoginFailures(ctx context.Context, key string) error
+	// The transaction of an event batch commits without waiting for its WAL flush: a database crash
+	// may lose the last fraction of a second of events, never a later commit's (docs/runs.md).
+	CommitEventsAsync(ctx context.Context) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
 	// Scheduled runs that ended failed, errored or timed out since the last that passed (and since failures_since).
 	ConsecutiveFailures(ctx context.Context, arg ConsecutiveFailuresParams) (int32, error)
@@ -150,6 +156,8 @@ type Querier interface {
 	InsertRunFeatureOverride(ctx context.Context, arg InsertRunFeatureOverrideParams) error
 	InsertRunIngest(ctx context.Context, arg InsertRunIngestParams) error
 	InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error
+	// A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ''.
+	InsertRunScenarios(ctx context.Context, arg InsertRunScenariosParams) error
 	InsertVisualCheck(ctx context.Context, arg InsertVisualCheckParams) (VisualCheck, error)
 	// The scenarios a lost worker was executing: their steps so far stay, the error says why they
 	// have no result.

@@ -36,6 +36,42 @@ func (q *Queries) AppendRunEvent(ctx context.Context, arg AppendRunEventParams) 
 	return err
 }
 
+const appendRunEvents = `-- name: AppendRunEvents :exec
+WITH ins AS (
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT $2::uuid, unnest($3::bigint[]), unnest($4::timestamptz[]),
+         unnest($5::text[]), unnest($6::text[])::jsonb
+), upd AS (
+  UPDATE runs SET last_seq = $7::bigint WHERE id = $2::uuid AND last_seq < $7::bigint
+)
+SELECT pg_notify('sdods_run_events', $1::text)
+`
+
+type AppendRunEventsParams struct {
+	Payload string
+	RunID   uuid.UUID
+	Seqs    []int64
+	Ats     []time.Time
+	Types   []string
+	Datas   []string
+	LastSeq int64
+}
+
+// A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md): the
+// rows, the run's last sequence number, and one notification (delivered when the batch commits).
+func (q *Queries) AppendRunEvents(ctx context.Context, arg AppendRunEventsParams) error {
+	_, err := q.db.Exec(ctx, appendRunEvents,
+		arg.Payload,
+		arg.RunID,
+		arg.Seqs,
+		arg.Ats,
+		arg.Types,
+		arg.Datas,
+		arg.LastSeq,
+	)
+	return err
+}
+
 const claimQueuedRun = `-- name: ClaimQueuedRun :one
 UPDATE runs SET status = 'running', worker_id = $1, started_at = now(), heartbeat_at = now(), updated_at = now()
 WHERE id = $2 AND status = 'queued'
@@ -83,6 +119,17 @@ func (q *Queries) ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) 
 		&i.LastSeq,
 	)
 	return i, err
+}
+
+const commitEventsAsync = `-- name: CommitEventsAsync :exec
+SELECT set_config('synchronous_commit', 'off', true)
+`
+
+// The transaction of an event batch commits without waiting for its WAL flush: a database crash
+// may lose the last fraction of a second of events, never a later commit's (docs/runs.md).
+func (q *Queries) CommitEventsAsync(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, commitEventsAsync)
+	return err
 }
 
 const createArtifact = `-- name: CreateArtifact :one
@@ -477,6 +524,53 @@ func (q *Queries) InsertRunScenario(ctx context.Context, arg InsertRunScenarioPa
 		arg.Tags,
 		arg.ExampleRow,
 		arg.Dataset,
+	)
+	return err
+}
+
+const insertRunScenarios = `-- name: InsertRunScenarios :exec
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
+SELECT u.id, $1::uuid, u.key, u.position, u.module, u.feature_path, u.feature_name, u.name, u.line,
+       ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), NULLIF(u.example_row, 0), NULLIF(u.dataset, ''), 'unknown'
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS key,
+             unnest($4::int[]) AS position, unnest($5::text[]) AS module,
+             unnest($6::text[]) AS feature_path, unnest($7::text[]) AS feature_name,
+             unnest($8::text[]) AS name, unnest($9::int[]) AS line,
+             unnest($10::text[]) AS tags, unnest($11::int[]) AS example_row,
+             unnest($12::text[]) AS dataset) u
+ON CONFLICT (run_id, scenario_key) DO NOTHING
+`
+
+type InsertRunScenariosParams struct {
+	RunID        uuid.UUID
+	Ids          []uuid.UUID
+	Keys         []string
+	Positions    []int32
+	Modules      []string
+	FeaturePaths []string
+	FeatureNames []string
+	Names        []string
+	Lines        []int32
+	Tags         []string
+	ExampleRows  []int32
+	Datasets     []string
+}
+
+// A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ”.
+func (q *Queries) InsertRunScenarios(ctx context.Context, arg InsertRunScenariosParams) error {
+	_, err := q.db.Exec(ctx, insertRunScenarios,
+		arg.RunID,
+		arg.Ids,
+		arg.Keys,
+		arg.Positions,
+		arg.Modules,
+		arg.FeaturePaths,
+		arg.FeatureNames,
+		arg.Names,
+		arg.Lines,
+		arg.Tags,
+		arg.ExampleRows,
+		arg.Datasets,
 	)
 	return err
 }

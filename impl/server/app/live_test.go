@@ -197,10 +197,14 @@ func (w *blockingWriter) Write(p []byte) (int, error) {
 func TestSlowSubscriberIsDroppedAndResumes(t *testing.T) {
 	defer func(n int) { runs.SubscriberBacklog = n }(runs.SubscriberBacklog)
 	runs.SubscriberBacklog = 1
+	// Events are written in batches (a few per scenario): with a feed that reads each batch on its
+	// own, the run makes many more batches than the stuck subscriber can hold.
+	defer func(d time.Duration) { runs.FeedCoalesce = d }(runs.FeedCoalesce)
+	runs.FeedCoalesce = time.Millisecond
 	s := apptest.Start(t)
 	admin := s.Setup(t)
 	web := webApp(t)
-	project(t, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(20)})
+	project(t, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(40)})
 	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
 
 	w := &blockingWriter{release: make(chan struct{})}

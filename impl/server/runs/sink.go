@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -45,13 +44,14 @@ type scenarioState struct {
 	row     *int
 }
 
-// sink stores a run's events as they happen: each one is appended to run_events and announced
-// with NOTIFY; scenario rows and artifacts are written along the way.
+// sink stores a run's events as they happen: they are buffered and written in batches, each
+// announced with one NOTIFY (batch.go); scenario rows and artifacts are written along the way.
 type sink struct {
 	s         *Service
 	run       db.Run
-	seq       int64
+	seq       int64 // under b.mu
 	scenarios map[string]*scenarioState
+	b         batcher
 }
 
 func (k *sink) ctx() (context.Context, context.CancelFunc) {
@@ -59,28 +59,32 @@ func (k *sink) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
 }
 
+// appendEvent numbers an event and buffers it; the run's status events and its end are written
+// at once, with what was buffered before them.
 func (k *sink) appendEvent(e apiEvent) {
-	ctx, cancel := k.ctx()
-	defer cancel()
-	k.seq++
+	k.appendEvent0(e)
+	switch e.Type {
+	case "end", "run.status":
+		k.flush()
+	case "scenario.finished":
+		k.flushSoon()
+	}
+}
+
+// appendEvent0 numbers an event and buffers it.
+func (k *sink) appendEvent0(e apiEvent) {
 	now := time.Now().UTC()
-	ev := serverapi.RunEvent{Type: serverapi.RunEventType(e.Type), RunId: k.run.ID, At: now, Sequence: k.seq, Status: e.Status,
-		ScenarioId: e.ScenarioID, StepIndex: e.StepIndex, Message: e.Message, Counts: e.Counts, ArtifactId: e.ArtifactID, Name: e.Name,
-		Heal: e.Heal, VisualCheck: e.VisualCheck, Dataset: e.Dataset, Row: e.Row}
-	if e.Level != nil {
-		ev.Level = ptr(serverapi.RunEventLevel(*e.Level))
-	}
-	data, _ := json.Marshal(ev)
-	if err := k.s.st.AppendRunEvent(ctx, db.AppendRunEventParams{RunID: k.run.ID, Seq: k.seq, At: now, Type: e.Type, Data: data}); err != nil {
-		k.s.log.Error("runs: store event", "run_id", k.run.ID, "error", err)
-		return
-	}
-	if err := k.s.st.SetRunLastSeq(ctx, db.SetRunLastSeqParams{ID: k.run.ID, LastSeq: k.seq}); err != nil {
-		k.s.log.Warn("runs: last seq", "error", err)
-	}
-	if err := k.s.st.NotifyRunEvent(ctx, k.run.ID.String()+":"+strconv.FormatInt(k.seq, 10)); err != nil {
-		k.s.log.Warn("runs: notify", "error", err)
-	}
+	k.queue(func(b *eventBuffer) {
+		k.seq++
+		ev := serverapi.RunEvent{Type: serverapi.RunEventType(e.Type), RunId: k.run.ID, At: now, Sequence: k.seq, Status: e.Status,
+			ScenarioId: e.ScenarioID, StepIndex: e.StepIndex, Message: e.Message, Counts: e.Counts, ArtifactId: e.ArtifactID, Name: e.Name,
+			Heal: e.Heal, VisualCheck: e.VisualCheck, Dataset: e.Dataset, Row: e.Row}
+		if e.Level != nil {
+			ev.Level = ptr(serverapi.RunEventLevel(*e.Level))
+		}
+		data, _ := json.Marshal(ev)
+		b.seqs, b.ats, b.types, b.datas = append(b.seqs, k.seq), append(b.ats, now), append(b.types, e.Type), append(b.datas, string(data))
+	})
 }
 
 // Emit implements runner.Events.
@@ -94,24 +98,8 @@ func (k *sink) Emit(e runner.Event) {
 	}
 	switch e.Type {
 	case runner.EventRunStarted:
-		for i, ref := range e.Run.Scenarios {
-			st := &scenarioState{id: uuid.New()}
-			if ref.Dataset != "" && ref.Row > 0 {
-				st.dataset, st.row = &ref.Dataset, ptr(ref.Row)
-			}
-			k.scenarios[ref.ID] = st
-			var row *int32
-			if ref.Row > 0 {
-				row = ptr(int32(ref.Row))
-			}
-			tags := ref.Tags
-			if tags == nil {
-				tags = []string{}
-			}
-			if err := k.s.st.InsertRunScenario(ctx, db.InsertRunScenarioParams{ID: st.id, RunID: k.run.ID, ScenarioKey: ref.ID, Position: int32(i),
-				Module: ref.Module, FeaturePath: ref.FeaturePath, FeatureName: ref.FeatureName, Name: ref.Name, Line: int32(ref.Line), Tags: tags, ExampleRow: row, Dataset: nonEmpty(ref.Dataset)}); err != nil {
-				k.s.log.Error("runs: store scenario", "error", err)
-			}
+		if err := k.insertScenarios(ctx, k.s.st.Queries, e.Run); err != nil {
+			k.s.log.Error("runs: store scenarios", "error", err)
 		}
 		for _, p := range e.Run.Problems {
 			msg := fmt.Sprintf("%v", p)
@@ -121,7 +109,8 @@ func (k *sink) Emit(e runner.Event) {
 	case runner.EventScenarioStarted:
 		if sc != nil {
 			sc.steps = sc.steps[:0] // a retry starts the steps afresh
-			_ = k.s.st.StartRunScenario(ctx, db.StartRunScenarioParams{RunID: k.run.ID, ID: sc.id, StartedAt: ptr(e.Time)})
+			p := db.StartRunScenarioParams{RunID: k.run.ID, ID: sc.id, StartedAt: ptr(e.Time)}
+			k.queue(func(b *eventBuffer) { b.starts = append(b.starts, p) })
 		}
 		ev := apiEvent{Type: "scenario.started", ScenarioID: scID}
 		if sc != nil {
@@ -172,11 +161,13 @@ func (k *sink) Emit(e runner.Event) {
 			if e.ScenarioEnd.Error != "" {
 				errJSON, _ = json.Marshal(serverapi.RunStepError{Message: e.ScenarioEnd.Error})
 			}
-			if err := k.s.st.FinishRunScenario(ctx, db.FinishRunScenarioParams{RunID: k.run.ID, ID: sc.id, Status: string(e.ScenarioEnd.Status),
+			p := db.FinishRunScenarioParams{RunID: k.run.ID, ID: sc.id, Status: string(e.ScenarioEnd.Status),
 				Error: errJSON, FinishedAt: ptr(e.Time), DurationMs: ptr(e.ScenarioEnd.Duration.Milliseconds()), Steps: steps,
-				Attempts: int32(max(e.ScenarioEnd.Attempt, 1))}); err != nil {
-				k.s.log.Error("runs: store scenario result", "error", err)
-			}
+				Attempts: int32(max(e.ScenarioEnd.Attempt, 1))}
+			k.queue(func(b *eventBuffer) {
+				delete(b.steps, sc.id)
+				b.finishes = append(b.finishes, p)
+			})
 			k.appendEvent(apiEvent{Type: "scenario.finished", ScenarioID: scID, Status: ptr(string(e.ScenarioEnd.Status)), Message: nonEmpty(e.ScenarioEnd.Error),
 				Dataset: sc.dataset, Row: sc.row})
 		}
@@ -188,12 +179,39 @@ func (k *sink) Emit(e runner.Event) {
 }
 
 // saveSteps keeps the steps of a scenario in progress, so that a run whose worker dies shows
-// what ran (reconcile).
-func (k *sink) saveSteps(ctx context.Context, sc *scenarioState) {
+// what ran (reconcile); written with the next batch.
+func (k *sink) saveSteps(_ context.Context, sc *scenarioState) {
 	steps, _ := json.Marshal(sc.steps)
-	if err := k.s.st.SaveRunScenarioSteps(ctx, db.SaveRunScenarioStepsParams{RunID: k.run.ID, ID: sc.id, Steps: steps}); err != nil {
-		k.s.log.Warn("runs: store steps in progress", "error", err)
+	k.queue(func(b *eventBuffer) {
+		if b.steps == nil {
+			b.steps = map[uuid.UUID]json.RawMessage{}
+		}
+		b.steps[sc.id] = steps
+	})
+}
+
+// insertScenarios records the run's scenarios, in one statement.
+func (k *sink) insertScenarios(ctx context.Context, q *db.Queries, run *runner.RunStarted) error {
+	n := len(run.Scenarios)
+	p := db.InsertRunScenariosParams{RunID: k.run.ID, Ids: make([]uuid.UUID, n), Keys: make([]string, n), Positions: make([]int32, n),
+		Modules: make([]string, n), FeaturePaths: make([]string, n), FeatureNames: make([]string, n), Names: make([]string, n),
+		Lines: make([]int32, n), Tags: make([]string, n), ExampleRows: make([]int32, n), Datasets: make([]string, n)}
+	for i, ref := range run.Scenarios {
+		st := &scenarioState{id: uuid.New()}
+		if ref.Dataset != "" && ref.Row > 0 {
+			st.dataset, st.row = &ref.Dataset, ptr(ref.Row)
+		}
+		k.scenarios[ref.ID] = st
+		tags := ref.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		rawTags, _ := json.Marshal(tags)
+		p.Ids[i], p.Keys[i], p.Positions[i], p.Modules[i] = st.id, ref.ID, int32(i), ref.Module
+		p.FeaturePaths[i], p.FeatureNames[i], p.Names[i], p.Lines[i] = ref.FeaturePath, ref.FeatureName, ref.Name, int32(ref.Line)
+		p.Tags[i], p.ExampleRows[i], p.Datasets[i] = string(rawTags), int32(max(ref.Row, 0)), ref.Dataset
 	}
+	return q.InsertRunScenarios(ctx, p)
 }
 
 func step(sc *scenarioState, i *int) *serverapi.RunStep {

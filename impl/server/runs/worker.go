@@ -168,6 +168,7 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	if err == nil {
 		res, err = s.runner.Run(runCtx, in, snk)
 	}
+	snk.flush() // what the runner left buffered, before the run's status changes
 	// Leases end with the run, whatever happened.
 	bg, done := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer done()
@@ -195,16 +196,27 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	if msg != "" {
 		errp = &msg
 	}
-	// The final status and the webhook deliveries it triggers commit together.
+	// The final status, the webhook deliveries it triggers and the end event commit together.
 	var fin db.Run
+	appended := false
 	ferr := s.st.WithTx(bg, func(q *db.Queries) error {
 		var err error
 		if fin, err = q.FinishRun(bg, db.FinishRunParams{ID: r.ID, Status: status, Error: errp, Counts: rawCounts}); err != nil {
 			return err
 		}
-		return s.queueDeliveries(bg, q, fin.ProjectID, fin.ID, fin.Status)
+		if err := s.queueDeliveries(bg, q, fin.ProjectID, fin.ID, fin.Status); err != nil {
+			return err
+		}
+		// The end event commits with the status: a reader that sees the run final finds it.
+		endCounts := apiCounts(counts)
+		_ = json.Unmarshal(fin.Counts, &endCounts) // the database adds counts.quarantined (docs/stats.md)
+		appended = true
+		return snk.appendIn(bg, q, apiEvent{Type: "end", Status: &fin.Status, Counts: &endCounts, Message: errp})
 	})
 	if ferr != nil {
+		if appended {
+			snk.unappend()
+		}
 		if errors.Is(ferr, context.Canceled) || store.IsNotFound(ferr) {
 			log.Warn("runs: run was finished elsewhere", "error", ferr)
 		} else {
@@ -212,9 +224,6 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 		}
 		return
 	}
-	endCounts := apiCounts(counts)
-	_ = json.Unmarshal(fin.Counts, &endCounts) // the database adds counts.quarantined (docs/stats.md)
-	snk.appendEvent(apiEvent{Type: "end", Status: &fin.Status, Counts: &endCounts, Message: errp})
 	log.Info("run finished", "status", fin.Status)
 }
 
