@@ -14,6 +14,7 @@ import (
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/secrets"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/store"
 	"github.com/sdods/sdods/impl/server/visual"
 )
@@ -44,5 +45,7 @@ func newServices(d serviceDeps) httpapi.Services {
 		Visual:       visual.NewService(d.Store),
 		Artifacts:    artifacts.NewService(d.Store, d.Blobs),
 		Health:       health.NewService(d.Store),
+		Stats:        stats.New(d.Store),
+		Quarantines:  stats.NewQuarantines(d.Store),
 	}
 }

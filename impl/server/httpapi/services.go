@@ -9,6 +9,7 @@ import (
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/visual"
 )
 
@@ -29,6 +30,9 @@ type Services struct {
 	Artifacts *artifacts.Service
 	// Health checks the server's dependencies for GET /api/health.
 	Health *health.Service
+	// Stats answers trends, flakiness, heals and insights; Quarantines a project's quarantined scenarios.
+	Stats       *stats.Service
+	Quarantines *stats.Quarantines
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
