@@ -13,6 +13,7 @@ import (
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/reports"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/store"
@@ -47,5 +48,6 @@ func newServices(d serviceDeps) httpapi.Services {
 		Health:       health.NewService(d.Store),
 		Stats:        stats.New(d.Store),
 		Quarantines:  stats.NewQuarantines(d.Store),
+		Reports:      reports.NewService(d.Store, d.Blobs, d.Log),
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/reports"
 	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/visual"
 )
@@ -33,6 +34,8 @@ type Services struct {
 	// Stats answers trends, flakiness, heals and insights; Quarantines a project's quarantined scenarios.
 	Stats       *stats.Service
 	Quarantines *stats.Quarantines
+	// Reports reads a run's report: its scenarios with their steps, and the HTML page.
+	Reports *reports.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
