@@ -10,6 +10,7 @@ import (
 	"github.com/sdods/sdods/impl/server/health"
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/httpapi"
+	"github.com/sdods/sdods/impl/server/ingest"
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
@@ -49,5 +50,6 @@ func newServices(d serviceDeps) httpapi.Services {
 		Stats:        stats.New(d.Store),
 		Quarantines:  stats.NewQuarantines(d.Store),
 		Reports:      reports.NewService(d.Store, d.Blobs, d.Log),
+		Ingest:       ingest.NewService(d.Store, d.Blobs),
 	}
 }

@@ -324,10 +324,6 @@ func byteRange(h *serverapi.Range, size int64) (start, length int64, partial boo
 	return first, last - first + 1, true, nil
 }
 
-func attachmentKindOf(mediaType, name string) serverapi.AttachmentKind {
-	return serverapi.AttachmentKind(safecontent.Kind(mediaType, name))
-}
-
 // traceStep is a step in the trace, with its files addressed by path.
 type traceStep struct {
 	serverapi.RunStep

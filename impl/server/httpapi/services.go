@@ -6,6 +6,7 @@ import (
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/health"
 	"github.com/sdods/sdods/impl/server/hierarchy"
+	"github.com/sdods/sdods/impl/server/ingest"
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
@@ -36,6 +37,8 @@ type Services struct {
 	Quarantines *stats.Quarantines
 	// Reports reads a run's report: its scenarios with their steps, and the HTML page.
 	Reports *reports.Service
+	// Ingest creates runs for ingest and writes ingested results.
+	Ingest *ingest.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the
