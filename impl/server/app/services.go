@@ -10,10 +10,13 @@ import (
 	"github.com/sdods/sdods/impl/server/health"
 	"github.com/sdods/sdods/impl/server/hierarchy"
 	"github.com/sdods/sdods/impl/server/httpapi"
+	"github.com/sdods/sdods/impl/server/ingest"
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/reports"
 	"github.com/sdods/sdods/impl/server/secrets"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/store"
 	"github.com/sdods/sdods/impl/server/visual"
 )
@@ -44,5 +47,9 @@ func newServices(d serviceDeps) httpapi.Services {
 		Visual:       visual.NewService(d.Store),
 		Artifacts:    artifacts.NewService(d.Store, d.Blobs),
 		Health:       health.NewService(d.Store),
+		Stats:        stats.New(d.Store),
+		Quarantines:  stats.NewQuarantines(d.Store),
+		Reports:      reports.NewService(d.Store, d.Blobs, d.Log),
+		Ingest:       ingest.NewService(d.Store, d.Blobs),
 	}
 }

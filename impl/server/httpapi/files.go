@@ -179,7 +179,7 @@ func (s *Server) findRunFile(ctx context.Context, r filesRun, p string) (runFile
 // answer carries nosniff, a CSP (a sandbox for files a test brought in, the report's own for
 // report.html) and CORP.
 func (s *Server) GetRunFile(ctx context.Context, req serverapi.GetRunFileRequestObject) (serverapi.GetRunFileResponseObject, error) {
-	r, err := s.runOf(ctx, req.RunId)
+	r, err := s.runByID(ctx, req.RunId)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func (s *Server) GetRunFile(ctx context.Context, req serverapi.GetRunFileRequest
 		return nil, err
 	}
 	fr := filesRun{ID: r.Run.ID, Project: r.ProjectSlug, Status: r.Run.Status, Source: r.Run.Source,
-		report: func() (reports.Run, error) { run, _, err := s.reportRun(ctx, r); return run, err },
+		report: func() (reports.Run, error) { return s.reportRun(ctx, r) },
 		html:   func() ([]byte, error) { return s.htmlReport(ctx, r) }}
 	f, err := s.findRunFile(ctx, fr, p)
 	if err != nil {
@@ -322,10 +322,6 @@ func byteRange(h *serverapi.Range, size int64) (start, length int64, partial boo
 		return 0, 0, false, unsatisfiable
 	}
 	return first, last - first + 1, true, nil
-}
-
-func attachmentKindOf(mediaType, name string) serverapi.AttachmentKind {
-	return serverapi.AttachmentKind(safecontent.Kind(mediaType, name))
 }
 
 // traceStep is a step in the trace, with its files addressed by path.

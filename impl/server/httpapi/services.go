@@ -6,9 +6,12 @@ import (
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/health"
 	"github.com/sdods/sdods/impl/server/hierarchy"
+	"github.com/sdods/sdods/impl/server/ingest"
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/reports"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/visual"
 )
 
@@ -29,6 +32,13 @@ type Services struct {
 	Artifacts *artifacts.Service
 	// Health checks the server's dependencies for GET /api/health.
 	Health *health.Service
+	// Stats answers trends, flakiness, heals and insights; Quarantines a project's quarantined scenarios.
+	Stats       *stats.Service
+	Quarantines *stats.Quarantines
+	// Reports reads a run's report: its scenarios with their steps, and the HTML page.
+	Reports *reports.Service
+	// Ingest creates runs for ingest and writes ingested results.
+	Ingest *ingest.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the

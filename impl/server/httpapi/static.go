@@ -20,7 +20,7 @@ var traceFiles embed.FS
 // GetRunHtmlReport serves the run's self-contained HTML report: /reports/{runId}/ (and
 // index.html) is the page, report.json its data.
 func (s *Server) GetRunHtmlReport(ctx context.Context, req serverapi.GetRunHtmlReportRequestObject) (serverapi.GetRunHtmlReportResponseObject, error) {
-	r, err := s.runOf(ctx, req.RunId)
+	r, err := s.runByID(ctx, req.RunId)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (s *Server) GetRunHtmlReport(ctx context.Context, req serverapi.GetRunHtmlR
 		return htmlReportResponse{serverapi.GetRunHtmlReport200AsteriskResponse{Body: bytes.NewReader(b), ContentType: "text/html; charset=utf-8", ContentLength: int64(len(b))},
 			reportHeaders}, nil
 	case "report.json":
-		run, _, err := s.reportRun(ctx, r)
+		run, err := s.reportRun(ctx, r)
 		if err != nil {
 			return nil, err
 		}

@@ -24,7 +24,7 @@ func (s *Server) statsScope(ctx context.Context, project *string, workspace *uui
 		sc.Trigger = ptr(string(*trigger))
 	}
 	if !p.InstanceAdmin {
-		if sc.WorkspaceIDs, err = s.Store.UserWorkspaceIDs(ctx, uid); err != nil {
+		if sc.WorkspaceIDs, err = s.Services.Stats.Workspaces(ctx, uid); err != nil {
 			return sc, err
 		}
 	}
@@ -45,7 +45,7 @@ func (s *Server) GetTrends(ctx context.Context, req serverapi.GetTrendsRequestOb
 	if q.Tz != nil {
 		tz = *q.Tz
 	}
-	out, err := stats.New(s.Store).Trends(ctx, sc, bucket, tz)
+	out, err := s.Services.Stats.Trends(ctx, sc, bucket, tz)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (s *Server) ListFlakyScenarios(ctx context.Context, req serverapi.ListFlaky
 	if q.Sort != nil {
 		fq.Sort = string(*q.Sort)
 	}
-	items, more, err := stats.New(s.Store).Flaky(ctx, sc, fq)
+	items, more, err := s.Services.Stats.Flaky(ctx, sc, fq)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (s *Server) GetHealStats(ctx context.Context, req serverapi.GetHealStatsReq
 	if err != nil {
 		return nil, err
 	}
-	out, err := stats.New(s.Store).Heal(ctx, sc)
+	out, err := s.Services.Stats.Heal(ctx, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Server) GetInsights(ctx context.Context, req serverapi.GetInsightsReque
 	if err != nil {
 		return nil, err
 	}
-	out, err := stats.New(s.Store).Insights(ctx, sc)
+	out, err := s.Services.Stats.Insights(ctx, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (s *Server) ListQuarantines(ctx context.Context, req serverapi.ListQuaranti
 	if err != nil {
 		return nil, err
 	}
-	out, err := stats.NewQuarantines(s.Store).List(ctx, p.ID, p.Slug, req.Params.IncludeReleased != nil && *req.Params.IncludeReleased)
+	out, err := s.Services.Quarantines.List(ctx, p.ID, p.Slug, req.Params.IncludeReleased != nil && *req.Params.IncludeReleased)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (s *Server) CreateQuarantine(ctx context.Context, req serverapi.CreateQuara
 	if err != nil {
 		return nil, err
 	}
-	out, err := stats.NewQuarantines(s.Store).Create(ctx, p.ID, p.Slug, *req.Body, callerID(ctx))
+	out, err := s.Services.Quarantines.Create(ctx, p.ID, p.Slug, *req.Body, callerID(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (s *Server) ReleaseQuarantine(ctx context.Context, req serverapi.ReleaseQua
 	if err != nil {
 		return nil, err
 	}
-	if err := stats.NewQuarantines(s.Store).Release(ctx, p.ID, p.Slug, req.QuarantineId); err != nil {
+	if err := s.Services.Quarantines.Release(ctx, p.ID, p.Slug, req.QuarantineId); err != nil {
 		return nil, err
 	}
 	return serverapi.ReleaseQuarantine204Response{}, nil

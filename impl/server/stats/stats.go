@@ -57,6 +57,7 @@ type Querier interface {
 	StatsMostFailingStepsRollup(ctx context.Context, arg db.StatsMostFailingStepsRollupParams) ([]db.StatsMostFailingStepsRollupRow, error)
 	StatsFailureClustersRollup(ctx context.Context, arg db.StatsFailureClustersRollupParams) ([]db.StatsFailureClustersRollupRow, error)
 	StatsBecameFlakyRollup(ctx context.Context, arg db.StatsBecameFlakyRollupParams) ([]db.StatsBecameFlakyRollupRow, error)
+	UserWorkspaceIDs(ctx context.Context, userID uuid.UUID) ([]uuid.UUID, error)
 }
 
 // Service computes statistics.
@@ -67,6 +68,12 @@ type Service struct {
 
 // New returns a service reading through q.
 func New(q Querier) *Service { return &Service{q: q, now: time.Now} }
+
+// Workspaces are the workspaces user belongs to: what a Scope of someone other than an instance
+// admin is bounded by.
+func (s *Service) Workspaces(ctx context.Context, user uuid.UUID) ([]uuid.UUID, error) {
+	return s.q.UserWorkspaceIDs(ctx, user)
+}
 
 // Scope is what a statistic covers: the caller's workspaces and the filters of the request.
 type Scope struct {
