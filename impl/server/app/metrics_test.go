@@ -157,6 +157,15 @@ func TestMetrics(t *testing.T) {
 	if v, _ := value(after, "sdods_runs", "state", "running"); v+mustValue(t, after, "sdods_runs", "state", "queued") != 1 {
 		t.Errorf("the slow run is neither running nor queued")
 	}
+	// Both runs had a River job on the runs queue, whatever state each is in now.
+	jobs := 0.0
+	for _, st := range []string{"available", "scheduled", "running", "retryable", "completed", "cancelled", "discarded", "pending"} {
+		v, _ := value(after, "sdods_jobs", "queue", "runs", "state", st)
+		jobs += v
+	}
+	if jobs < 2 {
+		t.Errorf("sdods_jobs{queue=runs} sums to %v, want at least 2", jobs)
+	}
 	if v, _ := value(after, "sdods_sse_subscribers"); v != 1 {
 		t.Errorf("sdods_sse_subscribers = %v, want 1", v)
 	}

@@ -56,7 +56,7 @@ func New(pool *pgxpool.Pool, streams Streams) *Metrics {
 		reg.MustRegister(streamCollector{streams})
 	}
 	if pool != nil {
-		reg.MustRegister(poolCollector{pool}, newRunCollector(pool))
+		reg.MustRegister(poolCollector{pool}, newRunCollector(pool), jobCollector{pool})
 	}
 	return m
 }
@@ -235,5 +235,63 @@ func (c *runCollector) observeQueue(ctx context.Context) {
 			c.queue.Observe(max(wait, 0))
 			c.since = at
 		}
+	}
+}
+
+var (
+	jobsDesc       = prometheus.NewDesc("sdods_jobs", "Background jobs in River's table, by queue (runs, webhooks, schedules, agents, maintenance…) and state.", []string{"queue", "state"}, nil)
+	jobsOldestDesc = prometheus.NewDesc("sdods_jobs_oldest_available_seconds", "Age of the oldest job ready to be worked, by queue (how far the workers are behind).", []string{"queue"}, nil)
+	jobStatesKnown = []string{"available", "scheduled", "running", "retryable", "completed", "cancelled", "discarded", "pending"}
+)
+
+// jobCollector reads River's jobs by queue and state at each scrape. Like runCollector, every
+// process reports the shared table: aggregate with max, not sum.
+type jobCollector struct{ pool *pgxpool.Pool }
+
+func (c jobCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- jobsDesc
+	ch <- jobsOldestDesc
+}
+
+func (c jobCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := c.pool.Query(ctx, `SELECT queue, state::text, count(*),
+	        coalesce(extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
+	    FROM river_job GROUP BY queue, state`)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(jobsDesc, err)
+		return
+	}
+	defer rows.Close()
+	counts := map[string]map[string]float64{}
+	oldest := map[string]float64{}
+	for rows.Next() {
+		var queue, state string
+		var n int64
+		var age float64
+		if rows.Scan(&queue, &state, &n, &age) != nil {
+			continue
+		}
+		if counts[queue] == nil {
+			counts[queue] = map[string]float64{}
+			for _, s := range jobStatesKnown {
+				counts[queue][s] = 0
+			}
+		}
+		counts[queue][state] = float64(n)
+		if state == "available" {
+			oldest[queue] = age
+		}
+	}
+	if err := rows.Err(); err != nil {
+		ch <- prometheus.NewInvalidMetric(jobsDesc, err)
+		return
+	}
+	for queue, states := range counts {
+		for s, n := range states {
+			ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, n, queue, s)
+		}
+		ch <- prometheus.MustNewConstMetric(jobsOldestDesc, prometheus.GaugeValue, oldest[queue], queue)
 	}
 }
