@@ -72,20 +72,20 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID) (ProjectRun, error) {
 // AllWorkspaces), matching the filters set, before (BeforeAt, BeforeID) when BeforeAt is set;
 // Limit rows at most.
 type ListFilter struct {
-	AllWorkspaces        bool
-	UserID               uuid.UUID
-	Project              *string
-	Statuses             []string
+	AllWorkspaces bool
+	UserID        uuid.UUID
+	Project       *string
+	Statuses      []string
 	// Any of Branches, Triggers, Tags (a tag matches as a substring of the run's tag expression)
 	// and none of the Not lists; an empty list does not filter.
 	Branches, NotBranches []string
 	Triggers, NotTriggers []string
 	Tags, NotTags         []string
-	ScheduleID           *uuid.UUID
-	Since, Until         *time.Time
-	BeforeAt             *time.Time
-	BeforeID             uuid.UUID
-	Limit                int
+	ScheduleID            *uuid.UUID
+	Since, Until          *time.Time
+	BeforeAt              *time.Time
+	BeforeID              uuid.UUID
+	Limit                 int
 }
 
 // List lists runs by f.
