@@ -53,10 +53,14 @@ FROM runs r JOIN projects p ON p.id = r.project_id
 WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   AND (cardinality(sqlc.arg('statuses')::text[]) = 0 OR r.status = ANY(sqlc.arg('statuses')::text[]))
-  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
-  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+  AND (cardinality(sqlc.arg('branches')::text[]) = 0 OR r.branch = ANY(sqlc.arg('branches')::text[]))
+  AND (cardinality(sqlc.arg('not_branches')::text[]) = 0 OR r.branch IS NULL OR r.branch <> ALL(sqlc.arg('not_branches')::text[]))
+  AND (cardinality(sqlc.arg('triggers')::text[]) = 0 OR r.trigger = ANY(sqlc.arg('triggers')::text[]))
+  AND (cardinality(sqlc.arg('not_triggers')::text[]) = 0 OR r.trigger <> ALL(sqlc.arg('not_triggers')::text[]))
   AND (sqlc.narg('schedule_id')::uuid IS NULL OR r.schedule_id = sqlc.narg('schedule_id')::uuid)
-  AND (sqlc.narg('tag')::text IS NULL OR r.tags ILIKE '%' || sqlc.narg('tag')::text || '%')
+  -- Tags match as substrings of the run's tag expression (the patterns are escaped by the service).
+  AND (cardinality(sqlc.arg('tag_patterns')::text[]) = 0 OR r.tags ILIKE ANY(sqlc.arg('tag_patterns')::text[]))
+  AND (cardinality(sqlc.arg('not_tag_patterns')::text[]) = 0 OR r.tags IS NULL OR NOT (r.tags ILIKE ANY(sqlc.arg('not_tag_patterns')::text[])))
   AND (sqlc.narg('since')::timestamptz IS NULL OR r.created_at >= sqlc.narg('since')::timestamptz)
   AND (sqlc.narg('until')::timestamptz IS NULL OR r.created_at < sqlc.narg('until')::timestamptz)
   AND (sqlc.narg('before_at')::timestamptz IS NULL

@@ -718,32 +718,39 @@ FROM runs r JOIN projects p ON p.id = r.project_id
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
   AND (cardinality($4::text[]) = 0 OR r.status = ANY($4::text[]))
-  AND ($5::text IS NULL OR r.branch = $5::text)
-  AND ($6::text IS NULL OR r.trigger = $6::text)
-  AND ($7::uuid IS NULL OR r.schedule_id = $7::uuid)
-  AND ($8::text IS NULL OR r.tags ILIKE '%' || $8::text || '%')
-  AND ($9::timestamptz IS NULL OR r.created_at >= $9::timestamptz)
-  AND ($10::timestamptz IS NULL OR r.created_at < $10::timestamptz)
-  AND ($11::timestamptz IS NULL
-       OR (r.created_at, r.id) < ($11::timestamptz, $12::uuid))
+  AND (cardinality($5::text[]) = 0 OR r.branch = ANY($5::text[]))
+  AND (cardinality($6::text[]) = 0 OR r.branch IS NULL OR r.branch <> ALL($6::text[]))
+  AND (cardinality($7::text[]) = 0 OR r.trigger = ANY($7::text[]))
+  AND (cardinality($8::text[]) = 0 OR r.trigger <> ALL($8::text[]))
+  AND ($9::uuid IS NULL OR r.schedule_id = $9::uuid)
+  -- Tags match as substrings of the run's tag expression (the patterns are escaped by the service).
+  AND (cardinality($10::text[]) = 0 OR r.tags ILIKE ANY($10::text[]))
+  AND (cardinality($11::text[]) = 0 OR r.tags IS NULL OR NOT (r.tags ILIKE ANY($11::text[])))
+  AND ($12::timestamptz IS NULL OR r.created_at >= $12::timestamptz)
+  AND ($13::timestamptz IS NULL OR r.created_at < $13::timestamptz)
+  AND ($14::timestamptz IS NULL
+       OR (r.created_at, r.id) < ($14::timestamptz, $15::uuid))
 ORDER BY r.created_at DESC, r.id DESC
-LIMIT $13
+LIMIT $16
 `
 
 type ListRunsParams struct {
-	AllWorkspaces bool
-	WorkspaceIds  []uuid.UUID
-	Project       *string
-	Statuses      []string
-	Branch        *string
-	Trigger       *string
-	ScheduleID    uuid.NullUUID
-	Tag           *string
-	Since         *time.Time
-	Until         *time.Time
-	BeforeAt      *time.Time
-	BeforeID      uuid.NullUUID
-	RowLimit      int32
+	AllWorkspaces  bool
+	WorkspaceIds   []uuid.UUID
+	Project        *string
+	Statuses       []string
+	Branches       []string
+	NotBranches    []string
+	Triggers       []string
+	NotTriggers    []string
+	ScheduleID     uuid.NullUUID
+	TagPatterns    []string
+	NotTagPatterns []string
+	Since          *time.Time
+	Until          *time.Time
+	BeforeAt       *time.Time
+	BeforeID       uuid.NullUUID
+	RowLimit       int32
 }
 
 type ListRunsRow struct {
@@ -757,10 +764,13 @@ func (q *Queries) ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsR
 		arg.WorkspaceIds,
 		arg.Project,
 		arg.Statuses,
-		arg.Branch,
-		arg.Trigger,
+		arg.Branches,
+		arg.NotBranches,
+		arg.Triggers,
+		arg.NotTriggers,
 		arg.ScheduleID,
-		arg.Tag,
+		arg.TagPatterns,
+		arg.NotTagPatterns,
 		arg.Since,
 		arg.Until,
 		arg.BeforeAt,

@@ -4365,11 +4365,24 @@ type ListRunsParams struct {
 
 	// Status Any of these statuses.
 	Status *[]RunStatus `form:"status,omitempty" json:"status,omitempty"`
-	Branch *string      `form:"branch,omitempty" json:"branch,omitempty"`
 
-	// Tag Runs whose tag expression mentions this tag.
-	Tag        *string             `form:"tag,omitempty" json:"tag,omitempty"`
-	Trigger    *RunTrigger         `form:"trigger,omitempty" json:"trigger,omitempty"`
+	// Branch Runs on any of these branches (repeat the parameter for OR).
+	Branch *[]string `form:"branch,omitempty" json:"branch,omitempty"`
+
+	// NotBranch Runs on none of these branches (a run without a branch matches).
+	NotBranch *[]string `form:"notBranch,omitempty" json:"notBranch,omitempty"`
+
+	// Tag Runs whose tag expression mentions any of these tags.
+	Tag *[]string `form:"tag,omitempty" json:"tag,omitempty"`
+
+	// NotTag Runs whose tag expression mentions none of these tags.
+	NotTag *[]string `form:"notTag,omitempty" json:"notTag,omitempty"`
+
+	// Trigger Runs started by any of these triggers.
+	Trigger *[]RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// NotTrigger Runs started by none of these triggers.
+	NotTrigger *[]RunTrigger       `form:"notTrigger,omitempty" json:"notTrigger,omitempty"`
 	ScheduleId *openapi_types.UUID `form:"scheduleId,omitempty" json:"scheduleId,omitempty"`
 
 	// Since Only records at or after this time.

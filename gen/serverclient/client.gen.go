@@ -4372,11 +4372,24 @@ type ListRunsParams struct {
 
 	// Status Any of these statuses.
 	Status *[]RunStatus `form:"status,omitempty" json:"status,omitempty"`
-	Branch *string      `form:"branch,omitempty" json:"branch,omitempty"`
 
-	// Tag Runs whose tag expression mentions this tag.
-	Tag        *string             `form:"tag,omitempty" json:"tag,omitempty"`
-	Trigger    *RunTrigger         `form:"trigger,omitempty" json:"trigger,omitempty"`
+	// Branch Runs on any of these branches (repeat the parameter for OR).
+	Branch *[]string `form:"branch,omitempty" json:"branch,omitempty"`
+
+	// NotBranch Runs on none of these branches (a run without a branch matches).
+	NotBranch *[]string `form:"notBranch,omitempty" json:"notBranch,omitempty"`
+
+	// Tag Runs whose tag expression mentions any of these tags.
+	Tag *[]string `form:"tag,omitempty" json:"tag,omitempty"`
+
+	// NotTag Runs whose tag expression mentions none of these tags.
+	NotTag *[]string `form:"notTag,omitempty" json:"notTag,omitempty"`
+
+	// Trigger Runs started by any of these triggers.
+	Trigger *[]RunTrigger `form:"trigger,omitempty" json:"trigger,omitempty"`
+
+	// NotTrigger Runs started by none of these triggers.
+	NotTrigger *[]RunTrigger       `form:"notTrigger,omitempty" json:"notTrigger,omitempty"`
 	ScheduleId *openapi_types.UUID `form:"scheduleId,omitempty" json:"scheduleId,omitempty"`
 
 	// Since Only records at or after this time.
@@ -12811,7 +12824,19 @@ func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, e
 
 		if params.Branch != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "branch", *params.Branch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "branch", *params.Branch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NotBranch != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "notBranch", *params.NotBranch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12823,7 +12848,19 @@ func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, e
 
 		if params.Tag != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NotTag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "notTag", *params.NotTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12835,7 +12872,19 @@ func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, e
 
 		if params.Trigger != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "trigger", *params.Trigger, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "trigger", *params.Trigger, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NotTrigger != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "notTrigger", *params.NotTrigger, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -6345,10 +6345,18 @@ export interface operations {
                 project?: string;
                 /** @description Any of these statuses. */
                 status?: components["schemas"]["RunStatus"][];
-                branch?: string;
-                /** @description Runs whose tag expression mentions this tag. */
-                tag?: string;
-                trigger?: components["schemas"]["RunTrigger"];
+                /** @description Runs on any of these branches (repeat the parameter for OR). */
+                branch?: string[];
+                /** @description Runs on none of these branches (a run without a branch matches). */
+                notBranch?: string[];
+                /** @description Runs whose tag expression mentions any of these tags. */
+                tag?: string[];
+                /** @description Runs whose tag expression mentions none of these tags. */
+                notTag?: string[];
+                /** @description Runs started by any of these triggers. */
+                trigger?: components["schemas"]["RunTrigger"][];
+                /** @description Runs started by none of these triggers. */
+                notTrigger?: components["schemas"]["RunTrigger"][];
                 scheduleId?: string;
                 /** @description Only records at or after this time. */
                 since?: components["parameters"]["Since"];

@@ -22,7 +22,7 @@ const waitFeature = `Feature: Wait
 
 func scheduleRuns(t *testing.T, admin *apptest.Browser, id uuid.UUID, trigger serverclient.RunTrigger) []serverclient.RunSummary {
 	t.Helper()
-	r, err := admin.ListRunsWithResponse(context.Background(), &serverclient.ListRunsParams{ScheduleId: &id, Trigger: &trigger, Limit: ptr(200)})
+	r, err := admin.ListRunsWithResponse(context.Background(), &serverclient.ListRunsParams{ScheduleId: &id, Trigger: &[]serverclient.RunTrigger{trigger}, Limit: ptr(200)})
 	if err != nil || r.JSON200 == nil {
 		t.Fatalf("list runs: %v %s", err, r.Body)
 	}

@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -41,6 +44,31 @@ func TestWebUIServing(t *testing.T) {
 	}
 	if h.Get("Cache-Control") != "public, max-age=31536000, immutable" {
 		t.Errorf("asset Cache-Control %q", h.Get("Cache-Control"))
+	}
+	// A client that accepts gzip gets the script compressed (cached per file), which decompresses
+	// to the same bytes; the answer varies on Accept-Encoding either way.
+	if !strings.Contains(h.Get("Vary"), "Accept-Encoding") {
+		t.Errorf("identity asset Vary %q", h.Get("Vary"))
+	}
+	for i := 0; i < 2; i++ {
+		status, gz, gh := s.Do(t, http.MethodGet, m[1], "", nil, "Accept-Encoding", "br, gzip;q=0.8")
+		if status != http.StatusOK || gh.Get("Content-Encoding") != "gzip" || !strings.Contains(gh.Get("Vary"), "Accept-Encoding") {
+			t.Fatalf("GET %s with gzip: %d %v", m[1], status, gh)
+		}
+		if len(gz)*2 > len(js) {
+			t.Errorf("gzip body %d bytes for a %d-byte script", len(gz), len(js))
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(plain, js) {
+			t.Fatalf("decompressed body differs from the script (%v)", err)
+		}
+	}
+	if _, b, gh := s.Do(t, http.MethodGet, m[1], "", nil, "Accept-Encoding", "gzip;q=0, identity"); gh.Get("Content-Encoding") != "" || !bytes.Equal(b, js) {
+		t.Errorf("gzip;q=0 got Content-Encoding %q", gh.Get("Content-Encoding"))
 	}
 	for _, route := range []string{"/runs", "/projects/demo/features/a/b.feature", "/account?x=1"} {
 		status, b, h := s.Do(t, http.MethodGet, route, "", nil)

@@ -149,16 +149,9 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 		return nil, err
 	}
 	limit := pageLimit(q.Limit)
-	params := runs.ListFilter{AllWorkspaces: p.InstanceAdmin, UserID: uid, Project: q.Project, Statuses: []string{},
-		Branch: q.Branch, Tag: q.Tag, Limit: limit + 1}
-	if q.Status != nil {
-		for _, st := range *q.Status {
-			params.Statuses = append(params.Statuses, string(st))
-		}
-	}
-	if q.Trigger != nil {
-		params.Trigger = ptr(string(*q.Trigger))
-	}
+	params := runs.ListFilter{AllWorkspaces: p.InstanceAdmin, UserID: uid, Project: q.Project, Statuses: strs(q.Status),
+		Branches: strs(q.Branch), NotBranches: strs(q.NotBranch), Triggers: strs(q.Trigger), NotTriggers: strs(q.NotTrigger),
+		Tags: strs(q.Tag), NotTags: strs(q.NotTag), Limit: limit + 1}
 	params.ScheduleID = q.ScheduleId
 	if q.Since != nil {
 		params.Since = ptr(time.Time(*q.Since))
@@ -365,4 +358,15 @@ func (s *Server) CancelRun(ctx context.Context, req serverapi.CancelRunRequestOb
 		return nil, err
 	}
 	return serverapi.CancelRun202JSONResponse(runSummary(after, r.ProjectSlug)), nil
+}
+
+// strs is a list query parameter's values as strings (empty when absent).
+func strs[T ~string](p *[]T) []string {
+	out := []string{}
+	if p != nil {
+		for _, v := range *p {
+			out = append(out, string(v))
+		}
+	}
+	return out
 }

@@ -72,22 +72,27 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID) (ProjectRun, error) {
 // AllWorkspaces), matching the filters set, before (BeforeAt, BeforeID) when BeforeAt is set;
 // Limit rows at most.
 type ListFilter struct {
-	AllWorkspaces        bool
-	UserID               uuid.UUID
-	Project              *string
-	Statuses             []string
-	Branch, Trigger, Tag *string
-	ScheduleID           *uuid.UUID
-	Since, Until         *time.Time
-	BeforeAt             *time.Time
-	BeforeID             uuid.UUID
-	Limit                int
+	AllWorkspaces bool
+	UserID        uuid.UUID
+	Project       *string
+	Statuses      []string
+	// Any of Branches, Triggers, Tags (a tag matches as a substring of the run's tag expression)
+	// and none of the Not lists; an empty list does not filter.
+	Branches, NotBranches []string
+	Triggers, NotTriggers []string
+	Tags, NotTags         []string
+	ScheduleID            *uuid.UUID
+	Since, Until          *time.Time
+	BeforeAt              *time.Time
+	BeforeID              uuid.UUID
+	Limit                 int
 }
 
 // List lists runs by f.
 func (s *Service) List(ctx context.Context, f ListFilter) ([]ProjectRun, error) {
 	params := db.ListRunsParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: []uuid.UUID{}, Project: f.Project, Statuses: f.Statuses,
-		Branch: f.Branch, Trigger: f.Trigger, Tag: f.Tag, Since: f.Since, Until: f.Until, RowLimit: int32(f.Limit)}
+		Branches: orEmpty(f.Branches), NotBranches: orEmpty(f.NotBranches), Triggers: orEmpty(f.Triggers), NotTriggers: orEmpty(f.NotTriggers),
+		TagPatterns: tagPatterns(f.Tags), NotTagPatterns: tagPatterns(f.NotTags), Since: f.Since, Until: f.Until, RowLimit: int32(f.Limit)}
 	if params.Statuses == nil {
 		params.Statuses = []string{}
 	}
@@ -226,4 +231,21 @@ func (s *Service) Stop(ctx context.Context, r ProjectRun) (Run, error) {
 		s.EndQueued(after)
 	}
 	return runOf(after), nil
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// tagPatterns turns tags into ILIKE patterns matching them anywhere, with LIKE's wildcards escaped.
+func tagPatterns(tags []string) []string {
+	out := make([]string, 0, len(tags))
+	esc := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+	for _, t := range tags {
+		out = append(out, "%"+esc.Replace(t)+"%")
+	}
+	return out
 }

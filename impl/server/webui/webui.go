@@ -6,11 +6,14 @@
 // index.html is served at / and, as the single-page application's fallback, at every client-side
 // route (GET of a path outside /api, /mcp, /metrics, /reports and /trace that names no built file). Files
 // under /assets/ carry a content hash in their names and are cached for a year; index.html is
-// revalidated on every load, so a new binary's UI is picked up at once.
+// revalidated on every load, so a new binary's UI is picked up at once. Text files (the script,
+// the styles) are sent gzip-compressed to a client that accepts gzip, compressed once on first
+// request and kept in memory, with Vary: Accept-Encoding.
 package webui
 
 import (
 	"bytes"
+	"compress/gzip"
 	"embed"
 	"io/fs"
 	"mime"
@@ -18,6 +21,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -131,6 +135,15 @@ func serve(w http.ResponseWriter, r *http.Request) {
 				ct = "application/octet-stream"
 			}
 			h.Set("Content-Type", ct)
+			if compressible(ct) {
+				h.Add("Vary", "Accept-Encoding")
+				if acceptsGzip(r) {
+					if gz := gzipped(name, b); gz != nil {
+						h.Set("Content-Encoding", "gzip")
+						b = gz
+					}
+				}
+			}
 			http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
 			return
 		}
@@ -152,4 +165,50 @@ func jsonSafe(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// gzipCache holds the gzip encoding of each built text file, compressed once on first request
+// (the files are embedded and never change while the binary runs). A nil entry marks a file
+// whose encoding is no smaller.
+var gzipCache sync.Map // name → []byte
+
+func compressible(ct string) bool {
+	return strings.HasPrefix(ct, "text/") || strings.Contains(ct, "javascript") ||
+		strings.Contains(ct, "json") || strings.Contains(ct, "svg") || strings.Contains(ct, "xml")
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding lists gzip with a non-zero weight.
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for _, part := range strings.Split(v, ",") {
+			enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			enc = strings.ToLower(strings.TrimSpace(enc))
+			if enc != "gzip" && enc != "*" {
+				continue
+			}
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			if q == "q=0" || q == "q=0.0" || q == "q=0.00" || q == "q=0.000" {
+				return false
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// gzipped returns the gzip encoding of the file name with contents b, or nil when it would not be smaller.
+func gzipped(name string, b []byte) []byte {
+	if v, ok := gzipCache.Load(name); ok {
+		return v.([]byte)
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	var out []byte
+	if buf.Len() < len(b) {
+		out = buf.Bytes()
+	}
+	v, _ := gzipCache.LoadOrStore(name, out)
+	return v.([]byte)
 }

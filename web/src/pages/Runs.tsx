@@ -6,8 +6,52 @@ import { ErrorBox, Field, Loading, PageTitle, StatusBadge, formatDuration, forma
 
 const statuses = ["queued", "running", "passed", "failed", "errored", "cancelled", "timed_out"] as const;
 const triggers = ["api", "ui", "schedule", "process", "integration", "mcp", "agent"] as const;
-const filterNames = ["project", "branch", "tag", "trigger", "since", "until"] as const;
+const filterNames = ["project", "since", "until"] as const;
+/** Filters that take several values: name=a&name=b is any of them, notName=a&notName=b none of them. */
+const listNames = ["branch", "tag", "trigger"] as const;
+type ListName = (typeof listNames)[number];
 type Status = (typeof statuses)[number];
+const notName = (n: ListName) => ("not" + n[0].toUpperCase() + n.slice(1)) as "notBranch" | "notTag" | "notTrigger";
+
+/** One multi-value filter as the form edits it: the values, and whether they are excluded. */
+export type ListFilter = { values: string[]; not: boolean };
+
+/** What the filter bar shows: the single-value fields, the statuses, and each multi-value filter. */
+export type RunFilters = Record<(typeof filterNames)[number], string> & {
+  status: string[];
+  statusNot: boolean;
+} & Record<ListName, ListFilter>;
+
+/** The filters named by a URL's query (the view is shareable: the URL is its whole state). */
+export function readFilters(params: URLSearchParams): RunFilters {
+  const f = Object.fromEntries(filterNames.map((n) => [n, params.get(n) ?? ""])) as unknown as RunFilters;
+  f.status = params.getAll("status");
+  f.statusNot = params.get("statusNot") === "1";
+  for (const n of listNames) {
+    const any = params.getAll(n).filter(Boolean);
+    const none = params.getAll(notName(n)).filter(Boolean);
+    f[n] = any.length === 0 && none.length > 0 ? { values: none, not: true } : { values: any, not: false };
+  }
+  return f;
+}
+
+/** The URL query of filters, the inverse of readFilters. */
+export function writeFilters(f: RunFilters): URLSearchParams {
+  const next = new URLSearchParams();
+  for (const n of filterNames) if (f[n]) next.set(n, f[n]);
+  for (const s of f.status) next.append("status", s);
+  if (f.statusNot && f.status.length) next.set("statusNot", "1");
+  for (const n of listNames) for (const v of f[n].values) if (v) next.append(f[n].not ? notName(n) : n, v);
+  return next;
+}
+
+/** Splits what was typed in a multi-value field (commas separate values). */
+export function splitValues(s: string): string[] {
+  return s
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
 
 /**
  * The statuses a view asks for: any of those chosen (status=a&status=b), or with statusNot=1 any
@@ -19,45 +63,57 @@ export function statusFilter(params: URLSearchParams): Status[] | undefined {
   return params.get("statusNot") === "1" ? statuses.filter((s) => !chosen.includes(s)) : chosen;
 }
 
+/** The query of GET /api/runs for a URL: the multi-value filters pass through as the API's own. */
+export function runsQuery(params: URLSearchParams) {
+  const list = (n: string) => {
+    const v = params.getAll(n).filter(Boolean);
+    return v.length ? v : undefined;
+  };
+  const since = params.get("since");
+  const until = params.get("until");
+  return {
+    project: params.get("project") || undefined,
+    status: statusFilter(params),
+    branch: list("branch"),
+    notBranch: list("notBranch"),
+    tag: list("tag"),
+    notTag: list("notTag"),
+    trigger: list("trigger") as never,
+    notTrigger: list("notTrigger") as never,
+    since: since ? new Date(since).toISOString() : undefined,
+    until: until ? new Date(until).toISOString() : undefined,
+  };
+}
+
 /** Runs, newest first, with filters kept in the URL so that a view can be shared. */
 export function RunsPage() {
   const [params, setParams] = useSearchParams();
-  const f = Object.fromEntries(filterNames.map((n) => [n, params.get(n) ?? ""])) as Record<(typeof filterNames)[number], string>;
   const cursor = params.get("cursor") ?? undefined;
-  const status = statusFilter(params);
+  const query = runsQuery(params);
   const runs = useQuery({
-    queryKey: ["runs", f, status, cursor],
-    queryFn: () =>
-      unwrap(
-        api.GET("/api/runs", {
-          params: {
-            query: {
-              limit: 50,
-              cursor,
-              project: f.project || undefined,
-              status,
-              branch: f.branch || undefined,
-              tag: f.tag || undefined,
-              trigger: (f.trigger || undefined) as never,
-              since: f.since ? new Date(f.since).toISOString() : undefined,
-              until: f.until ? new Date(f.until).toISOString() : undefined,
-            },
-          },
-        }),
-      ),
+    queryKey: ["runs", query, cursor],
+    queryFn: () => unwrap(api.GET("/api/runs", { params: { query: { limit: 50, cursor, ...query } } })),
     refetchInterval: (q) => (q.state.data?.items.some((r) => r.status === "queued" || r.status === "running") ? 3000 : false),
   });
-  const [draft, setDraft] = useState(f);
-  const [chosen, setChosen] = useState<string[]>(params.getAll("status"));
-  const [not, setNot] = useState(params.get("statusNot") === "1");
+  const [draft, setDraft] = useState(() => readFilters(params));
+  // The text typed in the branch and tag fields, split into values when the filters are applied.
+  const [typed, setTyped] = useState({ branch: draft.branch.values.join(", "), tag: draft.tag.values.join(", ") });
   const apply = (e: FormEvent) => {
     e.preventDefault();
-    const next = new URLSearchParams();
-    for (const n of filterNames) if (draft[n]) next.set(n, draft[n]);
-    for (const s of chosen) next.append("status", s);
-    if (not && chosen.length) next.set("statusNot", "1");
-    setParams(next);
+    setParams(
+      writeFilters({
+        ...draft,
+        branch: { ...draft.branch, values: splitValues(typed.branch) },
+        tag: { ...draft.tag, values: splitValues(typed.tag) },
+      }),
+    );
   };
+  const isSelect = (n: ListName) => (
+    <select aria-label={n[0].toUpperCase() + n.slice(1) + " is"} value={draft[n].not ? "not" : "any"} onChange={(e) => setDraft({ ...draft, [n]: { ...draft[n], not: e.target.value === "not" } })}>
+      <option value="any">is any of</option>
+      <option value="not">is none of</option>
+    </select>
+  );
   return (
     <div>
       <PageTitle>Runs</PageTitle>
@@ -67,30 +123,50 @@ export function RunsPage() {
         </Field>
         <fieldset className="statuses">
           <legend>Status</legend>
-          <select aria-label="Status is" value={not ? "not" : "any"} onChange={(e) => setNot(e.target.value === "not")}>
+          <select aria-label="Status is" value={draft.statusNot ? "not" : "any"} onChange={(e) => setDraft({ ...draft, statusNot: e.target.value === "not" })}>
             <option value="any">is any of</option>
             <option value="not">is none of</option>
           </select>
           {statuses.map((s) => (
             <label key={s}>
-              <input type="checkbox" checked={chosen.includes(s)} onChange={(e) => setChosen(e.target.checked ? [...chosen, s] : chosen.filter((x) => x !== s))} /> {s.replace("_", " ")}
+              <input
+                type="checkbox"
+                checked={draft.status.includes(s)}
+                onChange={(e) => setDraft({ ...draft, status: e.target.checked ? [...draft.status, s] : draft.status.filter((x) => x !== s) })}
+              />{" "}
+              {s.replace("_", " ")}
             </label>
           ))}
         </fieldset>
-        <Field label="Branch">
-          <input value={draft.branch} onChange={(e) => setDraft({ ...draft, branch: e.target.value })} />
-        </Field>
-        <Field label="Tag">
-          <input value={draft.tag} onChange={(e) => setDraft({ ...draft, tag: e.target.value })} />
-        </Field>
-        <Field label="Trigger">
-          <select value={draft.trigger} onChange={(e) => setDraft({ ...draft, trigger: e.target.value })}>
-            <option value="">any</option>
-            {triggers.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </Field>
+        <fieldset className="statuses">
+          <legend>Branch</legend>
+          {isSelect("branch")}
+          <input aria-label="Branches" placeholder="main, release" value={typed.branch} onChange={(e) => setTyped({ ...typed, branch: e.target.value })} />
+        </fieldset>
+        <fieldset className="statuses">
+          <legend>Tag</legend>
+          {isSelect("tag")}
+          <input aria-label="Tags" placeholder="@smoke, @slow" value={typed.tag} onChange={(e) => setTyped({ ...typed, tag: e.target.value })} />
+        </fieldset>
+        <fieldset className="statuses">
+          <legend>Trigger</legend>
+          {isSelect("trigger")}
+          {triggers.map((s) => (
+            <label key={s}>
+              <input
+                type="checkbox"
+                checked={draft.trigger.values.includes(s)}
+                onChange={(e) =>
+                  setDraft({
+                    ...draft,
+                    trigger: { ...draft.trigger, values: e.target.checked ? [...draft.trigger.values, s] : draft.trigger.values.filter((x) => x !== s) },
+                  })
+                }
+              />{" "}
+              {s}
+            </label>
+          ))}
+        </fieldset>
         <Field label="Since">
           <input type="datetime-local" value={draft.since} onChange={(e) => setDraft({ ...draft, since: e.target.value })} />
         </Field>
