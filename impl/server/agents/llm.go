@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/egress"
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/redact"
 	"github.com/sdods/sdods/impl/server/store"
@@ -180,10 +182,17 @@ func runLLM(ctx context.Context, s *Service, j *Job) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.llmClient().Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(err, egress.ErrRefused) {
+			var refused *egress.RefusedError
+			if errors.As(err, &refused) {
+				return fmt.Errorf("the llm endpoint is refused: %s", red.String(refused.Error()))
+			}
+			return fmt.Errorf("the llm endpoint is refused by the server's egress policy")
 		}
 		return fmt.Errorf("the llm endpoint did not answer: %s", red.String(err.Error()))
 	}
@@ -222,6 +231,24 @@ func runLLM(ctx context.Context, s *Service, j *Job) error {
 	}
 	j.Summarize(summary)
 	return nil
+}
+
+// llmClient is the HTTP client of the llm kind: it dials through the egress policy, like steps and
+// Git integrations, so an endpoint on a denied address (the server itself, its database, cloud
+// metadata, an operator's deny) is refused on every dial, redirects included; no proxy, which
+// would dial out of the policy's reach.
+func (s *Service) llmClient() *http.Client {
+	s.llmOnce.Do(func() {
+		pol := s.cfg.Egress
+		if pol == nil {
+			pol, _ = egress.New(egress.Config{})
+		}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.Proxy = nil
+		t.DialContext = pol.DialContext
+		s.llmHTTP = &http.Client{Transport: t}
+	})
+	return s.llmHTTP
 }
 
 // projectRedactor hides the project's secret variables (every environment) and the llm key.

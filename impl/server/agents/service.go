@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sdods/sdods/impl/server/egress"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +41,9 @@ type Config struct {
 	StaleAfter time.Duration
 	// Reconcile is how often the lost jobs are looked for (default 15s).
 	Reconcile time.Duration
+	// Egress decides which addresses an agent may reach (the llm kind's endpoint); nil: the
+	// built-in denies only.
+	Egress *egress.Policy
 }
 
 // Service creates, works, cancels and streams agent jobs and decides proposals.
@@ -49,6 +54,9 @@ type Service struct {
 	log   *slog.Logger
 	cfg   Config
 	hub   *hub
+
+	llmOnce sync.Once
+	llmHTTP *http.Client
 }
 
 // New returns the service of kinds; Register puts its workers on the job registry and Start

@@ -185,7 +185,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	sched := schedules.New(st, rs, log, schedules.Config{ProcessID: rs.WorkerID()})
 	sched.Register(reg)
 	m := metrics.New(st.Pool, rs)
-	ag := newAgents(st, box, log, rs.WorkerID(), reg)
+	ag := newAgents(st, box, log, rs.WorkerID(), reg, pol)
 	h, err := newHandler(cfg, log, st, box, blobs, rs, sched, ag, pol, m)
 	if err != nil {
 		st.Close()
