@@ -20,6 +20,7 @@ import (
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/egress"
+	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/redact"
 	"github.com/sdods/sdods/impl/server/store"
@@ -251,7 +252,8 @@ func (s *Service) llmClient() *http.Client {
 	return s.llmHTTP
 }
 
-// projectRedactor hides the project's secret variables (every environment) and the llm key.
+// projectRedactor hides the project's secret variables (every environment), its users-pool
+// passwords (with their usernames, for the basic-auth forms) and the llm key.
 func (s *Service) projectRedactor(ctx context.Context, project uuid.UUID, key string) (*redact.Redactor, error) {
 	envs, err := s.st.ProjectEnvironments(ctx, project)
 	if err != nil {
@@ -274,5 +276,26 @@ func (s *Service) projectRedactor(ctx context.Context, project uuid.UUID, key st
 			vals = append(vals, pt)
 		}
 	}
-	return redact.New(vals, nil), nil
+	var users []string
+	for after := (*string)(nil); ; {
+		page, err := s.st.ListPoolAccounts(ctx, db.ListPoolAccountsParams{ProjectID: project, AfterUsername: after, RowLimit: 500})
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range page {
+			if len(a.PasswordEnc) == 0 {
+				continue
+			}
+			pw, err := s.box.Open(a.PasswordEnc, pool.PasswordAD(project))
+			if err != nil {
+				return nil, fmt.Errorf("pool account %s cannot be opened", a.Username)
+			}
+			vals, users = append(vals, string(pw)), append(users, a.Username)
+		}
+		if len(page) < 500 {
+			break
+		}
+		after = &page[len(page)-1].Username
+	}
+	return redact.New(vals, users), nil
 }

@@ -74,3 +74,39 @@ func TestLLMEndpointUnderEgressPolicy(t *testing.T) {
 		t.Fatalf("a denied endpoint was reached: %v", fake.prompts)
 	}
 }
+
+// TestLLMPromptRedactsPoolPasswords: a users-pool password that a failing step's text and output
+// carry (the application echoes it) is masked in the prompt the endpoint receives, like
+// environment secrets and the key.
+func TestLLMPromptRedactsPoolPasswords(t *testing.T) {
+	ctx := context.Background()
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	const password = "Pool-Pass-9931xq"
+	runID := failedHealthRun(t, admin, password)
+	if r, _ := admin.CreatePoolAccountWithResponse(ctx, "shop", serverclient.CreatePoolAccountJSONRequestBody{Username: "alice@example.com", Password: password}); r.StatusCode() != http.StatusCreated {
+		t.Fatalf("pool account: %d %s", r.StatusCode(), r.Body)
+	}
+	fake := &fakeLLM{tokens: 10}
+	llm := httptest.NewServer(fake)
+	t.Cleanup(llm.Close)
+	cfg := serverclient.PutAgentLlmConfigJSONRequestBody{Enabled: true, Endpoint: llm.URL + "/v1", Model: "fake-model", Key: ptr("sk-pool-0002"),
+		Include: &[]serverclient.AgentLlmInclude{"failingStep", "message", "steps"}}
+	if r, _ := admin.PutAgentLlmConfigWithResponse(ctx, cfg); r.StatusCode() != http.StatusOK {
+		t.Fatalf("configure %d %s", r.StatusCode(), r.Body)
+	}
+	job := createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "llm", Input: &map[string]any{"runId": runID}})
+	followJob(t, s, admin, job.Id, "")
+	if g, _ := admin.GetAgentJobWithResponse(ctx, job.Id); g.JSON200.Status != "succeeded" {
+		t.Fatalf("llm job %s", g.Body)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.prompts) != 1 || !strings.Contains(fake.prompts[0], `/api/health?v=***`) {
+		t.Fatalf("the prompt does not hold the masked failing step: %v", fake.prompts)
+	}
+	if strings.Contains(fake.prompts[0], password) {
+		t.Fatalf("a pool password was sent to the model: %s", fake.prompts[0])
+	}
+	t.Logf("prompt: %s", fake.prompts[0])
+}
