@@ -186,6 +186,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	sched.Register(reg)
 	m := metrics.New(st.Pool, rs)
 	ag := newAgents(st, box, log, rs.WorkerID(), reg, pol)
+	if !cfg.NoAutoHeal {
+		rs.SetFinishHook(ag.QueueHealTx)
+	}
 	h, err := newHandler(cfg, log, st, box, blobs, rs, sched, ag, pol, m)
 	if err != nil {
 		st.Close()
