@@ -690,7 +690,9 @@ func TestAgentsDoneWhen(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Fatal("chromium is required for browser steps: make deps installs it")
 	}
-	s := apptest.Start(t)
+	// Heal jobs start on request here, so the one started proposes both patches
+	// (TestAutoHealJob covers the automatic ones).
+	s := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.NoAutoHeal = true })
 	ctx := context.Background()
 	admin := s.Setup(t)
 	c := admin.ClientWithResponses
