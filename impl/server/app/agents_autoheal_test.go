@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app"
 	"github.com/sdods/sdods/impl/server/app/apptest"
 )
 
@@ -119,4 +122,31 @@ func TestAutoHealJob(t *testing.T) {
 		t.Fatalf("%d heal jobs after two queues in one transaction, want %d", len(after), before+1)
 	}
 	settle(healJobs())
+}
+
+// TestAutoHealConfiguration: automatic heal jobs are on unless -auto-heal=false or
+// SDODS_AUTO_HEAL=false turns them off; the flag wins over the environment.
+func TestAutoHealConfiguration(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+		off  bool
+	}{
+		{"", nil, false},
+		{"false", nil, true},
+		{"true", []string{"-auto-heal=false"}, true},
+		{"false", []string{"-auto-heal=true"}, false},
+	} {
+		t.Setenv("SDODS_AUTO_HEAL", tc.env)
+		var c app.Config
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.Flags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if c.NoAutoHeal != tc.off {
+			t.Fatalf("env %q args %q: NoAutoHeal %v", tc.env, tc.args, c.NoAutoHeal)
+		}
+	}
 }
