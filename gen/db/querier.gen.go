@@ -209,6 +209,8 @@ type Querier interface {
 	// Serialises the transactions that may take away an instance admin (demote, disable), so that two
 	// concurrent ones cannot each see the other's admin and leave none.
 	LockInstanceAdmins(ctx context.Context) error
+	// Serialises the automatic heal jobs of one project until the transaction ends.
+	LockProjectAutoHeal(ctx context.Context, projectID uuid.UUID) error
 	LockProposal(ctx context.Context, id uuid.UUID) (Proposal, error)
 	// Serialises the ingests of one run.
 	LockRun(ctx context.Context, id uuid.UUID) (LockRunRow, error)
@@ -229,6 +231,7 @@ type Querier interface {
 	NotifyAgentJobEvent(ctx context.Context, payload string) error
 	NotifyRunEvent(ctx context.Context, payload string) error
 	PauseSchedule(ctx context.Context, arg PauseScheduleParams) (Schedule, error)
+	PendingHealJobExists(ctx context.Context, projectID uuid.UUID) (bool, error)
 	ProjectEnvironments(ctx context.Context, projectID uuid.UUID) ([]Environment, error)
 	// Rows whose window and lock have both ended count nothing any more (the next failure of the key
 	// starts a fresh count either way): the periodic clean-up deletes them.
@@ -263,6 +266,8 @@ type Querier interface {
 	RevokeToken(ctx context.Context, id uuid.UUID) (int64, error)
 	// Revokes every live token of a user (a password change does).
 	RevokeUserTokens(ctx context.Context, userID uuid.UUID) (int64, error)
+	// Whether any step of the run recorded a selector heal.
+	RunHasHeals(ctx context.Context, runID uuid.UUID) (bool, error)
 	// A run's scenarios by status and attempts, for its counts.
 	RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) ([]RunScenarioStatusCountsRow, error)
 	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,8 @@ import (
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
+	"github.com/sdods/sdods/impl/server/egress"
+	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/redact"
 	"github.com/sdods/sdods/impl/server/store"
@@ -180,10 +183,17 @@ func runLLM(ctx context.Context, s *Service, j *Job) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.llmClient().Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(err, egress.ErrRefused) {
+			var refused *egress.RefusedError
+			if errors.As(err, &refused) {
+				return fmt.Errorf("the llm endpoint is refused: %s", red.String(refused.Error()))
+			}
+			return fmt.Errorf("the llm endpoint is refused by the server's egress policy")
 		}
 		return fmt.Errorf("the llm endpoint did not answer: %s", red.String(err.Error()))
 	}
@@ -224,7 +234,26 @@ func runLLM(ctx context.Context, s *Service, j *Job) error {
 	return nil
 }
 
-// projectRedactor hides the project's secret variables (every environment) and the llm key.
+// llmClient is the HTTP client of the llm kind: it dials through the egress policy, like steps and
+// Git integrations, so an endpoint on a denied address (the server itself, its database, cloud
+// metadata, an operator's deny) is refused on every dial, redirects included; no proxy, which
+// would dial out of the policy's reach.
+func (s *Service) llmClient() *http.Client {
+	s.llmOnce.Do(func() {
+		pol := s.cfg.Egress
+		if pol == nil {
+			pol, _ = egress.New(egress.Config{})
+		}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.Proxy = nil
+		t.DialContext = pol.DialContext
+		s.llmHTTP = &http.Client{Transport: t}
+	})
+	return s.llmHTTP
+}
+
+// projectRedactor hides the project's secret variables (every environment), its users-pool
+// passwords (with their usernames, for the basic-auth forms) and the llm key.
 func (s *Service) projectRedactor(ctx context.Context, project uuid.UUID, key string) (*redact.Redactor, error) {
 	envs, err := s.st.ProjectEnvironments(ctx, project)
 	if err != nil {
@@ -247,5 +276,26 @@ func (s *Service) projectRedactor(ctx context.Context, project uuid.UUID, key st
 			vals = append(vals, pt)
 		}
 	}
-	return redact.New(vals, nil), nil
+	var users []string
+	for after := (*string)(nil); ; {
+		page, err := s.st.ListPoolAccounts(ctx, db.ListPoolAccountsParams{ProjectID: project, AfterUsername: after, RowLimit: 500})
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range page {
+			if len(a.PasswordEnc) == 0 {
+				continue
+			}
+			pw, err := s.box.Open(a.PasswordEnc, pool.PasswordAD(project))
+			if err != nil {
+				return nil, fmt.Errorf("pool account %s cannot be opened", a.Username)
+			}
+			vals, users = append(vals, string(pw)), append(users, a.Username)
+		}
+		if len(page) < 500 {
+			break
+		}
+		after = &page[len(page)-1].Username
+	}
+	return redact.New(vals, users), nil
 }

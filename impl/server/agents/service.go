@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sdods/sdods/impl/server/egress"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +41,9 @@ type Config struct {
 	StaleAfter time.Duration
 	// Reconcile is how often the lost jobs are looked for (default 15s).
 	Reconcile time.Duration
+	// Egress decides which addresses an agent may reach (the llm kind's endpoint); nil: the
+	// built-in denies only.
+	Egress *egress.Policy
 }
 
 // Service creates, works, cancels and streams agent jobs and decides proposals.
@@ -49,6 +54,9 @@ type Service struct {
 	log   *slog.Logger
 	cfg   Config
 	hub   *hub
+
+	llmOnce sync.Once
+	llmHTTP *http.Client
 }
 
 // New returns the service of kinds; Register puts its workers on the job registry and Start
@@ -139,21 +147,52 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (db.AgentJob, erro
 	}
 	err := s.st.WithTx(ctx, func(q *db.Queries) error {
 		var err error
-		j, err = q.CreateAgentJob(ctx, db.CreateAgentJobParams{ProjectID: p.ProjectID, Kind: p.Kind, Input: p.Input, MaxSeconds: int32(p.MaxSeconds),
-			MaxTokens: maxTokens, ActorKind: actor.Kind, ActorID: uuid.NullUUID{UUID: actor.ID, Valid: actor.ID != uuid.Nil}, ActorName: actor.Name,
-			CreatedBy: p.CreatedBy})
-		if err != nil {
-			return err
-		}
-		if err := appendEvent(ctx, q, j.ID, Event{Type: "job.status", Status: "queued"}); err != nil {
-			return err
-		}
-		if _, err := jobs.InsertTx(ctx, q, JobArgs{JobID: j.ID, MaxSeconds: p.MaxSeconds}, &river.InsertOpts{MaxAttempts: 1}); err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "agent_job", ID: j.ID.String(), Name: p.Kind}, map[string]any{"kind": p.Kind})
+		j, err = createTx(ctx, q, p, maxTokens, actor)
+		return err
 	})
 	return j, err
+}
+
+// createTx inserts the queued job, its first event, its River job and its audit entry in q's
+// transaction.
+func createTx(ctx context.Context, q *db.Queries, p CreateParams, maxTokens *int32, actor audit.Actor) (db.AgentJob, error) {
+	j, err := q.CreateAgentJob(ctx, db.CreateAgentJobParams{ProjectID: p.ProjectID, Kind: p.Kind, Input: p.Input, MaxSeconds: int32(p.MaxSeconds),
+		MaxTokens: maxTokens, ActorKind: actor.Kind, ActorID: uuid.NullUUID{UUID: actor.ID, Valid: actor.ID != uuid.Nil}, ActorName: actor.Name,
+		CreatedBy: p.CreatedBy})
+	if err != nil {
+		return j, err
+	}
+	if err := appendEvent(ctx, q, j.ID, Event{Type: "job.status", Status: "queued"}); err != nil {
+		return j, err
+	}
+	if _, err := jobs.InsertTx(ctx, q, JobArgs{JobID: j.ID, MaxSeconds: p.MaxSeconds}, &river.InsertOpts{MaxAttempts: 1}); err != nil {
+		return j, err
+	}
+	return j, audit.Record(ctx, q, audit.Target{Kind: "agent_job", ID: j.ID.String(), Name: p.Kind}, map[string]any{"kind": p.Kind})
+}
+
+// QueueHealTx starts a heal job automatically in the transaction that finishes run, when a step
+// of the run recorded a selector heal and the project has no heal job waiting yet (at most one
+// queued heal job per project: a waiting job will read this run's heals when it runs). The job
+// is the system's, with the heal kind's default input.
+func (s *Service) QueueHealTx(ctx context.Context, q *db.Queries, run db.Run) error {
+	if _, ok := s.kinds.Get("heal"); !ok || run.Trigger == "agent" {
+		return nil // an agent's verification run executes a patch: its heals are not the project's
+	}
+	healed, err := q.RunHasHeals(ctx, run.ID)
+	if err != nil || !healed {
+		return err
+	}
+	if err := q.LockProjectAutoHeal(ctx, run.ProjectID); err != nil {
+		return err
+	}
+	pending, err := q.PendingHealJobExists(ctx, run.ProjectID)
+	if err != nil || pending {
+		return err
+	}
+	_, err = createTx(ctx, q, CreateParams{ProjectID: run.ProjectID, Kind: "heal", Input: json.RawMessage("{}"), MaxSeconds: DefaultMaxSeconds}, nil,
+		audit.Actor{Kind: "system", Name: "sdods"})
+	return err
 }
 
 // Cancel stops a job: a queued one at once, a running one within a second wherever it runs.

@@ -20,7 +20,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app"
 	"github.com/sdods/sdods/impl/server/app/apptest"
+	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
 // followJob reads an agent job's event stream to its end event.
@@ -254,7 +256,8 @@ func TestHealPatchVerifiedAndAccepted(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Fatal("chromium is required for browser steps: make deps installs it")
 	}
-	s := apptest.Start(t)
+	// The heal jobs here start on request only (TestAutoHealJob covers the automatic ones).
+	s := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.NoAutoHeal = true })
 	ctx := context.Background()
 	admin := s.Setup(t)
 	var mu sync.Mutex
@@ -687,7 +690,9 @@ func TestAgentsDoneWhen(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Fatal("chromium is required for browser steps: make deps installs it")
 	}
-	s := apptest.Start(t)
+	// Heal jobs start on request here, so the one started proposes both patches
+	// (TestAutoHealJob covers the automatic ones).
+	s := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.NoAutoHeal = true })
 	ctx := context.Background()
 	admin := s.Setup(t)
 	c := admin.ClientWithResponses

@@ -185,7 +185,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	sched := schedules.New(st, rs, log, schedules.Config{ProcessID: rs.WorkerID()})
 	sched.Register(reg)
 	m := metrics.New(st.Pool, rs)
-	ag := newAgents(st, box, log, rs.WorkerID(), reg)
+	ag := newAgents(st, box, log, rs.WorkerID(), reg, pol)
+	if !cfg.NoAutoHeal {
+		rs.SetFinishHook(ag.QueueHealTx)
+	}
 	h, err := newHandler(cfg, log, st, box, blobs, rs, sched, ag, pol, m)
 	if err != nil {
 		st.Close()

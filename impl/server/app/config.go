@@ -70,6 +70,9 @@ type Config struct {
 	// WebhookAllowPrivate permits webhook deliveries to loopback, private and link-local
 	// addresses (refused by default).
 	WebhookAllowPrivate bool
+	// NoAutoHeal stops the automatic heal job a finished run with selector heals starts
+	// (docs/agents.md); heal jobs then start only on request.
+	NoAutoHeal bool
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For header names the client (by
 	// default none: the header is ignored and the connection's peer is the client).
 	TrustedProxies []netip.Prefix
@@ -137,6 +140,12 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.GitAllowLocal, "git-allow-local", gitLocal, "allow Git integrations on local paths and file:// URLs (SDODS_GIT_ALLOW_LOCAL)")
 	hookPrivate := envParsed(c, "SDODS_WEBHOOK_ALLOW_PRIVATE", "false", strconv.ParseBool)
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", hookPrivate, "allow webhook deliveries to loopback, private and link-local addresses (SDODS_WEBHOOK_ALLOW_PRIVATE)")
+	c.NoAutoHeal = !envParsed(c, "SDODS_AUTO_HEAL", "true", strconv.ParseBool)
+	fs.Func("auto-heal", "start a heal agent job when a finished run recorded selector heals, at most one waiting per project (SDODS_AUTO_HEAL; default true)", func(s string) error {
+		b, err := strconv.ParseBool(s)
+		c.NoAutoHeal = !b
+		return err
+	})
 	fs.Func("egress-allow", "comma-separated egress rules steps and Git integrations may reach despite the built-in denies, e.g. 127.0.0.0/8 for local development (SDODS_EGRESS_ALLOW)", listFlag(&c.EgressAllow))
 	c.EgressAllow = splitList(env("SDODS_EGRESS_ALLOW", ""))
 	fs.Func("egress-deny", "comma-separated egress rules steps and Git integrations may not reach (SDODS_EGRESS_DENY)", listFlag(&c.EgressDeny))

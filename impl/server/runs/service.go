@@ -73,6 +73,15 @@ type Service struct {
 	active map[uuid.UUID]context.CancelFunc
 	// stopping is Start's context: the process stops when it ends.
 	stopping context.Context
+	// onFinish runs in the transaction that finishes a run (SetFinishHook).
+	onFinish func(ctx context.Context, q *db.Queries, run db.Run) error
+}
+
+// SetFinishHook makes f run in the transaction that gives a run its final status, after the run's
+// webhook deliveries are queued (for example, to start an agent job); an error of f rolls the
+// finish back. Set it before Start.
+func (s *Service) SetFinishHook(f func(ctx context.Context, q *db.Queries, run db.Run) error) {
+	s.onFinish = f
 }
 
 // New returns the service; Register adds its job worker, Start its heartbeat and listener.

@@ -207,6 +207,11 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 		if err := s.queueDeliveries(bg, q, fin.ProjectID, fin.ID, fin.Status); err != nil {
 			return err
 		}
+		if s.onFinish != nil {
+			if err := s.onFinish(bg, q, fin); err != nil {
+				return err
+			}
+		}
 		// The end event commits with the status: a reader that sees the run final finds it.
 		endCounts := apiCounts(counts)
 		_ = json.Unmarshal(fin.Counts, &endCounts) // the database adds counts.quarantined (docs/stats.md)
