@@ -107,3 +107,23 @@ type VisualCheck struct {
 	Status             string     `json:"status"`
 	Threshold          *float32   `json:"threshold,omitempty"`
 }
+
+// Event is one entry of a run's event log (run_events.data), streamed to clients as stored.
+type Event struct {
+	ArtifactID  *uuid.UUID   `json:"artifactId,omitempty"`
+	At          time.Time    `json:"at"`
+	Counts      *Counts      `json:"counts,omitempty"`
+	Dataset     *string      `json:"dataset,omitempty"`
+	Heal        *Heal        `json:"heal,omitempty"`
+	Level       *string      `json:"level,omitempty"`
+	Message     *string      `json:"message,omitempty"`
+	Name        *string      `json:"name,omitempty"`
+	Row         *int         `json:"row,omitempty"`
+	RunID       uuid.UUID    `json:"runId"`
+	ScenarioID  *uuid.UUID   `json:"scenarioId,omitempty"`
+	Sequence    int64        `json:"sequence"`
+	Status      *string      `json:"status,omitempty"`
+	StepIndex   *int         `json:"stepIndex,omitempty"`
+	Type        string       `json:"type"`
+	VisualCheck *VisualCheck `json:"visualCheck,omitempty"`
+}

@@ -62,6 +62,15 @@ func TestStoredShapeMatchesAPI(t *testing.T) {
 	same(t, "minimal visual check", results.VisualCheck{Name: "v", Status: results.VisualPending},
 		serverapi.VisualCheck{Name: "v", Status: serverapi.VisualCheckStatusPending})
 
+	lvl := serverapi.RunEventLevel("warn")
+	same(t, "event", results.Event{ArtifactID: &ids[0], At: at, Counts: &domCounts, Dataset: s("users"), Heal: &dom[0].Heals[0], Level: s("warn"),
+		Message: s("msg"), Name: s("shot"), Row: i(2), RunID: ids[1], ScenarioID: &ids[2], Sequence: 9, Status: s("passed"), StepIndex: i(1),
+		Type: "step.finished", VisualCheck: dom[0].VisualCheck},
+		serverapi.RunEvent{ArtifactId: &ids[0], At: at, Counts: &apiCounts, Dataset: s("users"), Heal: &api[0].Heals[0], Level: &lvl,
+			Message: s("msg"), Name: s("shot"), Row: i(2), RunId: ids[1], ScenarioId: &ids[2], Sequence: 9, Status: s("passed"), StepIndex: i(1),
+			Type: "step.finished", VisualCheck: api[0].VisualCheck})
+	same(t, "minimal event", results.Event{At: at, RunID: ids[1], Sequence: 1, Type: "end"}, serverapi.RunEvent{At: at, RunId: ids[1], Sequence: 1, Type: "end"})
+
 	// Rows stored by the API types read back into the domain types unchanged.
 	raw, _ := json.Marshal(api)
 	var back []results.Step
