@@ -1,7 +1,7 @@
 // Package results holds the stored shape of run results: the steps of a scenario
 // (run_scenarios.steps), a scenario's error (run_scenarios.error), a run's counts (runs.counts)
 // and the payloads of run events (run_events.data). These are domain types, not API types: the
-// API's types in gen/serverapi may change without a data migration, and package resultsapi
+// generated API types may change without a data migration, and package resultsapi
 // converts between the two at the API edge. The JSON tags keep the bytes stored before this
 // package existed (TestStoredShapeMatchesAPI in resultsapi proves it); changing a tag or a field
 // order changes stored data and needs a migration.
