@@ -23,6 +23,7 @@ import (
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/redact"
+	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -153,7 +154,7 @@ func runLLM(ctx context.Context, s *Service, j *Job) error {
 		if slices.Contains(cfg.Include, "steps") {
 			steps, err := q.GetRunScenario(ctx, db.GetRunScenarioParams{RunID: runID, ID: f.ID})
 			if err == nil {
-				var list []struct{ Keyword, Text, Status string }
+				var list []results.Step
 				_ = json.Unmarshal(steps.Steps, &list)
 				for _, st := range list {
 					fmt.Fprintf(&b, "  [%s] %s%s\n", st.Status, st.Keyword, st.Text)

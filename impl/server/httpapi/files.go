@@ -24,6 +24,8 @@ import (
 	"github.com/sdods/sdods/impl/server/artifacts"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/reports"
+	"github.com/sdods/sdods/impl/server/results"
+	"github.com/sdods/sdods/impl/server/results/resultsapi"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/safecontent"
 )
@@ -405,19 +407,19 @@ func (s *Server) traceJSON(ctx context.Context, r filesRun) ([]byte, error) {
 		ts := traceScenario{ID: sc.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name, Line: int(sc.Line),
 			Status: sc.Status, Attempts: int(sc.Attempts), StartedAt: sc.StartedAt, DurationMs: sc.DurationMs, Steps: []traceStep{}, Logs: []traceLog{}, Network: []traceRequest{}}
 		if len(sc.Error) > 0 {
-			var e serverapi.RunStepError
+			var e results.StepError
 			if json.Unmarshal(sc.Error, &e) == nil && e.Message != "" {
-				ts.Error = &e
+				ts.Error = resultsapi.StepError(&e)
 			}
 		}
-		var steps []serverapi.RunStep
+		var steps []results.Step
 		if err := json.Unmarshal(sc.Steps, &steps); err != nil {
 			return nil, fmt.Errorf("scenario %s steps: %w", sc.ID, err)
 		}
 		for _, st := range steps {
-			t := traceStep{RunStep: st, Files: []traceFile{}}
+			t := traceStep{RunStep: resultsapi.Step(st), Files: []traceFile{}}
 			for _, a := range st.Attachments {
-				t.Files = append(t.Files, traceFile{Path: paths[a.ArtifactId], Name: a.Name, MediaType: safecontent.MediaType(a.MediaType), Kind: string(a.Kind), SizeBytes: a.SizeBytes, ArtifactID: a.ArtifactId})
+				t.Files = append(t.Files, traceFile{Path: paths[a.ArtifactID], Name: a.Name, MediaType: safecontent.MediaType(a.MediaType), Kind: a.Kind, SizeBytes: a.SizeBytes, ArtifactID: a.ArtifactID})
 			}
 			ts.Steps = append(ts.Steps, t)
 		}
@@ -425,17 +427,17 @@ func (s *Server) traceJSON(ctx context.Context, r filesRun) ([]byte, error) {
 		doc.Scenarios = append(doc.Scenarios, ts)
 	}
 	for _, l := range logs {
-		var ev serverapi.RunEvent
-		if json.Unmarshal(l.Data, &ev) != nil || ev.ScenarioId == nil || ev.Message == nil {
+		var ev results.Event
+		if json.Unmarshal(l.Data, &ev) != nil || ev.ScenarioID == nil || ev.Message == nil {
 			continue
 		}
-		i, ok := index[*ev.ScenarioId]
+		i, ok := index[*ev.ScenarioID]
 		if !ok {
 			continue
 		}
 		level := "info"
 		if ev.Level != nil {
-			level = string(*ev.Level)
+			level = *ev.Level
 		}
 		sc := &doc.Scenarios[i]
 		sc.Logs = append(sc.Logs, traceLog{At: l.At, Level: level, Message: *ev.Message, StepIndex: ev.StepIndex})

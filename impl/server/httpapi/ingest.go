@@ -11,6 +11,7 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/ingest"
+	"github.com/sdods/sdods/impl/server/results/resultsapi"
 )
 
 // defaultMaxIngest is the largest ingested document when Deps.MaxIngestBytes is not set.
@@ -77,5 +78,11 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.IngestRunResults200JSONResponse(out), nil
+	return serverapi.IngestRunResults200JSONResponse(ingestResult(out)), nil
+}
+
+// ingestResult converts the ingest service's outcome to the API's type.
+func ingestResult(o ingest.Outcome) serverapi.IngestResult {
+	return serverapi.IngestResult{Counts: resultsapi.Counts(o.Counts), Duplicate: o.Duplicate, Format: serverapi.IngestResultFormat(o.Format),
+		RunId: o.RunID, Status: serverapi.RunStatus(o.Status)}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/authz"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/results"
+	"github.com/sdods/sdods/impl/server/results/resultsapi"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -113,9 +115,9 @@ func (s *Server) authorizeRun(ctx context.Context, id, workspaceID uuid.UUID) er
 }
 
 func runCounts(raw []byte) serverapi.Counts {
-	var c serverapi.Counts
+	var c results.Counts
 	_ = json.Unmarshal(raw, &c)
-	return c
+	return resultsapi.Counts(c)
 }
 
 func durationMs(start, end *time.Time) *int64 {
@@ -316,14 +318,16 @@ func (s *Server) GetRunScenario(ctx context.Context, req serverapi.GetRunScenari
 		out.Dataset, out.Row = sc.Dataset, out.ExampleRow
 	}
 	if len(sc.Error) > 0 {
-		var e serverapi.RunStepError
+		var e results.StepError
 		if json.Unmarshal(sc.Error, &e) == nil {
-			out.Error = &e
+			out.Error = resultsapi.StepError(&e)
 		}
 	}
-	if err := json.Unmarshal(sc.Steps, &out.Steps); err != nil {
+	var steps []results.Step
+	if err := json.Unmarshal(sc.Steps, &steps); err != nil {
 		return nil, fmt.Errorf("scenario %s steps: %w", sc.ID, err)
 	}
+	out.Steps = resultsapi.Steps(steps)
 	for _, st := range out.Steps {
 		out.Attachments = append(out.Attachments, st.Attachments...)
 	}

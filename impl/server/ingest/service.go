@@ -15,11 +15,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
-	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/reports"
+	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/safecontent"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -82,7 +82,7 @@ type Target struct {
 // Ingest maps a JUnit XML, Cucumber JSON or Cucumber Messages document (format, or detected when
 // empty) onto the run's scenario tree in one transaction. The same document (or idempotencyKey,
 // when not empty) again changes nothing and answers the first result with Duplicate set.
-func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotencyKey string, format Format) (serverapi.IngestResult, error) {
+func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotencyKey string, format Format) (Outcome, error) {
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
 	key := "sha256:" + digest
@@ -92,21 +92,21 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 	if prev, err := s.st.GetRunIngest(ctx, db.GetRunIngestParams{RunID: r.RunID, IdempotencyKey: key}); err == nil {
 		return s.duplicate(ctx, r, prev)
 	} else if !store.IsNotFound(err) {
-		return serverapi.IngestResult{}, err
+		return Outcome{}, err
 	}
 	doc, err := Parse(data, format)
 	if err != nil {
 		var perr *Error
 		if errors.As(err, &perr) {
-			return serverapi.IngestResult{}, apierr.Wrap(err, apierr.BadRequest, "the document is malformed", perr.Error())
+			return Outcome{}, apierr.Wrap(err, apierr.BadRequest, "the document is malformed", perr.Error())
 		}
-		return serverapi.IngestResult{}, err
+		return Outcome{}, err
 	}
 	// Content goes to the blob store first: it is addressed by its hash, so content of a
 	// transaction that then fails is harmless and is stored once when the ingest is repeated.
 	docInfo, err := s.blobs.Put(ctx, bytes.NewReader(data), 0)
 	if err != nil {
-		return serverapi.IngestResult{}, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
+		return Outcome{}, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
 	}
 	blobs := map[*Attachment]blobInfo{}
 	for i := range doc.Scenarios {
@@ -115,13 +115,13 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 				a := &doc.Scenarios[i].Steps[j].Attachments[k]
 				info, err := s.blobs.Put(ctx, bytes.NewReader(a.Data), 0)
 				if err != nil {
-					return serverapi.IngestResult{}, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
+					return Outcome{}, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
 				}
 				blobs[a] = blobInfo{key: info.Key, sha: info.SHA256, size: info.Size}
 			}
 		}
 	}
-	var out serverapi.IngestResult
+	var out Outcome
 	var duplicate *db.RunIngest
 	err = s.st.WithTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockRun(ctx, r.RunID)
@@ -175,10 +175,10 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 		}
 		for i, sc := range doc.Scenarios {
 			total = AddDuration(total, sc.Duration)
-			steps := make([]serverapi.RunStep, len(sc.Steps))
+			steps := make([]results.Step, len(sc.Steps))
 			for j, st := range sc.Steps {
-				rs := serverapi.RunStep{Index: j, Keyword: st.Keyword, Text: st.Text, Status: serverapi.ResultStatus(st.Status),
-					Attachments: []serverapi.Attachment{}, Heals: []serverapi.Heal{}, DocString: st.DocString, Error: APIStepError(st.Error)}
+				rs := results.NewStep(j)
+				rs.Keyword, rs.Text, rs.Status, rs.DocString, rs.Error = st.Keyword, st.Text, st.Status, st.DocString, storedStepError(st.Error)
 				if st.Line > 0 {
 					rs.Line = ptr(st.Line)
 				}
@@ -199,14 +199,14 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 					if err != nil {
 						return err
 					}
-					rs.Attachments = append(rs.Attachments, serverapi.Attachment{ArtifactId: art.ID, Name: a.Name, MediaType: art.MediaType,
-						Kind: serverapi.AttachmentKind(art.Kind), SizeBytes: art.SizeBytes})
+					rs.Attachments = append(rs.Attachments, results.Attachment{ArtifactID: art.ID, Name: a.Name, MediaType: art.MediaType,
+						Kind: art.Kind, SizeBytes: art.SizeBytes})
 				}
 				steps[j] = rs
 			}
 			stepsJSON, _ := json.Marshal(steps)
 			var errJSON json.RawMessage
-			if e := APIStepError(sc.Error); e != nil {
+			if e := storedStepError(sc.Error); e != nil {
 				errJSON, _ = json.Marshal(e)
 			}
 			var row *int32
@@ -233,7 +233,7 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 		if err != nil {
 			return err
 		}
-		var counts serverapi.Counts
+		var counts results.Counts
 		// docs/runs.md: passed means every scenario passed or was skipped, and nothing outside a
 		// scenario (a hook of the whole run, the test run itself) failed, in this document or an earlier one.
 		status := "passed"
@@ -267,14 +267,14 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 			return err
 		}
 		art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.RunID, Valid: true}, ProjectID: after.ProjectID,
-			Name: "ingest-" + digest[:12] + documentExt(doc.Format), Kind: string(serverapi.AttachmentKindOther), MediaType: safecontent.MediaType(documentType(doc.Format)),
+			Name: "ingest-" + digest[:12] + documentExt(doc.Format), Kind: results.KindOther, MediaType: safecontent.MediaType(documentType(doc.Format)),
 			SizeBytes: docInfo.Size, Sha256: docInfo.SHA256, BlobKey: docInfo.Key})
 		if err != nil {
 			return err
 		}
-		var afterCounts serverapi.Counts
+		var afterCounts results.Counts
 		_ = json.Unmarshal(after.Counts, &afterCounts)
-		out = serverapi.IngestResult{RunId: r.RunID, Format: serverapi.IngestResultFormat(doc.Format), Status: serverapi.RunStatus(after.Status), Counts: afterCounts}
+		out = Outcome{RunID: r.RunID, Format: doc.Format, Status: after.Status, Counts: afterCounts}
 		resultJSON, _ := json.Marshal(out)
 		if err := q.InsertRunIngest(ctx, db.InsertRunIngestParams{RunID: r.RunID, IdempotencyKey: key, Sha256: digest, Format: string(doc.Format),
 			ArtifactID: uuid.NullUUID{UUID: art.ID, Valid: true}, Scenarios: int32(len(doc.Scenarios)), Result: resultJSON}); err != nil {
@@ -284,7 +284,7 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 			map[string]any{"format": doc.Format, "scenarios": len(doc.Scenarios), "sha256": digest, "status": after.Status})
 	})
 	if err != nil {
-		return serverapi.IngestResult{}, err
+		return Outcome{}, err
 	}
 	if duplicate != nil {
 		return storedResult(*duplicate)
@@ -339,18 +339,18 @@ type blobInfo struct {
 }
 
 // duplicate answers a document ingested before; the request is audited like any other.
-func (s *Service) duplicate(ctx context.Context, r Target, prev db.RunIngest) (serverapi.IngestResult, error) {
+func (s *Service) duplicate(ctx context.Context, r Target, prev db.RunIngest) (Outcome, error) {
 	err := s.st.WithTx(ctx, func(q *db.Queries) error {
 		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.RunID.String(), Name: r.Project}, map[string]any{"duplicate": true, "format": prev.Format})
 	})
 	if err != nil {
-		return serverapi.IngestResult{}, err
+		return Outcome{}, err
 	}
 	return storedResult(prev)
 }
 
-func storedResult(prev db.RunIngest) (serverapi.IngestResult, error) {
-	var out serverapi.IngestResult
+func storedResult(prev db.RunIngest) (Outcome, error) {
+	var out Outcome
 	if err := json.Unmarshal(prev.Result, &out); err != nil {
 		return out, fmt.Errorf("stored ingest result: %w", err)
 	}
@@ -358,12 +358,22 @@ func storedResult(prev db.RunIngest) (serverapi.IngestResult, error) {
 	return out, nil
 }
 
-// APIStepError is a step's error as the API shows it.
-func APIStepError(e *StepError) *serverapi.RunStepError {
+// Outcome is the result of ingesting a document, stored in run_ingests.result and answered again
+// for the same document; its JSON is the API's IngestResult (TestOutcomeStoredShape).
+type Outcome struct {
+	Counts    results.Counts `json:"counts"`
+	Duplicate bool           `json:"duplicate"`
+	Format    Format         `json:"format"`
+	RunID     uuid.UUID      `json:"runId"`
+	Status    string         `json:"status"`
+}
+
+// storedStepError is a step's error as run_scenarios stores it.
+func storedStepError(e *StepError) *results.StepError {
 	if e == nil {
 		return nil
 	}
-	return &serverapi.RunStepError{Message: e.Message, Type: nonEmpty(e.Type), Stack: nonEmpty(e.Stack)}
+	return &results.StepError{Message: e.Message, Type: nonEmpty(e.Type), Stack: nonEmpty(e.Stack)}
 }
 
 func nonEmpty(s string) *string {

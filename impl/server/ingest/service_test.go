@@ -56,7 +56,7 @@ func TestServiceIngestsADocumentOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Duplicate || first.Status != serverapi.RunStatusFailed || first.Format != serverapi.IngestResultFormatJunit ||
+	if first.Duplicate || first.Status != string(serverapi.RunStatusFailed) || string(first.Format) != string(serverapi.IngestResultFormatJunit) ||
 		first.Counts.Passed != 1 || first.Counts.Failed != 1 {
 		t.Fatalf("first: %+v", first)
 	}

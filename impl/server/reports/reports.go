@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/results"
+	"github.com/sdods/sdods/impl/server/results/resultsapi"
 )
 
 // Run is what a report is made of.
@@ -39,16 +41,16 @@ type Scenario struct {
 	Status      string
 	Attempts    int
 	DurationMs  *int64
-	Error       *serverapi.RunStepError
-	Steps       []serverapi.RunStep
+	Error       *results.StepError
+	Steps       []results.Step
 }
 
 // SlowestCount is how many scenarios the report lists as the slowest.
 const SlowestCount = 10
 
 // Counts counts scenarios by status; flaky counts those that passed after a retry.
-func Counts(scenarios []Scenario) serverapi.Counts {
-	var c serverapi.Counts
+func Counts(scenarios []Scenario) results.Counts {
+	var c results.Counts
 	for _, sc := range scenarios {
 		Add(&c, sc.Status, sc.Attempts)
 	}
@@ -56,7 +58,7 @@ func Counts(scenarios []Scenario) serverapi.Counts {
 }
 
 // Add counts one scenario of status and attempts into c.
-func Add(c *serverapi.Counts, status string, attempts int) {
+func Add(c *results.Counts, status string, attempts int) {
 	c.Total++
 	switch status {
 	case "passed":
@@ -77,7 +79,7 @@ func Add(c *serverapi.Counts, status string, attempts int) {
 
 // Build returns the report of r; htmlURL is where its HTML page is served.
 func Build(r Run, htmlURL string) serverapi.RunReport {
-	out := serverapi.RunReport{RunId: r.ID, Status: serverapi.RunStatus(r.Status), Counts: Counts(r.Scenarios), HtmlUrl: htmlURL,
+	out := serverapi.RunReport{RunId: r.ID, Status: serverapi.RunStatus(r.Status), Counts: resultsapi.Counts(Counts(r.Scenarios)), HtmlUrl: htmlURL,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Error: nonEmpty(r.Error),
 		Failures: []struct {
 			Error                *serverapi.RunStepError `json:"error,omitempty"`
@@ -112,7 +114,7 @@ func Build(r Run, htmlURL string) serverapi.RunReport {
 				ScenarioId           uuid.UUID               `json:"scenarioId"`
 				ScreenshotArtifactId *uuid.UUID              `json:"screenshotArtifactId,omitempty"`
 				Step                 *string                 `json:"step,omitempty"`
-			}{Error: f.Error, FeaturePath: sc.FeaturePath, Scenario: sc.Name, ScenarioId: sc.ID, ScreenshotArtifactId: f.Screenshot, Step: f.Step})
+			}{Error: resultsapi.StepError(f.Error), FeaturePath: sc.FeaturePath, Scenario: sc.Name, ScenarioId: sc.ID, ScreenshotArtifactId: f.Screenshot, Step: f.Step})
 		}
 		if sc.Status == "passed" && sc.Attempts > 1 { // flaky: passed after a failure
 			out.Flaky = append(out.Flaky, struct {
@@ -154,7 +156,7 @@ func Build(r Run, htmlURL string) serverapi.RunReport {
 type Failure struct {
 	StepIndex  int
 	Step       *string
-	Error      *serverapi.RunStepError
+	Error      *results.StepError
 	Screenshot *uuid.UUID
 }
 
@@ -168,8 +170,8 @@ func FailureOf(sc Scenario) (Failure, bool) {
 	f := Failure{StepIndex: -1, Error: sc.Error}
 	for i, st := range sc.Steps {
 		for _, a := range st.Attachments {
-			if a.Kind == serverapi.AttachmentKindScreenshot || a.Kind == serverapi.AttachmentKindDiff {
-				id := a.ArtifactId
+			if a.Kind == results.KindScreenshot || a.Kind == results.KindDiff {
+				id := a.ArtifactID
 				f.Screenshot = &id
 			}
 		}
@@ -181,13 +183,13 @@ func FailureOf(sc Scenario) (Failure, bool) {
 				f.Error = st.Error
 			}
 			if f.Error == nil {
-				f.Error = &serverapi.RunStepError{Message: "the step is " + string(st.Status)}
+				f.Error = &results.StepError{Message: "the step is " + st.Status}
 			}
 			return f, true
 		}
 	}
 	if f.Error == nil {
-		f.Error = &serverapi.RunStepError{Message: "the scenario " + sc.Status}
+		f.Error = &results.StepError{Message: "the scenario " + sc.Status}
 	}
 	return f, true
 }

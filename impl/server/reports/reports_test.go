@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/reports"
+	"github.com/sdods/sdods/impl/server/results"
 )
 
 func ms(v int64) *int64 { return &v }
@@ -21,12 +21,12 @@ func sampleRun() reports.Run {
 	end := start.Add(90 * time.Second)
 	return reports.Run{ID: uuid.New(), Project: "shop", Status: "failed", StartedAt: &start, FinishedAt: &end, Scenarios: []reports.Scenario{
 		{ID: uuid.New(), FeaturePath: "a.feature", Name: "passes", Status: "passed", Attempts: 1, DurationMs: ms(20),
-			Steps: []serverapi.RunStep{{Keyword: "Given ", Text: "ok", Status: "passed", Attachments: []serverapi.Attachment{{ArtifactId: hidden, Kind: "screenshot", MediaType: "image/png"}}}}},
+			Steps: []results.Step{{Keyword: "Given ", Text: "ok", Status: "passed", Attachments: []results.Attachment{{ArtifactID: hidden, Kind: "screenshot", MediaType: "image/png"}}}}},
 		{ID: uuid.New(), FeaturePath: "a.feature", Name: "flaky <b>", Status: "passed", Attempts: 3, DurationMs: ms(5)},
 		{ID: uuid.New(), FeaturePath: "b.feature", Name: "fails", Status: "failed", Attempts: 1, DurationMs: ms(70000),
-			Steps: []serverapi.RunStep{
-				{Keyword: "When ", Text: "I open", Status: "passed", Attachments: []serverapi.Attachment{{ArtifactId: shot, Kind: "screenshot", MediaType: "image/png"}}},
-				{Keyword: "Then ", Text: "I see it", Status: "failed", Error: &serverapi.RunStepError{Message: "not visible"}},
+			Steps: []results.Step{
+				{Keyword: "When ", Text: "I open", Status: "passed", Attachments: []results.Attachment{{ArtifactID: shot, Kind: "screenshot", MediaType: "image/png"}}},
+				{Keyword: "Then ", Text: "I see it", Status: "failed", Error: &results.StepError{Message: "not visible"}},
 				{Keyword: "And ", Text: "more", Status: "skipped"},
 			}},
 		{ID: uuid.New(), FeaturePath: "b.feature", Name: "no steps", Status: "undefined", Attempts: 1},
@@ -41,7 +41,7 @@ func TestBuild(t *testing.T) {
 		t.Fatalf("counts %+v, duration %v", c, rep.DurationMs)
 	}
 	if len(rep.Failures) != 2 || *rep.Failures[0].Step != "Then I see it" || rep.Failures[0].Error.Message != "not visible" ||
-		*rep.Failures[0].ScreenshotArtifactId != r.Scenarios[2].Steps[0].Attachments[0].ArtifactId || rep.Failures[1].Step != nil {
+		*rep.Failures[0].ScreenshotArtifactId != r.Scenarios[2].Steps[0].Attachments[0].ArtifactID || rep.Failures[1].Step != nil {
 		t.Fatalf("failures %+v", rep.Failures)
 	}
 	if len(rep.Flaky) != 1 || rep.Flaky[0].Attempts != 3 || len(rep.Slowest) != 3 || rep.Slowest[0].Scenario != "fails" {
@@ -51,7 +51,7 @@ func TestBuild(t *testing.T) {
 
 func TestWriteHTML(t *testing.T) {
 	r := sampleRun()
-	shot := r.Scenarios[2].Steps[0].Attachments[0].ArtifactId
+	shot := r.Scenarios[2].Steps[0].Attachments[0].ArtifactID
 	var buf bytes.Buffer
 	err := reports.WriteHTML(&buf, reports.Page{Run: r, Report: reports.Build(r, ""), Images: map[uuid.UUID]template.URL{shot: "data:image/png;base64,AAAA"}})
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
-	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/blob"
+	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/safecontent"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -48,7 +48,7 @@ func (s *Service) Load(ctx context.Context, head Run) (Run, error) {
 		rs := Scenario{ID: sc.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name,
 			Line: int(sc.Line), Tags: sc.Tags, Status: sc.Status, Attempts: int(sc.Attempts), DurationMs: sc.DurationMs}
 		if len(sc.Error) > 0 {
-			var e serverapi.RunStepError
+			var e results.StepError
 			if json.Unmarshal(sc.Error, &e) == nil && e.Message != "" {
 				rs.Error = &e
 			}
@@ -86,8 +86,8 @@ func (s *Service) HTML(ctx context.Context, head Run, htmlURL string) ([]byte, e
 	for _, sc := range run.Scenarios {
 		for _, st := range sc.Steps {
 			for _, a := range st.Attachments {
-				if a.Kind == serverapi.AttachmentKindScreenshot || a.Kind == serverapi.AttachmentKindDiff {
-					order = append(order, a.ArtifactId)
+				if a.Kind == results.KindScreenshot || a.Kind == results.KindDiff {
+					order = append(order, a.ArtifactID)
 				}
 			}
 		}

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/sdods/sdods/gen/db"
-	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/integrations"
+	"github.com/sdods/sdods/impl/server/results"
 )
 
 // outcome is what the project's webhooks are told about a finished run.
@@ -21,7 +21,7 @@ func outcome(r db.GetRunRow) integrations.RunOutcome {
 }
 
 func runCountsJSON(raw []byte) any {
-	var c serverapi.Counts
+	var c results.Counts
 	if json.Unmarshal(raw, &c) != nil {
 		return nil
 	}

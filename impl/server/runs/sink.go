@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
-	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/safecontent"
 	"github.com/sdods/sdods/impl/server/store"
@@ -27,18 +27,18 @@ type apiEvent struct {
 	StepIndex   *int
 	Message     *string
 	Level       *string
-	Counts      *serverapi.Counts
+	Counts      *results.Counts
 	ArtifactID  *uuid.UUID
 	Name        *string
-	Heal        *serverapi.Heal
-	VisualCheck *serverapi.VisualCheck
+	Heal        *results.Heal
+	VisualCheck *results.VisualCheck
 	Dataset     *string
 	Row         *int
 }
 
 type scenarioState struct {
 	id    uuid.UUID
-	steps []serverapi.RunStep
+	steps []results.Step
 	// dataset and row name the dataset row that fed the scenario (docs/steps.md).
 	dataset *string
 	row     *int
@@ -76,12 +76,9 @@ func (k *sink) appendEvent0(e apiEvent) {
 	now := time.Now().UTC()
 	k.queue(func(b *eventBuffer) {
 		k.seq++
-		ev := serverapi.RunEvent{Type: serverapi.RunEventType(e.Type), RunId: k.run.ID, At: now, Sequence: k.seq, Status: e.Status,
-			ScenarioId: e.ScenarioID, StepIndex: e.StepIndex, Message: e.Message, Counts: e.Counts, ArtifactId: e.ArtifactID, Name: e.Name,
-			Heal: e.Heal, VisualCheck: e.VisualCheck, Dataset: e.Dataset, Row: e.Row}
-		if e.Level != nil {
-			ev.Level = ptr(serverapi.RunEventLevel(*e.Level))
-		}
+		ev := results.Event{Type: e.Type, RunID: k.run.ID, At: now, Sequence: k.seq, Status: e.Status,
+			ScenarioID: e.ScenarioID, StepIndex: e.StepIndex, Message: e.Message, Counts: e.Counts, ArtifactID: e.ArtifactID, Name: e.Name,
+			Heal: e.Heal, VisualCheck: e.VisualCheck, Dataset: e.Dataset, Row: e.Row, Level: e.Level}
 		data, _ := json.Marshal(ev)
 		b.seqs, b.ats, b.types, b.datas = append(b.seqs, k.seq), append(b.ats, now), append(b.types, e.Type), append(b.datas, string(data))
 	})
@@ -120,7 +117,7 @@ func (k *sink) Emit(e runner.Event) {
 	case runner.EventStepStarted:
 		if sc != nil && e.Step != nil && e.StepStart != nil {
 			for len(sc.steps) <= *e.Step {
-				sc.steps = append(sc.steps, serverapi.RunStep{Index: len(sc.steps), Attachments: []serverapi.Attachment{}, Heals: []serverapi.Heal{}, Status: "unknown"})
+				sc.steps = append(sc.steps, results.NewStep(len(sc.steps)))
 			}
 			st := &sc.steps[*e.Step]
 			st.Keyword, st.Text, st.Line, st.StartedAt = e.StepStart.Keyword, e.StepStart.Text, ptr(e.StepStart.Line), ptr(e.Time)
@@ -132,7 +129,7 @@ func (k *sink) Emit(e runner.Event) {
 	case runner.EventAttachment:
 		k.attachment(ctx, e, sc)
 	case runner.EventHeal:
-		h := serverapi.Heal{OldSelector: e.Heal.Selector, NewSelector: e.Heal.Healed, Strategy: serverapi.HealStrategy(e.Heal.Strategy), Score: float32(e.Heal.Score)}
+		h := results.Heal{OldSelector: e.Heal.Selector, NewSelector: e.Heal.Healed, Strategy: e.Heal.Strategy, Score: float32(e.Heal.Score)}
 		if st := step(sc, e.Step); st != nil {
 			st.Heals = append(st.Heals, h)
 		}
@@ -141,11 +138,11 @@ func (k *sink) Emit(e runner.Event) {
 		k.visualCheck(ctx, e, sc)
 	case runner.EventStepFinished:
 		if st := step(sc, e.Step); st != nil && e.StepEnd != nil {
-			st.Status = serverapi.ResultStatus(e.StepEnd.Status)
+			st.Status = string(e.StepEnd.Status)
 			st.DurationMs = ptr(e.StepEnd.Duration.Milliseconds())
 			st.FinishedAt = ptr(e.Time)
 			if e.StepEnd.Error != "" {
-				st.Error = &serverapi.RunStepError{Message: e.StepEnd.Error}
+				st.Error = &results.StepError{Message: e.StepEnd.Error}
 			}
 			k.saveSteps(ctx, sc)
 		}
@@ -159,7 +156,7 @@ func (k *sink) Emit(e runner.Event) {
 			steps, _ := json.Marshal(sc.steps)
 			var errJSON json.RawMessage
 			if e.ScenarioEnd.Error != "" {
-				errJSON, _ = json.Marshal(serverapi.RunStepError{Message: e.ScenarioEnd.Error})
+				errJSON, _ = json.Marshal(results.StepError{Message: e.ScenarioEnd.Error})
 			}
 			p := db.FinishRunScenarioParams{RunID: k.run.ID, ID: sc.id, Status: string(e.ScenarioEnd.Status),
 				Error: errJSON, FinishedAt: ptr(e.Time), DurationMs: ptr(e.ScenarioEnd.Duration.Milliseconds()), Steps: steps,
@@ -214,7 +211,7 @@ func (k *sink) insertScenarios(ctx context.Context, q *db.Queries, run *runner.R
 	return q.InsertRunScenarios(ctx, p)
 }
 
-func step(sc *scenarioState, i *int) *serverapi.RunStep {
+func step(sc *scenarioState, i *int) *results.Step {
 	if sc == nil || i == nil || *i < 0 || *i >= len(sc.steps) {
 		return nil
 	}
@@ -231,7 +228,7 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 		return nil
 	}
 	// The type a test gave is untrusted (a response's Content-Type): stored from the allow-list.
-	kind := serverapi.AttachmentKind(safecontent.Kind(a.MediaType, a.Name))
+	kind := safecontent.Kind(a.MediaType, a.Name)
 	mediaType := safecontent.MediaType(a.MediaType)
 	var key *string
 	var idx *int32
@@ -247,7 +244,7 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 			return err
 		}
 		art, err = q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: k.run.ID, Valid: true}, ProjectID: k.run.ProjectID,
-			ScenarioKey: key, StepIndex: idx, Name: a.Name, Kind: string(kind), MediaType: mediaType, SizeBytes: int64(len(a.Data)),
+			ScenarioKey: key, StepIndex: idx, Name: a.Name, Kind: kind, MediaType: mediaType, SizeBytes: int64(len(a.Data)),
 			Sha256: info.SHA256, BlobKey: info.Key})
 		return err
 	})
@@ -255,7 +252,7 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 		k.s.log.Error("runs: record artifact", "error", err)
 		return nil
 	}
-	att := serverapi.Attachment{ArtifactId: art.ID, Kind: kind, MediaType: mediaType, Name: a.Name, SizeBytes: art.SizeBytes}
+	att := results.Attachment{ArtifactID: art.ID, Kind: kind, MediaType: mediaType, Name: a.Name, SizeBytes: art.SizeBytes}
 	if st := step(sc, e.Step); st != nil {
 		st.Attachments = append(st.Attachments, att)
 	}
@@ -284,8 +281,8 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-func apiCounts(c runner.Counts) serverapi.Counts {
-	return serverapi.Counts{Total: c.Total, Passed: c.Passed, Failed: c.Failed + c.Ambiguous, Pending: c.Pending, Skipped: c.Skipped, Undefined: c.Undefined, Flaky: c.Flaky}
+func apiCounts(c runner.Counts) results.Counts {
+	return results.Counts{Total: c.Total, Passed: c.Passed, Failed: c.Failed + c.Ambiguous, Pending: c.Pending, Skipped: c.Skipped, Undefined: c.Undefined, Flaky: c.Flaky}
 }
 
 // processFeature wraps a process in a one-scenario feature that runs it.

@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
-	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/pixeldiff"
+	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/steplib"
 	"github.com/sdods/sdods/impl/server/store"
@@ -99,7 +99,7 @@ func (b *baselines) CheckBaseline(ctx context.Context, v steplib.VisualCheck) (s
 // baseline and the diff when it failed), the figures on the step, a visual_checks row and an event.
 func (k *sink) visualCheck(ctx context.Context, e runner.Event, sc *scenarioState) {
 	vc := e.VisualCheck
-	v := serverapi.VisualCheck{Name: vc.Name, Status: serverapi.VisualCheckStatusPending}
+	v := results.VisualCheck{Name: vc.Name, Status: results.VisualPending}
 	save := func(suffix, mediaType string, data []byte) *uuid.UUID {
 		if len(data) == 0 {
 			return nil
@@ -107,16 +107,16 @@ func (k *sink) visualCheck(ctx context.Context, e runner.Event, sc *scenarioStat
 		return k.attachment(ctx, runner.Event{Type: runner.EventAttachment, ScenarioID: e.ScenarioID, Step: e.Step,
 			Attachment: &runner.AttachmentEvent{Name: "visual-" + vc.Name + suffix, MediaType: mediaType, Size: len(data), Data: data}}, sc)
 	}
-	v.ActualArtifactId = save(".png", vc.MediaType, vc.Image)
+	v.ActualArtifactID = save(".png", vc.MediaType, vc.Image)
 	res := vc.Result
 	if res != nil {
-		v.Status = serverapi.VisualCheckStatus(res.Status)
+		v.Status = string(res.Status)
 		v.Threshold = ptr(float32(res.Threshold))
 		if res.Status != steplib.VisualPending {
 			v.MismatchPixels, v.MismatchRatio, v.SizeMismatch = ptr(res.MismatchPixels), ptr(float32(res.MismatchRatio)), ptr(res.SizeMismatch)
 		}
-		v.ExpectedArtifactId = save("-expected.png", "image/png", res.Expected)
-		v.DiffArtifactId = save("-diff.png", "image/png", res.Diff)
+		v.ExpectedArtifactID = save("-expected.png", "image/png", res.Expected)
+		v.DiffArtifactID = save("-diff.png", "image/png", res.Diff)
 	}
 	if st := step(sc, e.Step); st != nil {
 		st.VisualCheck = &v
@@ -124,7 +124,7 @@ func (k *sink) visualCheck(ctx context.Context, e runner.Event, sc *scenarioStat
 	if sc != nil && e.Step != nil && res != nil {
 		row := db.InsertVisualCheckParams{RunID: k.run.ID, ProjectID: k.run.ProjectID, ScenarioID: sc.id, StepIndex: int32(*e.Step),
 			Name: vc.Name, Browser: vc.Browser, Viewport: vc.Viewport, Selector: nonEmpty(vc.Selector), Status: res.Status,
-			ActualArtifactID: nullUUID(v.ActualArtifactId), ExpectedArtifactID: nullUUID(v.ExpectedArtifactId), DiffArtifactID: nullUUID(v.DiffArtifactId),
+			ActualArtifactID: nullUUID(v.ActualArtifactID), ExpectedArtifactID: nullUUID(v.ExpectedArtifactID), DiffArtifactID: nullUUID(v.DiffArtifactID),
 			MismatchRatio: res.MismatchRatio, Threshold: res.Threshold, SizeMismatch: res.SizeMismatch}
 		if res.Status != steplib.VisualPending {
 			row.MismatchPixels = ptr(int64(res.MismatchPixels))

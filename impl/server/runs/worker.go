@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
-	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/pool"
 	"github.com/sdods/sdods/impl/server/reports"
+	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -116,7 +116,7 @@ func (s *Service) reconcile(ctx context.Context) {
 // countLostRun records what a lost run did: the scenarios its worker was executing keep the steps
 // that ran and say why they have no result, and the run's counts are those of its scenarios.
 func countLostRun(ctx context.Context, q *db.Queries, id uuid.UUID) error {
-	msg, _ := json.Marshal(serverapi.RunStepError{Message: "interrupted: the worker executing this run stopped during this scenario"})
+	msg, _ := json.Marshal(results.StepError{Message: "interrupted: the worker executing this run stopped during this scenario"})
 	if err := q.InterruptRunScenarios(ctx, db.InterruptRunScenariosParams{RunID: id, Error: msg}); err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func countLostRun(ctx context.Context, q *db.Queries, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	var c serverapi.Counts
+	var c results.Counts
 	for _, sc := range rows {
 		reports.Add(&c, sc.Status, int(sc.Attempts))
 	}
