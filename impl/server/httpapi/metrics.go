@@ -5,15 +5,11 @@ import (
 	"net/http"
 
 	"github.com/sdods/sdods/gen/serverapi"
-	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/metrics"
 )
 
 // GetMetrics serves the Prometheus metrics to instance admins (the policy lets nobody else here).
 func (s *Server) GetMetrics(ctx context.Context, _ serverapi.GetMetricsRequestObject) (serverapi.GetMetricsResponseObject, error) {
-	if s.Metrics == nil {
-		return nil, apierr.New(apierr.NotImplemented, "metrics are not collected by this server", "")
-	}
 	body, err := s.Metrics.Exposition()
 	if err != nil {
 		// A collector failed (the database did not answer): the rest is still served, as

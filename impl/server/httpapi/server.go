@@ -60,7 +60,7 @@ type Deps struct {
 	Schedules *schedules.Service
 	// MCP describes the MCP endpoint for GetMcpInfo (nil: no tools).
 	MCP MCPDescriber
-	// Metrics is the registry GET /metrics serves.
+	// Metrics is the registry GET /metrics serves (required: app.New always builds one).
 	Metrics *metrics.Metrics
 	// Services are the domain services the handlers call.
 	Services
