@@ -13,19 +13,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7);
 -- Artifacts of scenarios an ingest replaces.
 DELETE FROM artifacts WHERE run_id = $1 AND scenario_key = ANY(sqlc.arg('keys')::text[]);
 
--- name: UpsertIngestedScenario :one
-INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
-                           status, error, attempts, started_at, finished_at, duration_ms, steps)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-ON CONFLICT (run_id, scenario_key) DO UPDATE SET
-    module = EXCLUDED.module, feature_path = EXCLUDED.feature_path, feature_name = EXCLUDED.feature_name,
-    name = EXCLUDED.name, line = EXCLUDED.line, tags = EXCLUDED.tags, example_row = EXCLUDED.example_row,
-    status = EXCLUDED.status, error = EXCLUDED.error, attempts = EXCLUDED.attempts, started_at = EXCLUDED.started_at,
-    finished_at = EXCLUDED.finished_at, duration_ms = EXCLUDED.duration_ms, steps = EXCLUDED.steps
-RETURNING id;
-
 -- name: UpsertIngestedScenarios :exec
--- A batch of UpsertIngestedScenario in one statement: rows is a JSON array of scenarios
+-- Ingested scenarios upserted in one statement: rows is a JSON array of scenarios
 -- ({key, position, module, featurePath, featureName, name, line, tags, exampleRow, status, error,
 -- attempts, durationMs, steps}); keys are distinct.
 INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,

@@ -100,11 +100,6 @@ UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $2;
 -- name: ListRunEvents :many
 SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT sqlc.arg('row_limit');
 
--- name: InsertRunScenario :exec
-INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, sqlc.narg('dataset'), 'unknown')
-ON CONFLICT (run_id, scenario_key) DO NOTHING;
-
 -- name: InsertRunScenarios :exec
 -- A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ''.
 INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)

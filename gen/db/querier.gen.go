@@ -155,7 +155,6 @@ type Querier interface {
 	InsertPendingBaseline(ctx context.Context, arg InsertPendingBaselineParams) (VisualBaseline, error)
 	InsertRunFeatureOverride(ctx context.Context, arg InsertRunFeatureOverrideParams) error
 	InsertRunIngest(ctx context.Context, arg InsertRunIngestParams) error
-	InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error
 	// A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ''.
 	InsertRunScenarios(ctx context.Context, arg InsertRunScenariosParams) error
 	InsertVisualCheck(ctx context.Context, arg InsertVisualCheckParams) (VisualCheck, error)
@@ -361,8 +360,7 @@ type Querier interface {
 	UpdateUser(ctx context.Context, arg UpdateUserParams) (User, error)
 	UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams) error
 	UpdateWorkspaceMember(ctx context.Context, arg UpdateWorkspaceMemberParams) (int64, error)
-	UpsertIngestedScenario(ctx context.Context, arg UpsertIngestedScenarioParams) (uuid.UUID, error)
-	// A batch of UpsertIngestedScenario in one statement: rows is a JSON array of scenarios
+	// Ingested scenarios upserted in one statement: rows is a JSON array of scenarios
 	// ({key, position, module, featurePath, featureName, name, line, tags, exampleRow, status, error,
 	// attempts, durationMs, steps}); keys are distinct.
 	UpsertIngestedScenarios(ctx context.Context, arg UpsertIngestedScenariosParams) error

@@ -288,63 +288,6 @@ func (q *Queries) RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) 
 	return items, nil
 }
 
-const upsertIngestedScenario = `-- name: UpsertIngestedScenario :one
-INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
-                           status, error, attempts, started_at, finished_at, duration_ms, steps)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-ON CONFLICT (run_id, scenario_key) DO UPDATE SET
-    module = EXCLUDED.module, feature_path = EXCLUDED.feature_path, feature_name = EXCLUDED.feature_name,
-    name = EXCLUDED.name, line = EXCLUDED.line, tags = EXCLUDED.tags, example_row = EXCLUDED.example_row,
-    status = EXCLUDED.status, error = EXCLUDED.error, attempts = EXCLUDED.attempts, started_at = EXCLUDED.started_at,
-    finished_at = EXCLUDED.finished_at, duration_ms = EXCLUDED.duration_ms, steps = EXCLUDED.steps
-RETURNING id
-`
-
-type UpsertIngestedScenarioParams struct {
-	RunID       uuid.UUID
-	ScenarioKey string
-	Position    int32
-	Module      string
-	FeaturePath string
-	FeatureName string
-	Name        string
-	Line        int32
-	Tags        []string
-	ExampleRow  *int32
-	Status      string
-	Error       json.RawMessage
-	Attempts    int32
-	StartedAt   *time.Time
-	FinishedAt  *time.Time
-	DurationMs  *int64
-	Steps       json.RawMessage
-}
-
-func (q *Queries) UpsertIngestedScenario(ctx context.Context, arg UpsertIngestedScenarioParams) (uuid.UUID, error) {
-	row := q.db.QueryRow(ctx, upsertIngestedScenario,
-		arg.RunID,
-		arg.ScenarioKey,
-		arg.Position,
-		arg.Module,
-		arg.FeaturePath,
-		arg.FeatureName,
-		arg.Name,
-		arg.Line,
-		arg.Tags,
-		arg.ExampleRow,
-		arg.Status,
-		arg.Error,
-		arg.Attempts,
-		arg.StartedAt,
-		arg.FinishedAt,
-		arg.DurationMs,
-		arg.Steps,
-	)
-	var id uuid.UUID
-	err := row.Scan(&id)
-	return id, err
-}
-
 const upsertIngestedScenarios = `-- name: UpsertIngestedScenarios :exec
 INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
                            status, error, attempts, duration_ms, steps)
@@ -365,7 +308,7 @@ type UpsertIngestedScenariosParams struct {
 	Rows  json.RawMessage
 }
 
-// A batch of UpsertIngestedScenario in one statement: rows is a JSON array of scenarios
+// Ingested scenarios upserted in one statement: rows is a JSON array of scenarios
 // ({key, position, module, featurePath, featureName, name, line, tags, exampleRow, status, error,
 // attempts, durationMs, steps}); keys are distinct.
 func (q *Queries) UpsertIngestedScenarios(ctx context.Context, arg UpsertIngestedScenariosParams) error {

@@ -489,45 +489,6 @@ func (q *Queries) HeartbeatRuns(ctx context.Context, arg HeartbeatRunsParams) ([
 	return items, nil
 }
 
-const insertRunScenario = `-- name: InsertRunScenario :exec
-INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'unknown')
-ON CONFLICT (run_id, scenario_key) DO NOTHING
-`
-
-type InsertRunScenarioParams struct {
-	ID          uuid.UUID
-	RunID       uuid.UUID
-	ScenarioKey string
-	Position    int32
-	Module      string
-	FeaturePath string
-	FeatureName string
-	Name        string
-	Line        int32
-	Tags        []string
-	ExampleRow  *int32
-	Dataset     *string
-}
-
-func (q *Queries) InsertRunScenario(ctx context.Context, arg InsertRunScenarioParams) error {
-	_, err := q.db.Exec(ctx, insertRunScenario,
-		arg.ID,
-		arg.RunID,
-		arg.ScenarioKey,
-		arg.Position,
-		arg.Module,
-		arg.FeaturePath,
-		arg.FeatureName,
-		arg.Name,
-		arg.Line,
-		arg.Tags,
-		arg.ExampleRow,
-		arg.Dataset,
-	)
-	return err
-}
-
 const insertRunScenarios = `-- name: InsertRunScenarios :exec
 INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, dataset, status)
 SELECT u.id, $1::uuid, u.key, u.position, u.module, u.feature_path, u.feature_name, u.name, u.line,

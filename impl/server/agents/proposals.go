@@ -107,12 +107,6 @@ func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter)
 	return out, err
 }
 
-// Decider returns a user who created a job or decided a proposal (ok false when unknown).
-func (s *Service) Decider(ctx context.Context, id uuid.UUID) (db.User, bool) {
-	u, err := s.st.GetUser(ctx, id)
-	return u, err == nil
-}
-
 // GetProposal returns a proposal with its project and workspace.
 func (s *Service) GetProposal(ctx context.Context, id uuid.UUID) (ProposalView, error) {
 	r, err := s.st.GetProposal(ctx, id)

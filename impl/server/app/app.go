@@ -238,9 +238,9 @@ func newHandler(cfg Config, log *slog.Logger, st *store.Store, box *secrets.Box,
 		return nil, err
 	}
 	git, webhook := integrations.Git{AllowLocal: cfg.GitAllowLocal, Egress: pol, Log: log}, integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}
-	api := httpapi.NewServer(httpapi.Deps{MCP: mcpSrv, Log: log, Store: st, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
-		Secrets: box, Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Git: git, Egress: pol,
-		Webhook: webhook, Steps: stepLibrary{}, Runs: rs, Schedules: sched, Metrics: m, Agents: ag,
+	api := httpapi.NewServer(httpapi.Deps{MCP: mcpSrv, Log: log, Version: Version, Table: table, BaseURL: cfg.BaseURL, Identity: ident, Enforcer: enforcer,
+		Blobs: blobs, MaxDatasetBytes: cfg.MaxDataset, MaxIngestBytes: cfg.MaxIngest, Egress: pol,
+		Steps: stepLibrary{}, Runs: rs, Schedules: sched, Metrics: m, Agents: ag,
 		Services: newServices(serviceDeps{Store: st, Secrets: box, Steps: stepLibrary{}, Git: git, Webhook: webhook, Blobs: blobs, Log: log})})
 	routes := mcpSrv.Routes(httpapi.Routes(api, log))
 	pipeline := httpapi.Pipeline{Log: log, Doc: doc, Table: table, Auth: httpapi.Credentials{Identity: ident}, Enforcer: enforcer,

@@ -725,18 +725,41 @@ func TestWebhookIntegration(t *testing.T) {
 	var projectID uuid.UUID
 	_ = w.s.App.Store.Pool.QueryRow(ctx, `SELECT id FROM projects WHERE slug = 'web'`).Scan(&projectID)
 	got = nil
-	err := integrations.Webhook{AllowPrivate: true}.NotifyRunFinished(ctx, w.s.App.Store.Queries, box, projectID, integrations.RunOutcome{RunID: uuid.New(), Project: "web", Status: "failed", FinishedAt: time.Now()})
+	err := deliverOutcome(ctx, w.s.App.Store.Queries, box, projectID, integrations.RunOutcome{RunID: uuid.New(), Project: "web", Status: "failed", FinishedAt: time.Now()})
 	if err != nil || len(got) != 2 || got[0].event != "run.finished" || got[1].event != "run.failed" {
 		t.Fatalf("notify failed run: %v %+v", err, got)
 	}
 	got = nil
-	_ = integrations.Webhook{AllowPrivate: true}.NotifyRunFinished(ctx, w.s.App.Store.Queries, box, projectID, integrations.RunOutcome{RunID: uuid.New(), Project: "web", Status: "passed"})
+	_ = deliverOutcome(ctx, w.s.App.Store.Queries, box, projectID, integrations.RunOutcome{RunID: uuid.New(), Project: "web", Status: "passed"})
 	if len(got) != 1 || got[0].event != "run.finished" {
 		t.Fatalf("notify passed run: %+v", got)
 	}
 	if l, _ := w.viewer.ListIntegrationsWithResponse(ctx, "web", nil); l.JSON200 == nil || len(l.JSON200.Items) != 1 || l.JSON200.Items[0].LastTest == nil {
 		t.Fatalf("list: %s", l.Body)
 	}
+}
+
+// deliverOutcome does what the webhook_delivery jobs of a finished run do (impl/server/runs,
+// deliveries.go), at once and without retries: each enabled webhook gets the events of the
+// run's status it subscribes to.
+func deliverOutcome(ctx context.Context, q *db.Queries, box *secrets.Box, projectID uuid.UUID, o integrations.RunOutcome) error {
+	rows, err := q.EnabledWebhooks(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	hook := integrations.Webhook{AllowPrivate: true}
+	for _, row := range rows {
+		c, err := integrations.LoadWebhook(box, row)
+		if err != nil {
+			return err
+		}
+		for _, event := range c.Wants(o.Status) {
+			if err := hook.Deliver(ctx, c, event, o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // The blob store is shared and content-addressed: deleting a dataset keeps content that an

@@ -19,19 +19,15 @@ import (
 	"github.com/sdods/sdods/impl/server/egress"
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/identity"
-	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/metrics"
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/schedules"
-	"github.com/sdods/sdods/impl/server/secrets"
-	"github.com/sdods/sdods/impl/server/store"
 )
 
 // Deps are what the handlers need.
 type Deps struct {
 	Log      *slog.Logger
-	Store    *store.Store
 	Version  string
 	Table    *oas.Table
 	BaseURL  string
@@ -41,8 +37,6 @@ type Deps struct {
 	Runs *runs.Service
 	// Agents creates, cancels and streams agent jobs and decides proposals.
 	Agents *agents.Service
-	// Secrets seals and opens secret values at rest.
-	Secrets *secrets.Box
 	// Blobs holds dataset content.
 	Blobs blob.Store
 	// MaxDatasetBytes is the largest dataset upload (413 beyond).
@@ -51,9 +45,6 @@ type Deps struct {
 	MaxIngestBytes int64
 	// Egress is the policy of steps and Git integrations, shown to instance admins by GetHealth.
 	Egress *egress.Policy
-	// Git and Webhook reach a project's integrations.
-	Git     integrations.Git
-	Webhook integrations.Webhook
 	// Steps is the built-in step library; nil disables the unknown-step and ambiguous-step rules.
 	Steps features.Library
 	// Schedules owns schedules and their firings.

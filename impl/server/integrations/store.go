@@ -1,7 +1,6 @@
 package integrations
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -46,25 +45,4 @@ func LoadGit(box *secrets.Box, row db.Integration) (GitConfig, error) {
 		c.Secret = string(s)
 	}
 	return c, nil
-}
-
-// NotifyRunFinished posts a finished run to the project's enabled webhook integrations that
-// subscribe to its outcome. The runner calls it once per run when the run reaches a final state;
-// it returns the first delivery error (deliveries are not retried).
-func (w Webhook) NotifyRunFinished(ctx context.Context, q *db.Queries, box *secrets.Box, projectID uuid.UUID, o RunOutcome) error {
-	rows, err := q.EnabledWebhooks(ctx, projectID)
-	if err != nil {
-		return fmt.Errorf("load webhooks: %w", err)
-	}
-	var first error
-	for _, row := range rows {
-		c, err := LoadWebhook(box, row)
-		if err == nil {
-			err = w.NotifyRun(ctx, c, o)
-		}
-		if err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
 }

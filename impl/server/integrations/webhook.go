@@ -160,14 +160,3 @@ func (c WebhookConfig) Wants(status string) []string {
 	}
 	return out
 }
-
-// NotifyRun delivers the events a finished run triggers; it returns the first delivery error.
-func (w Webhook) NotifyRun(ctx context.Context, c WebhookConfig, o RunOutcome) error {
-	var first error
-	for _, e := range c.Wants(o.Status) {
-		if err := w.Deliver(ctx, c, e, o); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
