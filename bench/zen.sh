@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 command -v taskset >/dev/null || { echo "taskset is missing (Debian: util-linux)"; exit 1; }
 command -v node >/dev/null || { echo "node is missing"; exit 1; }
-[ -d zen/node_modules/@gorules/zen-engine ] || (cd zen && npm ci --no-audit --no-fund --loglevel=error)
+[ -d zen/node_modules/@gorules/zen-engine ] || (cd zen && npm install --no-save --no-audit --no-fund --loglevel=error)  # not `npm ci`: the lock holds only the Linux x64 binaries the registry here serves, and `npm ci` refuses a lock without every optional platform package
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/bench.test" .
