@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // maxDiffs bounds the lines of one case's diff.
@@ -53,7 +55,7 @@ func show(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return clip(string(b))
+	return textclip.Clip(string(b), 300)
 }
 
 func at(ptr string) string {

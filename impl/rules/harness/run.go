@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // Options configure a run.
@@ -340,7 +342,7 @@ func (r *runner) sendLine(input json.RawMessage, rawBytes []byte) (sentID json.R
 	}
 	resp = &response{}
 	if err := json.Unmarshal(line, resp); err != nil {
-		return sentID, nil, line, fmt.Errorf("the engine wrote a line that is not a protocol response: %s", clip(string(line)))
+		return sentID, nil, line, fmt.Errorf("the engine wrote a line that is not a protocol response: %s", textclip.Clip(string(line), 300))
 	}
 	return sentID, resp, line, nil
 }
@@ -355,7 +357,7 @@ func (r *runner) setup(reqs []json.RawMessage) error {
 			return &skip{resp.Skipped.Reason}
 		}
 		if resp.Error != nil {
-			return fmt.Errorf("setup request failed: %s", clip(string(line)))
+			return fmt.Errorf("setup request failed: %s", textclip.Clip(string(line), 300))
 		}
 	}
 	return nil
@@ -399,7 +401,7 @@ func (r *runner) run(c Case) CaseResult {
 	var diffs []string
 	switch {
 	case want.Result != nil && resp.Error != nil:
-		diffs = append(diffs, fmt.Sprintf("expected result %s\n     got error %s: %s", clip(compactText(want.Result)), resp.Error.Code, clip(resp.Error.Message)))
+		diffs = append(diffs, fmt.Sprintf("expected result %s\n     got error %s: %s", textclip.Clip(compactText(want.Result), 300), resp.Error.Code, textclip.Clip(resp.Error.Message, 300)))
 	case want.Result != nil:
 		if resp.Result == nil {
 			diffs = append(diffs, "expected a result, the response has none")
@@ -411,11 +413,11 @@ func (r *runner) run(c Case) CaseResult {
 			diffs = Diff(want.Result, resp.Result)
 		}
 	case resp.Error == nil:
-		diffs = append(diffs, fmt.Sprintf("expected error %s\n     got result %s", want.Error.Code, clip(compactText(resp.Result))))
+		diffs = append(diffs, fmt.Sprintf("expected error %s\n     got result %s", want.Error.Code, textclip.Clip(compactText(resp.Result), 300)))
 	default:
 		e := want.Error
 		if resp.Error.Code != e.Code {
-			diffs = append(diffs, fmt.Sprintf("error code: expected %s, got %s (%s)", e.Code, resp.Error.Code, clip(resp.Error.Message)))
+			diffs = append(diffs, fmt.Sprintf("error code: expected %s, got %s (%s)", e.Code, resp.Error.Code, textclip.Clip(resp.Error.Message, 300)))
 		}
 		if e.Pointer != nil {
 			got := "(none)"
@@ -466,13 +468,6 @@ func diagDiff(want, got []Diagnostic) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func clip(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "…"
-	}
-	return s
 }
 
 func compactText(raw json.RawMessage) string {

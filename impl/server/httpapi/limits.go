@@ -107,19 +107,6 @@ func (s *depthScanner) scan(b []byte) bool {
 	return true
 }
 
-// clip bounds a text that may carry request input (a path, a member name) before it goes into an
-// error message or a log line: at most n bytes, cut on a rune boundary, marked when cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d bytes more)", len(s)-cut)
-}
-
 // escapePath returns a request path as it may be stored and logged: valid UTF-8 without control
 // characters, '%' and bytes outside that percent-encoded, so that the record is unambiguous and
 // PostgreSQL accepts it (it refuses NUL and invalid UTF-8 in text).

@@ -2,12 +2,13 @@ package httpapi
 
 import (
 	"bytes"
-	"github.com/sdods/sdods/impl/httpkit"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/sdods/sdods/impl/httpkit"
 )
 
 // TestEveryLineOfARequestNamesIt: a line a handler logs with the request's context carries the

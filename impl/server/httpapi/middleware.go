@@ -10,6 +10,7 @@ import (
 	"github.com/sdods/sdods/impl/httpkit"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/oas"
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 type ctxKey int
@@ -105,7 +106,7 @@ func withLogging(log *slog.Logger, obs RequestObserver) func(http.Handler) http.
 				status = http.StatusOK
 			}
 			took := time.Since(start)
-			attrs := []any{"request_id", RequestID(r.Context()), "method", clip(r.Method, 32), "path", clip(escapePath(r.URL.Path), 512),
+			attrs := []any{"request_id", RequestID(r.Context()), "method", textclip.Counted(r.Method, 32), "path", textclip.Counted(escapePath(r.URL.Path), 512),
 				"status", status, "bytes", rec.bytes, "duration_ms", took.Milliseconds()}
 			opID := ""
 			if op := rec.op; op != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/sdods/sdods/impl/server/authz"
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // Authenticator finds the principal of a request. It returns nil and no error when the request
@@ -81,7 +82,7 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 			apierr.Write(w, r, p.Log, e)
 			if !safeMethod(r.Method) {
 				// A refused mutation without an operation is audited too (operation empty).
-				p.recordRefusal(r, &audit.Request{Method: clip(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
+				p.recordRefusal(r, &audit.Request{Method: textclip.Counted(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
 					ClientAddr: clientAddress(r, p.TrustedProxies), Actor: audit.Actor{Kind: "anonymous"}}, e.Code.Status())
 			}
 			return
@@ -99,7 +100,7 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 			w.Header().Set("Cache-Control", "no-cache")
 		}
 		meta := clientMeta{UserAgent: r.UserAgent(), ClientAddr: clientAddress(r, p.TrustedProxies), Secure: p.SecureCookies || r.TLS != nil}
-		rec := &audit.Request{Operation: op.ID, Method: clip(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
+		rec := &audit.Request{Operation: op.ID, Method: textclip.Counted(r.Method, 32), Path: escapePath(r.URL.Path), RequestID: RequestID(r.Context()),
 			ClientAddr: meta.ClientAddr, SuccessStatus: op.SuccessStatus, Actor: audit.Actor{Kind: "anonymous"}, Via: viaFrom(r.Context())}
 		ctx := context.WithValue(r.Context(), ctxOperation, op)
 		ctx = context.WithValue(ctx, ctxClientMeta, meta)

@@ -23,6 +23,7 @@ import (
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/schedules"
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // Deps are what the handlers need.
@@ -75,7 +76,7 @@ func Routes(s *Server, log *slog.Logger) http.Handler {
 	writeErr := func(w http.ResponseWriter, r *http.Request, err error) { apierr.Write(w, r, log, err) }
 	badRequest := func(w http.ResponseWriter, r *http.Request, err error) {
 		// Bounded: a binding error may quote the parameter it failed on.
-		msg := clip(err.Error(), maxProblemLength)
+		msg := textclip.Counted(err.Error(), maxProblemLength)
 		apierr.Write(w, r, log, apierr.Wrap(errors.New(msg), apierr.ValidationFailed, "the request is invalid", msg))
 	}
 	strict := serverapi.NewStrictHandlerWithOptions(s, nil, serverapi.StrictHTTPServerOptions{

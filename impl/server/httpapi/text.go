@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 
 	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // The server stores text in PostgreSQL, which refuses NUL in text, and it promises to give back
@@ -82,9 +83,9 @@ func checkParamsText(r *http.Request, route *routers.Route, params map[string]st
 			continue // refused by the validator, or ignored
 		}
 		if p := textProblem(name); p != "" {
-			problems = append(problems, fmt.Sprintf("query parameter name %q: %s", clip(strconv.QuoteToASCII(name), 64), p))
+			problems = append(problems, fmt.Sprintf("query parameter name %q: %s", textclip.Counted(strconv.QuoteToASCII(name), 64), p))
 		} else if p := textProblem(value); p != "" {
-			problems = append(problems, fmt.Sprintf("query parameter %q: %s", clip(name, 64), p))
+			problems = append(problems, fmt.Sprintf("query parameter %q: %s", textclip.Counted(name, 64), p))
 		}
 	}
 	if route != nil && route.Operation != nil {
@@ -120,7 +121,7 @@ func checkBodyText(body []byte) error {
 		where = "body"
 	}
 	return apierr.New(apierr.ValidationFailed, "the request holds text the server cannot store",
-		clip(where, maxProblemLength)+": "+problem+"; send valid UTF-8 without NUL characters")
+		textclip.Counted(where, maxProblemLength)+": "+problem+"; send valid UTF-8 without NUL characters")
 }
 
 func queryUnescape(s string) (string, error) { return url.QueryUnescape(s) }

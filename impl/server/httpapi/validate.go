@@ -18,6 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 
 	"github.com/sdods/sdods/impl/server/apierr"
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 var registerDecoders sync.Once
@@ -42,9 +43,9 @@ func registerBodyDecoders() {
 func routeError(r *http.Request, err error) *apierr.Error {
 	var rerr *routers.RouteError
 	if errors.As(err, &rerr) && errors.Is(rerr, routers.ErrMethodNotAllowed) {
-		return apierr.New(apierr.MethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", clip(r.Method, 32), clip(r.URL.Path, 200)), "see openapi/server.yaml for the methods of this path")
+		return apierr.New(apierr.MethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", textclip.Counted(r.Method, 32), textclip.Counted(r.URL.Path, 200)), "see openapi/server.yaml for the methods of this path")
 	}
-	return apierr.New(apierr.NotFound, fmt.Sprintf("no route %s %s", clip(r.Method, 32), clip(r.URL.Path, 200)), "see openapi/server.yaml for the API's routes")
+	return apierr.New(apierr.NotFound, fmt.Sprintf("no route %s %s", textclip.Counted(r.Method, 32), textclip.Counted(r.URL.Path, 200)), "see openapi/server.yaml for the API's routes")
 }
 
 // validationError turns what kin-openapi reports into a 400 (or 413/415) whose hint names each
@@ -138,7 +139,7 @@ func boundedProblems(problems []string) string {
 	}
 	out := make([]string, len(shown), len(shown)+1)
 	for i, p := range shown {
-		out[i] = clip(p, maxProblemLength)
+		out[i] = textclip.Counted(p, maxProblemLength)
 	}
 	if len(problems) > len(shown) {
 		out = append(out, fmt.Sprintf("and %d more", len(problems)-len(shown)))

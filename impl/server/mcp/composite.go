@@ -15,6 +15,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/sdods/sdods/impl/server/oas"
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // The composite tools do in one call what an agent would otherwise do in several; each step is a
@@ -281,7 +282,7 @@ func (s *Server) failedRunSummary(ctx context.Context, req mcp.CallToolRequest) 
 		c.Scenarios = append(c.Scenarios, f.FeaturePath+": "+f.Scenario)
 		line := fmt.Sprintf("- %s — %s\n  step: %s\n  error: %s", f.FeaturePath, f.Scenario, f.Step, firstLineOf(msg))
 		if f.Error != nil && (f.Error.Expected != "" || f.Error.Actual != "") {
-			line += fmt.Sprintf("\n  expected: %s\n  actual: %s", clip(f.Error.Expected, 300), clip(f.Error.Actual, 300))
+			line += fmt.Sprintf("\n  expected: %s\n  actual: %s", textclip.Clip(f.Error.Expected, 300), textclip.Clip(f.Error.Actual, 300))
 		}
 		lines = append(lines, line)
 	}
@@ -350,7 +351,7 @@ func (s *Server) failedRunSummary(ctx context.Context, req mcp.CallToolRequest) 
 
 func firstLineOf(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
-	return clip(l, 500)
+	return textclip.Clip(l, 500)
 }
 
 // fix is what to do about one diagnostic.

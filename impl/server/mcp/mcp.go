@@ -31,6 +31,7 @@ import (
 	"github.com/sdods/sdods/impl/server/httpapi"
 	"github.com/sdods/sdods/impl/server/oas"
 	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // Path is where the endpoint is served.
@@ -276,18 +277,11 @@ func selectedToolsets(r *http.Request) (map[string]bool, *apierr.Error) {
 	for _, name := range strings.Split(raw, ",") {
 		name = strings.TrimSpace(name)
 		if !validToolset(name) {
-			return nil, apierr.New(apierr.ValidationFailed, fmt.Sprintf("unknown toolset %q", clip(name, 40)), "toolsets are "+strings.Join(Toolsets, ", "))
+			return nil, apierr.New(apierr.ValidationFailed, fmt.Sprintf("unknown toolset %q", textclip.Clip(name, 40)), "toolsets are "+strings.Join(Toolsets, ", "))
 		}
 		out[name] = true
 	}
 	return out, nil
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // mayUse reports whether the policy lets p call every operation of t (scopes, instance roles;

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // Run is a run as stored: what was asked, where it stands, and its counts as the JSON the
@@ -128,9 +128,9 @@ func (s *Service) CheckInputs(ctx context.Context, p CreateParams) error {
 			var te *runner.TagExprError
 			if errors.As(err, &te) {
 				return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile",
-					fmt.Sprintf("body member /tags, column %d: %s", te.Column, clip(te.Msg, 200)))
+					fmt.Sprintf("body member /tags, column %d: %s", te.Column, textclip.Counted(te.Msg, 200)))
 			}
-			return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile", "body member /tags: "+clip(err.Error(), 200))
+			return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile", "body member /tags: "+textclip.Counted(err.Error(), 200))
 		}
 	}
 	if p.Environment != nil {
@@ -174,18 +174,6 @@ func (s *Service) CheckInputs(ctx context.Context, p CreateParams) error {
 		return apierr.New(apierr.ValidationFailed, "some paths match no feature", "body member /paths: no feature at "+strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-// clip cuts s to at most n bytes (on a rune boundary), saying how much was cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d bytes more)", len(s)-cut)
 }
 
 // Queue inserts a queued run, its job and its audit entry in one transaction; a worker of any

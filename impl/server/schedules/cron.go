@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // Spec is a parsed cron expression: which seconds, minutes, hours, days of the month, months and days
@@ -71,7 +73,7 @@ func Parse(expr string) (spec *Spec, err error) {
 	if strings.HasPrefix(s, "@") {
 		m, ok := macros[strings.ToLower(s)]
 		if !ok {
-			return nil, &ParseError{Column: lead + 1, Msg: fmt.Sprintf("unknown macro %q; use @yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly", clip(s))}
+			return nil, &ParseError{Column: lead + 1, Msg: fmt.Sprintf("unknown macro %q; use @yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly", textclip.Clip(s, 40))}
 		}
 		sp, err := Parse(m)
 		if err != nil {
@@ -155,13 +157,6 @@ func daysIn(m int) int {
 	return 31
 }
 
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
-
 func parseField(text string, col int, f fieldDef) (uint64, error) {
 	var bits uint64
 	pos := 0
@@ -216,7 +211,7 @@ func parsePart(part string, col int, f fieldDef) (uint64, error) {
 		scol := col + len(rng) + 1
 		n, err := strconv.Atoi(stepText)
 		if err != nil || len(stepText) > 4 || stepText[0] == '+' || stepText[0] == '-' {
-			return 0, &ParseError{Column: scol, Field: f.name, Msg: fmt.Sprintf("step %q is not a number", clip(stepText))}
+			return 0, &ParseError{Column: scol, Field: f.name, Msg: fmt.Sprintf("step %q is not a number", textclip.Clip(stepText, 40))}
 		}
 		if n < 1 || n > f.max-f.min+1 {
 			return 0, &ParseError{Column: scol, Field: f.name, Msg: fmt.Sprintf("step %d is out of range 1-%d", n, f.max-f.min+1)}
@@ -245,12 +240,12 @@ func value(s string, col int, f fieldDef) (int, error) {
 			if f.names != nil {
 				what = "a number or a name (" + f.names[0] + "…" + f.names[len(f.names)-1] + ")"
 			}
-			return 0, &ParseError{Column: col, Field: f.name, Msg: fmt.Sprintf("%q is not %s", clip(s), what)}
+			return 0, &ParseError{Column: col, Field: f.name, Msg: fmt.Sprintf("%q is not %s", textclip.Clip(s, 40), what)}
 		}
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || len(s) > 4 || n < f.min || n > f.max {
-		return 0, &ParseError{Column: col, Field: f.name, Msg: fmt.Sprintf("%s is out of range %d-%d", clip(s), f.min, f.max)}
+		return 0, &ParseError{Column: col, Field: f.name, Msg: fmt.Sprintf("%s is out of range %d-%d", textclip.Clip(s, 40), f.min, f.max)}
 	}
 	return n, nil
 }

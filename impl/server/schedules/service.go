@@ -17,6 +17,7 @@ import (
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/textclip"
 )
 
 // Overlap policies.
@@ -221,11 +222,11 @@ func (s *Service) validate(ctx context.Context, projectID uuid.UUID, in *Input) 
 func LoadZone(name string) (*time.Location, error) {
 	// time.LoadLocation also reads files named by a path; an IANA name has no leading slash or dots.
 	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, "..") || strings.EqualFold(name, "local") {
-		return nil, apierr.New(apierr.ValidationFailed, fmt.Sprintf("unknown time zone %q", clip(name)), "body member /timezone: an IANA time zone such as Europe/Berlin or UTC")
+		return nil, apierr.New(apierr.ValidationFailed, fmt.Sprintf("unknown time zone %q", textclip.Clip(name, 40)), "body member /timezone: an IANA time zone such as Europe/Berlin or UTC")
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, apierr.Wrap(err, apierr.ValidationFailed, fmt.Sprintf("unknown time zone %q", clip(name)), "body member /timezone: an IANA time zone such as Europe/Berlin or UTC")
+		return nil, apierr.Wrap(err, apierr.ValidationFailed, fmt.Sprintf("unknown time zone %q", textclip.Clip(name, 40)), "body member /timezone: an IANA time zone such as Europe/Berlin or UTC")
 	}
 	return loc, nil
 }
@@ -235,7 +236,7 @@ func LoadZone(name string) (*time.Location, error) {
 func (s *Service) checkTemplate(ctx context.Context, projectID uuid.UUID, t Template) error {
 	if t.Tags != nil {
 		if _, err := runner.ParseTagExpr(*t.Tags); err != nil {
-			return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile", "body member /run/tags: "+clip(err.Error()))
+			return apierr.Wrap(err, apierr.ValidationFailed, "the tag expression does not compile", "body member /run/tags: "+textclip.Clip(err.Error(), 40))
 		}
 	}
 	if t.Environment != nil {
@@ -263,7 +264,7 @@ func (s *Service) checkTemplate(ctx context.Context, projectID uuid.UUID, t Temp
 			}
 		}
 		if !found {
-			return apierr.New(apierr.ValidationFailed, "path "+clip(want)+" matches no feature", fmt.Sprintf("body member /run/paths/%d: a feature file or folder of the project", i))
+			return apierr.New(apierr.ValidationFailed, "path "+textclip.Clip(want, 40)+" matches no feature", fmt.Sprintf("body member /run/paths/%d: a feature file or folder of the project", i))
 		}
 	}
 	return nil

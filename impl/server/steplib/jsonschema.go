@@ -9,6 +9,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/sdods/sdods/impl/textclip"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -113,7 +114,7 @@ func collectViolations(e *jsonschema.ValidationError, out *[]SchemaViolation) {
 	*out = append(*out, SchemaViolation{
 		Path:    instancePath(e.InstanceLocation),
 		Keyword: violationKeyword(e),
-		Message: clip(strings.ReplaceAll(msg, schemaURL, ""), 300),
+		Message: textclip.Clip(strings.ReplaceAll(msg, schemaURL, ""), 300),
 	})
 }
 
@@ -126,7 +127,7 @@ func branchReasons(e *jsonschema.ValidationError) string {
 		if len(vs) == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%d: %s", i, clip(vs[0].String(), 80)))
+		parts = append(parts, fmt.Sprintf("%d: %s", i, textclip.Clip(vs[0].String(), 80)))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -220,18 +221,5 @@ func schemaCompileError(err error) error {
 		}
 	}
 	msg := strings.ReplaceAll(err.Error(), schemaURL, "")
-	return fmt.Errorf("the JSON Schema cannot be used: %s", clip(msg, 500))
+	return fmt.Errorf("the JSON Schema cannot be used: %s", textclip.Clip(msg, 500))
 }
-
-// clip shortens a message to n bytes (on a rune boundary) with an ellipsis.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
