@@ -57,14 +57,30 @@ type liveResult struct {
 // and the server's CPU per delivered event: the extra CPU time of the API and worker processes with
 // subscribers divided by the events delivered. Command and figures in docs/benchmarks.md.
 func BenchmarkLiveEvents(b *testing.B) {
-	subs, scenarios, rounds := envInt("SDODS_LIVE_SUBSCRIBERS", 1000), envInt("SDODS_LIVE_SCENARIOS", 100), envInt("SDODS_LIVE_ROUNDS", 3)
-	var windows []time.Duration
-	for _, w := range strings.Split(cmp.Or(os.Getenv("SDODS_LIVE_COALESCE"), "0,25ms"), ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(w))
-		if err != nil {
-			b.Fatalf("SDODS_LIVE_COALESCE: %v", err)
+	scenarios, rounds := envInt("SDODS_LIVE_SCENARIOS", 100), envInt("SDODS_LIVE_ROUNDS", 3)
+	// setting is one configuration of the subscribed rounds: how many streams, which window.
+	type setting struct {
+		subs   int
+		window time.Duration
+	}
+	var settings []setting
+	for _, n := range strings.Split(cmp.Or(os.Getenv("SDODS_LIVE_SUBSCRIBERS"), "1000"), ",") {
+		subs, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || subs < 1 {
+			b.Fatalf("SDODS_LIVE_SUBSCRIBERS: %q", n)
 		}
-		windows = append(windows, d)
+		for _, w := range strings.Split(cmp.Or(os.Getenv("SDODS_LIVE_COALESCE"), "0,25ms"), ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(w))
+			if err != nil {
+				b.Fatalf("SDODS_LIVE_COALESCE: %v", err)
+			}
+			settings = append(settings, setting{subs, d})
+		}
+	}
+	feature := manyScenarios(scenarios)
+	if wait := os.Getenv("SDODS_LIVE_WAIT"); wait != "" {
+		// Paced scenarios: each also waits, as the steps of a real application's tests do.
+		feature = strings.ReplaceAll(feature, "    Then the response status is 200\n", "    Then the response status is 200\n    And I wait "+wait+" seconds\n")
 	}
 	defer func(d time.Duration) { runs.FeedCoalesce = d }(runs.FeedCoalesce)
 	dbURL := storetest.NewDatabase(b)
@@ -73,7 +89,7 @@ func BenchmarkLiveEvents(b *testing.B) {
 	api := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers, c.RunHeartbeat, c.RunStaleAfter = 0, 5*time.Second, 30*time.Second })
 	admin := api.Setup(b)
 	web := webApp(b)
-	project(b, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(scenarios)})
+	project(b, admin, web.URL, map[string]string{"api/many.feature": feature})
 	token := apptest.Token(b, admin, "runs:read")
 	bin := filepath.Join(b.TempDir(), "sdods")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/sdods").CombinedOutput(); err != nil {
@@ -114,11 +130,12 @@ func BenchmarkLiveEvents(b *testing.B) {
 		res      *liveResult
 		load     string
 	}
-	// one runs the run once; window nil: without subscribers.
-	one := func(window *time.Duration) round {
-		withSubs := window != nil
+	// one runs the run once; set nil: without subscribers.
+	one := func(set *setting) round {
+		withSubs := set != nil
+		subs := 0
 		if withSubs {
-			runs.FeedCoalesce = *window
+			runs.FeedCoalesce, subs = set.window, set.subs
 		}
 		id := createRun(b, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
 		var sub *exec.Cmd
@@ -171,11 +188,11 @@ func BenchmarkLiveEvents(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		var bare []round
-		loaded := make([][]round, len(windows))
+		loaded := make([][]round, len(settings))
 		for range rounds {
 			bare = append(bare, one(nil))
-			for k := range windows {
-				loaded[k] = append(loaded[k], one(&windows[k]))
+			for k := range settings {
+				loaded[k] = append(loaded[k], one(&settings[k]))
 			}
 		}
 		med := func(rs []round, f func(round) float64) float64 {
@@ -191,7 +208,8 @@ func BenchmarkLiveEvents(b *testing.B) {
 		for i, r := range bare {
 			b.Logf("round %d, no subscribers: run %s, server CPU %s (load average %s)", i, r.run.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.load)
 		}
-		for k, window := range windows {
+		for k, set := range settings {
+			subs, window := set.subs, set.window
 			for i, r := range loaded[k] {
 				res := r.res
 				if res.Ended != subs || res.StoredEnds != subs {
@@ -203,7 +221,7 @@ func BenchmarkLiveEvents(b *testing.B) {
 					r.run.Round(time.Millisecond), time.Duration(runBare).Round(time.Millisecond),
 					r.cpu.Round(time.Millisecond), time.Duration(cpuBare).Round(time.Millisecond), perEvent/1e3, res.CPU.Round(time.Millisecond), r.load)
 			}
-			unit := func(name string) string { return fmt.Sprintf("%s-%s", name, window) }
+			unit := func(name string) string { return fmt.Sprintf("%s-%d-%s", name, subs, window) }
 			rs := loaded[k]
 			b.ReportMetric(med(rs, func(r round) float64 { return float64(r.res.P99) / 1e6 }), unit("lag-at-p99-ms"))
 			b.ReportMetric(med(rs, func(r round) float64 { return float64(r.res.CommitP99) / 1e6 }), unit("lag-commit-p99-ms"))
