@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -88,8 +89,26 @@ func BenchmarkLiveEvents(b *testing.B) {
 	// for lost sooner than the default either.
 	api := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers, c.RunHeartbeat, c.RunStaleAfter = 0, 5*time.Second, 30*time.Second })
 	admin := api.Setup(b)
-	web := webApp(b)
-	project(b, admin, web.URL, map[string]string{"api/many.feature": feature})
+	// The application the run's HTTP steps call runs in a process of its own, as a tested
+	// application does: inside this process its handlers would wait behind the streams' writes.
+	webProc := exec.Command(os.Args[0], "-test.run=^TestLiveWebAppProcess$", "-test.count=1")
+	webProc.Env = append(os.Environ(), "SDODS_LIVE_WEBAPP=1")
+	webProc.Stderr = os.Stderr
+	webIn, _ := webProc.StdinPipe()
+	webOut, _ := webProc.StdoutPipe()
+	if err := webProc.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { webIn.Close(); _ = webProc.Wait() })
+	webLine := bufio.NewScanner(webOut)
+	webURL := ""
+	for webLine.Scan() && !strings.HasPrefix(webURL, "http://") {
+		webURL = webLine.Text()
+	}
+	if !strings.HasPrefix(webURL, "http://") {
+		b.Fatal("the web application process printed no URL")
+	}
+	project(b, admin, webURL, map[string]string{"api/many.feature": feature})
 	token := apptest.Token(b, admin, "runs:read")
 	bin := filepath.Join(b.TempDir(), "sdods")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/sdods").CombinedOutput(); err != nil {
@@ -243,6 +262,18 @@ func cpuNow() time.Duration {
 // SDODS_LIVE_CLIENT_N streams of SDODS_LIVE_CLIENT_URL, prints "ready" once every one is open,
 // reads each to its end event and prints what it measured as one JSON line. Without those
 // variables (in a plain go test run) it has nothing to do.
+// TestLiveWebAppProcess is the tested application of BenchmarkLiveEvents in a process of its own:
+// it serves the runs tests' web application, prints its URL and serves until its standard input
+// closes. Without SDODS_LIVE_WEBAPP (in a plain go test run) it has nothing to do.
+func TestLiveWebAppProcess(t *testing.T) {
+	if os.Getenv("SDODS_LIVE_WEBAPP") == "" {
+		t.Skip("run by BenchmarkLiveEvents")
+	}
+	web := webApp(t)
+	fmt.Println(web.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
 // commit is when a batch's notification (its last sequence number) reached the subscriber process.
 type commit struct {
 	last int64
