@@ -102,7 +102,7 @@ func BenchmarkLiveEvents(b *testing.B) {
 	b.Cleanup(func() { webIn.Close(); _ = webProc.Wait() })
 	webLine := bufio.NewScanner(webOut)
 	webURL := ""
-	for webLine.Scan() && !strings.HasPrefix(webURL, "http://") {
+	for !strings.HasPrefix(webURL, "http://") && webLine.Scan() {
 		webURL = webLine.Text()
 	}
 	if !strings.HasPrefix(webURL, "http://") {
