@@ -30,20 +30,17 @@ var HeartbeatEvery = 15 * time.Second
 // worker records the run's status first and its end event right after.
 var endGrace = 5 * time.Second
 
-func newHub(st interface {
-	ListRunEvents(context.Context, db.ListRunEventsParams) ([]db.RunEvent, error)
-	GetRun(context.Context, uuid.UUID) (db.GetRunRow, error)
-}) *livefeed.Hub {
+func newHub(st runEventStore) *livefeed.Hub {
 	return livefeed.New(runEvents{st}, livefeed.Options{Backlog: &SubscriberBacklog, Coalesce: &FeedCoalesce, Heartbeat: &HeartbeatEvery})
 }
 
-// runEvents is the livefeed source of runs.
-type runEvents struct {
-	st interface {
-		ListRunEvents(context.Context, db.ListRunEventsParams) ([]db.RunEvent, error)
-		GetRun(context.Context, uuid.UUID) (db.GetRunRow, error)
-	}
+type runEventStore interface {
+	ListRunEvents(context.Context, db.ListRunEventsParams) ([]db.RunEvent, error)
+	GetRun(context.Context, uuid.UUID) (db.GetRunRow, error)
 }
+
+// runEvents is the livefeed source of runs.
+type runEvents struct{ st runEventStore }
 
 func (r runEvents) Events(ctx context.Context, run uuid.UUID, after int64, limit int32) ([]livefeed.Event, error) {
 	rows, err := r.st.ListRunEvents(ctx, db.ListRunEventsParams{RunID: run, Seq: after, RowLimit: limit})
