@@ -19,6 +19,7 @@ import (
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/jobs"
+	"github.com/sdods/sdods/impl/server/livefeed"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -53,7 +54,7 @@ type Service struct {
 	kinds *Registry
 	log   *slog.Logger
 	cfg   Config
-	hub   *hub
+	hub   *livefeed.Hub
 
 	llmOnce sync.Once
 	llmHTTP *http.Client
@@ -71,7 +72,7 @@ func New(st *store.Store, box *secrets.Box, kinds *Registry, log *slog.Logger, c
 	if cfg.Reconcile <= 0 {
 		cfg.Reconcile = 15 * time.Second
 	}
-	return &Service{st: st, box: box, kinds: kinds, log: log, cfg: cfg, hub: newHub()}
+	return &Service{st: st, box: box, kinds: kinds, log: log, cfg: cfg, hub: newHub(st)}
 }
 
 // Kinds is the registry of kinds.

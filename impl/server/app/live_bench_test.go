@@ -3,23 +3,30 @@ package app_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sdods/sdods/gen/serverclient"
 	"github.com/sdods/sdods/impl/server/app"
 	"github.com/sdods/sdods/impl/server/app/apptest"
+	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
@@ -27,8 +34,15 @@ import (
 type liveResult struct {
 	Subscribers, Ended, StoredEnds int
 	Events                         int64
-	P50, P99, Max                  time.Duration
-	CPU                            time.Duration
+	// P50, P99 and Max are the lag from an event's stored time (at, taken by the runner when it
+	// records the event, before the event waits in its batch); CommitP50, CommitP99 and CommitMax
+	// the lag from its batch's commit (the time the batch's NOTIFY reaches a LISTEN connection of
+	// the subscriber process) — both to the moment a subscriber has read the event's data line.
+	P50, P99, Max                   time.Duration
+	CommitP50, CommitP99, CommitMax time.Duration
+	// Batches is the number of notifications of the run (one per committed batch).
+	Batches int
+	CPU     time.Duration
 }
 
 // BenchmarkLiveEvents measures live events at scale (issue 31 item 4): an API server (this
@@ -36,20 +50,65 @@ type liveResult struct {
 // opened by a separate subscriber process (this test binary again, TestLiveSubscriberProcess)
 // before a worker process (sdods serve, built from ./cmd/sdods, one worker) is started on the same
 // database and executes the run (SDODS_LIVE_SCENARIOS scenarios of two HTTP steps, default 100):
-// the API and worker roles of a deployment. Each round runs the same run with no subscriber and
-// with all of them. Reported: live lag (an event's stored time to its arrival at a subscriber)
-// p50/p99/max; the run's own time (started → finished) with and without subscribers; and the
-// server's CPU per delivered event: the extra CPU time of the API and worker processes with
+// the API and worker roles of a deployment. Each round runs the same run with no subscriber, then
+// with all of them once for each feed coalescing window of SDODS_LIVE_COALESCE (a comma-separated
+// list of durations, default "0,25ms": runs.FeedCoalesce of this process), alternating. Reported:
+// live lag p50/p99/max from an event's stored time and from its batch's commit (liveResult) to its
+// arrival at a subscriber; the run's own time (started → finished) with and without subscribers;
+// and the server's CPU per delivered event: the extra CPU time of the API and worker processes with
 // subscribers divided by the events delivered. Command and figures in docs/benchmarks.md.
 func BenchmarkLiveEvents(b *testing.B) {
-	subs, scenarios, rounds := envInt("SDODS_LIVE_SUBSCRIBERS", 1000), envInt("SDODS_LIVE_SCENARIOS", 100), envInt("SDODS_LIVE_ROUNDS", 3)
+	scenarios, rounds := envInt("SDODS_LIVE_SCENARIOS", 100), envInt("SDODS_LIVE_ROUNDS", 3)
+	// setting is one configuration of the subscribed rounds: how many streams, which window.
+	type setting struct {
+		subs   int
+		window time.Duration
+	}
+	var settings []setting
+	for _, n := range strings.Split(cmp.Or(os.Getenv("SDODS_LIVE_SUBSCRIBERS"), "1000"), ",") {
+		subs, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || subs < 1 {
+			b.Fatalf("SDODS_LIVE_SUBSCRIBERS: %q", n)
+		}
+		for _, w := range strings.Split(cmp.Or(os.Getenv("SDODS_LIVE_COALESCE"), "0,25ms"), ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(w))
+			if err != nil {
+				b.Fatalf("SDODS_LIVE_COALESCE: %v", err)
+			}
+			settings = append(settings, setting{subs, d})
+		}
+	}
+	feature := manyScenarios(scenarios)
+	if wait := os.Getenv("SDODS_LIVE_WAIT"); wait != "" {
+		// Paced scenarios: each also waits, as the steps of a real application's tests do.
+		feature = strings.ReplaceAll(feature, "    Then the response status is 200\n", "    Then the response status is 200\n    And I wait "+wait+" seconds\n")
+	}
+	defer func(d time.Duration) { runs.FeedCoalesce = d }(runs.FeedCoalesce)
 	dbURL := storetest.NewDatabase(b)
 	// The worker process heartbeats at the default pace: the API process must not take its run
 	// for lost sooner than the default either.
 	api := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers, c.RunHeartbeat, c.RunStaleAfter = 0, 5*time.Second, 30*time.Second })
 	admin := api.Setup(b)
-	web := webApp(b)
-	project(b, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(scenarios)})
+	// The application the run's HTTP steps call runs in a process of its own, as a tested
+	// application does: inside this process its handlers would wait behind the streams' writes.
+	webProc := exec.Command(os.Args[0], "-test.run=^TestLiveWebAppProcess$", "-test.count=1")
+	webProc.Env = append(os.Environ(), "SDODS_LIVE_WEBAPP=1")
+	webProc.Stderr = os.Stderr
+	webIn, _ := webProc.StdinPipe()
+	webOut, _ := webProc.StdoutPipe()
+	if err := webProc.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { webIn.Close(); _ = webProc.Wait() })
+	webLine := bufio.NewScanner(webOut)
+	webURL := ""
+	for !strings.HasPrefix(webURL, "http://") && webLine.Scan() {
+		webURL = webLine.Text()
+	}
+	if !strings.HasPrefix(webURL, "http://") {
+		b.Fatal("the web application process printed no URL")
+	}
+	project(b, admin, webURL, map[string]string{"api/many.feature": feature})
 	token := apptest.Token(b, admin, "runs:read")
 	bin := filepath.Join(b.TempDir(), "sdods")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/sdods").CombinedOutput(); err != nil {
@@ -88,15 +147,22 @@ func BenchmarkLiveEvents(b *testing.B) {
 	type round struct {
 		run, cpu time.Duration
 		res      *liveResult
+		load     string
 	}
-	one := func(withSubs bool) round {
+	// one runs the run once; set nil: without subscribers.
+	one := func(set *setting) round {
+		withSubs := set != nil
+		subs := 0
+		if withSubs {
+			runs.FeedCoalesce, subs = set.window, set.subs
+		}
 		id := createRun(b, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
 		var sub *exec.Cmd
 		var out *bufio.Scanner
 		if withSubs {
 			sub = exec.Command(os.Args[0], "-test.run=^TestLiveSubscriberProcess$", "-test.count=1")
 			sub.Env = append(os.Environ(), "SDODS_LIVE_CLIENT_URL="+api.URL+"/api/runs/"+id.String()+"/events",
-				fmt.Sprint("SDODS_LIVE_CLIENT_N=", subs), "SDODS_LIVE_CLIENT_TOKEN="+token)
+				fmt.Sprint("SDODS_LIVE_CLIENT_N=", subs), "SDODS_LIVE_CLIENT_TOKEN="+token, "SDODS_LIVE_CLIENT_DB="+dbURL)
 			sub.Stderr = os.Stderr
 			pipe, _ := sub.StdoutPipe()
 			if err := sub.Start(); err != nil {
@@ -135,14 +201,18 @@ func BenchmarkLiveEvents(b *testing.B) {
 		if r.Status != "passed" || r.StartedAt == nil || r.FinishedAt == nil {
 			b.Fatalf("run %s: %s", r.Status, api.Logs())
 		}
-		return round{run: r.FinishedAt.Sub(*r.StartedAt), cpu: cpu, res: res}
+		load, _ := os.ReadFile("/proc/loadavg")
+		return round{run: r.FinishedAt.Sub(*r.StartedAt), cpu: cpu, res: res, load: strings.Join(strings.Fields(string(load))[:3], " ")}
 	}
 	b.ResetTimer()
 	for range b.N {
-		var bare, loaded []round
+		var bare []round
+		loaded := make([][]round, len(settings))
 		for range rounds {
-			bare = append(bare, one(false))
-			loaded = append(loaded, one(true))
+			bare = append(bare, one(nil))
+			for k := range settings {
+				loaded[k] = append(loaded[k], one(&settings[k]))
+			}
 		}
 		med := func(rs []round, f func(round) float64) float64 {
 			v := make([]float64, len(rs))
@@ -153,23 +223,34 @@ func BenchmarkLiveEvents(b *testing.B) {
 			return v[len(v)/2]
 		}
 		runBare := med(bare, func(r round) float64 { return float64(r.run) })
-		runLoaded := med(loaded, func(r round) float64 { return float64(r.run) })
 		cpuBare := med(bare, func(r round) float64 { return float64(r.cpu) })
-		for i, r := range loaded {
-			res := r.res
-			if res.Ended != subs || res.StoredEnds != subs {
-				b.Fatalf("round %d: %d of %d subscribers saw an end event, %d the stored one", i, res.Ended, subs, res.StoredEnds)
-			}
-			perEvent := float64(r.cpu-time.Duration(cpuBare)) / float64(res.Events)
-			b.Logf("round %d: %d subscribers, %d events delivered; lag p50 %s p99 %s max %s; run %s (no subscribers: %s); server CPU %s (no subscribers: %s) = %.2f µs per delivered event; subscriber process CPU %s",
-				i, res.Subscribers, res.Events, res.P50, res.P99, res.Max, r.run.Round(time.Millisecond), time.Duration(runBare).Round(time.Millisecond),
-				r.cpu.Round(time.Millisecond), time.Duration(cpuBare).Round(time.Millisecond), perEvent/1e3, res.CPU.Round(time.Millisecond))
+		for i, r := range bare {
+			b.Logf("round %d, no subscribers: run %s, server CPU %s (load average %s)", i, r.run.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.load)
 		}
-		b.ReportMetric(med(loaded, func(r round) float64 { return float64(r.res.P99) / 1e6 }), "lag-p99-ms")
-		b.ReportMetric(runLoaded/runBare, "run-time-ratio")
-		b.ReportMetric(med(loaded, func(r round) float64 { return (float64(r.cpu) - cpuBare) / float64(r.res.Events) / 1e3 }), "server-µs/event")
+		for k, set := range settings {
+			subs, window := set.subs, set.window
+			for i, r := range loaded[k] {
+				res := r.res
+				if res.Ended != subs || res.StoredEnds != subs {
+					b.Fatalf("round %d: %d of %d subscribers saw an end event, %d the stored one", i, res.Ended, subs, res.StoredEnds)
+				}
+				perEvent := float64(r.cpu-time.Duration(cpuBare)) / float64(res.Events)
+				b.Logf("round %d, coalesce %s: %d subscribers, %d events delivered in %d batches; lag from at p50 %s p99 %s max %s; from commit p50 %s p99 %s max %s; run %s (no subscribers, median: %s); server CPU %s (no subscribers: %s) = %.2f µs per delivered event; subscriber process CPU %s (load average %s)",
+					i, window, res.Subscribers, res.Events, res.Batches, ms(res.P50), ms(res.P99), ms(res.Max), ms(res.CommitP50), ms(res.CommitP99), ms(res.CommitMax),
+					r.run.Round(time.Millisecond), time.Duration(runBare).Round(time.Millisecond),
+					r.cpu.Round(time.Millisecond), time.Duration(cpuBare).Round(time.Millisecond), perEvent/1e3, res.CPU.Round(time.Millisecond), r.load)
+			}
+			unit := func(name string) string { return fmt.Sprintf("%s-%d-%s", name, subs, window) }
+			rs := loaded[k]
+			b.ReportMetric(med(rs, func(r round) float64 { return float64(r.res.P99) / 1e6 }), unit("lag-at-p99-ms"))
+			b.ReportMetric(med(rs, func(r round) float64 { return float64(r.res.CommitP99) / 1e6 }), unit("lag-commit-p99-ms"))
+			b.ReportMetric(med(rs, func(r round) float64 { return float64(r.run) })/runBare, unit("run-time-ratio"))
+			b.ReportMetric(med(rs, func(r round) float64 { return (float64(r.cpu) - cpuBare) / float64(r.res.Events) / 1e3 }), unit("server-µs/event"))
+		}
 	}
 }
+
+func ms(d time.Duration) string { return d.Round(100 * time.Microsecond).String() }
 
 func cpuNow() time.Duration {
 	var ru syscall.Rusage
@@ -181,6 +262,24 @@ func cpuNow() time.Duration {
 // SDODS_LIVE_CLIENT_N streams of SDODS_LIVE_CLIENT_URL, prints "ready" once every one is open,
 // reads each to its end event and prints what it measured as one JSON line. Without those
 // variables (in a plain go test run) it has nothing to do.
+// TestLiveWebAppProcess is the tested application of BenchmarkLiveEvents in a process of its own:
+// it serves the runs tests' web application, prints its URL and serves until its standard input
+// closes. Without SDODS_LIVE_WEBAPP (in a plain go test run) it has nothing to do.
+func TestLiveWebAppProcess(t *testing.T) {
+	if os.Getenv("SDODS_LIVE_WEBAPP") == "" {
+		t.Skip("run by BenchmarkLiveEvents")
+	}
+	web := webApp(t)
+	fmt.Println(web.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// commit is when a batch's notification (its last sequence number) reached the subscriber process.
+type commit struct {
+	last int64
+	at   time.Time
+}
+
 func TestLiveSubscriberProcess(t *testing.T) {
 	url := os.Getenv("SDODS_LIVE_CLIENT_URL")
 	if url == "" {
@@ -189,9 +288,44 @@ func TestLiveSubscriberProcess(t *testing.T) {
 	n := envInt("SDODS_LIVE_CLIENT_N", 1)
 	header := http.Header{"Authorization": {"Bearer " + os.Getenv("SDODS_LIVE_CLIENT_TOKEN")}}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, DisableCompression: true}}
+	// The commit of each batch: when its notification reaches this process, on a connection of its
+	// own, before any stream opens.
+	parts := strings.Split(url, "/")
+	runID := parts[len(parts)-2]
+	ctx, stopListening := context.WithCancel(context.Background())
+	conn, err := pgx.Connect(ctx, os.Getenv("SDODS_LIVE_CLIENT_DB"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN sdods_run_events"); err != nil {
+		t.Fatal(err)
+	}
+	var commits []commit
+	listened := make(chan struct{})
+	go func() {
+		defer close(listened)
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				return
+			}
+			heard := time.Now()
+			if id, seq, ok := strings.Cut(n.Payload, ":"); ok && id == runID {
+				if last, err := strconv.ParseInt(seq, 10, 64); err == nil {
+					commits = append(commits, commit{last, heard})
+				}
+			}
+		}
+	}()
 	var open, wg sync.WaitGroup
 	open.Add(n)
 	lags := make([][]time.Duration, n)
+	type arrival struct {
+		seq int64
+		at  time.Time
+	}
+	arrivals := make([][]arrival, n)
 	ended, stored := make([]bool, n), make([]bool, n)
 	errs := make([]error, n)
 	for i := range n {
@@ -231,6 +365,9 @@ func TestLiveSubscriberProcess(t *testing.T) {
 						last = string(bytes.TrimSpace(line[4:]))
 					case bytes.HasPrefix(line, []byte("data: ")):
 						now := time.Now()
+						if seq, err := strconv.ParseInt(last, 10, 64); err == nil {
+							arrivals[i] = append(arrivals[i], arrival{seq, now})
+						}
 						if k := bytes.Index(line, []byte(`"at": "`)); k >= 0 {
 							rest := line[k+7:]
 							if e := bytes.IndexByte(rest, '"'); e > 0 {
@@ -256,8 +393,25 @@ func TestLiveSubscriberProcess(t *testing.T) {
 	open.Wait()
 	fmt.Println("ready")
 	wg.Wait()
+	stopListening()
+	<-listened
+	// An event's batch is the first notified one whose last sequence number is at least its own.
+	slices.SortFunc(commits, func(a, b commit) int { return cmp.Compare(a.last, b.last) })
+	var fromCommit []time.Duration
+	for _, as := range arrivals {
+		for _, a := range as {
+			k, _ := slices.BinarySearchFunc(commits, a.seq, func(c commit, seq int64) int { return cmp.Compare(c.last, seq) })
+			if k < len(commits) {
+				fromCommit = append(fromCommit, a.at.Sub(commits[k].at))
+			}
+		}
+	}
+	slices.Sort(fromCommit)
 	var all []time.Duration
-	res := liveResult{Subscribers: n}
+	res := liveResult{Subscribers: n, Batches: len(commits)}
+	if len(fromCommit) > 0 {
+		res.CommitP50, res.CommitP99, res.CommitMax = fromCommit[len(fromCommit)/2], fromCommit[len(fromCommit)*99/100], fromCommit[len(fromCommit)-1]
+	}
 	for i := range n {
 		if errs[i] != nil {
 			t.Errorf("subscriber %d: %v", i, errs[i])

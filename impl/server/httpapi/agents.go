@@ -163,12 +163,7 @@ func (s *Server) StreamAgentJobEvents(ctx context.Context, req serverapi.StreamA
 		}
 		after = n
 	}
-	pr, pw := io.Pipe()
-	go func() {
-		err := s.Agents.Stream(ctx, j.ID, after, pw)
-		pw.CloseWithError(err)
-	}()
-	return serverapi.StreamAgentJobEvents200TexteventStreamResponse{Body: eofOnClose{pr}}, nil
+	return sseStream{ctx: ctx, stream: func(ctx context.Context, w io.Writer) error { return s.Agents.Stream(ctx, j.ID, after, w) }}, nil
 }
 
 // CancelAgentJob stops a job: at once when queued, within a second when running.

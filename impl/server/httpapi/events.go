@@ -14,6 +14,12 @@ type sseStream struct {
 	stream func(ctx context.Context, w io.Writer) error
 }
 
+// VisitStreamAgentJobEventsResponse writes an agent job's stream, as VisitStreamRunEventsResponse.
+func (s sseStream) VisitStreamAgentJobEventsResponse(w http.ResponseWriter) error {
+	return s.VisitStreamRunEventsResponse(w)
+}
+
+// VisitStreamRunEventsResponse writes the headers, then the stream, each write flushed.
 func (s sseStream) VisitStreamRunEventsResponse(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

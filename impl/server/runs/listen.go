@@ -3,57 +3,28 @@ package runs
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/impl/server/livefeed"
 )
 
-// listen keeps one connection LISTENing to the runs channels for as long as ctx lives,
-// reconnecting after a failure; a lost notification only delays a stream (which polls too).
+// listen keeps one connection LISTENing to the runs channel for as long as ctx lives: a batch of
+// events wakes the run's feed, a cancel request the run's execution in this process.
 func (s *Service) listen(ctx context.Context) {
-	for ctx.Err() == nil {
-		if err := s.listenOnce(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("runs: listener failed; reconnecting", "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}
-}
-
-func (s *Service) listenOnce(ctx context.Context) error {
-	conn, err := s.st.Pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN sdods_run_events"); err != nil {
-		return err
-	}
-	defer func() {
-		// The connection goes back to the pool: it must not keep listening.
-		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_, _ = conn.Exec(c, "UNLISTEN *")
-	}()
-	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		if id, ok := strings.CutPrefix(n.Payload, cancelPrefix); ok {
+	livefeed.Listen(ctx, s.st.Pool, "sdods_run_events", s.log, func(payload string) {
+		if id, ok := strings.CutPrefix(payload, cancelPrefix); ok {
 			if run, err := uuid.Parse(id); err == nil {
 				s.cancelActive(run)
-				s.hub.publish(run)
+				s.hub.Publish(run)
 			}
-			continue
+			return
 		}
-		id, _, _ := strings.Cut(n.Payload, ":")
+		id, _, _ := strings.Cut(payload, ":")
 		if run, err := uuid.Parse(id); err == nil {
-			s.hub.publish(run)
+			s.hub.Publish(run)
 		}
-	}
+	})
 }
 
 func (s *Service) cancelActive(run uuid.UUID) {

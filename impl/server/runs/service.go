@@ -28,6 +28,7 @@ import (
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/integrations"
 	"github.com/sdods/sdods/impl/server/jobs"
+	"github.com/sdods/sdods/impl/server/livefeed"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/store"
@@ -67,7 +68,7 @@ type Service struct {
 	log      *slog.Logger
 	cfg      Config
 	workerID string
-	hub      *hub
+	hub      *livefeed.Hub
 
 	mu     sync.Mutex
 	active map[uuid.UUID]context.CancelFunc
@@ -91,7 +92,7 @@ func New(st *store.Store, blobs blob.Store, box *secrets.Box, r *runner.Runner, 
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return &Service{st: st, blobs: blobs, box: box, runner: r, log: log, cfg: cfg,
-		workerID: host + "-" + hex.EncodeToString(b[:]), hub: newHub(), active: map[uuid.UUID]context.CancelFunc{}}
+		workerID: host + "-" + hex.EncodeToString(b[:]), hub: newHub(st), active: map[uuid.UUID]context.CancelFunc{}}
 }
 
 // WorkerID names this process's workers in runs.worker_id.
