@@ -190,8 +190,8 @@ func TestRejectedHealTeachesTheRunner(t *testing.T) {
 		t.Fatalf("fourth run %s %+v", fourth.status, pay)
 	}
 	msg := pay.Steps[1].Error.Message
-	for _, want := range []string{`no element matches "#pay"`, `skipped "[data-testid=\"pay-btn\"]"`, "proposal " + payP.Id.String() + ": the test id moved to the save button",
-		`skipped "#checkout-pay"`, "proposal " + second2.Id.String() + ": paying moves to the cart page"} {
+	for _, want := range []string{`no element matches "#pay"`, `skipped "[data-testid=\"pay-btn\"]"`, "(proposal " + payP.Id.String() + "): the test id moved to the save button",
+		`skipped "#checkout-pay"`, "(proposal " + second2.Id.String() + "): paying moves to the cart page"} {
 		if !strings.Contains(msg, want) {
 			t.Fatalf("the failure does not say %q: %s", want, msg)
 		}
