@@ -100,7 +100,8 @@ func LLM(s *Service) *Kind {
 	return &Kind{
 		Name: "llm",
 		Description: "Summarises a failed run with an OpenAI-compatible model an instance admin configured (PUT /api/agents/llm); the prompt holds only what the admin allows, " +
-			"redacted of the project's secrets; time and token budgets per job. Off until configured.",
+			"redacted of the project's secrets; step rewrites the model proposes become feature_patch proposals verified by a verification run; " +
+			"time and token budgets per job. Off until configured.",
 		Scopes: []string{"agents:write", "runs:read"},
 		InputSchema: map[string]any{"type": "object", "required": []string{"runId"}, "additionalProperties": false,
 			"properties": map[string]any{"runId": map[string]any{"type": "string", "format": "uuid", "description": "the failed run"}}},
