@@ -90,7 +90,7 @@ func TestLLMPromptRedactsPoolPasswords(t *testing.T) {
 	// The model proposes to rewrite the line that holds the password (shown masked) and to write
 	// the password into another: neither becomes a patch.
 	fake := &fakeLLM{tokens: 10, answer: "The echo is not degraded.\n```sdods-rewrites\n[" +
-		`{"feature": "health.feature", "line": 3, "step": "When I send a GET request to \"/api/health?v=***\"", "replacement": "When I send a GET request to \"/api/health?v=***&x=1\""},` +
+		`{"feature": "health.feature", "line": 3, "step": "When I send a GET request to \"/api/health?v=***\"", "replacement": "When I send a GET request to \"/api/health?v=1\""},` +
 		`{"feature": "health.feature", "line": 4, "step": "Then the response JSON at \"$.echo\" is \"degraded\"", "replacement": "Then the response JSON at \"$.echo\" is \"` + password + `\""}` +
 		"]\n```"}
 	llm := httptest.NewServer(fake)
