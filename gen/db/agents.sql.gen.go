@@ -1088,7 +1088,9 @@ const recurringHeals = `-- name: RecurringHeals :many
 WITH h AS (
     SELECT rs.feature_path, rs.name, rs.identity, rs.run_id, r.environment,
            coalesce(x->>'oldSelector', '') AS old_selector, coalesce(x->>'newSelector', '') AS new_selector,
-           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score
+           coalesce(x->>'strategy', '') AS strategy, coalesce((x->>'score')::float8, 0) AS score,
+           x->'runnerUp'->>'selector' AS runner_up_selector, (x->'runnerUp'->>'score')::float8 AS runner_up_score,
+           coalesce((x->>'ambiguous')::boolean, false) AS ambiguous
     FROM runs r JOIN run_scenarios rs ON rs.run_id = r.id,
          jsonb_array_elements(CASE WHEN jsonb_typeof(rs.steps) = 'array' THEN rs.steps ELSE '[]'::jsonb END) st,
          jsonb_array_elements(CASE WHEN jsonb_typeof(st->'heals') = 'array' THEN st->'heals' ELSE '[]'::jsonb END) x
@@ -1098,7 +1100,11 @@ SELECT h.feature_path::text AS feature_path, h.old_selector::text AS old_selecto
        max(h.name)::text AS scenario_name, max(h.identity)::text AS identity, max(h.strategy)::text AS strategy,
        max(h.score)::float8 AS score, min(h.score)::float8 AS min_score, count(DISTINCT h.run_id)::bigint AS runs,
        coalesce(max(h.environment), '')::text AS environment,
-       -- ambiguous: the same old selector was also healed to another element in this feature
+       coalesce((array_agg(h.runner_up_selector ORDER BY h.score - h.runner_up_score NULLS LAST))[1], '')::text AS runner_up_selector,
+       coalesce((array_agg(h.runner_up_score ORDER BY h.score - h.runner_up_score NULLS LAST))[1], -1)::float8 AS runner_up_score,
+       coalesce(min(h.score - h.runner_up_score), -1)::float8 AS min_gap,
+       bool_or(h.ambiguous)::boolean AS ambiguous,
+       -- how many elements the same old selector was healed to in this feature
        (SELECT count(DISTINCT h2.new_selector) FROM h h2 WHERE h2.feature_path = h.feature_path AND h2.old_selector = h.old_selector)::bigint AS targets
 FROM h
 WHERE h.old_selector <> '' AND h.new_selector <> ''
@@ -1116,22 +1122,27 @@ type RecurringHealsParams struct {
 }
 
 type RecurringHealsRow struct {
-	FeaturePath  string
-	OldSelector  string
-	NewSelector  string
-	ScenarioName string
-	Identity     string
-	Strategy     string
-	Score        float64
-	MinScore     float64
-	Runs         int64
-	Environment  string
-	Targets      int64
+	FeaturePath      string
+	OldSelector      string
+	NewSelector      string
+	ScenarioName     string
+	Identity         string
+	Strategy         string
+	Score            float64
+	MinScore         float64
+	Runs             int64
+	Environment      string
+	RunnerUpSelector string
+	RunnerUpScore    float64
+	MinGap           float64
+	Ambiguous        bool
+	Targets          int64
 }
 
 // Selector heals of a project that recurred in at least min_runs runs (same old and new selector
 // in the same feature), best score first; never a pair people rejected, nor one already proposed
-// and undecided.
+// and undecided. The runner-up is that of the occurrence whose runner-up came closest; ambiguous
+// when the runner marked any occurrence so (runner-up within the margin, docs/steps.md).
 func (q *Queries) RecurringHeals(ctx context.Context, arg RecurringHealsParams) ([]RecurringHealsRow, error) {
 	rows, err := q.db.Query(ctx, recurringHeals, arg.ProjectID, arg.MinRuns)
 	if err != nil {
@@ -1152,6 +1163,10 @@ func (q *Queries) RecurringHeals(ctx context.Context, arg RecurringHealsParams) 
 			&i.MinScore,
 			&i.Runs,
 			&i.Environment,
+			&i.RunnerUpSelector,
+			&i.RunnerUpScore,
+			&i.MinGap,
+			&i.Ambiguous,
 			&i.Targets,
 		); err != nil {
 			return nil, err
@@ -1177,6 +1192,50 @@ type RejectVisualCheckParams struct {
 func (q *Queries) RejectVisualCheck(ctx context.Context, arg RejectVisualCheckParams) error {
 	_, err := q.db.Exec(ctx, rejectVisualCheck, arg.CheckID, arg.Reason, arg.DecidedBy)
 	return err
+}
+
+const rejectedHealReplacements = `-- name: RejectedHealReplacements :many
+SELECT DISTINCT ON (old_selector, new_selector) old_selector::text AS old_selector, new_selector::text AS new_selector, id, coalesce(reason, '')::text AS reason
+FROM (SELECT pr.evidence->>'oldSelector' AS old_selector, pr.evidence->>'newSelector' AS new_selector, pr.id, pr.reason, pr.decided_at
+      FROM proposals pr
+      WHERE pr.project_id = $1 AND pr.kind = 'feature_patch' AND pr.status = 'rejected'
+        AND coalesce(pr.evidence->>'oldSelector', '') <> '' AND coalesce(pr.evidence->>'newSelector', '') <> '') r
+ORDER BY old_selector, new_selector, decided_at DESC NULLS LAST
+`
+
+type RejectedHealReplacementsRow struct {
+	OldSelector string
+	NewSelector string
+	ID          uuid.UUID
+	Reason      string
+}
+
+// The selector replacements reviewers rejected in a project (rejected heal patches): the runner
+// never heals a selector to an element one of them matches (docs/agents.md, Reject). The latest
+// rejection of each pair names the proposal and its reason.
+func (q *Queries) RejectedHealReplacements(ctx context.Context, projectID uuid.UUID) ([]RejectedHealReplacementsRow, error) {
+	rows, err := q.db.Query(ctx, rejectedHealReplacements, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RejectedHealReplacementsRow{}
+	for rows.Next() {
+		var i RejectedHealReplacementsRow
+		if err := rows.Scan(
+			&i.OldSelector,
+			&i.NewSelector,
+			&i.ID,
+			&i.Reason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const requestAgentJobCancel = `-- name: RequestAgentJobCancel :one
@@ -1318,6 +1377,7 @@ SELECT rs.id, rs.identity::text AS identity, rs.feature_path, rs.name, rs.exampl
        coalesce(rs.error->>'message', stats_failing_step(rs.steps)->'error'->>'message', '')::text AS message,
        coalesce(stats_failing_step(rs.steps)->>'keyword', '')::text AS step_keyword,
        coalesce(stats_failing_step(rs.steps)->>'text', '')::text AS step_text,
+       coalesce((stats_failing_step(rs.steps)->>'line')::integer, 0)::integer AS step_line,
        (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
         WHERE hr.project_id = r.project_id AND h.failure_signature = rs.failure_signature AND h.run_id <> r.id AND hr.created_at < r.created_at)::bigint AS signature_seen,
        (SELECT count(*) FROM run_scenarios h JOIN runs hr ON hr.id = h.run_id
@@ -1350,6 +1410,7 @@ type TriageFailuresRow struct {
 	Message       string
 	StepKeyword   string
 	StepText      string
+	StepLine      int32
 	SignatureSeen int64
 	PassedBefore  int64
 	FailedBefore  int64
@@ -1380,6 +1441,7 @@ func (q *Queries) TriageFailures(ctx context.Context, runID uuid.UUID) ([]Triage
 			&i.Message,
 			&i.StepKeyword,
 			&i.StepText,
+			&i.StepLine,
 			&i.SignatureSeen,
 			&i.PassedBefore,
 			&i.FailedBefore,

@@ -246,9 +246,14 @@ type Querier interface {
 	RecordLogin(ctx context.Context, id uuid.UUID) error
 	// Selector heals of a project that recurred in at least min_runs runs (same old and new selector
 	// in the same feature), best score first; never a pair people rejected, nor one already proposed
-	// and undecided.
+	// and undecided. The runner-up is that of the occurrence whose runner-up came closest; ambiguous
+	// when the runner marked any occurrence so (runner-up within the margin, docs/steps.md).
 	RecurringHeals(ctx context.Context, arg RecurringHealsParams) ([]RecurringHealsRow, error)
 	RejectVisualCheck(ctx context.Context, arg RejectVisualCheckParams) error
+	// The selector replacements reviewers rejected in a project (rejected heal patches): the runner
+	// never heals a selector to an element one of them matches (docs/agents.md, Reject). The latest
+	// rejection of each pair names the proposal and its reason.
+	RejectedHealReplacements(ctx context.Context, projectID uuid.UUID) ([]RejectedHealReplacementsRow, error)
 	ReleasePoolLease(ctx context.Context, arg ReleasePoolLeaseParams) (int64, error)
 	ReleaseQuarantine(ctx context.Context, arg ReleaseQuarantineParams) (ScenarioQuarantine, error)
 	// Releases every account a run holds (the run ended, or was found dead).

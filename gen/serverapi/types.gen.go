@@ -2239,14 +2239,27 @@ type GitConfigInputAuthMethod string
 
 // Heal A self-healed locator.
 type Heal struct {
-	NewSelector string       `json:"newSelector"`
-	OldSelector string       `json:"oldSelector"`
-	Score       float32      `json:"score"`
-	Strategy    HealStrategy `json:"strategy"`
+	// Ambiguous The runner-up scored within the ambiguity margin (0.1, docs/steps.md) of the chosen element; a patch made of this heal is never verified automatically.
+	Ambiguous   *bool  `json:"ambiguous,omitempty"`
+	NewSelector string `json:"newSelector"`
+	OldSelector string `json:"oldSelector"`
+
+	// RunnerUp The best other element a heal scored (the runner-up).
+	RunnerUp *HealCandidate `json:"runnerUp,omitempty"`
+
+	// Score The weighted share of the recorded alternatives the chosen element satisfied.
+	Score    float32      `json:"score"`
+	Strategy HealStrategy `json:"strategy"`
 }
 
 // HealStrategy defines model for Heal.Strategy.
 type HealStrategy string
+
+// HealCandidate The best other element a heal scored (the runner-up).
+type HealCandidate struct {
+	Score    float32 `json:"score"`
+	Selector string  `json:"selector"`
+}
 
 // HealReplacement defines model for HealReplacement.
 type HealReplacement struct {

@@ -2785,6 +2785,15 @@ export interface components {
             newSelector: string;
             /** @enum {string} */
             strategy: "text" | "role" | "testId" | "attributes" | "position";
+            /** @description The weighted share of the recorded alternatives the chosen element satisfied. */
+            score: number;
+            runnerUp?: components["schemas"]["HealCandidate"];
+            /** @description The runner-up scored within the ambiguity margin (0.1, docs/steps.md) of the chosen element; a patch made of this heal is never verified automatically. */
+            ambiguous?: boolean;
+        };
+        /** @description The best other element a heal scored (the runner-up). */
+        HealCandidate: {
+            selector: string;
             score: number;
         };
         VisualCheck: {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/runs"
+	"github.com/sdods/sdods/impl/server/steplib"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -64,16 +66,27 @@ func runHeal(ctx context.Context, j *Job) error {
 		diff := UnifiedDiff(h.FeaturePath, f.Content, after)
 		target := map[string]any{"featurePath": h.FeaturePath, "etag": f.Etag, "scenario": h.Identity, "scenarioName": h.ScenarioName}
 		evidence := map[string]any{"oldSelector": h.OldSelector, "newSelector": h.NewSelector, "strategy": h.Strategy, "score": h.Score,
-			"minScore": h.MinScore, "runs": h.Runs, "replacements": changed, "ambiguous": h.Targets > 1}
+			"minScore": h.MinScore, "runs": h.Runs, "replacements": changed, "ambiguous": h.Ambiguous, "ambiguityMargin": steplib.HealAmbiguityMargin,
+			"healedTo": h.Targets}
+		confidence := h.MinScore
+		if h.RunnerUpSelector != "" {
+			evidence["runnerUp"] = map[string]any{"selector": h.RunnerUpSelector, "score": h.RunnerUpScore}
+			evidence["gap"] = math.Round(h.MinGap*100) / 100
+			if h.Ambiguous {
+				// How close the runner-up came, within the margin, scales the confidence down.
+				confidence *= min(max(h.MinGap, 0)/steplib.HealAmbiguityMargin, 1)
+			}
+		}
 		id, err := j.propose(ctx, Draft{Kind: "feature_patch", Title: fmt.Sprintf("%s: replace %s with %s", h.FeaturePath, h.OldSelector, h.NewSelector),
-			Target: target, Diff: &diff, Evidence: evidence, Confidence: h.MinScore / float64(max(h.Targets, 1))}, &after)
+			Target: target, Diff: &diff, Evidence: evidence, Confidence: confidence}, &after)
 		if err != nil {
 			return err
 		}
 		proposed++
-		if h.Targets > 1 {
+		if h.Ambiguous {
 			// Ambiguous: never verified automatically; a person decides (force, by an admin).
-			if err := j.Log(ctx, "%s was healed to %d different elements in %s: %s → %s is not verified automatically", h.OldSelector, h.Targets, h.FeaturePath, h.OldSelector, h.NewSelector); err != nil {
+			if err := j.Log(ctx, "%s → %s in %s is ambiguous (runner-up %s scored %.2f, within %.2f of %.2f): not verified automatically",
+				h.OldSelector, h.NewSelector, h.FeaturePath, h.RunnerUpSelector, h.RunnerUpScore, steplib.HealAmbiguityMargin, h.RunnerUpScore+h.MinGap); err != nil {
 				return err
 			}
 			continue

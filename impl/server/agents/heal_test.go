@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"testing"
 
 	"github.com/sdods/sdods/gen/db"
@@ -13,9 +14,10 @@ import (
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
-// TestAmbiguousHealIsNotVerified: an old selector healed to two different elements in a feature
-// is proposed, marked ambiguous with a lower confidence, and never verified automatically (no
-// verification run is started).
+// TestAmbiguousHealIsNotVerified: a recurring heal whose runner-up came within the margin in one
+// of its runs (the runner marked it ambiguous) is proposed with the closest runner-up and its
+// score, marked ambiguous with a confidence scaled by the gap, and never verified automatically
+// (no verification run is started).
 func TestAmbiguousHealIsNotVerified(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, storetest.NewDatabase(t))
@@ -34,13 +36,13 @@ func TestAmbiguousHealIsNotVerified(t *testing.T) {
 		Tags: []string{}, ScenarioCount: 1, SizeBytes: int32(len(content))}); err != nil {
 		t.Fatal(err)
 	}
-	for i, healed := range []string{"#x", "#x", "#y"} {
+	for i, ru := range []map[string]any{{"selector": "#y", "score": 0.5}, {"selector": "#y", "score": 0.85}} {
 		var run string
 		if err := st.Pool.QueryRow(ctx, "INSERT INTO runs (project_id, status) VALUES ($1, 'passed') RETURNING id", p.ID).Scan(&run); err != nil {
 			t.Fatal(err)
 		}
 		steps, _ := json.Marshal([]map[string]any{{"keyword": "When ", "text": `I click "#a"`, "status": "passed",
-			"heals": []map[string]any{{"oldSelector": "#a", "newSelector": healed, "strategy": "id", "score": 0.9}}}})
+			"heals": []map[string]any{{"oldSelector": "#a", "newSelector": "#x", "strategy": "id", "score": 0.9, "runnerUp": ru, "ambiguous": ru["score"] == 0.85}}}})
 		if _, err := st.Pool.Exec(ctx, `INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, name, line, status, steps)
 			VALUES ($1, $2, 0, '.', 'f.feature', 'S', 2, 'passed', $3)`, run, fmt.Sprint("k", i), steps); err != nil {
 			t.Fatal(err)
@@ -59,12 +61,14 @@ func TestAmbiguousHealIsNotVerified(t *testing.T) {
 		t.Fatalf("summary %q", j.summary)
 	}
 	props, _ := st.ListProposals(ctx, db.ListProposalsParams{AllWorkspaces: true, WorkspaceIds: nil, RowLimit: 10})
-	if len(props) != 1 || props[0].Status != "pending" || props[0].Confidence > 0.5 {
+	// 0.9 × gap 0.05 / margin 0.1
+	if len(props) != 1 || props[0].Status != "pending" || math.Abs(float64(props[0].Confidence)-0.45) > 0.001 {
 		t.Fatalf("proposals %+v", props)
 	}
 	var ev map[string]any
 	_ = json.Unmarshal(props[0].Evidence, &ev)
-	if ev["ambiguous"] != true || ev["newSelector"] != "#x" {
+	ru, _ := ev["runnerUp"].(map[string]any)
+	if ev["ambiguous"] != true || ev["newSelector"] != "#x" || ru["selector"] != "#y" || ru["score"] != 0.85 || ev["gap"] != 0.05 || ev["score"] != 0.9 {
 		t.Fatalf("evidence %v", ev)
 	}
 	var agentRuns int

@@ -100,7 +100,8 @@ func LLM(s *Service) *Kind {
 	return &Kind{
 		Name: "llm",
 		Description: "Summarises a failed run with an OpenAI-compatible model an instance admin configured (PUT /api/agents/llm); the prompt holds only what the admin allows, " +
-			"redacted of the project's secrets; time and token budgets per job. Off until configured.",
+			"redacted of the project's secrets; step rewrites the model proposes become feature_patch proposals verified by a verification run; " +
+			"time and token budgets per job. Off until configured.",
 		Scopes: []string{"agents:write", "runs:read"},
 		InputSchema: map[string]any{"type": "object", "required": []string{"runId"}, "additionalProperties": false,
 			"properties": map[string]any{"runId": map[string]any{"type": "string", "format": "uuid", "description": "the failed run"}}},
@@ -142,11 +143,19 @@ func runLLM(ctx context.Context, s *Service, j *Job) error {
 		return err
 	}
 	var b strings.Builder
+	// What the prompt shows of each step, with its line: the steps a model may rewrite.
+	shown := shownSteps{}
 	fmt.Fprintf(&b, "Run %s of project %s ended %s with %d failing scenario(s).\n", runID, run.ProjectSlug, run.Run.Status, len(failures))
 	for _, f := range failures {
 		fmt.Fprintf(&b, "\nScenario %q (%s):\n", f.Name, f.FeaturePath)
 		if slices.Contains(cfg.Include, "failingStep") {
-			fmt.Fprintf(&b, "failing step: %s%s\n", f.StepKeyword, f.StepText)
+			step := f.StepKeyword + f.StepText
+			if f.StepLine > 0 {
+				fmt.Fprintf(&b, "failing step (line %d): %s\n", f.StepLine, step)
+				shown.add(f.FeaturePath, int(f.StepLine), strings.TrimSpace(red.String(step)), f.Identity, f.Name)
+			} else {
+				fmt.Fprintf(&b, "failing step: %s\n", step)
+			}
 		}
 		if slices.Contains(cfg.Include, "message") {
 			fmt.Fprintf(&b, "error: %s\n", f.Message)
@@ -157,7 +166,12 @@ func runLLM(ctx context.Context, s *Service, j *Job) error {
 				var list []results.Step
 				_ = json.Unmarshal(steps.Steps, &list)
 				for _, st := range list {
-					fmt.Fprintf(&b, "  [%s] %s%s\n", st.Status, st.Keyword, st.Text)
+					if st.Line != nil && *st.Line > 0 {
+						fmt.Fprintf(&b, "  [%s] line %d: %s%s\n", st.Status, *st.Line, st.Keyword, st.Text)
+						shown.add(f.FeaturePath, *st.Line, strings.TrimSpace(red.String(st.Keyword+st.Text)), f.Identity, f.Name)
+					} else {
+						fmt.Fprintf(&b, "  [%s] %s%s\n", st.Status, st.Keyword, st.Text)
+					}
 				}
 			}
 		}
@@ -176,7 +190,7 @@ func runLLM(ctx context.Context, s *Service, j *Job) error {
 		return err
 	}
 	body, _ := json.Marshal(map[string]any{"model": cfg.Model, "max_tokens": remaining, "messages": []map[string]string{
-		{"role": "system", "content": "You triage failed end-to-end test runs. Summarise why the run failed and what to change, in a few sentences."},
+		{"role": "system", "content": "You triage failed end-to-end test runs. Summarise why the run failed and what to change, in a few sentences. " + rewritesInstruction},
 		{"role": "user", "content": prompt}}})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Endpoint+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
@@ -222,14 +236,49 @@ func runLLM(ctx context.Context, s *Service, j *Job) error {
 	if err := j.UseTokens(out.Usage.TotalTokens); err != nil {
 		return err
 	}
-	summary := red.String(strings.TrimSpace(out.Choices[0].Message.Content))
+	summary, rewrites, rwErr := splitRewrites(out.Choices[0].Message.Content)
+	summary = red.String(summary)
 	if len(summary) > 4000 {
 		summary = summary[:4000]
 	}
+	if rwErr != nil {
+		if err := j.Log(ctx, "the model's rewrites are left out: %s", red.String(rwErr.Error())); err != nil {
+			return err
+		}
+	}
 	if _, err := j.Propose(ctx, Draft{Kind: "classification", Title: "llm summary of run " + runID.String(),
 		Target: map[string]any{"runId": runID}, Evidence: map[string]any{"model": cfg.Model, "promptSha256": promptHash, "summary": summary,
-			"tokens": out.Usage.TotalTokens, "include": cfg.Include}, Confidence: 0.5}); err != nil {
+			"tokens": out.Usage.TotalTokens, "include": cfg.Include, "rewritesProposed": len(rewrites)}, Confidence: 0.5}); err != nil {
 		return err
+	}
+	patches, err := applyRewrites(ctx, j, q, red, shown, rewrites)
+	if err != nil {
+		return err
+	}
+	env := ""
+	if run.Run.Environment != nil {
+		env = *run.Run.Environment
+	}
+	verified := 0
+	for _, d := range patches {
+		diff := UnifiedDiff(d.path, d.before, d.after)
+		id, err := j.propose(ctx, Draft{Kind: "feature_patch", Title: fmt.Sprintf("%s: %d step rewrite(s) proposed by %s", d.path, len(d.applied), cfg.Model),
+			Target: map[string]any{"featurePath": d.path, "etag": d.etag, "scenario": d.identity, "scenarioName": d.scenarioName}, Diff: &diff,
+			Evidence:   map[string]any{"source": "llm", "model": cfg.Model, "promptSha256": promptHash, "runId": runID, "rewrites": d.applied, "summary": summary},
+			Confidence: 0.5}, &d.after)
+		if err != nil {
+			return err
+		}
+		ok, err := j.verify(ctx, id, d.path, d.after, env)
+		if err != nil {
+			return err
+		}
+		if ok {
+			verified++
+		}
+	}
+	if len(patches) > 0 {
+		summary = strings.TrimSpace(summary + fmt.Sprintf("\n\n%d step rewrite patch(es) proposed, %d verified.", len(patches), verified))
 	}
 	j.Summarize(summary)
 	return nil

@@ -87,7 +87,12 @@ func TestLLMPromptRedactsPoolPasswords(t *testing.T) {
 	if r, _ := admin.CreatePoolAccountWithResponse(ctx, "shop", serverclient.CreatePoolAccountJSONRequestBody{Username: "alice@example.com", Password: password}); r.StatusCode() != http.StatusCreated {
 		t.Fatalf("pool account: %d %s", r.StatusCode(), r.Body)
 	}
-	fake := &fakeLLM{tokens: 10}
+	// The model proposes to rewrite the line that holds the password (shown masked) and to write
+	// the password into another: neither becomes a patch.
+	fake := &fakeLLM{tokens: 10, answer: "The echo is not degraded.\n```sdods-rewrites\n[" +
+		`{"feature": "health.feature", "line": 3, "step": "When I send a GET request to \"/api/health?v=***\"", "replacement": "When I send a GET request to \"/api/health?v=1\""},` +
+		`{"feature": "health.feature", "line": 4, "step": "Then the response JSON at \"$.echo\" is \"degraded\"", "replacement": "Then the response JSON at \"$.echo\" is \"` + password + `\""}` +
+		"]\n```"}
 	llm := httptest.NewServer(fake)
 	t.Cleanup(llm.Close)
 	cfg := serverclient.PutAgentLlmConfigJSONRequestBody{Enabled: true, Endpoint: llm.URL + "/v1", Model: "fake-model", Key: ptr("sk-pool-0002"),
@@ -96,9 +101,17 @@ func TestLLMPromptRedactsPoolPasswords(t *testing.T) {
 		t.Fatalf("configure %d %s", r.StatusCode(), r.Body)
 	}
 	job := createJob(t, admin.ClientWithResponses, serverclient.CreateAgentJobJSONRequestBody{Project: "shop", Kind: "llm", Input: &map[string]any{"runId": runID}})
-	followJob(t, s, admin, job.Id, "")
-	if g, _ := admin.GetAgentJobWithResponse(ctx, job.Id); g.JSON200.Status != "succeeded" {
+	events := followJob(t, s, admin, job.Id, "")
+	if g, _ := admin.GetAgentJobWithResponse(ctx, job.Id); g.JSON200.Status != "succeeded" || len(g.JSON200.ProposalIds) != 1 || strings.Contains(string(g.Body), password) {
 		t.Fatalf("llm job %s", g.Body)
+	}
+	var logs []string
+	for _, e := range events {
+		logs = append(logs, fmt.Sprint(e.Data["message"]))
+	}
+	if joined := strings.Join(logs, "\n"); !strings.Contains(joined, "line 3 skipped: the step holds a secret") ||
+		!strings.Contains(joined, "line 4 skipped: the replacement holds a secret or a mask") || strings.Contains(joined, password) {
+		t.Fatalf("job log:\n%s", joined)
 	}
 	fake.mu.Lock()
 	defer fake.mu.Unlock()

@@ -375,7 +375,21 @@ func TestHealPatchVerifiedAndAccepted(t *testing.T) {
 	if r, _ := admin.RejectProposalWithResponse(ctx, dropP.Id, serverclient.RejectProposalJSONRequestBody{Reason: ptr("the drop button is going away")}); r.JSON200 == nil || r.JSON200.Status != "rejected" || *r.JSON200.Reason == "" {
 		t.Fatalf("reject: %d %s", r.StatusCode(), r.Body)
 	}
-	run() // both heals recur once more; neither is proposed again
+	// The rejection teaches the runner: #cancel is no longer healed to the rejected button, so the
+	// drop scenario fails saying why; nothing is proposed again.
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	if r := waitRun(t, admin.ClientWithResponses, id, terminal); r.Status != "failed" {
+		t.Fatalf("the run after the rejection %s", r.Status)
+	}
+	for _, sc := range scenariosOf(t, admin, id) {
+		if sc.FeaturePath != "drop.feature" {
+			continue
+		}
+		if sc.Status != "failed" || len(sc.Steps) < 2 || sc.Steps[1].Error == nil ||
+			!strings.Contains(sc.Steps[1].Error.Message, "(proposal "+dropP.Id.String()+"): the drop button is going away") {
+			t.Fatalf("the drop scenario after the rejection: %+v", sc)
+		}
+	}
 	if j := heal(); len(j.ProposalIds) != 0 {
 		t.Fatalf("proposed again: %+v", j)
 	}
@@ -474,6 +488,8 @@ type fakeLLM struct {
 	auth    []string
 	hang    bool
 	tokens  int
+	// answer is the completion's content (default: a one-sentence summary).
+	answer string
 }
 
 func (f *fakeLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -486,8 +502,11 @@ func (f *fakeLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.prompts = append(f.prompts, string(raw))
 	f.auth = append(f.auth, r.Header.Get("Authorization"))
-	hang, tokens := f.hang, f.tokens
+	hang, tokens, answer := f.hang, f.tokens, f.answer
 	f.mu.Unlock()
+	if answer == "" {
+		answer = "The health check expects 503 but the service answers 200."
+	}
 	if r.URL.Path != "/v1/chat/completions" || body.Model != "fake-model" {
 		http.Error(w, "wrong path or model", http.StatusNotFound)
 		return
@@ -497,7 +516,8 @@ func (f *fakeLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":"The health check expects 503 but the service answers 200."}}],"usage":{"total_tokens":%d}}`, tokens)
+	content, _ := json.Marshal(answer)
+	fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":%s}}],"usage":{"total_tokens":%d}}`, content, tokens)
 }
 
 // TestLLMAgentAgainstFakeEndpoint: the llm kind is off until an instance admin configures it;
@@ -797,10 +817,15 @@ func TestAgentsDoneWhen(t *testing.T) {
 	if r, _ := c.AcceptProposalWithResponse(ctx, l.JSON200.Items[0].Id, serverclient.AcceptProposalJSONRequestBody{}); r.JSON200 == nil || r.JSON200.Status != "accepted" {
 		t.Fatalf("accept baseline %d %s", r.StatusCode(), r.Body)
 	}
-	if r := run(); r.Status != "passed" {
-		t.Fatalf("after the decisions the run %s", r.Status)
+	// After the decisions only the drop scenario fails: the runner no longer heals #cancel to the
+	// rejected button and says so; the rejected heal is not proposed again.
+	after := run()
+	for _, sc := range scenariosOf(t, admin, after.Id) {
+		if (sc.FeaturePath == "drop.feature") != (sc.Status == "failed") ||
+			sc.FeaturePath == "drop.feature" && (sc.Steps[1].Error == nil || !strings.Contains(sc.Steps[1].Error.Message, "rejected in review")) {
+			t.Fatalf("after the decisions %s: %+v", sc.FeaturePath, sc)
+		}
 	}
-	// The rejected heal recurred once more and is not proposed again.
 	if hj := job("heal", nil); len(hj.ProposalIds) != 0 {
 		t.Fatalf("proposed again %+v", hj)
 	}

@@ -67,10 +67,20 @@ type Attachment struct {
 
 // Heal is a selector the runner replaced while executing a step.
 type Heal struct {
-	NewSelector string  `json:"newSelector"`
-	OldSelector string  `json:"oldSelector"`
-	Score       float32 `json:"score"`
-	Strategy    string  `json:"strategy"`
+	// Ambiguous tells that RunnerUp came within the ambiguity margin (docs/steps.md).
+	Ambiguous   bool   `json:"ambiguous,omitempty"`
+	NewSelector string `json:"newSelector"`
+	OldSelector string `json:"oldSelector"`
+	// RunnerUp is the best other element the heal scored.
+	RunnerUp *HealCandidate `json:"runnerUp,omitempty"`
+	Score    float32        `json:"score"`
+	Strategy string         `json:"strategy"`
+}
+
+// HealCandidate is an element a heal scored.
+type HealCandidate struct {
+	Score    float32 `json:"score"`
+	Selector string  `json:"selector"`
 }
 
 // StepError is why a step or scenario failed.

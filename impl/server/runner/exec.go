@@ -183,6 +183,9 @@ func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, br
 		Lease:       lease,
 		Process:     procs.steps,
 		Baselines:   run.Baselines,
+
+		// Heal rejections reviewers made (docs/agents.md, Reject).
+		RejectedHeals: run.RejectedHeals,
 	})
 
 	stopped := false
@@ -362,6 +365,9 @@ func (r *stepReporter) Attach(a steplib.Attachment) {
 
 func (r *stepReporter) Heal(h steplib.Heal) {
 	h.Selector, h.Healed = r.vars.Mask(h.Selector), r.vars.Mask(h.Healed)
+	if h.RunnerUp != nil {
+		h.RunnerUp = &steplib.HealCandidate{Selector: r.vars.Mask(h.RunnerUp.Selector), Score: h.RunnerUp.Score}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {

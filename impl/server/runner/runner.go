@@ -105,6 +105,9 @@ type Run struct {
 	// Quarantined holds the identities (Identity) of the project's quarantined scenarios: they
 	// still run, tagged QuarantinedTag, so that Tags can leave them out.
 	Quarantined map[string]bool
+	// RejectedHeals maps a selector to the replacements reviewers rejected for it (rejected heal
+	// proposals, docs/agents.md): self-healing never picks an element one of them matches.
+	RejectedHeals map[string][]steplib.RejectedHeal
 }
 
 // Environment is the environment a run executes in.

@@ -129,7 +129,10 @@ func (k *sink) Emit(e runner.Event) {
 	case runner.EventAttachment:
 		k.attachment(ctx, e, sc)
 	case runner.EventHeal:
-		h := results.Heal{OldSelector: e.Heal.Selector, NewSelector: e.Heal.Healed, Strategy: e.Heal.Strategy, Score: float32(e.Heal.Score)}
+		h := results.Heal{OldSelector: e.Heal.Selector, NewSelector: e.Heal.Healed, Strategy: e.Heal.Strategy, Score: float32(e.Heal.Score), Ambiguous: e.Heal.Ambiguous}
+		if ru := e.Heal.RunnerUp; ru != nil {
+			h.RunnerUp = &results.HealCandidate{Selector: ru.Selector, Score: float32(ru.Score)}
+		}
 		if st := step(sc, e.Step); st != nil {
 			st.Heals = append(st.Heals, h)
 		}

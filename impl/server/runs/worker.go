@@ -15,6 +15,7 @@ import (
 	"github.com/sdods/sdods/impl/server/reports"
 	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runner"
+	"github.com/sdods/sdods/impl/server/steplib"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -264,6 +265,15 @@ func (s *Service) load(ctx context.Context, r db.Run) (runner.Run, error) {
 	in.Quarantined = map[string]bool{}
 	for _, id := range held {
 		in.Quarantined[id] = true
+	}
+	// Reviewers' rejected heals teach the runner's heal scoring (docs/agents.md, Reject).
+	rejected, err := s.st.RejectedHealReplacements(ctx, r.ProjectID)
+	if err != nil {
+		return in, fmt.Errorf("load rejected heals: %w", err)
+	}
+	in.RejectedHeals = map[string][]steplib.RejectedHeal{}
+	for _, rj := range rejected {
+		in.RejectedHeals[rj.OldSelector] = append(in.RejectedHeals[rj.OldSelector], steplib.RejectedHeal{Selector: rj.NewSelector, Reason: rj.Reason, Proposal: rj.ID.String()})
 	}
 	procs, err := s.st.AllProcesses(ctx, r.ProjectID)
 	if err != nil {

@@ -61,6 +61,20 @@ func (m *MemoryLocatorStore) Save(_ context.Context, project, selector string, a
 // healThreshold is the least weighted share of the recorded alternatives a candidate must satisfy.
 const healThreshold = 0.5
 
+// HealAmbiguityMargin is how close the runner-up's score may come to the chosen element's before
+// a heal is ambiguous (docs/steps.md): the runner still heals, but the heal agent never verifies
+// a patch made of an ambiguous heal on its own.
+const HealAmbiguityMargin = 0.1
+
+// RejectedHeal is a replacement of a selector that a reviewer rejected (a rejected heal
+// proposal): the runner never heals the selector to an element it matches.
+type RejectedHeal struct {
+	// Selector is the rejected replacement; Reason and Proposal say who decided it and why.
+	Selector string
+	Reason   string
+	Proposal string
+}
+
 // locatorJS is evaluated in the page as (function(mode, arg){…})(mode, arg). Modes: "probe" reads
 // the first element a selector matches and its alternatives; "heal" scores every element against
 // recorded alternatives and returns a unique selector for the best one.
@@ -159,27 +173,38 @@ const locatorJS = `(function (mode, arg) {
     if (els.length === 0) return {count: 0, ready: document.readyState === 'complete'};
     return {count: els.length, visible: visible(els[0]), alternatives: alternatives(els[0]), ready: document.readyState === 'complete'};
   }
-  const alts = arg;
+  const alts = arg.alts, rejected = arg.rejected || [];
+  // Elements a reviewer rejected as this selector's replacement are never candidates.
+  const refused = new Map();
+  for (const sel of rejected) {
+    try { for (const el of document.querySelectorAll(sel)) if (!refused.has(el)) refused.set(el, sel); } catch (e) {}
+  }
   let total = 0;
   for (const a of alts) total += weight(a);
-  const cands = [];
+  const cands = [], skipped = [];
   for (const el of document.querySelectorAll('body *')) {
     let s = 0, best = null, bw = 0;
     for (const a of alts) {
       if (satisfies(el, a)) { s += weight(a); if (a.strategy !== 'tag' && weight(a) > bw) { bw = weight(a); best = a; } }
     }
-    if (best) cands.push({el: el, score: s / total, best: best, vis: visible(el) ? 1 : 0});
+    if (!best) continue;
+    if (refused.has(el)) { skipped.push({selector: refused.get(el), score: s / total}); continue; }
+    cands.push({el: el, score: s / total, best: best, vis: visible(el) ? 1 : 0});
   }
   cands.sort((x, y) => (y.score - x.score) || (y.vis - x.vis));
-  if (!cands.length) return {found: false, best: 0, candidates: 0};
+  skipped.sort((x, y) => y.score - x.score);
+  if (!cands.length) return {found: false, best: 0, candidates: 0, skipped: skipped};
   const top = cands[0];
-  if (top.score < THRESHOLD) return {found: false, best: top.score, candidates: cands.length};
-  if (cands.length > 1 && cands[1].score === top.score && cands[1].vis === top.vis &&
-      !top.el.contains(cands[1].el) && !cands[1].el.contains(top.el)) {
-    return {found: false, ambiguous: true, best: top.score, candidates: cands.length};
+  // The runner-up is the best other element, not one inside the best or around it (a wrapper
+  // that shows the same text is the same thing on the page).
+  const ru = cands.slice(1).find((c) => !top.el.contains(c.el) && !c.el.contains(top.el));
+  const runnerUp = ru ? {selector: selectorFor(ru.el), score: ru.score} : null;
+  if (top.score < THRESHOLD) return {found: false, best: top.score, candidates: cands.length, skipped: skipped};
+  if (ru && ru.score === top.score && ru.vis === top.vis) {
+    return {found: false, ambiguous: true, best: top.score, candidates: cands.length, skipped: skipped, runnerUp: runnerUp};
   }
   return {found: true, selector: selectorFor(top.el), strategy: top.best.strategy, score: top.score,
-          visible: top.vis === 1, alternatives: alternatives(top.el)};
+          visible: top.vis === 1, alternatives: alternatives(top.el), runnerUp: runnerUp, skipped: skipped};
 })`
 
 type probeResult struct {
@@ -190,16 +215,25 @@ type probeResult struct {
 	Alternatives []Alternative `json:"alternatives"`
 }
 
+// healCandidate is an element heal scored: its unique selector (or, for a skipped one, the
+// rejected selector it matches) and its score.
+type healCandidate struct {
+	Selector string  `json:"selector"`
+	Score    float64 `json:"score"`
+}
+
 type healResult struct {
-	Found        bool          `json:"found"`
-	Ambiguous    bool          `json:"ambiguous"`
-	Selector     string        `json:"selector"`
-	Strategy     string        `json:"strategy"`
-	Score        float64       `json:"score"`
-	Best         float64       `json:"best"`
-	Candidates   int           `json:"candidates"`
-	Visible      bool          `json:"visible"`
-	Alternatives []Alternative `json:"alternatives"`
+	Found        bool            `json:"found"`
+	RunnerUp     *healCandidate  `json:"runnerUp"`
+	Skipped      []healCandidate `json:"skipped"`
+	Ambiguous    bool            `json:"ambiguous"`
+	Selector     string          `json:"selector"`
+	Strategy     string          `json:"strategy"`
+	Score        float64         `json:"score"`
+	Best         float64         `json:"best"`
+	Candidates   int             `json:"candidates"`
+	Visible      bool            `json:"visible"`
+	Alternatives []Alternative   `json:"alternatives"`
 }
 
 func locatorCall(mode string, arg any) (string, error) {
@@ -266,15 +300,29 @@ func (s *Session) locate(ctx context.Context, c *call, selector string, visible 
 				}
 			}
 			if len(alts) > 0 {
-				h, err := healOnce(ctx, p, alts)
+				h, err := healOnce(ctx, p, alts, s.cfg.RejectedHeals[selector])
 				if err != nil {
 					return "", err
 				}
 				lastHeal = &h
 				if h.Found && (h.Visible || !visible) {
-					score := math.Round(h.Score*100) / 100
-					c.rep.Heal(Heal{Selector: selector, Healed: h.Selector, Strategy: h.Strategy, Score: score})
-					c.rep.Log("warn", fmt.Sprintf("self-healing: %q matched nothing; using %q (strategy %s, score %.2f)", selector, h.Selector, h.Strategy, score))
+					score := round2(h.Score)
+					heal := Heal{Selector: selector, Healed: h.Selector, Strategy: h.Strategy, Score: score}
+					msg := fmt.Sprintf("self-healing: %q matched nothing; using %q (strategy %s, score %.2f", selector, h.Selector, h.Strategy, score)
+					if h.RunnerUp != nil {
+						heal.RunnerUp = &HealCandidate{Selector: h.RunnerUp.Selector, Score: round2(h.RunnerUp.Score)}
+						heal.Ambiguous = h.Score-h.RunnerUp.Score <= HealAmbiguityMargin
+						msg += fmt.Sprintf("; runner-up %q, score %.2f", h.RunnerUp.Selector, heal.RunnerUp.Score)
+						if heal.Ambiguous {
+							msg += fmt.Sprintf(", within %.2f: ambiguous", HealAmbiguityMargin)
+						}
+					}
+					msg += ")"
+					for _, sk := range h.Skipped {
+						msg += fmt.Sprintf("; skipped %q (score %.2f): %s", sk.Selector, round2(sk.Score), rejection(selector, sk.Selector, s.cfg.RejectedHeals[selector]))
+					}
+					c.rep.Heal(heal)
+					c.rep.Log("warn", msg)
 					s.mu.Lock()
 					s.healed[selector] = h.Selector
 					s.mu.Unlock()
@@ -284,7 +332,7 @@ func (s *Session) locate(ctx context.Context, c *call, selector string, visible 
 			}
 		}
 		if time.Now().After(deadline) {
-			return "", locateError(selector, visible, s.cfg.WaitTimeout, last, loaded, alts, lastHeal)
+			return "", locateError(selector, visible, s.cfg.WaitTimeout, last, loaded, alts, lastHeal, s.cfg.RejectedHeals[selector])
 		}
 		select {
 		case <-ctx.Done():
@@ -294,7 +342,7 @@ func (s *Session) locate(ctx context.Context, c *call, selector string, visible 
 	}
 }
 
-func locateError(selector string, visible bool, wait time.Duration, last probeResult, loaded bool, alts []Alternative, h *healResult) error {
+func locateError(selector string, visible bool, wait time.Duration, last probeResult, loaded bool, alts []Alternative, h *healResult, rejected []RejectedHeal) error {
 	if last.Count > 0 && visible {
 		return fmt.Errorf("element %q exists but is not visible after %s", selector, wait)
 	}
@@ -306,11 +354,37 @@ func locateError(selector string, visible bool, wait time.Duration, last probeRe
 		msg += "; self-healing has no alternatives recorded for it yet (they are recorded by passing runs)"
 	case h != nil && h.Ambiguous:
 		msg += fmt.Sprintf("; self-healing found %d equally good candidates (score %.2f) and chose none", h.Candidates, h.Best)
+	case h != nil && h.Candidates == 0 && len(h.Skipped) > 0:
+		msg += "; self-healing found no candidate but the rejected ones"
 	case h != nil:
 		msg += fmt.Sprintf("; self-healing found no candidate scoring at least %.2f (best %.2f)", healThreshold, h.Best)
 	}
+	if h != nil {
+		for _, sk := range h.Skipped {
+			msg += fmt.Sprintf("; skipped %q (score %.2f): %s", sk.Selector, round2(sk.Score), rejection(selector, sk.Selector, rejected))
+		}
+	}
 	return fmt.Errorf("%s", msg)
 }
+
+// rejection says which review rejected replacing selector with replacement.
+func rejection(selector, replacement string, rejected []RejectedHeal) string {
+	for _, r := range rejected {
+		if r.Selector == replacement {
+			s := fmt.Sprintf("replacing %q with it was rejected in review", selector)
+			if r.Proposal != "" {
+				s += " (proposal " + r.Proposal + ")"
+			}
+			if r.Reason != "" {
+				s += ": " + r.Reason
+			}
+			return s
+		}
+	}
+	return "rejected in review"
+}
+
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 func probe(ctx context.Context, p *page, selector string) (probeResult, error) {
 	js, err := locatorCall("probe", selector)
@@ -320,8 +394,12 @@ func probe(ctx context.Context, p *page, selector string) (probeResult, error) {
 	return runPage(ctx, p, chromedp.Evaluate[probeResult](js))
 }
 
-func healOnce(ctx context.Context, p *page, alts []Alternative) (healResult, error) {
-	js, err := locatorCall("heal", alts)
+func healOnce(ctx context.Context, p *page, alts []Alternative, rejected []RejectedHeal) (healResult, error) {
+	refused := make([]string, 0, len(rejected))
+	for _, r := range rejected {
+		refused = append(refused, r.Selector)
+	}
+	js, err := locatorCall("heal", map[string]any{"alts": alts, "rejected": refused})
 	if err != nil {
 		return healResult{}, err
 	}

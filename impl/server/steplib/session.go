@@ -71,6 +71,16 @@ type Heal struct {
 	Strategy string
 	// Score is the weighted share of the recorded alternatives the new element satisfied, 0..1.
 	Score float64
+	// RunnerUp is the best other element (nil when none scored), and Ambiguous tells that its
+	// score is within HealAmbiguityMargin of Score.
+	RunnerUp  *HealCandidate
+	Ambiguous bool
+}
+
+// HealCandidate is an element a heal scored: a unique selector for it and its score.
+type HealCandidate struct {
+	Selector string
+	Score    float64
 }
 
 // VisualCheck records a screenshot to compare with a named baseline; the comparison happens
@@ -145,6 +155,9 @@ type Config struct {
 	Browser *Browser
 	// Locators stores self-healing alternatives; nil disables healing.
 	Locators LocatorStore
+	// RejectedHeals maps a selector to the replacements reviewers rejected for it: healing
+	// never picks an element one of them matches.
+	RejectedHeals map[string][]RejectedHeal
 	// WaitTimeout bounds waiting for an element or a text (default 10s).
 	WaitTimeout time.Duration
 	// HealDelay is how long a selector must have matched nothing before healing is tried

@@ -46,7 +46,14 @@ func Attachment(a results.Attachment) serverapi.Attachment {
 
 // Heal converts a stored heal.
 func Heal(h results.Heal) serverapi.Heal {
-	return serverapi.Heal{NewSelector: h.NewSelector, OldSelector: h.OldSelector, Score: h.Score, Strategy: serverapi.HealStrategy(h.Strategy)}
+	out := serverapi.Heal{NewSelector: h.NewSelector, OldSelector: h.OldSelector, Score: h.Score, Strategy: serverapi.HealStrategy(h.Strategy)}
+	if h.Ambiguous {
+		out.Ambiguous = &h.Ambiguous
+	}
+	if h.RunnerUp != nil {
+		out.RunnerUp = &serverapi.HealCandidate{Selector: h.RunnerUp.Selector, Score: h.RunnerUp.Score}
+	}
+	return out
 }
 
 // HealPtr converts an optional heal.

@@ -33,8 +33,9 @@ func TestStoredShapeMatchesAPI(t *testing.T) {
 		DataTable:   table, DocString: s("doc"), DurationMs: i64(1500),
 		Error:      &results.StepError{Actual: s("2"), Expected: s("1"), Message: "boom", Stack: s("at x"), Type: s("AssertionError")},
 		FinishedAt: &end,
-		Heals:      []results.Heal{{NewSelector: "#new", OldSelector: "#old", Score: 0.75, Strategy: "text"}},
-		Index:      3, Keyword: "When ", Line: i(12), StartedAt: &at, Status: results.StatusFailed, Text: "it runs",
+		Heals: []results.Heal{{NewSelector: "#new", OldSelector: "#old", Score: 0.75, Strategy: "text", Ambiguous: true,
+			RunnerUp: &results.HealCandidate{Selector: "#other", Score: 0.7}}},
+		Index: 3, Keyword: "When ", Line: i(12), StartedAt: &at, Status: results.StatusFailed, Text: "it runs",
 		VisualCheck: &results.VisualCheck{ActualArtifactID: &ids[1], DiffArtifactID: &ids[2], ExpectedArtifactID: &ids[3],
 			MismatchPixels: i(7), MismatchRatio: f(0.125), Name: "home", SizeMismatch: b(true), Status: "failed", Threshold: f(0.1)},
 	}, results.NewStep(4)}
@@ -43,8 +44,9 @@ func TestStoredShapeMatchesAPI(t *testing.T) {
 		DataTable:   table, DocString: s("doc"), DurationMs: i64(1500),
 		Error:      &serverapi.RunStepError{Actual: s("2"), Expected: s("1"), Message: "boom", Stack: s("at x"), Type: s("AssertionError")},
 		FinishedAt: &end,
-		Heals:      []serverapi.Heal{{NewSelector: "#new", OldSelector: "#old", Score: 0.75, Strategy: "text"}},
-		Index:      3, Keyword: "When ", Line: i(12), StartedAt: &at, Status: "failed", Text: "it runs",
+		Heals: []serverapi.Heal{{NewSelector: "#new", OldSelector: "#old", Score: 0.75, Strategy: "text", Ambiguous: b(true),
+			RunnerUp: &serverapi.HealCandidate{Selector: "#other", Score: 0.7}}},
+		Index: 3, Keyword: "When ", Line: i(12), StartedAt: &at, Status: "failed", Text: "it runs",
 		VisualCheck: &serverapi.VisualCheck{ActualArtifactId: &ids[1], DiffArtifactId: &ids[2], ExpectedArtifactId: &ids[3],
 			MismatchPixels: i(7), MismatchRatio: f(0.125), Name: "home", SizeMismatch: b(true), Status: "failed", Threshold: f(0.1)},
 	}, {Index: 4, Attachments: []serverapi.Attachment{}, Heals: []serverapi.Heal{}, Status: "unknown"}}
