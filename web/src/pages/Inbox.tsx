@@ -388,7 +388,7 @@ function HealEvidence({ ev }: { ev: Ev }) {
   return (
     <>
       <h3>Heal</h3>
-      <dl className="facts" aria-label="Heal scores">
+      <dl className="facts heal-scores">
         <div>
           <dt>Selector in the feature</dt>
           <dd>
