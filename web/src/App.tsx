@@ -79,7 +79,7 @@ function Shell() {
       <main id="main" tabIndex={-1}>
         <Routes>
           <Route path="/" element={<HomePage />} />
-          <Route path="/signin" element={<Navigate to="/" replace />} />
+          <Route path="/signin" element={<AfterSignIn />} />
           <Route path="/workspaces/:slug" element={<WorkspacePage />} />
           <Route path="/projects/:slug/*" element={<ProjectPage />} />
           <Route path="/runs" element={<RunsPage />} />
@@ -96,6 +96,12 @@ function Shell() {
       </main>
     </>
   );
+}
+
+/** Signed in on /signin: on to the page asked for (?next=, a path of this site only), else the start page. */
+function AfterSignIn() {
+  const next = new URLSearchParams(useLocation().search).get("next");
+  return <Navigate to={next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") && !next.startsWith("/signin") ? next : "/"} replace />;
 }
 
 function NotFound() {

@@ -43,9 +43,9 @@ func TestWebUIInboxEndToEnd(t *testing.T) {
 
 	// The application under test: / has the button the feature clicks (its id changes when
 	// /rename is posted), /look the page two visual baselines capture (its colours change when
-	// /restyle is posted).
+	// /restyle is posted, the background too, so that both differences are large and certain).
 	var mu sync.Mutex
-	buttonID, colour := "submit", "#2563eb"
+	buttonID, colour, background := "submit", "#2563eb", "#ffffff"
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /rename", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -55,17 +55,17 @@ func TestWebUIInboxEndToEnd(t *testing.T) {
 	})
 	mux.HandleFunc("POST /restyle", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		colour = "#b91c1c"
+		colour, background = "#b91c1c", "#fef3c7"
 		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /look", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		c := colour
+		c, bg := colour, background
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, `<!doctype html><html><body style="margin:20px;font-family:sans-serif">
-<h1 style="color:%s">Checkout</h1><button style="background:%s;color:#fff;border:0;border-radius:6px;padding:10px 18px">Pay</button></body></html>`, c, c)
+		fmt.Fprintf(w, `<!doctype html><html><body style="margin:20px;font-family:sans-serif;background:%s">
+<h1 style="color:%s">Checkout</h1><button style="background:%s;color:#fff;border:0;border-radius:6px;padding:10px 18px">Pay</button></body></html>`, bg, c, c)
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
