@@ -135,7 +135,8 @@ func TestWebUIInboxEndToEnd(t *testing.T) {
 	if err != nil || f.JSON200 == nil {
 		t.Fatalf("get feature: %v %s", err, f.Body)
 	}
-	if want := strings.Replace(send, `"#submit"`, `"#send-button"`, 1); f.JSON200.Content != want {
+	// The heal found the renamed button by its test id (the strongest alternative recorded).
+	if want := strings.Replace(send, `"#submit"`, `"[data-testid='submit-btn']"`, 1); f.JSON200.Content != want {
 		t.Fatalf("the accepted patch is not the feature's content:\n%s\nwant\n%s", f.JSON200.Content, want)
 	}
 	rejected, err := admin.ListProposalsWithResponse(ctx, &serverclient.ListProposalsParams{Project: ptr("shop"), Status: ptr(serverclient.ProposalStatus("rejected"))})
