@@ -225,6 +225,19 @@ try {
   check(new URL(page.url()).searchParams.get("jobId") === jobId, "the job's proposals are an inbox view: " + page.url());
   await axe(page, "inbox of one job");
 
+  // Keyboard and a 1024-pixel-wide window on the new pages: focus on the heading, nothing overflows
+  // (the header has two more links now).
+  step = "keyboard and width";
+  await page.setViewportSize({ width: 1024, height: 768 });
+  for (const p of ["/inbox", "/agents", "/agents/jobs/" + jobId, "/inbox/" + proposalId]) {
+    await page.goto(base + p);
+    await page.locator("h1").first().waitFor();
+    await page.waitForLoadState("networkidle").catch(() => {});
+    check(await page.evaluate(() => document.activeElement?.tagName === "H1"), `${p} moves focus to its heading`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(overflow <= 0, `${p} fits a 1024-pixel-wide window (overflows by ${overflow}px)`);
+  }
+
   step = "console";
   const unexpected = consoleErrors.filter((e) => !/401|403|404|409|Failed to load resource/.test(e));
   check(unexpected.length === 0, "no script error in the console: " + unexpected.join(" | "));
