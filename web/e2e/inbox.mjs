@@ -118,7 +118,7 @@ try {
   await events.locator("li.ev-end").waitFor({ timeout: 120_000 });
   await page.getByRole("status").filter({ hasText: "Finished" }).waitFor();
   await page.locator('[data-testid="job-status"] .status-succeeded').waitFor({ timeout: 30_000 });
-  check(/1 patch\(es\) proposed, 1 verified/.test(await page.getByTestId("job-summary").innerText()), "the job's summary says it proposed and verified a patch");
+  check(/2 patch\(es\) proposed, 2 verified/.test(await page.getByTestId("job-summary").innerText()), "the job's summary says it proposed and verified two patches");
   const types = await events.locator("li strong").allInnerTexts();
   check(types[0] === "job.status" && types.includes("log") && types.includes("progress") && types.at(-1) === "end", "the events arrive in order: " + JSON.stringify(types));
   const job = await apiGet(page, "/api/agents/jobs/" + jobId);
@@ -163,6 +163,34 @@ try {
   const feature = await apiGet(page, "/api/projects/shop/features/send.feature");
   check(feature.status === 200 && feature.body.content.includes(`"${healed}"`) && !feature.body.content.includes('"#submit"'), "the feature file changed: " + JSON.stringify(feature.body.content));
   check((await page.getByRole("button", { name: "Accept" }).count()) === 0, "a decided proposal offers no decision");
+
+  // 3b. The other patch goes stale: its feature is edited by hand before it is accepted.
+  step = "stale proposal";
+  const verified = await apiGet(page, "/api/proposals?project=shop&kind=feature_patch&status=verified");
+  const other = verified.body.items?.find((p) => p.target.featurePath === "other.feature");
+  check(!!other, "the second patch is verified: " + JSON.stringify(verified.body.items?.map((p) => p.title)));
+  const edited = await page.evaluate(async () => {
+    const me = await (await fetch("/api/auth/me")).json();
+    const f = await (await fetch("/api/projects/shop/features/other.feature")).json();
+    const r = await fetch("/api/projects/shop/features/other.feature", {
+      method: "PUT",
+      headers: { "Content-Type": "application/json", "If-Match": f.etag, "x-csrf-token": me.csrfToken },
+      body: JSON.stringify({ content: f.content + "  # edited by hand\n" }),
+    });
+    return r.status;
+  });
+  check(edited === 200, "the feature is edited meanwhile: " + edited);
+  await page.goto(base + "/inbox/" + other.id);
+  await page.locator('[data-testid="proposal-status"] .status-verified').waitFor();
+  await page.getByRole("button", { name: "Accept" }).click();
+  const staleNote = page.getByRole("note", { name: "Why this proposal is stale" });
+  await staleNote.waitFor();
+  await page.locator('[data-testid="proposal-status"] .status-stale').waitFor();
+  const why = await staleNote.innerText();
+  check(why.includes("other.feature changed after this patch was made") && why.includes("Re-run the job"), "the page says why it is stale and what to do: " + why);
+  check((await staleNote.getByRole("link", { name: "Start a new job" }).getAttribute("href")) === "/agents?project=shop", "it links to starting a new job");
+  check((await page.getByRole("button", { name: "Accept" }).count()) === 0, "a stale proposal offers no decision");
+  await axe(page, "proposal (stale)");
 
   // 4. The inbox: visual baselines among the proposals, filtered in the URL.
   step = "inbox";
@@ -220,7 +248,7 @@ try {
   await page.goto(base + "/agents?project=shop");
   const jobs = page.getByRole("table", { name: "Agent jobs" });
   await jobs.getByRole("link", { name: "heal " + jobId.slice(0, 8) }).waitFor();
-  await jobs.getByRole("link", { name: "1", exact: true }).click();
+  await jobs.getByRole("link", { name: "2", exact: true }).click();
   await page.getByRole("table", { name: "Proposals" }).getByRole("link", { name: title }).waitFor();
   check(new URL(page.url()).searchParams.get("jobId") === jobId, "the job's proposals are an inbox view: " + page.url());
   await axe(page, "inbox of one job");

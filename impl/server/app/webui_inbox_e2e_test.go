@@ -25,8 +25,8 @@ import (
 // until the heal recurred, and a page whose look changed under two visual baselines — then the
 // script starts the heal agent from the UI with the form generated from the kind's schema, follows
 // its events live, opens the proposal in the inbox, sees it verified, accepts it (the feature file
-// changes), accepts one visual baseline and rejects the other with a reason; axe-core checks every
-// new page. Automatic heal jobs are off, so the proposal can only come from the job the UI starts.
+// changes), sees the second patch go stale when its feature was edited meanwhile, accepts one
+// visual baseline and rejects the other with a reason; axe-core checks every new page. Automatic heal jobs are off, so the proposal can only come from the job the UI starts.
 func TestWebUIInboxEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives a browser")
@@ -89,23 +89,25 @@ func TestWebUIInboxEndToEnd(t *testing.T) {
 	send := "Feature: Send\n  Scenario: Send\n    When I open \"/\"\n    And I click \"#submit\"\n    Then I should see \"Sent\"\n    And I take a screenshot\n"
 	project(t, admin, web.URL, map[string]string{
 		"send.feature": send,
+		// The same heal in a second feature: a second patch, whose feature someone edits before it is accepted (stale).
+		"other.feature": "Feature: Other\n  Scenario: Send again\n    When I open \"/\"\n    And I click \"#submit\"\n    Then I should see \"Sent\"\n",
 		// One scenario per baseline: a failed check fails its step, and the steps after it are skipped.
 		"ui/look.feature": "Feature: Look\n  Scenario: Checkout looks right\n    Given the viewport is 640x400\n    When I open \"/look\"\n" +
 			"    Then the page matches the baseline \"checkout\"\n\n  Scenario: Header looks right\n    Given the viewport is 640x400\n" +
 			"    When I open \"/look\"\n    Then the element \"h1\" matches the baseline \"header\"\n"})
-	run := func(path string) string {
-		id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local"), Paths: &[]string{path}})
+	run := func(paths ...string) string {
+		id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local"), Paths: &paths})
 		r := waitRun(t, admin.ClientWithResponses, id, terminal)
 		return string(r.Status)
 	}
 	// A heal that recurs: the first run records the button's alternatives, the next two heal
 	// #submit to the renamed button.
-	if st := run("send.feature"); st != "passed" {
+	if st := run("send.feature", "other.feature"); st != "passed" {
 		t.Fatalf("first run: %s", st)
 	}
 	post("/rename")
 	for i := 0; i < 2; i++ {
-		if st := run("send.feature"); st != "passed" {
+		if st := run("send.feature", "other.feature"); st != "passed" {
 			t.Fatalf("healed run %d: %s", i+1, st)
 		}
 	}
@@ -140,6 +142,15 @@ func TestWebUIInboxEndToEnd(t *testing.T) {
 	// The heal found the renamed button by its test id (the strongest alternative recorded).
 	if want := strings.Replace(send, `"#submit"`, `"[data-testid='submit-btn']"`, 1); f.JSON200.Content != want {
 		t.Fatalf("the accepted patch is not the feature's content:\n%s\nwant\n%s", f.JSON200.Content, want)
+	}
+	// The stale patch was not applied: other.feature is what the person saved by hand.
+	o, err := admin.GetFeatureWithResponse(ctx, "shop", "other.feature", nil)
+	if err != nil || o.JSON200 == nil || !strings.Contains(o.JSON200.Content, "# edited by hand") || !strings.Contains(o.JSON200.Content, `"#submit"`) {
+		t.Fatalf("other.feature after its stale patch: %v %s", err, o.Body)
+	}
+	stale, err := admin.ListProposalsWithResponse(ctx, &serverclient.ListProposalsParams{Project: ptr("shop"), Status: ptr(serverclient.ProposalStatus("stale"))})
+	if err != nil || stale.JSON200 == nil || len(stale.JSON200.Items) != 1 || stale.JSON200.Items[0].Target.FeaturePath == nil || *stale.JSON200.Items[0].Target.FeaturePath != "other.feature" {
+		t.Fatalf("stale proposals: %v %s", err, stale.Body)
 	}
 	rejected, err := admin.ListProposalsWithResponse(ctx, &serverclient.ListProposalsParams{Project: ptr("shop"), Status: ptr(serverclient.ProposalStatus("rejected"))})
 	if err != nil || rejected.JSON200 == nil || len(rejected.JSON200.Items) != 1 {
