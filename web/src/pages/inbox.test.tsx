@@ -98,6 +98,16 @@ describe("proposal page", () => {
     expect(decisions).toEqual([{ path: `/api/proposals/${patch.id}/accept`, body: { force: true } }]);
   });
 
+  it("offers a viewer no decision", async () => {
+    serve({ ...patch, status: "verified" }, "viewer", []);
+    show(me("member"));
+    await screen.findByRole("table", { name: "Runner-up candidates" }, { timeout: 5000 });
+    // The project's access is known once the workspaces answer; give it the time to change its mind.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(screen.queryByRole("button", { name: "Accept" })).toBeNull();
+    expect(screen.queryByRole("button", { name: "Reject" })).toBeNull();
+  });
+
   it("rejects only with a reason", async () => {
     const decisions: { path: string; body: unknown }[] = [];
     serve({ ...patch, status: "verified", evidence: { ...patch.evidence, verification: { runId: "33333333-3333-4333-8333-333333333333", status: "passed" } } }, "editor", decisions);
