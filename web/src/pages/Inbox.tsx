@@ -1,6 +1,6 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap, type Schema } from "../api";
 import { useAuth } from "../auth";
 import { ErrorBox, Field, Loading, PageTitle, StatusBadge, formatTime } from "../components/ui";
@@ -55,7 +55,7 @@ export function inboxQueries(f: InboxFilters) {
     status,
     minConfidence: min !== undefined && Number.isFinite(min) ? Math.min(1, Math.max(0, min)) : undefined,
     jobId: f.jobId || undefined,
-    limit: 200,
+    limit: 100,
   }));
 }
 
@@ -67,14 +67,21 @@ export function InboxPage() {
   const f = readInboxFilters(params);
   const [draft, setDraft] = useState(f);
   const queries = inboxQueries(f);
-  const list = useQuery({
+  // One page per state asked for; "Show older" reads the next page of each state that has one.
+  const list = useInfiniteQuery({
     queryKey: ["proposals", queries],
-    queryFn: async () => {
-      const pages = await Promise.all(queries.map((query) => unwrap(api.GET("/api/proposals", { params: { query } }))));
-      const items = pages.flatMap((p) => p.items).sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1));
-      return { items, more: pages.some((p) => !!p.nextCursor) };
+    initialPageParam: queries.map(() => undefined) as (string | null | undefined)[],
+    queryFn: async ({ pageParam }) => {
+      const pages = await Promise.all(
+        queries.map((query, i) => (pageParam[i] === null ? null : unwrap(api.GET("/api/proposals", { params: { query: { ...query, cursor: pageParam[i] ?? undefined } } })))),
+      );
+      return { items: pages.flatMap((p) => p?.items ?? []), cursors: pages.map((p) => p?.nextCursor ?? null) };
     },
+    getNextPageParam: (last) => (last.cursors.some((c) => c) ? last.cursors : undefined),
   });
+  const items = (list.data?.pages ?? [])
+    .flatMap((p) => p.items)
+    .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1));
   const projects = useQuery({ queryKey: ["projects"], queryFn: () => unwrap(api.GET("/api/projects", { params: { query: { limit: 200 } } })) });
   const apply = (e: FormEvent) => {
     e.preventDefault();
@@ -134,8 +141,8 @@ export function InboxPage() {
       </form>
       {list.isPending ? <Loading what="the inbox" /> : null}
       <ErrorBox error={list.error} title="Cannot list proposals" />
-      {list.data && list.data.items.length === 0 ? <p>Nothing to review here.</p> : null}
-      {list.data && list.data.items.length > 0 ? (
+      {list.data && items.length === 0 ? <p>Nothing to review here.</p> : null}
+      {items.length > 0 ? (
         <table aria-label="Proposals">
           <thead>
             <tr>
@@ -148,7 +155,7 @@ export function InboxPage() {
             </tr>
           </thead>
           <tbody>
-            {list.data.items.map((p) => (
+            {items.map((p) => (
               <tr key={p.id}>
                 <td>
                   <Link to={"/inbox/" + p.id}>{p.title}</Link>
@@ -167,7 +174,13 @@ export function InboxPage() {
           </tbody>
         </table>
       ) : null}
-      {list.data?.more ? <p className="muted">Only the newest 200 of each state are shown; narrow the filters to see older ones.</p> : null}
+      {list.hasNextPage ? (
+        <p>
+          <button type="button" onClick={() => void list.fetchNextPage()} disabled={list.isFetchingNextPage}>
+            {list.isFetchingNextPage ? "Loading older proposals…" : "Show older proposals"}
+          </button>
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -8,7 +8,7 @@ import { AgentJobsPage } from "./AgentJobs";
 import { answer, apiError, json } from "../testing";
 
 const at = "2026-11-20T10:00:00Z";
-const me = { user: { id: "u1", email: "e@example.com", displayName: "Eda", instanceRole: "member", disabled: false, createdAt: at, updatedAt: at }, authMethod: "session", csrfToken: "c1" } as Me;
+const me = { user: { id: "u1", email: "e@example.com", displayName: "Eda", instanceRole: "user", disabled: false, createdAt: at, updatedAt: at }, authMethod: "session", csrfToken: "c1" } as Me;
 const heal = {
   name: "heal",
   description: "Turns recurring heals into feature patches.",
