@@ -13,6 +13,8 @@ import { ScenarioPage } from "./pages/Scenario";
 import { AccountPage } from "./pages/Account";
 import { UsersPage } from "./pages/Users";
 import { WorkspacePage } from "./pages/Workspace";
+import { InboxPage, ProposalPage } from "./pages/Inbox";
+import { AgentJobPage, AgentJobsPage } from "./pages/AgentJobs";
 
 export function App() {
   const setup = useSetupStatus();
@@ -62,6 +64,8 @@ function Shell() {
             Projects
           </NavLink>
           <NavLink to="/runs">Runs</NavLink>
+          <NavLink to="/inbox">Inbox</NavLink>
+          <NavLink to="/agents">Agents</NavLink>
           <NavLink to="/account">Account</NavLink>
           {me.user.instanceRole === "admin" ? <NavLink to="/users">Users</NavLink> : null}
         </nav>
@@ -75,12 +79,16 @@ function Shell() {
       <main id="main" tabIndex={-1}>
         <Routes>
           <Route path="/" element={<HomePage />} />
-          <Route path="/signin" element={<Navigate to="/" replace />} />
+          <Route path="/signin" element={<AfterSignIn />} />
           <Route path="/workspaces/:slug" element={<WorkspacePage />} />
           <Route path="/projects/:slug/*" element={<ProjectPage />} />
           <Route path="/runs" element={<RunsPage />} />
           <Route path="/runs/:runId" element={<RunPage />} />
           <Route path="/runs/:runId/scenarios/:scenarioId" element={<ScenarioPage />} />
+          <Route path="/inbox" element={<InboxPage />} />
+          <Route path="/inbox/:proposalId" element={<ProposalPage />} />
+          <Route path="/agents" element={<AgentJobsPage />} />
+          <Route path="/agents/jobs/:jobId" element={<AgentJobPage />} />
           <Route path="/account" element={<AccountPage />} />
           <Route path="/users" element={<UsersPage />} />
           <Route path="*" element={<NotFound />} />
@@ -88,6 +96,12 @@ function Shell() {
       </main>
     </>
   );
+}
+
+/** Signed in on /signin: on to the page asked for (?next=, a path of this site only), else the start page. */
+function AfterSignIn() {
+  const next = new URLSearchParams(useLocation().search).get("next");
+  return <Navigate to={next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") && !next.startsWith("/signin") ? next : "/"} replace />;
 }
 
 function NotFound() {

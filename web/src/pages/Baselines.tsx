@@ -83,10 +83,14 @@ export function Baselines({ runId, writable }: { runId: string; writable: boolea
   );
 }
 
-function Compare({ expected, actual, diff, name }: { expected?: string; actual: string; diff?: string; name: string }) {
+/**
+ * Baseline, capture and diff of a visual check. With runId the capture and diff (files of that
+ * run) are read through the run files API; the baseline may come from another run.
+ */
+export function Compare({ expected, actual, diff, name, runId }: { expected?: string; actual: string; diff?: string; name: string; runId?: string }) {
   const [pos, setPos] = useState(50);
   const [show, setShow] = useState({ expected: true, actual: true, diff: true });
-  const src = (id: string) => "/api/artifacts/" + id;
+  const src = (id: string) => (runId && id !== expected ? `/api/runs/${runId}/files/artifacts/${id}` : "/api/artifacts/" + id);
   return (
     <div className="compare">
       <fieldset>
