@@ -28,5 +28,8 @@ export default defineConfig({
     environment: "jsdom",
     include: ["src/**/*.test.tsx", "src/**/*.test.ts"],
     setupFiles: ["./src/test-setup.ts"],
+    // A page test renders, waits for fetches and user events; 5 s (the default) is too short when
+    // the machine is busy, and a timeout there says nothing about the UI.
+    testTimeout: 30_000,
   },
 });
