@@ -3,7 +3,12 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,4 +113,109 @@ func BenchmarkIngestJUnit(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/doc")
 	})
+}
+
+// junitStream generates the document benchJUnitDoc writes, case by case, without holding it.
+type junitStream struct {
+	n, i int
+	at   time.Time
+	buf  []byte
+	done bool
+}
+
+func (g *junitStream) Read(p []byte) (int, error) {
+	for len(g.buf) == 0 {
+		switch {
+		case g.done:
+			return 0, io.EOF
+		case g.i < 0:
+			g.buf = fmt.Appendf(g.buf, "<testsuites><testsuite name=\"bench\" timestamp=%q>\n", g.at.Format("2006-01-02T15:04:05"))
+			g.i = 0
+		case g.i < g.n:
+			if g.i%20 == 7 {
+				g.buf = fmt.Appendf(g.buf, "  <testcase classname=\"pkg.Class%d\" name=\"case %d\" time=\"0.%03d\"><failure message=\"expected %d\">stack</failure></testcase>\n", g.i%100, g.i, g.i%1000, g.i)
+			} else {
+				g.buf = fmt.Appendf(g.buf, "  <testcase classname=\"pkg.Class%d\" name=\"case %d\" time=\"0.%03d\"/>\n", g.i%100, g.i, g.i%1000)
+			}
+			g.i++
+		default:
+			g.buf = append(g.buf, "</testsuite></testsuites>\n"...)
+			g.done = true
+		}
+	}
+	n := copy(p, g.buf)
+	g.buf = g.buf[n:]
+	return n, nil
+}
+
+// procStatusKB reads a memory figure (VmRSS, VmHWM) of this process, in KiB.
+func procStatusKB(tb testing.TB, field string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return kb
+		}
+	}
+	tb.Fatalf("no %s in /proc/self/status", field)
+	return 0
+}
+
+// BenchmarkIngestJUnitMemory posts a JUnit document of SDODS_INGEST_MEMORY_CASES test cases
+// (default 100,000), generated as it is sent, to the real endpoint of a server in this process,
+// and reports the growth of the process' peak resident memory during the request: the peak
+// (VmHWM) is reset through /proc/self/clear_refs just before, and the figure is the peak minus
+// the resident memory (VmRSS) at that moment. It fails at 100 MB or more (issue 31, item 2).
+func BenchmarkIngestJUnitMemory(b *testing.B) {
+	n := envInt("SDODS_INGEST_MEMORY_CASES", 100000)
+	dbURL := storetest.NewDatabase(b)
+	s := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers = 0; c.MaxBody = 1 << 30; c.MaxIngest = 1 << 30 })
+	admin := s.Setup(b)
+	ctx := context.Background()
+	if r, err := admin.CreateProjectWithResponse(ctx, serverclient.CreateProjectJSONRequestBody{Slug: "shop", Name: "Shop", WorkspaceSlug: "default"}); err != nil || r.StatusCode() != http.StatusCreated {
+		b.Fatalf("create project: %v", err)
+	}
+	token := apptest.Token(b, admin, "runs:ingest", "runs:write")
+	bearer := s.Bearer(b, token)
+	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	var worst int64
+	for i := 0; i < b.N; i++ {
+		id := ingestRun(&testing.T{}, bearer)
+		at = at.Add(time.Hour)
+		runtime.GC()
+		debug.FreeOSMemory()
+		if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+			b.Skipf("cannot reset the peak resident memory: %v", err)
+		}
+		base := procStatusKB(b, "VmRSS")
+		req, err := http.NewRequest("POST", s.URL+"/api/runs/"+id.String()+"/ingest", &junitStream{n: n, i: -1, at: at})
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/xml")
+		req.Header.Set("Authorization", "Bearer "+token)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("ingest: %d %s", resp.StatusCode, body)
+		}
+		growth := procStatusKB(b, "VmHWM") - base
+		worst = max(worst, growth)
+		b.Logf("%d cases in %v: peak resident memory %d KiB above the %d KiB before; %s", n, time.Since(start).Round(time.Millisecond), growth, base, body)
+	}
+	b.ReportMetric(float64(worst)/1024, "peak-rss-growth-MiB")
+	if worst >= 100*1000*1000/1024 {
+		b.Errorf("peak resident memory grew by %d KiB: the goal is under 100 MB", worst)
+	}
 }
