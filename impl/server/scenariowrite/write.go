@@ -198,6 +198,12 @@ func encode(r Result) row {
 	if r.ID != uuid.Nil {
 		out.ID = &r.ID
 	}
+	if r.FinishedAt != nil {
+		// Truncated to PostgreSQL's microseconds as pgx sends a time, rather than rounded as
+		// PostgreSQL reads one from JSON text.
+		t := r.FinishedAt.Truncate(time.Microsecond)
+		out.FinishedAt = &t
+	}
 	if out.Tags == nil {
 		out.Tags = []string{}
 	}
