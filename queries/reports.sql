@@ -13,23 +13,6 @@ VALUES ($1, $2, $3, $4, $5, $6, $7);
 -- Artifacts of scenarios an ingest replaces.
 DELETE FROM artifacts WHERE run_id = $1 AND scenario_key = ANY(sqlc.arg('keys')::text[]);
 
--- name: UpsertIngestedScenarios :exec
--- Ingested scenarios upserted in one statement: rows is a JSON array of scenarios
--- ({key, position, module, featurePath, featureName, name, line, tags, exampleRow, status, error,
--- attempts, durationMs, steps}); keys are distinct.
-INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
-                           status, error, attempts, duration_ms, steps)
-SELECT sqlc.arg('run_id')::uuid, u.key, u.position, u.module, u."featurePath", u."featureName", u.name, u.line,
-       coalesce(u.tags, '{}'), u."exampleRow", u.status, u.error, u.attempts, u."durationMs", u.steps
-FROM jsonb_to_recordset(sqlc.arg('rows')::jsonb)
-     AS u(key text, position int, module text, "featurePath" text, "featureName" text, name text, line int, tags text[],
-          "exampleRow" int, status text, error jsonb, attempts int, "durationMs" bigint, steps jsonb)
-ON CONFLICT (run_id, scenario_key) DO UPDATE SET
-    module = EXCLUDED.module, feature_path = EXCLUDED.feature_path, feature_name = EXCLUDED.feature_name,
-    name = EXCLUDED.name, line = EXCLUDED.line, tags = EXCLUDED.tags, example_row = EXCLUDED.example_row,
-    status = EXCLUDED.status, error = EXCLUDED.error, attempts = EXCLUDED.attempts, started_at = NULL,
-    finished_at = NULL, duration_ms = EXCLUDED.duration_ms, steps = EXCLUDED.steps;
-
 -- name: RunScenarioStatusCounts :many
 -- A run's scenarios by status and attempts, for its counts.
 SELECT status, attempts, count(*)::int AS n FROM run_scenarios WHERE run_id = $1 GROUP BY status, attempts;

@@ -113,17 +113,47 @@ FROM (SELECT unnest(sqlc.arg('ids')::uuid[]) AS id, unnest(sqlc.arg('keys')::tex
              unnest(sqlc.arg('datasets')::text[]) AS dataset) u
 ON CONFLICT (run_id, scenario_key) DO NOTHING;
 
--- name: StartRunScenario :exec
-UPDATE run_scenarios SET started_at = $3 WHERE run_id = $1 AND id = $2;
+-- The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a
+-- scenario's start, progress or result.
 
--- name: FinishRunScenario :exec
-UPDATE run_scenarios SET status = $3, error = $4, finished_at = $5, duration_ms = $6, steps = $7, attempts = $8
-WHERE run_id = $1 AND id = $2;
+-- name: StartRunScenarios :exec
+-- Scenarios started (ids distinct).
+UPDATE run_scenarios s SET started_at = u.at
+FROM (SELECT unnest(sqlc.arg('ids')::uuid[]) AS id, unnest(sqlc.arg('ats')::timestamptz[]) AS at) u
+WHERE s.run_id = sqlc.arg('run_id') AND s.id = u.id;
 
--- name: SaveRunScenarioSteps :exec
--- The steps of a scenario in progress, kept as they start and finish so that a run whose worker
--- dies still shows what ran.
-UPDATE run_scenarios SET steps = $3 WHERE run_id = $1 AND id = $2 AND finished_at IS NULL;
+-- name: SaveRunScenariosSteps :exec
+-- The steps of scenarios in progress (ids distinct), kept as they start and finish so that a run
+-- whose worker dies still shows what ran; a finished scenario keeps its result's.
+UPDATE run_scenarios s SET steps = u.steps::jsonb
+FROM (SELECT unnest(sqlc.arg('ids')::uuid[]) AS id, unnest(sqlc.arg('steps')::text[]) AS steps) u
+WHERE s.run_id = sqlc.arg('run_id') AND s.id = u.id AND s.finished_at IS NULL;
+
+-- name: FinishRunScenarios :exec
+-- Results of planned scenarios by id (ids distinct): rows is a JSON array of
+-- {id, status, error, attempts, durationMs, finishedAt, steps}.
+UPDATE run_scenarios s SET status = u.status, error = u.error, finished_at = u."finishedAt", duration_ms = u."durationMs",
+       steps = coalesce(u.steps, 'null'), attempts = u.attempts -- JSON null: a scenario that ran no step, as before
+FROM jsonb_to_recordset(sqlc.arg('rows')::jsonb)
+     AS u(id uuid, status text, error jsonb, attempts int, "durationMs" bigint, "finishedAt" timestamptz, steps jsonb)
+WHERE s.run_id = sqlc.arg('run_id') AND s.id = u.id;
+
+-- name: UpsertRunScenarios :exec
+-- Results by key, in one statement (keys distinct): rows is a JSON array of {id?, key, position,
+-- module, featurePath, featureName, name, line, tags, exampleRow, status, error, attempts,
+-- durationMs, finishedAt, steps}. A key the run has already keeps its row's id and position.
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
+                           status, error, attempts, duration_ms, finished_at, steps)
+SELECT coalesce(u.id, gen_random_uuid()), sqlc.arg('run_id')::uuid, u.key, u.position, u.module, u."featurePath", u."featureName", u.name, u.line,
+       coalesce(u.tags, '{}'), u."exampleRow", u.status, u.error, u.attempts, u."durationMs", u."finishedAt", coalesce(u.steps, '[]')
+FROM jsonb_to_recordset(sqlc.arg('rows')::jsonb)
+     AS u(id uuid, key text, position int, module text, "featurePath" text, "featureName" text, name text, line int, tags text[],
+          "exampleRow" int, status text, error jsonb, attempts int, "durationMs" bigint, "finishedAt" timestamptz, steps jsonb)
+ON CONFLICT (run_id, scenario_key) DO UPDATE SET
+    module = EXCLUDED.module, feature_path = EXCLUDED.feature_path, feature_name = EXCLUDED.feature_name,
+    name = EXCLUDED.name, line = EXCLUDED.line, tags = EXCLUDED.tags, example_row = EXCLUDED.example_row,
+    status = EXCLUDED.status, error = EXCLUDED.error, attempts = EXCLUDED.attempts, started_at = NULL,
+    finished_at = EXCLUDED.finished_at, duration_ms = EXCLUDED.duration_ms, steps = EXCLUDED.steps;
 
 -- name: InterruptRunScenarios :exec
 -- The scenarios a lost worker was executing: their steps so far stay, the error says why they

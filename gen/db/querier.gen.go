@@ -102,7 +102,9 @@ type Querier interface {
 	// An ingest-only run takes the status of everything ingested into it so far.
 	FinishIngestRun(ctx context.Context, arg FinishIngestRunParams) (Run, error)
 	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
-	FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error
+	// Results of planned scenarios by id (ids distinct): rows is a JSON array of
+	// {id, status, error, attempts, durationMs, finishedAt, steps}.
+	FinishRunScenarios(ctx context.Context, arg FinishRunScenariosParams) error
 	// Scenario identities of a project with both passed and failed results since since, whose
 	// failures are in a browser step: the step that failed most often and its element.
 	FlakyBrowserScenarios(ctx context.Context, arg FlakyBrowserScenariosParams) ([]FlakyBrowserScenariosRow, error)
@@ -275,9 +277,9 @@ type Querier interface {
 	// A run's scenarios by status and attempts, for its counts.
 	RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) ([]RunScenarioStatusCountsRow, error)
 	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error
-	// The steps of a scenario in progress, kept as they start and finish so that a run whose worker
-	// dies still shows what ran.
-	SaveRunScenarioSteps(ctx context.Context, arg SaveRunScenarioStepsParams) error
+	// The steps of scenarios in progress (ids distinct), kept as they start and finish so that a run
+	// whose worker dies still shows what ran; a finished scenario keeps its result's.
+	SaveRunScenariosSteps(ctx context.Context, arg SaveRunScenariosStepsParams) error
 	ScheduleProject(ctx context.Context, id uuid.UUID) (ScheduleProjectRow, error)
 	// Active schedules whose last pause_after_failures finished scheduled runs (since failures_since) all failed.
 	SchedulesToAutoPause(ctx context.Context) ([]SchedulesToAutoPauseRow, error)
@@ -292,7 +294,10 @@ type Querier interface {
 	// Recent failures of the project other than the run's, for the similarity ranking.
 	SimilarFailures(ctx context.Context, arg SimilarFailuresParams) ([]SimilarFailuresRow, error)
 	StartBufferedFiring(ctx context.Context, arg StartBufferedFiringParams) error
-	StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error
+	// The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a
+	// scenario's start, progress or result.
+	// Scenarios started (ids distinct).
+	StartRunScenarios(ctx context.Context, arg StartRunScenariosParams) error
 	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
 	StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyParams) ([]StatsBecameFlakyRow, error)
 	// As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
@@ -365,12 +370,12 @@ type Querier interface {
 	UpdateUser(ctx context.Context, arg UpdateUserParams) (User, error)
 	UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams) error
 	UpdateWorkspaceMember(ctx context.Context, arg UpdateWorkspaceMemberParams) (int64, error)
-	// Ingested scenarios upserted in one statement: rows is a JSON array of scenarios
-	// ({key, position, module, featurePath, featureName, name, line, tags, exampleRow, status, error,
-	// attempts, durationMs, steps}); keys are distinct.
-	UpsertIngestedScenarios(ctx context.Context, arg UpsertIngestedScenariosParams) error
 	UpsertIntegration(ctx context.Context, arg UpsertIntegrationParams) (UpsertIntegrationRow, error)
 	UpsertOrgMember(ctx context.Context, arg UpsertOrgMemberParams) (OrgMember, error)
+	// Results by key, in one statement (keys distinct): rows is a JSON array of {id?, key, position,
+	// module, featurePath, featureName, name, line, tags, exampleRow, status, error, attempts,
+	// durationMs, finishedAt, steps}. A key the run has already keeps its row's id and position.
+	UpsertRunScenarios(ctx context.Context, arg UpsertRunScenariosParams) error
 	UpsertWorkspaceMember(ctx context.Context, arg UpsertWorkspaceMemberParams) (WorkspaceMember, error)
 	// The workspaces a user holds a role in, explicitly or as an organisation admin.
 	UserWorkspaceIDs(ctx context.Context, userID uuid.UUID) ([]uuid.UUID, error)

@@ -287,31 +287,3 @@ func (q *Queries) RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) 
 	}
 	return items, nil
 }
-
-const upsertIngestedScenarios = `-- name: UpsertIngestedScenarios :exec
-INSERT INTO run_scenarios (run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
-                           status, error, attempts, duration_ms, steps)
-SELECT $1::uuid, u.key, u.position, u.module, u."featurePath", u."featureName", u.name, u.line,
-       coalesce(u.tags, '{}'), u."exampleRow", u.status, u.error, u.attempts, u."durationMs", u.steps
-FROM jsonb_to_recordset($2::jsonb)
-     AS u(key text, position int, module text, "featurePath" text, "featureName" text, name text, line int, tags text[],
-          "exampleRow" int, status text, error jsonb, attempts int, "durationMs" bigint, steps jsonb)
-ON CONFLICT (run_id, scenario_key) DO UPDATE SET
-    module = EXCLUDED.module, feature_path = EXCLUDED.feature_path, feature_name = EXCLUDED.feature_name,
-    name = EXCLUDED.name, line = EXCLUDED.line, tags = EXCLUDED.tags, example_row = EXCLUDED.example_row,
-    status = EXCLUDED.status, error = EXCLUDED.error, attempts = EXCLUDED.attempts, started_at = NULL,
-    finished_at = NULL, duration_ms = EXCLUDED.duration_ms, steps = EXCLUDED.steps
-`
-
-type UpsertIngestedScenariosParams struct {
-	RunID uuid.UUID
-	Rows  json.RawMessage
-}
-
-// Ingested scenarios upserted in one statement: rows is a JSON array of scenarios
-// ({key, position, module, featurePath, featureName, name, line, tags, exampleRow, status, error,
-// attempts, durationMs, steps}); keys are distinct.
-func (q *Queries) UpsertIngestedScenarios(ctx context.Context, arg UpsertIngestedScenariosParams) error {
-	_, err := q.db.Exec(ctx, upsertIngestedScenarios, arg.RunID, arg.Rows)
-	return err
-}

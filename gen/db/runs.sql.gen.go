@@ -317,33 +317,23 @@ func (q *Queries) FinishRun(ctx context.Context, arg FinishRunParams) (Run, erro
 	return i, err
 }
 
-const finishRunScenario = `-- name: FinishRunScenario :exec
-UPDATE run_scenarios SET status = $3, error = $4, finished_at = $5, duration_ms = $6, steps = $7, attempts = $8
-WHERE run_id = $1 AND id = $2
+const finishRunScenarios = `-- name: FinishRunScenarios :exec
+UPDATE run_scenarios s SET status = u.status, error = u.error, finished_at = u."finishedAt", duration_ms = u."durationMs",
+       steps = coalesce(u.steps, 'null'), attempts = u.attempts -- JSON null: a scenario that ran no step, as before
+FROM jsonb_to_recordset($2::jsonb)
+     AS u(id uuid, status text, error jsonb, attempts int, "durationMs" bigint, "finishedAt" timestamptz, steps jsonb)
+WHERE s.run_id = $1 AND s.id = u.id
 `
 
-type FinishRunScenarioParams struct {
-	RunID      uuid.UUID
-	ID         uuid.UUID
-	Status     string
-	Error      json.RawMessage
-	FinishedAt *time.Time
-	DurationMs *int64
-	Steps      json.RawMessage
-	Attempts   int32
+type FinishRunScenariosParams struct {
+	RunID uuid.UUID
+	Rows  json.RawMessage
 }
 
-func (q *Queries) FinishRunScenario(ctx context.Context, arg FinishRunScenarioParams) error {
-	_, err := q.db.Exec(ctx, finishRunScenario,
-		arg.RunID,
-		arg.ID,
-		arg.Status,
-		arg.Error,
-		arg.FinishedAt,
-		arg.DurationMs,
-		arg.Steps,
-		arg.Attempts,
-	)
+// Results of planned scenarios by id (ids distinct): rows is a JSON array of
+// {id, status, error, attempts, durationMs, finishedAt, steps}.
+func (q *Queries) FinishRunScenarios(ctx context.Context, arg FinishRunScenariosParams) error {
+	_, err := q.db.Exec(ctx, finishRunScenarios, arg.RunID, arg.Rows)
 	return err
 }
 
@@ -911,20 +901,22 @@ func (q *Queries) SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAl
 	return err
 }
 
-const saveRunScenarioSteps = `-- name: SaveRunScenarioSteps :exec
-UPDATE run_scenarios SET steps = $3 WHERE run_id = $1 AND id = $2 AND finished_at IS NULL
+const saveRunScenariosSteps = `-- name: SaveRunScenariosSteps :exec
+UPDATE run_scenarios s SET steps = u.steps::jsonb
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS steps) u
+WHERE s.run_id = $1 AND s.id = u.id AND s.finished_at IS NULL
 `
 
-type SaveRunScenarioStepsParams struct {
+type SaveRunScenariosStepsParams struct {
 	RunID uuid.UUID
-	ID    uuid.UUID
-	Steps json.RawMessage
+	Ids   []uuid.UUID
+	Steps []string
 }
 
-// The steps of a scenario in progress, kept as they start and finish so that a run whose worker
-// dies still shows what ran.
-func (q *Queries) SaveRunScenarioSteps(ctx context.Context, arg SaveRunScenarioStepsParams) error {
-	_, err := q.db.Exec(ctx, saveRunScenarioSteps, arg.RunID, arg.ID, arg.Steps)
+// The steps of scenarios in progress (ids distinct), kept as they start and finish so that a run
+// whose worker dies still shows what ran; a finished scenario keeps its result's.
+func (q *Queries) SaveRunScenariosSteps(ctx context.Context, arg SaveRunScenariosStepsParams) error {
+	_, err := q.db.Exec(ctx, saveRunScenariosSteps, arg.RunID, arg.Ids, arg.Steps)
 	return err
 }
 
@@ -956,18 +948,52 @@ func (q *Queries) SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) er
 	return err
 }
 
-const startRunScenario = `-- name: StartRunScenario :exec
-UPDATE run_scenarios SET started_at = $3 WHERE run_id = $1 AND id = $2
+const startRunScenarios = `-- name: StartRunScenarios :exec
+
+UPDATE run_scenarios s SET started_at = u.at
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::timestamptz[]) AS at) u
+WHERE s.run_id = $1 AND s.id = u.id
 `
 
-type StartRunScenarioParams struct {
-	RunID     uuid.UUID
-	ID        uuid.UUID
-	StartedAt *time.Time
+type StartRunScenariosParams struct {
+	RunID uuid.UUID
+	Ids   []uuid.UUID
+	Ats   []time.Time
 }
 
-func (q *Queries) StartRunScenario(ctx context.Context, arg StartRunScenarioParams) error {
-	_, err := q.db.Exec(ctx, startRunScenario, arg.RunID, arg.ID, arg.StartedAt)
+// The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a
+// scenario's start, progress or result.
+// Scenarios started (ids distinct).
+func (q *Queries) StartRunScenarios(ctx context.Context, arg StartRunScenariosParams) error {
+	_, err := q.db.Exec(ctx, startRunScenarios, arg.RunID, arg.Ids, arg.Ats)
+	return err
+}
+
+const upsertRunScenarios = `-- name: UpsertRunScenarios :exec
+INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
+                           status, error, attempts, duration_ms, finished_at, steps)
+SELECT coalesce(u.id, gen_random_uuid()), $1::uuid, u.key, u.position, u.module, u."featurePath", u."featureName", u.name, u.line,
+       coalesce(u.tags, '{}'), u."exampleRow", u.status, u.error, u.attempts, u."durationMs", u."finishedAt", coalesce(u.steps, '[]')
+FROM jsonb_to_recordset($2::jsonb)
+     AS u(id uuid, key text, position int, module text, "featurePath" text, "featureName" text, name text, line int, tags text[],
+          "exampleRow" int, status text, error jsonb, attempts int, "durationMs" bigint, "finishedAt" timestamptz, steps jsonb)
+ON CONFLICT (run_id, scenario_key) DO UPDATE SET
+    module = EXCLUDED.module, feature_path = EXCLUDED.feature_path, feature_name = EXCLUDED.feature_name,
+    name = EXCLUDED.name, line = EXCLUDED.line, tags = EXCLUDED.tags, example_row = EXCLUDED.example_row,
+    status = EXCLUDED.status, error = EXCLUDED.error, attempts = EXCLUDED.attempts, started_at = NULL,
+    finished_at = EXCLUDED.finished_at, duration_ms = EXCLUDED.duration_ms, steps = EXCLUDED.steps
+`
+
+type UpsertRunScenariosParams struct {
+	RunID uuid.UUID
+	Rows  json.RawMessage
+}
+
+// Results by key, in one statement (keys distinct): rows is a JSON array of {id?, key, position,
+// module, featurePath, featureName, name, line, tags, exampleRow, status, error, attempts,
+// durationMs, finishedAt, steps}. A key the run has already keeps its row's id and position.
+func (q *Queries) UpsertRunScenarios(ctx context.Context, arg UpsertRunScenariosParams) error {
+	_, err := q.db.Exec(ctx, upsertRunScenarios, arg.RunID, arg.Rows)
 	return err
 }
 

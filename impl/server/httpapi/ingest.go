@@ -3,10 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
 
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
@@ -58,14 +54,6 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 	if limit <= 0 {
 		limit = defaultMaxIngest
 	}
-	data, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) || int64(len(data)) > limit {
-		return nil, apierr.New(apierr.PayloadTooLarge, fmt.Sprintf("the document exceeds the ingest limit of %d bytes", limit), "split the results into several documents")
-	}
-	if err != nil {
-		return nil, apierr.Wrap(err, apierr.BadRequest, "the body could not be read", "send the document as the request body")
-	}
 	var key string
 	if req.Params.IdempotencyKey != nil {
 		key = *req.Params.IdempotencyKey
@@ -74,7 +62,7 @@ func (s *Server) IngestRunResults(ctx context.Context, req serverapi.IngestRunRe
 	if req.Params.Format != nil {
 		format = ingest.Format(*req.Params.Format)
 	}
-	out, err := s.Ingest.Ingest(ctx, ingest.Target{RunID: r.Run.ID, ProjectID: r.Run.ProjectID, Project: r.ProjectSlug}, data, key, format)
+	out, err := s.Ingest.Ingest(ctx, ingest.Target{RunID: r.Run.ID, ProjectID: r.Run.ProjectID, Project: r.ProjectSlug}, req.Body, limit, key, format)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/mail"
 	"regexp"
@@ -318,7 +319,28 @@ func (v *validator) validate(ctx context.Context, r *http.Request, route *router
 			MultiError:              true,
 			AuthenticationFunc:      openapi3filter.NoopAuthenticationFunc,
 			SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.WithStringFormatValidators(stringFormats)},
+			// A binary body has nothing to validate but its media type, checked here: kin-openapi
+			// would read it whole into memory, and ingest streams documents of any size (issue 31).
+			ExcludeRequestBody: binaryBody(route, r),
 		},
 	}
 	return openapi3filter.ValidateRequest(ctx, in)
+}
+
+// binaryBody reports whether the request's body is of a media type the operation takes as
+// binary (type: string, format: binary).
+func binaryBody(route *routers.Route, r *http.Request) bool {
+	if route == nil || route.Operation == nil || route.Operation.RequestBody == nil || route.Operation.RequestBody.Value == nil {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return false
+	}
+	media := route.Operation.RequestBody.Value.Content.Get(mt)
+	if media == nil || media.Schema == nil || media.Schema.Value == nil {
+		return false
+	}
+	sc := media.Schema.Value
+	return sc.Type != nil && sc.Type.Is("string") && sc.Format == "binary"
 }

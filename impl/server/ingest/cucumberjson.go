@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -84,27 +83,28 @@ type cjFeature struct {
 // parseCucumberJSON reads the Cucumber JSON report (cucumber-jvm, cucumber-js, godog, …): an
 // array of features whose elements are scenarios; a background element's steps belong to the
 // scenario that follows it.
-func parseCucumberJSON(data []byte) (Result, error) {
-	var res Result
-	d := json.NewDecoder(bytes.NewReader(data))
+// Features are decoded one at a time, and their scenarios emitted.
+func parseCucumberJSON(data *window, res *Summary, emit func(Scenario) error) error {
+	d := json.NewDecoder(data)
 	tok, err := d.Token()
 	if err != nil {
-		return res, jsonError(data, d.InputOffset(), "", err)
+		return jsonError(data, d.InputOffset(), "", err)
 	}
 	if delim, ok := tok.(json.Delim); !ok || delim != '[' {
-		return res, &Error{Line: 1, Message: "Cucumber JSON is an array of features"}
+		return &Error{Line: 1, Message: "Cucumber JSON is an array of features"}
 	}
 	outlineRows := map[string]struct{ row, line int }{}
 	for i := 0; d.More(); i++ {
-		start := int(d.InputOffset())
+		start := d.InputOffset()
+		data.forget(start)
 		el := fmt.Sprintf("feature [%d]", i)
 		var f cjFeature
 		if err := d.Decode(&f); err != nil {
-			return res, jsonError(data, d.InputOffset(), el, err)
+			return jsonError(data, d.InputOffset(), el, err)
 		}
-		line := lineAt(data, skipSpace(data, start))
+		line := data.lineAt(data.skipSpace(start))
 		if f.URI == "" && f.Name == "" {
-			return res, &Error{Line: line, Element: el, Message: "a feature has neither uri nor name"}
+			return &Error{Line: line, Element: el, Message: "a feature has neither uri nor name"}
 		}
 		uri := strings.TrimPrefix(f.URI, "file:")
 		if uri == "" {
@@ -191,13 +191,15 @@ func parseCucumberJSON(data []byte) (Result, error) {
 					res.StartedAt = &at
 				}
 			}
-			res.Scenarios = append(res.Scenarios, sc)
+			if err := emit(sc); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := d.Token(); err != nil {
-		return res, jsonError(data, d.InputOffset(), "", err)
+		return jsonError(data, d.InputOffset(), "", err)
 	}
-	return res, nil
+	return nil
 }
 
 // outlineIdentity tells the outline an element is a row of: the last line of its steps (a line
@@ -324,20 +326,20 @@ func skipSpace(data []byte, i int) int {
 }
 
 // jsonError names the line (and member) of a JSON decoding failure.
-func jsonError(data []byte, offset int64, element string, err error) error {
+func jsonError(data *window, offset int64, element string, err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return &Error{Line: lineAt(data, int(syn.Offset)), Element: element, Message: "malformed JSON: " + syn.Error()}
+		return &Error{Line: data.lineAt(syn.Offset), Element: element, Message: "malformed JSON: " + syn.Error()}
 	case errors.As(err, &typ):
 		el := element
 		if typ.Field != "" {
 			el = strings.TrimSpace(element + " member " + typ.Field)
 		}
-		return &Error{Line: lineAt(data, int(typ.Offset)), Element: el, Message: fmt.Sprintf("expected %s, found JSON %s", typ.Type, typ.Value)}
+		return &Error{Line: data.lineAt(typ.Offset), Element: el, Message: fmt.Sprintf("expected %s, found JSON %s", typ.Type, typ.Value)}
 	}
-	return &Error{Line: lineAt(data, int(offset)), Element: element, Message: "malformed JSON: " + err.Error()}
+	return &Error{Line: data.lineAt(offset), Element: element, Message: "malformed JSON: " + err.Error()}
 }
 
 func ptr[T any](v T) *T { return &v }

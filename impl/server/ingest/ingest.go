@@ -122,46 +122,21 @@ func Detect(data []byte) (Format, error) {
 	return "", &Error{Line: lineAt(data, len(data)-len(trimmed)), Message: "not JUnit XML (<testsuites>/<testsuite>), Cucumber JSON (an array of features) or Cucumber Messages (one JSON envelope per line)"}
 }
 
-// Parse reads data in format f; an empty f detects it.
+// Parse reads data in format f; an empty f detects it. It is Stream collecting the scenarios.
 func Parse(data []byte, f Format) (Result, error) {
-	if f == "" {
-		var err error
-		if f, err = Detect(data); err != nil {
-			return Result{}, err
+	var scenarios []Scenario
+	sum, err := Stream(bytes.NewReader(data), f, func(sc Scenario, index int, again bool) error {
+		if again {
+			scenarios[index] = sc
+			return nil
 		}
-	}
-	var (
-		r   Result
-		err error
-	)
-	switch f {
-	case JUnit:
-		r, err = parseJUnit(data)
-	case CucumberJSON:
-		r, err = parseCucumberJSON(data)
-	case CucumberMessages:
-		r, err = parseMessages(data)
-	default:
-		return Result{}, &Error{Message: "unknown format " + string(f)}
-	}
+		scenarios = append(scenarios, sc)
+		return nil
+	})
 	if err != nil {
 		return Result{}, err
 	}
-	r.Format = f
-	normalizeResult(&r)
-	uniqueKeys(r.Scenarios)
-	return r, nil
-}
-
-// uniqueKeys suffixes repeated keys (#2, #3, …) so that every scenario of a document stays.
-func uniqueKeys(sc []Scenario) {
-	seen := map[string]int{}
-	for i := range sc {
-		seen[sc[i].Key]++
-		if n := seen[sc[i].Key]; n > 1 {
-			sc[i].Key += "#" + strconv.Itoa(n)
-		}
-	}
+	return Result{Format: sum.Format, Scenarios: scenarios, StartedAt: sum.StartedAt, Errors: sum.Errors}, nil
 }
 
 func lineAt(data []byte, offset int) int {
@@ -275,8 +250,15 @@ func boundKey(k string) string {
 	return k[:cut] + "…" + hex.EncodeToString(sum[:8])
 }
 
-// normalizeResult escapes every text of r (escapeText) and bounds its length.
-func normalizeResult(r *Result) {
+// normalizeErrors escapes the run's errors (escapeText) and bounds their length.
+func normalizeErrors(errs []string) {
+	for i := range errs {
+		errs[i] = truncate(escapeText(errs[i]), MaxMessageBytes)
+	}
+}
+
+// normalizeScenario escapes every text of a scenario (escapeText) and bounds its length.
+func normalizeScenario(sc *Scenario) {
 	e := func(p *string, n int) { *p = truncate(escapeText(*p), n) }
 	ee := func(err *StepError) {
 		if err != nil {
@@ -285,11 +267,7 @@ func normalizeResult(r *Result) {
 			e(&err.Stack, MaxTextBytes)
 		}
 	}
-	for i := range r.Errors {
-		e(&r.Errors[i], MaxMessageBytes)
-	}
-	for i := range r.Scenarios {
-		sc := &r.Scenarios[i]
+	{
 		sc.Key = boundKey(escapeText(sc.Key))
 		for _, p := range []*string{&sc.Module, &sc.FeaturePath, &sc.FeatureName, &sc.Name, &sc.Status} {
 			e(p, MaxNameBytes)

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -43,12 +42,12 @@ type junitSuite struct {
 
 // parseJUnit reads <testsuites> or a single <testsuite> (suites may nest, as Ant writes them).
 // A test suite is a module, a test class (classname) a feature, a test case a scenario with one step.
-func parseJUnit(data []byte) (Result, error) {
-	d := xml.NewDecoder(bytes.NewReader(data))
+// Each test case is emitted as soon as it is read.
+func parseJUnit(r io.Reader, res *Summary, emit func(Scenario) error) error {
+	d := xml.NewDecoder(r)
 	d.Strict = true
 	d.CharsetReader = charsetReader
 	var (
-		res   Result
 		stack []junitSuite
 		root  = true
 	)
@@ -58,7 +57,7 @@ func parseJUnit(data []byte) (Result, error) {
 			break
 		}
 		if err != nil {
-			return res, xmlError(d, err)
+			return xmlError(d, err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -67,7 +66,7 @@ func parseJUnit(data []byte) (Result, error) {
 			if root {
 				root = false
 				if name != "testsuites" && name != "testsuite" {
-					return res, &Error{Line: line, Element: "<" + name + ">", Message: "the root element is not <testsuites> or <testsuite>"}
+					return &Error{Line: line, Element: "<" + name + ">", Message: "the root element is not <testsuites> or <testsuite>"}
 				}
 			}
 			switch name {
@@ -88,20 +87,22 @@ func parseJUnit(data []byte) (Result, error) {
 				stack = append(stack, s)
 			case "testcase":
 				if len(stack) == 0 {
-					return res, &Error{Line: line, Element: "<testcase>", Message: "a test case outside <testsuite>"}
+					return &Error{Line: line, Element: "<testcase>", Message: "a test case outside <testsuite>"}
 				}
 				var c junitCase
 				if err := d.DecodeElement(&c, &t); err != nil {
-					return res, xmlError(d, err)
+					return xmlError(d, err)
 				}
 				sc, err := junitScenario(c, stack[len(stack)-1], line)
 				if err != nil {
-					return res, err
+					return err
 				}
-				res.Scenarios = append(res.Scenarios, sc)
+				if err := emit(sc); err != nil {
+					return err
+				}
 			default:
 				if err := d.Skip(); err != nil {
-					return res, xmlError(d, err)
+					return xmlError(d, err)
 				}
 			}
 		case xml.EndElement:
@@ -111,35 +112,9 @@ func parseJUnit(data []byte) (Result, error) {
 		}
 	}
 	if root {
-		return res, &Error{Line: 1, Message: "the document has no <testsuites> or <testsuite> element"}
+		return &Error{Line: 1, Message: "the document has no <testsuites> or <testsuite> element"}
 	}
-	res.Scenarios = mergeReruns(res.Scenarios)
-	return res, nil
-}
-
-// mergeReruns folds the test cases of one test (same suite, class and name) into one scenario:
-// gotestsum --rerun-fails and other rerunning runners write every attempt as a test case of its
-// own, in order. The last attempt gives the result; the attempts add up, and so do durations.
-// A test that passed after a failure is therefore passed with attempts > 1: flaky.
-func mergeReruns(in []Scenario) []Scenario {
-	at := map[string]int{}
-	out := in[:0]
-	for _, sc := range in {
-		i, seen := at[sc.Key]
-		if !seen {
-			at[sc.Key] = len(out)
-			out = append(out, sc)
-			continue
-		}
-		prev := out[i]
-		sc.Attempts += prev.Attempts
-		sc.Duration = AddDuration(prev.Duration, sc.Duration)
-		if sc.Line == 0 {
-			sc.Line = prev.Line
-		}
-		out[i] = sc
-	}
-	return out
+	return nil
 }
 
 func xmlError(d *xml.Decoder, err error) error {

@@ -53,7 +53,7 @@ func parseMessages(data []byte) (Result, error) {
 		}
 		var env messages.Envelope
 		if err := json.Unmarshal(raw, &env); err != nil {
-			e := jsonError(raw, 0, "envelope", err).(*Error)
+			e := jsonError(&window{buf: raw}, 0, "envelope", err).(*Error)
 			e.Line = line
 			return res, e
 		}

@@ -3,16 +3,17 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/apierr"
@@ -21,6 +22,7 @@ import (
 	"github.com/sdods/sdods/impl/server/reports"
 	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/safecontent"
+	"github.com/sdods/sdods/impl/server/scenariowrite"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -80,11 +82,30 @@ type Target struct {
 }
 
 // Ingest maps a JUnit XML, Cucumber JSON or Cucumber Messages document (format, or detected when
-// empty) onto the run's scenario tree in one transaction. The same document (or idempotencyKey,
-// when not empty) again changes nothing and answers the first result with Duplicate set.
-func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotencyKey string, format Format) (Outcome, error) {
-	sum := sha256.Sum256(data)
-	digest := hex.EncodeToString(sum[:])
+// empty) read from body (at most limit bytes) onto the run's scenario tree in one transaction.
+// The same document (or idempotencyKey, when not empty) again changes nothing and answers the
+// first result with Duplicate set.
+//
+// The document is streamed (issue 31, item 2): the body goes to the blob store (which hashes it),
+// then is parsed from there as the scenarios are COPYed into the run (scenariowrite.Copy), so
+// memory holds one test case or feature at a time, not the document. A malformed document is a
+// bad request even when the fault is found at its end: the transaction rolls back, nothing of it
+// is written.
+func (s *Service) Ingest(ctx context.Context, r Target, body io.Reader, limit int64, idempotencyKey string, format Format) (Outcome, error) {
+	// Content goes to the blob store first: it is addressed by its hash, so content of a
+	// transaction that then fails is harmless and is stored once when the ingest is repeated.
+	in := &bodyReader{r: body}
+	docInfo, err := s.blobs.Put(ctx, in, limit)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, blob.ErrTooLarge) || errors.As(in.err, &tooLarge):
+		return Outcome{}, apierr.New(apierr.PayloadTooLarge, fmt.Sprintf("the document exceeds the ingest limit of %d bytes", limit), "split the results into several documents")
+	case in.err != nil:
+		return Outcome{}, apierr.Wrap(in.err, apierr.BadRequest, "the body could not be read", "send the document as the request body")
+	case err != nil:
+		return Outcome{}, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
+	}
+	digest := docInfo.SHA256
 	key := "sha256:" + digest
 	if idempotencyKey != "" {
 		key = "key:" + idempotencyKey
@@ -94,41 +115,11 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 	} else if !store.IsNotFound(err) {
 		return Outcome{}, err
 	}
-	doc, err := Parse(data, format)
-	if err != nil {
-		var perr *Error
-		if errors.As(err, &perr) {
-			return Outcome{}, apierr.Wrap(err, apierr.BadRequest, "the document is malformed", perr.Error())
-		}
-		return Outcome{}, err
-	}
-	// Content goes to the blob store first: it is addressed by its hash, so content of a
-	// transaction that then fails is harmless and is stored once when the ingest is repeated.
-	docInfo, err := s.blobs.Put(ctx, bytes.NewReader(data), 0)
-	if err != nil {
-		return Outcome{}, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
-	}
-	blobs := map[*Attachment]blobInfo{}
-	for i := range doc.Scenarios {
-		for j := range doc.Scenarios[i].Steps {
-			for k := range doc.Scenarios[i].Steps[j].Attachments {
-				a := &doc.Scenarios[i].Steps[j].Attachments[k]
-				info, err := s.blobs.Put(ctx, bytes.NewReader(a.Data), 0)
-				if err != nil {
-					return Outcome{}, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
-				}
-				blobs[a] = blobInfo{key: info.Key, sha: info.SHA256, size: info.Size}
-			}
-		}
-	}
 	var out Outcome
 	var duplicate *db.RunIngest
 	err = s.st.WithTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockRun(ctx, r.RunID)
 		if err != nil {
-			return err
-		}
-		if err := keepBlobs(ctx, q, s.blobs, docInfo.Key, data, blobs); err != nil {
 			return err
 		}
 		if prev, err := q.GetRunIngest(ctx, db.GetRunIngestParams{RunID: r.RunID, IdempotencyKey: key}); err == nil {
@@ -140,150 +131,37 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 		if locked.Status == "cancelled" || locked.Status == "errored" || locked.Status == "timed_out" {
 			return apierr.New(apierr.Conflict, "the run ended "+locked.Status, "create another run for ingest")
 		}
-		keys := make([]string, len(doc.Scenarios))
-		for i, sc := range doc.Scenarios {
-			keys[i] = sc.Key
-		}
-		if err := q.DeleteScenarioArtifacts(ctx, db.DeleteScenarioArtifactsParams{RunID: uuid.NullUUID{UUID: r.RunID, Valid: true}, Keys: keys}); err != nil {
-			return err
-		}
 		pos, err := q.NextScenarioPosition(ctx, r.RunID)
 		if err != nil {
 			return err
 		}
-		now := time.Now().UTC()
+		doc, err := s.blobs.Open(ctx, docInfo.Key)
+		if err != nil {
+			return apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
+		}
+		defer doc.Close()
+		w := &docWriter{s: s, r: r, pos: pos, arts: map[string][]db.Artifact{}, blobKeys: map[string]bool{docInfo.Key: true}}
+		sum, scenarios, err := w.write(ctx, q, doc, format)
+		if err != nil {
+			return err
+		}
+		if err := w.insertArtifacts(ctx, q); err != nil {
+			return err
+		}
+		if err := holdBlobs(ctx, q, s.blobs, w.blobKeys); err != nil {
+			return err
+		}
 		var total time.Duration
-		// Scenarios are written ingestBatch at a time, each batch one statement (issue 31, item 2).
-		batch := make([]ingestedRow, 0, min(len(doc.Scenarios), ingestBatch))
-		batchAt := map[string]int{}
-		flush := func() error {
-			rows := batch[:0:0]
-			for _, b := range batch {
-				if b.Key != "" {
-					rows = append(rows, b)
-				}
-			}
-			batch, batchAt = batch[:0], map[string]int{}
-			if len(rows) == 0 {
-				return nil
-			}
-			data, err := json.Marshal(rows)
-			if err != nil {
-				return err
-			}
-			return q.UpsertIngestedScenarios(ctx, db.UpsertIngestedScenariosParams{RunID: r.RunID, Rows: data})
+		for _, d := range w.durations {
+			total = AddDuration(total, d)
 		}
-		for i, sc := range doc.Scenarios {
-			total = AddDuration(total, sc.Duration)
-			steps := make([]results.Step, len(sc.Steps))
-			for j, st := range sc.Steps {
-				rs := results.NewStep(j)
-				rs.Keyword, rs.Text, rs.Status, rs.DocString, rs.Error = st.Keyword, st.Text, st.Status, st.DocString, storedStepError(st.Error)
-				if st.Line > 0 {
-					rs.Line = ptr(st.Line)
-				}
-				if st.Duration != nil {
-					rs.DurationMs = ptr(st.Duration.Milliseconds())
-				}
-				if len(st.DataTable) > 0 {
-					rs.DataTable = &st.DataTable
-				}
-				for k := range st.Attachments {
-					a := &st.Attachments[k]
-					info := blobs[a]
-					idx := int32(j)
-					// The document's media type is only a hint: stored from the allow-list.
-					art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.RunID, Valid: true}, ProjectID: r.ProjectID,
-						ScenarioKey: ptr(sc.Key), StepIndex: &idx, Name: a.Name, Kind: safecontent.Kind(a.MediaType, a.Name),
-						MediaType: safecontent.MediaType(a.MediaType), SizeBytes: info.size, Sha256: info.sha, BlobKey: info.key})
-					if err != nil {
-						return err
-					}
-					rs.Attachments = append(rs.Attachments, results.Attachment{ArtifactID: art.ID, Name: a.Name, MediaType: art.MediaType,
-						Kind: art.Kind, SizeBytes: art.SizeBytes})
-				}
-				steps[j] = rs
-			}
-			stepsJSON, _ := json.Marshal(steps)
-			var errJSON json.RawMessage
-			if e := storedStepError(sc.Error); e != nil {
-				errJSON, _ = json.Marshal(e)
-			}
-			var row *int32
-			if sc.ExampleRow != nil {
-				row = ptr(int32(*sc.ExampleRow))
-			}
-			if at, seen := batchAt[sc.Key]; seen { // a key twice in one document: the last one wins, as one upsert after another
-				batch[at] = ingestedRow{}
-			}
-			batchAt[sc.Key] = len(batch)
-			batch = append(batch, ingestedRow{Key: sc.Key, Position: pos + int32(i), Module: sc.Module, FeaturePath: sc.FeaturePath,
-				FeatureName: sc.FeatureName, Name: sc.Name, Line: int32(sc.Line), Tags: sc.Tags, ExampleRow: row, Status: sc.Status,
-				Error: errJSON, Attempts: int32(max(sc.Attempts, 1)), DurationMs: sc.Duration.Milliseconds(), Steps: stepsJSON})
-			if len(batch) == ingestBatch {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := flush(); err != nil {
-			return err
-		}
-		byStatus, err := q.RunScenarioStatusCounts(ctx, r.RunID)
-		if err != nil {
-			return err
-		}
-		var counts results.Counts
-		// docs/runs.md: passed means every scenario passed or was skipped, and nothing outside a
-		// scenario (a hook of the whole run, the test run itself) failed, in this document or an earlier one.
-		status := "passed"
-		for _, c := range byStatus {
-			for k := int32(0); k < c.N; k++ {
-				reports.Add(&counts, c.Status, int(c.Attempts))
-			}
-			if c.Status != "passed" && c.Status != "skipped" {
-				status = "failed"
-			}
-		}
-		runErr := locked.Error
-		if len(doc.Errors) > 0 {
-			joined := strings.Join(doc.Errors, "\n")
-			if runErr != nil && *runErr != "" {
-				joined = *runErr + "\n" + joined
-			}
-			runErr = &joined
-		}
-		if runErr != nil && *runErr != "" {
-			status = "failed"
-		}
-		started := now.Add(-total)
-		if doc.StartedAt != nil && doc.StartedAt.Before(now) {
-			started = *doc.StartedAt
-		}
-		finished := started.Add(total)
-		countsJSON, _ := json.Marshal(counts)
-		after, err := q.FinishIngestRun(ctx, db.FinishIngestRunParams{ID: r.RunID, Status: status, Counts: countsJSON, Error: runErr, StartedAt: started, FinishedAt: finished})
-		if err != nil {
-			return err
-		}
-		art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.RunID, Valid: true}, ProjectID: after.ProjectID,
-			Name: "ingest-" + digest[:12] + documentExt(doc.Format), Kind: results.KindOther, MediaType: safecontent.MediaType(documentType(doc.Format)),
-			SizeBytes: docInfo.Size, Sha256: docInfo.SHA256, BlobKey: docInfo.Key})
-		if err != nil {
-			return err
-		}
-		var afterCounts results.Counts
-		_ = json.Unmarshal(after.Counts, &afterCounts)
-		out = Outcome{RunID: r.RunID, Format: doc.Format, Status: after.Status, Counts: afterCounts}
-		resultJSON, _ := json.Marshal(out)
-		if err := q.InsertRunIngest(ctx, db.InsertRunIngestParams{RunID: r.RunID, IdempotencyKey: key, Sha256: digest, Format: string(doc.Format),
-			ArtifactID: uuid.NullUUID{UUID: art.ID, Valid: true}, Scenarios: int32(len(doc.Scenarios)), Result: resultJSON}); err != nil {
-			return err
-		}
-		return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.RunID.String(), Name: r.Project},
-			map[string]any{"format": doc.Format, "scenarios": len(doc.Scenarios), "sha256": digest, "status": after.Status})
+		return s.finish(ctx, q, r, locked, finishing{sum: sum, scenarios: scenarios, total: total, key: key, digest: digest, doc: docInfo}, &out)
 	})
 	if err != nil {
+		var perr *Error
+		if errors.As(err, &perr) {
+			return Outcome{}, apierr.Wrap(err, apierr.BadRequest, "the document is malformed", perr.Error())
+		}
 		return Outcome{}, err
 	}
 	if duplicate != nil {
@@ -292,50 +170,257 @@ func (s *Service) Ingest(ctx context.Context, r Target, data []byte, idempotency
 	return out, nil
 }
 
-// ingestBatch is how many scenarios one statement writes.
-const ingestBatch = 2000
-
-// ingestedRow is one scenario of UpsertIngestedScenarios (queries/reports.sql).
-type ingestedRow struct {
-	Key         string          `json:"key"`
-	Position    int32           `json:"position"`
-	Module      string          `json:"module"`
-	FeaturePath string          `json:"featurePath"`
-	FeatureName string          `json:"featureName"`
-	Name        string          `json:"name"`
-	Line        int32           `json:"line"`
-	Tags        []string        `json:"tags"`
-	ExampleRow  *int32          `json:"exampleRow"`
-	Status      string          `json:"status"`
-	Error       json.RawMessage `json:"error"`
-	Attempts    int32           `json:"attempts"`
-	DurationMs  int64           `json:"durationMs"`
-	Steps       json.RawMessage `json:"steps"`
+// bodyReader remembers the request body's own read error, told apart from the blob store's.
+type bodyReader struct {
+	r   io.Reader
+	err error
 }
 
-// keepBlobs keeps the document's and the attachments' content until the transaction ends (see
-// store.KeepBlob), locking the keys in order so that two ingests cannot wait for each other.
-func keepBlobs(ctx context.Context, q *db.Queries, blobs blob.Store, docKey string, doc []byte, atts map[*Attachment]blobInfo) error {
-	content := map[string][]byte{docKey: doc}
-	for a, info := range atts {
-		content[info.key] = a.Data
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.err = err
 	}
-	keys := make([]string, 0, len(content))
-	for k := range content {
+	return n, err
+}
+
+// docWriter writes one document's scenarios while it is parsed.
+type docWriter struct {
+	s   *Service
+	r   Target
+	pos int32
+	// arts are the artifacts of the document's attachments by scenario key, inserted once the
+	// scenarios are written (the connection is busy with the COPY meanwhile).
+	arts     map[string][]db.Artifact
+	blobKeys map[string]bool
+	// durations of the document's scenarios by index (a rerun's replace its first attempt's).
+	durations []time.Duration
+	// reruns are the results of test cases run again, written over their first attempt.
+	reruns map[string]scenariowrite.Result
+}
+
+// errStopped stops the parse when the COPY ended early.
+var errStopped = errors.New("ingest: the write stopped")
+
+// write parses the document in a goroutine of its own and COPYs its scenarios as they come,
+// returning its summary and how many scenarios it has.
+func (w *docWriter) write(ctx context.Context, q *db.Queries, doc io.Reader, format Format) (Summary, int, error) {
+	ch := make(chan scenariowrite.Result, 64)
+	done := make(chan struct{})
+	var (
+		sum  Summary
+		perr error
+	)
+	go func() {
+		defer close(ch)
+		sum, perr = Stream(doc, format, func(sc Scenario, index int, again bool) error {
+			res, err := w.result(ctx, sc, index)
+			if err != nil {
+				return err
+			}
+			if again {
+				w.durations[index] = sc.Duration
+				if w.reruns == nil {
+					w.reruns = map[string]scenariowrite.Result{}
+				}
+				w.reruns[res.Key] = res
+				return nil
+			}
+			w.durations = append(w.durations, sc.Duration)
+			select {
+			case ch <- res:
+				return nil
+			case <-done:
+				return errStopped
+			}
+		})
+	}()
+	next := func() (scenariowrite.Result, bool, error) {
+		if res, ok := <-ch; ok {
+			return res, true, nil
+		}
+		if perr != nil {
+			return scenariowrite.Result{}, false, perr
+		}
+		return scenariowrite.Result{}, false, nil
+	}
+	_, err := scenariowrite.Copy(ctx, q, w.r.RunID, w.pos == 0, next)
+	close(done)
+	for range ch { // the parse has stopped once ch is closed
+	}
+	if err == nil {
+		err = perr
+	}
+	if err != nil {
+		return sum, 0, err
+	}
+	reruns := make([]scenariowrite.Result, 0, len(w.reruns))
+	for _, res := range w.reruns {
+		reruns = append(reruns, res)
+	}
+	sort.Slice(reruns, func(i, j int) bool { return reruns[i].Position < reruns[j].Position })
+	if err := scenariowrite.Upsert(ctx, q, w.r.RunID, reruns); err != nil {
+		return sum, 0, err
+	}
+	return sum, len(w.durations), nil
+}
+
+// result converts a parsed scenario to its stored result, storing its attachments' content.
+func (w *docWriter) result(ctx context.Context, sc Scenario, index int) (scenariowrite.Result, error) {
+	steps := make([]results.Step, len(sc.Steps))
+	var arts []db.Artifact
+	for j, st := range sc.Steps {
+		rs := results.NewStep(j)
+		rs.Keyword, rs.Text, rs.Status, rs.DocString, rs.Error = st.Keyword, st.Text, st.Status, st.DocString, storedStepError(st.Error)
+		if st.Line > 0 {
+			rs.Line = ptr(st.Line)
+		}
+		if st.Duration != nil {
+			rs.DurationMs = ptr(st.Duration.Milliseconds())
+		}
+		if len(st.DataTable) > 0 {
+			rs.DataTable = &st.DataTable
+		}
+		for _, a := range st.Attachments {
+			info, err := w.s.blobs.Put(ctx, bytes.NewReader(a.Data), 0)
+			if err != nil {
+				return scenariowrite.Result{}, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
+			}
+			w.blobKeys[info.Key] = true
+			idx := int32(j)
+			// The document's media type is only a hint: stored from the allow-list.
+			art := db.Artifact{ID: uuid.New(), RunID: uuid.NullUUID{UUID: w.r.RunID, Valid: true}, ProjectID: w.r.ProjectID, ScenarioKey: ptr(sc.Key),
+				StepIndex: &idx, Name: a.Name, Kind: safecontent.Kind(a.MediaType, a.Name), MediaType: safecontent.MediaType(a.MediaType),
+				SizeBytes: info.Size, Sha256: info.SHA256, BlobKey: info.Key}
+			arts = append(arts, art)
+			rs.Attachments = append(rs.Attachments, results.Attachment{ArtifactID: art.ID, Name: a.Name, MediaType: art.MediaType,
+				Kind: art.Kind, SizeBytes: art.SizeBytes})
+		}
+		steps[j] = rs
+	}
+	if arts != nil || w.arts[sc.Key] != nil { // a rerun's attachments replace its first attempt's
+		w.arts[sc.Key] = arts
+	}
+	var row *int32
+	if sc.ExampleRow != nil {
+		row = ptr(int32(*sc.ExampleRow))
+	}
+	return scenariowrite.Result{Key: sc.Key, Position: w.pos + int32(index), Module: sc.Module, FeaturePath: sc.FeaturePath,
+		FeatureName: sc.FeatureName, Name: sc.Name, Line: int32(sc.Line), Tags: sc.Tags, ExampleRow: row, Status: sc.Status,
+		Error: storedStepError(sc.Error), Attempts: int32(max(sc.Attempts, 1)), DurationMs: ptr(sc.Duration.Milliseconds()), Steps: steps}, nil
+}
+
+// insertArtifacts records the attachments' artifacts, in one COPY.
+func (w *docWriter) insertArtifacts(ctx context.Context, q *db.Queries) error {
+	var rows [][]any
+	for _, arts := range w.arts {
+		for _, a := range arts {
+			rows = append(rows, []any{a.ID, a.RunID, a.ProjectID, a.ScenarioKey, a.StepIndex, a.Name, a.Kind, a.MediaType, a.SizeBytes, a.Sha256, a.BlobKey})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	tx, ok := store.TxOf(q)
+	if !ok {
+		return errors.New("ingest: no transaction")
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"artifacts"}, []string{"id", "run_id", "project_id", "scenario_key", "step_index", "name", "kind",
+		"media_type", "size_bytes", "sha256", "blob_key"}, pgx.CopyFromRows(rows))
+	return store.Translate(err)
+}
+
+// holdBlobs keeps the content of keys until the transaction ends (the lock of store.KeepBlob),
+// locking them in order so that two ingests cannot wait for each other. Content the clean-up
+// deleted meanwhile (content stored long ago, unreferenced, removed between the put and the lock)
+// is not held in memory to be put again: the ingest fails and can be repeated.
+func holdBlobs(ctx context.Context, q *db.Queries, blobs blob.Store, set map[string]bool) error {
+	keys := make([]string, 0, len(set))
+	for k := range set {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if err := store.KeepBlob(ctx, q, blobs, k, content[k]); err != nil {
+		if err := q.LockBlob(ctx, k); err != nil {
+			return err
+		}
+		rc, err := blobs.Open(ctx, k)
+		if err != nil {
+			return apierr.Wrap(err, apierr.Unavailable, "stored content went missing during the ingest", "repeat the request")
+		}
+		if err := rc.Close(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-type blobInfo struct {
-	key, sha string
-	size     int64
+// finishing is what finish needs of a written document.
+type finishing struct {
+	sum         Summary
+	scenarios   int
+	total       time.Duration
+	key, digest string
+	doc         blob.Info
+}
+
+// finish computes the run's counts and status, finishes it (the statistics rollup follows, by
+// trigger, in this transaction) and records the document.
+func (s *Service) finish(ctx context.Context, q *db.Queries, r Target, locked db.LockRunRow, f finishing, out *Outcome) error {
+	now := time.Now().UTC()
+	byStatus, err := q.RunScenarioStatusCounts(ctx, r.RunID)
+	if err != nil {
+		return err
+	}
+	var counts results.Counts
+	// docs/runs.md: passed means every scenario passed or was skipped, and nothing outside a
+	// scenario (a hook of the whole run, the test run itself) failed, in this document or an earlier one.
+	status := "passed"
+	for _, c := range byStatus {
+		for k := int32(0); k < c.N; k++ {
+			reports.Add(&counts, c.Status, int(c.Attempts))
+		}
+		if c.Status != "passed" && c.Status != "skipped" {
+			status = "failed"
+		}
+	}
+	runErr := locked.Error
+	if len(f.sum.Errors) > 0 {
+		joined := strings.Join(f.sum.Errors, "\n")
+		if runErr != nil && *runErr != "" {
+			joined = *runErr + "\n" + joined
+		}
+		runErr = &joined
+	}
+	if runErr != nil && *runErr != "" {
+		status = "failed"
+	}
+	started := now.Add(-f.total)
+	if f.sum.StartedAt != nil && f.sum.StartedAt.Before(now) {
+		started = *f.sum.StartedAt
+	}
+	finished := started.Add(f.total)
+	countsJSON, _ := json.Marshal(counts)
+	after, err := q.FinishIngestRun(ctx, db.FinishIngestRunParams{ID: r.RunID, Status: status, Counts: countsJSON, Error: runErr, StartedAt: started, FinishedAt: finished})
+	if err != nil {
+		return err
+	}
+	art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.RunID, Valid: true}, ProjectID: after.ProjectID,
+		Name: "ingest-" + f.digest[:12] + documentExt(f.sum.Format), Kind: results.KindOther, MediaType: safecontent.MediaType(documentType(f.sum.Format)),
+		SizeBytes: f.doc.Size, Sha256: f.doc.SHA256, BlobKey: f.doc.Key})
+	if err != nil {
+		return err
+	}
+	var afterCounts results.Counts
+	_ = json.Unmarshal(after.Counts, &afterCounts)
+	*out = Outcome{RunID: r.RunID, Format: f.sum.Format, Status: after.Status, Counts: afterCounts}
+	resultJSON, _ := json.Marshal(out)
+	if err := q.InsertRunIngest(ctx, db.InsertRunIngestParams{RunID: r.RunID, IdempotencyKey: f.key, Sha256: f.digest, Format: string(f.sum.Format),
+		ArtifactID: uuid.NullUUID{UUID: art.ID, Valid: true}, Scenarios: int32(f.scenarios), Result: resultJSON}); err != nil {
+		return err
+	}
+	return audit.Record(ctx, q, audit.Target{Kind: "run", ID: r.RunID.String(), Name: r.Project},
+		map[string]any{"format": f.sum.Format, "scenarios": f.scenarios, "sha256": f.digest, "status": after.Status})
 }
 
 // duplicate answers a document ingested before; the request is audited like any other.

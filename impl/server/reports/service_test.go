@@ -47,7 +47,7 @@ func TestServiceLoadsAndRendersARun(t *testing.T) {
   <testcase name="adds" classname="cart" time="0.25"/>
   <testcase name="removes" classname="cart" time="0.5"><failure message="expected 1 but was 2">boom</failure></testcase>
 </testsuite>`
-	if _, err := in.Ingest(ctx, ingest.Target{RunID: r.ID, ProjectID: p.ID, Project: "web"}, []byte(doc), "", ""); err != nil {
+	if _, err := in.Ingest(ctx, ingest.Target{RunID: r.ID, ProjectID: p.ID, Project: "web"}, strings.NewReader(doc), 1<<20, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	svc := reports.NewService(st, blobs, slog.New(slog.NewTextHandler(io.Discard, nil)))

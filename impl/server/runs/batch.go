@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/scenariowrite"
 )
 
 // Event batches (issue 31): a run's sink buffers its events and the scenario rows' progress, and
@@ -31,10 +32,10 @@ type eventBuffer struct {
 	ats    []time.Time
 	types  []string
 	datas  []string
-	starts []db.StartRunScenarioParams
+	starts []scenariowrite.Start
 	// steps holds the latest steps in progress per scenario (only the last state is written).
 	steps    map[uuid.UUID]json.RawMessage
-	finishes []db.FinishRunScenarioParams
+	finishes []scenariowrite.Result
 }
 
 func (b *eventBuffer) empty() bool {
@@ -127,20 +128,21 @@ func (k *sink) flush() {
 
 // write is one batch's transaction.
 func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer) error {
-	for _, p := range b.starts {
-		if err := q.StartRunScenario(ctx, p); err != nil {
-			return err
-		}
+	// The scenarios' rows go through the one scenario writer (impl/server/scenariowrite), as
+	// ingest's do: starts, then steps in progress (only unfinished scenarios take them), then
+	// results, each one statement for the batch.
+	if err := scenariowrite.Starts(ctx, q, k.run.ID, lastStarts(b.starts)); err != nil {
+		return err
 	}
-	for id, steps := range b.steps { // before the results: only unfinished scenarios take them
-		if err := q.SaveRunScenarioSteps(ctx, db.SaveRunScenarioStepsParams{RunID: k.run.ID, ID: id, Steps: steps}); err != nil {
-			return err
-		}
+	progress := make(map[uuid.UUID][]byte, len(b.steps))
+	for id, steps := range b.steps {
+		progress[id] = steps
 	}
-	for _, p := range b.finishes {
-		if err := q.FinishRunScenario(ctx, p); err != nil {
-			return err
-		}
+	if err := scenariowrite.Progress(ctx, q, k.run.ID, progress); err != nil {
+		return err
+	}
+	if err := scenariowrite.Finish(ctx, q, k.run.ID, lastResults(b.finishes)); err != nil {
+		return err
 	}
 	if len(b.seqs) == 0 {
 		return nil
@@ -175,4 +177,35 @@ func (k *sink) unappend() {
 	k.b.mu.Lock()
 	k.seq--
 	k.b.mu.Unlock()
+}
+
+// lastStarts keeps the last start of each scenario of a batch (a retry starts it again), as
+// writing them one after the other would.
+func lastStarts(in []scenariowrite.Start) []scenariowrite.Start {
+	at := make(map[uuid.UUID]int, len(in))
+	out := make([]scenariowrite.Start, 0, len(in))
+	for _, s := range in {
+		if i, ok := at[s.ID]; ok {
+			out[i] = s
+			continue
+		}
+		at[s.ID] = len(out)
+		out = append(out, s)
+	}
+	return out
+}
+
+// lastResults keeps the last result of each scenario of a batch.
+func lastResults(in []scenariowrite.Result) []scenariowrite.Result {
+	at := make(map[uuid.UUID]int, len(in))
+	out := make([]scenariowrite.Result, 0, len(in))
+	for _, r := range in {
+		if i, ok := at[r.ID]; ok {
+			out[i] = r
+			continue
+		}
+		at[r.ID] = len(out)
+		out = append(out, r)
+	}
+	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/safecontent"
+	"github.com/sdods/sdods/impl/server/scenariowrite"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -106,7 +107,7 @@ func (k *sink) Emit(e runner.Event) {
 	case runner.EventScenarioStarted:
 		if sc != nil {
 			sc.steps = sc.steps[:0] // a retry starts the steps afresh
-			p := db.StartRunScenarioParams{RunID: k.run.ID, ID: sc.id, StartedAt: ptr(e.Time)}
+			p := scenariowrite.Start{ID: sc.id, At: e.Time}
 			k.queue(func(b *eventBuffer) { b.starts = append(b.starts, p) })
 		}
 		ev := apiEvent{Type: "scenario.started", ScenarioID: scID}
@@ -156,14 +157,13 @@ func (k *sink) Emit(e runner.Event) {
 		k.appendEvent(apiEvent{Type: "step.finished", ScenarioID: scID, StepIndex: e.Step, Status: status})
 	case runner.EventScenarioFinished:
 		if sc != nil && e.ScenarioEnd != nil {
-			steps, _ := json.Marshal(sc.steps)
-			var errJSON json.RawMessage
-			if e.ScenarioEnd.Error != "" {
-				errJSON, _ = json.Marshal(results.StepError{Message: e.ScenarioEnd.Error})
-			}
-			p := db.FinishRunScenarioParams{RunID: k.run.ID, ID: sc.id, Status: string(e.ScenarioEnd.Status),
-				Error: errJSON, FinishedAt: ptr(e.Time), DurationMs: ptr(e.ScenarioEnd.Duration.Milliseconds()), Steps: steps,
+			// The steps are copied: the scenario's state goes on changing after the batch takes them.
+			p := scenariowrite.Result{ID: sc.id, Status: string(e.ScenarioEnd.Status), FinishedAt: ptr(e.Time),
+				DurationMs: ptr(e.ScenarioEnd.Duration.Milliseconds()), Steps: copySteps(sc.steps),
 				Attempts: int32(max(e.ScenarioEnd.Attempt, 1))}
+			if e.ScenarioEnd.Error != "" {
+				p.Error = &results.StepError{Message: e.ScenarioEnd.Error}
+			}
 			k.queue(func(b *eventBuffer) {
 				delete(b.steps, sc.id)
 				b.finishes = append(b.finishes, p)
@@ -190,28 +190,19 @@ func (k *sink) saveSteps(_ context.Context, sc *scenarioState) {
 	})
 }
 
-// insertScenarios records the run's scenarios, in one statement.
+// insertScenarios records the run's scenarios, in one statement (scenariowrite.Plan).
 func (k *sink) insertScenarios(ctx context.Context, q *db.Queries, run *runner.RunStarted) error {
-	n := len(run.Scenarios)
-	p := db.InsertRunScenariosParams{RunID: k.run.ID, Ids: make([]uuid.UUID, n), Keys: make([]string, n), Positions: make([]int32, n),
-		Modules: make([]string, n), FeaturePaths: make([]string, n), FeatureNames: make([]string, n), Names: make([]string, n),
-		Lines: make([]int32, n), Tags: make([]string, n), ExampleRows: make([]int32, n), Datasets: make([]string, n)}
+	planned := make([]scenariowrite.Planned, len(run.Scenarios))
 	for i, ref := range run.Scenarios {
 		st := &scenarioState{id: uuid.New()}
 		if ref.Dataset != "" && ref.Row > 0 {
 			st.dataset, st.row = &ref.Dataset, ptr(ref.Row)
 		}
 		k.scenarios[ref.ID] = st
-		tags := ref.Tags
-		if tags == nil {
-			tags = []string{}
-		}
-		rawTags, _ := json.Marshal(tags)
-		p.Ids[i], p.Keys[i], p.Positions[i], p.Modules[i] = st.id, ref.ID, int32(i), ref.Module
-		p.FeaturePaths[i], p.FeatureNames[i], p.Names[i], p.Lines[i] = ref.FeaturePath, ref.FeatureName, ref.Name, int32(ref.Line)
-		p.Tags[i], p.ExampleRows[i], p.Datasets[i] = string(rawTags), int32(max(ref.Row, 0)), ref.Dataset
+		planned[i] = scenariowrite.Planned{ID: st.id, Key: ref.ID, Module: ref.Module, FeaturePath: ref.FeaturePath, FeatureName: ref.FeatureName,
+			Name: ref.Name, Line: ref.Line, Tags: ref.Tags, ExampleRow: ref.Row, Dataset: ref.Dataset}
 	}
-	return q.InsertRunScenarios(ctx, p)
+	return scenariowrite.Plan(ctx, q, k.run.ID, planned)
 }
 
 func step(sc *scenarioState, i *int) *results.Step {
@@ -365,4 +356,12 @@ func (s *Service) datasets(ctx context.Context, r db.Run, out map[string]runner.
 		}
 	}
 	return nil
+}
+
+// copySteps copies a scenario's steps (nil stays nil, as it is stored).
+func copySteps(in []results.Step) []results.Step {
+	if in == nil {
+		return nil
+	}
+	return append([]results.Step{}, in...)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sdods/sdods/impl/server/reports"
 	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runner"
+	"github.com/sdods/sdods/impl/server/scenariowrite"
 	"github.com/sdods/sdods/impl/server/steplib"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -117,8 +118,7 @@ func (s *Service) reconcile(ctx context.Context) {
 // countLostRun records what a lost run did: the scenarios its worker was executing keep the steps
 // that ran and say why they have no result, and the run's counts are those of its scenarios.
 func countLostRun(ctx context.Context, q *db.Queries, id uuid.UUID) error {
-	msg, _ := json.Marshal(results.StepError{Message: "interrupted: the worker executing this run stopped during this scenario"})
-	if err := q.InterruptRunScenarios(ctx, db.InterruptRunScenariosParams{RunID: id, Error: msg}); err != nil {
+	if err := scenariowrite.Interrupt(ctx, q, id, "interrupted: the worker executing this run stopped during this scenario"); err != nil {
 		return err
 	}
 	rows, err := q.ListRunScenarios(ctx, id)

@@ -1,0 +1,330 @@
+// Package scenariowrite is the one writer of run scenario rows (issue 19): the runner's event
+// batches (impl/server/runs) and ingest (impl/server/ingest) both write a scenario's start, its
+// steps in progress and its result through it, so that a scenario stored by either path has the
+// same columns, the same JSON (results.Step, results.StepError) and goes through the same
+// statements and the same triggers (the quarantine trigger on run_scenarios; the statistics
+// rollup follows when the run is finished, in the caller's transaction).
+//
+// Small batches (a runner batch, a few results every 50 ms) are written with one multi-row
+// statement each; a document's scenarios are streamed into the table with COPY (Copy), straight
+// into run_scenarios when the run has no scenario yet, through a temporary staging table and one
+// INSERT … ON CONFLICT otherwise. Every function writes in the caller's transaction and keeps no
+// state, so concurrent callers (scenarios of one run executing in parallel) need no lock here.
+package scenariowrite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/results"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// Result is a scenario's stored result: what run_scenarios holds of it once it has run.
+type Result struct {
+	// ID is the row's id; zero for a row Copy or Upsert creates (a new id is given).
+	ID  uuid.UUID
+	Key string
+	// Position orders the run's scenarios; an existing row keeps its own.
+	Position    int32
+	Module      string
+	FeaturePath string
+	FeatureName string
+	Name        string
+	Line        int32
+	Tags        []string
+	ExampleRow  *int32
+	// Status is one of passed, failed, skipped, pending, undefined, ambiguous, unknown.
+	Status     string
+	Error      *results.StepError
+	Attempts   int32
+	DurationMs *int64
+	FinishedAt *time.Time
+	Steps      []results.Step
+}
+
+// Planned is a scenario of a run that executes features, recorded when the run starts (status
+// unknown until it runs).
+type Planned struct {
+	ID          uuid.UUID
+	Key         string
+	Module      string
+	FeaturePath string
+	FeatureName string
+	Name        string
+	Line        int
+	Tags        []string
+	// ExampleRow and Dataset name the dataset row that feeds the scenario (0 and "" when none).
+	ExampleRow int
+	Dataset    string
+}
+
+// Plan records a run's scenarios in order, in one statement; a key recorded before is kept.
+func Plan(ctx context.Context, q *db.Queries, runID uuid.UUID, planned []Planned) error {
+	n := len(planned)
+	p := db.InsertRunScenariosParams{RunID: runID, Ids: make([]uuid.UUID, n), Keys: make([]string, n), Positions: make([]int32, n),
+		Modules: make([]string, n), FeaturePaths: make([]string, n), FeatureNames: make([]string, n), Names: make([]string, n),
+		Lines: make([]int32, n), Tags: make([]string, n), ExampleRows: make([]int32, n), Datasets: make([]string, n)}
+	for i, s := range planned {
+		tags := s.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		rawTags, _ := json.Marshal(tags)
+		p.Ids[i], p.Keys[i], p.Positions[i], p.Modules[i] = s.ID, s.Key, int32(i), s.Module
+		p.FeaturePaths[i], p.FeatureNames[i], p.Names[i], p.Lines[i] = s.FeaturePath, s.FeatureName, s.Name, int32(s.Line)
+		p.Tags[i], p.ExampleRows[i], p.Datasets[i] = string(rawTags), int32(max(s.ExampleRow, 0)), s.Dataset
+	}
+	return q.InsertRunScenarios(ctx, p)
+}
+
+// Start records that a scenario started (again, on a retry).
+type Start struct {
+	ID uuid.UUID
+	At time.Time
+}
+
+// Starts records scenarios' starts, in one statement.
+func Starts(ctx context.Context, q *db.Queries, runID uuid.UUID, starts []Start) error {
+	if len(starts) == 0 {
+		return nil
+	}
+	ids, ats := make([]uuid.UUID, len(starts)), make([]time.Time, len(starts))
+	for i, s := range starts {
+		ids[i], ats[i] = s.ID, s.At
+	}
+	return q.StartRunScenarios(ctx, db.StartRunScenariosParams{RunID: runID, Ids: ids, Ats: ats})
+}
+
+// Progress keeps the steps of scenarios in progress (by id), so that a run whose worker dies
+// shows what ran; a scenario that has its result already keeps it.
+func Progress(ctx context.Context, q *db.Queries, runID uuid.UUID, steps map[uuid.UUID][]byte) error {
+	if len(steps) == 0 {
+		return nil
+	}
+	ids, datas := make([]uuid.UUID, 0, len(steps)), make([]string, 0, len(steps))
+	for id, s := range steps {
+		ids, datas = append(ids, id), append(datas, string(s))
+	}
+	return q.SaveRunScenariosSteps(ctx, db.SaveRunScenariosStepsParams{RunID: runID, Ids: ids, Steps: datas})
+}
+
+// Interrupt ends the run's scenarios that started and have no result (their worker was lost):
+// their steps so far stay, the error says why they have no result.
+func Interrupt(ctx context.Context, q *db.Queries, runID uuid.UUID, why string) error {
+	msg, _ := json.Marshal(results.StepError{Message: why})
+	return q.InterruptRunScenarios(ctx, db.InterruptRunScenariosParams{RunID: runID, Error: msg})
+}
+
+// StepsJSON is the stored form of a scenario's steps (JSON null for nil, as always stored).
+func StepsJSON(steps []results.Step) []byte {
+	b, _ := json.Marshal(steps)
+	return b
+}
+
+// Finish writes the results of scenarios that were planned (rows inserted when their run
+// started), by id, in one statement: status, error, end, duration, steps and attempts.
+func Finish(ctx context.Context, q *db.Queries, runID uuid.UUID, rs []Result) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	rows := make([]row, len(rs))
+	for i, r := range rs {
+		rows[i] = encode(r)
+	}
+	data, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	return q.FinishRunScenarios(ctx, db.FinishRunScenariosParams{RunID: runID, Rows: data})
+}
+
+// Upsert writes results by key, in one statement: a new key is a new row, a key the run has
+// already replaces that row's result (its id and position stay; started and finished are
+// cleared, as a result that comes from elsewhere). Keys must be distinct.
+func Upsert(ctx context.Context, q *db.Queries, runID uuid.UUID, rs []Result) error {
+	for len(rs) > 0 {
+		n := min(len(rs), upsertBatch)
+		rows := make([]row, n)
+		for i, r := range rs[:n] {
+			rows[i] = encode(r)
+		}
+		data, err := json.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		if err := q.UpsertRunScenarios(ctx, db.UpsertRunScenariosParams{RunID: runID, Rows: data}); err != nil {
+			return err
+		}
+		rs = rs[n:]
+	}
+	return nil
+}
+
+// upsertBatch bounds the size of one Upsert statement.
+const upsertBatch = 2000
+
+// row is one result as FinishRunScenarios and UpsertRunScenarios read it (jsonb_to_recordset).
+type row struct {
+	ID          *uuid.UUID      `json:"id,omitempty"`
+	Key         string          `json:"key"`
+	Position    int32           `json:"position"`
+	Module      string          `json:"module"`
+	FeaturePath string          `json:"featurePath"`
+	FeatureName string          `json:"featureName"`
+	Name        string          `json:"name"`
+	Line        int32           `json:"line"`
+	Tags        []string        `json:"tags"`
+	ExampleRow  *int32          `json:"exampleRow"`
+	Status      string          `json:"status"`
+	Error       json.RawMessage `json:"error"`
+	Attempts    int32           `json:"attempts"`
+	DurationMs  *int64          `json:"durationMs"`
+	FinishedAt  *time.Time      `json:"finishedAt"`
+	Steps       json.RawMessage `json:"steps"`
+}
+
+func encode(r Result) row {
+	out := row{Key: r.Key, Position: r.Position, Module: r.Module, FeaturePath: r.FeaturePath, FeatureName: r.FeatureName, Name: r.Name,
+		Line: r.Line, Tags: r.Tags, ExampleRow: r.ExampleRow, Status: r.Status, Error: errorJSON(r.Error), Attempts: max(r.Attempts, 1),
+		DurationMs: r.DurationMs, FinishedAt: r.FinishedAt, Steps: StepsJSON(r.Steps)}
+	if r.ID != uuid.Nil {
+		out.ID = &r.ID
+	}
+	if r.FinishedAt != nil {
+		// Truncated to PostgreSQL's microseconds as pgx sends a time, rather than rounded as
+		// PostgreSQL reads one from JSON text.
+		t := r.FinishedAt.Truncate(time.Microsecond)
+		out.FinishedAt = &t
+	}
+	if out.Tags == nil {
+		out.Tags = []string{}
+	}
+	return out
+}
+
+func errorJSON(e *results.StepError) json.RawMessage {
+	if e == nil {
+		return nil
+	}
+	b, _ := json.Marshal(e)
+	return b
+}
+
+// Source yields the results Copy writes, one at a time: ok false at the end. An error stops the
+// copy and is returned by Copy as it is (the caller's transaction then rolls back).
+type Source func() (r Result, ok bool, err error)
+
+// Copy streams results into the run's scenarios with COPY, in the caller's transaction q (from
+// store.WithTx). Keys must be distinct within the stream. When fresh (the run has no scenario),
+// the rows go straight into run_scenarios; otherwise they are staged in a temporary table and
+// written with one INSERT … ON CONFLICT, as Upsert does, after dropping the artifacts the
+// replaced results referenced. It returns how many results it wrote.
+func Copy(ctx context.Context, q *db.Queries, runID uuid.UUID, fresh bool, next Source) (int64, error) {
+	tx, ok := store.TxOf(q)
+	if !ok {
+		return 0, errors.New("scenariowrite: Copy needs the queries of store.WithTx")
+	}
+	src := &copySource{next: next, run: runID}
+	if fresh {
+		n, err := tx.CopyFrom(ctx, pgx.Identifier{"run_scenarios"}, copyColumns, src)
+		return n, src.cause(err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TEMPORARY TABLE scenario_stage (LIKE run_scenarios INCLUDING DEFAULTS) ON COMMIT DROP`); err != nil {
+		return 0, fmt.Errorf("stage scenarios: %w", err)
+	}
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"scenario_stage"}, copyColumns, src)
+	if err != nil {
+		return 0, src.cause(err)
+	}
+	// sqlc cannot see a temporary table: these two statements are the only SQL outside queries/.
+	if _, err := tx.Exec(ctx, `DELETE FROM artifacts a USING scenario_stage s WHERE a.run_id = $1 AND a.scenario_key = s.scenario_key`, runID); err != nil {
+		return 0, store.Translate(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags,
+            example_row, status, error, attempts, duration_ms, finished_at, steps)
+        SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags,
+            example_row, status, error, attempts, duration_ms, finished_at, steps FROM scenario_stage ORDER BY position
+        ON CONFLICT (run_id, scenario_key) DO UPDATE SET `+upsertSet); err != nil {
+		return 0, store.Translate(err)
+	}
+	if _, err := tx.Exec(ctx, `DROP TABLE scenario_stage`); err != nil {
+		return 0, store.Translate(err)
+	}
+	return n, nil
+}
+
+// upsertSet is what a result written again replaces (UpsertRunScenarios says the same).
+const upsertSet = `module = EXCLUDED.module, feature_path = EXCLUDED.feature_path, feature_name = EXCLUDED.feature_name,
+    name = EXCLUDED.name, line = EXCLUDED.line, tags = EXCLUDED.tags, example_row = EXCLUDED.example_row,
+    status = EXCLUDED.status, error = EXCLUDED.error, attempts = EXCLUDED.attempts, started_at = NULL,
+    finished_at = EXCLUDED.finished_at, duration_ms = EXCLUDED.duration_ms, steps = EXCLUDED.steps`
+
+// copyColumns are the columns Copy writes. The id is given, not defaulted: a volatile default
+// (gen_random_uuid) would make PostgreSQL insert the rows one at a time.
+var copyColumns = []string{"id", "run_id", "scenario_key", "position", "module", "feature_path", "feature_name", "name", "line", "tags",
+	"example_row", "status", "error", "attempts", "duration_ms", "finished_at", "steps"}
+
+// copySource adapts a Source to pgx.CopyFromSource.
+type copySource struct {
+	next   Source
+	run    uuid.UUID
+	values []any
+	err    error
+}
+
+func (s *copySource) Next() bool {
+	r, ok, err := s.next()
+	if err != nil {
+		s.err = err
+		return false
+	}
+	if !ok {
+		return false
+	}
+	w := encode(r)
+	id := r.ID
+	if id == uuid.Nil {
+		id = uuid.New()
+	}
+	var errJSON, finished any
+	if w.Error != nil {
+		errJSON = string(w.Error)
+	}
+	if w.FinishedAt != nil {
+		finished = *w.FinishedAt
+	}
+	var exampleRow, duration any
+	if w.ExampleRow != nil {
+		exampleRow = *w.ExampleRow
+	}
+	if w.DurationMs != nil {
+		duration = *w.DurationMs
+	}
+	s.values = []any{id, s.run, w.Key, w.Position, w.Module, w.FeaturePath, w.FeatureName, w.Name, w.Line, w.Tags,
+		exampleRow, w.Status, errJSON, w.Attempts, duration, finished, string(w.Steps)}
+	return true
+}
+
+func (s *copySource) Values() ([]any, error) { return s.values, nil }
+
+func (s *copySource) Err() error { return s.err }
+
+// cause returns the source's own error (a malformed document found late in the stream) rather
+// than pgx's wrapping of it, and translates the database's.
+func (s *copySource) cause(err error) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err != nil {
+		return store.Translate(err)
+	}
+	return nil
+}
