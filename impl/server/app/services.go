@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/sdods/sdods/impl/server/tracing"
 	"log/slog"
 
 	"github.com/sdods/sdods/impl/server/artifacts"
@@ -50,6 +51,7 @@ func newServices(d serviceDeps) httpapi.Services {
 		Stats:        stats.New(d.Store),
 		Quarantines:  stats.NewQuarantines(d.Store),
 		Reports:      reports.NewService(d.Store, d.Blobs, d.Log),
+		Tracing:      tracing.NewService(d.Store, d.Blobs),
 		Ingest:       ingest.NewService(d.Store, d.Blobs),
 	}
 }
