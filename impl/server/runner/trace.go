@@ -44,7 +44,9 @@ func (t Tracing) recorder() *steplib.Recorder {
 func TraceManifestName(attempt int) string { return fmt.Sprintf("trace-a%d.json", attempt) }
 
 // TraceFileName is the stored name of a file of an attempt's trace.
-func TraceFileName(attempt int, name string) string { return fmt.Sprintf("trace-a%d-%s", attempt, name) }
+func TraceFileName(attempt int, name string) string {
+	return fmt.Sprintf("trace-a%d-%s", attempt, name)
+}
 
 // keepTrace stores what tracing keeps of an attempt, as attachments of the scenario without a
 // step (so that they are not step attachments in reports): the files first, then the manifest

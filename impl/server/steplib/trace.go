@@ -167,8 +167,9 @@ func NewRecorder(lim TraceLimits) *Recorder {
 	return &Recorder{lim: lim.withDefaults(), pending: map[network.RequestID]*TraceRequest{}, seen: map[network.RequestID]bool{}}
 }
 
-// Manifest returns the attempt's manifest (files "full") and its files; mask redacts the
-// manifest's text (the files' masking is the caller's, as for attachments).
+// Manifest returns the attempt's manifest (files "full") and its files. Recorded text is masked
+// where it is taken; the caller masks the serialised manifest and the snapshots again, as it
+// does attachments.
 func (r *Recorder) Manifest(attempt int, status string) (TraceManifest, []TraceFile) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
