@@ -83,7 +83,7 @@ func TestTraceViewerEndToEnd(t *testing.T) {
 	ctx := context.Background()
 
 	pr, err := admin.GetProjectWithResponse(ctx, "shop")
-	if err != nil || pr.JSON200 == nil || pr.JSON200.Settings.Tracing != serverclient.OnFailure {
+	if err != nil || pr.JSON200 == nil || pr.JSON200.Settings.Tracing != serverclient.TracingModeOnFailure {
 		t.Fatalf("the default tracing: %v %s", err, pr.Body)
 	}
 
