@@ -209,6 +209,16 @@ func (r *Recorder) begin(step Step, defID, kind string) *TraceStep {
 	return st
 }
 
+// previous returns the step recorded right before st, or nil.
+func (r *Recorder) previous(st *TraceStep) *TraceStep {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st.Index < 1 || st.Index > len(r.steps) {
+		return nil
+	}
+	return r.steps[st.Index-1]
+}
+
 func (r *Recorder) end(st *TraceStep, out Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -398,7 +408,11 @@ func (s *Session) traceBefore(ctx context.Context, st *TraceStep, c *call) {
 	if st.Kind != "browser" || s.page == nil {
 		return
 	}
-	if shot, err := s.traceShot(ctx); err == nil {
+	// Nothing runs on the page between two steps: the screenshot after the previous step is the
+	// one before this step, and taking it again would double the cost of recording.
+	if prev := s.cfg.Recorder.previous(st); prev != nil && prev.Kind == "browser" && prev.After != "" {
+		st.Before = prev.After
+	} else if shot, err := s.traceShot(ctx); err == nil {
 		st.Before = s.cfg.Recorder.addFile(st, "before.jpg", "image/jpeg", shot)
 	}
 	if sel := targetSelector(c); sel != "" {
