@@ -29,7 +29,9 @@ func failedReq(method, url string) func(*steplib.TraceStep) {
 }
 
 func console(level, text string) func(*steplib.TraceStep) {
-	return func(s *steplib.TraceStep) { s.Console = append(s.Console, steplib.TraceConsole{Level: level, Text: text}) }
+	return func(s *steplib.TraceStep) {
+		s.Console = append(s.Console, steplib.TraceConsole{Level: level, Text: text})
+	}
 }
 
 func target(sel, html string) func(*steplib.TraceStep) {
@@ -114,7 +116,7 @@ func TestDiff(t *testing.T) {
 		},
 		{
 			name: "the acted-on element changed, whitespace aside",
-			cur: manifest(step("open", "passed", 10), step("click", "failed", 10000, target("#go", ""))),
+			cur:  manifest(step("open", "passed", 10), step("click", "failed", 10000, target("#go", ""))),
 			base: manifest(step("open", "passed", 10), step("click", "passed", 50,
 				target("#go", "<button id=\"go\">Go</button>"))),
 			first: 1,
