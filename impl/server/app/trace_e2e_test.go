@@ -87,6 +87,12 @@ func TestTraceViewerEndToEnd(t *testing.T) {
 		t.Fatalf("the default tracing: %v %s", err, pr.Body)
 	}
 
+	// The setting is validated by the document (an unknown mode is 400) and kept as given.
+	if r, err := admin.UpdateProjectWithBodyWithResponse(ctx, "shop", "application/json", strings.NewReader(`{"name":"Shop","settings":{"tracing":"sometimes"}}`)); err != nil ||
+		r.StatusCode() != http.StatusBadRequest || !strings.Contains(string(r.Body), "tracing") {
+		t.Fatalf("an unknown tracing mode: %v %d %s", err, r.StatusCode(), r.Body)
+	}
+
 	passing := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
 	if r := waitRun(t, admin.ClientWithResponses, passing, terminal); r.Status != "passed" {
 		t.Fatalf("the first run: %s\n%s", r.Status, s.Logs())
