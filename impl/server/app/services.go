@@ -1,7 +1,6 @@
 package app
 
 import (
-	"github.com/sdods/sdods/impl/server/tracing"
 	"log/slog"
 
 	"github.com/sdods/sdods/impl/server/artifacts"
@@ -19,6 +18,7 @@ import (
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/server/tracing"
 	"github.com/sdods/sdods/impl/server/visual"
 )
 
