@@ -234,6 +234,8 @@ type Querier interface {
 	PauseSchedule(ctx context.Context, arg PauseScheduleParams) (Schedule, error)
 	PendingHealJobExists(ctx context.Context, projectID uuid.UUID) (bool, error)
 	ProjectEnvironments(ctx context.Context, projectID uuid.UUID) ([]Environment, error)
+	// What the runner records of the project's runs (projects.Settings.Tracing; on_failure when unset).
+	ProjectTracing(ctx context.Context, id uuid.UUID) (string, error)
 	// Rows whose window and lock have both ended count nothing any more (the next failure of the key
 	// starts a fresh count either way): the periodic clean-up deletes them.
 	PruneLoginFailures(ctx context.Context, windowSeconds int32) (int64, error)
@@ -357,6 +359,13 @@ type Querier interface {
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error
+	// The most recent earlier run's passed scenario of the same identity that kept a trace.
+	TraceBaseline(ctx context.Context, arg TraceBaselineParams) (TraceBaselineRow, error)
+	// The trace manifests of a run's scenario, one per recorded attempt kept.
+	TraceManifests(ctx context.Context, arg TraceManifestsParams) ([]TraceManifestsRow, error)
+	// Traces of scenarios (docs/reports.md, "Trace diff").
+	// A run's scenario with what the trace diff needs to find its baseline.
+	TraceScenario(ctx context.Context, arg TraceScenarioParams) (TraceScenarioRow, error)
 	// The failed scenarios of a run with the evidence triage classifies them by (history: the project's earlier runs).
 	TriageFailures(ctx context.Context, runID uuid.UUID) ([]TriageFailuresRow, error)
 	UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error)

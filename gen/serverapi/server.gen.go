@@ -281,6 +281,9 @@ type ServerInterface interface {
 	// GetRunScenario Get a scenario of a run with its steps
 	// (GET /api/runs/{runId}/scenarios/{scenarioId})
 	GetRunScenario(w http.ResponseWriter, r *http.Request, runId RunId, scenarioId ScenarioId)
+	// GetScenarioTraceDiff Compare a scenario's trace with its last passing run
+	// (GET /api/runs/{runId}/scenarios/{scenarioId}/trace-diff)
+	GetScenarioTraceDiff(w http.ResponseWriter, r *http.Request, runId RunId, scenarioId ScenarioId)
 	// ListSchedules List schedules
 	// (GET /api/schedules)
 	ListSchedules(w http.ResponseWriter, r *http.Request, params ListSchedulesParams)
@@ -905,6 +908,12 @@ func (_ Unimplemented) GetRunReport(w http.ResponseWriter, r *http.Request, runI
 // GetRunScenario Get a scenario of a run with its steps
 // (GET /api/runs/{runId}/scenarios/{scenarioId})
 func (_ Unimplemented) GetRunScenario(w http.ResponseWriter, r *http.Request, runId RunId, scenarioId ScenarioId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetScenarioTraceDiff Compare a scenario's trace with its last passing run
+// (GET /api/runs/{runId}/scenarios/{scenarioId}/trace-diff)
+func (_ Unimplemented) GetScenarioTraceDiff(w http.ResponseWriter, r *http.Request, runId RunId, scenarioId ScenarioId) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4582,6 +4591,41 @@ func (siw *ServerInterfaceWrapper) GetRunScenario(w http.ResponseWriter, r *http
 	handler.ServeHTTP(w, r)
 }
 
+// GetScenarioTraceDiff operation middleware
+func (siw *ServerInterfaceWrapper) GetScenarioTraceDiff(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", chi.URLParam(r, "runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "runId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "scenarioId" -------------
+	var scenarioId ScenarioId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "scenarioId", chi.URLParam(r, "scenarioId"), &scenarioId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "scenarioId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetScenarioTraceDiff(w, r, runId, scenarioId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListSchedules operation middleware
 func (siw *ServerInterfaceWrapper) ListSchedules(w http.ResponseWriter, r *http.Request) {
 
@@ -6729,6 +6773,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/runs/{runId}/scenarios/{scenarioId}", wrapper.GetRunScenario)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/runs/{runId}/scenarios/{scenarioId}/trace-diff", wrapper.GetScenarioTraceDiff)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/schedules", wrapper.ListSchedules)
@@ -16399,6 +16446,102 @@ func (response GetRunScenariodefaultJSONResponse) VisitGetRunScenarioResponse(w 
 	return err
 }
 
+type GetScenarioTraceDiffRequestObject struct {
+	RunId      RunId      `json:"runId"`
+	ScenarioId ScenarioId `json:"scenarioId"`
+}
+
+type GetScenarioTraceDiffResponseObject interface {
+	VisitGetScenarioTraceDiffResponse(w http.ResponseWriter) error
+}
+
+type GetScenarioTraceDiff200JSONResponse TraceDiff
+
+func (response GetScenarioTraceDiff200JSONResponse) VisitGetScenarioTraceDiffResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetScenarioTraceDiff400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetScenarioTraceDiff400JSONResponse) VisitGetScenarioTraceDiffResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetScenarioTraceDiff401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetScenarioTraceDiff401JSONResponse) VisitGetScenarioTraceDiffResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetScenarioTraceDiff403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetScenarioTraceDiff403JSONResponse) VisitGetScenarioTraceDiffResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetScenarioTraceDiff404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetScenarioTraceDiff404JSONResponse) VisitGetScenarioTraceDiffResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetScenarioTraceDiffdefaultJSONResponse struct {
+	Body       Error
+	StatusCode int
+}
+
+func (response GetScenarioTraceDiffdefaultJSONResponse) VisitGetScenarioTraceDiffResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSchedulesRequestObject struct {
 	Params ListSchedulesParams
 }
@@ -20240,6 +20383,9 @@ type StrictServerInterface interface {
 	// GetRunScenario Get a scenario of a run with its steps
 	// (GET /api/runs/{runId}/scenarios/{scenarioId})
 	GetRunScenario(ctx context.Context, request GetRunScenarioRequestObject) (GetRunScenarioResponseObject, error)
+	// GetScenarioTraceDiff Compare a scenario's trace with its last passing run
+	// (GET /api/runs/{runId}/scenarios/{scenarioId}/trace-diff)
+	GetScenarioTraceDiff(ctx context.Context, request GetScenarioTraceDiffRequestObject) (GetScenarioTraceDiffResponseObject, error)
 	// ListSchedules List schedules
 	// (GET /api/schedules)
 	ListSchedules(ctx context.Context, request ListSchedulesRequestObject) (ListSchedulesResponseObject, error)
@@ -22863,6 +23009,33 @@ func (sh *strictHandler) GetRunScenario(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetRunScenarioResponseObject); ok {
 		if err := validResponse.VisitGetRunScenarioResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetScenarioTraceDiff operation middleware
+func (sh *strictHandler) GetScenarioTraceDiff(w http.ResponseWriter, r *http.Request, runId RunId, scenarioId ScenarioId) {
+	var request GetScenarioTraceDiffRequestObject
+
+	request.RunId = runId
+	request.ScenarioId = scenarioId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetScenarioTraceDiff(ctx, request.(GetScenarioTraceDiffRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetScenarioTraceDiff")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetScenarioTraceDiffResponseObject); ok {
+		if err := validResponse.VisitGetScenarioTraceDiffResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -1268,6 +1268,48 @@ func (e StepDefinitionSource) Valid() bool {
 	}
 }
 
+// Defines values for TraceNetworkDiffChange.
+const (
+	TraceNetworkDiffChangeAdded   TraceNetworkDiffChange = "added"
+	TraceNetworkDiffChangeRemoved TraceNetworkDiffChange = "removed"
+	TraceNetworkDiffChangeStatus  TraceNetworkDiffChange = "status"
+)
+
+// Valid indicates whether the value is a known member of the TraceNetworkDiffChange enum.
+func (e TraceNetworkDiffChange) Valid() bool {
+	switch e {
+	case TraceNetworkDiffChangeAdded:
+		return true
+	case TraceNetworkDiffChangeRemoved:
+		return true
+	case TraceNetworkDiffChangeStatus:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TracingMode.
+const (
+	TracingModeAlways    TracingMode = "always"
+	TracingModeOff       TracingMode = "off"
+	TracingModeOnFailure TracingMode = "on_failure"
+)
+
+// Valid indicates whether the value is a known member of the TracingMode enum.
+func (e TracingMode) Valid() bool {
+	switch e {
+	case TracingModeAlways:
+		return true
+	case TracingModeOff:
+		return true
+	case TracingModeOnFailure:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TrendsBucket.
 const (
 	TrendsBucketDay  TrendsBucket = "day"
@@ -2824,6 +2866,13 @@ type ProjectSettings struct {
 
 	// TagPattern Regular expression every tag must match (lint rule `tag-convention`).
 	TagPattern *string `json:"tagPattern,omitempty"`
+
+	// Tracing What the runner records of a run's scenarios for the trace viewer (docs/reports.md, "Tracing"):
+	// `off` records nothing; `on_failure` (the default) records every attempt and keeps its screenshots and
+	// DOM snapshots only for an attempt that failed (a failed first attempt is kept even when a retry
+	// passes), and for every other attempt only the small step manifest (timings, console, network, the
+	// acted-on element) that the trace diff compares against; `always` keeps everything.
+	Tracing TracingMode `json:"tracing"`
 }
 
 // ProjectSettingsInput defines model for ProjectSettingsInput.
@@ -2833,6 +2882,13 @@ type ProjectSettingsInput struct {
 	Retries            *int      `json:"retries,omitempty"`
 	RunTimeoutSeconds  *int      `json:"runTimeoutSeconds,omitempty"`
 	TagPattern         *string   `json:"tagPattern,omitempty"`
+
+	// Tracing What the runner records of a run's scenarios for the trace viewer (docs/reports.md, "Tracing"):
+	// `off` records nothing; `on_failure` (the default) records every attempt and keeps its screenshots and
+	// DOM snapshots only for an attempt that failed (a failed first attempt is kept even when a retry
+	// passes), and for every other attempt only the small step manifest (timings, console, network, the
+	// acted-on element) that the trace diff compares against; `always` keeps everything.
+	Tracing *TracingMode `json:"tracing,omitempty"`
 }
 
 // ProjectUpdate Replaces name, description and settings; absent optional members are reset to defaults.
@@ -3720,6 +3776,83 @@ type StepParameter struct {
 	// Type Example: string
 	Type string `json:"type"`
 }
+
+// TraceDiff defines model for TraceDiff.
+type TraceDiff struct {
+	// Attempt The attempt of this scenario that was compared.
+	Attempt  *int               `json:"attempt,omitempty"`
+	Baseline *TraceDiffBaseline `json:"baseline,omitempty"`
+
+	// FirstDifference Index of the first step that differs, -1 when none does.
+	FirstDifference int `json:"firstDifference"`
+
+	// Reason Why there is no baseline.
+	Reason     *string            `json:"reason,omitempty"`
+	RunId      openapi_types.UUID `json:"runId"`
+	ScenarioId openapi_types.UUID `json:"scenarioId"`
+	Steps      []TraceStepDiff    `json:"steps"`
+}
+
+// TraceDiffBaseline defines model for TraceDiffBaseline.
+type TraceDiffBaseline struct {
+	Attempt    int                `json:"attempt"`
+	RunId      openapi_types.UUID `json:"runId"`
+	ScenarioId openapi_types.UUID `json:"scenarioId"`
+	StartedAt  *time.Time         `json:"startedAt,omitempty"`
+}
+
+// TraceDomDiff defines model for TraceDomDiff.
+type TraceDomDiff struct {
+	BaselineHtml *string `json:"baselineHtml,omitempty"`
+
+	// Html The acted-on element's HTML in this run (capped), absent when it was not found.
+	Html     *string `json:"html,omitempty"`
+	Selector string  `json:"selector"`
+}
+
+// TraceNetworkDiff defines model for TraceNetworkDiff.
+type TraceNetworkDiff struct {
+	BaselineStatus *int                   `json:"baselineStatus,omitempty"`
+	Change         TraceNetworkDiffChange `json:"change"`
+	Method         string                 `json:"method"`
+	Status         *int                   `json:"status,omitempty"`
+	Url            string                 `json:"url"`
+}
+
+// TraceNetworkDiffChange defines model for TraceNetworkDiff.Change.
+type TraceNetworkDiffChange string
+
+// TraceStepDiff defines model for TraceStepDiff.
+type TraceStepDiff struct {
+	BaselineDurationMs *int64  `json:"baselineDurationMs,omitempty"`
+	BaselineStatus     *string `json:"baselineStatus,omitempty"`
+
+	// BaselineText The baseline's text when it differs.
+	BaselineText *string `json:"baselineText,omitempty"`
+
+	// ConsoleAdded Console errors (and uncaught exceptions) of this run the baseline did not have.
+	ConsoleAdded   []string           `json:"consoleAdded"`
+	ConsoleRemoved []string           `json:"consoleRemoved"`
+	Differs        bool               `json:"differs"`
+	Dom            *TraceDomDiff      `json:"dom,omitempty"`
+	DurationMs     *int64             `json:"durationMs,omitempty"`
+	Index          int                `json:"index"`
+	Network        []TraceNetworkDiff `json:"network"`
+	Status         *string            `json:"status,omitempty"`
+
+	// Text The step's keyword and text (this run's; the baseline's when only it has the step).
+	Text string `json:"text"`
+
+	// TimingChanged The duration differs by more than 50% and more than 250 ms.
+	TimingChanged *bool `json:"timingChanged,omitempty"`
+}
+
+// TracingMode What the runner records of a run's scenarios for the trace viewer (docs/reports.md, "Tracing"):
+// `off` records nothing; `on_failure` (the default) records every attempt and keeps its screenshots and
+// DOM snapshots only for an attempt that failed (a failed first attempt is kept even when a retry
+// passes), and for every other attempt only the small step manifest (timings, console, network, the
+// acted-on element) that the trace diff compares against; `always` keeps everything.
+type TracingMode string
 
 // TrendChange This window minus the previous window of the same length; null where either side is null.
 type TrendChange struct {

@@ -1275,6 +1275,48 @@ func (e StepDefinitionSource) Valid() bool {
 	}
 }
 
+// Defines values for TraceNetworkDiffChange.
+const (
+	TraceNetworkDiffChangeAdded   TraceNetworkDiffChange = "added"
+	TraceNetworkDiffChangeRemoved TraceNetworkDiffChange = "removed"
+	TraceNetworkDiffChangeStatus  TraceNetworkDiffChange = "status"
+)
+
+// Valid indicates whether the value is a known member of the TraceNetworkDiffChange enum.
+func (e TraceNetworkDiffChange) Valid() bool {
+	switch e {
+	case TraceNetworkDiffChangeAdded:
+		return true
+	case TraceNetworkDiffChangeRemoved:
+		return true
+	case TraceNetworkDiffChangeStatus:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TracingMode.
+const (
+	TracingModeAlways    TracingMode = "always"
+	TracingModeOff       TracingMode = "off"
+	TracingModeOnFailure TracingMode = "on_failure"
+)
+
+// Valid indicates whether the value is a known member of the TracingMode enum.
+func (e TracingMode) Valid() bool {
+	switch e {
+	case TracingModeAlways:
+		return true
+	case TracingModeOff:
+		return true
+	case TracingModeOnFailure:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TrendsBucket.
 const (
 	TrendsBucketDay  TrendsBucket = "day"
@@ -2831,6 +2873,13 @@ type ProjectSettings struct {
 
 	// TagPattern Regular expression every tag must match (lint rule `tag-convention`).
 	TagPattern *string `json:"tagPattern,omitempty"`
+
+	// Tracing What the runner records of a run's scenarios for the trace viewer (docs/reports.md, "Tracing"):
+	// `off` records nothing; `on_failure` (the default) records every attempt and keeps its screenshots and
+	// DOM snapshots only for an attempt that failed (a failed first attempt is kept even when a retry
+	// passes), and for every other attempt only the small step manifest (timings, console, network, the
+	// acted-on element) that the trace diff compares against; `always` keeps everything.
+	Tracing TracingMode `json:"tracing"`
 }
 
 // ProjectSettingsInput defines model for ProjectSettingsInput.
@@ -2840,6 +2889,13 @@ type ProjectSettingsInput struct {
 	Retries            *int      `json:"retries,omitempty"`
 	RunTimeoutSeconds  *int      `json:"runTimeoutSeconds,omitempty"`
 	TagPattern         *string   `json:"tagPattern,omitempty"`
+
+	// Tracing What the runner records of a run's scenarios for the trace viewer (docs/reports.md, "Tracing"):
+	// `off` records nothing; `on_failure` (the default) records every attempt and keeps its screenshots and
+	// DOM snapshots only for an attempt that failed (a failed first attempt is kept even when a retry
+	// passes), and for every other attempt only the small step manifest (timings, console, network, the
+	// acted-on element) that the trace diff compares against; `always` keeps everything.
+	Tracing *TracingMode `json:"tracing,omitempty"`
 }
 
 // ProjectUpdate Replaces name, description and settings; absent optional members are reset to defaults.
@@ -3727,6 +3783,83 @@ type StepParameter struct {
 	// Type Example: string
 	Type string `json:"type"`
 }
+
+// TraceDiff defines model for TraceDiff.
+type TraceDiff struct {
+	// Attempt The attempt of this scenario that was compared.
+	Attempt  *int               `json:"attempt,omitempty"`
+	Baseline *TraceDiffBaseline `json:"baseline,omitempty"`
+
+	// FirstDifference Index of the first step that differs, -1 when none does.
+	FirstDifference int `json:"firstDifference"`
+
+	// Reason Why there is no baseline.
+	Reason     *string            `json:"reason,omitempty"`
+	RunId      openapi_types.UUID `json:"runId"`
+	ScenarioId openapi_types.UUID `json:"scenarioId"`
+	Steps      []TraceStepDiff    `json:"steps"`
+}
+
+// TraceDiffBaseline defines model for TraceDiffBaseline.
+type TraceDiffBaseline struct {
+	Attempt    int                `json:"attempt"`
+	RunId      openapi_types.UUID `json:"runId"`
+	ScenarioId openapi_types.UUID `json:"scenarioId"`
+	StartedAt  *time.Time         `json:"startedAt,omitempty"`
+}
+
+// TraceDomDiff defines model for TraceDomDiff.
+type TraceDomDiff struct {
+	BaselineHtml *string `json:"baselineHtml,omitempty"`
+
+	// Html The acted-on element's HTML in this run (capped), absent when it was not found.
+	Html     *string `json:"html,omitempty"`
+	Selector string  `json:"selector"`
+}
+
+// TraceNetworkDiff defines model for TraceNetworkDiff.
+type TraceNetworkDiff struct {
+	BaselineStatus *int                   `json:"baselineStatus,omitempty"`
+	Change         TraceNetworkDiffChange `json:"change"`
+	Method         string                 `json:"method"`
+	Status         *int                   `json:"status,omitempty"`
+	Url            string                 `json:"url"`
+}
+
+// TraceNetworkDiffChange defines model for TraceNetworkDiff.Change.
+type TraceNetworkDiffChange string
+
+// TraceStepDiff defines model for TraceStepDiff.
+type TraceStepDiff struct {
+	BaselineDurationMs *int64  `json:"baselineDurationMs,omitempty"`
+	BaselineStatus     *string `json:"baselineStatus,omitempty"`
+
+	// BaselineText The baseline's text when it differs.
+	BaselineText *string `json:"baselineText,omitempty"`
+
+	// ConsoleAdded Console errors (and uncaught exceptions) of this run the baseline did not have.
+	ConsoleAdded   []string           `json:"consoleAdded"`
+	ConsoleRemoved []string           `json:"consoleRemoved"`
+	Differs        bool               `json:"differs"`
+	Dom            *TraceDomDiff      `json:"dom,omitempty"`
+	DurationMs     *int64             `json:"durationMs,omitempty"`
+	Index          int                `json:"index"`
+	Network        []TraceNetworkDiff `json:"network"`
+	Status         *string            `json:"status,omitempty"`
+
+	// Text The step's keyword and text (this run's; the baseline's when only it has the step).
+	Text string `json:"text"`
+
+	// TimingChanged The duration differs by more than 50% and more than 250 ms.
+	TimingChanged *bool `json:"timingChanged,omitempty"`
+}
+
+// TracingMode What the runner records of a run's scenarios for the trace viewer (docs/reports.md, "Tracing"):
+// `off` records nothing; `on_failure` (the default) records every attempt and keeps its screenshots and
+// DOM snapshots only for an attempt that failed (a failed first attempt is kept even when a retry
+// passes), and for every other attempt only the small step manifest (timings, console, network, the
+// acted-on element) that the trace diff compares against; `always` keeps everything.
+type TracingMode string
 
 // TrendChange This window minus the previous window of the same length; null where either side is null.
 type TrendChange struct {
@@ -5746,6 +5879,18 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/runs/{runId}/scenarios/{scenarioId} (the `GetRunScenario` operationId).
 	GetRunScenario(ctx context.Context, runId RunId, scenarioId ScenarioId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetScenarioTraceDiff Compare a scenario's trace with its last passing run
+	//
+	// Compares the recorded trace of this scenario (its last recorded attempt) with the trace of the
+	// most recent earlier run of the same scenario identity (feature path, name, example row) in the
+	// project that passed and kept a trace, step by step: status, timing, network calls (added,
+	// removed, status changed), console errors, and the HTML around the element the step acted on.
+	// `baseline` is absent when no such run exists (`reason` says why). 404 when this scenario kept no
+	// trace (tracing `off`, or recorded before tracing existed). See docs/reports.md, "Trace diff".
+	//
+	// Corresponds with GET /api/runs/{runId}/scenarios/{scenarioId}/trace-diff (the `GetScenarioTraceDiff` operationId).
+	GetScenarioTraceDiff(ctx context.Context, runId RunId, scenarioId ScenarioId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSchedules List schedules
 	//
@@ -8015,6 +8160,28 @@ func (c *Client) GetRunReport(ctx context.Context, runId RunId, reqEditors ...Re
 // Corresponds with GET /api/runs/{runId}/scenarios/{scenarioId} (the `GetRunScenario` operationId).
 func (c *Client) GetRunScenario(ctx context.Context, runId RunId, scenarioId ScenarioId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRunScenarioRequest(c.Server, runId, scenarioId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetScenarioTraceDiff Compare a scenario's trace with its last passing run
+//
+// Compares the recorded trace of this scenario (its last recorded attempt) with the trace of the
+// most recent earlier run of the same scenario identity (feature path, name, example row) in the
+// project that passed and kept a trace, step by step: status, timing, network calls (added,
+// removed, status changed), console errors, and the HTML around the element the step acted on.
+// `baseline` is absent when no such run exists (`reason` says why). 404 when this scenario kept no
+// trace (tracing `off`, or recorded before tracing existed). See docs/reports.md, "Trace diff".
+//
+// Corresponds with GET /api/runs/{runId}/scenarios/{scenarioId}/trace-diff (the `GetScenarioTraceDiff` operationId).
+func (c *Client) GetScenarioTraceDiff(ctx context.Context, runId RunId, scenarioId ScenarioId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetScenarioTraceDiffRequest(c.Server, runId, scenarioId)
 	if err != nil {
 		return nil, err
 	}
@@ -13465,6 +13632,47 @@ func NewGetRunScenarioRequest(server string, runId RunId, scenarioId ScenarioId)
 	return req, nil
 }
 
+// NewGetScenarioTraceDiffRequest constructs an http.Request for the GetScenarioTraceDiff method
+func NewGetScenarioTraceDiffRequest(server string, runId RunId, scenarioId ScenarioId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "scenarioId", scenarioId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/runs/%s/scenarios/%s/trace-diff", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSchedulesRequest constructs an http.Request for the ListSchedules method
 func NewListSchedulesRequest(server string, params *ListSchedulesParams) (*http.Request, error) {
 	var err error
@@ -16684,6 +16892,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/runs/{runId}/scenarios/{scenarioId} (the `GetRunScenario` operationId).
 	GetRunScenarioWithResponse(ctx context.Context, runId RunId, scenarioId ScenarioId, reqEditors ...RequestEditorFn) (*GetRunScenarioResponse, error)
+
+	// GetScenarioTraceDiffWithResponse Compare a scenario's trace with its last passing run
+	//
+	// Compares the recorded trace of this scenario (its last recorded attempt) with the trace of the
+	// most recent earlier run of the same scenario identity (feature path, name, example row) in the
+	// project that passed and kept a trace, step by step: status, timing, network calls (added,
+	// removed, status changed), console errors, and the HTML around the element the step acted on.
+	// `baseline` is absent when no such run exists (`reason` says why). 404 when this scenario kept no
+	// trace (tracing `off`, or recorded before tracing existed). See docs/reports.md, "Trace diff".
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/runs/{runId}/scenarios/{scenarioId}/trace-diff (the `GetScenarioTraceDiff` operationId).
+	GetScenarioTraceDiffWithResponse(ctx context.Context, runId RunId, scenarioId ScenarioId, reqEditors ...RequestEditorFn) (*GetScenarioTraceDiffResponse, error)
 
 	// ListSchedulesWithResponse List schedules
 	//
@@ -24128,6 +24350,82 @@ func (r GetRunScenarioResponse) ContentType() string {
 	return ""
 }
 
+type GetScenarioTraceDiffResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TraceDiff
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetScenarioTraceDiffResponse) GetJSON200() *TraceDiff {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetScenarioTraceDiffResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetScenarioTraceDiffResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetScenarioTraceDiffResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetScenarioTraceDiffResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetScenarioTraceDiffResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetScenarioTraceDiffResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetScenarioTraceDiffResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetScenarioTraceDiffResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetScenarioTraceDiffResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListSchedulesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28373,6 +28671,26 @@ func (c *ClientWithResponses) GetRunScenarioWithResponse(ctx context.Context, ru
 		return nil, err
 	}
 	return ParseGetRunScenarioResponse(rsp)
+}
+
+// GetScenarioTraceDiffWithResponse Compare a scenario's trace with its last passing run
+//
+// Compares the recorded trace of this scenario (its last recorded attempt) with the trace of the
+// most recent earlier run of the same scenario identity (feature path, name, example row) in the
+// project that passed and kept a trace, step by step: status, timing, network calls (added,
+// removed, status changed), console errors, and the HTML around the element the step acted on.
+// `baseline` is absent when no such run exists (`reason` says why). 404 when this scenario kept no
+// trace (tracing `off`, or recorded before tracing existed). See docs/reports.md, "Trace diff".
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/runs/{runId}/scenarios/{scenarioId}/trace-diff (the `GetScenarioTraceDiff` operationId).
+func (c *ClientWithResponses) GetScenarioTraceDiffWithResponse(ctx context.Context, runId RunId, scenarioId ScenarioId, reqEditors ...RequestEditorFn) (*GetScenarioTraceDiffResponse, error) {
+	rsp, err := c.GetScenarioTraceDiff(ctx, runId, scenarioId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetScenarioTraceDiffResponse(rsp)
 }
 
 // ListSchedulesWithResponse List schedules
@@ -34923,6 +35241,67 @@ func ParseGetRunScenarioResponse(rsp *http.Response) (*GetRunScenarioResponse, e
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest RunScenario
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetScenarioTraceDiffResponse parses an HTTP response from a GetScenarioTraceDiffWithResponse call
+func ParseGetScenarioTraceDiffResponse(rsp *http.Response) (*GetScenarioTraceDiffResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetScenarioTraceDiffResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TraceDiff
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -255,6 +255,11 @@ func (Unimplemented) GetRunScenario(ctx context.Context, request serverapi.GetRu
 	return nil, apierr.NotImplementedOp("getRunScenario")
 }
 
+// GetScenarioTraceDiff answers 501 not_implemented.
+func (Unimplemented) GetScenarioTraceDiff(ctx context.Context, request serverapi.GetScenarioTraceDiffRequestObject) (serverapi.GetScenarioTraceDiffResponseObject, error) {
+	return nil, apierr.NotImplementedOp("getScenarioTraceDiff")
+}
+
 // GetSchedule answers 501 not_implemented.
 func (Unimplemented) GetSchedule(ctx context.Context, request serverapi.GetScheduleRequestObject) (serverapi.GetScheduleResponseObject, error) {
 	return nil, apierr.NotImplementedOp("getSchedule")

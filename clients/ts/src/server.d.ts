@@ -958,6 +958,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{runId}/scenarios/{scenarioId}/trace-diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare a scenario's trace with its last passing run
+         * @description Compares the recorded trace of this scenario (its last recorded attempt) with the trace of the
+         *     most recent earlier run of the same scenario identity (feature path, name, example row) in the
+         *     project that passed and kept a trace, step by step: status, timing, network calls (added,
+         *     removed, status changed), console errors, and the HTML around the element the step acted on.
+         *     `baseline` is absent when no such run exists (`reason` says why). 404 when this scenario kept no
+         *     trace (tracing `off`, or recorded before tracing existed). See docs/reports.md, "Trace diff".
+         */
+        get: operations["getScenarioTraceDiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{runId}/events": {
         parameters: {
             query?: never;
@@ -2132,6 +2157,7 @@ export interface components {
             runTimeoutSeconds: number;
             /** @description Retries of a failed scenario. */
             retries: number;
+            tracing: components["schemas"]["TracingMode"];
         };
         ProjectSettingsInput: {
             disabledLintRules?: string[];
@@ -2141,6 +2167,74 @@ export interface components {
             runTimeoutSeconds: number;
             /** @default 0 */
             retries: number;
+            tracing?: components["schemas"]["TracingMode"];
+        };
+        /**
+         * @description What the runner records of a run's scenarios for the trace viewer (docs/reports.md, "Tracing"):
+         *     `off` records nothing; `on_failure` (the default) records every attempt and keeps its screenshots and
+         *     DOM snapshots only for an attempt that failed (a failed first attempt is kept even when a retry
+         *     passes), and for every other attempt only the small step manifest (timings, console, network, the
+         *     acted-on element) that the trace diff compares against; `always` keeps everything.
+         * @enum {string}
+         */
+        TracingMode: "off" | "on_failure" | "always";
+        TraceDiff: {
+            /** Format: uuid */
+            runId: string;
+            /** Format: uuid */
+            scenarioId: string;
+            /** @description The attempt of this scenario that was compared. */
+            attempt?: number;
+            baseline?: components["schemas"]["TraceDiffBaseline"];
+            /** @description Why there is no baseline. */
+            reason?: string;
+            /** @description Index of the first step that differs, -1 when none does. */
+            firstDifference: number;
+            steps: components["schemas"]["TraceStepDiff"][];
+        };
+        TraceDiffBaseline: {
+            /** Format: uuid */
+            runId: string;
+            /** Format: uuid */
+            scenarioId: string;
+            attempt: number;
+            /** Format: date-time */
+            startedAt?: string;
+        };
+        TraceStepDiff: {
+            index: number;
+            /** @description The step's keyword and text (this run's; the baseline's when only it has the step). */
+            text: string;
+            /** @description The baseline's text when it differs. */
+            baselineText?: string;
+            status?: string;
+            baselineStatus?: string;
+            /** Format: int64 */
+            durationMs?: number;
+            /** Format: int64 */
+            baselineDurationMs?: number;
+            /** @description The duration differs by more than 50% and more than 250 ms. */
+            timingChanged?: boolean;
+            differs: boolean;
+            network: components["schemas"]["TraceNetworkDiff"][];
+            /** @description Console errors (and uncaught exceptions) of this run the baseline did not have. */
+            consoleAdded: string[];
+            consoleRemoved: string[];
+            dom?: components["schemas"]["TraceDomDiff"];
+        };
+        TraceNetworkDiff: {
+            /** @enum {string} */
+            change: "added" | "removed" | "status";
+            method: string;
+            url: string;
+            status?: number;
+            baselineStatus?: number;
+        };
+        TraceDomDiff: {
+            selector: string;
+            /** @description The acted-on element's HTML in this run (capped), absent when it was not found. */
+            html?: string;
+            baselineHtml?: string;
         };
         Project: {
             /** Format: uuid */
@@ -6472,6 +6566,34 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunScenario"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getScenarioTraceDiff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: components["parameters"]["RunId"];
+                scenarioId: components["parameters"]["ScenarioId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comparison. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TraceDiff"];
                 };
             };
             400: components["responses"]["BadRequest"];

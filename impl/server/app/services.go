@@ -18,6 +18,7 @@ import (
 	"github.com/sdods/sdods/impl/server/secrets"
 	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/store"
+	"github.com/sdods/sdods/impl/server/tracing"
 	"github.com/sdods/sdods/impl/server/visual"
 )
 
@@ -50,6 +51,7 @@ func newServices(d serviceDeps) httpapi.Services {
 		Stats:        stats.New(d.Store),
 		Quarantines:  stats.NewQuarantines(d.Store),
 		Reports:      reports.NewService(d.Store, d.Blobs, d.Log),
+		Tracing:      tracing.NewService(d.Store, d.Blobs),
 		Ingest:       ingest.NewService(d.Store, d.Blobs),
 	}
 }

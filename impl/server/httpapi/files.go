@@ -372,7 +372,21 @@ type traceScenario struct {
 	Steps       []traceStep             `json:"steps"`
 	Logs        []traceLog              `json:"logs"`
 	Network     []traceRequest          `json:"network"`
+	// Traces are the recorded attempts kept (tracing): each a manifest (steplib.TraceManifest)
+	// and its files, by stored name → run file path.
+	Traces []traceAttempt `json:"traces"`
+	// Files are the scenario's files outside its steps (an ingested Playwright trace, …).
+	Files []traceFile `json:"files"`
 }
+
+type traceAttempt struct {
+	Attempt  int               `json:"attempt"`
+	Manifest string            `json:"manifest"`
+	Files    map[string]string `json:"files"`
+}
+
+// traceManifestName matches the name of a trace manifest (runner.TraceManifestName).
+var traceManifestName = regexp.MustCompile(`^trace-a([0-9]+)\.json$`)
 
 type traceDoc struct {
 	RunID     uuid.UUID       `json:"runId"`
@@ -380,6 +394,37 @@ type traceDoc struct {
 	Status    string          `json:"status"`
 	Source    string          `json:"source"`
 	Scenarios []traceScenario `json:"scenarios"`
+}
+
+// traceAttempts lists the kept traces of a scenario (key) among the run's artifacts, by attempt.
+func traceAttempts(key string, arts []artifacts.Artifact, paths map[uuid.UUID]string) []traceAttempt {
+	out := []traceAttempt{}
+	byAttempt := map[int]int{}
+	for _, a := range arts {
+		if a.ScenarioKey == nil || *a.ScenarioKey != key || a.StepIndex != nil {
+			continue
+		}
+		if m := traceManifestName.FindStringSubmatch(a.Name); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			byAttempt[n] = len(out)
+			out = append(out, traceAttempt{Attempt: n, Manifest: paths[a.ID], Files: map[string]string{}})
+		}
+	}
+	for _, a := range arts {
+		if a.ScenarioKey == nil || *a.ScenarioKey != key || a.StepIndex != nil || traceManifestName.MatchString(a.Name) {
+			continue
+		}
+		var n int
+		var rest string
+		if _, err := fmt.Sscanf(a.Name, "trace-a%d-%s", &n, &rest); err != nil {
+			continue
+		}
+		if i, ok := byAttempt[n]; ok {
+			out[i].Files[a.Name] = paths[a.ID]
+		}
+	}
+	slices.SortFunc(out, func(a, b traceAttempt) int { return cmp.Compare(a.Attempt, b.Attempt) })
+	return out
 }
 
 // requestLine is how HTTP and browser steps log a request: "GET http://… → 200 OK in 12 ms (…)"
@@ -405,7 +450,13 @@ func (s *Server) traceJSON(ctx context.Context, r filesRun) ([]byte, error) {
 	index := map[uuid.UUID]int{}
 	for _, sc := range scenarios {
 		ts := traceScenario{ID: sc.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name, Line: int(sc.Line),
-			Status: sc.Status, Attempts: int(sc.Attempts), StartedAt: sc.StartedAt, DurationMs: sc.DurationMs, Steps: []traceStep{}, Logs: []traceLog{}, Network: []traceRequest{}}
+			Status: sc.Status, Attempts: int(sc.Attempts), StartedAt: sc.StartedAt, DurationMs: sc.DurationMs, Steps: []traceStep{}, Logs: []traceLog{}, Network: []traceRequest{},
+			Traces: traceAttempts(sc.ScenarioKey, arts, paths), Files: []traceFile{}}
+		for _, a := range arts {
+			if a.ScenarioKey != nil && *a.ScenarioKey == sc.ScenarioKey && a.StepIndex == nil && !strings.HasPrefix(a.Name, "trace-a") {
+				ts.Files = append(ts.Files, traceFile{Path: paths[a.ID], Name: a.Name, MediaType: safecontent.MediaType(a.MediaType), Kind: a.Kind, SizeBytes: a.SizeBytes, ArtifactID: a.ID})
+			}
+		}
 		if len(sc.Error) > 0 {
 			var e results.StepError
 			if json.Unmarshal(sc.Error, &e) == nil && e.Message != "" {

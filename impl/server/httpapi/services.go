@@ -12,6 +12,7 @@ import (
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/reports"
 	"github.com/sdods/sdods/impl/server/stats"
+	"github.com/sdods/sdods/impl/server/tracing"
 	"github.com/sdods/sdods/impl/server/visual"
 )
 
@@ -39,6 +40,8 @@ type Services struct {
 	Reports *reports.Service
 	// Ingest creates runs for ingest and writes ingested results.
 	Ingest *ingest.Service
+	// Tracing compares a scenario's trace with its last passing run's.
+	Tracing *tracing.Service
 }
 
 // page cuts rows (at most limit+1, as a service returns them) to one page and the cursor of the

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"regexp"
 
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
@@ -63,13 +64,18 @@ func (s *Server) GetTraceViewer(ctx context.Context, req serverapi.GetTraceViewe
 		func(h http.Header) { safecontent.SetPageHeaders(h, traceViewerCSP) }}, nil
 }
 
-// traceViewerCSP lets the trace viewer run only its own inline script and style, fetch only
-// from this origin (the trace and the run's files, with the caller's credentials) and show
-// images from it; nothing in a trace can add script.
+// traceViewerCSP lets the trace viewer run only its own inline script, fetch only from this
+// origin (the trace and the run's files, with the caller's credentials) and show images from it;
+// nothing in a trace can add script. Styles may be inline: a DOM snapshot is shown in a srcdoc
+// frame, which inherits this policy, and renders with its own inlined styles (style cannot run
+// script; the frame is sandboxed without allow-scripts or allow-same-origin, see docs/reports.md).
 var traceViewerCSP = func() string {
 	b, err := fs.ReadFile(traceFiles, "trace/index.html")
 	if err != nil {
 		panic(err)
 	}
-	return safecontent.PageCSP(string(b), "img-src 'self' data:", "connect-src 'self'", "frame-ancestors 'none'")
+	csp := safecontent.PageCSP(string(b), "img-src 'self' data:", "connect-src 'self'", "frame-src 'self'", "frame-ancestors 'none'")
+	return styleHashes.ReplaceAllString(csp, "style-src 'unsafe-inline'")
 }()
+
+var styleHashes = regexp.MustCompile(`style-src [^;]+`)

@@ -25,11 +25,17 @@ type Settings struct {
 	DefaultEnvironment string   `json:"defaultEnvironment,omitempty"`
 	RunTimeoutSeconds  int      `json:"runTimeoutSeconds"`
 	Retries            int      `json:"retries"`
+	// Tracing is what the runner records for the trace viewer: off, on_failure or always
+	// (runner.Tracing; docs/reports.md, "Tracing").
+	Tracing string `json:"tracing,omitempty"`
 }
+
+// DefaultTracing is the tracing of a project whose settings name none.
+const DefaultTracing = "on_failure"
 
 // DefaultSettings are the settings of a project created without any.
 func DefaultSettings() Settings {
-	return Settings{DisabledLintRules: []string{}, RunTimeoutSeconds: 3600}
+	return Settings{DisabledLintRules: []string{}, RunTimeoutSeconds: 3600, Tracing: DefaultTracing}
 }
 
 // DecodeSettings reads stored settings, filling defaults for what is missing.
@@ -41,6 +47,9 @@ func DecodeSettings(raw []byte) Settings {
 	}
 	if s.RunTimeoutSeconds <= 0 {
 		s.RunTimeoutSeconds = 3600
+	}
+	if s.Tracing == "" {
+		s.Tracing = DefaultTracing
 	}
 	return s
 }

@@ -169,7 +169,9 @@ func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, br
 		fields["username"], fields["password"] = acc.Username, acc.Password
 		return fields, nil
 	}
+	rec := run.Tracing.recorder()
 	sess := steplib.NewSession(steplib.Config{
+		Recorder:    rec,
 		Project:     run.Project,
 		BaseURL:     run.Environment.BaseURL,
 		Vars:        vars,
@@ -243,6 +245,7 @@ func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, br
 	}
 
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	keepTrace(em, sid, vars, rec, run.Tracing, attempt, sr.Status)
 	if err := sess.Finish(cctx, sr.Status == steplib.StatusPassed); err != nil {
 		em.emit(Event{Type: EventLog, ScenarioID: sid, Log: &LogLine{Level: "warn", Message: vars.Mask(err.Error())}})
 	}

@@ -102,6 +102,9 @@ type Run struct {
 	// Retries runs a failed scenario again, up to this many times; the last attempt is its
 	// result, and a scenario that passes on a retry counts as flaky.
 	Retries int
+	// Tracing is what the runner records for the trace viewer: TracingOff (or the zero value),
+	// TracingOnFailure or TracingAlways (trace.go).
+	Tracing Tracing
 	// Quarantined holds the identities (Identity) of the project's quarantined scenarios: they
 	// still run, tagged QuarantinedTag, so that Tags can leave them out.
 	Quarantined map[string]bool

@@ -242,6 +242,11 @@ func (s *Service) load(ctx context.Context, r db.Run) (runner.Run, error) {
 	if r.Tags != nil {
 		in.Tags = *r.Tags
 	}
+	tracing, err := s.st.ProjectTracing(ctx, r.ProjectID)
+	if err != nil {
+		return in, fmt.Errorf("load the project's tracing: %w", err)
+	}
+	in.Tracing = runner.ParseTracing(tracing)
 	features, err := s.st.AllFeatures(ctx, r.ProjectID)
 	if err != nil {
 		return in, fmt.Errorf("load features: %w", err)

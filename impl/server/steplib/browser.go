@@ -323,7 +323,11 @@ func (s *Session) browserPage(ctx context.Context) (*page, error) {
 	if closed || parent == nil {
 		return nil, errors.New("the browser was closed")
 	}
-	tabCtx, cancel := chromedp.NewContext(parent, chromedp.WithNewBrowserContext())
+	tabOpts := []chromedp.ContextOption{chromedp.WithNewBrowserContext()}
+	if s.cfg.Recorder != nil {
+		tabOpts = append(tabOpts, chromedp.WithListener(s.cfg.Recorder.event))
+	}
+	tabCtx, cancel := chromedp.NewContext(parent, tabOpts...)
 	p := &page{ctx: tabCtx, cancel: cancel, width: b.opts.Width, height: b.opts.Height}
 	// The first action on a tab context creates the tab; it must not run under the step's
 	// context, whose end would close the tab, so it runs on its own and the step waits for it.

@@ -1,6 +1,7 @@
 package steplib
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -136,6 +137,19 @@ func (s *Session) send(ctx context.Context, c *call, method, target string, body
 		u = pu.String()
 		s.http.query = nil
 	}
+	var ht *TraceHTTP
+	if rec := s.cfg.Recorder; rec != nil && s.depth == 0 {
+		ht = &TraceHTTP{Method: method, URL: s.vars.Mask(u)}
+		if body != nil {
+			b, err := io.ReadAll(body)
+			if err != nil {
+				return fmt.Errorf("request %s %s: read the body: %v", method, u, err)
+			}
+			body = bytes.NewReader(b)
+			ht.RequestBody = capText(s.vars.Mask(string(b)), rec.lim.BodyBytes)
+		}
+		defer rec.setHTTP(ht)
+	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
 		return fmt.Errorf("request %s %s: %v", method, u, err)
@@ -148,6 +162,13 @@ func (s *Session) send(ctx context.Context, c *call, method, target string, body
 	}
 	start := time.Now()
 	resp, err := s.client.Do(req)
+	if ht != nil {
+		ht.RequestHeaders = maskHeaders(s.vars, traceHeaders(req.Header))
+		ht.DurationMs = time.Since(start).Milliseconds()
+		if err != nil {
+			ht.Error = s.vars.Mask(err.Error())
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return stepContextError(ctx)
@@ -163,6 +184,11 @@ func (s *Session) send(ctx context.Context, c *call, method, target string, body
 		return fmt.Errorf("%s %s: reading the response: %v", method, u, err)
 	}
 	d := time.Since(start)
+	if ht != nil {
+		ht.Status, ht.DurationMs = resp.StatusCode, d.Milliseconds()
+		ht.ResponseHeaders = maskHeaders(s.vars, traceHeaders(resp.Header))
+		ht.ResponseBody = capText(s.vars.Mask(string(data)), s.cfg.Recorder.lim.BodyBytes)
+	}
 	s.http.last = &httpResponse{method: method, url: u, status: resp.StatusCode, statusText: resp.Status, header: resp.Header, body: data, duration: d}
 	c.rep.Log("info", fmt.Sprintf("%s %s → %s in %d ms (%d bytes)", method, u, resp.Status, d.Milliseconds(), len(data)))
 	return nil

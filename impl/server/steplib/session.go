@@ -173,6 +173,8 @@ type Config struct {
 	// Baselines compares visual checks with the project's baselines; nil records the captures
 	// without comparing them.
 	Baselines BaselineChecker
+	// Recorder records the scenario's trace (trace.go); nil records nothing.
+	Recorder *Recorder
 }
 
 // Session executes the steps of one scenario, keeping its variables, HTTP state and browser page.
@@ -297,6 +299,15 @@ func (s *Session) Execute(ctx context.Context, step Step, rep Reporter) (out Out
 	if rep == nil {
 		rep = nopReporter{}
 	}
+	var tr *TraceStep
+	if s.cfg.Recorder != nil && s.depth == 0 {
+		tr = s.cfg.Recorder.begin(step, "", "other")
+		defer func() {
+			o := out
+			o.Duration, o.Error = time.Since(start), s.vars.Mask(o.Error)
+			s.cfg.Recorder.end(tr, o)
+		}()
+	}
 	matches := matchAll(step.Text)
 	switch len(matches) {
 	case 0:
@@ -327,6 +338,18 @@ func (s *Session) Execute(ctx context.Context, step Step, rep Reporter) (out Out
 		return fail(err)
 	}
 	c.rep = rep
+	if tr != nil {
+		// What recording takes is left out of the step's duration.
+		tr.Definition, tr.Kind = m.def.ID, stepKind(m.def.ID)
+		t0 := time.Now()
+		s.traceBefore(ctx, tr, c)
+		start = start.Add(time.Since(t0))
+		defer func() {
+			t1 := time.Now()
+			s.traceAfter(ctx, tr, c)
+			start = start.Add(time.Since(t1))
+		}()
+	}
 	if err := s.run(ctx, impl, c); err != nil {
 		return fail(err)
 	}
