@@ -13,6 +13,8 @@ import { ScenarioPage } from "./pages/Scenario";
 import { AccountPage } from "./pages/Account";
 import { UsersPage } from "./pages/Users";
 import { WorkspacePage } from "./pages/Workspace";
+import { InsightsPage } from "./pages/Insights";
+import { SchedulesPage } from "./pages/Schedules";
 
 export function App() {
   const setup = useSetupStatus();
@@ -62,6 +64,8 @@ function Shell() {
             Projects
           </NavLink>
           <NavLink to="/runs">Runs</NavLink>
+          <NavLink to="/insights">Insights</NavLink>
+          <NavLink to="/schedules">Schedules</NavLink>
           <NavLink to="/account">Account</NavLink>
           {me.user.instanceRole === "admin" ? <NavLink to="/users">Users</NavLink> : null}
         </nav>
@@ -81,6 +85,8 @@ function Shell() {
           <Route path="/runs" element={<RunsPage />} />
           <Route path="/runs/:runId" element={<RunPage />} />
           <Route path="/runs/:runId/scenarios/:scenarioId" element={<ScenarioPage />} />
+          <Route path="/insights" element={<InsightsPage />} />
+          <Route path="/schedules/*" element={<SchedulesPage />} />
           <Route path="/account" element={<AccountPage />} />
           <Route path="/users" element={<UsersPage />} />
           <Route path="*" element={<NotFound />} />
