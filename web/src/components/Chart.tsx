@@ -2,7 +2,7 @@
 // a toggle switches between the two, the canvas carries an aria label that says what it shows, and
 // the table is the accessible view of every point (axe and screen readers read it, not the canvas).
 import { useEffect, useId, useRef, useState } from "react";
-import uPlot from "uplot";
+import type uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 
 export type ChartSeries = {
@@ -39,37 +39,50 @@ export function TimeChart({ title, at, series, format = defaultFormat, xLabel = 
     const el = host.current;
     if (!el || showTable || at.length === 0) return;
     let plot: uPlot | undefined;
-    try {
-      const width = Math.max(280, Math.min(el.clientWidth || 560, 900));
-      const data = [at.map((s) => Date.parse(s) / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData;
-      plot = new uPlot(
-        {
-          width,
-          height: 220,
-          scales: { x: { time: true } },
-          series: [
-            {},
-            ...series.map((s) => ({
-              label: s.label,
-              stroke: s.color,
-              fill: s.bars ? s.color + "55" : undefined,
-              width: 2,
-              spanGaps: false,
-              points: { show: true, size: 5 },
-              paths: s.bars ? uPlot.paths.bars!({ size: [0.6, 40] }) : undefined,
-              value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? "–" : format(v)),
-            })),
-          ],
-          axes: [{}, { values: (_u: uPlot, vs: number[]) => vs.map((v) => format(v)), size: 60 }],
-        },
-        data,
-        el,
-      );
-    } catch {
-      // No canvas (an old browser, or a test's DOM without one): the table shows the same data.
-      setFailed(true);
-    }
-    return () => plot?.destroy();
+    let gone = false;
+    const draw = (UPlot: typeof uPlot) => {
+      try {
+        const width = Math.max(280, Math.min(el.clientWidth || 560, 900));
+        const data = [at.map((s) => Date.parse(s) / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData;
+        plot = new UPlot(
+          {
+            width,
+            height: 220,
+            scales: { x: { time: true } },
+            series: [
+              {},
+              ...series.map((s) => ({
+                label: s.label,
+                stroke: s.color,
+                fill: s.bars ? s.color + "55" : undefined,
+                width: 2,
+                spanGaps: false,
+                points: { show: true, size: 5 },
+                paths: s.bars ? UPlot.paths.bars!({ size: [0.6, 40] }) : undefined,
+                value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? "–" : format(v)),
+              })),
+            ],
+            axes: [{}, { values: (_u: uPlot, vs: number[]) => vs.map((v) => format(v)), size: 60 }],
+          },
+          data,
+          el,
+        );
+      } catch {
+        // No canvas (an old browser, or a test's DOM without one): the table shows the same data.
+        setFailed(true);
+      }
+    };
+    // Loaded on first use: pages without charts do not carry it.
+    import("uplot").then(
+      ({ default: UPlot }) => {
+        if (!gone) draw(UPlot);
+      },
+      () => setFailed(true),
+    );
+    return () => {
+      gone = true;
+      plot?.destroy();
+    };
   }, [at, series, showTable, format]);
 
   const summary =

@@ -210,9 +210,9 @@ describe("insights", () => {
     expect(screen.getByRole("row", { name: /ships/ })).toHaveTextContent("2.9 s");
     expect(screen.getByRole("row", { name: /I open the shop/ })).toHaveTextContent("800 ms");
     expect(within(screen.getByRole("row", { name: /skips/ })).getByRole("link", { name: "the run" })).toHaveAttribute("href", "/runs/00000000-0000-0000-0000-0000000000b2");
-  }, 20_000);
+  }, 60_000);
 
-  it("offers no quarantine to a viewer and shows the server's refusal", async () => {
+  it("offers no quarantine to a viewer and shows the server's refusal", { timeout: 30_000 }, async () => {
     answer((req) => {
       const p = new URL(req.url).pathname;
       const c = common(p, "viewer");
@@ -276,7 +276,7 @@ describe("schedules", () => {
     await u.type(tz, "America/New_York");
     await waitFor(() => expect(screen.getByRole("alert")).toHaveTextContent(/column 3 \(hour\): 25 is out of range/), { timeout: 3000 });
     await u.click(screen.getByRole("button", { name: "Every day at 02:30" }));
-    const table = await screen.findByRole("table", { name: /Next firings of 30 2 \* \* \* in America\/New_York/ });
+    const table = await screen.findByRole("table", { name: /Next firings of 30 2 \* \* \* in America\/New_York/ }, { timeout: 5000 });
     expect(within(table).getAllByRole("row")).toHaveLength(11);
     expect(within(table).getAllByRole("row")[1]).toHaveTextContent("2027-03-14 02:30:00 does not exist");
     const last = previews.at(-1)!;
@@ -285,7 +285,7 @@ describe("schedules", () => {
     await u.click(screen.getByRole("button", { name: "Create schedule" }));
     await waitFor(() => expect(created).toMatchObject({ project: "shop", name: "nightly", cron: "30 2 * * *", timezone: "America/New_York", run: { environment: "staging" }, overlap: "skip" }));
     await screen.findByRole("heading", { name: "nightly" });
-  }, 20_000);
+  }, 60_000);
 
   it("pauses with a note, resumes, runs now and shows missed firings with their reasons", async () => {
     const calls: { path: string; body: unknown }[] = [];
@@ -349,5 +349,5 @@ describe("schedules", () => {
     await u.click(screen.getByRole("button", { name: "Run now" }));
     expect(await screen.findByRole("link", { name: "a run" })).toHaveAttribute("href", "/runs/00000000-0000-0000-0000-0000000000d4");
     expect(calls[2]).toEqual({ path: "/api/schedules/s1/run-now", body: { force: false } });
-  }, 20_000);
+  }, 60_000);
 });
