@@ -11,6 +11,7 @@
 //     show the seeded data. axe-core checks every page.
 import { chromium } from "playwright-core";
 import { AxeBuilder } from "@axe-core/playwright";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 
 const base = process.env.SDODS_URL;
@@ -18,8 +19,16 @@ const password = process.env.SDODS_E2E_PASSWORD;
 const token = process.env.SDODS_E2E_TOKEN;
 if (!base || !password || !token) throw new Error("SDODS_URL, SDODS_E2E_PASSWORD and SDODS_E2E_TOKEN must be set");
 const executablePath = process.env.SDODS_CHROMIUM || "/usr/bin/chromium";
+const shots = process.env.SDODS_UI_SCREENSHOTS;
+if (shots) mkdirSync(shots, { recursive: true });
 const failures = [];
 let step = "start";
+
+async function shot(page, name) {
+  if (!shots) return;
+  await page.waitForLoadState("networkidle").catch(() => {});
+  await page.screenshot({ path: path.join(shots, name + ".png"), fullPage: false });
+}
 
 function check(cond, msg) {
   if (!cond) {
@@ -85,6 +94,8 @@ try {
   });
   const t = await apiGet(`/api/stats/trends?project=shop&bucket=day&tz=UTC&since=${encodeURIComponent(win.since)}&until=${encodeURIComponent(win.until)}`);
   check(t.points.length >= 6, `the API has the seeded days (${t.points.length} points)`);
+  await page.getByRole("figure", { name: "Pass rate" }).locator("canvas").first().waitFor();
+  await shot(page, "insights");
   for (const name of ["Pass rate", "Runs by status", "Duration p50 and p95", "Flaky results (passed after a retry)"]) {
     const fig = page.getByRole("figure", { name });
     await fig.waitFor();
@@ -172,6 +183,7 @@ try {
   check(JSON.stringify(shownNext) === JSON.stringify(apiNext.items.map((i) => i.at)), `the schedule's firings ${shownNext} equal the API's ${apiNext.items.map((i) => i.at)}`);
   check(JSON.stringify(shownNext) === JSON.stringify(shownPreview), "the saved schedule fires when its preview said");
   await axe(page, "schedule");
+  await shot(page, "schedule");
   // Pause with a note, then resume: the API agrees.
   await page.getByLabel("Pause note").fill("release freeze");
   await page.getByRole("button", { name: "Pause" }).click();
