@@ -95,6 +95,7 @@ try {
   const t = await apiGet(`/api/stats/trends?project=shop&bucket=day&tz=UTC&since=${encodeURIComponent(win.since)}&until=${encodeURIComponent(win.until)}`);
   check(t.points.length >= 6, `the API has the seeded days (${t.points.length} points)`);
   await page.getByRole("figure", { name: "Pass rate" }).locator("canvas").first().waitFor();
+  await page.evaluate(() => window.scrollTo(0, 0));
   await shot(page, "insights");
   for (const name of ["Pass rate", "Runs by status", "Duration p50 and p95", "Flaky results (passed after a retry)"]) {
     const fig = page.getByRole("figure", { name });

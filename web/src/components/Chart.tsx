@@ -24,11 +24,13 @@ type Props = {
   /** The heading of the first column of the table view. */
   xLabel?: string;
   formatX?: (iso: string) => string;
+  /** The values are counts: the axis has whole-number ticks only. */
+  integer?: boolean;
 };
 
 const defaultFormat = (v: number) => String(Math.round(v * 100) / 100);
 
-export function TimeChart({ title, at, series, format = defaultFormat, xLabel = "Period", formatX = (s) => new Date(s).toLocaleString() }: Props) {
+export function TimeChart({ title, at, series, format = defaultFormat, xLabel = "Period", formatX = (s) => new Date(s).toLocaleString(), integer }: Props) {
   const [asTable, setAsTable] = useState(false);
   const [failed, setFailed] = useState(false);
   const host = useRef<HTMLDivElement>(null);
@@ -62,7 +64,7 @@ export function TimeChart({ title, at, series, format = defaultFormat, xLabel = 
                 value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? "–" : format(v)),
               })),
             ],
-            axes: [{}, { values: (_u: uPlot, vs: number[]) => vs.map((v) => format(v)), size: 60 }],
+            axes: [{}, { values: (_u: uPlot, vs: number[]) => vs.map((v) => format(v)), size: 60, incrs: integer ? [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] : undefined }],
           },
           data,
           el,
@@ -83,7 +85,7 @@ export function TimeChart({ title, at, series, format = defaultFormat, xLabel = 
       gone = true;
       plot?.destroy();
     };
-  }, [at, series, showTable, format]);
+  }, [at, series, showTable, format, integer]);
 
   const summary =
     at.length === 0

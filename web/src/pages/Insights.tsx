@@ -166,9 +166,9 @@ function TrendCharts({ t }: { t: Trends }) {
       <ChangeSummary summary={t.summary} previous={t.previous} change={t.change} />
       <div className="charts">
         <TimeChart title="Pass rate" at={at} series={passRate} format={pct} formatX={fx} />
-        <TimeChart title="Runs by status" at={at} series={byStatus} format={count} formatX={fx} />
+        <TimeChart title="Runs by status" at={at} series={byStatus} format={count} formatX={fx} integer />
         <TimeChart title="Duration p50 and p95" at={at} series={durations} format={ms} formatX={fx} />
-        <TimeChart title="Flaky results (passed after a retry)" at={at} series={flaky} format={count} formatX={fx} />
+        <TimeChart title="Flaky results (passed after a retry)" at={at} series={flaky} format={count} formatX={fx} integer />
       </div>
     </>
   );
