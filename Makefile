@@ -96,7 +96,7 @@ test-web: web/node_modules check-webui ## type-check the web UI, its component t
 ui-screenshots: web/node_modules ## refresh docs/ui/*.png from the end-to-end test's walk through the UI
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \
 	 SDODS_UI_SCREENSHOTS="$(abspath docs/ui)" SDODS_TEST_DATABASE_URL="$${SDODS_TEST_DATABASE_URL:-$$admin}" \
-	 $(GO) test -count=1 -run 'TestWebUIEndToEnd$$' ./impl/server/app
+	 $(GO) test -count=1 -run 'TestWebUIEndToEnd$$|TestWebUIInsightsAndSchedules$$' ./impl/server/app
 
 test-ts: clients/ts/node_modules ## type-check the TypeScript client
 	cd clients/ts && npm run --silent typecheck

@@ -3917,7 +3917,7 @@ type Trends struct {
 // TrendsBucket defines model for Trends.Bucket.
 type TrendsBucket string
 
-// UpcomingRun defines model for UpcomingRun.
+// UpcomingRun One upcoming firing; `scheduleId`, `scheduleName` and `project` are absent in a preview (`cron`).
 type UpcomingRun struct {
 	// At The scheduled time in UTC.
 	At time.Time `json:"at"`
@@ -3928,10 +3928,10 @@ type UpcomingRun struct {
 	// Local The same instant in the schedule's time zone, with its offset.
 	//
 	// Example: 2026-03-08T03:00:00-04:00
-	Local        string             `json:"local"`
-	Project      string             `json:"project"`
-	ScheduleId   openapi_types.UUID `json:"scheduleId"`
-	ScheduleName string             `json:"scheduleName"`
+	Local        string              `json:"local"`
+	Project      *string             `json:"project,omitempty"`
+	ScheduleId   *openapi_types.UUID `json:"scheduleId,omitempty"`
+	ScheduleName *string             `json:"scheduleName,omitempty"`
 
 	// StartsBy When the run starts with the schedule's jitter applied (absent without jitter).
 	StartsBy *time.Time `json:"startsBy,omitempty"`
@@ -4596,6 +4596,15 @@ type ListUpcomingRunsParams struct {
 
 	// Until Only records before this time.
 	Until *Until `form:"until,omitempty" json:"until,omitempty"`
+
+	// Schedule Only this schedule's firings (its id).
+	Schedule *openapi_types.UUID `form:"schedule,omitempty" json:"schedule,omitempty"`
+
+	// Cron Preview this cron expression (as in `ScheduleCreate`) instead of listing the saved schedules.
+	Cron *string `form:"cron,omitempty" json:"cron,omitempty"`
+
+	// Timezone The IANA time zone of the previewed expression (with `cron` only).
+	Timezone *string `form:"timezone,omitempty" json:"timezone,omitempty"`
 }
 
 // ListFlakyScenariosParams defines parameters for ListFlakyScenarios.

@@ -3924,7 +3924,7 @@ type Trends struct {
 // TrendsBucket defines model for Trends.Bucket.
 type TrendsBucket string
 
-// UpcomingRun defines model for UpcomingRun.
+// UpcomingRun One upcoming firing; `scheduleId`, `scheduleName` and `project` are absent in a preview (`cron`).
 type UpcomingRun struct {
 	// At The scheduled time in UTC.
 	At time.Time `json:"at"`
@@ -3935,10 +3935,10 @@ type UpcomingRun struct {
 	// Local The same instant in the schedule's time zone, with its offset.
 	//
 	// Example: 2026-03-08T03:00:00-04:00
-	Local        string             `json:"local"`
-	Project      string             `json:"project"`
-	ScheduleId   openapi_types.UUID `json:"scheduleId"`
-	ScheduleName string             `json:"scheduleName"`
+	Local        string              `json:"local"`
+	Project      *string             `json:"project,omitempty"`
+	ScheduleId   *openapi_types.UUID `json:"scheduleId,omitempty"`
+	ScheduleName *string             `json:"scheduleName,omitempty"`
 
 	// StartsBy When the run starts with the schedule's jitter applied (absent without jitter).
 	StartsBy *time.Time `json:"startsBy,omitempty"`
@@ -4603,6 +4603,15 @@ type ListUpcomingRunsParams struct {
 
 	// Until Only records before this time.
 	Until *Until `form:"until,omitempty" json:"until,omitempty"`
+
+	// Schedule Only this schedule's firings (its id).
+	Schedule *openapi_types.UUID `form:"schedule,omitempty" json:"schedule,omitempty"`
+
+	// Cron Preview this cron expression (as in `ScheduleCreate`) instead of listing the saved schedules.
+	Cron *string `form:"cron,omitempty" json:"cron,omitempty"`
+
+	// Timezone The IANA time zone of the previewed expression (with `cron` only).
+	Timezone *string `form:"timezone,omitempty" json:"timezone,omitempty"`
 }
 
 // ListFlakyScenariosParams defines parameters for ListFlakyScenarios.
@@ -5913,7 +5922,7 @@ type ClientInterface interface {
 
 	// ListUpcomingRuns Upcoming scheduled runs
 	//
-	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days). With `cron`, it previews instead the firings that expression would have from now in `timezone` (default UTC), by the same computation, for a schedule being written; preview items name no schedule.
 	//
 	// Corresponds with GET /api/schedules/next (the `ListUpcomingRuns` operationId).
 	ListUpcomingRuns(ctx context.Context, params *ListUpcomingRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8243,7 +8252,7 @@ func (c *Client) CreateSchedule(ctx context.Context, body CreateScheduleJSONRequ
 
 // ListUpcomingRuns Upcoming scheduled runs
 //
-// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days). With `cron`, it previews instead the firings that expression would have from now in `timezone` (default UTC), by the same computation, for a schedule being written; preview items name no schedule.
 //
 // Corresponds with GET /api/schedules/next (the `ListUpcomingRuns` operationId).
 func (c *Client) ListUpcomingRuns(ctx context.Context, params *ListUpcomingRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13879,6 +13888,42 @@ func NewListUpcomingRunsRequest(server string, params *ListUpcomingRunsParams) (
 
 		}
 
+		if params.Schedule != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "schedule", *params.Schedule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cron != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cron", *params.Cron, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timezone != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timezone", *params.Timezone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -16930,7 +16975,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListUpcomingRunsWithResponse Upcoming scheduled runs
 	//
-	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+	// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days). With `cron`, it previews instead the firings that expression would have from now in `timezone` (default UTC), by the same computation, for a schedule being written; preview items name no schedule.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28734,7 +28779,7 @@ func (c *ClientWithResponses) CreateScheduleWithResponse(ctx context.Context, bo
 
 // ListUpcomingRunsWithResponse Upcoming scheduled runs
 //
-// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+// The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days). With `cron`, it previews instead the firings that expression would have from now in `timezone` (default UTC), by the same computation, for a schedule being written; preview items name no schedule.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -15,6 +15,8 @@ import { UsersPage } from "./pages/Users";
 import { WorkspacePage } from "./pages/Workspace";
 import { InboxPage, ProposalPage } from "./pages/Inbox";
 import { AgentJobPage, AgentJobsPage } from "./pages/AgentJobs";
+import { InsightsPage } from "./pages/Insights";
+import { SchedulesPage } from "./pages/Schedules";
 
 export function App() {
   const setup = useSetupStatus();
@@ -66,6 +68,8 @@ function Shell() {
           <NavLink to="/runs">Runs</NavLink>
           <NavLink to="/inbox">Inbox</NavLink>
           <NavLink to="/agents">Agents</NavLink>
+          <NavLink to="/insights">Insights</NavLink>
+          <NavLink to="/schedules">Schedules</NavLink>
           <NavLink to="/account">Account</NavLink>
           {me.user.instanceRole === "admin" ? <NavLink to="/users">Users</NavLink> : null}
         </nav>
@@ -89,6 +93,8 @@ function Shell() {
           <Route path="/inbox/:proposalId" element={<ProposalPage />} />
           <Route path="/agents" element={<AgentJobsPage />} />
           <Route path="/agents/jobs/:jobId" element={<AgentJobPage />} />
+          <Route path="/insights" element={<InsightsPage />} />
+          <Route path="/schedules/*" element={<SchedulesPage />} />
           <Route path="/account" element={<AccountPage />} />
           <Route path="/users" element={<UsersPage />} />
           <Route path="*" element={<NotFound />} />

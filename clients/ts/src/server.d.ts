@@ -1300,7 +1300,7 @@ export interface paths {
         };
         /**
          * Upcoming scheduled runs
-         * @description The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days).
+         * @description The next firings of the caller's active schedules, soonest first, computed as the scheduler fires them (time zone, DST decision, start and end). The window ends at `until` (default 7 days from now, at most 366 days). With `cron`, it previews instead the firings that expression would have from now in `timezone` (default UTC), by the same computation, for a schedule being written; preview items name no schedule.
          */
         get: operations["listUpcomingRuns"];
         put?: never;
@@ -3713,11 +3713,12 @@ export interface components {
          * @enum {string}
          */
         DstDecision: "gap" | "fold";
+        /** @description One upcoming firing; `scheduleId`, `scheduleName` and `project` are absent in a preview (`cron`). */
         UpcomingRun: {
             /** Format: uuid */
-            scheduleId: string;
-            scheduleName: string;
-            project: string;
+            scheduleId?: string;
+            scheduleName?: string;
+            project?: string;
             /**
              * Format: date-time
              * @description The scheduled time in UTC.
@@ -7272,6 +7273,12 @@ export interface operations {
                 project?: string;
                 /** @description Only records before this time. */
                 until?: components["parameters"]["Until"];
+                /** @description Only this schedule's firings (its id). */
+                schedule?: string;
+                /** @description Preview this cron expression (as in `ScheduleCreate`) instead of listing the saved schedules. */
+                cron?: string;
+                /** @description The IANA time zone of the previewed expression (with `cron` only). */
+                timezone?: string;
             };
             header?: never;
             path?: never;

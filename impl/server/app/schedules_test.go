@@ -219,7 +219,7 @@ func TestSchedulesEndToEnd(t *testing.T) {
 		if i > 0 && u.At.Before(next2.JSON200.Items[i-1].At) {
 			t.Fatalf("upcoming not soonest first: %+v", next2.JSON200.Items)
 		}
-		if u.ScheduleId == dst.JSON201.Id && u.At.Year() == until.Year() {
+		if u.ScheduleId != nil && *u.ScheduleId == dst.JSON201.Id && u.At.Year() == until.Year() {
 			spring = &next2.JSON200.Items[i]
 		}
 	}

@@ -263,18 +263,30 @@ func (s *Server) ListUpcomingRuns(ctx context.Context, req serverapi.ListUpcomin
 			until = max
 		}
 	}
-	f := schedules.UpcomingFilter{UserID: uid, AllWorkspaces: p.InstanceAdmin, Project: req.Params.Project, Until: until, Limit: pageLimit(req.Params.Limit)}
-	if cur != nil {
-		f.AfterAt, f.AfterID = &cur.At, cur.ID
+	var items []schedules.Upcoming
+	var more bool
+	if req.Params.Cron != nil {
+		from := now
+		if cur != nil {
+			from = cur.At
+		}
+		items, more, err = s.Schedules.Preview(*req.Params.Cron, deref(req.Params.Timezone), from, until, pageLimit(req.Params.Limit))
+	} else {
+		f := schedules.UpcomingFilter{UserID: uid, AllWorkspaces: p.InstanceAdmin, Project: req.Params.Project, Schedule: req.Params.Schedule, Until: until, Limit: pageLimit(req.Params.Limit)}
+		if cur != nil {
+			f.AfterAt, f.AfterID = &cur.At, cur.ID
+		}
+		items, more, err = s.Schedules.ListUpcoming(ctx, f)
 	}
-	items, more, err := s.Schedules.ListUpcoming(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	out := serverapi.ListUpcomingRuns200JSONResponse{Items: []serverapi.UpcomingRun{}}
 	for _, u := range items {
-		item := serverapi.UpcomingRun{ScheduleId: u.ScheduleID, ScheduleName: u.ScheduleName, Project: u.Project, At: u.Firing.At,
-			Local: u.Local.Format(time.RFC3339), Timezone: u.Timezone, StartsBy: u.StartsBy}
+		item := serverapi.UpcomingRun{At: u.Firing.At, Local: u.Local.Format(time.RFC3339), Timezone: u.Timezone, StartsBy: u.StartsBy}
+		if req.Params.Cron == nil {
+			item.ScheduleId, item.ScheduleName, item.Project = &u.ScheduleID, &u.ScheduleName, &u.Project
+		}
 		if u.Firing.DST != "" {
 			item.Dst = ptr(serverapi.DstDecision(u.Firing.DST))
 			item.WallTime = ptr(u.Firing.Wall.Format("2006-01-02T15:04:05"))

@@ -650,12 +650,13 @@ type Upcoming struct {
 	StartsBy     *time.Time // with jitter
 }
 
-// UpcomingFilter selects upcoming firings: of the caller's schedules, optionally one project, up
+// UpcomingFilter selects upcoming firings: of the caller's schedules, optionally one project or one schedule, up
 // to until, a page after (AfterAt, AfterID).
 type UpcomingFilter struct {
 	UserID        uuid.UUID
 	AllWorkspaces bool
 	Project       *string
+	Schedule      *uuid.UUID // only this schedule
 	Until         time.Time
 	AfterAt       *time.Time
 	AfterID       uuid.UUID
@@ -676,7 +677,7 @@ func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcomin
 	var all []Upcoming
 	for _, r := range rows {
 		sc := r.Schedule
-		if sc.NextFireAt == nil {
+		if sc.NextFireAt == nil || (f.Schedule != nil && sc.ID != *f.Schedule) {
 			continue
 		}
 		c, err := compile(sc)
@@ -728,4 +729,33 @@ func resolveInstant(c compiled, at time.Time) Firing {
 		return f
 	}
 	return Firing{At: at, Wall: wallOf(at, c.loc)}
+}
+
+// Preview returns the firings a schedule with this cron expression and zone would have after
+// from (and after startAt, up to until), at most limit of them, computed as ListUpcoming and
+// FireDue compute them (the same DST decisions), and whether more remain. A bad expression or
+// zone is validation_failed naming the query parameter.
+func (s *Service) Preview(expr, zone string, from, until time.Time, limit int) ([]Upcoming, bool, error) {
+	spec, err := Parse(expr)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			return nil, false, apierr.Wrap(err, apierr.ValidationFailed, "the cron expression does not parse: "+pe.Error(),
+				"query parameter cron: five fields (minute hour day-of-month month day-of-week), six with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly")
+		}
+		return nil, false, err
+	}
+	if zone == "" {
+		zone = "UTC"
+	}
+	loc, err := LoadZone(zone)
+	if err != nil {
+		return nil, false, apierr.New(apierr.ValidationFailed, fmt.Sprintf("unknown time zone %q", textclip.Clip(zone, 40)), "query parameter timezone: an IANA time zone such as Europe/Berlin or UTC")
+	}
+	fs, more := spec.Between(from, until, loc, limit)
+	out := make([]Upcoming, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, Upcoming{Timezone: zone, Firing: f, Local: f.At.In(loc)})
+	}
+	return out, more, nil
 }
