@@ -43,7 +43,8 @@ type Config struct {
 	Egress *egress.Policy
 	// Logger receives the runner's own diagnostics; default: discard.
 	Logger *slog.Logger
-	// Parallel is how many scenarios of a run execute at once (default 1).
+	// Parallel is how many scenarios of a run execute at once when the run does not say
+	// (Run.Concurrency; default 1).
 	Parallel int
 	// WaitTimeout bounds browser waits for an element or text (default 10s).
 	WaitTimeout time.Duration
@@ -97,6 +98,10 @@ type Run struct {
 	// Baselines compares visual checks with the project's baselines (the step fails on a
 	// mismatch); nil records the captures without comparing.
 	Baselines steplib.BaselineChecker
+	// Concurrency is how many of the run's scenarios execute at once, each in its own session
+	// (variables, cookies, browser context, leased accounts); 0 takes Config.Parallel. Events
+	// keep one sequence for the run, and each scenario's events stay in order.
+	Concurrency int
 	// Timeout bounds the whole run; zero means none.
 	Timeout time.Duration
 	// Retries runs a failed scenario again, up to this many times; the last attempt is its
