@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -353,5 +354,27 @@ func TestConcurrentBrowserScenarios(t *testing.T) {
 	}
 	if most != 2 {
 		t.Errorf("at most %d scenarios waited at once, want 2", most)
+	}
+}
+
+// TestScenariosReuseConnections: scenarios share the runner's HTTP connections (each keeps its own
+// cookies): a run of 20 scenarios, two at a time, opens no more connections than it has scenarios
+// in flight, where a transport per scenario opened one each.
+func TestScenariosReuseConnections(t *testing.T) {
+	target := newInFlight(t, time.Millisecond)
+	var conns atomic.Int32
+	target.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	r := runner.New(runner.Config{Egress: loopback(t)})
+	res := mustRun(t, r, runner.Run{ID: "conns", Concurrency: 2, Features: map[string]string{"hold.feature": strings.ReplaceAll(holdFeature(20), `"wrong"`, `"${mine}"`)},
+		Environment: runner.Environment{BaseURL: target.URL}}, nil)
+	if res.Status != runner.RunPassed {
+		t.Fatalf("run %s %+v", res.Status, res.Counts)
+	}
+	if n := conns.Load(); n > 2 {
+		t.Errorf("the run opened %d connections for 20 scenarios two at a time, want at most 2", n)
 	}
 }

@@ -36,7 +36,8 @@ type Config struct {
 	Chromium string
 	// Locators keeps self-healing alternatives across runs; default: in memory.
 	Locators steplib.LocatorStore
-	// HTTPClient sends the HTTP steps' requests; default: a client that dials through Egress.
+	// HTTPClient sends the HTTP steps' requests; default: one client for all runs, dialling
+	// through Egress.
 	HTTPClient *http.Client
 	// Egress decides which addresses HTTP and browser steps may reach; nil: the built-in denies
 	// alone (no loopback, link-local or cloud metadata).
@@ -69,6 +70,17 @@ func New(cfg Config) *Runner {
 	}
 	if cfg.Parallel <= 0 {
 		cfg.Parallel = 1
+	}
+	if cfg.HTTPClient == nil {
+		// One transport for every scenario of every run: its connections are kept alive and
+		// reused (a session takes a copy of the client with a cookie jar of its own, so no
+		// scenario sees another's cookies). A transport per session dialled a new connection
+		// for each scenario and left it idle, with its two goroutines, for a minute and a half.
+		pol := cfg.Egress
+		if pol == nil {
+			pol, _ = egress.New(egress.Config{})
+		}
+		cfg.HTTPClient = &http.Client{Transport: pol.Transport()}
 	}
 	return &Runner{cfg: cfg}
 }
