@@ -232,6 +232,8 @@ type Querier interface {
 	PauseSchedule(ctx context.Context, arg PauseScheduleParams) (Schedule, error)
 	PendingHealJobExists(ctx context.Context, projectID uuid.UUID) (bool, error)
 	ProjectEnvironments(ctx context.Context, projectID uuid.UUID) ([]Environment, error)
+	// A project's stored settings, read by the worker that executes one of its runs.
+	ProjectSettings(ctx context.Context, id uuid.UUID) (json.RawMessage, error)
 	// Rows whose window and lock have both ended count nothing any more (the next failure of the key
 	// starts a fresh count either way): the periodic clean-up deletes them.
 	PruneLoginFailures(ctx context.Context, windowSeconds int32) (int64, error)

@@ -2132,6 +2132,8 @@ export interface components {
             runTimeoutSeconds: number;
             /** @description Retries of a failed scenario. */
             retries: number;
+            /** @description How many scenarios of one run execute at once. Absent, a run executes as many at once as the worker executing it has cores (GOMAXPROCS), at most 32. Each scenario keeps its own variables, HTTP cookies, browser context and users-pool accounts; its events stay in order. */
+            scenarioConcurrency?: number;
         };
         ProjectSettingsInput: {
             disabledLintRules?: string[];
@@ -2141,6 +2143,8 @@ export interface components {
             runTimeoutSeconds: number;
             /** @default 0 */
             retries: number;
+            /** @description How many scenarios of one run execute at once; absent, the number of cores of the worker executing the run (at most 32). */
+            scenarioConcurrency?: number;
         };
         Project: {
             /** Format: uuid */

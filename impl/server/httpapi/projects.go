@@ -41,7 +41,8 @@ func toProject(p project) serverapi.Project {
 	st := projects.DecodeSettings(p.Settings)
 	out := serverapi.Project{Id: p.ID, Slug: p.Slug, Name: p.Name, Description: nonEmpty(p.Description), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		Settings: serverapi.ProjectSettings{DisabledLintRules: st.DisabledLintRules, TagPattern: nonEmpty(st.TagPattern),
-			DefaultEnvironment: nonEmpty(st.DefaultEnvironment), RunTimeoutSeconds: st.RunTimeoutSeconds, Retries: st.Retries}}
+			DefaultEnvironment: nonEmpty(st.DefaultEnvironment), RunTimeoutSeconds: st.RunTimeoutSeconds, Retries: st.Retries,
+			ScenarioConcurrency: nonZero(st.ScenarioConcurrency)}}
 	out.Workspace.Slug, out.Workspace.Name = p.WorkspaceSlug, p.WorkspaceName
 	return out
 }
@@ -75,6 +76,9 @@ func settingsFrom(in *serverapi.ProjectSettingsInput) (projects.Settings, error)
 	}
 	if in.Retries != nil {
 		st.Retries = *in.Retries
+	}
+	if in.ScenarioConcurrency != nil {
+		st.ScenarioConcurrency = *in.ScenarioConcurrency
 	}
 	return st, nil
 }

@@ -86,8 +86,6 @@ func (k *sink) appendEvent0(e apiEvent) {
 
 // Emit implements runner.Events.
 func (k *sink) Emit(e runner.Event) {
-	ctx, cancel := k.ctx()
-	defer cancel()
 	sc := k.scenarios[e.ScenarioID]
 	var scID *uuid.UUID
 	if sc != nil {
@@ -95,6 +93,8 @@ func (k *sink) Emit(e runner.Event) {
 	}
 	switch e.Type {
 	case runner.EventRunStarted:
+		ctx, cancel := k.ctx()
+		defer cancel()
 		if err := k.insertScenarios(ctx, k.s.st.Queries, e.Run); err != nil {
 			k.s.log.Error("runs: store scenarios", "error", err)
 		}
@@ -121,12 +121,14 @@ func (k *sink) Emit(e runner.Event) {
 			}
 			st := &sc.steps[*e.Step]
 			st.Keyword, st.Text, st.Line, st.StartedAt = e.StepStart.Keyword, e.StepStart.Text, ptr(e.StepStart.Line), ptr(e.Time)
-			k.saveSteps(ctx, sc)
+			k.saveSteps(sc)
 		}
 		k.appendEvent(apiEvent{Type: "step.started", ScenarioID: scID, StepIndex: e.Step})
 	case runner.EventLog:
 		k.appendEvent(apiEvent{Type: "log", ScenarioID: scID, StepIndex: e.Step, Level: ptr(normLevel(e.Log.Level)), Message: &e.Log.Message})
 	case runner.EventAttachment:
+		ctx, cancel := k.ctx()
+		defer cancel()
 		k.attachment(ctx, e, sc)
 	case runner.EventHeal:
 		h := results.Heal{OldSelector: e.Heal.Selector, NewSelector: e.Heal.Healed, Strategy: e.Heal.Strategy, Score: float32(e.Heal.Score)}
@@ -135,6 +137,8 @@ func (k *sink) Emit(e runner.Event) {
 		}
 		k.appendEvent(apiEvent{Type: "heal", ScenarioID: scID, StepIndex: e.Step, Heal: &h})
 	case runner.EventVisualCheck:
+		ctx, cancel := k.ctx()
+		defer cancel()
 		k.visualCheck(ctx, e, sc)
 	case runner.EventStepFinished:
 		if st := step(sc, e.Step); st != nil && e.StepEnd != nil {
@@ -144,7 +148,7 @@ func (k *sink) Emit(e runner.Event) {
 			if e.StepEnd.Error != "" {
 				st.Error = &results.StepError{Message: e.StepEnd.Error}
 			}
-			k.saveSteps(ctx, sc)
+			k.saveSteps(sc)
 		}
 		var status *string
 		if e.StepEnd != nil {
@@ -177,7 +181,7 @@ func (k *sink) Emit(e runner.Event) {
 
 // saveSteps keeps the steps of a scenario in progress, so that a run whose worker dies shows
 // what ran (reconcile); written with the next batch.
-func (k *sink) saveSteps(_ context.Context, sc *scenarioState) {
+func (k *sink) saveSteps(sc *scenarioState) {
 	steps, _ := json.Marshal(sc.steps)
 	k.queue(func(b *eventBuffer) {
 		if b.steps == nil {
