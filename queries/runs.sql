@@ -158,3 +158,39 @@ ON CONFLICT (project_id, selector) DO UPDATE SET alternatives = EXCLUDED.alterna
 -- name: QueuedRunIDs :many
 -- The runs waiting for a worker, for giving a River job to those queued before runs were River jobs.
 SELECT id FROM runs WHERE status = 'queued' AND source = 'execute' ORDER BY created_at, id;
+
+-- name: WriteRunBatch :exec
+-- One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
+-- (a start and the steps so far of a scenario still running), the scenarios' results, the events
+-- with the run's last sequence number, and one notification when the batch has events. Each
+-- scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
+-- commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
+-- statement's transaction commits.
+WITH progress AS (
+  UPDATE run_scenarios s
+  SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
+      steps = CASE WHEN u.steps <> '' AND s.finished_at IS NULL THEN u.steps::jsonb ELSE s.steps END
+  FROM (SELECT unnest(sqlc.arg('progress_ids')::uuid[]) AS id, unnest(sqlc.arg('progress_started')::bool[]) AS started,
+               unnest(sqlc.arg('progress_started_ats')::timestamptz[]) AS started_at,
+               unnest(sqlc.arg('progress_steps')::text[]) AS steps) u
+  WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = u.id
+), finished AS (
+  UPDATE run_scenarios s
+  SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
+      status = u.status, error = NULLIF(u.error, '')::jsonb, finished_at = u.finished_at, duration_ms = u.duration_ms,
+      steps = u.steps::jsonb, attempts = u.attempts
+  FROM (SELECT unnest(sqlc.arg('finish_ids')::uuid[]) AS id, unnest(sqlc.arg('finish_started')::bool[]) AS started,
+               unnest(sqlc.arg('finish_started_ats')::timestamptz[]) AS started_at, unnest(sqlc.arg('statuses')::text[]) AS status,
+               unnest(sqlc.arg('errors')::text[]) AS error, unnest(sqlc.arg('finished_ats')::timestamptz[]) AS finished_at,
+               unnest(sqlc.arg('durations_ms')::bigint[]) AS duration_ms, unnest(sqlc.arg('finish_steps')::text[]) AS steps,
+               unnest(sqlc.arg('attempts')::int[]) AS attempts) u
+  WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = u.id
+), ins AS (
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
+         unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb
+), upd AS (
+  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+)
+SELECT set_config('synchronous_commit', CASE WHEN sqlc.arg('async')::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+       (SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text) WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0) IS NULL;

@@ -372,6 +372,13 @@ type Querier interface {
 	// The workspaces a user holds a role in, explicitly or as an organisation admin.
 	UserWorkspaceIDs(ctx context.Context, userID uuid.UUID) ([]uuid.UUID, error)
 	WorkspaceCounts(ctx context.Context, workspaceID uuid.UUID) (WorkspaceCountsRow, error)
+	// One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
+	// (a start and the steps so far of a scenario still running), the scenarios' results, the events
+	// with the run's last sequence number, and one notification when the batch has events. Each
+	// scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
+	// commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
+	// statement's transaction commits.
+	WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) error
 }
 
 var _ Querier = (*Queries)(nil)

@@ -997,3 +997,91 @@ func (q *Queries) UserWorkspaceIDs(ctx context.Context, userID uuid.UUID) ([]uui
 	}
 	return items, nil
 }
+
+const writeRunBatch = `-- name: WriteRunBatch :exec
+WITH progress AS (
+  UPDATE run_scenarios s
+  SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
+      steps = CASE WHEN u.steps <> '' AND s.finished_at IS NULL THEN u.steps::jsonb ELSE s.steps END
+  FROM (SELECT unnest($5::uuid[]) AS id, unnest($6::bool[]) AS started,
+               unnest($7::timestamptz[]) AS started_at,
+               unnest($8::text[]) AS steps) u
+  WHERE s.run_id = $4::uuid AND s.id = u.id
+), finished AS (
+  UPDATE run_scenarios s
+  SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
+      status = u.status, error = NULLIF(u.error, '')::jsonb, finished_at = u.finished_at, duration_ms = u.duration_ms,
+      steps = u.steps::jsonb, attempts = u.attempts
+  FROM (SELECT unnest($9::uuid[]) AS id, unnest($10::bool[]) AS started,
+               unnest($11::timestamptz[]) AS started_at, unnest($12::text[]) AS status,
+               unnest($13::text[]) AS error, unnest($14::timestamptz[]) AS finished_at,
+               unnest($15::bigint[]) AS duration_ms, unnest($16::text[]) AS steps,
+               unnest($17::int[]) AS attempts) u
+  WHERE s.run_id = $4::uuid AND s.id = u.id
+), ins AS (
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT $4::uuid, unnest($3::bigint[]), unnest($18::timestamptz[]),
+         unnest($19::text[]), unnest($20::text[])::jsonb
+), upd AS (
+  UPDATE runs SET last_seq = $21::bigint WHERE id = $4::uuid AND last_seq < $21::bigint
+)
+SELECT set_config('synchronous_commit', CASE WHEN $1::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+       (SELECT pg_notify('sdods_run_events', $2::text) WHERE cardinality($3::bigint[]) > 0) IS NULL
+`
+
+type WriteRunBatchParams struct {
+	Async              bool
+	Payload            string
+	Seqs               []int64
+	RunID              uuid.UUID
+	ProgressIds        []uuid.UUID
+	ProgressStarted    []bool
+	ProgressStartedAts []time.Time
+	ProgressSteps      []string
+	FinishIds          []uuid.UUID
+	FinishStarted      []bool
+	FinishStartedAts   []time.Time
+	Statuses           []string
+	Errors             []string
+	FinishedAts        []time.Time
+	DurationsMs        []int64
+	FinishSteps        []string
+	Attempts           []int32
+	Ats                []time.Time
+	Types              []string
+	Datas              []string
+	LastSeq            int64
+}
+
+// One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
+// (a start and the steps so far of a scenario still running), the scenarios' results, the events
+// with the run's last sequence number, and one notification when the batch has events. Each
+// scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
+// commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
+// statement's transaction commits.
+func (q *Queries) WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) error {
+	_, err := q.db.Exec(ctx, writeRunBatch,
+		arg.Async,
+		arg.Payload,
+		arg.Seqs,
+		arg.RunID,
+		arg.ProgressIds,
+		arg.ProgressStarted,
+		arg.ProgressStartedAts,
+		arg.ProgressSteps,
+		arg.FinishIds,
+		arg.FinishStarted,
+		arg.FinishStartedAts,
+		arg.Statuses,
+		arg.Errors,
+		arg.FinishedAts,
+		arg.DurationsMs,
+		arg.FinishSteps,
+		arg.Attempts,
+		arg.Ats,
+		arg.Types,
+		arg.Datas,
+		arg.LastSeq,
+	)
+	return err
+}

@@ -27,18 +27,58 @@ var FlushEvery = 50 * time.Millisecond
 
 // eventBuffer is what a sink has not written yet.
 type eventBuffer struct {
-	seqs   []int64
-	ats    []time.Time
-	types  []string
-	datas  []string
-	starts []db.StartRunScenarioParams
-	// steps holds the latest steps in progress per scenario (only the last state is written).
-	steps    map[uuid.UUID]json.RawMessage
-	finishes []db.FinishRunScenarioParams
+	seqs  []int64
+	ats   []time.Time
+	types []string
+	datas []string
+	// rows holds what changed in each scenario row since the last batch, in the order the
+	// scenarios first changed.
+	rows  map[uuid.UUID]*rowChange
+	order []uuid.UUID
+}
+
+// rowChange is what a batch writes to one scenario row: its start, its steps so far while it runs,
+// its result once it finished (the latest of each).
+type rowChange struct {
+	started   bool
+	startedAt time.Time
+	steps     json.RawMessage // of the scenario in progress; nil: unchanged
+	finish    *db.FinishRunScenarioParams
+}
+
+func (b *eventBuffer) row(id uuid.UUID) *rowChange {
+	if b.rows == nil {
+		b.rows = map[uuid.UUID]*rowChange{}
+	}
+	c := b.rows[id]
+	if c == nil {
+		c = &rowChange{}
+		b.rows[id] = c
+		b.order = append(b.order, id)
+	}
+	return c
 }
 
 func (b *eventBuffer) empty() bool {
-	return len(b.seqs) == 0 && len(b.starts) == 0 && len(b.steps) == 0 && len(b.finishes) == 0
+	return len(b.seqs) == 0 && len(b.order) == 0
+}
+
+// then puts next after b: b's events then next's, and next's row changes over b's.
+func (b *eventBuffer) then(next eventBuffer) {
+	b.seqs, b.ats = append(b.seqs, next.seqs...), append(b.ats, next.ats...)
+	b.types, b.datas = append(b.types, next.types...), append(b.datas, next.datas...)
+	for _, id := range next.order {
+		n, c := next.rows[id], b.row(id)
+		if n.started {
+			c.started, c.startedAt = true, n.startedAt
+		}
+		if n.steps != nil {
+			c.steps = n.steps
+		}
+		if n.finish != nil {
+			c.finish, c.steps = n.finish, nil
+		}
+	}
 }
 
 // batcher is the part of a sink that buffers and writes.
@@ -94,61 +134,58 @@ func (k *sink) flush() {
 	}
 	ctx, cancel := k.ctx()
 	defer cancel()
-	err := k.s.st.WithTx(ctx, func(q *db.Queries) error {
-		// A batch commits without waiting for its WAL flush: a database crash may lose the last
-		// fraction of a second of events, never those a later synchronous commit (the run's end)
-		// follows.
-		if err := q.CommitEventsAsync(ctx); err != nil {
-			return err
-		}
-		return k.write(ctx, q, &buf)
-	})
+	// One statement, its own transaction. A batch commits without waiting for its WAL flush: a
+	// database crash may lose the last fraction of a second of events, never those a later
+	// synchronous commit (the run's end) follows.
+	err := k.write(ctx, k.s.st.Queries, &buf, true)
 	if err == nil {
 		return
 	}
 	k.s.log.Error("runs: store events", "run_id", k.run.ID, "events", len(buf.seqs), "error", err)
 	k.b.mu.Lock()
 	defer k.b.mu.Unlock()
-	next := k.b.buf
-	buf.seqs, buf.ats = append(buf.seqs, next.seqs...), append(buf.ats, next.ats...)
-	buf.types, buf.datas = append(buf.types, next.types...), append(buf.datas, next.datas...)
-	buf.starts, buf.finishes = append(buf.starts, next.starts...), append(buf.finishes, next.finishes...)
-	for id, s := range next.steps {
-		if buf.steps == nil {
-			buf.steps = map[uuid.UUID]json.RawMessage{}
-		}
-		buf.steps[id] = s
-	}
+	buf.then(k.b.buf)
 	k.b.buf = buf
 	if k.b.timer == nil {
 		k.b.timer = time.AfterFunc(FlushEvery, k.flushSoon)
 	}
 }
 
-// write is one batch's transaction.
-func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer) error {
-	for _, p := range b.starts {
-		if err := q.StartRunScenario(ctx, p); err != nil {
-			return err
+// write is one batch, in one statement (WriteRunBatch); async lets its transaction commit without
+// waiting for the WAL flush.
+func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer, async bool) error {
+	p := db.WriteRunBatchParams{RunID: k.run.ID, Async: async, Seqs: b.seqs, Ats: b.ats, Types: b.types, Datas: b.datas,
+		ProgressIds: []uuid.UUID{}, ProgressStarted: []bool{}, ProgressStartedAts: []time.Time{}, ProgressSteps: []string{},
+		FinishIds: []uuid.UUID{}, FinishStarted: []bool{}, FinishStartedAts: []time.Time{}, Statuses: []string{}, Errors: []string{},
+		FinishedAts: []time.Time{}, DurationsMs: []int64{}, FinishSteps: []string{}, Attempts: []int32{}}
+	if p.Seqs == nil {
+		p.Seqs, p.Ats, p.Types, p.Datas = []int64{}, []time.Time{}, []string{}, []string{}
+	}
+	for _, id := range b.order {
+		c := b.rows[id]
+		if f := c.finish; f != nil {
+			var dur int64
+			if f.DurationMs != nil {
+				dur = *f.DurationMs
+			}
+			var fin time.Time
+			if f.FinishedAt != nil {
+				fin = *f.FinishedAt
+			}
+			p.FinishIds, p.FinishStarted, p.FinishStartedAts = append(p.FinishIds, id), append(p.FinishStarted, c.started), append(p.FinishStartedAts, c.startedAt)
+			p.Statuses, p.Errors, p.FinishedAts = append(p.Statuses, f.Status), append(p.Errors, string(f.Error)), append(p.FinishedAts, fin)
+			p.DurationsMs, p.FinishSteps, p.Attempts = append(p.DurationsMs, dur), append(p.FinishSteps, string(f.Steps)), append(p.Attempts, f.Attempts)
+			continue
 		}
+		p.ProgressIds, p.ProgressStarted, p.ProgressStartedAts = append(p.ProgressIds, id), append(p.ProgressStarted, c.started), append(p.ProgressStartedAts, c.startedAt)
+		p.ProgressSteps = append(p.ProgressSteps, string(c.steps))
 	}
-	for id, steps := range b.steps { // before the results: only unfinished scenarios take them
-		if err := q.SaveRunScenarioSteps(ctx, db.SaveRunScenarioStepsParams{RunID: k.run.ID, ID: id, Steps: steps}); err != nil {
-			return err
-		}
+	if n := len(b.seqs); n > 0 {
+		// Listeners read every event after their cursor: one notification for the batch.
+		p.LastSeq = b.seqs[n-1]
+		p.Payload = k.run.ID.String() + ":" + strconv.FormatInt(p.LastSeq, 10)
 	}
-	for _, p := range b.finishes {
-		if err := q.FinishRunScenario(ctx, p); err != nil {
-			return err
-		}
-	}
-	if len(b.seqs) == 0 {
-		return nil
-	}
-	last := b.seqs[len(b.seqs)-1]
-	// Listeners read every event after their cursor: one notification for the batch.
-	return q.AppendRunEvents(ctx, db.AppendRunEventsParams{RunID: k.run.ID, Seqs: b.seqs, Ats: b.ats, Types: b.types, Datas: b.datas,
-		LastSeq: last, Payload: k.run.ID.String() + ":" + strconv.FormatInt(last, 10)})
+	return q.WriteRunBatch(ctx, p)
 }
 
 // appendIn writes an event in the caller's transaction q, after what is buffered (written first,
@@ -167,7 +204,7 @@ func (k *sink) appendIn(ctx context.Context, q *db.Queries, e apiEvent) error {
 		k.b.timer = nil
 	}
 	k.b.mu.Unlock()
-	return k.write(ctx, q, &buf)
+	return k.write(ctx, q, &buf, false)
 }
 
 // unappend forgets the event appendIn numbered, when its transaction did not commit.

@@ -106,8 +106,10 @@ func (k *sink) Emit(e runner.Event) {
 	case runner.EventScenarioStarted:
 		if sc != nil {
 			sc.steps = sc.steps[:0] // a retry starts the steps afresh
-			p := db.StartRunScenarioParams{RunID: k.run.ID, ID: sc.id, StartedAt: ptr(e.Time)}
-			k.queue(func(b *eventBuffer) { b.starts = append(b.starts, p) })
+			k.queue(func(b *eventBuffer) {
+				c := b.row(sc.id)
+				c.started, c.startedAt = true, e.Time
+			})
 		}
 		ev := apiEvent{Type: "scenario.started", ScenarioID: scID}
 		if sc != nil {
@@ -166,8 +168,8 @@ func (k *sink) Emit(e runner.Event) {
 				Error: errJSON, FinishedAt: ptr(e.Time), DurationMs: ptr(e.ScenarioEnd.Duration.Milliseconds()), Steps: steps,
 				Attempts: int32(max(e.ScenarioEnd.Attempt, 1))}
 			k.queue(func(b *eventBuffer) {
-				delete(b.steps, sc.id)
-				b.finishes = append(b.finishes, p)
+				c := b.row(sc.id)
+				c.finish, c.steps = &p, nil
 			})
 			k.appendEvent(apiEvent{Type: "scenario.finished", ScenarioID: scID, Status: ptr(string(e.ScenarioEnd.Status)), Message: nonEmpty(e.ScenarioEnd.Error),
 				Dataset: sc.dataset, Row: sc.row})
@@ -183,12 +185,7 @@ func (k *sink) Emit(e runner.Event) {
 // what ran (reconcile); written with the next batch.
 func (k *sink) saveSteps(sc *scenarioState) {
 	steps, _ := json.Marshal(sc.steps)
-	k.queue(func(b *eventBuffer) {
-		if b.steps == nil {
-			b.steps = map[uuid.UUID]json.RawMessage{}
-		}
-		b.steps[sc.id] = steps
-	})
+	k.queue(func(b *eventBuffer) { b.row(sc.id).steps = steps })
 }
 
 // insertScenarios records the run's scenarios, in one statement.
