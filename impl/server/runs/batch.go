@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/results"
 )
 
 // Event batches (issue 31): a run's sink buffers its events and the scenario rows' progress, and
@@ -42,8 +43,10 @@ type eventBuffer struct {
 type rowChange struct {
 	started   bool
 	startedAt time.Time
-	steps     json.RawMessage // of the scenario in progress; nil: unchanged
-	finish    *db.FinishRunScenarioParams
+	// steps of the scenario in progress (a copy), nil: unchanged. Encoded when the batch is
+	// written, so a scenario that ends before its batch never encodes them.
+	steps  []results.Step
+	finish *db.FinishRunScenarioParams
 }
 
 func (b *eventBuffer) row(id uuid.UUID) *rowChange {
@@ -178,7 +181,11 @@ func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer, async b
 			continue
 		}
 		p.ProgressIds, p.ProgressStarted, p.ProgressStartedAts = append(p.ProgressIds, id), append(p.ProgressStarted, c.started), append(p.ProgressStartedAts, c.startedAt)
-		p.ProgressSteps = append(p.ProgressSteps, string(c.steps))
+		var steps []byte
+		if c.steps != nil {
+			steps, _ = json.Marshal(c.steps)
+		}
+		p.ProgressSteps = append(p.ProgressSteps, string(steps))
 	}
 	if n := len(b.seqs); n > 0 {
 		// Listeners read every event after their cursor: one notification for the batch.

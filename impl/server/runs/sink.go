@@ -184,7 +184,10 @@ func (k *sink) Emit(e runner.Event) {
 // saveSteps keeps the steps of a scenario in progress, so that a run whose worker dies shows
 // what ran (reconcile); written with the next batch.
 func (k *sink) saveSteps(sc *scenarioState) {
-	steps, _ := json.Marshal(sc.steps)
+	// A copy of the steps (the sink goes on changing sc.steps while a batch is written); a step's
+	// own lists are only appended to, so the copy keeps what they held.
+	steps := make([]results.Step, len(sc.steps))
+	copy(steps, sc.steps)
 	k.queue(func(b *eventBuffer) { b.row(sc.id).steps = steps })
 }
 
