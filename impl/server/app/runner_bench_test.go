@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,10 +20,15 @@ import (
 // benchScenarios and the three steps of each are the runner benchmark of issue 19.
 const benchScenarios = 200
 
-// benchTarget is the local server the benchmark's steps call: GET /items/{n} answers {"id":n,"status":"ok"}.
+// benchTarget is the local server the benchmark's steps call: GET /items/{n} answers {"id":n,"status":"ok"},
+// after SDODS_BENCH_TARGET_DELAY (a Go duration, default none: a service that answers at once).
 func benchTarget(tb testing.TB) *httptest.Server {
+	delay, _ := time.ParseDuration(os.Getenv("SDODS_BENCH_TARGET_DELAY"))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{n}", func(w http.ResponseWriter, r *http.Request) {
+		if delay > 0 {
+			time.Sleep(delay)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":%q,"status":"ok"}`, r.PathValue("n"))
 	})
