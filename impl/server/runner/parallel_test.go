@@ -23,6 +23,7 @@ type inFlight struct {
 	*httptest.Server
 	now, peak atomic.Int32
 	total     atomic.Int32
+	conns     atomic.Int32 // connections opened
 }
 
 func newInFlight(t testing.TB, hold time.Duration) *inFlight {
@@ -51,7 +52,13 @@ func newInFlight(t testing.TB, hold time.Duration) *inFlight {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"v":%q}`, r.PathValue("v"))
 	})
-	s.Server = httptest.NewServer(mux)
+	s.Server = httptest.NewUnstartedServer(mux)
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Start()
 	t.Cleanup(s.Close)
 	return s
 }
@@ -362,19 +369,13 @@ func TestConcurrentBrowserScenarios(t *testing.T) {
 // in flight, where a transport per scenario opened one each.
 func TestScenariosReuseConnections(t *testing.T) {
 	target := newInFlight(t, time.Millisecond)
-	var conns atomic.Int32
-	target.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
 	r := runner.New(runner.Config{Egress: loopback(t)})
 	res := mustRun(t, r, runner.Run{ID: "conns", Concurrency: 2, Features: map[string]string{"hold.feature": strings.ReplaceAll(holdFeature(20), `"wrong"`, `"${mine}"`)},
 		Environment: runner.Environment{BaseURL: target.URL}}, nil)
 	if res.Status != runner.RunPassed {
 		t.Fatalf("run %s %+v", res.Status, res.Counts)
 	}
-	if n := conns.Load(); n > 2 {
+	if n := target.conns.Load(); n > 2 {
 		t.Errorf("the run opened %d connections for 20 scenarios two at a time, want at most 2", n)
 	}
 }
