@@ -128,3 +128,7 @@ UPDATE integrations SET last_sync = $3 WHERE project_id = $1 AND kind = $2;
 -- name: EnabledWebhooks :many
 -- The enabled webhook integrations of a project, for notifying run outcomes.
 SELECT * FROM integrations WHERE project_id = $1 AND kind = 'webhook' AND enabled;
+
+-- name: ProjectSettings :one
+-- A project's stored settings, read by the worker that executes one of its runs.
+SELECT settings FROM projects WHERE id = $1;

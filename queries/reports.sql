@@ -9,10 +9,6 @@ SELECT * FROM run_ingests WHERE run_id = $1 AND idempotency_key = $2;
 INSERT INTO run_ingests (run_id, idempotency_key, sha256, format, artifact_id, scenarios, result)
 VALUES ($1, $2, $3, $4, $5, $6, $7);
 
--- name: DeleteScenarioArtifacts :exec
--- Artifacts of scenarios an ingest replaces.
-DELETE FROM artifacts WHERE run_id = $1 AND scenario_key = ANY(sqlc.arg('keys')::text[]);
-
 -- name: RunScenarioStatusCounts :many
 -- A run's scenarios by status and attempts, for its counts.
 SELECT status, attempts, count(*)::int AS n FROM run_scenarios WHERE run_id = $1 GROUP BY status, attempts;

@@ -74,29 +74,6 @@ SELECT w.id FROM workspaces w
 WHERE EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = w.id AND m.user_id = $1)
    OR EXISTS (SELECT 1 FROM org_members o WHERE o.org_id = w.org_id AND o.user_id = $1 AND o.role = 'admin');
 
--- name: AppendRunEvent :exec
-INSERT INTO run_events (run_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5);
-
--- name: AppendRunEvents :exec
--- A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md): the
--- rows, the run's last sequence number, and one notification (delivered when the batch commits).
-WITH ins AS (
-  INSERT INTO run_events (run_id, seq, at, type, data)
-  SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
-         unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb
-), upd AS (
-  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
-)
-SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text);
-
--- name: CommitEventsAsync :exec
--- The transaction of an event batch commits without waiting for its WAL flush: a database crash
--- may lose the last fraction of a second of events, never a later commit's (docs/runs.md).
-SELECT set_config('synchronous_commit', 'off', true);
-
--- name: SetRunLastSeq :exec
-UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $2;
-
 -- name: ListRunEvents :many
 SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT sqlc.arg('row_limit');
 
@@ -115,28 +92,6 @@ ON CONFLICT (run_id, scenario_key) DO NOTHING;
 
 -- The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a
 -- scenario's start, progress or result.
-
--- name: StartRunScenarios :exec
--- Scenarios started (ids distinct).
-UPDATE run_scenarios s SET started_at = u.at
-FROM (SELECT unnest(sqlc.arg('ids')::uuid[]) AS id, unnest(sqlc.arg('ats')::timestamptz[]) AS at) u
-WHERE s.run_id = sqlc.arg('run_id') AND s.id = u.id;
-
--- name: SaveRunScenariosSteps :exec
--- The steps of scenarios in progress (ids distinct), kept as they start and finish so that a run
--- whose worker dies still shows what ran; a finished scenario keeps its result's.
-UPDATE run_scenarios s SET steps = u.steps::jsonb
-FROM (SELECT unnest(sqlc.arg('ids')::uuid[]) AS id, unnest(sqlc.arg('steps')::text[]) AS steps) u
-WHERE s.run_id = sqlc.arg('run_id') AND s.id = u.id AND s.finished_at IS NULL;
-
--- name: FinishRunScenarios :exec
--- Results of planned scenarios by id (ids distinct): rows is a JSON array of
--- {id, status, error, attempts, durationMs, finishedAt, steps}.
-UPDATE run_scenarios s SET status = u.status, error = u.error, finished_at = u."finishedAt", duration_ms = u."durationMs",
-       steps = coalesce(u.steps, 'null'), attempts = u.attempts -- JSON null: a scenario that ran no step, as before
-FROM jsonb_to_recordset(sqlc.arg('rows')::jsonb)
-     AS u(id uuid, status text, error jsonb, attempts int, "durationMs" bigint, "finishedAt" timestamptz, steps jsonb)
-WHERE s.run_id = sqlc.arg('run_id') AND s.id = u.id;
 
 -- name: UpsertRunScenarios :exec
 -- Results by key, in one statement (keys distinct): rows is a JSON array of {id?, key, position,
@@ -188,3 +143,39 @@ ON CONFLICT (project_id, selector) DO UPDATE SET alternatives = EXCLUDED.alterna
 -- name: QueuedRunIDs :many
 -- The runs waiting for a worker, for giving a River job to those queued before runs were River jobs.
 SELECT id FROM runs WHERE status = 'queued' AND source = 'execute' ORDER BY created_at, id;
+
+-- name: WriteRunBatch :exec
+-- One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
+-- (a start and the steps so far of a scenario still running), the scenarios' results, the events
+-- with the run's last sequence number, and one notification when the batch has events. Each
+-- scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
+-- commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
+-- statement's transaction commits.
+WITH progress AS (
+  UPDATE run_scenarios s
+  SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
+      steps = CASE WHEN u.steps <> '' AND s.finished_at IS NULL THEN u.steps::jsonb ELSE s.steps END
+  FROM (SELECT unnest(sqlc.arg('progress_ids')::uuid[]) AS id, unnest(sqlc.arg('progress_started')::bool[]) AS started,
+               unnest(sqlc.arg('progress_started_ats')::timestamptz[]) AS started_at,
+               unnest(sqlc.arg('progress_steps')::text[]) AS steps) u
+  WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = u.id
+), finished AS (
+  UPDATE run_scenarios s
+  SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
+      status = u.status, error = NULLIF(u.error, '')::jsonb, finished_at = u.finished_at, duration_ms = u.duration_ms,
+      steps = u.steps::jsonb, attempts = u.attempts
+  FROM (SELECT unnest(sqlc.arg('finish_ids')::uuid[]) AS id, unnest(sqlc.arg('finish_started')::bool[]) AS started,
+               unnest(sqlc.arg('finish_started_ats')::timestamptz[]) AS started_at, unnest(sqlc.arg('statuses')::text[]) AS status,
+               unnest(sqlc.arg('errors')::text[]) AS error, unnest(sqlc.arg('finished_ats')::timestamptz[]) AS finished_at,
+               unnest(sqlc.arg('durations_ms')::bigint[]) AS duration_ms, unnest(sqlc.arg('finish_steps')::text[]) AS steps,
+               unnest(sqlc.arg('attempts')::int[]) AS attempts) u
+  WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = u.id
+), ins AS (
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
+         unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb
+), upd AS (
+  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+)
+SELECT set_config('synchronous_commit', CASE WHEN sqlc.arg('async')::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+       (SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text) WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0) IS NULL;

@@ -736,6 +736,18 @@ func (q *Queries) LockBlob(ctx context.Context, key string) error {
 	return err
 }
 
+const projectSettings = `-- name: ProjectSettings :one
+SELECT settings FROM projects WHERE id = $1
+`
+
+// A project's stored settings, read by the worker that executes one of its runs.
+func (q *Queries) ProjectSettings(ctx context.Context, id uuid.UUID) (json.RawMessage, error) {
+	row := q.db.QueryRow(ctx, projectSettings, id)
+	var settings json.RawMessage
+	err := row.Scan(&settings)
+	return settings, err
+}
+
 const replaceDataset = `-- name: ReplaceDataset :one
 UPDATE datasets SET format = $2, size_bytes = $3, row_count = $4, columns = $5, sha256 = $6, blob_key = $7, updated_at = now()
 WHERE id = $1 RETURNING id, project_id, name, format, size_bytes, row_count, columns, sha256, blob_key, created_at, updated_at

@@ -24,10 +24,6 @@ type Querier interface {
 	AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Process, error)
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
 	AppendAgentJobEvent(ctx context.Context, arg AppendAgentJobEventParams) error
-	AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error
-	// A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md): the
-	// rows, the run's last sequence number, and one notification (delivered when the batch commits).
-	AppendRunEvents(ctx context.Context, arg AppendRunEventsParams) error
 	BufferedFirings(ctx context.Context, scheduleID uuid.UUID) ([]ScheduleFiring, error)
 	// No worker executes an ingest-only run: cancelling it ends it at once.
 	CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error)
@@ -37,9 +33,6 @@ type Querier interface {
 	// it started, or started already): no row then, and the job has nothing to do.
 	ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) (Run, error)
 	ClearLoginFailures(ctx context.Context, key string) error
-	// The transaction of an event batch commits without waiting for its WAL flush: a database crash
-	// may lose the last fraction of a second of events, never a later commit's (docs/runs.md).
-	CommitEventsAsync(ctx context.Context) error
 	CompleteSetup(ctx context.Context, adminID uuid.UUID) (int64, error)
 	// Scheduled runs that ended failed, errored or timed out since the last that passed (and since failures_since).
 	ConsecutiveFailures(ctx context.Context, arg ConsecutiveFailuresParams) (int32, error)
@@ -82,8 +75,6 @@ type Querier interface {
 	// Refuses (0 rows) an account under a live lease.
 	DeletePoolAccount(ctx context.Context, arg DeletePoolAccountParams) (int64, error)
 	DeleteProcess(ctx context.Context, arg DeleteProcessParams) (int64, error)
-	// Artifacts of scenarios an ingest replaces.
-	DeleteScenarioArtifacts(ctx context.Context, arg DeleteScenarioArtifactsParams) error
 	DeleteSchedule(ctx context.Context, id uuid.UUID) (int64, error)
 	DeleteSession(ctx context.Context, id uuid.UUID) error
 	DeleteSessionsOfUser(ctx context.Context, userID uuid.UUID) error
@@ -102,9 +93,6 @@ type Querier interface {
 	// An ingest-only run takes the status of everything ingested into it so far.
 	FinishIngestRun(ctx context.Context, arg FinishIngestRunParams) (Run, error)
 	FinishRun(ctx context.Context, arg FinishRunParams) (Run, error)
-	// Results of planned scenarios by id (ids distinct): rows is a JSON array of
-	// {id, status, error, attempts, durationMs, finishedAt, steps}.
-	FinishRunScenarios(ctx context.Context, arg FinishRunScenariosParams) error
 	// Scenario identities of a project with both passed and failed results since since, whose
 	// failures are in a browser step: the step that failed most often and its element.
 	FlakyBrowserScenarios(ctx context.Context, arg FlakyBrowserScenariosParams) ([]FlakyBrowserScenariosRow, error)
@@ -234,6 +222,8 @@ type Querier interface {
 	PauseSchedule(ctx context.Context, arg PauseScheduleParams) (Schedule, error)
 	PendingHealJobExists(ctx context.Context, projectID uuid.UUID) (bool, error)
 	ProjectEnvironments(ctx context.Context, projectID uuid.UUID) ([]Environment, error)
+	// A project's stored settings, read by the worker that executes one of its runs.
+	ProjectSettings(ctx context.Context, id uuid.UUID) (json.RawMessage, error)
 	// What the runner records of the project's runs (projects.Settings.Tracing; on_failure when unset).
 	ProjectTracing(ctx context.Context, id uuid.UUID) (string, error)
 	// Rows whose window and lock have both ended count nothing any more (the next failure of the key
@@ -279,9 +269,6 @@ type Querier interface {
 	// A run's scenarios by status and attempts, for its counts.
 	RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) ([]RunScenarioStatusCountsRow, error)
 	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error
-	// The steps of scenarios in progress (ids distinct), kept as they start and finish so that a run
-	// whose worker dies still shows what ran; a finished scenario keeps its result's.
-	SaveRunScenariosSteps(ctx context.Context, arg SaveRunScenariosStepsParams) error
 	ScheduleProject(ctx context.Context, id uuid.UUID) (ScheduleProjectRow, error)
 	// Active schedules whose last pause_after_failures finished scheduled runs (since failures_since) all failed.
 	SchedulesToAutoPause(ctx context.Context) ([]SchedulesToAutoPauseRow, error)
@@ -290,16 +277,11 @@ type Querier interface {
 	SetIntegrationLastTest(ctx context.Context, arg SetIntegrationLastTestParams) error
 	SetProposalVerification(ctx context.Context, arg SetProposalVerificationParams) (Proposal, error)
 	SetRunCounts(ctx context.Context, arg SetRunCountsParams) error
-	SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error
 	SetScheduleCursor(ctx context.Context, arg SetScheduleCursorParams) error
 	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) error
 	// Recent failures of the project other than the run's, for the similarity ranking.
 	SimilarFailures(ctx context.Context, arg SimilarFailuresParams) ([]SimilarFailuresRow, error)
 	StartBufferedFiring(ctx context.Context, arg StartBufferedFiringParams) error
-	// The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a
-	// scenario's start, progress or result.
-	// Scenarios started (ids distinct).
-	StartRunScenarios(ctx context.Context, arg StartRunScenariosParams) error
 	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
 	StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyParams) ([]StatsBecameFlakyRow, error)
 	// As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
@@ -381,6 +363,8 @@ type Querier interface {
 	UpdateWorkspaceMember(ctx context.Context, arg UpdateWorkspaceMemberParams) (int64, error)
 	UpsertIntegration(ctx context.Context, arg UpsertIntegrationParams) (UpsertIntegrationRow, error)
 	UpsertOrgMember(ctx context.Context, arg UpsertOrgMemberParams) (OrgMember, error)
+	// The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a
+	// scenario's start, progress or result.
 	// Results by key, in one statement (keys distinct): rows is a JSON array of {id?, key, position,
 	// module, featurePath, featureName, name, line, tags, exampleRow, status, error, attempts,
 	// durationMs, finishedAt, steps}. A key the run has already keeps its row's id and position.
@@ -389,6 +373,13 @@ type Querier interface {
 	// The workspaces a user holds a role in, explicitly or as an organisation admin.
 	UserWorkspaceIDs(ctx context.Context, userID uuid.UUID) ([]uuid.UUID, error)
 	WorkspaceCounts(ctx context.Context, workspaceID uuid.UUID) (WorkspaceCountsRow, error)
+	// One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
+	// (a start and the steps so far of a scenario still running), the scenarios' results, the events
+	// with the run's last sequence number, and one notification when the batch has events. Each
+	// scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
+	// commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
+	// statement's transaction commits.
+	WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) error
 }
 
 var _ Querier = (*Queries)(nil)

@@ -56,21 +56,6 @@ func (q *Queries) CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error
 	return i, err
 }
 
-const deleteScenarioArtifacts = `-- name: DeleteScenarioArtifacts :exec
-DELETE FROM artifacts WHERE run_id = $1 AND scenario_key = ANY($2::text[])
-`
-
-type DeleteScenarioArtifactsParams struct {
-	RunID uuid.NullUUID
-	Keys  []string
-}
-
-// Artifacts of scenarios an ingest replaces.
-func (q *Queries) DeleteScenarioArtifacts(ctx context.Context, arg DeleteScenarioArtifactsParams) error {
-	_, err := q.db.Exec(ctx, deleteScenarioArtifacts, arg.RunID, arg.Keys)
-	return err
-}
-
 const finishIngestRun = `-- name: FinishIngestRun :one
 UPDATE runs SET status = $2, counts = $3, error = $4,
     started_at = LEAST(COALESCE(started_at, $5::timestamptz), $5::timestamptz),

@@ -13,65 +13,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const appendRunEvent = `-- name: AppendRunEvent :exec
-INSERT INTO run_events (run_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5)
-`
-
-type AppendRunEventParams struct {
-	RunID uuid.UUID
-	Seq   int64
-	At    time.Time
-	Type  string
-	Data  json.RawMessage
-}
-
-func (q *Queries) AppendRunEvent(ctx context.Context, arg AppendRunEventParams) error {
-	_, err := q.db.Exec(ctx, appendRunEvent,
-		arg.RunID,
-		arg.Seq,
-		arg.At,
-		arg.Type,
-		arg.Data,
-	)
-	return err
-}
-
-const appendRunEvents = `-- name: AppendRunEvents :exec
-WITH ins AS (
-  INSERT INTO run_events (run_id, seq, at, type, data)
-  SELECT $2::uuid, unnest($3::bigint[]), unnest($4::timestamptz[]),
-         unnest($5::text[]), unnest($6::text[])::jsonb
-), upd AS (
-  UPDATE runs SET last_seq = $7::bigint WHERE id = $2::uuid AND last_seq < $7::bigint
-)
-SELECT pg_notify('sdods_run_events', $1::text)
-`
-
-type AppendRunEventsParams struct {
-	Payload string
-	RunID   uuid.UUID
-	Seqs    []int64
-	Ats     []time.Time
-	Types   []string
-	Datas   []string
-	LastSeq int64
-}
-
-// A batch of a run's events in one statement (the runner's sink buffers them, docs/runs.md): the
-// rows, the run's last sequence number, and one notification (delivered when the batch commits).
-func (q *Queries) AppendRunEvents(ctx context.Context, arg AppendRunEventsParams) error {
-	_, err := q.db.Exec(ctx, appendRunEvents,
-		arg.Payload,
-		arg.RunID,
-		arg.Seqs,
-		arg.Ats,
-		arg.Types,
-		arg.Datas,
-		arg.LastSeq,
-	)
-	return err
-}
-
 const claimQueuedRun = `-- name: ClaimQueuedRun :one
 UPDATE runs SET status = 'running', worker_id = $1, started_at = now(), heartbeat_at = now(), updated_at = now()
 WHERE id = $2 AND status = 'queued'
@@ -119,17 +60,6 @@ func (q *Queries) ClaimQueuedRun(ctx context.Context, arg ClaimQueuedRunParams) 
 		&i.LastSeq,
 	)
 	return i, err
-}
-
-const commitEventsAsync = `-- name: CommitEventsAsync :exec
-SELECT set_config('synchronous_commit', 'off', true)
-`
-
-// The transaction of an event batch commits without waiting for its WAL flush: a database crash
-// may lose the last fraction of a second of events, never a later commit's (docs/runs.md).
-func (q *Queries) CommitEventsAsync(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, commitEventsAsync)
-	return err
 }
 
 const createArtifact = `-- name: CreateArtifact :one
@@ -315,26 +245,6 @@ func (q *Queries) FinishRun(ctx context.Context, arg FinishRunParams) (Run, erro
 		&i.LastSeq,
 	)
 	return i, err
-}
-
-const finishRunScenarios = `-- name: FinishRunScenarios :exec
-UPDATE run_scenarios s SET status = u.status, error = u.error, finished_at = u."finishedAt", duration_ms = u."durationMs",
-       steps = coalesce(u.steps, 'null'), attempts = u.attempts -- JSON null: a scenario that ran no step, as before
-FROM jsonb_to_recordset($2::jsonb)
-     AS u(id uuid, status text, error jsonb, attempts int, "durationMs" bigint, "finishedAt" timestamptz, steps jsonb)
-WHERE s.run_id = $1 AND s.id = u.id
-`
-
-type FinishRunScenariosParams struct {
-	RunID uuid.UUID
-	Rows  json.RawMessage
-}
-
-// Results of planned scenarios by id (ids distinct): rows is a JSON array of
-// {id, status, error, attempts, durationMs, finishedAt, steps}.
-func (q *Queries) FinishRunScenarios(ctx context.Context, arg FinishRunScenariosParams) error {
-	_, err := q.db.Exec(ctx, finishRunScenarios, arg.RunID, arg.Rows)
-	return err
 }
 
 const getLocatorAlternatives = `-- name: GetLocatorAlternatives :one
@@ -901,25 +811,6 @@ func (q *Queries) SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAl
 	return err
 }
 
-const saveRunScenariosSteps = `-- name: SaveRunScenariosSteps :exec
-UPDATE run_scenarios s SET steps = u.steps::jsonb
-FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS steps) u
-WHERE s.run_id = $1 AND s.id = u.id AND s.finished_at IS NULL
-`
-
-type SaveRunScenariosStepsParams struct {
-	RunID uuid.UUID
-	Ids   []uuid.UUID
-	Steps []string
-}
-
-// The steps of scenarios in progress (ids distinct), kept as they start and finish so that a run
-// whose worker dies still shows what ran; a finished scenario keeps its result's.
-func (q *Queries) SaveRunScenariosSteps(ctx context.Context, arg SaveRunScenariosStepsParams) error {
-	_, err := q.db.Exec(ctx, saveRunScenariosSteps, arg.RunID, arg.Ids, arg.Steps)
-	return err
-}
-
 const setRunCounts = `-- name: SetRunCounts :exec
 UPDATE runs SET counts = $2 WHERE id = $1
 `
@@ -934,42 +825,8 @@ func (q *Queries) SetRunCounts(ctx context.Context, arg SetRunCountsParams) erro
 	return err
 }
 
-const setRunLastSeq = `-- name: SetRunLastSeq :exec
-UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $2
-`
-
-type SetRunLastSeqParams struct {
-	ID      uuid.UUID
-	LastSeq int64
-}
-
-func (q *Queries) SetRunLastSeq(ctx context.Context, arg SetRunLastSeqParams) error {
-	_, err := q.db.Exec(ctx, setRunLastSeq, arg.ID, arg.LastSeq)
-	return err
-}
-
-const startRunScenarios = `-- name: StartRunScenarios :exec
-
-UPDATE run_scenarios s SET started_at = u.at
-FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::timestamptz[]) AS at) u
-WHERE s.run_id = $1 AND s.id = u.id
-`
-
-type StartRunScenariosParams struct {
-	RunID uuid.UUID
-	Ids   []uuid.UUID
-	Ats   []time.Time
-}
-
-// The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a
-// scenario's start, progress or result.
-// Scenarios started (ids distinct).
-func (q *Queries) StartRunScenarios(ctx context.Context, arg StartRunScenariosParams) error {
-	_, err := q.db.Exec(ctx, startRunScenarios, arg.RunID, arg.Ids, arg.Ats)
-	return err
-}
-
 const upsertRunScenarios = `-- name: UpsertRunScenarios :exec
+
 INSERT INTO run_scenarios (id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row,
                            status, error, attempts, duration_ms, finished_at, steps)
 SELECT coalesce(u.id, gen_random_uuid()), $1::uuid, u.key, u.position, u.module, u."featurePath", u."featureName", u.name, u.line,
@@ -989,6 +846,8 @@ type UpsertRunScenariosParams struct {
 	Rows  json.RawMessage
 }
 
+// The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a
+// scenario's start, progress or result.
 // Results by key, in one statement (keys distinct): rows is a JSON array of {id?, key, position,
 // module, featurePath, featureName, name, line, tags, exampleRow, status, error, attempts,
 // durationMs, finishedAt, steps}. A key the run has already keeps its row's id and position.
@@ -1022,4 +881,92 @@ func (q *Queries) UserWorkspaceIDs(ctx context.Context, userID uuid.UUID) ([]uui
 		return nil, err
 	}
 	return items, nil
+}
+
+const writeRunBatch = `-- name: WriteRunBatch :exec
+WITH progress AS (
+  UPDATE run_scenarios s
+  SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
+      steps = CASE WHEN u.steps <> '' AND s.finished_at IS NULL THEN u.steps::jsonb ELSE s.steps END
+  FROM (SELECT unnest($5::uuid[]) AS id, unnest($6::bool[]) AS started,
+               unnest($7::timestamptz[]) AS started_at,
+               unnest($8::text[]) AS steps) u
+  WHERE s.run_id = $4::uuid AND s.id = u.id
+), finished AS (
+  UPDATE run_scenarios s
+  SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
+      status = u.status, error = NULLIF(u.error, '')::jsonb, finished_at = u.finished_at, duration_ms = u.duration_ms,
+      steps = u.steps::jsonb, attempts = u.attempts
+  FROM (SELECT unnest($9::uuid[]) AS id, unnest($10::bool[]) AS started,
+               unnest($11::timestamptz[]) AS started_at, unnest($12::text[]) AS status,
+               unnest($13::text[]) AS error, unnest($14::timestamptz[]) AS finished_at,
+               unnest($15::bigint[]) AS duration_ms, unnest($16::text[]) AS steps,
+               unnest($17::int[]) AS attempts) u
+  WHERE s.run_id = $4::uuid AND s.id = u.id
+), ins AS (
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT $4::uuid, unnest($3::bigint[]), unnest($18::timestamptz[]),
+         unnest($19::text[]), unnest($20::text[])::jsonb
+), upd AS (
+  UPDATE runs SET last_seq = $21::bigint WHERE id = $4::uuid AND last_seq < $21::bigint
+)
+SELECT set_config('synchronous_commit', CASE WHEN $1::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+       (SELECT pg_notify('sdods_run_events', $2::text) WHERE cardinality($3::bigint[]) > 0) IS NULL
+`
+
+type WriteRunBatchParams struct {
+	Async              bool
+	Payload            string
+	Seqs               []int64
+	RunID              uuid.UUID
+	ProgressIds        []uuid.UUID
+	ProgressStarted    []bool
+	ProgressStartedAts []time.Time
+	ProgressSteps      []string
+	FinishIds          []uuid.UUID
+	FinishStarted      []bool
+	FinishStartedAts   []time.Time
+	Statuses           []string
+	Errors             []string
+	FinishedAts        []time.Time
+	DurationsMs        []int64
+	FinishSteps        []string
+	Attempts           []int32
+	Ats                []time.Time
+	Types              []string
+	Datas              []string
+	LastSeq            int64
+}
+
+// One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
+// (a start and the steps so far of a scenario still running), the scenarios' results, the events
+// with the run's last sequence number, and one notification when the batch has events. Each
+// scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
+// commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
+// statement's transaction commits.
+func (q *Queries) WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) error {
+	_, err := q.db.Exec(ctx, writeRunBatch,
+		arg.Async,
+		arg.Payload,
+		arg.Seqs,
+		arg.RunID,
+		arg.ProgressIds,
+		arg.ProgressStarted,
+		arg.ProgressStartedAts,
+		arg.ProgressSteps,
+		arg.FinishIds,
+		arg.FinishStarted,
+		arg.FinishStartedAts,
+		arg.Statuses,
+		arg.Errors,
+		arg.FinishedAts,
+		arg.DurationsMs,
+		arg.FinishSteps,
+		arg.Attempts,
+		arg.Ats,
+		arg.Types,
+		arg.Datas,
+		arg.LastSeq,
+	)
+	return err
 }

@@ -2871,6 +2871,9 @@ type ProjectSettings struct {
 	Retries           int `json:"retries"`
 	RunTimeoutSeconds int `json:"runTimeoutSeconds"`
 
+	// ScenarioConcurrency How many scenarios of one run execute at once. Absent, a run executes as many at once as the worker executing it has cores (GOMAXPROCS), at most 32. Each scenario keeps its own variables, HTTP cookies, browser context and users-pool accounts; its events stay in order.
+	ScenarioConcurrency *int `json:"scenarioConcurrency,omitempty"`
+
 	// TagPattern Regular expression every tag must match (lint rule `tag-convention`).
 	TagPattern *string `json:"tagPattern,omitempty"`
 
@@ -2888,7 +2891,10 @@ type ProjectSettingsInput struct {
 	DisabledLintRules  *[]string `json:"disabledLintRules,omitempty"`
 	Retries            *int      `json:"retries,omitempty"`
 	RunTimeoutSeconds  *int      `json:"runTimeoutSeconds,omitempty"`
-	TagPattern         *string   `json:"tagPattern,omitempty"`
+
+	// ScenarioConcurrency How many scenarios of one run execute at once; absent, the number of cores of the worker executing the run (at most 32).
+	ScenarioConcurrency *int    `json:"scenarioConcurrency,omitempty"`
+	TagPattern          *string `json:"tagPattern,omitempty"`
 
 	// Tracing What the runner records of a run's scenarios for the trace viewer (docs/reports.md, "Tracing"):
 	// `off` records nothing; `on_failure` (the default) records every attempt and keeps its screenshots and

@@ -2158,6 +2158,8 @@ export interface components {
             /** @description Retries of a failed scenario. */
             retries: number;
             tracing: components["schemas"]["TracingMode"];
+            /** @description How many scenarios of one run execute at once. Absent, a run executes as many at once as the worker executing it has cores (GOMAXPROCS), at most 32. Each scenario keeps its own variables, HTTP cookies, browser context and users-pool accounts; its events stay in order. */
+            scenarioConcurrency?: number;
         };
         ProjectSettingsInput: {
             disabledLintRules?: string[];
@@ -2168,6 +2170,8 @@ export interface components {
             /** @default 0 */
             retries: number;
             tracing?: components["schemas"]["TracingMode"];
+            /** @description How many scenarios of one run execute at once; absent, the number of cores of the worker executing the run (at most 32). */
+            scenarioConcurrency?: number;
         };
         /**
          * @description What the runner records of a run's scenarios for the trace viewer (docs/reports.md, "Tracing"):

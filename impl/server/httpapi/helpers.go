@@ -110,3 +110,11 @@ func parseUUID(s string) (uuid.UUID, error) {
 	}
 	return id, nil
 }
+
+// nonZero returns nil for 0 (an absent optional number), else a pointer to n.
+func nonZero(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}

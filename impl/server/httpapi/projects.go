@@ -42,7 +42,7 @@ func toProject(p project) serverapi.Project {
 	out := serverapi.Project{Id: p.ID, Slug: p.Slug, Name: p.Name, Description: nonEmpty(p.Description), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		Settings: serverapi.ProjectSettings{DisabledLintRules: st.DisabledLintRules, TagPattern: nonEmpty(st.TagPattern),
 			DefaultEnvironment: nonEmpty(st.DefaultEnvironment), RunTimeoutSeconds: st.RunTimeoutSeconds, Retries: st.Retries,
-			Tracing: serverapi.TracingMode(st.Tracing)}}
+			Tracing: serverapi.TracingMode(st.Tracing), ScenarioConcurrency: nonZero(st.ScenarioConcurrency)}}
 	out.Workspace.Slug, out.Workspace.Name = p.WorkspaceSlug, p.WorkspaceName
 	return out
 }
@@ -79,6 +79,9 @@ func settingsFrom(in *serverapi.ProjectSettingsInput) (projects.Settings, error)
 	}
 	if in.Tracing != nil {
 		st.Tracing = string(*in.Tracing)
+	}
+	if in.ScenarioConcurrency != nil {
+		st.ScenarioConcurrency = *in.ScenarioConcurrency
 	}
 	return st, nil
 }

@@ -28,6 +28,23 @@ type Settings struct {
 	// Tracing is what the runner records for the trace viewer: off, on_failure or always
 	// (runner.Tracing; docs/reports.md, "Tracing").
 	Tracing string `json:"tracing,omitempty"`
+	// ScenarioConcurrency is how many scenarios of one run execute at once; 0 (absent) means the
+	// number of cores of the worker executing the run (Concurrency).
+	ScenarioConcurrency int `json:"scenarioConcurrency,omitempty"`
+}
+
+// MaxScenarioConcurrency bounds a run's scenarios executing at once, set or defaulted: more would
+// mostly queue on the worker's cores, the target's connections and Chromium's memory.
+const MaxScenarioConcurrency = 32
+
+// Concurrency returns how many scenarios of a run of the project execute at once on a
+// worker with cores cores (GOMAXPROCS): the setting, else cores, within 1..MaxScenarioConcurrency.
+func (s Settings) Concurrency(cores int) int {
+	n := s.ScenarioConcurrency
+	if n <= 0 {
+		n = cores
+	}
+	return min(max(n, 1), MaxScenarioConcurrency)
 }
 
 // DefaultTracing is the tracing of a project whose settings name none.

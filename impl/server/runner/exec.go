@@ -69,7 +69,12 @@ func (r *Runner) Run(ctx context.Context, run Run, events Events) (*Result, erro
 	results := make([]ScenarioResult, len(planned))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < r.cfg.Parallel; w++ {
+	workers := run.Concurrency
+	if workers <= 0 {
+		workers = r.cfg.Parallel
+	}
+	workers = max(min(workers, len(planned)), 1)
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -36,14 +36,16 @@ type Config struct {
 	Chromium string
 	// Locators keeps self-healing alternatives across runs; default: in memory.
 	Locators steplib.LocatorStore
-	// HTTPClient sends the HTTP steps' requests; default: a client that dials through Egress.
+	// HTTPClient sends the HTTP steps' requests; default: one client for all runs, dialling
+	// through Egress.
 	HTTPClient *http.Client
 	// Egress decides which addresses HTTP and browser steps may reach; nil: the built-in denies
 	// alone (no loopback, link-local or cloud metadata).
 	Egress *egress.Policy
 	// Logger receives the runner's own diagnostics; default: discard.
 	Logger *slog.Logger
-	// Parallel is how many scenarios of a run execute at once (default 1).
+	// Parallel is how many scenarios of a run execute at once when the run does not say
+	// (Run.Concurrency; default 1).
 	Parallel int
 	// WaitTimeout bounds browser waits for an element or text (default 10s).
 	WaitTimeout time.Duration
@@ -68,6 +70,17 @@ func New(cfg Config) *Runner {
 	}
 	if cfg.Parallel <= 0 {
 		cfg.Parallel = 1
+	}
+	if cfg.HTTPClient == nil {
+		// One transport for every scenario of every run: its connections are kept alive and
+		// reused (a session takes a copy of the client with a cookie jar of its own, so no
+		// scenario sees another's cookies). A transport per session dialled a new connection
+		// for each scenario and left it idle, with its two goroutines, for a minute and a half.
+		pol := cfg.Egress
+		if pol == nil {
+			pol, _ = egress.New(egress.Config{})
+		}
+		cfg.HTTPClient = &http.Client{Transport: pol.Transport()}
 	}
 	return &Runner{cfg: cfg}
 }
@@ -97,6 +110,10 @@ type Run struct {
 	// Baselines compares visual checks with the project's baselines (the step fails on a
 	// mismatch); nil records the captures without comparing.
 	Baselines steplib.BaselineChecker
+	// Concurrency is how many of the run's scenarios execute at once, each in its own session
+	// (variables, cookies, browser context, leased accounts); 0 takes Config.Parallel. Events
+	// keep one sequence for the run, and each scenario's events stay in order.
+	Concurrency int
 	// Timeout bounds the whole run; zero means none.
 	Timeout time.Duration
 	// Retries runs a failed scenario again, up to this many times; the last attempt is its

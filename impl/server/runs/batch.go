@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"sync"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/scenariowrite"
 )
 
@@ -28,18 +28,60 @@ var FlushEvery = 50 * time.Millisecond
 
 // eventBuffer is what a sink has not written yet.
 type eventBuffer struct {
-	seqs   []int64
-	ats    []time.Time
-	types  []string
-	datas  []string
-	starts []scenariowrite.Start
-	// steps holds the latest steps in progress per scenario (only the last state is written).
-	steps    map[uuid.UUID]json.RawMessage
-	finishes []scenariowrite.Result
+	seqs  []int64
+	ats   []time.Time
+	types []string
+	datas []string
+	// rows holds what changed in each scenario row since the last batch, in the order the
+	// scenarios first changed.
+	rows  map[uuid.UUID]*rowChange
+	order []uuid.UUID
+}
+
+// rowChange is what a batch writes to one scenario row: its start, its steps so far while it runs,
+// its result once it finished (the latest of each).
+type rowChange struct {
+	started   bool
+	startedAt time.Time
+	// steps of the scenario in progress (a copy), nil: unchanged. Encoded when the batch is
+	// written, so a scenario that ends before its batch never encodes them.
+	steps  []results.Step
+	finish *scenariowrite.Result
+}
+
+func (b *eventBuffer) row(id uuid.UUID) *rowChange {
+	if b.rows == nil {
+		b.rows = map[uuid.UUID]*rowChange{}
+	}
+	c := b.rows[id]
+	if c == nil {
+		c = &rowChange{}
+		b.rows[id] = c
+		b.order = append(b.order, id)
+	}
+	return c
 }
 
 func (b *eventBuffer) empty() bool {
-	return len(b.seqs) == 0 && len(b.starts) == 0 && len(b.steps) == 0 && len(b.finishes) == 0
+	return len(b.seqs) == 0 && len(b.order) == 0
+}
+
+// then puts next after b: b's events then next's, and next's row changes over b's.
+func (b *eventBuffer) then(next eventBuffer) {
+	b.seqs, b.ats = append(b.seqs, next.seqs...), append(b.ats, next.ats...)
+	b.types, b.datas = append(b.types, next.types...), append(b.datas, next.datas...)
+	for _, id := range next.order {
+		n, c := next.rows[id], b.row(id)
+		if n.started {
+			c.started, c.startedAt = true, n.startedAt
+		}
+		if n.steps != nil {
+			c.steps = n.steps
+		}
+		if n.finish != nil {
+			c.finish, c.steps = n.finish, nil
+		}
+	}
 }
 
 // batcher is the part of a sink that buffers and writes.
@@ -95,62 +137,38 @@ func (k *sink) flush() {
 	}
 	ctx, cancel := k.ctx()
 	defer cancel()
-	err := k.s.st.WithTx(ctx, func(q *db.Queries) error {
-		// A batch commits without waiting for its WAL flush: a database crash may lose the last
-		// fraction of a second of events, never those a later synchronous commit (the run's end)
-		// follows.
-		if err := q.CommitEventsAsync(ctx); err != nil {
-			return err
-		}
-		return k.write(ctx, q, &buf)
-	})
+	// One statement, its own transaction. A batch commits without waiting for its WAL flush: a
+	// database crash may lose the last fraction of a second of events, never those a later
+	// synchronous commit (the run's end) follows.
+	err := k.write(ctx, k.s.st.Queries, &buf, true)
 	if err == nil {
 		return
 	}
 	k.s.log.Error("runs: store events", "run_id", k.run.ID, "events", len(buf.seqs), "error", err)
 	k.b.mu.Lock()
 	defer k.b.mu.Unlock()
-	next := k.b.buf
-	buf.seqs, buf.ats = append(buf.seqs, next.seqs...), append(buf.ats, next.ats...)
-	buf.types, buf.datas = append(buf.types, next.types...), append(buf.datas, next.datas...)
-	buf.starts, buf.finishes = append(buf.starts, next.starts...), append(buf.finishes, next.finishes...)
-	for id, s := range next.steps {
-		if buf.steps == nil {
-			buf.steps = map[uuid.UUID]json.RawMessage{}
-		}
-		buf.steps[id] = s
-	}
+	buf.then(k.b.buf)
 	k.b.buf = buf
 	if k.b.timer == nil {
 		k.b.timer = time.AfterFunc(FlushEvery, k.flushSoon)
 	}
 }
 
-// write is one batch's transaction.
-func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer) error {
-	// The scenarios' rows go through the one scenario writer (impl/server/scenariowrite), as
-	// ingest's do: starts, then steps in progress (only unfinished scenarios take them), then
-	// results, each one statement for the batch.
-	if err := scenariowrite.Starts(ctx, q, k.run.ID, lastStarts(b.starts)); err != nil {
-		return err
+// write is one batch, in one statement through the scenario writer (scenariowrite.Batch, as
+// ingest's rows go through it too); async lets its transaction commit without waiting for the WAL
+// flush.
+func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer, async bool) error {
+	changes := make([]scenariowrite.Change, 0, len(b.order))
+	for _, id := range b.order {
+		c := b.rows[id]
+		changes = append(changes, scenariowrite.Change{ID: id, Started: c.started, StartedAt: c.startedAt, Steps: c.steps, Result: c.finish})
 	}
-	progress := make(map[uuid.UUID][]byte, len(b.steps))
-	for id, steps := range b.steps {
-		progress[id] = steps
+	ev := scenariowrite.Events{Seqs: b.seqs, Ats: b.ats, Types: b.types, Datas: b.datas}
+	if n := len(b.seqs); n > 0 {
+		// Listeners read every event after their cursor: one notification for the batch.
+		ev.Notify = k.run.ID.String() + ":" + strconv.FormatInt(b.seqs[n-1], 10)
 	}
-	if err := scenariowrite.Progress(ctx, q, k.run.ID, progress); err != nil {
-		return err
-	}
-	if err := scenariowrite.Finish(ctx, q, k.run.ID, lastResults(b.finishes)); err != nil {
-		return err
-	}
-	if len(b.seqs) == 0 {
-		return nil
-	}
-	last := b.seqs[len(b.seqs)-1]
-	// Listeners read every event after their cursor: one notification for the batch.
-	return q.AppendRunEvents(ctx, db.AppendRunEventsParams{RunID: k.run.ID, Seqs: b.seqs, Ats: b.ats, Types: b.types, Datas: b.datas,
-		LastSeq: last, Payload: k.run.ID.String() + ":" + strconv.FormatInt(last, 10)})
+	return scenariowrite.Batch(ctx, q, k.run.ID, async, ev, changes)
 }
 
 // appendIn writes an event in the caller's transaction q, after what is buffered (written first,
@@ -169,7 +187,7 @@ func (k *sink) appendIn(ctx context.Context, q *db.Queries, e apiEvent) error {
 		k.b.timer = nil
 	}
 	k.b.mu.Unlock()
-	return k.write(ctx, q, &buf)
+	return k.write(ctx, q, &buf, false)
 }
 
 // unappend forgets the event appendIn numbered, when its transaction did not commit.
@@ -177,35 +195,4 @@ func (k *sink) unappend() {
 	k.b.mu.Lock()
 	k.seq--
 	k.b.mu.Unlock()
-}
-
-// lastStarts keeps the last start of each scenario of a batch (a retry starts it again), as
-// writing them one after the other would.
-func lastStarts(in []scenariowrite.Start) []scenariowrite.Start {
-	at := make(map[uuid.UUID]int, len(in))
-	out := make([]scenariowrite.Start, 0, len(in))
-	for _, s := range in {
-		if i, ok := at[s.ID]; ok {
-			out[i] = s
-			continue
-		}
-		at[s.ID] = len(out)
-		out = append(out, s)
-	}
-	return out
-}
-
-// lastResults keeps the last result of each scenario of a batch.
-func lastResults(in []scenariowrite.Result) []scenariowrite.Result {
-	at := make(map[uuid.UUID]int, len(in))
-	out := make([]scenariowrite.Result, 0, len(in))
-	for _, r := range in {
-		if i, ok := at[r.ID]; ok {
-			out[i] = r
-			continue
-		}
-		at[r.ID] = len(out)
-		out = append(out, r)
-	}
-	return out
 }

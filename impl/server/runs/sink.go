@@ -87,8 +87,6 @@ func (k *sink) appendEvent0(e apiEvent) {
 
 // Emit implements runner.Events.
 func (k *sink) Emit(e runner.Event) {
-	ctx, cancel := k.ctx()
-	defer cancel()
 	sc := k.scenarios[e.ScenarioID]
 	var scID *uuid.UUID
 	if sc != nil {
@@ -96,6 +94,8 @@ func (k *sink) Emit(e runner.Event) {
 	}
 	switch e.Type {
 	case runner.EventRunStarted:
+		ctx, cancel := k.ctx()
+		defer cancel()
 		if err := k.insertScenarios(ctx, k.s.st.Queries, e.Run); err != nil {
 			k.s.log.Error("runs: store scenarios", "error", err)
 		}
@@ -107,8 +107,10 @@ func (k *sink) Emit(e runner.Event) {
 	case runner.EventScenarioStarted:
 		if sc != nil {
 			sc.steps = sc.steps[:0] // a retry starts the steps afresh
-			p := scenariowrite.Start{ID: sc.id, At: e.Time}
-			k.queue(func(b *eventBuffer) { b.starts = append(b.starts, p) })
+			k.queue(func(b *eventBuffer) {
+				c := b.row(sc.id)
+				c.started, c.startedAt = true, e.Time
+			})
 		}
 		ev := apiEvent{Type: "scenario.started", ScenarioID: scID}
 		if sc != nil {
@@ -122,12 +124,14 @@ func (k *sink) Emit(e runner.Event) {
 			}
 			st := &sc.steps[*e.Step]
 			st.Keyword, st.Text, st.Line, st.StartedAt = e.StepStart.Keyword, e.StepStart.Text, ptr(e.StepStart.Line), ptr(e.Time)
-			k.saveSteps(ctx, sc)
+			k.saveSteps(sc)
 		}
 		k.appendEvent(apiEvent{Type: "step.started", ScenarioID: scID, StepIndex: e.Step})
 	case runner.EventLog:
 		k.appendEvent(apiEvent{Type: "log", ScenarioID: scID, StepIndex: e.Step, Level: ptr(normLevel(e.Log.Level)), Message: &e.Log.Message})
 	case runner.EventAttachment:
+		ctx, cancel := k.ctx()
+		defer cancel()
 		k.attachment(ctx, e, sc)
 	case runner.EventHeal:
 		h := results.Heal{OldSelector: e.Heal.Selector, NewSelector: e.Heal.Healed, Strategy: e.Heal.Strategy, Score: float32(e.Heal.Score), Ambiguous: e.Heal.Ambiguous}
@@ -139,6 +143,8 @@ func (k *sink) Emit(e runner.Event) {
 		}
 		k.appendEvent(apiEvent{Type: "heal", ScenarioID: scID, StepIndex: e.Step, Heal: &h})
 	case runner.EventVisualCheck:
+		ctx, cancel := k.ctx()
+		defer cancel()
 		k.visualCheck(ctx, e, sc)
 	case runner.EventStepFinished:
 		if st := step(sc, e.Step); st != nil && e.StepEnd != nil {
@@ -148,7 +154,7 @@ func (k *sink) Emit(e runner.Event) {
 			if e.StepEnd.Error != "" {
 				st.Error = &results.StepError{Message: e.StepEnd.Error}
 			}
-			k.saveSteps(ctx, sc)
+			k.saveSteps(sc)
 		}
 		var status *string
 		if e.StepEnd != nil {
@@ -165,8 +171,8 @@ func (k *sink) Emit(e runner.Event) {
 				p.Error = &results.StepError{Message: e.ScenarioEnd.Error}
 			}
 			k.queue(func(b *eventBuffer) {
-				delete(b.steps, sc.id)
-				b.finishes = append(b.finishes, p)
+				c := b.row(sc.id)
+				c.finish, c.steps = &p, nil
 			})
 			k.appendEvent(apiEvent{Type: "scenario.finished", ScenarioID: scID, Status: ptr(string(e.ScenarioEnd.Status)), Message: nonEmpty(e.ScenarioEnd.Error),
 				Dataset: sc.dataset, Row: sc.row})
@@ -180,14 +186,14 @@ func (k *sink) Emit(e runner.Event) {
 
 // saveSteps keeps the steps of a scenario in progress, so that a run whose worker dies shows
 // what ran (reconcile); written with the next batch.
-func (k *sink) saveSteps(_ context.Context, sc *scenarioState) {
-	steps, _ := json.Marshal(sc.steps)
-	k.queue(func(b *eventBuffer) {
-		if b.steps == nil {
-			b.steps = map[uuid.UUID]json.RawMessage{}
-		}
-		b.steps[sc.id] = steps
-	})
+func (k *sink) saveSteps(sc *scenarioState) {
+	// A copy of the steps (the sink goes on changing sc.steps while a batch is written); a step's
+	// own lists are only appended to, so the copy keeps what they held.
+	steps := copySteps(sc.steps)
+	if steps == nil {
+		steps = []results.Step{} // nil in a row change means "unchanged"
+	}
+	k.queue(func(b *eventBuffer) { b.row(sc.id).steps = steps })
 }
 
 // insertScenarios records the run's scenarios, in one statement (scenariowrite.Plan).

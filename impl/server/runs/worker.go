@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/pool"
+	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/reports"
 	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runner"
@@ -305,6 +307,11 @@ func (s *Service) load(ctx context.Context, r db.Run) (runner.Run, error) {
 	if err := s.datasets(ctx, r, in.Datasets); err != nil {
 		return in, err
 	}
+	raw, err := s.st.ProjectSettings(ctx, r.ProjectID)
+	if err != nil {
+		return in, fmt.Errorf("load project settings: %w", err)
+	}
+	in.Concurrency = projects.DecodeSettings(raw).Concurrency(runtime.GOMAXPROCS(0))
 	in.Leaser = &leaser{s: s, projectID: r.ProjectID, runID: r.ID, environment: env.Name}
 	in.Baselines = &baselines{s: s, run: r}
 	return in, nil

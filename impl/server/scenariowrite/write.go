@@ -85,37 +85,6 @@ func Plan(ctx context.Context, q *db.Queries, runID uuid.UUID, planned []Planned
 	return q.InsertRunScenarios(ctx, p)
 }
 
-// Start records that a scenario started (again, on a retry).
-type Start struct {
-	ID uuid.UUID
-	At time.Time
-}
-
-// Starts records scenarios' starts, in one statement.
-func Starts(ctx context.Context, q *db.Queries, runID uuid.UUID, starts []Start) error {
-	if len(starts) == 0 {
-		return nil
-	}
-	ids, ats := make([]uuid.UUID, len(starts)), make([]time.Time, len(starts))
-	for i, s := range starts {
-		ids[i], ats[i] = s.ID, s.At
-	}
-	return q.StartRunScenarios(ctx, db.StartRunScenariosParams{RunID: runID, Ids: ids, Ats: ats})
-}
-
-// Progress keeps the steps of scenarios in progress (by id), so that a run whose worker dies
-// shows what ran; a scenario that has its result already keeps it.
-func Progress(ctx context.Context, q *db.Queries, runID uuid.UUID, steps map[uuid.UUID][]byte) error {
-	if len(steps) == 0 {
-		return nil
-	}
-	ids, datas := make([]uuid.UUID, 0, len(steps)), make([]string, 0, len(steps))
-	for id, s := range steps {
-		ids, datas = append(ids, id), append(datas, string(s))
-	}
-	return q.SaveRunScenariosSteps(ctx, db.SaveRunScenariosStepsParams{RunID: runID, Ids: ids, Steps: datas})
-}
-
 // Interrupt ends the run's scenarios that started and have no result (their worker was lost):
 // their steps so far stay, the error says why they have no result.
 func Interrupt(ctx context.Context, q *db.Queries, runID uuid.UUID, why string) error {
@@ -127,23 +96,6 @@ func Interrupt(ctx context.Context, q *db.Queries, runID uuid.UUID, why string) 
 func StepsJSON(steps []results.Step) []byte {
 	b, _ := json.Marshal(steps)
 	return b
-}
-
-// Finish writes the results of scenarios that were planned (rows inserted when their run
-// started), by id, in one statement: status, error, end, duration, steps and attempts.
-func Finish(ctx context.Context, q *db.Queries, runID uuid.UUID, rs []Result) error {
-	if len(rs) == 0 {
-		return nil
-	}
-	rows := make([]row, len(rs))
-	for i, r := range rs {
-		rows[i] = encode(r)
-	}
-	data, err := json.Marshal(rows)
-	if err != nil {
-		return err
-	}
-	return q.FinishRunScenarios(ctx, db.FinishRunScenariosParams{RunID: runID, Rows: data})
 }
 
 // Upsert writes results by key, in one statement: a new key is a new row, a key the run has
@@ -327,4 +279,64 @@ func (s *copySource) cause(err error) error {
 		return store.Translate(err)
 	}
 	return nil
+}
+
+// Change is what one runner batch writes to a planned scenario's row: its start (Started), its
+// steps so far while it runs (Steps; nil leaves them as they are), or its result once it finished
+// (Result; the latest of each). A scenario is in a batch at most once.
+type Change struct {
+	ID        uuid.UUID
+	Started   bool
+	StartedAt time.Time
+	Steps     []results.Step
+	Result    *Result
+}
+
+// Events are a batch's run events, stored with the run's last sequence number; Notify, when set,
+// is the payload of the one notification listeners get for the batch.
+type Events struct {
+	Seqs   []int64
+	Ats    []time.Time
+	Types  []string
+	Datas  []string
+	Notify string
+}
+
+// Batch writes one runner batch — the scenarios' changes and the run's events — in one statement
+// (WriteRunBatch), its own transaction when q is not in one. async lets that transaction commit
+// without waiting for its WAL flush (docs/runs.md: only the last batch is at risk).
+func Batch(ctx context.Context, q *db.Queries, runID uuid.UUID, async bool, ev Events, changes []Change) error {
+	p := db.WriteRunBatchParams{RunID: runID, Async: async, Seqs: ev.Seqs, Ats: ev.Ats, Types: ev.Types, Datas: ev.Datas,
+		ProgressIds: []uuid.UUID{}, ProgressStarted: []bool{}, ProgressStartedAts: []time.Time{}, ProgressSteps: []string{},
+		FinishIds: []uuid.UUID{}, FinishStarted: []bool{}, FinishStartedAts: []time.Time{}, Statuses: []string{}, Errors: []string{},
+		FinishedAts: []time.Time{}, DurationsMs: []int64{}, FinishSteps: []string{}, Attempts: []int32{}}
+	if p.Seqs == nil {
+		p.Seqs, p.Ats, p.Types, p.Datas = []int64{}, []time.Time{}, []string{}, []string{}
+	}
+	if n := len(ev.Seqs); n > 0 {
+		p.LastSeq, p.Payload = ev.Seqs[n-1], ev.Notify
+	}
+	for _, c := range changes {
+		if r := c.Result; r != nil {
+			var dur int64
+			if r.DurationMs != nil {
+				dur = *r.DurationMs
+			}
+			var fin time.Time
+			if r.FinishedAt != nil {
+				fin = *r.FinishedAt
+			}
+			p.FinishIds, p.FinishStarted, p.FinishStartedAts = append(p.FinishIds, c.ID), append(p.FinishStarted, c.Started), append(p.FinishStartedAts, c.StartedAt)
+			p.Statuses, p.Errors, p.FinishedAts = append(p.Statuses, r.Status), append(p.Errors, string(errorJSON(r.Error))), append(p.FinishedAts, fin)
+			p.DurationsMs, p.FinishSteps, p.Attempts = append(p.DurationsMs, dur), append(p.FinishSteps, string(StepsJSON(r.Steps))), append(p.Attempts, max(r.Attempts, 1))
+			continue
+		}
+		var steps []byte // '' in the statement: steps unchanged
+		if c.Steps != nil {
+			steps = StepsJSON(c.Steps)
+		}
+		p.ProgressIds, p.ProgressStarted, p.ProgressStartedAts = append(p.ProgressIds, c.ID), append(p.ProgressStarted, c.Started), append(p.ProgressStartedAts, c.StartedAt)
+		p.ProgressSteps = append(p.ProgressSteps, string(steps))
+	}
+	return q.WriteRunBatch(ctx, p)
 }

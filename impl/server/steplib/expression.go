@@ -14,6 +14,9 @@ type Expression struct {
 	source string
 	re     *regexp.Regexp
 	types  []string
+	// prefix is the literal text every match starts with: a step is matched against every
+	// definition, and most differ from it in their first words.
+	prefix string
 }
 
 // Arg is one parameter value matched by an expression.
@@ -68,7 +71,8 @@ func CompileExpression(source string) (*Expression, error) {
 	if err != nil {
 		return nil, &ExpressionError{Expression: source, Message: "compiles to an invalid regular expression: " + err.Error()}
 	}
-	return &Expression{source: source, re: re, types: types}, nil
+	prefix, _ := re.LiteralPrefix()
+	return &Expression{source: source, re: re, types: types, prefix: prefix}, nil
 }
 
 // MustCompileExpression is CompileExpression that panics on an invalid expression; for built-in tables.
@@ -91,6 +95,9 @@ func (e *Expression) ParameterTypes() []string { return append([]string(nil), e.
 
 // Match returns the arguments when text matches the whole expression, and false otherwise.
 func (e *Expression) Match(text string) ([]Arg, bool) {
+	if !strings.HasPrefix(text, e.prefix) {
+		return nil, false
+	}
 	m := e.re.FindStringSubmatch(text)
 	if m == nil {
 		return nil, false

@@ -6,7 +6,7 @@ import { ErrorBox, Field, Loading } from "../components/ui";
 import { useProject } from "./Project";
 
 /**
- * The project's settings (retries, run timeout, default environment, tag convention) and its lint
+ * The project's settings (retries, run timeout, scenarios at once, default environment, tag convention) and its lint
  * rules: each rule with a toggle, and a lint of every feature with the findings by file and line.
  */
 export function SettingsTab({ slug, writable }: { slug: string; writable: boolean }) {
@@ -16,7 +16,7 @@ export function SettingsTab({ slug, writable }: { slug: string; writable: boolea
     queryKey: ["lint", slug],
     queryFn: () => unwrap(api.POST("/api/projects/{slug}/lint", { params: { path: { slug } }, body: {} })),
   });
-  const [form, setForm] = useState<{ name: string; description: string; retries: number; timeout: number; env: string; tagPattern: string; disabled: string[] } | null>(null);
+  const [form, setForm] = useState<{ name: string; description: string; retries: number; timeout: number; env: string; tagPattern: string; disabled: string[]; concurrency: string } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState("");
   useEffect(() => {
@@ -30,6 +30,7 @@ export function SettingsTab({ slug, writable }: { slug: string; writable: boolea
         env: s.defaultEnvironment ?? "",
         tagPattern: s.tagPattern ?? "",
         disabled: s.disabledLintRules,
+        concurrency: s.scenarioConcurrency ? String(s.scenarioConcurrency) : "",
       });
     }
   }, [project.data, form]);
@@ -51,6 +52,7 @@ export function SettingsTab({ slug, writable }: { slug: string; writable: boolea
               defaultEnvironment: form.env || undefined,
               tagPattern: form.tagPattern || undefined,
               disabledLintRules: form.disabled,
+              scenarioConcurrency: form.concurrency ? Number(form.concurrency) : undefined,
             },
           },
         }),
@@ -79,6 +81,9 @@ export function SettingsTab({ slug, writable }: { slug: string; writable: boolea
           </Field>
           <Field label="Run timeout (seconds)">
             <input type="number" min={1} max={86400} value={form.timeout} onChange={(e) => setForm({ ...form, timeout: Number(e.target.value) })} />
+          </Field>
+          <Field label="Scenarios of a run at once" hint="1 to 32; empty: as many as the worker has cores.">
+            <input type="number" min={1} max={32} value={form.concurrency} onChange={(e) => setForm({ ...form, concurrency: e.target.value })} />
           </Field>
           <Field label="Default environment">
             <input value={form.env} onChange={(e) => setForm({ ...form, env: e.target.value })} />

@@ -1,0 +1,1 @@
+ALTER TABLE projects DROP CONSTRAINT IF EXISTS projects_scenario_concurrency_check;
