@@ -137,6 +137,19 @@ UPDATE runs SET counts = $2 WHERE id = $1;
 -- name: ListRunScenarios :many
 SELECT * FROM run_scenarios WHERE run_id = $1 ORDER BY position;
 
+-- name: ListRunScenarioTree :many
+-- A run's scenarios without their steps and error: what the run's scenario tree shows.
+SELECT id, position, module, feature_path, feature_name, name, line, tags, example_row, status, attempts, duration_ms, dataset
+FROM run_scenarios WHERE run_id = $1 ORDER BY position;
+
+-- name: ListRunScenarioOutcomes :many
+-- A run's scenarios for its report: the steps and error only of those that did not pass (the
+-- report reads the failing step of those; the others' steps are not sent, nor decoded).
+SELECT id, module, feature_path, feature_name, name, line, tags, status, attempts, duration_ms,
+       (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN error END)::jsonb AS error,
+       (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN steps END)::jsonb AS steps
+FROM run_scenarios WHERE run_id = $1 ORDER BY position;
+
 -- name: GetRunScenario :one
 SELECT * FROM run_scenarios WHERE run_id = $1 AND id = $2;
 
