@@ -52,6 +52,14 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*Store
 	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}
+	// The list queries take optional filters as "(parameter IS NULL OR column = parameter)". A
+	// prepared statement's generic plan (PostgreSQL's choice after five executions) cannot drop the
+	// filters not given, so it cannot pick the index of the one that is (a branch among 100,000
+	// runs read the project's whole index: docs/benchmarks.md, read paths). Every execution is
+	// planned with its values unless the URL says otherwise (…?plan_cache_mode=auto).
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)
