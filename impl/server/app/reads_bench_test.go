@@ -120,7 +120,9 @@ func BenchmarkReadPaths(b *testing.B) {
 	results := make([]result, len(cases))
 	scripts := make([]pgbenchScript, len(cases))
 	for i, c := range cases {
-		// One request with the statements recorded: its body must be a non-empty answer.
+		// One request with the statements recorded (after one that is not: the token's first use
+		// is written once, not on every request): its body must be a non-empty answer.
+		getOK(b, s.URL+c.path, token)
 		rec.start()
 		body := getOK(b, s.URL+c.path, token)
 		stmts := rec.stop()
@@ -128,12 +130,12 @@ func BenchmarkReadPaths(b *testing.B) {
 			b.Fatalf("%s: answer too small to measure: %s", c.name, body)
 		}
 		scripts[i] = newPgbenchScript(b, stmts)
-		b.Logf("%s: %d bytes, %d statements:\n%s", c.name, len(body), len(stmts), scripts[i].summary())
+		b.Logf("%s: %d bytes, %d statements (PGOPTIONS %q):\n%s", c.name, len(body), len(stmts), rec.pgOptions(), scripts[i].summary())
 	}
 	for round := 0; round < rounds; round++ {
 		for i, c := range cases {
 			floor := func() {
-				p50, p99, n := runPgbench(b, pgbenchBin, u, scripts[i], dir, secs)
+				p50, p99, n := runPgbench(b, pgbenchBin, u, scripts[i], rec.pgOptions(), dir, secs)
 				results[i].f50, results[i].f99 = append(results[i].f50, p50), append(results[i].f99, p99)
 				b.Logf("round %d %-16s floor  p50 %7.2f ms p99 %7.2f ms (%d transactions) load %s", round, c.name, p50, p99, n, loadAvg())
 			}
@@ -225,9 +227,23 @@ func getOK(b *testing.B, u, token string) []byte {
 
 // recorder is a pgx tracer that keeps the statements sent while it is on.
 type recorder struct {
-	mu    sync.Mutex
-	on    bool
-	stmts []recorded
+	mu     sync.Mutex
+	on     bool
+	stmts  []recorded
+	params map[string]string // the server's connection settings (jit, plan_cache_mode)
+}
+
+// pgOptions is PGOPTIONS for pgbench: the settings the server's connections run with.
+func (r *recorder) pgOptions() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var opts []string
+	for _, k := range []string{"jit", "plan_cache_mode"} {
+		if v, ok := r.params[k]; ok {
+			opts = append(opts, "-c "+k+"="+v)
+		}
+	}
+	return strings.Join(opts, " ")
 }
 
 type recorded struct {
@@ -248,8 +264,14 @@ func (r *recorder) stop() []recorded {
 	return r.stmts
 }
 
-func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+func (r *recorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	r.mu.Lock()
+	if r.params == nil {
+		r.params = map[string]string{}
+		for k, v := range conn.Config().RuntimeParams {
+			r.params[k] = v
+		}
+	}
 	// River's and the schedulers' own statements are not the request's.
 	if r.on && !strings.Contains(data.SQL, "river_") && !strings.Contains(data.SQL, "pg_notify") {
 		r.stmts = append(r.stmts, recorded{sql: data.SQL, args: append([]any(nil), data.Args...)})
@@ -392,7 +414,7 @@ func pgArray(s []string) string {
 
 // runPgbench runs script over 16 connections for secs seconds and returns the p50 and p99 of its
 // transactions' latencies in ms, from pgbench's per-transaction log.
-func runPgbench(b *testing.B, bin string, u *url.URL, script pgbenchScript, dir string, secs int) (float64, float64, int) {
+func runPgbench(b *testing.B, bin string, u *url.URL, script pgbenchScript, pgOptions, dir string, secs int) (float64, float64, int) {
 	f := filepath.Join(dir, "floor.sql")
 	if err := os.WriteFile(f, []byte(script.text), 0o644); err != nil {
 		b.Fatal(err)
@@ -408,8 +430,8 @@ func runPgbench(b *testing.B, bin string, u *url.URL, script pgbenchScript, dir 
 	}
 	args = append(args, strings.TrimPrefix(u.Path, "/"))
 	cmd := exec.Command(bin, args...)
-	// The server's connections run with jit=off (impl/server/store); the floor's too.
-	cmd.Env = append(os.Environ(), "PGOPTIONS=-c jit=off")
+	// The floor's connections run with the server's settings (impl/server/store: jit, plans).
+	cmd.Env = append(os.Environ(), "PGOPTIONS="+pgOptions)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		b.Fatalf("pgbench: %v\n%s", err, out)
