@@ -130,6 +130,9 @@ func BenchmarkReadPaths(b *testing.B) {
 			b.Fatalf("%s: answer too small to measure: %s", c.name, body)
 		}
 		scripts[i] = newPgbenchScript(b, stmts)
+		if os.Getenv("SDODS_READS_BENCH_EXPLAIN") != "" {
+			explain(b, conn, c.name, stmts)
+		}
 		b.Logf("%s: %d bytes, %d statements (PGOPTIONS %q):\n%s", c.name, len(body), len(stmts), rec.pgOptions(), scripts[i].summary())
 	}
 	for round := 0; round < rounds; round++ {
@@ -176,6 +179,36 @@ func BenchmarkReadPaths(b *testing.B) {
 		b.Logf("%-16s p99 %7.2f ms, floor %7.2f ms, ratio %.2f (median of %d rounds; per round %s)", c.name, median(r.p99), median(r.f99), median(ratios), rounds, fmtRatios(ratios))
 	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// explain logs the plan of each of a request's statements with its values (EXPLAIN ANALYZE,
+// under the server's plan settings): which index answers, and the execution time.
+func explain(b *testing.B, conn *pgx.Conn, name string, stmts []recorded) {
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, "SET jit = off; SET plan_cache_mode = force_custom_plan"); err != nil {
+		b.Fatal(err)
+	}
+	for i, st := range stmts {
+		q := strings.TrimSpace(st.sql)
+		if !strings.HasPrefix(strings.ToUpper(q), "SELECT") && !strings.HasPrefix(strings.ToUpper(q), "WITH") {
+			continue
+		}
+		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF) "+q, st.args...)
+		if err != nil {
+			b.Logf("explain %s #%d: %v", name, i, err)
+			continue
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				b.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		rows.Close()
+		b.Logf("EXPLAIN %s #%d:\n%s", name, i, strings.Join(plan, "\n"))
+	}
 }
 
 func median(v []float64) float64 {
