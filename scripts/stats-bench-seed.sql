@@ -129,7 +129,7 @@ BEGIN
     FROM generate_series(1, 100000) i;
 END
 $$;
-VACUUM ANALYZE runs;
+ANALYZE runs;
 ANALYZE run_scenarios;
 ANALYZE schedules;
 ANALYZE features;

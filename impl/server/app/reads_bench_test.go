@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql/driver"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/sdods/sdods/impl/httpkit"
 	"github.com/sdods/sdods/impl/server/app"
 	"github.com/sdods/sdods/impl/server/app/apptest"
 )
@@ -305,8 +307,9 @@ func (r *recorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx
 			r.params[k] = v
 		}
 	}
-	// River's and the schedulers' own statements are not the request's.
-	if r.on && !strings.Contains(data.SQL, "river_") && !strings.Contains(data.SQL, "pg_notify") {
+	// Only the statements of a request (its context carries a request id): not River's, nor the
+	// background jobs'.
+	if r.on && httpkit.RequestID(ctx) != "" {
 		r.stmts = append(r.stmts, recorded{sql: data.SQL, args: append([]any(nil), data.Args...)})
 	}
 	r.mu.Unlock()
@@ -424,8 +427,10 @@ func pgText(b *testing.B, v any) (string, bool) {
 			s[i] = u.String()
 		}
 		return pgArray(s), false
-	case []byte:
+	case json.RawMessage:
 		return string(x), false
+	case []byte:
+		return `\x` + hex.EncodeToString(x), false // bytea
 	case driver.Valuer:
 		dv, err := x.Value()
 		if err != nil {
