@@ -191,7 +191,13 @@ func explain(b *testing.B, conn *pgx.Conn, name string, stmts []recorded) {
 		b.Fatal(err)
 	}
 	for i, st := range stmts {
-		q := strings.TrimSpace(st.sql)
+		var kept []string
+		for _, l := range strings.Split(st.sql, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+				kept = append(kept, l)
+			}
+		}
+		q := strings.TrimSpace(strings.Join(kept, "\n"))
 		if !strings.HasPrefix(strings.ToUpper(q), "SELECT") && !strings.HasPrefix(strings.ToUpper(q), "WITH") {
 			continue
 		}
