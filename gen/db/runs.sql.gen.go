@@ -791,6 +791,10 @@ SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.ta
 FROM runs r JOIN projects p ON p.id = r.project_id
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
+  -- The project's id as a value (an InitPlan), not only through the join: the planner then reads
+  -- the project's runs in the order of runs_project_idx and stops at the page, instead of joining
+  -- all runs of the status to projects and sorting them (issue 31 item 3).
+  AND ($3::text IS NULL OR r.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
   AND (cardinality($4::text[]) = 0 OR r.status = ANY($4::text[]))
   AND (cardinality($5::text[]) = 0 OR r.branch = ANY($5::text[]))
   AND (cardinality($6::text[]) = 0 OR r.branch IS NULL OR r.branch <> ALL($6::text[]))
