@@ -52,6 +52,10 @@ SELECT sqlc.embed(r), p.slug AS project_slug
 FROM runs r JOIN projects p ON p.id = r.project_id
 WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  -- The project's id as a value (an InitPlan), not only through the join: the planner then reads
+  -- the project's runs in the order of runs_project_idx and stops at the page, instead of joining
+  -- all runs of the status to projects and sorting them (issue 31 item 3).
+  AND (sqlc.narg('project')::text IS NULL OR r.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))
   AND (cardinality(sqlc.arg('statuses')::text[]) = 0 OR r.status = ANY(sqlc.arg('statuses')::text[]))
   AND (cardinality(sqlc.arg('branches')::text[]) = 0 OR r.branch = ANY(sqlc.arg('branches')::text[]))
   AND (cardinality(sqlc.arg('not_branches')::text[]) = 0 OR r.branch IS NULL OR r.branch <> ALL(sqlc.arg('not_branches')::text[]))
@@ -121,6 +125,19 @@ UPDATE runs SET counts = $2 WHERE id = $1;
 
 -- name: ListRunScenarios :many
 SELECT * FROM run_scenarios WHERE run_id = $1 ORDER BY position;
+
+-- name: ListRunScenarioTree :many
+-- A run's scenarios without their steps and error: what the run's scenario tree shows.
+SELECT id, position, module, feature_path, feature_name, name, line, tags, example_row, status, attempts, duration_ms, dataset
+FROM run_scenarios WHERE run_id = $1 ORDER BY position;
+
+-- name: ListRunScenarioOutcomes :many
+-- A run's scenarios for its report: the steps and error only of those that did not pass (the
+-- report reads the failing step of those; the others' steps are not sent, nor decoded).
+SELECT id, module, feature_path, feature_name, name, line, tags, status, attempts, duration_ms,
+       (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN error END)::jsonb AS error,
+       (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN steps END)::jsonb AS steps
+FROM run_scenarios WHERE run_id = $1 ORDER BY position;
 
 -- name: GetRunScenario :one
 SELECT * FROM run_scenarios WHERE run_id = $1 AND id = $2;

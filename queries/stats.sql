@@ -623,39 +623,58 @@ SELECT (SELECT coalesce(sum(runs), 0) FROM rd)::bigint AS runs,
        (SELECT coalesce(sum(failed + undefined), 0) FROM sd)::bigint AS scenario_failures,
        (SELECT coalesce(sum(retry_passes), 0) FROM sd)::bigint AS flaky;
 
--- name: StatsSlowestScenariosRollup :many
+-- name: StatsDurationsRollup :many
+-- The slowest scenarios of [since_day, until_day) and the biggest duration regressions against
+-- [previous_day, since_day) in one read of the identity-days: each identity's histogram is summed
+-- once per period (kind 'slowest': top 10 by p95 of the window; kind 'regression': top 10 by the
+-- rise of p50). Same figures as StatsSlowestScenariosRollup and StatsDurationRegressionsRollup.
 WITH d AS (
-    SELECT d.*, p.slug FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    SELECT d.project_id, d.identity, d.day, d.feature_path, d.name, d.example_row, d.pf_hist, d.day >= sqlc.arg('since_day')::date AS cur FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
       AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-      AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date AND cardinality(d.pf_hist) > 0
+      AND d.day >= sqlc.arg('previous_day')::date AND d.day < sqlc.arg('until_day')::date AND cardinality(d.pf_hist) > 0
 ), e AS (
-    SELECT d.slug, d.identity, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
-    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, x.band
+    SELECT d.project_id, d.identity, d.cur, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.project_id, d.identity, d.cur, x.band
 ), b AS (
-    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity))::float8 AS n
-    FROM e WHERE c > 0
+    SELECT e.*, s / c AS v, (sum(c) OVER w - c)::float8 AS before, (sum(c) OVER (PARTITION BY project_id, identity, cur))::float8 AS n
+    FROM e WHERE c > 0 WINDOW w AS (PARTITION BY project_id, identity, cur ORDER BY band)
 ), q AS (
-    SELECT slug, identity, max(n) AS n,
+    SELECT project_id, identity, cur, max(n) AS n,
            max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
            max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
            max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
            max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
-    FROM b GROUP BY slug, identity
+    FROM b GROUP BY project_id, identity, cur
 ), pq AS (
-    SELECT slug, identity, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+    SELECT project_id, identity, cur, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
            lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
     FROM q
+), h AS (
+    SELECT project_id, identity, max(n) FILTER (WHERE cur) AS n, max(p50) FILTER (WHERE cur) AS cur_p50, max(p95) FILTER (WHERE cur) AS cur_p95,
+           max(p50) FILTER (WHERE NOT cur) AS prev_p50
+    FROM pq GROUP BY 1, 2
 ), top AS (
-    SELECT * FROM pq ORDER BY p95 DESC LIMIT 40
+    (SELECT 'slowest' AS kind, h.* FROM h WHERE cur_p95 IS NOT NULL ORDER BY cur_p95 DESC LIMIT 40)
+    UNION ALL
+    (SELECT 'regression', h.* FROM h WHERE cur_p50 > prev_p50 ORDER BY cur_p50 - prev_p50 DESC LIMIT 40)
 ), names AS (
-    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
-    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
+    SELECT DISTINCT ON (d.project_id, d.identity) d.project_id, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN (SELECT DISTINCT project_id, identity FROM top) t ON t.project_id = d.project_id AND t.identity = d.identity
+    ORDER BY d.project_id, d.identity, d.day DESC
+), named AS (
+    SELECT top.kind, top.identity, p.slug, names.feature_path, names.name, names.example_row, top.n, top.cur_p50, top.cur_p95, top.prev_p50
+    FROM top JOIN projects p ON p.id = top.project_id JOIN names ON names.project_id = top.project_id AND names.identity = top.identity
+), ranked AS (
+    SELECT named.*, row_number() OVER (PARTITION BY kind ORDER BY CASE WHEN kind = 'slowest' THEN cur_p95 ELSE cur_p50 - prev_p50 END DESC,
+                                                        slug, feature_path, name) AS rank
+    FROM named
 )
-SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
-       coalesce(names.example_row, -1)::int AS example_row, top.n::bigint AS results, top.p50::float8 AS p50_ms, top.p95::float8 AS p95_ms
-FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
+SELECT kind::text AS kind, identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario,
+       coalesce(example_row, -1)::int AS example_row, n::bigint AS results, cur_p50::float8 AS p50_ms, coalesce(cur_p95, 'NaN')::float8 AS p95_ms,
+       coalesce(prev_p50, 'NaN')::float8 AS previous_p50_ms
+FROM ranked WHERE rank <= 10 ORDER BY kind, rank;
 
 -- name: StatsSlowestStepsRollup :many
 WITH d AS (
@@ -684,43 +703,6 @@ WITH d AS (
 )
 SELECT keyword::text AS keyword, text::text AS text, n::bigint AS count, p50::float8 AS p50_ms, p95::float8 AS p95_ms
 FROM pq ORDER BY 5 DESC, 1, 2 LIMIT 10;
-
--- name: StatsDurationRegressionsRollup :many
-WITH d AS (
-    SELECT d.*, p.slug, d.day >= sqlc.arg('since_day')::date AS cur FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
-    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-      AND d.day >= sqlc.arg('previous_day')::date AND d.day < sqlc.arg('until_day')::date AND cardinality(d.pf_hist) > 0
-), e AS (
-    SELECT d.slug, d.identity, d.cur, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
-    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, d.cur, x.band
-), b AS (
-    SELECT e.*, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity, cur ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity, cur))::float8 AS n
-    FROM e WHERE c > 0
-), q AS (
-    SELECT slug, identity, cur, max(n) AS n,
-           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
-           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
-           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
-           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
-    FROM b GROUP BY slug, identity, cur
-), pq AS (
-    SELECT slug, identity, cur, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
-           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
-    FROM q
-), h AS (
-    SELECT slug, identity, max(p50) FILTER (WHERE cur) AS cur, max(p50) FILTER (WHERE NOT cur) AS prev FROM pq GROUP BY 1, 2
-), top AS (
-    SELECT * FROM h WHERE cur > prev ORDER BY cur - prev DESC LIMIT 40
-), names AS (
-    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
-    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
-)
-SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
-       coalesce(names.example_row, -1)::int AS example_row, top.cur::float8 AS p50_ms, top.prev::float8 AS previous_p50_ms, (top.cur - top.prev)::float8 AS delta_ms
-FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity
-ORDER BY 8 DESC, 2, 3, 4 LIMIT 10;
 
 -- name: StatsMostFailingStepsRollup :many
 SELECT f.step_keyword::text AS keyword, f.step_text::text AS text, sum(f.count)::bigint AS count

@@ -184,6 +184,11 @@ type Querier interface {
 	ListRunFeatureOverrides(ctx context.Context, runID uuid.UUID) ([]ListRunFeatureOverridesRow, error)
 	// Log lines of a run for its trace (oldest first).
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
+	// A run's scenarios for its report: the steps and error only of those that did not pass (the
+	// report reads the failing step of those; the others' steps are not sent, nor decoded).
+	ListRunScenarioOutcomes(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioOutcomesRow, error)
+	// A run's scenarios without their steps and error: what the run's scenario tree shows.
+	ListRunScenarioTree(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioTreeRow, error)
 	ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error)
 	ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error)
 	ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]ListSchedulesRow, error)
@@ -288,7 +293,11 @@ type Querier interface {
 	StatsBecameFlakyRollup(ctx context.Context, arg StatsBecameFlakyRollupParams) ([]StatsBecameFlakyRollupRow, error)
 	// The median duration of each identity in [since, until) against [previous_since, since).
 	StatsDurationRegressions(ctx context.Context, arg StatsDurationRegressionsParams) ([]StatsDurationRegressionsRow, error)
-	StatsDurationRegressionsRollup(ctx context.Context, arg StatsDurationRegressionsRollupParams) ([]StatsDurationRegressionsRollupRow, error)
+	// The slowest scenarios of [since_day, until_day) and the biggest duration regressions against
+	// [previous_day, since_day) in one read of the identity-days: each identity's histogram is summed
+	// once per period (kind 'slowest': top 10 by p95 of the window; kind 'regression': top 10 by the
+	// rise of p50). Same figures as StatsSlowestScenariosRollup and StatsDurationRegressionsRollup.
+	StatsDurationsRollup(ctx context.Context, arg StatsDurationsRollupParams) ([]StatsDurationsRollupRow, error)
 	// Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
 	StatsFailureClusters(ctx context.Context, arg StatsFailureClustersParams) ([]StatsFailureClustersRow, error)
 	StatsFailureClustersRollup(ctx context.Context, arg StatsFailureClustersRollupParams) ([]StatsFailureClustersRollupRow, error)
@@ -316,7 +325,6 @@ type Querier interface {
 	// backwards), its passed scenarios, the project's later runs of the window and their failures.
 	StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error)
 	StatsSlowestScenarios(ctx context.Context, arg StatsSlowestScenariosParams) ([]StatsSlowestScenariosRow, error)
-	StatsSlowestScenariosRollup(ctx context.Context, arg StatsSlowestScenariosRollupParams) ([]StatsSlowestScenariosRollupRow, error)
 	StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsParams) ([]StatsSlowestStepsRow, error)
 	StatsSlowestStepsRollup(ctx context.Context, arg StatsSlowestStepsRollupParams) ([]StatsSlowestStepsRollupRow, error)
 	// Statistics over runs and their scenario results (docs/stats.md). Every query takes the same

@@ -526,6 +526,119 @@ func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([
 	return items, nil
 }
 
+const listRunScenarioOutcomes = `-- name: ListRunScenarioOutcomes :many
+SELECT id, module, feature_path, feature_name, name, line, tags, status, attempts, duration_ms,
+       (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN error END)::jsonb AS error,
+       (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN steps END)::jsonb AS steps
+FROM run_scenarios WHERE run_id = $1 ORDER BY position
+`
+
+type ListRunScenarioOutcomesRow struct {
+	ID          uuid.UUID
+	Module      string
+	FeaturePath string
+	FeatureName string
+	Name        string
+	Line        int32
+	Tags        []string
+	Status      string
+	Attempts    int32
+	DurationMs  *int64
+	Error       json.RawMessage
+	Steps       json.RawMessage
+}
+
+// A run's scenarios for its report: the steps and error only of those that did not pass (the
+// report reads the failing step of those; the others' steps are not sent, nor decoded).
+func (q *Queries) ListRunScenarioOutcomes(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioOutcomesRow, error) {
+	rows, err := q.db.Query(ctx, listRunScenarioOutcomes, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListRunScenarioOutcomesRow{}
+	for rows.Next() {
+		var i ListRunScenarioOutcomesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Module,
+			&i.FeaturePath,
+			&i.FeatureName,
+			&i.Name,
+			&i.Line,
+			&i.Tags,
+			&i.Status,
+			&i.Attempts,
+			&i.DurationMs,
+			&i.Error,
+			&i.Steps,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listRunScenarioTree = `-- name: ListRunScenarioTree :many
+SELECT id, position, module, feature_path, feature_name, name, line, tags, example_row, status, attempts, duration_ms, dataset
+FROM run_scenarios WHERE run_id = $1 ORDER BY position
+`
+
+type ListRunScenarioTreeRow struct {
+	ID          uuid.UUID
+	Position    int32
+	Module      string
+	FeaturePath string
+	FeatureName string
+	Name        string
+	Line        int32
+	Tags        []string
+	ExampleRow  *int32
+	Status      string
+	Attempts    int32
+	DurationMs  *int64
+	Dataset     *string
+}
+
+// A run's scenarios without their steps and error: what the run's scenario tree shows.
+func (q *Queries) ListRunScenarioTree(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioTreeRow, error) {
+	rows, err := q.db.Query(ctx, listRunScenarioTree, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListRunScenarioTreeRow{}
+	for rows.Next() {
+		var i ListRunScenarioTreeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Position,
+			&i.Module,
+			&i.FeaturePath,
+			&i.FeatureName,
+			&i.Name,
+			&i.Line,
+			&i.Tags,
+			&i.ExampleRow,
+			&i.Status,
+			&i.Attempts,
+			&i.DurationMs,
+			&i.Dataset,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listRunScenarios = `-- name: ListRunScenarios :many
 SELECT id, run_id, scenario_key, position, module, feature_path, feature_name, name, line, tags, example_row, status, error, attempts, started_at, finished_at, duration_ms, steps, dataset, identity, failure_signature, heals FROM run_scenarios WHERE run_id = $1 ORDER BY position
 `
@@ -578,6 +691,10 @@ SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.ta
 FROM runs r JOIN projects p ON p.id = r.project_id
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
+  -- The project's id as a value (an InitPlan), not only through the join: the planner then reads
+  -- the project's runs in the order of runs_project_idx and stops at the page, instead of joining
+  -- all runs of the status to projects and sorting them (issue 31 item 3).
+  AND ($3::text IS NULL OR r.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
   AND (cardinality($4::text[]) = 0 OR r.status = ANY($4::text[]))
   AND (cardinality($5::text[]) = 0 OR r.branch = ANY($5::text[]))
   AND (cardinality($6::text[]) = 0 OR r.branch IS NULL OR r.branch <> ALL($6::text[]))

@@ -423,45 +423,57 @@ func (q *Queries) StatsDurationRegressions(ctx context.Context, arg StatsDuratio
 	return items, nil
 }
 
-const statsDurationRegressionsRollup = `-- name: StatsDurationRegressionsRollup :many
+const statsDurationsRollup = `-- name: StatsDurationsRollup :many
 WITH d AS (
-    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, p.slug, d.day >= $1::date AS cur FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+    SELECT d.project_id, d.identity, d.day, d.feature_path, d.name, d.example_row, d.pf_hist, d.day >= $1::date AS cur FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
     WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
       AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
       AND ($5::text IS NULL OR p.slug = $5::text)
       AND d.day >= $6::date AND d.day < $7::date AND cardinality(d.pf_hist) > 0
 ), e AS (
-    SELECT d.slug, d.identity, d.cur, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
-    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, d.cur, x.band
+    SELECT d.project_id, d.identity, d.cur, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
+    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.project_id, d.identity, d.cur, x.band
 ), b AS (
-    SELECT e.slug, e.identity, e.cur, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity, cur ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity, cur))::float8 AS n
-    FROM e WHERE c > 0
+    SELECT e.project_id, e.identity, e.cur, e.band, e.c, e.s, s / c AS v, (sum(c) OVER w - c)::float8 AS before, (sum(c) OVER (PARTITION BY project_id, identity, cur))::float8 AS n
+    FROM e WHERE c > 0 WINDOW w AS (PARTITION BY project_id, identity, cur ORDER BY band)
 ), q AS (
-    SELECT slug, identity, cur, max(n) AS n,
+    SELECT project_id, identity, cur, max(n) AS n,
            max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
            max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
            max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
            max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
-    FROM b GROUP BY slug, identity, cur
+    FROM b GROUP BY project_id, identity, cur
 ), pq AS (
-    SELECT slug, identity, cur, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
+    SELECT project_id, identity, cur, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
            lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
     FROM q
 ), h AS (
-    SELECT slug, identity, max(p50) FILTER (WHERE cur) AS cur, max(p50) FILTER (WHERE NOT cur) AS prev FROM pq GROUP BY 1, 2
+    SELECT project_id, identity, max(n) FILTER (WHERE cur) AS n, max(p50) FILTER (WHERE cur) AS cur_p50, max(p95) FILTER (WHERE cur) AS cur_p95,
+           max(p50) FILTER (WHERE NOT cur) AS prev_p50
+    FROM pq GROUP BY 1, 2
 ), top AS (
-    SELECT slug, identity, cur, prev FROM h WHERE cur > prev ORDER BY cur - prev DESC LIMIT 40
+    (SELECT 'slowest' AS kind, h.project_id, h.identity, h.n, h.cur_p50, h.cur_p95, h.prev_p50 FROM h WHERE cur_p95 IS NOT NULL ORDER BY cur_p95 DESC LIMIT 40)
+    UNION ALL
+    (SELECT 'regression', h.project_id, h.identity, h.n, h.cur_p50, h.cur_p95, h.prev_p50 FROM h WHERE cur_p50 > prev_p50 ORDER BY cur_p50 - prev_p50 DESC LIMIT 40)
 ), names AS (
-    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
-    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
+    SELECT DISTINCT ON (d.project_id, d.identity) d.project_id, d.identity, d.feature_path, d.name, d.example_row
+    FROM d JOIN (SELECT DISTINCT project_id, identity FROM top) t ON t.project_id = d.project_id AND t.identity = d.identity
+    ORDER BY d.project_id, d.identity, d.day DESC
+), named AS (
+    SELECT top.kind, top.identity, p.slug, names.feature_path, names.name, names.example_row, top.n, top.cur_p50, top.cur_p95, top.prev_p50
+    FROM top JOIN projects p ON p.id = top.project_id JOIN names ON names.project_id = top.project_id AND names.identity = top.identity
+), ranked AS (
+    SELECT named.kind, named.identity, named.slug, named.feature_path, named.name, named.example_row, named.n, named.cur_p50, named.cur_p95, named.prev_p50, row_number() OVER (PARTITION BY kind ORDER BY CASE WHEN kind = 'slowest' THEN cur_p95 ELSE cur_p50 - prev_p50 END DESC,
+                                                        slug, feature_path, name) AS rank
+    FROM named
 )
-SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
-       coalesce(names.example_row, -1)::int AS example_row, top.cur::float8 AS p50_ms, top.prev::float8 AS previous_p50_ms, (top.cur - top.prev)::float8 AS delta_ms
-FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity
-ORDER BY 8 DESC, 2, 3, 4 LIMIT 10
+SELECT kind::text AS kind, identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario,
+       coalesce(example_row, -1)::int AS example_row, n::bigint AS results, cur_p50::float8 AS p50_ms, coalesce(cur_p95, 'NaN')::float8 AS p95_ms,
+       coalesce(prev_p50, 'NaN')::float8 AS previous_p50_ms
+FROM ranked WHERE rank <= 10 ORDER BY kind, rank
 `
 
-type StatsDurationRegressionsRollupParams struct {
+type StatsDurationsRollupParams struct {
 	SinceDay      pgtype.Date
 	AllWorkspaces bool
 	WorkspaceIds  []uuid.UUID
@@ -471,19 +483,25 @@ type StatsDurationRegressionsRollupParams struct {
 	UntilDay      pgtype.Date
 }
 
-type StatsDurationRegressionsRollupRow struct {
+type StatsDurationsRollupRow struct {
+	Kind          string
 	Identity      string
 	Project       string
 	FeaturePath   string
 	Scenario      string
 	ExampleRow    int32
+	Results       int64
 	P50Ms         float64
+	P95Ms         float64
 	PreviousP50Ms float64
-	DeltaMs       float64
 }
 
-func (q *Queries) StatsDurationRegressionsRollup(ctx context.Context, arg StatsDurationRegressionsRollupParams) ([]StatsDurationRegressionsRollupRow, error) {
-	rows, err := q.db.Query(ctx, statsDurationRegressionsRollup,
+// The slowest scenarios of [since_day, until_day) and the biggest duration regressions against
+// [previous_day, since_day) in one read of the identity-days: each identity's histogram is summed
+// once per period (kind 'slowest': top 10 by p95 of the window; kind 'regression': top 10 by the
+// rise of p50). Same figures as StatsSlowestScenariosRollup and StatsDurationRegressionsRollup.
+func (q *Queries) StatsDurationsRollup(ctx context.Context, arg StatsDurationsRollupParams) ([]StatsDurationsRollupRow, error) {
+	rows, err := q.db.Query(ctx, statsDurationsRollup,
 		arg.SinceDay,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
@@ -496,18 +514,20 @@ func (q *Queries) StatsDurationRegressionsRollup(ctx context.Context, arg StatsD
 		return nil, err
 	}
 	defer rows.Close()
-	items := []StatsDurationRegressionsRollupRow{}
+	items := []StatsDurationsRollupRow{}
 	for rows.Next() {
-		var i StatsDurationRegressionsRollupRow
+		var i StatsDurationsRollupRow
 		if err := rows.Scan(
+			&i.Kind,
 			&i.Identity,
 			&i.Project,
 			&i.FeaturePath,
 			&i.Scenario,
 			&i.ExampleRow,
+			&i.Results,
 			&i.P50Ms,
+			&i.P95Ms,
 			&i.PreviousP50Ms,
-			&i.DeltaMs,
 		); err != nil {
 			return nil, err
 		}
@@ -1917,97 +1937,6 @@ func (q *Queries) StatsSlowestScenarios(ctx context.Context, arg StatsSlowestSce
 	items := []StatsSlowestScenariosRow{}
 	for rows.Next() {
 		var i StatsSlowestScenariosRow
-		if err := rows.Scan(
-			&i.Identity,
-			&i.Project,
-			&i.FeaturePath,
-			&i.Scenario,
-			&i.ExampleRow,
-			&i.Results,
-			&i.P50Ms,
-			&i.P95Ms,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const statsSlowestScenariosRollup = `-- name: StatsSlowestScenariosRollup :many
-WITH d AS (
-    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, p.slug FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
-    WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
-      AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
-      AND ($4::text IS NULL OR p.slug = $4::text)
-      AND d.day >= $5::date AND d.day < $6::date AND cardinality(d.pf_hist) > 0
-), e AS (
-    SELECT d.slug, d.identity, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
-    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.slug, d.identity, x.band
-), b AS (
-    SELECT e.slug, e.identity, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY slug, identity ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY slug, identity))::float8 AS n
-    FROM e WHERE c > 0
-), q AS (
-    SELECT slug, identity, max(n) AS n,
-           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
-           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
-           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
-           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
-    FROM b GROUP BY slug, identity
-), pq AS (
-    SELECT slug, identity, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
-           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
-    FROM q
-), top AS (
-    SELECT slug, identity, n, p50, p95 FROM pq ORDER BY p95 DESC LIMIT 40
-), names AS (
-    SELECT DISTINCT ON (d.slug, d.identity) d.slug, d.identity, d.feature_path, d.name, d.example_row
-    FROM d JOIN top ON top.slug = d.slug AND top.identity = d.identity ORDER BY d.slug, d.identity, d.day DESC
-)
-SELECT top.identity::text AS identity, top.slug::text AS project, names.feature_path::text AS feature_path, names.name::text AS scenario,
-       coalesce(names.example_row, -1)::int AS example_row, top.n::bigint AS results, top.p50::float8 AS p50_ms, top.p95::float8 AS p95_ms
-FROM top JOIN names ON names.slug = top.slug AND names.identity = top.identity ORDER BY 8 DESC, 2, 3, 4 LIMIT 10
-`
-
-type StatsSlowestScenariosRollupParams struct {
-	AllWorkspaces bool
-	WorkspaceIds  []uuid.UUID
-	Workspace     uuid.NullUUID
-	Project       *string
-	SinceDay      pgtype.Date
-	UntilDay      pgtype.Date
-}
-
-type StatsSlowestScenariosRollupRow struct {
-	Identity    string
-	Project     string
-	FeaturePath string
-	Scenario    string
-	ExampleRow  int32
-	Results     int64
-	P50Ms       float64
-	P95Ms       float64
-}
-
-func (q *Queries) StatsSlowestScenariosRollup(ctx context.Context, arg StatsSlowestScenariosRollupParams) ([]StatsSlowestScenariosRollupRow, error) {
-	rows, err := q.db.Query(ctx, statsSlowestScenariosRollup,
-		arg.AllWorkspaces,
-		arg.WorkspaceIds,
-		arg.Workspace,
-		arg.Project,
-		arg.SinceDay,
-		arg.UntilDay,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []StatsSlowestScenariosRollupRow{}
-	for rows.Next() {
-		var i StatsSlowestScenariosRollupRow
 		if err := rows.Scan(
 			&i.Identity,
 			&i.Project,

@@ -150,7 +150,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if v, err := store.MigrationVersion(cfg.DatabaseURL); err == nil {
 		startup.MigratedTo = v.Version
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.OpenTraced(ctx, cfg.DatabaseURL, cfg.QueryTracer)
 	if err != nil {
 		return nil, err
 	}

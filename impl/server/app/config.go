@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sdods/sdods/impl/server/egress"
 	"github.com/sdods/sdods/impl/server/httpapi"
 	"github.com/sdods/sdods/impl/server/identity"
@@ -38,6 +40,8 @@ type Config struct {
 	// (docs/metrics.md); keep it off the public network.
 	MetricsAddr string
 	DatabaseURL string
+	// QueryTracer, when set, sees every statement of the server's connection pool (benchmarks).
+	QueryTracer pgx.QueryTracer
 	DataDir     string
 	BaseURL     string
 	MaxBody     int64

@@ -39,63 +39,7 @@ func envInt(name string, def int) int {
 // figures and the commands.
 func BenchmarkStatsEndpoints(b *testing.B) {
 	runs, per, clients := envInt("SDODS_STATS_BENCH_RUNS", 2000), envInt("SDODS_STATS_BENCH_SCENARIOS", 50), envInt("SDODS_STATS_BENCH_CLIENTS", 1)
-	ctx := context.Background()
-	var dbURL string
-	kept := os.Getenv("SDODS_STATS_BENCH_DATABASE")
-	if kept == "" {
-		dbURL = storetest.NewDatabase(b)
-	} else {
-		admin, err := pgx.Connect(ctx, storetest.AdminURL())
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, err = admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{kept}.Sanitize())
-		if err != nil && !strings.Contains(err.Error(), "already exists") {
-			b.Fatal(err)
-		}
-		admin.Close(ctx)
-		u, _ := url.Parse(storetest.AdminURL())
-		u.Path = "/" + kept
-		dbURL = u.String()
-	}
-	s := apptest.StartOn(b, dbURL, func(c *app.Config) { c.Workers = 0 })
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var seeded bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE slug = 'shop')`).Scan(&seeded); err != nil {
-		b.Fatal(err)
-	}
-	var browser *apptest.Browser
-	if !seeded {
-		browser = s.Setup(b)
-		if r, err := browser.CreateProjectWithResponse(ctx, serverclient.CreateProjectJSONRequestBody{Slug: "shop", Name: "Shop", WorkspaceSlug: "default"}); err != nil || r.StatusCode() != http.StatusCreated {
-			b.Fatalf("create project: %v", err)
-		}
-		script, err := os.ReadFile("../../../scripts/stats-bench-seed.sql")
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		if _, err := conn.Exec(ctx, fmt.Sprintf("SET sdods.bench_runs = '%d'; SET sdods.bench_scenarios = '%d';\n%s", runs, per, script)); err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("seeded %d runs × %d results in %s", runs, per, time.Since(start).Round(time.Millisecond))
-	} else {
-		browser = s.NewBrowser(b)
-		r, err := browser.LoginWithResponse(ctx, serverclient.LoginJSONRequestBody{Email: "admin@example.com", Password: apptest.AdminPassword})
-		if err != nil || r.JSON200 == nil || r.JSON200.CsrfToken == nil {
-			b.Fatalf("login: %v %s", err, r.Body)
-		}
-		browser.CSRF = *r.JSON200.CsrfToken
-		var n, m int64
-		if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM run_scenarios)`).Scan(&n, &m); err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("reusing %s: %d runs, %d results", kept, n, m)
-	}
+	s, _, browser := statsBenchServer(b, os.Getenv("SDODS_STATS_BENCH_DATABASE"), runs, per, nil)
 	token := apptest.Token(b, browser, "stats:read")
 
 	endpoints := []string{"/api/stats/trends?bucket=day", "/api/stats/flaky?minResults=10", "/api/stats/heal", "/api/stats/insights"}
@@ -139,4 +83,73 @@ func BenchmarkStatsEndpoints(b *testing.B) {
 			b.ReportMetric(pct(0.95), "p95-ms")
 		})
 	}
+}
+
+// statsBenchServer starts a server (no workers; tune adjusts its configuration) on the database
+// kept (created the first time; a new database when kept is empty) and returns it with a
+// connection to that database and the administrator's browser. A database without the project
+// "shop" is seeded with scripts/stats-bench-seed.sql: runs × per scenario results.
+func statsBenchServer(b *testing.B, kept string, runs, per int, tune func(*app.Config)) (*apptest.Server, *pgx.Conn, *apptest.Browser) {
+	ctx := context.Background()
+	var dbURL string
+	if kept == "" {
+		dbURL = storetest.NewDatabase(b)
+	} else {
+		admin, err := pgx.Connect(ctx, storetest.AdminURL())
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{kept}.Sanitize())
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			b.Fatal(err)
+		}
+		admin.Close(ctx)
+		u, _ := url.Parse(storetest.AdminURL())
+		u.Path = "/" + kept
+		dbURL = u.String()
+	}
+	s := apptest.StartOn(b, dbURL, func(c *app.Config) {
+		c.Workers = 0
+		if tune != nil {
+			tune(c)
+		}
+	})
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close(ctx) })
+	var seeded bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE slug = 'shop')`).Scan(&seeded); err != nil {
+		b.Fatal(err)
+	}
+	var browser *apptest.Browser
+	if !seeded {
+		browser = s.Setup(b)
+		if r, err := browser.CreateProjectWithResponse(ctx, serverclient.CreateProjectJSONRequestBody{Slug: "shop", Name: "Shop", WorkspaceSlug: "default"}); err != nil || r.StatusCode() != http.StatusCreated {
+			b.Fatalf("create project: %v", err)
+		}
+		script, err := os.ReadFile("../../../scripts/stats-bench-seed.sql")
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := conn.Exec(ctx, fmt.Sprintf("SET sdods.bench_runs = '%d'; SET sdods.bench_scenarios = '%d';\n%s", runs, per, script)); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("seeded %d runs × %d results in %s", runs, per, time.Since(start).Round(time.Millisecond))
+	} else {
+		browser = s.NewBrowser(b)
+		r, err := browser.LoginWithResponse(ctx, serverclient.LoginJSONRequestBody{Email: "admin@example.com", Password: apptest.AdminPassword})
+		if err != nil || r.JSON200 == nil || r.JSON200.CsrfToken == nil {
+			b.Fatalf("login: %v %s", err, r.Body)
+		}
+		browser.CSRF = *r.JSON200.CsrfToken
+		var n, m int64
+		if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM run_scenarios)`).Scan(&n, &m); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("reusing %s: %d runs, %d results", kept, n, m)
+	}
+	return s, conn, browser
 }

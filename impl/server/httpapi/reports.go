@@ -43,9 +43,10 @@ func reportHead(r runs.ProjectRun) reports.Run {
 	return out
 }
 
-// reportRun loads a run's scenarios with their steps.
+// reportRun loads what a run's report is built of: its scenarios, with the steps of those that
+// did not pass.
 func (s *Server) reportRun(ctx context.Context, r runs.ProjectRun) (reports.Run, error) {
-	return s.Reports.Load(ctx, reportHead(r))
+	return s.Reports.LoadOutcomes(ctx, reportHead(r))
 }
 
 // htmlReport renders the self-contained HTML report of a run, screenshots inlined as data URIs.

@@ -185,7 +185,7 @@ func (s *Server) GetRun(ctx context.Context, req serverapi.GetRunRequestObject) 
 	if err != nil {
 		return nil, err
 	}
-	scenarios, err := s.Runs.Scenarios(ctx, r.Run.ID)
+	scenarios, err := s.Runs.ScenarioTree(ctx, r.Run.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,35 @@ func (s *Service) Load(ctx context.Context, head Run) (Run, error) {
 	return out, nil
 }
 
+// LoadOutcomes returns head with the run's scenarios as Build needs them: every scenario's
+// outcome, the steps and error only of those that did not pass (the others' Steps are nil), so
+// that the report of a large run decodes the steps of its failures only.
+func (s *Service) LoadOutcomes(ctx context.Context, head Run) (Run, error) {
+	rows, err := s.st.ListRunScenarioOutcomes(ctx, head.ID)
+	if err != nil {
+		return Run{}, err
+	}
+	out := head
+	out.Scenarios = make([]Scenario, 0, len(rows))
+	for _, sc := range rows {
+		rs := Scenario{ID: sc.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name,
+			Line: int(sc.Line), Tags: sc.Tags, Status: sc.Status, Attempts: int(sc.Attempts), DurationMs: sc.DurationMs}
+		if len(sc.Error) > 0 {
+			var e results.StepError
+			if json.Unmarshal(sc.Error, &e) == nil && e.Message != "" {
+				rs.Error = &e
+			}
+		}
+		if len(sc.Steps) > 0 {
+			if err := json.Unmarshal(sc.Steps, &rs.Steps); err != nil {
+				return out, fmt.Errorf("scenario %s steps: %w", sc.ID, err)
+			}
+		}
+		out.Scenarios = append(out.Scenarios, rs)
+	}
+	return out, nil
+}
+
 // HTML renders the self-contained HTML report of the run head is of, screenshots inlined as
 // data URIs; htmlURL is the report's own address.
 func (s *Service) HTML(ctx context.Context, head Run, htmlURL string) ([]byte, error) {

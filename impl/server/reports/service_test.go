@@ -68,6 +68,22 @@ func TestServiceLoadsAndRendersARun(t *testing.T) {
 	if failed == nil || failed.Name != "removes" || failed.Error == nil || !strings.Contains(failed.Error.Message, "expected 1 but was 2") {
 		t.Fatalf("failed scenario: %+v", failed)
 	}
+	// The report read with the failures' steps only is the report read with every step; the
+	// passed scenario's steps are not read.
+	outcomes, err := svc.LoadOutcomes(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := json.Marshal(reports.Build(run, "/r"))
+	lean, _ := json.Marshal(reports.Build(outcomes, "/r"))
+	if string(full) != string(lean) {
+		t.Fatalf("report from outcomes differs:\n%s\n%s", lean, full)
+	}
+	for _, sc := range outcomes.Scenarios {
+		if (sc.Status == "passed") != (sc.Steps == nil) || (sc.Status == "failed" && (len(sc.Steps) == 0 || sc.Error == nil)) {
+			t.Fatalf("outcome %s: %d steps, error %v", sc.Status, len(sc.Steps), sc.Error)
+		}
+	}
 	page, err := svc.HTML(ctx, head, "/reports/"+r.ID.String()+"/index.html")
 	if err != nil {
 		t.Fatal(err)

@@ -51,9 +51,8 @@ type Querier interface {
 	StatsTrendRunsRollup(ctx context.Context, arg db.StatsTrendRunsRollupParams) ([]db.StatsTrendRunsRollupRow, error)
 	StatsTrendScenariosRollup(ctx context.Context, arg db.StatsTrendScenariosRollupParams) ([]db.StatsTrendScenariosRollupRow, error)
 	StatsTrendSummaryRollup(ctx context.Context, arg db.StatsTrendSummaryRollupParams) (db.StatsTrendSummaryRollupRow, error)
-	StatsSlowestScenariosRollup(ctx context.Context, arg db.StatsSlowestScenariosRollupParams) ([]db.StatsSlowestScenariosRollupRow, error)
+	StatsDurationsRollup(ctx context.Context, arg db.StatsDurationsRollupParams) ([]db.StatsDurationsRollupRow, error)
 	StatsSlowestStepsRollup(ctx context.Context, arg db.StatsSlowestStepsRollupParams) ([]db.StatsSlowestStepsRollupRow, error)
-	StatsDurationRegressionsRollup(ctx context.Context, arg db.StatsDurationRegressionsRollupParams) ([]db.StatsDurationRegressionsRollupRow, error)
 	StatsMostFailingStepsRollup(ctx context.Context, arg db.StatsMostFailingStepsRollupParams) ([]db.StatsMostFailingStepsRollupRow, error)
 	StatsFailureClustersRollup(ctx context.Context, arg db.StatsFailureClustersRollupParams) ([]db.StatsFailureClustersRollupRow, error)
 	StatsBecameFlakyRollup(ctx context.Context, arg db.StatsBecameFlakyRollupParams) ([]db.StatsBecameFlakyRollupRow, error)
@@ -487,13 +486,21 @@ func (s *Service) Insights(ctx context.Context, sc Scope) (serverapi.Insights, e
 			var err error
 			var slow []db.StatsSlowestScenariosRow
 			if roll {
-				rows, err := s.q.StatsSlowestScenariosRollup(ctx, db.StatsSlowestScenariosRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-					Project: sc.Project, SinceDay: day(since), UntilDay: day(until)})
+				// One read of the identity-days gives both duration lists.
+				rows, err := s.q.StatsDurationsRollup(ctx, db.StatsDurationsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
+					Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
 				if err != nil {
 					return err
 				}
 				for _, r := range rows {
-					slow = append(slow, db.StatsSlowestScenariosRow(r))
+					if r.Kind == "regression" {
+						out.DurationRegressions = append(out.DurationRegressions, serverapi.DurationRegression{Identity: r.Identity, Project: r.Project,
+							FeaturePath: r.FeaturePath, Scenario: r.Scenario, ExampleRow: row(r.ExampleRow), P50Ms: r.P50Ms, PreviousP50Ms: r.PreviousP50Ms,
+							DeltaMs: r.P50Ms - r.PreviousP50Ms})
+						continue
+					}
+					slow = append(slow, db.StatsSlowestScenariosRow{Identity: r.Identity, Project: r.Project, FeaturePath: r.FeaturePath, Scenario: r.Scenario,
+						ExampleRow: r.ExampleRow, Results: r.Results, P50Ms: r.P50Ms, P95Ms: r.P95Ms})
 				}
 			} else {
 				slow, err = s.q.StatsSlowestScenarios(ctx, db.StatsSlowestScenariosParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
@@ -533,24 +540,14 @@ func (s *Service) Insights(ctx context.Context, sc Scope) (serverapi.Insights, e
 			return nil
 		},
 		func() error {
-			var err error
-			var regs []db.StatsDurationRegressionsRow
 			if roll {
-				rows, err := s.q.StatsDurationRegressionsRollup(ctx, db.StatsDurationRegressionsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
-					Project: sc.Project, SinceDay: day(since), UntilDay: day(until), PreviousDay: day(prev)})
-				if err != nil {
-					return err
-				}
-				for _, r := range rows {
-					regs = append(regs, db.StatsDurationRegressionsRow(r))
-				}
-			} else {
-				regs, err = s.q.StatsDurationRegressions(ctx, db.StatsDurationRegressionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
-					Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
-					PreviousSince: prev, Until: until, Tag: sc.Tag})
-				if err != nil {
-					return err
-				}
+				return nil // read with the slowest scenarios (StatsDurationsRollup)
+			}
+			regs, err := s.q.StatsDurationRegressions(ctx, db.StatsDurationRegressionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+				Workspace: sc.workspace(), Project: sc.Project, Branch: sc.Branch, Environment: sc.Environment, Trigger: sc.Trigger, Since: since,
+				PreviousSince: prev, Until: until, Tag: sc.Tag})
+			if err != nil {
+				return err
 			}
 			for _, r := range regs {
 				out.DurationRegressions = append(out.DurationRegressions, serverapi.DurationRegression{Identity: r.Identity, Project: r.Project,

@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sdods/sdods/gen/db"
@@ -27,15 +29,36 @@ type Store struct {
 
 // Open connects to url and checks the connection; it does not migrate.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenTraced(ctx, url, nil)
+}
+
+// OpenTraced is Open with tracer (when not nil) seeing every statement of the pool: for
+// benchmarks that replay a request's own SQL (docs/benchmarks.md, read paths).
+func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if tracer != nil {
+		cfg.ConnConfig.Tracer = tracer
+	}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		registerRawJSON(c.TypeMap())
+		return nil
 	}
 	// The server's queries are index look-ups and reads of small rollups whose row estimates can
 	// still pass jit_above_cost; PostgreSQL's JIT then spends 0.5–1 s compiling a query that runs in
 	// milliseconds (docs/benchmarks.md, statistics). Off unless the URL sets it (…?jit=on).
 	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
+	// The list queries take optional filters as "(parameter IS NULL OR column = parameter)". A
+	// prepared statement's generic plan (PostgreSQL's choice after five executions) cannot drop the
+	// filters not given, so it cannot pick the index of the one that is (a branch among 100,000
+	// runs read the project's whole index: docs/benchmarks.md, read paths). Every execution is
+	// planned with its values unless the URL says otherwise (…?plan_cache_mode=auto).
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -48,6 +71,24 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("connect to database %s@%s/%s: %w", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Database, err)
 	}
 	return &Store{Pool: pool, Queries: db.New(translating{pool})}, nil
+}
+
+// registerRawJSON makes json and jsonb columns scanned into json.RawMessage a copy of the bytes
+// the database sent. pgx's own codecs scan a json.RawMessage with json.Unmarshal, which checks
+// every byte of a document PostgreSQL produced valid before copying it: a run's steps were
+// scanned twice, once by that check and once by the reader (issue 31 item 3). Other targets keep
+// pgx's behaviour (encoding/json).
+func registerRawJSON(m *pgtype.Map) {
+	m.RegisterType(&pgtype.Type{Name: "json", OID: pgtype.JSONOID, Codec: &pgtype.JSONCodec{Marshal: json.Marshal, Unmarshal: unmarshalRaw}})
+	m.RegisterType(&pgtype.Type{Name: "jsonb", OID: pgtype.JSONBOID, Codec: &pgtype.JSONBCodec{Marshal: json.Marshal, Unmarshal: unmarshalRaw}})
+}
+
+func unmarshalRaw(data []byte, v any) error {
+	if raw, ok := v.(*json.RawMessage); ok {
+		*raw = append((*raw)[:0:0], data...)
+		return nil
+	}
+	return json.Unmarshal(data, v)
 }
 
 // Close releases every connection.

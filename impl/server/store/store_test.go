@@ -114,3 +114,35 @@ func TestMigrationsIncludeRiver(t *testing.T) {
 		t.Fatalf("after concurrent up: %+v, err %v; want %+v", v2, err, v)
 	}
 }
+
+// TestJSONScannedOnce: a json or jsonb column scanned into json.RawMessage is the bytes the
+// database sent (no validation pass), NULL is nil, and other targets still decode.
+func TestJSONScannedOnce(t *testing.T) {
+	s, _ := storetest.Open(t)
+	ctx := context.Background()
+	var raw, null, text json.RawMessage
+	var decoded struct{ A []int }
+	err := s.Pool.QueryRow(ctx, `SELECT '{"a": [1, 2], "b": "x"}'::jsonb, NULL::jsonb, '{"a":  [3]}'::json, '{"A": [4, 5]}'::jsonb`).Scan(&raw, &null, &text, &decoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw) != `{"a": [1, 2], "b": "x"}` || null != nil || string(text) != `{"a":  [3]}` || len(decoded.A) != 2 || decoded.A[1] != 5 {
+		t.Fatalf("raw %q, null %q, text %q, decoded %+v", raw, null, text, decoded)
+	}
+	// The scanned bytes are the reader's own: a later row does not overwrite them.
+	rows, err := s.Pool.Query(ctx, `SELECT jsonb_build_object('n', n) FROM generate_series(1, 3) n`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []json.RawMessage
+	for rows.Next() {
+		var r json.RawMessage
+		if err := rows.Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, r)
+	}
+	if rows.Err() != nil || len(all) != 3 || string(all[0]) != `{"n": 1}` || string(all[2]) != `{"n": 3}` {
+		t.Fatalf("rows %q %v", all, rows.Err())
+	}
+}

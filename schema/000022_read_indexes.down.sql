@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS runs_project_branch_idx;
