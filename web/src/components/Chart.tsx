@@ -28,6 +28,15 @@ type Props = {
   integer?: boolean;
 };
 
+// canDraw reports whether the browser gives a 2D canvas context, which uPlot draws on.
+function canDraw(): boolean {
+  try {
+    return document.createElement("canvas").getContext("2d") !== null;
+  } catch {
+    return false;
+  }
+}
+
 const defaultFormat = (v: number) => String(Math.round(v * 100) / 100);
 
 export function TimeChart({ title, at, series, format = defaultFormat, xLabel = "Period", formatX = (s) => new Date(s).toLocaleString(), integer }: Props) {
@@ -43,6 +52,12 @@ export function TimeChart({ title, at, series, format = defaultFormat, xLabel = 
     let plot: uPlot | undefined;
     let gone = false;
     const draw = (UPlot: typeof uPlot) => {
+      // No 2D canvas (an old browser, or a test's DOM without one): uPlot would fail later, in a
+      // microtask no try can catch, so the table shows the same data instead.
+      if (!canDraw()) {
+        setFailed(true);
+        return;
+      }
       try {
         const width = Math.max(280, Math.min(el.clientWidth || 560, 900));
         const data = [at.map((s) => Date.parse(s) / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData;
