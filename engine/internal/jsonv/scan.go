@@ -172,6 +172,17 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// notPlain is nonzero when one of the eight bytes of w (little-endian) is not plain: below
+// 0x20, a quote, a backslash or 0x80 and above. (Each term sets the high bit of a byte for which
+// it holds; a borrow can set it in a higher byte too, but only above one for which it holds, so
+// the lowest bit set is in the first byte that is not plain.)
+func notPlain(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := w ^ ('"' * ones)
+	b := w ^ ('\\' * ones)
+	return (w | (w - 0x20*ones) | (q-ones)&^q | (b-ones)&^b) & highs
+}
+
 // String reads a string.
 func (sc *Scanner) String() (string, bool) {
 	if !sc.Consume('"') {
@@ -180,6 +191,17 @@ func (sc *Scanner) String() (string, bool) {
 	// the usual case, printable ASCII up to the closing quote, in a loop over locals
 	s, i := sc.s, sc.i
 	start := i
+	// eight bytes at a time up to the first that is not plain, then the rest a byte at a time
+	for len(s)-i >= 8 {
+		t := s[i : i+8] // (one bounds check, and the loads merge into one)
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		if m := notPlain(w); m != 0 {
+			i += bits.TrailingZeros64(m) / 8 // the first byte that is not plain
+			break
+		}
+		i += 8
+	}
 	for i < len(s) && plain[s[i]] {
 		i++
 	}
