@@ -27,6 +27,9 @@ type Scanner struct {
 	items    []any    // scratch for array elements, used as a stack
 	buf      []byte   // scratch for strings with escapes
 	keys     []string // scratch: the member names of the objects being read (see Key), as a stack
+	// member names kept from borrowed text (see keepName), by a hash of the name: requests
+	// repeat the same few, in every element of a list
+	names [64]string
 }
 
 var scanners = sync.Pool{New: func() any { return new(Scanner) }}
@@ -57,6 +60,29 @@ func (sc *Scanner) Keep(s string) string {
 		return strings.Clone(s)
 	}
 	return s
+}
+
+// maxName is the longest member name keepName keeps in Scanner.names.
+const maxName = 24
+
+// keepName returns the member name k, a string of the text, as a value to keep: as Keep does,
+// but a name kept before by this scanner is shared rather than copied again. Only the names
+// stay in the scanner from one text to the next (strings do not change, so sharing one is
+// copying it), never a value.
+func (sc *Scanner) keepName(k string) string {
+	if !sc.borrowed {
+		return k
+	}
+	if n := len(k); n > 0 && n <= maxName {
+		h := (uint(n)*31 + uint(k[0])*7 + uint(k[n-1])) % uint(len(sc.names))
+		if sc.names[h] == k {
+			return sc.names[h]
+		}
+		c := strings.Clone(k)
+		sc.names[h] = c
+		return c
+	}
+	return strings.Clone(k)
 }
 
 // Release returns the scanner to the pool; nothing it decoded is kept.
@@ -478,7 +504,7 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		n := len(m)
-		m[sc.Keep(k)] = v
+		m[sc.keepName(k)] = v
 		if len(m) == n {
 			return nil, false
 		}
