@@ -86,3 +86,34 @@ func TestNotPlainFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepName checks that member names read from borrowed text are copies (the text may change
+// once the scanner is released), in a second text too, and that no value is kept in the scanner.
+func TestKeepName(t *testing.T) {
+	for round := 0; round < 2; round++ {
+		data := []byte(`{"email":"a@b.ch","a-name-longer-than-the-limit":"x","email2":"secret-value"}`)
+		sc := Borrow(data)
+		m, ok := sc.Object(8)
+		if !ok {
+			t.Fatal("not decoded")
+		}
+		for _, n := range sc.names {
+			if n == "a@b.ch" || n == "secret-value" || n == "x" {
+				t.Fatalf("value %q kept in the scanner", n)
+			}
+		}
+		sc.Release()
+		for i := range data {
+			data[i] = '#'
+		}
+		want := map[string]any{"email": "a@b.ch", "a-name-longer-than-the-limit": "x", "email2": "secret-value"}
+		if len(m) != len(want) {
+			t.Fatalf("round %d: %v", round, m)
+		}
+		for k, v := range want {
+			if m[k] != v {
+				t.Fatalf("round %d: %q is %v, want %v", round, k, m[k], v)
+			}
+		}
+	}
+}
