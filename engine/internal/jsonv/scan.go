@@ -27,6 +27,9 @@ type Scanner struct {
 	items    []any    // scratch for array elements, used as a stack
 	buf      []byte   // scratch for strings with escapes
 	keys     []string // scratch: the member names of the objects being read (see Key), as a stack
+	// member names kept from borrowed text (see keepName), by a hash of the name: requests
+	// repeat the same few, in every element of a list
+	names [64]string
 }
 
 var scanners = sync.Pool{New: func() any { return new(Scanner) }}
@@ -57,6 +60,29 @@ func (sc *Scanner) Keep(s string) string {
 		return strings.Clone(s)
 	}
 	return s
+}
+
+// maxName is the longest member name keepName keeps in Scanner.names.
+const maxName = 24
+
+// keepName returns the member name k, a string of the text, as a value to keep: as Keep does,
+// but a name kept before by this scanner is shared rather than copied again. Only the names
+// stay in the scanner from one text to the next (strings do not change, so sharing one is
+// copying it), never a value.
+func (sc *Scanner) keepName(k string) string {
+	if !sc.borrowed {
+		return k
+	}
+	if n := len(k); n > 0 && n <= maxName {
+		h := (uint(n)*31 + uint(k[0])*7 + uint(k[n-1])) % uint(len(sc.names))
+		if sc.names[h] == k {
+			return sc.names[h]
+		}
+		c := strings.Clone(k)
+		sc.names[h] = c
+		return c
+	}
+	return strings.Clone(k)
 }
 
 // Release returns the scanner to the pool; nothing it decoded is kept.
@@ -172,6 +198,17 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// notPlain is nonzero when one of the eight bytes of w (little-endian) is not plain: below
+// 0x20, a quote, a backslash or 0x80 and above. (Each term sets the high bit of a byte for which
+// it holds; a borrow can set it in a higher byte too, but only above one for which it holds, so
+// the lowest bit set is in the first byte that is not plain.)
+func notPlain(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := w ^ ('"' * ones)
+	b := w ^ ('\\' * ones)
+	return (w | (w - 0x20*ones) | (q-ones)&^q | (b-ones)&^b) & highs
+}
+
 // String reads a string.
 func (sc *Scanner) String() (string, bool) {
 	if !sc.Consume('"') {
@@ -180,6 +217,17 @@ func (sc *Scanner) String() (string, bool) {
 	// the usual case, printable ASCII up to the closing quote, in a loop over locals
 	s, i := sc.s, sc.i
 	start := i
+	// eight bytes at a time up to the first that is not plain, then the rest a byte at a time
+	for len(s)-i >= 8 {
+		t := s[i : i+8] // (one bounds check, and the loads merge into one)
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		if m := notPlain(w); m != 0 {
+			i += bits.TrailingZeros64(m) / 8 // the first byte that is not plain
+			break
+		}
+		i += 8
+	}
 	for i < len(s) && plain[s[i]] {
 		i++
 	}
@@ -456,7 +504,7 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		n := len(m)
-		m[sc.Keep(k)] = v
+		m[sc.keepName(k)] = v
 		if len(m) == n {
 			return nil, false
 		}

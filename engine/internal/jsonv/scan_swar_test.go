@@ -1,0 +1,119 @@
+package jsonv
+
+import (
+	"math/bits"
+	"math/rand"
+	"testing"
+)
+
+// TestNotPlain checks the word-at-a-time test of String against the byte table: for every byte
+// at every position among plain neighbours, and for random words, notPlain is nonzero exactly
+// when some byte is not plain.
+func TestNotPlain(t *testing.T) {
+	word := func(b [8]byte) uint64 {
+		var w uint64
+		for k := 7; k >= 0; k-- {
+			w = w<<8 | uint64(b[k])
+		}
+		return w
+	}
+	want := func(b [8]byte) bool {
+		for _, c := range b {
+			if !plain[c] {
+				return true
+			}
+		}
+		return false
+	}
+	for pos := 0; pos < 8; pos++ {
+		for c := 0; c < 256; c++ {
+			for _, fill := range []byte{' ', '!', '#', '[', ']', 'a', '~', 0x7f} {
+				var b [8]byte
+				for k := range b {
+					b[k] = fill
+				}
+				b[pos] = byte(c)
+				if got := notPlain(word(b)) != 0; got != want(b) {
+					t.Fatalf("%q: notPlain %v, want %v", b[:], got, want(b))
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewSource(1))
+	for n := 0; n < 1_000_000; n++ {
+		var b [8]byte
+		for k := range b {
+			if r.Intn(4) == 0 {
+				b[k] = byte(r.Intn(256))
+			} else {
+				b[k] = byte(0x20 + r.Intn(0x60))
+			}
+		}
+		if got := notPlain(word(b)) != 0; got != want(b) {
+			t.Fatalf("%q: notPlain %v, want %v", b[:], got, want(b))
+		}
+	}
+}
+
+// TestNotPlainFirst checks that the lowest bit notPlain sets is in the first byte that is not
+// plain, which String skips to.
+func TestNotPlainFirst(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	for n := 0; n < 1_000_000; n++ {
+		var b [8]byte
+		var w uint64
+		first := 8
+		for k := 0; k < 8; k++ {
+			if r.Intn(5) == 0 {
+				b[k] = byte(r.Intn(256))
+			} else {
+				b[k] = byte(0x20 + r.Intn(0x60))
+			}
+			if first == 8 && !plain[b[k]] {
+				first = k
+			}
+			w |= uint64(b[k]) << (8 * k)
+		}
+		m := notPlain(w)
+		if first == 8 {
+			if m != 0 {
+				t.Fatalf("%q: notPlain %#x, want 0", b[:], m)
+			}
+			continue
+		}
+		if got := bits.TrailingZeros64(m) / 8; got != first {
+			t.Fatalf("%q: first not plain at %d, notPlain says %d", b[:], first, got)
+		}
+	}
+}
+
+// TestKeepName checks that member names read from borrowed text are copies (the text may change
+// once the scanner is released), in a second text too, and that no value is kept in the scanner.
+func TestKeepName(t *testing.T) {
+	for round := 0; round < 2; round++ {
+		data := []byte(`{"email":"a@b.ch","a-name-longer-than-the-limit":"x","email2":"secret-value"}`)
+		sc := Borrow(data)
+		m, ok := sc.Object(8)
+		if !ok {
+			t.Fatal("not decoded")
+		}
+		for _, n := range sc.names {
+			if n == "a@b.ch" || n == "secret-value" || n == "x" {
+				t.Fatalf("value %q kept in the scanner", n)
+			}
+		}
+		sc.Release()
+		for i := range data {
+			data[i] = '#'
+		}
+		want := map[string]any{"email": "a@b.ch", "a-name-longer-than-the-limit": "x", "email2": "secret-value"}
+		if len(m) != len(want) {
+			t.Fatalf("round %d: %v", round, m)
+		}
+		for k, v := range want {
+			if m[k] != v {
+				t.Fatalf("round %d: %q is %v, want %v", round, k, m[k], v)
+			}
+		}
+	}
+}
