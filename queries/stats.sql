@@ -392,27 +392,43 @@ GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 10;
 
 -- name: StatsFailureClusters :many
 -- Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
-SELECT rs.failure_signature::text AS signature,
-       count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz)::bigint AS count,
-       count(DISTINCT (p.slug, rs.identity)) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz)::bigint AS scenarios,
-       min(coalesce(r.started_at, r.created_at)) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz)::timestamptz AS first_seen_at,
-       max(coalesce(r.started_at, r.created_at))::timestamptz AS last_seen_at,
-       (count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) < sqlc.arg('since')::timestamptz) = 0)::boolean AS is_new,
-       min(p.slug || E'\x1f' || rs.identity || E'\x1f' || rs.feature_path || E'\x1f' || rs.name || E'\x1f' || coalesce(rs.example_row::text, ''))::text AS example
-FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
-WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-  AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
-  AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
-  AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
-  AND r.status NOT IN ('queued', 'running')
-  AND coalesce(r.started_at, r.created_at) >= sqlc.arg('previous_since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-  AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
-  AND rs.failure_signature IS NOT NULL
-GROUP BY rs.failure_signature
-HAVING count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz) > 0
-ORDER BY 2 DESC, 1 LIMIT 20;
+-- y holds one row per signature and scenario identity (failures in the window, before it); the clusters
+-- are summed from it, and affected lists up to 10 identities of each of the ≤ 20 clusters returned, most
+-- failures first, then project, feature path, name, example row, identity (as StatsFailureClustersRollup).
+WITH y AS MATERIALIZED (
+    SELECT rs.failure_signature AS signature, p.slug, rs.identity,
+           count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz) AS n,
+           count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) < sqlc.arg('since')::timestamptz) AS prev_n,
+           min(coalesce(r.started_at, r.created_at)) FILTER (WHERE coalesce(r.started_at, r.created_at) >= sqlc.arg('since')::timestamptz) AS first_at,
+           max(coalesce(r.started_at, r.created_at)) AS last_at,
+           min(rs.feature_path) AS feature_path, min(rs.name) AS name, min(rs.example_row) AS example_row
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+      AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+      AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+      AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+      AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= sqlc.arg('previous_since')::timestamptz AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+      AND (sqlc.narg('tag')::text IS NULL OR sqlc.narg('tag')::text = ANY(rs.tags))
+      AND rs.failure_signature IS NOT NULL
+    GROUP BY rs.failure_signature, p.slug, rs.identity
+), c AS (
+    SELECT signature, sum(n) AS count, count(*) FILTER (WHERE n > 0) AS scenarios, min(first_at) AS first_seen_at, max(last_at) AS last_seen_at,
+           (sum(prev_n) = 0) AS is_new,
+           min(slug || E'\x1f' || identity || E'\x1f' || feature_path || E'\x1f' || name || E'\x1f' || coalesce(example_row::text, '')) FILTER (WHERE n > 0) AS example
+    FROM y GROUP BY signature HAVING sum(n) > 0
+    ORDER BY 2 DESC, 1 LIMIT 20
+)
+SELECT c.signature::text AS signature, c.count::bigint AS count, c.scenarios::bigint AS scenarios, c.first_seen_at::timestamptz AS first_seen_at,
+       c.last_seen_at::timestamptz AS last_seen_at, c.is_new::boolean AS is_new, c.example::text AS example,
+       coalesce((SELECT array_agg(a.ref ORDER BY a.o) FROM (
+           SELECT y.slug || E'\x1f' || y.identity || E'\x1f' || y.feature_path || E'\x1f' || y.name || E'\x1f' || coalesce(y.example_row::text, '') AS ref,
+                  row_number() OVER (ORDER BY y.n DESC, y.slug, y.feature_path, y.name, y.example_row, y.identity) AS o
+           FROM y WHERE y.signature = c.signature AND y.n > 0
+           ORDER BY o LIMIT 10) a), '{}')::text[] AS affected
+FROM c ORDER BY 2 DESC, 1;
 
 -- name: StatsNewFailures :many
 -- Scenarios that passed in their project's last passed run before until and failed in a later run of
@@ -714,27 +730,49 @@ WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('wor
 GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 10;
 
 -- name: StatsFailureClustersRollup :many
+-- As StatsFailureClusters over stats_failure_days. Feature path, name and example row of an identity are
+-- its last day's in stats_scenario_days, looked up only for the ≤ 20 clusters' candidates for affected
+-- (the identities ranked within the first 10 by failures, ties included, before the order by names).
 WITH f AS (
     SELECT f.*, p.slug FROM stats_failure_days f JOIN projects p ON p.id = f.project_id
     WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
       AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
       AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
       AND f.day >= sqlc.arg('previous_day')::date AND f.day < sqlc.arg('until_day')::date
+), y AS MATERIALIZED (
+    SELECT signature, project_id, slug, identity,
+           coalesce(sum(count) FILTER (WHERE day >= sqlc.arg('since_day')::date), 0) AS n,
+           count(*) FILTER (WHERE day < sqlc.arg('since_day')::date) AS prev_n,
+           min(first_at) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS first_at,
+           max(last_at) AS last_at
+    FROM f GROUP BY signature, project_id, slug, identity
 ), g AS (
-    SELECT signature,
-           sum(count) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS count,
-           count(DISTINCT (slug, identity)) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS scenarios,
-           min(first_at) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS first_seen_at,
-           max(last_at) AS last_seen_at,
-           (count(*) FILTER (WHERE day < sqlc.arg('since_day')::date) = 0) AS is_new,
-           min(slug || E'\x1f' || identity) FILTER (WHERE day >= sqlc.arg('since_day')::date) AS ex
-    FROM f GROUP BY signature
-    HAVING sum(count) FILTER (WHERE day >= sqlc.arg('since_day')::date) > 0
+    SELECT signature, sum(n) AS count, count(*) FILTER (WHERE n > 0) AS scenarios, min(first_at) AS first_seen_at, max(last_at) AS last_seen_at,
+           (sum(prev_n) = 0) AS is_new,
+           min(slug || E'\x1f' || identity) FILTER (WHERE n > 0) AS ex
+    FROM y GROUP BY signature
+    HAVING sum(n) > 0
     ORDER BY 2 DESC, 1 LIMIT 20
+), cand AS (
+    SELECT k.* FROM (
+        SELECT y.*, rank() OVER (PARTITION BY y.signature ORDER BY y.n DESC) AS r FROM y JOIN g ON g.signature = y.signature WHERE y.n > 0) k
+    WHERE k.r <= 10
+), named AS (
+    SELECT cand.signature, cand.slug, cand.identity, cand.n, n.feature_path, n.name, n.example_row
+    FROM cand LEFT JOIN LATERAL (
+        SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d
+        WHERE d.project_id = cand.project_id AND d.identity = cand.identity
+          AND d.day >= sqlc.arg('since_day')::date AND d.day < sqlc.arg('until_day')::date
+        ORDER BY d.day DESC LIMIT 1) n ON true
 )
 SELECT g.signature::text AS signature, g.count::bigint AS count, g.scenarios::bigint AS scenarios, g.first_seen_at::timestamptz AS first_seen_at,
        g.last_seen_at::timestamptz AS last_seen_at, g.is_new::boolean AS is_new,
-       (g.ex || E'\x1f' || coalesce(n.feature_path, '') || E'\x1f' || coalesce(n.name, '') || E'\x1f' || coalesce(n.example_row::text, ''))::text AS example
+       (g.ex || E'\x1f' || coalesce(n.feature_path, '') || E'\x1f' || coalesce(n.name, '') || E'\x1f' || coalesce(n.example_row::text, ''))::text AS example,
+       coalesce((SELECT array_agg(a.ref ORDER BY a.o) FROM (
+           SELECT m.slug || E'\x1f' || m.identity || E'\x1f' || coalesce(m.feature_path, '') || E'\x1f' || coalesce(m.name, '') || E'\x1f' || coalesce(m.example_row::text, '') AS ref,
+                  row_number() OVER (ORDER BY m.n DESC, m.slug, m.feature_path, m.name, m.example_row, m.identity) AS o
+           FROM named m WHERE m.signature = g.signature
+           ORDER BY o LIMIT 10) a), '{}')::text[] AS affected
 FROM g LEFT JOIN LATERAL (
     SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
     WHERE p.slug = split_part(g.ex, E'\x1f', 1) AND d.identity = split_part(g.ex, E'\x1f', 2)

@@ -299,7 +299,13 @@ type Querier interface {
 	// rise of p50). Same figures as StatsSlowestScenariosRollup and StatsDurationRegressionsRollup.
 	StatsDurationsRollup(ctx context.Context, arg StatsDurationsRollupParams) ([]StatsDurationsRollupRow, error)
 	// Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
+	// y holds one row per signature and scenario identity (failures in the window, before it); the clusters
+	// are summed from it, and affected lists up to 10 identities of each of the ≤ 20 clusters returned, most
+	// failures first, then project, feature path, name, example row, identity (as StatsFailureClustersRollup).
 	StatsFailureClusters(ctx context.Context, arg StatsFailureClustersParams) ([]StatsFailureClustersRow, error)
+	// As StatsFailureClusters over stats_failure_days. Feature path, name and example row of an identity are
+	// its last day's in stats_scenario_days, looked up only for the ≤ 20 clusters' candidates for affected
+	// (the identities ranked within the first 10 by failures, ties included, before the order by names).
 	StatsFailureClustersRollup(ctx context.Context, arg StatsFailureClustersRollupParams) ([]StatsFailureClustersRollupRow, error)
 	// One row per scenario identity with at least min_results outcomes; every metric as docs/stats.md
 	// defines it. The failing step and locator are looked up for the page's rows only.

@@ -540,27 +540,40 @@ func (q *Queries) StatsDurationsRollup(ctx context.Context, arg StatsDurationsRo
 }
 
 const statsFailureClusters = `-- name: StatsFailureClusters :many
-SELECT rs.failure_signature::text AS signature,
-       count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= $1::timestamptz)::bigint AS count,
-       count(DISTINCT (p.slug, rs.identity)) FILTER (WHERE coalesce(r.started_at, r.created_at) >= $1::timestamptz)::bigint AS scenarios,
-       min(coalesce(r.started_at, r.created_at)) FILTER (WHERE coalesce(r.started_at, r.created_at) >= $1::timestamptz)::timestamptz AS first_seen_at,
-       max(coalesce(r.started_at, r.created_at))::timestamptz AS last_seen_at,
-       (count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) < $1::timestamptz) = 0)::boolean AS is_new,
-       min(p.slug || E'\x1f' || rs.identity || E'\x1f' || rs.feature_path || E'\x1f' || rs.name || E'\x1f' || coalesce(rs.example_row::text, ''))::text AS example
-FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
-WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
-  AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
-  AND ($5::text IS NULL OR p.slug = $5::text)
-  AND ($6::text IS NULL OR r.branch = $6::text)
-  AND ($7::text IS NULL OR r.environment = $7::text)
-  AND ($8::text IS NULL OR r.trigger = $8::text)
-  AND r.status NOT IN ('queued', 'running')
-  AND coalesce(r.started_at, r.created_at) >= $9::timestamptz AND coalesce(r.started_at, r.created_at) < $10::timestamptz
-  AND ($11::text IS NULL OR $11::text = ANY(rs.tags))
-  AND rs.failure_signature IS NOT NULL
-GROUP BY rs.failure_signature
-HAVING count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= $1::timestamptz) > 0
-ORDER BY 2 DESC, 1 LIMIT 20
+WITH y AS MATERIALIZED (
+    SELECT rs.failure_signature AS signature, p.slug, rs.identity,
+           count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) >= $1::timestamptz) AS n,
+           count(*) FILTER (WHERE coalesce(r.started_at, r.created_at) < $1::timestamptz) AS prev_n,
+           min(coalesce(r.started_at, r.created_at)) FILTER (WHERE coalesce(r.started_at, r.created_at) >= $1::timestamptz) AS first_at,
+           max(coalesce(r.started_at, r.created_at)) AS last_at,
+           min(rs.feature_path) AS feature_path, min(rs.name) AS name, min(rs.example_row) AS example_row
+    FROM runs r JOIN projects p ON p.id = r.project_id JOIN run_scenarios rs ON rs.run_id = r.id
+    WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+      AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
+      AND ($5::text IS NULL OR p.slug = $5::text)
+      AND ($6::text IS NULL OR r.branch = $6::text)
+      AND ($7::text IS NULL OR r.environment = $7::text)
+      AND ($8::text IS NULL OR r.trigger = $8::text)
+      AND r.status NOT IN ('queued', 'running')
+      AND coalesce(r.started_at, r.created_at) >= $9::timestamptz AND coalesce(r.started_at, r.created_at) < $10::timestamptz
+      AND ($11::text IS NULL OR $11::text = ANY(rs.tags))
+      AND rs.failure_signature IS NOT NULL
+    GROUP BY rs.failure_signature, p.slug, rs.identity
+), c AS (
+    SELECT signature, sum(n) AS count, count(*) FILTER (WHERE n > 0) AS scenarios, min(first_at) AS first_seen_at, max(last_at) AS last_seen_at,
+           (sum(prev_n) = 0) AS is_new,
+           min(slug || E'\x1f' || identity || E'\x1f' || feature_path || E'\x1f' || name || E'\x1f' || coalesce(example_row::text, '')) FILTER (WHERE n > 0) AS example
+    FROM y GROUP BY signature HAVING sum(n) > 0
+    ORDER BY 2 DESC, 1 LIMIT 20
+)
+SELECT c.signature::text AS signature, c.count::bigint AS count, c.scenarios::bigint AS scenarios, c.first_seen_at::timestamptz AS first_seen_at,
+       c.last_seen_at::timestamptz AS last_seen_at, c.is_new::boolean AS is_new, c.example::text AS example,
+       coalesce((SELECT array_agg(a.ref ORDER BY a.o) FROM (
+           SELECT y.slug || E'\x1f' || y.identity || E'\x1f' || y.feature_path || E'\x1f' || y.name || E'\x1f' || coalesce(y.example_row::text, '') AS ref,
+                  row_number() OVER (ORDER BY y.n DESC, y.slug, y.feature_path, y.name, y.example_row, y.identity) AS o
+           FROM y WHERE y.signature = c.signature AND y.n > 0
+           ORDER BY o LIMIT 10) a), '{}')::text[] AS affected
+FROM c ORDER BY 2 DESC, 1
 `
 
 type StatsFailureClustersParams struct {
@@ -585,9 +598,13 @@ type StatsFailureClustersRow struct {
 	LastSeenAt  time.Time
 	IsNew       bool
 	Example     string
+	Affected    []string
 }
 
 // Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
+// y holds one row per signature and scenario identity (failures in the window, before it); the clusters
+// are summed from it, and affected lists up to 10 identities of each of the ≤ 20 clusters returned, most
+// failures first, then project, feature path, name, example row, identity (as StatsFailureClustersRollup).
 func (q *Queries) StatsFailureClusters(ctx context.Context, arg StatsFailureClustersParams) ([]StatsFailureClustersRow, error) {
 	rows, err := q.db.Query(ctx, statsFailureClusters,
 		arg.Since,
@@ -617,6 +634,7 @@ func (q *Queries) StatsFailureClusters(ctx context.Context, arg StatsFailureClus
 			&i.LastSeenAt,
 			&i.IsNew,
 			&i.Example,
+			&i.Affected,
 		); err != nil {
 			return nil, err
 		}
@@ -635,21 +653,40 @@ WITH f AS (
       AND ($5::uuid IS NULL OR p.workspace_id = $5::uuid)
       AND ($6::text IS NULL OR p.slug = $6::text)
       AND f.day >= $7::date AND f.day < $2::date
+), y AS MATERIALIZED (
+    SELECT signature, project_id, slug, identity,
+           coalesce(sum(count) FILTER (WHERE day >= $1::date), 0) AS n,
+           count(*) FILTER (WHERE day < $1::date) AS prev_n,
+           min(first_at) FILTER (WHERE day >= $1::date) AS first_at,
+           max(last_at) AS last_at
+    FROM f GROUP BY signature, project_id, slug, identity
 ), g AS (
-    SELECT signature,
-           sum(count) FILTER (WHERE day >= $1::date) AS count,
-           count(DISTINCT (slug, identity)) FILTER (WHERE day >= $1::date) AS scenarios,
-           min(first_at) FILTER (WHERE day >= $1::date) AS first_seen_at,
-           max(last_at) AS last_seen_at,
-           (count(*) FILTER (WHERE day < $1::date) = 0) AS is_new,
-           min(slug || E'\x1f' || identity) FILTER (WHERE day >= $1::date) AS ex
-    FROM f GROUP BY signature
-    HAVING sum(count) FILTER (WHERE day >= $1::date) > 0
+    SELECT signature, sum(n) AS count, count(*) FILTER (WHERE n > 0) AS scenarios, min(first_at) AS first_seen_at, max(last_at) AS last_seen_at,
+           (sum(prev_n) = 0) AS is_new,
+           min(slug || E'\x1f' || identity) FILTER (WHERE n > 0) AS ex
+    FROM y GROUP BY signature
+    HAVING sum(n) > 0
     ORDER BY 2 DESC, 1 LIMIT 20
+), cand AS (
+    SELECT k.signature, k.project_id, k.slug, k.identity, k.n, k.prev_n, k.first_at, k.last_at, k.r FROM (
+        SELECT y.signature, y.project_id, y.slug, y.identity, y.n, y.prev_n, y.first_at, y.last_at, rank() OVER (PARTITION BY y.signature ORDER BY y.n DESC) AS r FROM y JOIN g ON g.signature = y.signature WHERE y.n > 0) k
+    WHERE k.r <= 10
+), named AS (
+    SELECT cand.signature, cand.slug, cand.identity, cand.n, n.feature_path, n.name, n.example_row
+    FROM cand LEFT JOIN LATERAL (
+        SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d
+        WHERE d.project_id = cand.project_id AND d.identity = cand.identity
+          AND d.day >= $1::date AND d.day < $2::date
+        ORDER BY d.day DESC LIMIT 1) n ON true
 )
 SELECT g.signature::text AS signature, g.count::bigint AS count, g.scenarios::bigint AS scenarios, g.first_seen_at::timestamptz AS first_seen_at,
        g.last_seen_at::timestamptz AS last_seen_at, g.is_new::boolean AS is_new,
-       (g.ex || E'\x1f' || coalesce(n.feature_path, '') || E'\x1f' || coalesce(n.name, '') || E'\x1f' || coalesce(n.example_row::text, ''))::text AS example
+       (g.ex || E'\x1f' || coalesce(n.feature_path, '') || E'\x1f' || coalesce(n.name, '') || E'\x1f' || coalesce(n.example_row::text, ''))::text AS example,
+       coalesce((SELECT array_agg(a.ref ORDER BY a.o) FROM (
+           SELECT m.slug || E'\x1f' || m.identity || E'\x1f' || coalesce(m.feature_path, '') || E'\x1f' || coalesce(m.name, '') || E'\x1f' || coalesce(m.example_row::text, '') AS ref,
+                  row_number() OVER (ORDER BY m.n DESC, m.slug, m.feature_path, m.name, m.example_row, m.identity) AS o
+           FROM named m WHERE m.signature = g.signature
+           ORDER BY o LIMIT 10) a), '{}')::text[] AS affected
 FROM g LEFT JOIN LATERAL (
     SELECT d.feature_path, d.name, d.example_row FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
     WHERE p.slug = split_part(g.ex, E'\x1f', 1) AND d.identity = split_part(g.ex, E'\x1f', 2)
@@ -676,8 +713,12 @@ type StatsFailureClustersRollupRow struct {
 	LastSeenAt  time.Time
 	IsNew       bool
 	Example     string
+	Affected    []string
 }
 
+// As StatsFailureClusters over stats_failure_days. Feature path, name and example row of an identity are
+// its last day's in stats_scenario_days, looked up only for the ≤ 20 clusters' candidates for affected
+// (the identities ranked within the first 10 by failures, ties included, before the order by names).
 func (q *Queries) StatsFailureClustersRollup(ctx context.Context, arg StatsFailureClustersRollupParams) ([]StatsFailureClustersRollupRow, error) {
 	rows, err := q.db.Query(ctx, statsFailureClustersRollup,
 		arg.SinceDay,
@@ -703,6 +744,7 @@ func (q *Queries) StatsFailureClustersRollup(ctx context.Context, arg StatsFailu
 			&i.LastSeenAt,
 			&i.IsNew,
 			&i.Example,
+			&i.Affected,
 		); err != nil {
 			return nil, err
 		}

@@ -2086,7 +2086,9 @@ type ErrorCode string
 
 // FailureCluster defines model for FailureCluster.
 type FailureCluster struct {
-	Count int `json:"count"`
+	// Affected The distinct scenario identities with this failure in the window, at most 10 (`scenarios` is the full count): most failures in the window first, then by project, feature path, scenario name, example row and identity.
+	Affected []ScenarioRef `json:"affected"`
+	Count    int           `json:"count"`
 
 	// Example A scenario identity across runs (docs/stats.md): project, feature path, scenario name and example row.
 	Example     ScenarioRef `json:"example"`

@@ -126,6 +126,21 @@ try {
   );
   await page.getByRole("heading", { name: "Failure clusters" }).waitFor();
   check(await page.getByRole("row", { name: /order <uuid> not found/ }).isVisible(), "the failure cluster of pays is listed with its masked signature");
+  // The cluster lists its affected scenarios, those the API answers, in its order.
+  const ins = await apiGet(`/api/stats/insights?project=shop&since=${encodeURIComponent(win.since)}&until=${encodeURIComponent(win.until)}`);
+  const paysCluster = ins.failureClusters.find((c) => c.signature.startsWith("order <uuid> not found"));
+  const affected = await page
+    .getByRole("row", { name: /order <uuid> not found/ })
+    .getByRole("list", { name: /^Scenarios affected by order <uuid> not found/ })
+    .getByRole("listitem")
+    .allInnerTexts();
+  check(
+    paysCluster !== undefined &&
+      paysCluster.affected.length > 0 &&
+      affected.length === paysCluster.affected.length &&
+      paysCluster.affected.every((a, i) => affected[i].startsWith(a.scenario) && affected[i].includes(a.project + " · " + a.featurePath)),
+    `the cluster lists its affected scenarios: ${JSON.stringify(affected)}, the API ${JSON.stringify(paysCluster?.affected)}`,
+  );
   check(await page.getByRole("heading", { name: "Slowest scenarios" }).isVisible(), "slowest scenarios are shown");
   await axe(page, "insights");
 

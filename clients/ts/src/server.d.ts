@@ -3423,6 +3423,8 @@ export interface components {
             /** @description Not seen in the previous window of the same length. */
             new: boolean;
             example: components["schemas"]["ScenarioRef"];
+            /** @description The distinct scenario identities with this failure in the window, at most 10 (`scenarios` is the full count): most failures in the window first, then by project, feature path, scenario name, example row and identity. */
+            affected: components["schemas"]["ScenarioRef"][];
         };
         NewFailure: components["schemas"]["ScenarioRef"] & {
             failures: number;

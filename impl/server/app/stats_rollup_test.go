@@ -29,7 +29,9 @@ func TestStatsRollupAgreesWithResults(t *testing.T) {
 	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write", "stats:read")
 	bearer := s.Bearer(t, token)
 	rng := rand.New(rand.NewSource(21))
-	names := []string{"a", "b", "c", "d", "e"}
+	// Names differing only in a number share their failures' signatures ("id <n> gone ¦ Test a<n>"),
+	// so that a cluster holds several scenarios.
+	names := []string{"a1", "a2", "a3", "b1", "b2"}
 	doc := func(at time.Time, only int) []byte {
 		var b strings.Builder
 		fmt.Fprintf(&b, "<testsuite name=\"shop\" timestamp=%q>\n", at.Format("2006-01-02T15:04:05"))
@@ -129,6 +131,16 @@ func TestStatsRollupAgreesWithResults(t *testing.T) {
 	fetch("/api/stats/insights", q, &raw)
 	if len(rolled.SlowestScenarios) == 0 || len(rolled.FailureClusters) == 0 || len(rolled.MostFailingSteps) == 0 {
 		t.Fatalf("insights %+v", rolled)
+	}
+	several := false
+	for _, c := range rolled.FailureClusters {
+		if len(c.Affected) != min(c.Scenarios, 10) {
+			t.Errorf("cluster %s: %d affected of %d scenarios", c.Signature, len(c.Affected), c.Scenarios)
+		}
+		several = several || len(c.Affected) > 1
+	}
+	if !several {
+		t.Errorf("no cluster with several scenarios: %+v", rolled.FailureClusters)
 	}
 	for name, pair := range map[string][2]any{
 		"slowestScenarios": {rolled.SlowestScenarios, raw.SlowestScenarios}, "slowestSteps": {rolled.SlowestSteps, raw.SlowestSteps},

@@ -267,10 +267,10 @@ func TestStatsOverCraftedHistory(t *testing.T) {
 		// The two pays failures differ only in a UUID, the skips ones only in a number.
 		pays, ok := clusters["order <uuid> not found ¦ Test pays"]
 		if !ok || pays.Count != 2 || pays.Scenarios != 1 || !pays.New || !pays.FirstSeenAt.Equal(at(2)) || !pays.LastSeenAt.Equal(at(5)) ||
-			pays.Example.Identity != identity("pays") {
+			pays.Example.Identity != identity("pays") || len(pays.Affected) != 1 || pays.Affected[0] != pays.Example {
 			t.Errorf("pays cluster %+v in %+v", pays, in.FailureClusters)
 		}
-		if c, ok := clusters["timeout after <n>s ¦ Test skips"]; !ok || c.Count != 2 || c.Scenarios != 1 {
+		if c, ok := clusters["timeout after <n>s ¦ Test skips"]; !ok || c.Count != 2 || c.Scenarios != 1 || len(c.Affected) != 1 || c.Affected[0].Identity != identity("skips") {
 			t.Errorf("skips cluster %+v in %+v", c, in.FailureClusters)
 		}
 		if len(in.FailureClusters) != 2 {
@@ -507,5 +507,95 @@ func TestStatsOutlineRowsAndTags(t *testing.T) {
 	}
 	if l := flaky("flakyOnly=false"); len(l.Items) != 3 {
 		t.Errorf("without a tag filter %d identities, want 3", len(l.Items))
+	}
+}
+
+// TestStatsFailureClusterScenarios checks that a failure cluster lists its scenarios: "refund 1" and
+// "refund 2" differ only by a number, so their failures (a different order id each time) share the
+// signature "order <uuid> not found ¦ Test refund <n>"; twelve "item NN" scenarios share another, of
+// which item 07 fails twice: the list holds 10 of them, item 07 first, then by name. The values are
+// the same from the raw results (a window one second wider) and from the daily rollup.
+func TestStatsFailureClusterScenarios(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write", "stats:read")
+	bearer := s.Bearer(t, token)
+	uuids := []string{"3f2a9c1b-1234-4abc-9def-0123456789ab", "0b7d3e55-9a41-4c2e-8f10-aa00bb11cc22", "9c0e1f2a-3b4c-4d5e-8f60-718293a4b5c6"}
+	runs := [][]string{
+		// run 1: refund 1 and refund 2 fail, items 01..12 fail, item 07 among them
+		{"refund 1", "refund 2", "item 01", "item 02", "item 03", "item 04", "item 05", "item 06", "item 07", "item 08", "item 09", "item 10", "item 11", "item 12"},
+		// run 2: refund 1 fails again, item 07 again; refund 2 passes
+		{"refund 1", "item 07"},
+	}
+	u := 0
+	for i, failing := range runs {
+		at := time.Date(2026, 1, 5+i, 10, 0, 0, 0, time.UTC)
+		var b strings.Builder
+		fmt.Fprintf(&b, "<testsuite name=\"shop\" timestamp=%q>\n", at.Format("2006-01-02T15:04:05"))
+		for _, name := range failing {
+			msg := "failed at step 3"
+			if strings.HasPrefix(name, "refund") {
+				msg = "order " + uuids[u%len(uuids)] + " not found"
+				u++
+			}
+			fmt.Fprintf(&b, "  <testcase classname=\"billing\" name=%q time=\"1\"><failure message=%q/></testcase>\n", name, msg)
+		}
+		if i == 1 {
+			b.WriteString("  <testcase classname=\"billing\" name=\"refund 2\" time=\"1\"/>\n")
+		}
+		b.WriteString("</testsuite>\n")
+		id := ingestRun(t, bearer)
+		if status, _, body := ingestDoc(t, s, token, id, "application/xml", []byte(b.String())); status != http.StatusOK {
+			t.Fatalf("ingest run %d: %d %s", i, status, body)
+		}
+	}
+	identity := func(name string) string {
+		sum := md5.Sum([]byte("billing\x1f" + name + "\x1f"))
+		return hex.EncodeToString(sum[:])
+	}
+	names := func(refs []serverclient.ScenarioRef) string {
+		var out []string
+		for _, r := range refs {
+			if r.Identity != identity(r.Scenario) || r.Project != "shop" || r.FeaturePath != "billing" || r.ExampleRow != nil {
+				t.Errorf("scenario ref %+v", r)
+			}
+			out = append(out, r.Scenario)
+		}
+		return strings.Join(out, ",")
+	}
+	// The example stays the cluster's least project ␟ identity.
+	least := func(prefix string) string {
+		best := ""
+		for _, name := range runs[0] {
+			if strings.HasPrefix(name, prefix) && (best == "" || identity(name) < identity(best)) {
+				best = name
+			}
+		}
+		return best
+	}
+	for _, since := range []string{"2026-01-05T00:00:00Z", "2026-01-04T23:59:59Z"} { // rollup, raw results
+		status, body, _ := s.Do(t, "GET", "/api/stats/insights?since="+since+"&until=2026-01-07T00:00:00Z", "", nil, "Authorization", "Bearer "+token)
+		var in serverclient.Insights
+		if status != http.StatusOK || json.Unmarshal(body, &in) != nil {
+			t.Fatalf("insights since %s: %d %s", since, status, body)
+		}
+		if len(in.FailureClusters) != 2 {
+			t.Fatalf("since %s: clusters %+v", since, in.FailureClusters)
+		}
+		// items: 13 failures of 12 scenarios; refunds: 3 failures of 2 scenarios.
+		items, refunds := in.FailureClusters[0], in.FailureClusters[1]
+		if items.Signature != "failed at step <n> ¦ Test item <n>" || items.Count != 13 || items.Scenarios != 12 || items.Example.Scenario != least("item ") {
+			t.Errorf("since %s: items cluster %+v", since, items)
+		}
+		if got, want := names(items.Affected), "item 07,item 01,item 02,item 03,item 04,item 05,item 06,item 08,item 09,item 10"; got != want {
+			t.Errorf("since %s: items affected %s, want %s", since, got, want)
+		}
+		if refunds.Signature != "order <uuid> not found ¦ Test refund <n>" || refunds.Count != 3 || refunds.Scenarios != 2 || refunds.Example.Scenario != least("refund ") {
+			t.Errorf("since %s: refunds cluster %+v", since, refunds)
+		}
+		if got, want := names(refunds.Affected), "refund 1,refund 2"; got != want {
+			t.Errorf("since %s: refunds affected %s, want %s", since, got, want)
+		}
 	}
 }

@@ -600,17 +600,12 @@ func (s *Service) Insights(ctx context.Context, sc Scope) (serverapi.Insights, e
 				}
 			}
 			for _, r := range clusters {
-				// example is project ␟ identity ␟ feature path ␟ name ␟ example row, the least of the cluster's.
-				parts := strings.SplitN(r.Example, "\x1f", 5)
-				for len(parts) < 5 {
-					parts = append(parts, "")
-				}
-				ex := serverapi.ScenarioRef{Project: parts[0], Identity: parts[1], FeaturePath: parts[2], Scenario: parts[3]}
-				if n, err := strconv.Atoi(parts[4]); err == nil {
-					ex.ExampleRow = &n
+				affected := make([]serverapi.ScenarioRef, 0, len(r.Affected))
+				for _, a := range r.Affected {
+					affected = append(affected, scenarioRef(a))
 				}
 				out.FailureClusters = append(out.FailureClusters, serverapi.FailureCluster{Signature: r.Signature, Count: int(r.Count), Scenarios: int(r.Scenarios),
-					FirstSeenAt: r.FirstSeenAt.UTC(), LastSeenAt: r.LastSeenAt.UTC(), New: r.IsNew, Example: ex})
+					FirstSeenAt: r.FirstSeenAt.UTC(), LastSeenAt: r.LastSeenAt.UTC(), New: r.IsNew, Example: scenarioRef(r.Example), Affected: affected})
 			}
 			return nil
 		},
@@ -667,4 +662,18 @@ func (s *Service) Insights(ctx context.Context, sc Scope) (serverapi.Insights, e
 		}
 	}
 	return out, nil
+}
+
+// scenarioRef parses a scenario reference as the failure cluster queries join it: project ␟ identity ␟
+// feature path ␟ name ␟ example row (empty when the scenario is not an outline row).
+func scenarioRef(s string) serverapi.ScenarioRef {
+	parts := strings.SplitN(s, "\x1f", 5)
+	for len(parts) < 5 {
+		parts = append(parts, "")
+	}
+	ref := serverapi.ScenarioRef{Project: parts[0], Identity: parts[1], FeaturePath: parts[2], Scenario: parts[3]}
+	if n, err := strconv.Atoi(parts[4]); err == nil {
+		ref.ExampleRow = &n
+	}
+	return ref
 }

@@ -549,7 +549,7 @@ function InsightsSection({ scope }: { scope: Scope }) {
                 <th scope="col">Scenarios</th>
                 <th scope="col">First seen</th>
                 <th scope="col">Last seen</th>
-                <th scope="col">Example</th>
+                <th scope="col">Affected scenarios</th>
               </tr>
             </thead>
             <tbody>
@@ -562,7 +562,17 @@ function InsightsSection({ scope }: { scope: Scope }) {
                   <td>{c.scenarios}</td>
                   <td>{formatTime(c.firstSeenAt)}</td>
                   <td>{formatTime(c.lastSeenAt)}</td>
-                  <td>{ref(c.example)}</td>
+                  <td>
+                    {/* at most 10, most failures first (docs/stats.md); no page shows one identity's history, so plain text */}
+                    <ul className="affected" aria-label={"Scenarios affected by " + c.signature}>
+                      {c.affected.map((a) => (
+                        <li key={a.project + "\u001f" + a.identity}>{ref(a)}</li>
+                      ))}
+                    </ul>
+                    {c.scenarios > c.affected.length ? (
+                      <span className="muted small">and {c.scenarios - c.affected.length} more</span>
+                    ) : null}
+                  </td>
                 </tr>
               ))}
             </tbody>

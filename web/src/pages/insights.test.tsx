@@ -92,11 +92,15 @@ const insights = {
     {
       signature: "order <uuid> not found ¦ When I click",
       count: 2,
-      scenarios: 1,
+      scenarios: 12,
       firstSeenAt: "2026-01-06T10:00:00Z",
       lastSeenAt: "2026-01-09T10:00:00Z",
       new: true,
       example: { identity: "i1", project: "shop", featurePath: "checkout", scenario: "pays" },
+      affected: [
+        { identity: "i1", project: "shop", featurePath: "checkout", scenario: "pays" },
+        { identity: "i4", project: "shop", featurePath: "refunds", scenario: "refund order", exampleRow: 2 },
+      ],
     },
   ],
   newFailures: [{ identity: "i3", project: "shop", featurePath: "checkout", scenario: "skips", failures: 1, firstFailedAt: "2026-01-11T10:00:00Z", lastGreenRunId: "00000000-0000-0000-0000-0000000000b2" }],
@@ -206,7 +210,12 @@ describe("insights", () => {
     await waitFor(() => expect(released).toBe(true));
     await screen.findByRole("button", { name: "Quarantine pays" });
     // Clusters, slowest, new failures.
-    expect(screen.getByRole("row", { name: /order <uuid> not found/ })).toHaveTextContent("new");
+    const cluster = screen.getByRole("row", { name: /order <uuid> not found/ });
+    expect(cluster).toHaveTextContent("new");
+    // The cluster lists its scenarios (project, feature path, name, example row) and how many more there are.
+    const affected = within(within(cluster).getByRole("list", { name: "Scenarios affected by order <uuid> not found ¦ When I click" })).getAllByRole("listitem");
+    expect(affected.map((li) => li.textContent)).toEqual(["pays shop · checkout", "refund order (row 2) shop · refunds"]);
+    expect(cluster).toHaveTextContent("and 10 more");
     expect(screen.getByRole("row", { name: /ships/ })).toHaveTextContent("2.9 s");
     expect(screen.getByRole("row", { name: /I open the shop/ })).toHaveTextContent("800 ms");
     expect(within(screen.getByRole("row", { name: /skips/ })).getByRole("link", { name: "the run" })).toHaveAttribute("href", "/runs/00000000-0000-0000-0000-0000000000b2");
