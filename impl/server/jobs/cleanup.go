@@ -83,6 +83,26 @@ func (w *PruneBlobs) Work(ctx context.Context, j *river.Job[PruneBlobsArgs]) err
 	return nil
 }
 
+// PruneSessionsArgs is the periodic job that deletes browser sessions whose expiry has passed.
+// An expired session already authenticates nothing (the session check compares expires_at), but
+// its row would stay forever with the user agent and client address it recorded.
+type PruneSessionsArgs struct{}
+
+// Kind names the job in river_job.
+func (PruneSessionsArgs) Kind() string { return "prune_sessions" }
+
+// PruneSessions deletes those rows.
+type PruneSessions struct {
+	river.WorkerDefaults[PruneSessionsArgs]
+	Store *store.Store
+}
+
+// Work deletes the expired sessions.
+func (w *PruneSessions) Work(ctx context.Context, _ *river.Job[PruneSessionsArgs]) error {
+	_, err := w.Store.DeleteExpiredSessions(ctx)
+	return err
+}
+
 // Cleanup configures the periodic clean-up.
 type Cleanup struct {
 	// LoginWindow is the login throttle's window (identity.Throttle.Window).
@@ -92,13 +112,15 @@ type Cleanup struct {
 }
 
 // RegisterCleanup adds the periodic clean-up to reg, each job every CleanupInterval and at start:
-// login_failures rows that count nothing any more, and blobs nothing references.
+// login_failures rows that count nothing any more, expired sessions, and blobs nothing references.
 func RegisterCleanup(reg *Registry, st *store.Store, blobs blob.Store, c Cleanup) {
 	if c.BlobGrace <= 0 {
 		c.BlobGrace = 24 * time.Hour
 	}
 	Register(reg, &PruneLoginFailures{Store: st})
 	reg.Periodic(CleanupInterval, PruneLoginFailuresArgs{WindowSeconds: int(c.LoginWindow.Seconds())})
+	Register(reg, &PruneSessions{Store: st})
+	reg.Periodic(CleanupInterval, PruneSessionsArgs{})
 	Register(reg, &PruneBlobs{Store: st, Blobs: blobs})
 	reg.Periodic(CleanupInterval, PruneBlobsArgs{GraceSeconds: int(c.BlobGrace.Seconds())})
 }

@@ -58,6 +58,41 @@ func TestCleanupPrunesEndedLoginFailures(t *testing.T) {
 	}
 }
 
+// The session clean-up deletes the sessions whose expiry has passed, at start, and keeps the
+// live ones.
+func TestCleanupPrunesExpiredSessions(t *testing.T) {
+	st, _ := storetest.Open(t)
+	ctx := context.Background()
+	if _, err := st.Pool.Exec(ctx, `WITH u AS (INSERT INTO users (email, display_name, password_hash) VALUES ('s@example.com', 'S', 'x') RETURNING id)
+		INSERT INTO sessions (secret_hash, user_id, expires_at) SELECT h, u.id, e FROM u, (VALUES
+			('\x01'::bytea, now() - interval '1 day'),
+			('\x02'::bytea, now() - interval '1 second'),
+			('\x03'::bytea, now() + interval '1 hour')) AS v(h, e)`); err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := blob.NewFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := jobs.NewRegistry()
+	jobs.RegisterCleanup(reg, st, blobs, jobs.Cleanup{LoginWindow: 15 * time.Minute})
+	start(t, st, reg, "p1")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var left string
+		if err := st.Pool.QueryRow(ctx, `SELECT coalesce(string_agg(encode(secret_hash, 'hex'), ',' ORDER BY secret_hash), '') FROM sessions`).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == "03" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions after the clean-up: %s, want only the live one (03)", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // The blob clean-up deletes content that no row references once it is older than the grace, and
 // keeps referenced content and content written within the grace.
 func TestCleanupPrunesUnreferencedBlobsAfterGrace(t *testing.T) {
