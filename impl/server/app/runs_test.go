@@ -370,8 +370,9 @@ func TestTwoProcessesRunEveryQueuedRunOnce(t *testing.T) {
 // TestKilledWorkerLeavesNoRunRunning kills a real sdods process while it executes a run; the
 // other process finds the run's heartbeat stale and ends it as errored.
 func TestKilledWorkerLeavesNoRunRunning(t *testing.T) {
-	t.Parallel() // mostly waits (for a heartbeat to go stale, for seconds to pass): overlaps the other waiting tests
-	bin := apptest.SdodsBinary(t) // built once for every test that runs it
+	// Mostly waits (for a heartbeat to go stale, for seconds to pass): runs alongside the other waiting tests.
+	t.Parallel()
+	bin := apptest.SdodsBinary(t)
 	// Stale after more than the worker's heartbeat (5 s by default): a live worker is never taken
 	// for lost, however long the test waits before killing it.
 	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Workers = 0; c.RunStaleAfter = 12 * time.Second })

@@ -24,11 +24,12 @@ import (
 // firing) and starting it again. Every scheduled second of the period has exactly one firing
 // record and exactly one run, and every scheduled run has its firing.
 func TestScheduleFiresExactlyOnceAcrossKilledProcesses(t *testing.T) {
-	t.Parallel() // mostly waits (for a heartbeat to go stale, for seconds to pass): overlaps the other waiting tests
+	// Mostly waits (for a heartbeat to go stale, for seconds to pass): runs alongside the other waiting tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs three server processes for a minute")
 	}
-	bin := apptest.SdodsBinary(t) // built once for every test that runs it
+	bin := apptest.SdodsBinary(t)
 	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Workers = 0 })
 	admin := api.Setup(t)
 	ctx := context.Background()
