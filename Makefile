@@ -6,7 +6,7 @@ GO122 ?= go1.22.12
 BIN := .bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: deps run token test test-go s3-test-server test-engine test-ts test-web webui check-webui ui-screenshots build generate check-generated lint tools clean help
+.PHONY: deps run token test test-go s3-test-server test-engine test-engine-go test-engine-go122 test-ts test-web webui check-webui ui-screenshots build generate check-generated lint lint-go lint-engine lint-openapi tools clean help FORCE
 
 # Each runtime of another language (runtimes/<language>/) brings its own targets in runtime.mk and
 # names them here: RUNTIME_TESTS (its unit tests, run by make test) and RUNTIME_CONFORMANCE (the
@@ -24,7 +24,7 @@ VERSITYGW := $(BIN)/versitygw-$(VERSITYGW_VERSION)/versitygw
 -include $(sort $(wildcard runtimes/*/runtime.mk))
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 run: ## start the test automation server on the local (or a private) PostgreSQL and print what it did
 	@DATABASE_URL="$$(bash scripts/devdb.sh)" $(GO) run ./cmd/sdods serve --create-db
@@ -32,7 +32,10 @@ run: ## start the test automation server on the local (or a private) PostgreSQL 
 token: ## create an API token in the database make run uses: make token ARGS="--user EMAIL --scopes runs:read --name ci"
 	@DATABASE_URL="$$(bash scripts/devdb.sh)" $(GO) run ./cmd/sdods token create $(ARGS)
 
-test: deps test-web test-go test-engine test-ts $(RUNTIME_TESTS) ## run every test
+# Every target is safe under make -j (.ci/run runs the phases at once): the files several targets
+# need are targets of their own, made once per make run (node_modules, $(BIN)/rules and
+# $(BIN)/rulecheck, the runtimes' builds). test-go comes first: it is the longest.
+test: deps test-go test-web test-engine test-ts $(RUNTIME_TESTS) ## run every test
 
 deps: ## install what the tests need from the system's packages (Chromium for browser steps, wrk for the rule server's drain test and benchmark) where missing
 	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
@@ -68,10 +71,14 @@ $(VERSITYGW):
 
 s3-test-server: $(VERSITYGW) ## build the S3 server of impl/server/blob's tests into .bin
 
-test-engine: ## engine module: standard library only, tested with Go 1.22 and the current Go
+test-engine: test-engine-go test-engine-go122 ## engine module: standard library only, tested with Go 1.22 and the current Go
+
+test-engine-go: ## engine module: standard library only, go vet and its tests with the current Go
 	@cd engine && deps="$$($(GO) list -m all)" && [ "$$deps" = "github.com/sdods/sdods/engine" ] \
 	  || { echo "engine/ must depend on nothing but the standard library; go list -m all says:"; echo "$$deps"; exit 1; }
 	cd engine && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+test-engine-go122: ## engine module: its tests with Go 1.22 (the oldest Go it supports)
 	cd engine && GOTOOLCHAIN=$(GO122) GOFLAGS=-buildvcs=false $(GO) test -count=1 ./...
 
 # The web UI (web/, React + Vite). Its production build is committed under impl/server/webui/dist and
@@ -132,32 +139,54 @@ check-generated: generate ## fail when generated code differs from what is commi
 	  echo "generated code is out of date; run make generate and commit:"; git status --porcelain -- gen clients docs/api-status.md; \
 	  git --no-pager diff --stat -- gen clients; exit 1; fi
 
-lint: $(BIN)/staticcheck clients/ts/node_modules ## gofmt, go vet, staticcheck on both modules; Redocly on the API documents
+lint: lint-go lint-engine lint-openapi ## gofmt, go vet, staticcheck on both modules; Redocly on the API documents
+
+lint-go: $(BIN)/staticcheck ## gofmt on every Go file; go vet and staticcheck on the root module
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; [ -z "$$out" ] || { echo "gofmt would change:"; echo "$$out"; exit 1; }
 	$(GO) vet ./...
 	$(BIN)/staticcheck $$($(GO) list ./... | grep -v '/gen/')
+
+lint-engine: $(BIN)/staticcheck ## go vet and staticcheck on the engine module
 	cd engine && $(GO) vet ./... && ../$(BIN)/staticcheck ./...
+
+lint-openapi: clients/ts/node_modules ## Redocly on the API documents
 	cd clients/ts && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npm run --silent lint:openapi
 
 clean: ## remove build output (not the private database)
 	rm -rf bin $(BIN)
 
-.PHONY: dist conformance
+.PHONY: dist conformance conformance-go
 DIST := dist
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+# dist/rules-<os>-<arch>[.exe] of each platform: one target each, so make -j builds them at once.
+DIST_BINARIES := $(foreach p,$(PLATFORMS),$(DIST)/rules-$(subst /,-,$(p))$(if $(filter windows/%,$(p)),.exe))
 
-dist: ## the single-file rules command: CGO_ENABLED=0 for six platforms, and WebAssembly (wasip1), into dist/
+dist: $(DIST_BINARIES) $(DIST)/rules.wasm ## the single-file rules command: CGO_ENABLED=0 for six platforms, and WebAssembly (wasip1), into dist/
+
+# FORCE: remade on every make run; go build decides what is stale.
+$(DIST_BINARIES): FORCE
 	@mkdir -p $(DIST)
-	@for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; ext=; [ "$$os" = windows ] && ext=.exe; \
-	  echo "$(DIST)/rules-$$os-$$arch$$ext"; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags=-s -o $(DIST)/rules-$$os-$$arch$$ext ./cmd/rules; done
-	CGO_ENABLED=0 GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(DIST)/rules.wasm ./cmd/rules
+	@p="$(basename $(notdir $@))"; p="$${p#rules-}"; \
+	 echo "$@"; CGO_ENABLED=0 GOOS="$${p%-*}" GOARCH="$${p#*-}" $(GO) build -trimpath -ldflags=-s -o $@ ./cmd/rules
 
-conformance: ## rulecheck sync --check, the suite (1899 seed cases + additions) native and WebAssembly, and the file commands under WebAssembly
-	$(GO) build -o $(BIN)/ ./cmd/rules ./cmd/rulecheck
+$(DIST)/rules.wasm: FORCE
+	@mkdir -p $(DIST)
+	CGO_ENABLED=0 GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $@ ./cmd/rules
+
+# The rules and rulecheck commands every conformance target and the runtimes' tests run, built once
+# per make run before any of them starts (their own go build lines then find them up to date), so
+# that under make -j no target rewrites a command another one is running.
+$(BIN)/rules $(BIN)/rulecheck: FORCE
+	$(GO) build -o $(BIN)/ ./cmd/$(notdir $@)
+$(RUNTIME_TESTS) $(RUNTIME_CONFORMANCE) conformance-go: $(BIN)/rules $(BIN)/rulecheck
+
+FORCE:
+
+conformance: conformance-go $(RUNTIME_CONFORMANCE) ## rulecheck sync --check, the suite (1899 seed cases + additions) native and WebAssembly, the file commands under WebAssembly; then each runtime's conformance
+
+conformance-go: ## the Go engine: rulecheck sync --check, the suite native and WebAssembly, the file commands under WebAssembly
 	CGO_ENABLED=0 GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(BIN)/rules.wasm ./cmd/rules
 	$(BIN)/rulecheck sync --check
 	$(BIN)/rulecheck conformance -q --engine "$(BIN)/rules engine" --json $(BIN)/conformance-native.json
 	$(BIN)/rulecheck conformance -q --engine "node --no-warnings conformance/wasi.mjs $(BIN)/rules.wasm engine" --json $(BIN)/conformance-wasm.json
 	node conformance/files.mjs --reference "$(BIN)/rules" --engine "node --no-warnings conformance/wasi.mjs $(BIN)/rules.wasm"
-	@for t in $(RUNTIME_CONFORMANCE); do $(MAKE) --no-print-directory $$t; done

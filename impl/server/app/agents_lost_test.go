@@ -22,12 +22,9 @@ import (
 // process, with the reason, within the time docs/agents.md gives (no heartbeat for 30 s, looked
 // for every 15 s by the leader), and its event stream ends.
 func TestKilledProcessFailsItsAgentJob(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "sdods")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sdods/sdods/cmd/sdods")
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build sdods: %v\n%s", err, out)
-	}
+	// Mostly waits (for a heartbeat to go stale, for seconds to pass): runs alongside the other waiting tests.
+	t.Parallel()
+	bin := apptest.SdodsBinary(t)
 	// The test's server serves the API and works no job: every job is the sdods processes'.
 	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Role = app.RoleAPI })
 	admin := api.Setup(t)

@@ -52,15 +52,12 @@ func (p *sdodsProcess) logs() string {
 // queued meanwhile, and the killed run ends errored, its scenarios kept, once its heartbeat is
 // stale (docs/jobs.md) — its stream ends too.
 func TestThreeProcessDeployment(t *testing.T) {
+	// Mostly waits (for a heartbeat to go stale, for seconds to pass): runs alongside the other waiting tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
-	bin := filepath.Join(t.TempDir(), "sdods")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sdods/sdods/cmd/sdods")
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build sdods: %v\n%s", err, out)
-	}
+	bin := apptest.SdodsBinary(t)
 	// The in-process server only prepares the database (administrator, token, project) and is
 	// stopped before the three start: it serves its API, works no job and listens to nothing.
 	setup := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Role, c.Workers = app.RoleAPI, 0 })

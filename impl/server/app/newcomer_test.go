@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,16 +21,10 @@ import (
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
-// buildSdods builds cmd/sdods into a temporary folder.
+// buildSdods returns cmd/sdods, built once for every test that runs it (apptest.SdodsBinary).
 func buildSdods(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sdods")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sdods/sdods/cmd/sdods")
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build sdods: %v\n%s", err, out)
-	}
-	return bin
+	return apptest.SdodsBinary(t)
 }
 
 // sdods runs the binary to completion with extra environment variables.

@@ -370,12 +370,9 @@ func TestTwoProcessesRunEveryQueuedRunOnce(t *testing.T) {
 // TestKilledWorkerLeavesNoRunRunning kills a real sdods process while it executes a run; the
 // other process finds the run's heartbeat stale and ends it as errored.
 func TestKilledWorkerLeavesNoRunRunning(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "sdods")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sdods/sdods/cmd/sdods")
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build sdods: %v\n%s", err, out)
-	}
+	// Mostly waits (for a heartbeat to go stale, for seconds to pass): runs alongside the other waiting tests.
+	t.Parallel()
+	bin := apptest.SdodsBinary(t)
 	// Stale after more than the worker's heartbeat (5 s by default): a live worker is never taken
 	// for lost, however long the test waits before killing it.
 	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Workers = 0; c.RunStaleAfter = 12 * time.Second })

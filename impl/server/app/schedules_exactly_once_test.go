@@ -24,15 +24,12 @@ import (
 // firing) and starting it again. Every scheduled second of the period has exactly one firing
 // record and exactly one run, and every scheduled run has its firing.
 func TestScheduleFiresExactlyOnceAcrossKilledProcesses(t *testing.T) {
+	// Mostly waits (for a heartbeat to go stale, for seconds to pass): runs alongside the other waiting tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs three server processes for a minute")
 	}
-	bin := filepath.Join(t.TempDir(), "sdods")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sdods/sdods/cmd/sdods")
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build sdods: %v\n%s", err, out)
-	}
+	bin := apptest.SdodsBinary(t)
 	api := apptest.StartOn(t, storetest.NewDatabase(t), func(c *app.Config) { c.Workers = 0 })
 	admin := api.Setup(t)
 	ctx := context.Background()

@@ -11,6 +11,9 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -80,6 +83,41 @@ func StartOn(tb testing.TB, dbURL string, tune func(*app.Config)) *Server {
 	}
 	s.URL, s.Client = ts.URL, c
 	return s
+}
+
+// The sdods command the tests that run it as processes share, built once per test binary.
+var sdodsBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// SdodsBinary builds cmd/sdods once for the whole test binary and returns its path; the package's
+// TestMain calls RemoveBinaries when its tests are done.
+func SdodsBinary(tb testing.TB) string {
+	tb.Helper()
+	sdodsBin.once.Do(func() {
+		if sdodsBin.dir, sdodsBin.err = os.MkdirTemp("", "sdods-apptest-"); sdodsBin.err != nil {
+			return
+		}
+		sdodsBin.path = filepath.Join(sdodsBin.dir, "sdods")
+		build := exec.Command("go", "build", "-o", sdodsBin.path, "github.com/sdods/sdods/cmd/sdods")
+		build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+		if out, err := build.CombinedOutput(); err != nil {
+			sdodsBin.err = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if sdodsBin.err != nil {
+		tb.Fatalf("build sdods: %v", sdodsBin.err)
+	}
+	return sdodsBin.path
+}
+
+// RemoveBinaries removes what SdodsBinary built (call it from TestMain after m.Run).
+func RemoveBinaries() {
+	if sdodsBin.dir != "" {
+		_ = os.RemoveAll(sdodsBin.dir)
+	}
 }
 
 // LoopbackEgress is the egress allow-list of the servers Start starts: loopback, where the tests'
