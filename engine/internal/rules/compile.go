@@ -1,5 +1,7 @@
 // Package rules is the ruleset layer: it compiles a resolved ruleset (package ruleset) into a
-// Program of rules whose conditions are machine programs (package machine), and evaluates requests against them: the shape check, views, semantic type
+// Program of rules whose conditions are machine programs (each expression parsed once by package
+// syntax, what it uses read from the unit's analysis, then compiled by package machine), and
+// evaluates requests against them: the shape check, views, semantic type
 // bindings, findings with messages from the locale catalogs, state rules, and rules that fail
 // closed.
 package rules
