@@ -10,10 +10,13 @@
 // The pipeline lives in internal packages: diag (the diagnostic type, codes and all wording),
 // jsonv (JSON with member order and duplicates kept), num (the number model), date (dates),
 // value (runtime values, environment checks, canonical output), ruleset (the ruleset document
-// read and resolved, expressions still JSON), machine (one expression: forms, scopes, functions
-// and the 45 core operators compiled into closures, and the Machine that runs them with its
-// budget and memoized paths) and rules (one ruleset: its rules, state rules, type bindings and
-// messages compiled into a Program over machine programs, and the evaluation of a request).
-// The layers run from the bottom up: ruleset reads, machine compiles and runs expressions, rules
-// compiles and runs rulesets, and this package is the public API over them.
+// read and resolved, expressions still JSON), syntax (an expression parsed once into a typed
+// tree with pointers, and the one analysis pass over function definitions: call graph, cycles,
+// call depth, roots read, custom operators), machine (one parsed expression: scopes, functions
+// and the 45 core operators compiled into closures through named optimisation passes, and the
+// Machine that runs them with its budget and memoized paths) and rules (one ruleset: its rules,
+// state rules, type bindings and messages compiled into a Program over machine programs, and the
+// evaluation of a request). The layers run from the bottom up: ruleset reads, syntax parses and
+// analyses, machine compiles and runs expressions, rules compiles and runs rulesets, and this
+// package is the public API over them. docs/engine-internals.md walks through the pipeline.
 package engine

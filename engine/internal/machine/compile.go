@@ -8,7 +8,7 @@ import (
 
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jsonv"
-	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/syntax"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
@@ -88,10 +88,10 @@ type function struct {
 	ptr    string
 	slots  int
 	body   *node
-	calls  []string // functions the body calls, for cycle detection
+	calls  []string // functions the body calls (see syntax.Info.Calls)
 	roots  []int    // global indexes the body reads, itself or through the functions it calls
-	def    *jsonv.Node
-	size   int // nodes of the body, for the inlining decision
+	def    *syntax.Expr
+	size   int // JSON values of the body, for the inlining decision (see syntax.Size)
 	// malformed: the definition was reported FUNCTION_INVALID; calls to it are neither
 	// FUNCTION_UNKNOWN nor FUNCTION_ARITY (expressions.md §5)
 	malformed bool
@@ -116,7 +116,13 @@ type Unit struct {
 	// many reads
 	whole map[string]int
 	skip  Passes // optimisation passes left out (Config.Skip)
+	// the analysis of the function definitions (call graph, what each body uses)
+	analysis *syntax.Analysis
 }
+
+// Uses returns what the parsed expression e uses (custom operators and roots, itself or through
+// the functions it calls), by the unit's analysis.
+func (u *Unit) Uses(e *syntax.Expr) syntax.Info { return u.analysis.Expr(e) }
 
 // global returns the index of the variable root name, assigning the next one to a new name.
 func (u *Unit) global(name string) int {
@@ -201,14 +207,13 @@ func (s *scope) with(name string, slot int, a *alias) *scope {
 type compiler struct {
 	unit    *Unit
 	diags   diag.List
-	calls   *[]string       // calls of the function body being compiled
 	custom  map[string]bool // custom operators used
 	cur     *function       // function being compiled, nil at top level
 	roots   map[int]bool    // global indexes read by what is being compiled
 	inlined int             // body nodes inlined into the expression so far
 	// operators and calls that occur more than once in the expression (see share), and whether
 	// any is remembered within a run
-	repeated  map[*jsonv.Node]*sharedExpr
+	repeated  map[*syntax.Expr]*sharedExpr
 	runShared bool
 }
 
@@ -219,21 +224,6 @@ const (
 	inlineBody  = 48
 	inlineTotal = 1024
 )
-
-// size counts the nodes of a JSON tree.
-func size(n *jsonv.Node) int {
-	if n == nil {
-		return 0
-	}
-	k := 1
-	for _, it := range n.Items {
-		k += size(it)
-	}
-	for _, m := range n.Members {
-		k += size(m.Value)
-	}
-	return k
-}
 
 func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
 
@@ -264,7 +254,11 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 			c.report(diag.BadFunction(def.Pointer, def.Name, "the name is empty"))
 			continue
 		}
-		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer, def: def.Body, size: size(def.Body), malformed: def.Malformed}
+		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer, malformed: def.Malformed}
+		if def.Body != nil {
+			f.def = syntax.Parse(def.Body, def.Pointer+"/body")
+			f.size = syntax.Size(f.def)
+		}
 		seen := map[string]bool{}
 		for i, p := range def.Params {
 			if def.ParamAt != nil {
@@ -288,6 +282,12 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 		order = append(order, f)
 		bodies[f] = def
 	}
+	// the analysis: the call graph, its cycles and depth, what each body reads
+	sdefs := make([]syntax.Def, len(order))
+	for i, f := range order {
+		sdefs[i] = syntax.Def{Name: f.name, Params: f.params, Body: f.def, Ptr: f.ptr, Malformed: f.malformed}
+	}
+	u.analysis = syntax.Analyze(sdefs)
 	for _, f := range order {
 		def := bodies[f]
 		if def.Body == nil {
@@ -297,17 +297,22 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 		for _, p := range f.params {
 			sc, _ = sc.bind(p)
 		}
-		calls := []string{}
-		c.calls, c.cur, c.roots = &calls, f, map[int]bool{}
-		f.body = c.compile(def.Body, def.Pointer+"/body", sc, 1)
+		c.cur, c.roots = f, map[int]bool{}
+		f.body = c.compile(f.def, def.Pointer+"/body", sc, 1)
 		f.slots = *sc.n
-		f.calls = calls
-		f.roots = sortedKeys(c.roots)
-		c.calls, c.cur, c.roots = nil, nil, nil
+		c.cur, c.roots = nil, nil
 	}
-	if !c.checkCycles(order) {
-		c.checkCallDepth(order)
-		closeRoots(order, u.funcs)
+	c.diags = append(c.diags, u.analysis.Diags...)
+	for _, f := range order {
+		in, _ := u.analysis.Function(f.name)
+		f.calls = in.Calls
+		if !u.analysis.Cyclic {
+			f.roots = make([]int, 0, len(in.Roots))
+			for _, r := range in.Roots {
+				f.roots = append(f.roots, u.global(r))
+			}
+			sort.Ints(f.roots)
+		}
 	}
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
@@ -348,116 +353,22 @@ func NewStandInUnit(cfg Config) *Unit {
 	return u
 }
 
-// checkCycles reports FUNCTION_RECURSIVE for every function that reaches itself; it returns
-// whether there was any.
-func (c *compiler) checkCycles(order []*function) bool {
-	found := false
-	for _, f := range order {
-		if path := c.reach(f.name, f.name, map[string]bool{}); path != nil {
-			c.report(diag.Recursive(f.ptr, append([]string{f.name}, path...)))
-			found = true
-		}
-	}
-	return found
-}
+func validName(s string) bool { return syntax.ValidName(s) }
 
-// checkCallDepth reports EXPRESSION_TOO_DEEP for a function whose longest chain of nested calls
-// (itself included) is longer than MaxCallDepth. The call graph has no cycles here.
-func (c *compiler) checkCallDepth(order []*function) {
-	memo := map[string]int{}
-	var chain func(name string) int
-	chain = func(name string) int {
-		if d, ok := memo[name]; ok {
-			return d
-		}
-		best := 0
-		if f := c.unit.funcs[name]; f != nil {
-			for _, g := range f.calls {
-				if d := chain(g); d > best {
-					best = d
-				}
-			}
-		}
-		memo[name] = best + 1
-		return best + 1
-	}
-	for _, f := range order {
-		if chain(f.name) > MaxCallDepth {
-			c.report(diag.CallsTooDeep(f.ptr, MaxCallDepth))
-		}
-	}
-}
-
-// reach returns a call path from 'from' to target (excluding from), or nil.
-func (c *compiler) reach(from, target string, seen map[string]bool) []string {
-	f := c.unit.funcs[from]
-	if f == nil {
-		return nil
-	}
-	for _, g := range f.calls {
-		if g == target {
-			return []string{g}
-		}
-		if seen[g] {
-			continue
-		}
-		seen[g] = true
-		if p := c.reach(g, target, seen); p != nil {
-			return append([]string{g}, p...)
-		}
-	}
-	return nil
-}
-
-// closeRoots adds to each function the roots of the functions it calls, directly or not. The
-// call graph has no cycles here.
-func closeRoots(order []*function, funcs map[string]*function) {
-	done := map[*function]bool{}
-	var visit func(f *function)
-	visit = func(f *function) {
-		if done[f] {
-			return
-		}
-		done[f] = true
-		set := map[int]bool{}
-		for _, r := range f.roots {
-			set[r] = true
-		}
-		for _, name := range f.calls {
-			if g := funcs[name]; g != nil {
-				visit(g)
-				for _, r := range g.roots {
-					set[r] = true
-				}
-			}
-		}
-		f.roots = sortedKeys(set)
-	}
-	for _, f := range order {
-		visit(f)
-	}
-}
-
-func sortedKeys(set map[int]bool) []int {
-	out := make([]int, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
-}
-
-func validName(s string) bool { return s != "" && !strings.Contains(s, ".") }
-
-// Compile compiles one expression in the unit; ptr is the pointer of the expression in its
-// document (used in every diagnostic and evaluation error).
+// Compile parses and compiles one expression in the unit; ptr is the pointer of the expression
+// in its document (used in every diagnostic and evaluation error).
 func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
+	return u.CompileExpr(syntax.Parse(n, ptr))
+}
+
+// CompileExpr compiles one parsed expression in the unit.
+func (u *Unit) CompileExpr(e *syntax.Expr) (*Program, diag.List) {
 	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
 	if u.on(Share) {
-		c.repeated = u.repeats(n)
+		c.repeated = u.repeats(e)
 	}
 	sc := newScope()
-	root := c.compile(n, ptr, sc, 1)
+	root := c.compile(e, e.Ptr, sc, 1)
 	if len(c.diags) > 0 {
 		return nil, c.diags.Sort()
 	}
@@ -492,75 +403,39 @@ func constNode(v any, ptr string) *node {
 // errNode is the placeholder for a node that failed to compile; the load fails anyway.
 func errNode(ptr string) *node { return constNode(nil, ptr) }
 
-// compile compiles the expression n at ptr, at nesting depth depth.
-func (c *compiler) compile(n *jsonv.Node, ptr string, sc *scope, depth int) *node {
-	if depth > MaxDepth {
-		c.report(diag.TooDeep(ptr, MaxDepth))
-		return errNode(ptr)
-	}
+// compile compiles the expression n at ptr (n.Ptr), at nesting depth depth (the parser has
+// checked the nesting: a node too deep is a Bad node).
+func (c *compiler) compile(n *syntax.Expr, ptr string, sc *scope, depth int) *node {
 	switch n.Kind {
-	case jsonv.Null:
+	case syntax.Null:
 		return constNode(nil, ptr)
-	case jsonv.Bool:
+	case syntax.Bool:
 		return constNode(n.Bool, ptr)
-	case jsonv.String:
+	case syntax.String:
 		return constNode(n.Text, ptr)
-	case jsonv.Number:
-		f, ok := num.Parse(n.Text)
-		if !ok {
-			c.report(diag.LiteralOutOfRange(ptr, n.Text))
-			return errNode(ptr)
-		}
-		return constNode(f, ptr)
-	case jsonv.Array:
+	case syntax.Number:
+		return constNode(n.Num, ptr)
+	case syntax.List:
 		return c.compileList(n, ptr, sc, depth)
+	case syntax.Var:
+		return c.compileVar(n, ptr, sc)
+	case syntax.Op:
+		return c.share(n, c.compileOp(n.Text, n.Args, ptr, sc, depth), sc)
+	case syntax.Call:
+		return c.share(n, c.compileCall(n.Text, n.Args, ptr, sc, depth), sc)
 	}
-	// object: exactly one of the three forms
-	keys := make([]string, len(n.Members))
-	seen := map[string]bool{}
-	for i, m := range n.Members {
-		keys[i] = m.Key
-		if seen[m.Key] {
-			c.report(diag.DuplicateMember(ptr, m.Key))
-			return errNode(ptr)
-		}
-		seen[m.Key] = true
+	// Bad, or Data outside literal (not produced by the parser)
+	for _, d := range n.Errs {
+		c.report(d)
 	}
-	switch {
-	case len(keys) == 1 && seen["var"]:
-		return c.compileVar(n.Get("var"), ptr, sc)
-	case len(keys) == 2 && seen["op"] && seen["args"]:
-		name := n.Get("op")
-		args := n.Get("args")
-		if name.Kind != jsonv.String {
-			c.report(diag.MemberType(ptr+"/op", "op", "a string"))
-			return errNode(ptr)
-		}
-		if args.Kind != jsonv.Array {
-			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
-			return errNode(ptr)
-		}
-		return c.share(n, c.compileOp(name.Text, args.Items, ptr, sc, depth), sc)
-	case len(keys) == 2 && seen["fn"] && seen["args"]:
-		name := n.Get("fn")
-		args := n.Get("args")
-		if name.Kind != jsonv.String {
-			c.report(diag.MemberType(ptr+"/fn", "fn", "a string"))
-			return errNode(ptr)
-		}
-		if args.Kind != jsonv.Array {
-			c.report(diag.MemberType(ptr+"/args", "args", "an array"))
-			return errNode(ptr)
-		}
-		return c.share(n, c.compileCall(name.Text, args.Items, ptr, sc, depth), sc)
+	if n.Kind == syntax.Data && len(n.Errs) == 0 {
+		return constNode(n.Value, ptr)
 	}
-	sort.Strings(keys)
-	c.report(diag.NotAnExpression(ptr, keys))
 	return errNode(ptr)
 }
 
 // compileArgs compiles the argument expressions of an op or fn form.
-func (c *compiler) compileArgs(args []*jsonv.Node, ptr string, sc *scope, depth int) []*node {
+func (c *compiler) compileArgs(args []*syntax.Expr, ptr string, sc *scope, depth int) []*node {
 	out := make([]*node, len(args))
 	for i, a := range args {
 		out[i] = c.compile(a, diag.Index(ptr+"/args", i), sc, depth+1)
@@ -569,10 +444,10 @@ func (c *compiler) compileArgs(args []*jsonv.Node, ptr string, sc *scope, depth 
 }
 
 // compileList compiles an array: a list of expressions, evaluated in order.
-func (c *compiler) compileList(n *jsonv.Node, ptr string, sc *scope, depth int) *node {
-	items := make([]*node, len(n.Items))
+func (c *compiler) compileList(n *syntax.Expr, ptr string, sc *scope, depth int) *node {
+	items := make([]*node, len(n.Args))
 	constant := true
-	for i, it := range n.Items {
+	for i, it := range n.Args {
 		items[i] = c.compile(it, diag.Index(ptr, i), sc, depth+1)
 		constant = constant && items[i].constant
 	}
@@ -617,7 +492,7 @@ type segment struct {
 // reads the parameter. Such a read charges nothing, cannot fail and reads the same value until
 // the call returns (the body writes only slots of its own), so the call is the same. A path
 // under a parameter that reads a root's path is read as that path (memoized, see Path).
-func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr string, caller *scope) *node {
+func (c *compiler) inline(f *function, args []*node, raw []*syntax.Expr, ptr string, caller *scope) *node {
 	c.inlined += f.size
 	body := &scope{n: caller.n}
 	slots := make([]int, len(f.params))
@@ -702,18 +577,12 @@ func (c *compiler) inline(f *function, args []*node, raw []*jsonv.Node, ptr stri
 }
 
 // compileVar compiles {var: "root.a.0.b"}.
-func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
-	if p.Kind != jsonv.String {
-		c.report(diag.MemberType(ptr+"/var", "var", "a string path"))
-		return errNode(ptr)
-	}
-	parts := strings.Split(p.Text, ".")
-	for _, s := range parts {
-		if s == "" {
-			c.report(diag.BadVariable(ptr+"/var", p.Text, "a path is one or more non-empty segments separated by '.'"))
-			return errNode(ptr)
-		}
-	}
+func (c *compiler) compileVar(v *syntax.Expr, ptr string, sc *scope) *node {
+	return c.compilePath(v.Text, append([]string{v.Root}, v.Segs...), ptr, sc)
+}
+
+// compilePath compiles the read of the variable path text, parts its segments (none empty).
+func (c *compiler) compilePath(text string, parts []string, ptr string, sc *scope) *node {
 	root := parts[0]
 	segs := make([]segment, len(parts)-1)
 	for i, s := range parts[1:] {
@@ -726,7 +595,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		if len(parts) > 1 {
 			full += "." + strings.Join(parts[1:], ".")
 		}
-		return c.compileVar(&jsonv.Node{Kind: jsonv.String, Text: full}, ptr, &scope{n: sc.n})
+		return c.compilePath(full, strings.Split(full, "."), ptr, &scope{n: sc.n})
 	}
 	if i := sc.index(root); i >= 0 && len(segs) > 0 {
 		lv := sc.lists[i]
@@ -741,7 +610,7 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 		}
 		if lp := sc.hoistInto(i); lp != nil && c.unit.on(Hoist) {
 			// a path under a binding outside an iteration the read is in: read once as it starts
-			return lp.read(ptr, strconv.Itoa(i)+"\x00"+p.Text, sc.n, func() hoisted {
+			return lp.read(ptr, strconv.Itoa(i)+"\x00"+text, sc.n, func() hoisted {
 				h := hoisted{from: slot, segs: segs}
 				if al != nil {
 					h.base = al.n
@@ -810,11 +679,11 @@ func (c *compiler) compileVar(p *jsonv.Node, ptr string, sc *scope) *node {
 
 // rootPath returns the variable path from a root that the expression n reads in scope sc, when
 // it is a variable read of a root's path (directly or through aliases); "" otherwise.
-func (c *compiler) rootPath(n *jsonv.Node, sc *scope) string {
-	if n.Kind != jsonv.Object || len(n.Members) != 1 || n.Members[0].Key != "var" || n.Members[0].Value.Kind != jsonv.String {
+func (c *compiler) rootPath(n *syntax.Expr, sc *scope) string {
+	if n.Kind != syntax.Var {
 		return ""
 	}
-	text := n.Members[0].Value.Text
+	text := n.Text
 	root, rest, dotted := strings.Cut(text, ".")
 	_, al, local := sc.lookup(root)
 	switch {
@@ -848,7 +717,7 @@ func asIndex(s string) int {
 }
 
 // compileCall compiles {fn, args}.
-func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *scope, depth int) *node {
+func (c *compiler) compileCall(name string, raw []*syntax.Expr, ptr string, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	f, ok := c.unit.funcs[name]
 	if !ok {
@@ -858,17 +727,11 @@ func (c *compiler) compileCall(name string, raw []*jsonv.Node, ptr string, sc *s
 	if f.malformed {
 		// Its own FUNCTION_INVALID says what is wrong; the call is an edge of the call graph
 		// all the same (a malformed definition can still be on a cycle).
-		if c.calls != nil {
-			*c.calls = append(*c.calls, name)
-		}
 		return errNode(ptr)
 	}
 	if len(args) != len(f.params) {
 		c.report(diag.FunctionArgs(ptr+"/args", name, len(args), len(f.params)))
 		return errNode(ptr)
-	}
-	if c.calls != nil {
-		*c.calls = append(*c.calls, name)
 	}
 	for _, r := range f.roots {
 		c.roots[r] = true

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/syntax"
 )
 
 // Element paths. Rules read the same members of a list's elements again and again: each rule on
@@ -171,7 +171,7 @@ type listVar struct {
 
 // listOf returns the list path the expression n, compiled in scope sc of the frame of a
 // program, reads; nil when it is no memoized path.
-func (c *compiler) listOf(n *jsonv.Node, sc *scope) *Path {
+func (c *compiler) listOf(n *syntax.Expr, sc *scope) *Path {
 	if !c.unit.on(ElemPaths) || c.cur != nil {
 		return nil
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/sdods/sdods/engine/internal/diag"
-	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/syntax"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
@@ -71,7 +71,7 @@ var cmpTests = [...]func(int) bool{
 //go:noinline
 func compare(kind int) builder {
 	slow := cmpOp(cmpTests[kind])
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
 		if yf, ok := b.value.(float64); ok && b.constant && !a.constant && c.unit.on(CompareConst) {
@@ -208,7 +208,7 @@ func test(kind int, x, y float64) bool {
 //
 //go:noinline
 func buildEquality(negate bool) builder {
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		x, y := args[0], args[1]
 		if x.constant && y.constant {
@@ -460,7 +460,7 @@ func buildContains(in bool) builder {
 	if in {
 		fn = opIn
 	}
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		n := deepNode(fn, ptr, args[0], args[1])
 		list, item, itemRaw := args[0], args[1], raw[1]
@@ -625,7 +625,7 @@ var arNames = [...]string{arAdd: "+", arSub: "-", arMul: "*"}
 //go:noinline
 func arith(kind int, slow func(ptr string, args []any) (any, error)) builder {
 	generic := strict(slow)
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		if len(raw) != 2 {
 			return generic(c, name, ptr, raw, sc, depth)
 		}
@@ -727,7 +727,7 @@ func arithConst(kind int, ptr string, a *node, y float64, unbox bool) *node {
 
 // buildConcat builds concat: with two arguments, binary with a direct path for two strings
 // (also offered unboxed, as the node's str); otherwise strict(opConcat).
-func buildConcat(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildConcat(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	if len(raw) != 2 {
 		return strict(opConcat)(c, name, ptr, raw, sc, depth)
 	}
@@ -778,7 +778,7 @@ func buildAffix(suffix bool) builder {
 	if suffix {
 		slow = opEndsWith
 	}
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -828,7 +828,7 @@ func buildAffix(suffix bool) builder {
 // buildLength builds length: unary(opLength), and for the length of a filter the filter's count
 // without the list (the same charges: the filter's, then 1 + the length, as length charges a
 // list it reads).
-func buildLength(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildLength(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	a := args[0]
 	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {

@@ -2,8 +2,8 @@ package machine
 
 import (
 	"github.com/sdods/sdods/engine/internal/diag"
-	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/syntax"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
@@ -101,7 +101,7 @@ func buildDivide(mod bool) builder {
 	if mod {
 		op, slow = "mod", opMod
 	}
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		if !c.unit.on(Unbox) {
 			return binary(slow)(c, name, ptr, raw, sc, depth)
 		}
@@ -157,7 +157,7 @@ func buildDivide(mod bool) builder {
 
 // buildRound builds round: strictDirect(callRound), reading the number and offering the result
 // unboxed.
-func buildRound(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildRound(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	if !c.unit.on(Unbox) {
 		return strictDirect(callRound)(c, name, ptr, raw, sc, depth)
 	}
@@ -226,7 +226,7 @@ func buildExtreme(max bool) builder {
 	if max {
 		op, slow = "max", opMax
 	}
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		if !c.unit.on(Unbox) || len(raw) > maxUnboxed {
 			return strict(slow)(c, name, ptr, raw, sc, depth)
 		}
@@ -331,7 +331,7 @@ func extremeOf(ptr, op string, max bool, items []any) (float64, bool, any, error
 //
 //go:noinline
 func buildNumeric(slow func(ptr string, a any) (any, error), calc func(ptr string, f float64, ok bool, v any) (float64, bool, any, error)) builder {
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		n := unary(slow)(c, name, ptr, raw, sc, depth)
 		if !c.unit.on(Unbox) || n.constant || len(n.chain.steps) != 1 {
 			return n
@@ -370,7 +370,7 @@ func sumNum(ptr string, f float64, ok bool, v any) (float64, bool, any, error) {
 
 // buildSum builds sum: buildNumeric(opSum), and for the sum of a map the map's evaluation
 // without its list (see sumOfMap).
-func buildSum(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildSum(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	n := buildNumeric(opSum, sumNum)(c, name, ptr, raw, sc, depth)
 	if n.num == nil || !c.unit.on(Fuse) || n.chain.base.iter == nil {
 		return n

@@ -7,13 +7,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/sdods/sdods/engine/internal/diag"
-	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/syntax"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
 // builder compiles one operator application whose arity has been checked.
-type builder func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node
+type builder func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node
 
 // spec describes one core operator.
 type spec struct {
@@ -111,7 +111,7 @@ func arityText(min, max int) string {
 func itoa(i int) string { return diag.Index("", i)[1:] }
 
 // compileOp compiles {op, args}.
-func (c *compiler) compileOp(name string, raw []*jsonv.Node, ptr string, sc *scope, depth int) *node {
+func (c *compiler) compileOp(name string, raw []*syntax.Expr, ptr string, sc *scope, depth int) *node {
 	if len(name) > 2 && name[:2] == "x-" {
 		return c.compileCustom(name, raw, ptr, sc, depth)
 	}
@@ -166,7 +166,7 @@ func allConstant(args []*node) bool {
 //
 //go:noinline
 func strict(fn func(ptr string, args []any) (any, error)) builder {
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			vals := make([]any, len(args))
@@ -214,7 +214,7 @@ func callStrict(op int, ptr string, args []any) (any, error) {
 //
 //go:noinline
 func strictDirect(op int) builder {
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			var buf [4]any
@@ -250,7 +250,7 @@ func unary(fn func(ptr string, a any) (any, error)) builder { return unaryStep(s
 //
 //go:noinline
 func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a := args[0]
 		ch := c.extend(a, step{kind: kind, ptr: ptr, fn: fn})
@@ -306,7 +306,7 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 
 //go:noinline
 func binary(fn func(ptr string, a, b any) (any, error)) builder {
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -335,7 +335,7 @@ func binary(fn func(ptr string, a, b any) (any, error)) builder {
 //
 //go:noinline
 func deep(fn func(ptr string, a, b any) (any, error)) builder {
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		return deepNode(fn, ptr, args[0], args[1])
 	}
@@ -392,7 +392,7 @@ func deepNode(fn func(ptr string, a, b any) (any, error), ptr string, x, y *node
 }
 
 // compileCustom compiles an x- operator: declared in the unit, supplied by the host at evaluation.
-func (c *compiler) compileCustom(name string, raw []*jsonv.Node, ptr string, sc *scope, depth int) *node {
+func (c *compiler) compileCustom(name string, raw []*syntax.Expr, ptr string, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	if !c.unit.declared[name] {
 		c.report(diag.Undeclared(ptr+"/op", name))

@@ -7,8 +7,8 @@ import (
 
 	"github.com/sdods/sdods/engine/internal/date"
 	"github.com/sdods/sdods/engine/internal/diag"
-	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/syntax"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
@@ -107,17 +107,17 @@ func opNot(ptr string, a any) (any, error) {
 	return !t, nil
 }
 
-func buildAnd(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildAnd(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	return buildShort(c, name, ptr, raw, sc, depth, false)
 }
 
-func buildOr(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildOr(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	return buildShort(c, name, ptr, raw, sc, depth, true)
 }
 
 // buildShort builds and (stop == false) and or (stop == true): arguments are evaluated left to
 // right until one reads as stop.
-func buildShort(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int, stop bool) *node {
+func buildShort(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int, stop bool) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	if c.unit.on(ShortPair) && len(args) == 2 && !allConstant(args) {
 		return short2(name, ptr, args[0], args[1], stop)
@@ -147,7 +147,7 @@ func buildShort(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, dep
 }
 
 // buildIf builds if(c1, v1, c2, v2, ..., else): only the chosen branch is evaluated.
-func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildIf(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		i := 0
@@ -217,7 +217,7 @@ func buildIf(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth 
 }
 
 // buildCoalesce returns the first argument that is not null, evaluating no further.
-func buildCoalesce(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildCoalesce(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		for _, a := range args {
@@ -848,7 +848,7 @@ func addDate(ptr string, d date.Value, count, unitName any) (any, error) {
 
 // buildIsDate builds isDate: unary(opIsDate), reading the date of a path or of a varying root
 // once per evaluation (see runtime.knownDate).
-func buildIsDate(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildIsDate(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	src := c.dateSource(raw[0], sc)
 	if !src.path && !src.varying {
 		return unary(opIsDate)(c, name, ptr, raw, sc, depth)
@@ -901,7 +901,7 @@ func isDateNode(ptr string, a *node, r *reader, src dateSource) *node {
 // binary(opDaysBetween), reading the dates of paths, of a varying root and of literals once (see
 // runtime.knownDate), and offering the result unboxed; anything but two dates "YYYY-MM-DD" goes
 // to the operator function.
-func buildDateDiff(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildDateDiff(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	years := name == "yearsBetween"
 	slow := opDaysBetween
 	if years {
@@ -995,7 +995,7 @@ func (k *dateDiff) other(fr *frame, x, y any) (float64, bool, any, error) {
 // buildDateAdd is strict(opDateAdd) with its three arguments read into an array rather than a
 // new list (opDateAdd keeps none of them), and the date of a path or a varying root read once
 // per evaluation (see runtime.knownDate).
-func buildDateAdd(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildDateAdd(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	src := c.dateSource(raw[0], sc)
 	args := c.compileArgs(raw, ptr, sc, depth)
 	n := dateAddNode(ptr, args, src)

@@ -5,8 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sdods/sdods/engine/internal/diag"
-	"github.com/sdods/sdods/engine/internal/jsonv"
-	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/syntax"
 	"github.com/sdods/sdods/engine/pattern"
 )
 
@@ -31,13 +30,13 @@ var iterNames = [...]string{"map", "filter", "some", "all"}
 //
 //go:noinline
 func iterate(kind iterKind) builder {
-	return func(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		list := c.compile(raw[0], ptr+"/args/0", sc, depth+1)
 		bind := DefaultIterName
 		bodyAt := 1
 		if len(raw) == 3 {
 			bodyAt = 2
-			if raw[1].Kind != jsonv.String || !validName(raw[1].Text) {
+			if raw[1].Kind != syntax.String || !validName(raw[1].Text) {
 				c.report(diag.LiteralRequired(ptr+"/args/1", name, 1, "a variable name (a non-empty string without '.')"))
 				return errNode(ptr)
 			}
@@ -173,11 +172,11 @@ func iterate(kind iterKind) builder {
 // buildMatches builds matches(subject, pattern). A pattern written as a string literal is checked
 // and compiled at load; any other one (even one that folds to a constant, such as a concat of
 // literals) at evaluation, where a refusal is an evaluation error (spec/v1/operators.md).
-func buildMatches(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
+func buildMatches(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	subj, pat := args[0], args[1]
 	var fixed *pattern.Pattern
-	if src, ok := pat.value.(string); pat.constant && ok && stringLiteral(raw[1]) {
+	if src, ok := pat.value.(string); pat.constant && ok && raw[1].StringLiteral() {
 		p, err := pattern.Compile(src)
 		if err != nil {
 			off, msg := patternProblem(err)
@@ -250,80 +249,12 @@ func patternProblem(err error) (int, string) {
 	return 0, err.Error()
 }
 
-// buildLiteral builds literal(value): the argument is taken as data, not as an expression. It is
-// the only way to write an object, and a way to write an array without evaluating its elements.
-func buildLiteral(c *compiler, name, ptr string, raw []*jsonv.Node, sc *scope, depth int) *node {
-	v, ok := c.literal(raw[0], ptr+"/args/0", depth+1)
-	if !ok {
-		return errNode(ptr)
+// buildLiteral builds literal(value): the argument is taken as data, not as an expression (the
+// parser read it: a syntax.Data node). It is the only way to write an object, and a way to write
+// an array without evaluating its elements.
+func buildLiteral(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
+	if raw[0].Kind != syntax.Data || len(raw[0].Errs) > 0 {
+		return c.compile(raw[0], raw[0].Ptr, sc, depth+1)
 	}
-	return constNode(v, ptr)
-}
-
-func (c *compiler) literal(n *jsonv.Node, ptr string, depth int) (any, bool) {
-	if depth > MaxDepth {
-		c.report(diag.TooDeep(ptr, MaxDepth))
-		return nil, false
-	}
-	switch n.Kind {
-	case jsonv.Null:
-		return nil, true
-	case jsonv.Bool:
-		return n.Bool, true
-	case jsonv.String:
-		return n.Text, true
-	case jsonv.Number:
-		f, ok := num.Parse(n.Text)
-		if !ok {
-			c.report(diag.LiteralOutOfRange(ptr, n.Text))
-		}
-		return f, ok
-	case jsonv.Array:
-		out := make([]any, len(n.Items))
-		ok := true
-		for i, it := range n.Items {
-			v, good := c.literal(it, diag.Index(ptr, i), depth+1)
-			out[i] = v
-			ok = ok && good
-		}
-		return out, ok
-	}
-	out := make(map[string]any, len(n.Members))
-	ok := true
-	for _, m := range n.Members {
-		if _, dup := out[m.Key]; dup {
-			c.report(diag.DuplicateMember(ptr, m.Key))
-			ok = false
-			continue
-		}
-		v, good := c.literal(m.Value, diag.Pointer(ptr, m.Key), depth+1)
-		out[m.Key] = v
-		ok = ok && good
-	}
-	return out, ok
-}
-
-// stringLiteral reports whether an argument is written as a string literal: a JSON string, or
-// {"op": "literal", "args": [string]}.
-func stringLiteral(n *jsonv.Node) bool {
-	if n == nil {
-		return false
-	}
-	if n.Kind == jsonv.String {
-		return true
-	}
-	if n.Kind != jsonv.Object {
-		return false
-	}
-	var op, args *jsonv.Node
-	for _, m := range n.Members {
-		switch m.Key {
-		case "op":
-			op = m.Value
-		case "args":
-			args = m.Value
-		}
-	}
-	return op != nil && op.Kind == jsonv.String && op.Text == "literal" && args != nil && args.Kind == jsonv.Array &&
-		len(args.Items) == 1 && args.Items[0].Kind == jsonv.String
+	return constNode(raw[0].Value, ptr)
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/sdods/sdods/engine/internal/date"
-	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/syntax"
 )
 
 // Variable paths whose values are memoized within an evaluation. Rules read the same paths over
@@ -149,9 +149,9 @@ type dateSource struct {
 }
 
 // dateSource returns where the argument n, compiled in scope sc, comes from.
-func (c *compiler) dateSource(n *jsonv.Node, sc *scope) dateSource {
+func (c *compiler) dateSource(n *syntax.Expr, sc *scope) dateSource {
 	src := dateSource{id: c.unit.lastDate()}
-	if n.Kind == jsonv.String {
+	if n.Kind == syntax.String {
 		src.konst, _ = date.PlainDate(n.Text)
 		return src
 	}
@@ -258,7 +258,7 @@ type reader struct {
 
 // reader returns the reader of the argument n, compiled in scope sc; nil when n is not such a
 // variable.
-func (c *compiler) reader(n *jsonv.Node, sc *scope) *reader {
+func (c *compiler) reader(n *syntax.Expr, sc *scope) *reader {
 	if !c.unit.on(Readers) {
 		return nil
 	}
@@ -276,7 +276,7 @@ func (c *compiler) reader(n *jsonv.Node, sc *scope) *reader {
 // rootVariable resolves the expression n, compiled in scope sc, when it reads a variable root
 // (p is then nil) or a memoized path under one (p is its Path); ok is false for anything else,
 // a malformed path included (compileVar reports it).
-func (c *compiler) rootVariable(n *jsonv.Node, sc *scope) (root string, p *Path, ok bool) {
+func (c *compiler) rootVariable(n *syntax.Expr, sc *scope) (root string, p *Path, ok bool) {
 	text := c.rootPath(n, sc)
 	if text == "" {
 		return "", nil, false

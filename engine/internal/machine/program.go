@@ -1,6 +1,7 @@
-// Package machine is the expression layer: it turns one JSON expression (already decoded into a
-// jsonv tree) into a tree of Go closures, once, and runs them on a Machine (frames, budget,
-// memoized paths). Evaluation runs the closures and never looks at JSON again. Package rules
+// Package machine is the expression layer: it turns one expression (parsed by package syntax
+// into a typed tree; Unit.Compile parses a jsonv tree first) into a tree of Go closures, once,
+// and runs them on a Machine (frames, budget, memoized paths). The optimisation passes it applies
+// while building the closures are named (Passes) and chosen by Config.Skip. Evaluation runs the closures and never looks at JSON again. Package rules
 // builds rulesets on top of it. The compiler collects every diagnostic of a load; evaluation
 // stops at the first error.
 package machine

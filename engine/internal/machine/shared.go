@@ -1,11 +1,10 @@
 package machine
 
 import (
-	"strconv"
 	"strings"
 	"sync/atomic"
 
-	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/syntax"
 	"github.com/sdods/sdods/engine/internal/value"
 )
 
@@ -20,7 +19,7 @@ import (
 // every step. Only successful evaluations are remembered.
 
 // iterators are the operators that bind a name for their body (see iterate).
-var iterators = map[string]bool{"map": true, "filter": true, "some": true, "all": true}
+var iterators = syntax.Iterators
 
 // Stability of an expression's value (see Unit.stability).
 const (
@@ -33,14 +32,14 @@ const (
 // remembered: within an evaluation when src is a function call or a list operation whose value
 // stays the same for the evaluation, and within a run when src occurs more than once in the
 // expression (c.repeated) and its value stays the same for the run.
-func (c *compiler) share(src *jsonv.Node, n *node, sc *scope) *node {
+func (c *compiler) share(src *syntax.Expr, n *node, sc *scope) *node {
 	if !c.unit.on(Share) || n.constant || c.cur != nil {
 		return n
 	}
 	switch st := c.unit.stability(src, sc, nil); {
-	case st == perEval && (src.Get("fn") != nil || iterators[src.Get("op").Text]):
+	case st == perEval && (src.Kind == syntax.Call || iterators[src.Text]):
 		var key strings.Builder
-		canonical(&key, src)
+		syntax.Key(&key, src)
 		return remembered(n, c.unit.sharedOf(key.String()), false)
 	case st >= perRun && c.repeated[src] != nil:
 		c.runShared = true
@@ -155,29 +154,25 @@ func (rt *runtime) growMemoNum() {
 }
 
 // repeats returns a shared subexpression for every operator or function call that occurs more
-// than once in the expression n (by canonical key), for share.
-func (u *Unit) repeats(n *jsonv.Node) map[*jsonv.Node]*sharedExpr {
-	keys := map[*jsonv.Node]string{}
+// than once in the expression n (by key, see syntax.Key), for share.
+func (u *Unit) repeats(n *syntax.Expr) map[*syntax.Expr]*sharedExpr {
+	keys := map[*syntax.Expr]string{}
 	count := map[string]int{}
-	var visit func(n *jsonv.Node) string
-	visit = func(n *jsonv.Node) string {
-		var b strings.Builder
-		canonical(&b, n)
-		k := b.String()
-		if n.Kind == jsonv.Object && (n.Get("op") != nil || n.Get("fn") != nil) {
+	var visit func(n *syntax.Expr)
+	visit = func(n *syntax.Expr) {
+		if n.Kind == syntax.Op || n.Kind == syntax.Call {
+			var b strings.Builder
+			syntax.Key(&b, n)
+			k := b.String()
 			keys[n] = k
 			count[k]++
 		}
-		for _, it := range n.Items {
-			visit(it)
+		for _, a := range n.Args {
+			visit(a)
 		}
-		for _, m := range n.Members {
-			visit(m.Value)
-		}
-		return k
 	}
 	visit(n)
-	out := map[*jsonv.Node]*sharedExpr{}
+	out := map[*syntax.Expr]*sharedExpr{}
 	byKey := map[string]*sharedExpr{}
 	for node, k := range keys {
 		if count[k] < 2 {
@@ -225,24 +220,16 @@ func (u *Unit) sharedOf(key string) *sharedExpr {
 // roots that stay the same for an evaluation, perRun when it also reads varying roots, unstable
 // when it reads a binding of the enclosing scope or calls a custom operator; a function call
 // is as stable as its arguments and the function (see function.stability).
-func (u *Unit) stability(src *jsonv.Node, sc *scope, bound []string) int {
+func (u *Unit) stability(src *syntax.Expr, sc *scope, bound []string) int {
 	switch src.Kind {
-	case jsonv.Array:
+	case syntax.List:
 		st := perEval
-		for _, it := range src.Items {
+		for _, it := range src.Args {
 			st = min(st, u.stability(it, sc, bound))
 		}
 		return st
-	case jsonv.Object:
-	default:
-		return perEval
-	}
-	if len(src.Members) == 1 && src.Members[0].Key == "var" {
-		p := src.Members[0].Value
-		if p.Kind != jsonv.String {
-			return unstable
-		}
-		root, _, _ := strings.Cut(p.Text, ".")
+	case syntax.Var:
+		root := src.Root
 		for _, b := range bound {
 			if b == root {
 				return perEval
@@ -257,28 +244,23 @@ func (u *Unit) stability(src *jsonv.Node, sc *scope, bound []string) int {
 			return perRun
 		}
 		return perEval
-	}
-	if len(src.Members) != 2 {
+	case syntax.Op, syntax.Call:
+	case syntax.Bad:
 		return unstable
+	default:
+		return perEval
 	}
-	form, argsNode := src.Members[0], src.Members[1].Value
-	if form.Key == "args" {
-		form, argsNode = src.Members[1], src.Members[0].Value
-	}
-	if form.Value.Kind != jsonv.String || argsNode.Kind != jsonv.Array {
-		return unstable
-	}
-	name, args := form.Value.Text, argsNode.Items
+	name, args := src.Text, src.Args
 	st := perEval
-	switch form.Key {
-	case "fn":
+	switch src.Kind {
+	case syntax.Call:
 		f := u.funcs[name]
 		if f == nil {
 			return unstable
 		}
 		st = f.stability
-	case "op":
-		if strings.HasPrefix(name, "x-") {
+	case syntax.Op:
+		if src.IsCustom() {
 			return unstable
 		}
 		if name == "literal" {
@@ -287,15 +269,13 @@ func (u *Unit) stability(src *jsonv.Node, sc *scope, bound []string) int {
 		if iterators[name] && (len(args) == 2 || len(args) == 3) {
 			bind := DefaultIterName
 			if len(args) == 3 {
-				if args[1].Kind != jsonv.String {
+				if args[1].Kind != syntax.String {
 					return unstable
 				}
 				bind = args[1].Text
 			}
 			return min(u.stability(args[0], sc, bound), u.stability(args[len(args)-1], sc, append(bound[:len(bound):len(bound)], bind)))
 		}
-	default:
-		return unstable
 	}
 	for _, a := range args {
 		st = min(st, u.stability(a, sc, bound))
@@ -325,41 +305,5 @@ func (u *Unit) markStability(order []*function) {
 	}
 	for _, f := range order {
 		visit(f)
-	}
-}
-
-// canonical writes a key of the JSON tree n: equal keys for equal trees, members in document
-// order.
-func canonical(b *strings.Builder, n *jsonv.Node) {
-	switch n.Kind {
-	case jsonv.Null:
-		b.WriteByte('n')
-	case jsonv.Bool:
-		if n.Bool {
-			b.WriteByte('t')
-		} else {
-			b.WriteByte('f')
-		}
-	case jsonv.Number:
-		b.WriteByte('#')
-		b.WriteString(strconv.Quote(n.Text))
-	case jsonv.String:
-		b.WriteString(strconv.Quote(n.Text))
-	case jsonv.Array:
-		b.WriteByte('[')
-		for _, it := range n.Items {
-			canonical(b, it)
-			b.WriteByte(',')
-		}
-		b.WriteByte(']')
-	case jsonv.Object:
-		b.WriteByte('{')
-		for _, m := range n.Members {
-			b.WriteString(strconv.Quote(m.Key))
-			b.WriteByte(':')
-			canonical(b, m.Value)
-			b.WriteByte(',')
-		}
-		b.WriteByte('}')
 	}
 }

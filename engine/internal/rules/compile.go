@@ -1,5 +1,7 @@
 // Package rules is the ruleset layer: it compiles a resolved ruleset (package ruleset) into a
-// Program of rules whose conditions are machine programs (package machine), and evaluates requests against them: the shape check, views, semantic type
+// Program of rules whose conditions are machine programs (each expression parsed once by package
+// syntax, what it uses read from the unit's analysis, then compiled by package machine), and
+// evaluates requests against them: the shape check, views, semantic type
 // bindings, findings with messages from the locale catalogs, state rules, and rules that fail
 // closed.
 package rules
@@ -10,9 +12,9 @@ import (
 
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jcs"
-	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/machine"
 	"github.com/sdods/sdods/engine/internal/ruleset"
+	"github.com/sdods/sdods/engine/internal/syntax"
 )
 
 // Ref identifies a compiled ruleset.
@@ -135,7 +137,6 @@ type rule struct {
 const (
 	readsValue uint8 = 1 << iota
 	readsField
-	readsAll = readsValue | readsField
 )
 
 type state struct {
@@ -225,7 +226,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		// of the rules too.
 		unit = machine.NewStandInUnit(cfg)
 	}
-	c := &compiler{unit: unit, fnOps: functionOps(rs), ops: ops}
+	c := &compiler{unit: unit, ops: ops}
 	p := &Program{Ref: ref, defaultLocale: rs.DefaultLocale, defaultLower: strings.ToLower(rs.DefaultLocale),
 		catalogs: map[string]*catalog{}, declared: declared, ops: ops, budget: budget}
 	sort.Strings(p.declared)
@@ -258,7 +259,6 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 			}
 		}
 	}
-	fnReads := functionReads(rs)
 	for _, r := range rs.Rules {
 		cr := &rule{id: r.ID, code: r.Code, severity: r.Severity, loc: loc(r.Target), channels: r.Channels, key: r.Key}
 		cr.scope = scopeOf(levelIndex(r.Scope), &cr.loc)
@@ -289,37 +289,39 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 				}
 			}
 		}
-		var used []*jsonv.Node
+		var used []*syntax.Expr
 		if r.When != nil {
-			cr.when = c.compile(r.When, r.Ptr+"/when")
-			used = append(used, r.When)
+			e := syntax.Parse(r.When, r.Ptr+"/when")
+			cr.when = c.compile(e)
+			used = append(used, e)
 		}
 		for _, pm := range r.Params {
-			k := pm.Expr.Kind
-			lit := k == jsonv.Null || k == jsonv.Bool || k == jsonv.String || k == jsonv.Number
-			cr.params = append(cr.params, expr{name: pm.Name, prog: c.compile(pm.Expr, pm.Ptr), literal: lit})
-			used = append(used, pm.Expr)
+			e := syntax.Parse(pm.Expr, pm.Ptr)
+			k := e.Kind
+			lit := k == syntax.Null || k == syntax.Bool || k == syntax.String || k == syntax.Number
+			cr.params = append(cr.params, expr{name: pm.Name, prog: c.compile(e), literal: lit})
+			used = append(used, e)
 		}
-		cr.missing = c.missing(used)
-		cr.reads = exprReads(used, fnReads)
+		cr.missing, cr.reads = c.uses(used)
 		cr.nslots = fieldSlots(cr)
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {
 		cs := &state{id: r.ID, loc: loc(r.Target), channels: r.Channels}
 		cs.scope = scopeOf(levelIndex(r.Scope), &cs.loc)
-		cs.when = c.compile(r.When, r.Ptr+"/when")
-		used := []*jsonv.Node{r.When}
+		when := syntax.Parse(r.When, r.Ptr+"/when")
+		cs.when = c.compile(when)
+		used := []*syntax.Expr{when}
 		for _, e := range r.Effects {
 			ce := effect{field: e.Field}
 			for _, pm := range e.Props {
-				ce.props = append(ce.props, expr{name: pm.Name, prog: c.compile(pm.Expr, pm.Ptr)})
-				used = append(used, pm.Expr)
+				pe := syntax.Parse(pm.Expr, pm.Ptr)
+				ce.props = append(ce.props, expr{name: pm.Name, prog: c.compile(pe)})
+				used = append(used, pe)
 			}
 			cs.effects = append(cs.effects, ce)
 		}
-		cs.missing = c.missing(used)
-		cs.reads = exprReads(used, fnReads)
+		cs.missing, cs.reads = c.uses(used)
 		p.states = append(p.states, cs)
 	}
 	ds = append(ds, c.diags...)
@@ -553,205 +555,34 @@ func (p *Program) Declared() []string { return append([]string(nil), p.declared.
 type compiler struct {
 	unit  *machine.Unit
 	diags diag.List
-	fnOps map[string][]string
 	ops   map[string]machine.Operator
 }
 
-func (c *compiler) compile(n *jsonv.Node, ptr string) *machine.Program {
-	prog, ds := c.unit.Compile(n, ptr)
+func (c *compiler) compile(e *syntax.Expr) *machine.Program {
+	prog, ds := c.unit.CompileExpr(e)
 	c.diags = append(c.diags, ds...)
 	return prog
 }
 
-// missing returns the first (in name order) custom operator the expressions need, directly or
-// through the functions they call, that the host has not supplied; "" when none.
-func (c *compiler) missing(exprs []*jsonv.Node) string {
-	set := map[string]bool{}
+// uses returns, by the unit's analysis of the expressions (see machine.Unit.Uses), the first (in
+// name order) custom operator they need, directly or through the functions they call, that the
+// host has not supplied ("" when none), and what they may read of value and field.
+func (c *compiler) uses(exprs []*syntax.Expr) (missing string, reads uint8) {
 	for _, e := range exprs {
-		walk(e, func(op, fn string) {
-			if op != "" {
-				set[op] = true
-			}
-			for _, o := range c.fnOps[fn] {
-				set[o] = true
-			}
-		})
-	}
-	var need []string
-	for o := range set {
-		if c.ops[o] == nil {
-			need = append(need, o)
-		}
-	}
-	sort.Strings(need)
-	if len(need) == 0 {
-		return ""
-	}
-	return need[0]
-}
-
-// walk calls visit for every custom operator application (op) and function call (fn) in an
-// expression, without entering literal arguments.
-func walk(n *jsonv.Node, visit func(op, fn string)) {
-	if n == nil {
-		return
-	}
-	switch n.Kind {
-	case jsonv.Array:
-		for _, it := range n.Items {
-			walk(it, visit)
-		}
-	case jsonv.Object:
-		op, fn, args := n.Get("op"), n.Get("fn"), n.Get("args")
-		if op != nil && op.Kind == jsonv.String {
-			if op.Text == "literal" {
-				return
-			}
-			if strings.HasPrefix(op.Text, "x-") {
-				visit(op.Text, "")
+		in := c.unit.Uses(e)
+		for _, o := range in.Custom {
+			if c.ops[o] == nil && (missing == "" || o < missing) {
+				missing = o
 			}
 		}
-		if fn != nil && fn.Kind == jsonv.String {
-			visit("", fn.Text)
+		if in.Reads("value") {
+			reads |= readsValue
 		}
-		if args != nil {
-			walk(args, visit)
-		}
-	}
-}
-
-// exprReads returns what the expressions may read of value and field, directly or through the
-// functions they call (fnReads): every {"var": ...} anywhere in them counts, even one a local
-// binding shadows, and anything not understood counts as reading both.
-func exprReads(exprs []*jsonv.Node, fnReads map[string]uint8) uint8 {
-	var out uint8
-	for _, e := range exprs {
-		out |= reads(e, func(fn string) uint8 {
-			r, ok := fnReads[fn]
-			if !ok {
-				return readsAll
-			}
-			return r
-		})
-	}
-	return out
-}
-
-// reads is exprReads of one node; fn says what a called function may read.
-func reads(n *jsonv.Node, fn func(string) uint8) uint8 {
-	if n == nil {
-		return 0
-	}
-	var out uint8
-	switch n.Kind {
-	case jsonv.Array:
-		for _, it := range n.Items {
-			out |= reads(it, fn)
-		}
-	case jsonv.Object:
-		for _, m := range n.Members {
-			switch m.Key {
-			case "var":
-				if m.Value.Kind != jsonv.String {
-					return readsAll
-				}
-				root, _, _ := strings.Cut(m.Value.Text, ".")
-				switch root {
-				case "value":
-					out |= readsValue
-				case "field":
-					out |= readsField
-				}
-			case "fn":
-				if m.Value.Kind != jsonv.String {
-					return readsAll
-				}
-				out |= fn(m.Value.Text)
-			default:
-				out |= reads(m.Value, fn)
-			}
+		if in.Reads("field") {
+			reads |= readsField
 		}
 	}
-	return out
-}
-
-// functionReads returns, for every function, what its body may read of value and field,
-// through the functions it calls too.
-func functionReads(rs *ruleset.Ruleset) map[string]uint8 {
-	bodies := map[string]*jsonv.Node{}
-	for _, f := range rs.Functions {
-		if _, dup := bodies[f.Name]; !dup {
-			bodies[f.Name] = f.Body
-		}
-	}
-	out := map[string]uint8{}
-	var of func(name string, seen map[string]bool) uint8
-	of = func(name string, seen map[string]bool) uint8 {
-		if r, ok := out[name]; ok {
-			return r
-		}
-		body, ok := bodies[name]
-		if !ok || seen[name] {
-			return readsAll // unknown, or a cycle (refused at load anyway)
-		}
-		seen[name] = true
-		r := reads(body, func(fn string) uint8 { return of(fn, seen) })
-		delete(seen, name)
-		// kept even when a cycle made it readsAll: more than the truth is safe, and a
-		// ruleset with a cycle does not load
-		out[name] = r
-		return r
-	}
-	for name := range bodies {
-		of(name, map[string]bool{})
-	}
-	return out
-}
-
-// functionOps returns, for every function, the custom operators it reaches through its body and
-// the functions it calls.
-func functionOps(rs *ruleset.Ruleset) map[string][]string {
-	direct := map[string]map[string]bool{}
-	calls := map[string][]string{}
-	for _, f := range rs.Functions {
-		if direct[f.Name] != nil {
-			continue
-		}
-		ops := map[string]bool{}
-		walk(f.Body, func(op, fn string) {
-			if op != "" {
-				ops[op] = true
-			}
-			if fn != "" {
-				calls[f.Name] = append(calls[f.Name], fn)
-			}
-		})
-		direct[f.Name] = ops
-	}
-	out := map[string][]string{}
-	for name := range direct {
-		seen := map[string]bool{}
-		set := map[string]bool{}
-		var visit func(string)
-		visit = func(fn string) {
-			if seen[fn] {
-				return
-			}
-			seen[fn] = true
-			for o := range direct[fn] {
-				set[o] = true
-			}
-			for _, g := range calls[fn] {
-				visit(g)
-			}
-		}
-		visit(name)
-		for o := range set {
-			out[name] = append(out[name], o)
-		}
-		sort.Strings(out[name])
-	}
-	return out
+	return missing, reads
 }
 
 func levelIndex(s string) int {

@@ -1,7 +1,8 @@
 // Package ruleset reads the ruleset document (spec/v1/ruleset.md) from a decoded JSON tree into a
 // model, checks everything that is not an expression, and writes the model back as the resolved
 // ruleset: every default filled in, the form the checksum covers and the manifests carry.
-// Expressions stay JSON trees here; package rules compiles them (through package machine).
+// Expressions stay JSON trees here; package rules parses them (package syntax) and compiles them
+// (package machine).
 package ruleset
 
 import "github.com/sdods/sdods/engine/internal/jsonv"
