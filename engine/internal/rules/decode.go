@@ -82,6 +82,7 @@ func (p *Program) decode(raw []byte, d *decoded) bool {
 	// kept past this call
 	sc := jsonv.Borrow(raw)
 	defer sc.Release()
+	sc.Expect(len(pl.paths))
 	root := func(g int) (any, bool) {
 		if pl.whole[g] {
 			if sc.Null() {
@@ -104,10 +105,10 @@ func (p *Program) decode(raw []byte, d *decoded) bool {
 
 // object reads an object whose paths kids are read, at most depth deep.
 func (d *decoded) object(sc *jsonv.Scanner, kids []*readNode, depth int) bool {
-	if depth < 1 || !sc.Consume('{') {
+	if depth < 1 || !(sc.Next('{') || sc.Consume('{')) {
 		return false
 	}
-	if sc.Consume('}') {
+	if sc.Next('}') || sc.Consume('}') {
 		return true
 	}
 	mark := sc.Mark()
@@ -138,8 +139,8 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 		if !ok {
 			return false
 		}
-		if !sc.Consume(',') {
-			return sc.Consume('}')
+		if !(sc.Next(',') || sc.Consume(',')) {
+			return sc.Next('}') || (sc.Next('}') || sc.Consume('}'))
 		}
 	}
 }
