@@ -234,6 +234,9 @@ func (sc *Scanner) Next(c byte) bool {
 
 // consumeSpace is Consume when c is not the next byte.
 func (sc *Scanner) consumeSpace(c byte) bool {
+	if i := sc.i; i < len(sc.s) && sc.s[i] > ' ' {
+		return false // no white space, and c is not next
+	}
 	if sc.peekSpace() == c {
 		sc.i++
 		return true
@@ -607,7 +610,8 @@ func (sc *Scanner) Key(mark int) (string, bool) {
 		return "", false
 	}
 	for _, seen := range sc.keys[mark:] {
-		if seen == k {
+		// (lengths and first bytes first: most names differ there, and memequal is a call)
+		if len(seen) == len(k) && (k == "" || seen[0] == k[0]) && seen == k {
 			return "", false
 		}
 	}
