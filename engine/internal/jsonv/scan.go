@@ -295,13 +295,14 @@ func (sc *Scanner) String() (string, bool) {
 			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 		if m := notPlain(w); m != 0 {
 			i += bits.TrailingZeros64(m) / 8 // the first byte that is not plain
-			break
+			goto end
 		}
 		i += 8
 	}
 	for i < len(s) && plain[s[i]] {
 		i++
 	}
+end:
 	if i < len(s) && s[i] == '"' {
 		sc.i = i + 1
 		return s[start:i], true
