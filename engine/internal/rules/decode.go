@@ -140,7 +140,7 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 			return false
 		}
 		if !(sc.Next(',') || sc.Consume(',')) {
-			return sc.Next('}') || (sc.Next('}') || sc.Consume('}'))
+			return sc.Next('}') || sc.Consume('}')
 		}
 	}
 }
