@@ -32,8 +32,9 @@ type Scanner struct {
 	names [64]string
 	// the values Value returns are boxed in these (see box): a few allocations per text rather
 	// than one per string or number; never reused from one text to the next
-	strs []string
-	nums []float64
+	strs  []string
+	nums  []float64
+	boxed int // strings boxed in this text
 }
 
 var scanners = sync.Pool{New: func() any { return new(Scanner) }}
@@ -72,12 +73,15 @@ func (sc *Scanner) Keep(s string) string {
 }
 
 // Expect sizes the first slab of the strings Value boxes (see boxString) for n of them: a
-// caller that knows about how many values it keeps allocates no more than it needs.
+// caller that knows about how many strings it keeps (see Boxed) allocates no more than it needs.
 func (sc *Scanner) Expect(n int) {
 	if cap(sc.strs) == 0 && n > 0 {
 		sc.strs = make([]string, 0, n)
 	}
 }
+
+// Boxed returns how many strings Value has returned (and boxed) since the scanner was taken.
+func (sc *Scanner) Boxed() int { return sc.boxed }
 
 // eface is the layout of an interface value without methods (as in package runtime).
 type eface struct {
@@ -104,6 +108,7 @@ func (sc *Scanner) boxString(s string) (v any) {
 		sc.strs = make([]string, 0, max(slab, 2*cap(sc.strs)))
 	}
 	sc.strs = append(sc.strs, s)
+	sc.boxed++
 	e := (*eface)(unsafe.Pointer(&v))
 	e.typ, e.data = stringType, unsafe.Pointer(&sc.strs[len(sc.strs)-1])
 	return v
@@ -150,7 +155,7 @@ func (sc *Scanner) Release() {
 	clear(sc.keys[:cap(sc.keys)])
 	sc.keys = sc.keys[:0]
 	sc.s, sc.i, sc.borrowed = "", 0, false
-	sc.strs, sc.nums = nil, nil // (the values boxed in them may outlive the scanner)
+	sc.strs, sc.nums, sc.boxed = nil, nil, 0 // (the values boxed in them may outlive the scanner)
 	if cap(sc.buf) > 1<<16 {
 		sc.buf = nil
 	}

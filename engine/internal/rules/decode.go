@@ -2,6 +2,7 @@ package rules
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/machine"
@@ -24,6 +25,9 @@ type readPlan struct {
 	whole [gCtx + 1]bool        // by global index: the root is decoded in full
 	kids  [gCtx + 1][]*readNode // otherwise: the paths read under it
 	paths []*machine.Path       // the paths read as a whole, by slot
+	// how many strings the last request decoded kept: the size of the next one's first slab
+	// (see jsonv.Scanner.Expect); requests to one ruleset are alike
+	strs atomic.Int32
 }
 
 // readNode is one memoized path under a root: its last segment, its slot when some rule reads
@@ -82,7 +86,8 @@ func (p *Program) decode(raw []byte, d *decoded) bool {
 	// kept past this call
 	sc := jsonv.Borrow(raw)
 	defer sc.Release()
-	sc.Expect(len(pl.paths))
+	sc.Expect(int(pl.strs.Load()))
+	defer func() { pl.strs.Store(int32(min(sc.Boxed(), 1024))) }()
 	root := func(g int) (any, bool) {
 		if pl.whole[g] {
 			if sc.Null() {
