@@ -30,6 +30,11 @@ type Scanner struct {
 	// member names kept from borrowed text (see keepName), by a hash of the name: requests
 	// repeat the same few, in every element of a list
 	names [64]string
+	// the values Value returns are boxed in these (see box): a few allocations per text rather
+	// than one per string or number; never reused from one text to the next
+	strs  []string
+	nums  []float64
+	boxed int // strings boxed in this text
 }
 
 var scanners = sync.Pool{New: func() any { return new(Scanner) }}
@@ -54,12 +59,70 @@ func Borrow(data []byte) *Scanner {
 	return sc
 }
 
-// Keep returns s, a string of the text, as a value to keep: copied when the text is borrowed.
+// Keep returns s, a string of the text, as a value to keep: copied when the text is borrowed
+// and s part of it (a string with an escape is already a copy).
 func (sc *Scanner) Keep(s string) string {
-	if sc.borrowed {
-		return strings.Clone(s)
+	if !sc.borrowed || len(s) == 0 {
+		return s
 	}
-	return s
+	base, p := uintptr(unsafe.Pointer(unsafe.StringData(sc.s))), uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	if p < base || p-base >= uintptr(len(sc.s)) {
+		return s
+	}
+	return strings.Clone(s)
+}
+
+// Expect sizes the first slab of the strings Value boxes (see boxString) for n of them: a
+// caller that knows about how many strings it keeps (see Boxed) allocates no more than it needs.
+func (sc *Scanner) Expect(n int) {
+	if cap(sc.strs) == 0 && n > 0 {
+		sc.strs = make([]string, 0, n)
+	}
+}
+
+// Boxed returns how many strings Value has returned (and boxed) since the scanner was taken.
+func (sc *Scanner) Boxed() int { return sc.boxed }
+
+// eface is the layout of an interface value without methods (as in package runtime).
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+// The type words of string and float64 in an interface value.
+var (
+	stringType  = typeOf("")
+	float64Type = typeOf(float64(1))
+)
+
+func typeOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+// slab is how many values a scanner's first slab of strings or numbers holds (see Expect); the
+// next ones double.
+const slab = 4
+
+// boxString returns s as an interface value whose data is a slot of the scanner's slab of
+// strings: what any(s) returns, without allocating per string. A slot is written once, and
+// strings are immutable, so values sharing a slab are independent.
+func (sc *Scanner) boxString(s string) (v any) {
+	if len(sc.strs) == cap(sc.strs) {
+		sc.strs = make([]string, 0, max(slab, 2*cap(sc.strs)))
+	}
+	sc.strs = append(sc.strs, s)
+	sc.boxed++
+	e := (*eface)(unsafe.Pointer(&v))
+	e.typ, e.data = stringType, unsafe.Pointer(&sc.strs[len(sc.strs)-1])
+	return v
+}
+
+// boxNumber returns f as an interface value, as boxString does a string.
+func (sc *Scanner) boxNumber(f float64) (v any) {
+	if len(sc.nums) == cap(sc.nums) {
+		sc.nums = make([]float64, 0, max(slab, 2*cap(sc.nums)))
+	}
+	sc.nums = append(sc.nums, f)
+	e := (*eface)(unsafe.Pointer(&v))
+	e.typ, e.data = float64Type, unsafe.Pointer(&sc.nums[len(sc.nums)-1])
+	return v
 }
 
 // maxName is the longest member name keepName keeps in Scanner.names.
@@ -92,6 +155,7 @@ func (sc *Scanner) Release() {
 	clear(sc.keys[:cap(sc.keys)])
 	sc.keys = sc.keys[:0]
 	sc.s, sc.i, sc.borrowed = "", 0, false
+	sc.strs, sc.nums, sc.boxed = nil, nil, 0 // (the values boxed in them may outlive the scanner)
 	if cap(sc.buf) > 1<<16 {
 		sc.buf = nil
 	}
@@ -154,18 +218,30 @@ func (sc *Scanner) peekSpace() byte {
 	return 0
 }
 
-// Consume skips white space and c when c comes next, reporting whether it did. It inlines: the
-// usual case, c right there, costs a comparison.
+// Consume skips white space and c when c comes next, reporting whether it did.
 func (sc *Scanner) Consume(c byte) bool {
-	if i := sc.i; i < len(sc.s) && sc.s[i] == c {
-		sc.i = i + 1
+	if sc.Next(c) {
 		return true
 	}
 	return sc.consumeSpace(c)
 }
 
+// Next consumes c when it is the very next byte, with no white space before it. It inlines
+// where Consume does not (the call to consumeSpace puts Consume over the inliner's budget), so
+// a loop over compact text calls Consume only after white space: sc.Next(c) || sc.Consume(c).
+func (sc *Scanner) Next(c byte) bool {
+	if i := sc.i; i < len(sc.s) && sc.s[i] == c {
+		sc.i = i + 1
+		return true
+	}
+	return false
+}
+
 // consumeSpace is Consume when c is not the next byte.
 func (sc *Scanner) consumeSpace(c byte) bool {
+	if i := sc.i; i < len(sc.s) && sc.s[i] > ' ' {
+		return false // no white space, and c is not next
+	}
 	if sc.peekSpace() == c {
 		sc.i++
 		return true
@@ -211,7 +287,7 @@ func notPlain(w uint64) uint64 {
 
 // String reads a string.
 func (sc *Scanner) String() (string, bool) {
-	if !sc.Consume('"') {
+	if !(sc.Next('"') || sc.Consume('"')) {
 		return "", false
 	}
 	// the usual case, printable ASCII up to the closing quote, in a loop over locals
@@ -224,13 +300,14 @@ func (sc *Scanner) String() (string, bool) {
 			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 		if m := notPlain(w); m != 0 {
 			i += bits.TrailingZeros64(m) / 8 // the first byte that is not plain
-			break
+			goto end
 		}
 		i += 8
 	}
 	for i < len(s) && plain[s[i]] {
 		i++
 	}
+end:
 	if i < len(s) && s[i] == '"' {
 		sc.i = i + 1
 		return s[start:i], true
@@ -432,7 +509,7 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		}
 		sc.i++
 		base := len(sc.items)
-		if !sc.Consume(']') {
+		if !(sc.Next(']') || sc.Consume(']')) {
 			for {
 				v, ok := sc.Value(depth - 1)
 				if !ok {
@@ -440,10 +517,10 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 					return nil, false
 				}
 				sc.items = append(sc.items, v)
-				if sc.Consume(',') {
+				if sc.Next(',') || sc.Consume(',') {
 					continue
 				}
-				if sc.Consume(']') {
+				if sc.Next(']') || sc.Consume(']') {
 					break
 				}
 				sc.items = sc.items[:base]
@@ -460,7 +537,7 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return sc.Keep(s), true
+		return sc.boxString(sc.Keep(s)), true
 	case 't':
 		if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "true" {
 			sc.i += 4
@@ -480,23 +557,23 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return f, true
+		return sc.boxNumber(f), true
 	}
 	return nil, false
 }
 
 // Object reads an object as a map[string]any (see Value); a duplicate member says no.
 func (sc *Scanner) Object(depth int) (map[string]any, bool) {
-	if depth < 1 || !sc.Consume('{') {
+	if depth < 1 || !(sc.Next('{') || sc.Consume('{')) {
 		return nil, false
 	}
 	m := map[string]any{}
-	if sc.Consume('}') {
+	if sc.Next('}') || sc.Consume('}') {
 		return m, true
 	}
 	for {
 		k, ok := sc.String()
-		if !ok || !sc.Consume(':') {
+		if !ok || !(sc.Next(':') || sc.Consume(':')) {
 			return nil, false
 		}
 		v, ok := sc.Value(depth - 1)
@@ -508,10 +585,10 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 		if len(m) == n {
 			return nil, false
 		}
-		if sc.Consume(',') {
+		if sc.Next(',') || sc.Consume(',') {
 			continue
 		}
-		if sc.Consume('}') {
+		if sc.Next('}') || sc.Consume('}') {
 			return m, true
 		}
 		return nil, false
@@ -525,9 +602,10 @@ const maxKeys = 32
 // Mark starts the member names of an object read with Key; Unmark(mark) ends them.
 func (sc *Scanner) Mark() int { return len(sc.keys) }
 
-// Unmark drops the member names read with Key since Mark returned mark.
+// Unmark drops the member names read with Key since Mark returned mark. (They stay in the
+// scratch's storage until Release clears it: they are part of the same text, and clearing them
+// per object costs a call.)
 func (sc *Scanner) Unmark(mark int) {
-	clear(sc.keys[mark:])
 	sc.keys = sc.keys[:mark]
 }
 
@@ -535,11 +613,12 @@ func (sc *Scanner) Unmark(mark int) {
 // member) says no.
 func (sc *Scanner) Key(mark int) (string, bool) {
 	k, ok := sc.String()
-	if !ok || !sc.Consume(':') || len(sc.keys)-mark >= maxKeys {
+	if !ok || !(sc.Next(':') || sc.Consume(':')) || len(sc.keys)-mark >= maxKeys {
 		return "", false
 	}
 	for _, seen := range sc.keys[mark:] {
-		if seen == k {
+		// (lengths and first bytes first: most names differ there, and memequal is a call)
+		if len(seen) == len(k) && (k == "" || seen[0] == k[0]) && seen == k {
 			return "", false
 		}
 	}
@@ -555,7 +634,7 @@ func (sc *Scanner) Skip(depth int) bool {
 			return false
 		}
 		sc.i++
-		if sc.Consume('}') {
+		if sc.Next('}') || sc.Consume('}') {
 			return true
 		}
 		mark := sc.Mark()
@@ -564,8 +643,8 @@ func (sc *Scanner) Skip(depth int) bool {
 			if _, ok := sc.Key(mark); !ok || !sc.Skip(depth-1) {
 				return false
 			}
-			if !sc.Consume(',') {
-				return sc.Consume('}')
+			if !(sc.Next(',') || sc.Consume(',')) {
+				return sc.Next('}') || sc.Consume('}')
 			}
 		}
 	case '[':
@@ -573,15 +652,15 @@ func (sc *Scanner) Skip(depth int) bool {
 			return false
 		}
 		sc.i++
-		if sc.Consume(']') {
+		if sc.Next(']') || sc.Consume(']') {
 			return true
 		}
 		for {
 			if !sc.Skip(depth - 1) {
 				return false
 			}
-			if !sc.Consume(',') {
-				return sc.Consume(']')
+			if !(sc.Next(',') || sc.Consume(',')) {
+				return sc.Next(']') || sc.Consume(']')
 			}
 		}
 	case '"':

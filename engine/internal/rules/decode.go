@@ -2,6 +2,7 @@ package rules
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/sdods/sdods/engine/internal/jsonv"
 	"github.com/sdods/sdods/engine/internal/machine"
@@ -24,6 +25,9 @@ type readPlan struct {
 	whole [gCtx + 1]bool        // by global index: the root is decoded in full
 	kids  [gCtx + 1][]*readNode // otherwise: the paths read under it
 	paths []*machine.Path       // the paths read as a whole, by slot
+	// how many strings the last request decoded kept: the size of the next one's first slab
+	// (see jsonv.Scanner.Expect); requests to one ruleset are alike
+	strs atomic.Int32
 }
 
 // readNode is one memoized path under a root: its last segment, its slot when some rule reads
@@ -82,6 +86,8 @@ func (p *Program) decode(raw []byte, d *decoded) bool {
 	// kept past this call
 	sc := jsonv.Borrow(raw)
 	defer sc.Release()
+	sc.Expect(int(pl.strs.Load()))
+	defer func() { pl.strs.Store(int32(min(sc.Boxed(), 1024))) }()
 	root := func(g int) (any, bool) {
 		if pl.whole[g] {
 			if sc.Null() {
@@ -104,10 +110,10 @@ func (p *Program) decode(raw []byte, d *decoded) bool {
 
 // object reads an object whose paths kids are read, at most depth deep.
 func (d *decoded) object(sc *jsonv.Scanner, kids []*readNode, depth int) bool {
-	if depth < 1 || !sc.Consume('{') {
+	if depth < 1 || !(sc.Next('{') || sc.Consume('{')) {
 		return false
 	}
-	if sc.Consume('}') {
+	if sc.Next('}') || sc.Consume('}') {
 		return true
 	}
 	mark := sc.Mark()
@@ -138,8 +144,8 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 		if !ok {
 			return false
 		}
-		if !sc.Consume(',') {
-			return sc.Consume('}')
+		if !(sc.Next(',') || sc.Consume(',')) {
+			return sc.Next('}') || sc.Consume('}')
 		}
 	}
 }

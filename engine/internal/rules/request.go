@@ -330,14 +330,14 @@ func QuickParseRequest(raw []byte) (req *Request, id string, ok bool) {
 // the roots by root (given their global index), saying no to anything ParseRequest would not
 // accept unchanged.
 func quickRequest(sc *jsonv.Scanner, req *Request, id *string, view *Location, root func(g int) (any, bool)) bool {
-	if !sc.Consume('{') {
+	if !(sc.Next('{') || sc.Consume('{')) {
 		return false
 	}
 	var seen uint
-	if !sc.Consume('}') {
+	if !(sc.Next('}') || sc.Consume('}')) {
 		for {
 			k, ok := sc.String()
-			if !ok || !sc.Consume(':') {
+			if !ok || !(sc.Next(':') || sc.Consume(':')) {
 				return false
 			}
 			bit := uint(0)
@@ -354,10 +354,10 @@ func quickRequest(sc *jsonv.Scanner, req *Request, id *string, view *Location, r
 			if !quickMember(sc, req, k, id, view, root) {
 				return false
 			}
-			if sc.Consume(',') {
+			if sc.Next(',') || sc.Consume(',') {
 				continue
 			}
-			if sc.Consume('}') {
+			if sc.Next('}') || sc.Consume('}') {
 				break
 			}
 			return false
@@ -413,15 +413,15 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string, view *Lo
 		if sc.Null() {
 			return true
 		}
-		if !sc.Consume('{') {
+		if !(sc.Next('{') || sc.Consume('{')) {
 			return false
 		}
 		*view = Location{}
-		if !sc.Consume('}') {
+		if !(sc.Next('}') || sc.Consume('}')) {
 			var seen uint
 			for {
 				vk, ok := sc.String()
-				if !ok || !sc.Consume(':') {
+				if !ok || !(sc.Next(':') || sc.Consume(':')) {
 					return false
 				}
 				bit := uint(0)
@@ -440,10 +440,10 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string, view *Lo
 					return false
 				}
 				setView(view, vk, sc.Keep(s))
-				if sc.Consume(',') {
+				if sc.Next(',') || sc.Consume(',') {
 					continue
 				}
-				if sc.Consume('}') {
+				if sc.Next('}') || sc.Consume('}') {
 					break
 				}
 				return false
