@@ -26,8 +26,10 @@ func (f *failingBlobs) Put(context.Context, io.Reader, int64) (blob.Info, error)
 	f.puts.Add(1)
 	return blob.Info{}, errors.New("disk full")
 }
-func (f *failingBlobs) Open(context.Context, string) (io.ReadCloser, error) { return nil, blob.ErrNotFound }
-func (f *failingBlobs) Delete(context.Context, string) error               { return nil }
+func (f *failingBlobs) Open(context.Context, string) (io.ReadCloser, error) {
+	return nil, blob.ErrNotFound
+}
+func (f *failingBlobs) Delete(context.Context, string) error { return nil }
 
 // An attachment whose blob cannot be stored (tried in the background, then once more by its batch)
 // is not written as an artifact: its event becomes an error line of the log, at the same sequence
