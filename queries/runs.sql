@@ -164,7 +164,7 @@ SELECT id FROM runs WHERE status = 'queued' AND source = 'execute' ORDER BY crea
 -- name: WriteRunBatch :exec
 -- One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
 -- (a start and the steps so far of a scenario still running), the scenarios' results, the events
--- with the run's last sequence number, and one notification when the batch has events. Each
+-- with the run's last sequence number, their attachments' artifact rows, and one notification when the batch has events. Each
 -- scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
 -- commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
 -- statement's transaction commits.
@@ -193,6 +193,22 @@ WITH progress AS (
          unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb
 ), upd AS (
   UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+), arts AS (
+  -- The attachments of the batch's events, their blobs already stored; created_at is when each was
+  -- attached, so that a run's artifacts keep their order.
+  INSERT INTO artifacts (id, run_id, project_id, scenario_key, step_index, name, kind, media_type, size_bytes, sha256, blob_key, created_at)
+  SELECT a.id, sqlc.arg('run_id')::uuid, sqlc.arg('project_id')::uuid, NULLIF(a.scenario_key, ''), NULLIF(a.step_index, -1),
+         a.name, a.kind, a.media_type, a.size_bytes, a.sha256, a.blob_key, a.created_at
+  FROM (SELECT unnest(sqlc.arg('art_ids')::uuid[]) AS id, unnest(sqlc.arg('art_scenario_keys')::text[]) AS scenario_key,
+               unnest(sqlc.arg('art_step_indexes')::int[]) AS step_index, unnest(sqlc.arg('art_names')::text[]) AS name,
+               unnest(sqlc.arg('art_kinds')::text[]) AS kind, unnest(sqlc.arg('art_media_types')::text[]) AS media_type,
+               unnest(sqlc.arg('art_sizes')::bigint[]) AS size_bytes, unnest(sqlc.arg('art_sha256s')::text[]) AS sha256,
+               unnest(sqlc.arg('art_blob_keys')::text[]) AS blob_key, unnest(sqlc.arg('art_created_ats')::timestamptz[]) AS created_at) a
+), blob_locks AS (
+  -- Each blob key's lock (LockBlob) held until the batch commits: the blob cleanup either sees
+  -- the new rows or has deleted the blob before them (the writer then stores it again).
+  SELECT pg_advisory_xact_lock(hashtextextended('blob:' || k, 0)) FROM unnest(sqlc.arg('art_blob_keys')::text[]) k
 )
 SELECT set_config('synchronous_commit', CASE WHEN sqlc.arg('async')::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
-       (SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text) WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0) IS NULL;
+       (SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text) WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0) IS NULL,
+       (SELECT count(*) FROM blob_locks);

@@ -389,7 +389,7 @@ type Querier interface {
 	WorkspaceCounts(ctx context.Context, workspaceID uuid.UUID) (WorkspaceCountsRow, error)
 	// One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
 	// (a start and the steps so far of a scenario still running), the scenarios' results, the events
-	// with the run's last sequence number, and one notification when the batch has events. Each
+	// with the run's last sequence number, their attachments' artifact rows, and one notification when the batch has events. Each
 	// scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
 	// commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
 	// statement's transaction commits.

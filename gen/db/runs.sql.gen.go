@@ -1026,9 +1026,25 @@ WITH progress AS (
          unnest($19::text[]), unnest($20::text[])::jsonb
 ), upd AS (
   UPDATE runs SET last_seq = $21::bigint WHERE id = $4::uuid AND last_seq < $21::bigint
+), arts AS (
+  -- The attachments of the batch's events, their blobs already stored; created_at is when each was
+  -- attached, so that a run's artifacts keep their order.
+  INSERT INTO artifacts (id, run_id, project_id, scenario_key, step_index, name, kind, media_type, size_bytes, sha256, blob_key, created_at)
+  SELECT a.id, $4::uuid, $22::uuid, NULLIF(a.scenario_key, ''), NULLIF(a.step_index, -1),
+         a.name, a.kind, a.media_type, a.size_bytes, a.sha256, a.blob_key, a.created_at
+  FROM (SELECT unnest($23::uuid[]) AS id, unnest($24::text[]) AS scenario_key,
+               unnest($25::int[]) AS step_index, unnest($26::text[]) AS name,
+               unnest($27::text[]) AS kind, unnest($28::text[]) AS media_type,
+               unnest($29::bigint[]) AS size_bytes, unnest($30::text[]) AS sha256,
+               unnest($31::text[]) AS blob_key, unnest($32::timestamptz[]) AS created_at) a
+), blob_locks AS (
+  -- Each blob key's lock (LockBlob) held until the batch commits: the blob cleanup either sees
+  -- the new rows or has deleted the blob before them (the writer then stores it again).
+  SELECT pg_advisory_xact_lock(hashtextextended('blob:' || k, 0)) FROM unnest($31::text[]) k
 )
 SELECT set_config('synchronous_commit', CASE WHEN $1::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
-       (SELECT pg_notify('sdods_run_events', $2::text) WHERE cardinality($3::bigint[]) > 0) IS NULL
+       (SELECT pg_notify('sdods_run_events', $2::text) WHERE cardinality($3::bigint[]) > 0) IS NULL,
+       (SELECT count(*) FROM blob_locks)
 `
 
 type WriteRunBatchParams struct {
@@ -1053,11 +1069,22 @@ type WriteRunBatchParams struct {
 	Types              []string
 	Datas              []string
 	LastSeq            int64
+	ProjectID          uuid.UUID
+	ArtIds             []uuid.UUID
+	ArtScenarioKeys    []string
+	ArtStepIndexes     []int32
+	ArtNames           []string
+	ArtKinds           []string
+	ArtMediaTypes      []string
+	ArtSizes           []int64
+	ArtSha256s         []string
+	ArtBlobKeys        []string
+	ArtCreatedAts      []time.Time
 }
 
 // One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
 // (a start and the steps so far of a scenario still running), the scenarios' results, the events
-// with the run's last sequence number, and one notification when the batch has events. Each
+// with the run's last sequence number, their attachments' artifact rows, and one notification when the batch has events. Each
 // scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
 // commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
 // statement's transaction commits.
@@ -1084,6 +1111,17 @@ func (q *Queries) WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) er
 		arg.Types,
 		arg.Datas,
 		arg.LastSeq,
+		arg.ProjectID,
+		arg.ArtIds,
+		arg.ArtScenarioKeys,
+		arg.ArtStepIndexes,
+		arg.ArtNames,
+		arg.ArtKinds,
+		arg.ArtMediaTypes,
+		arg.ArtSizes,
+		arg.ArtSha256s,
+		arg.ArtBlobKeys,
+		arg.ArtCreatedAts,
 	)
 	return err
 }

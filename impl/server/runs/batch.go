@@ -36,6 +36,8 @@ type eventBuffer struct {
 	// scenarios first changed.
 	rows  map[uuid.UUID]*rowChange
 	order []uuid.UUID
+	// arts are the attachments of the buffered events (attach.go).
+	arts []*pendingArtifact
 }
 
 // rowChange is what a batch writes to one scenario row: its start, its steps so far while it runs,
@@ -63,13 +65,14 @@ func (b *eventBuffer) row(id uuid.UUID) *rowChange {
 }
 
 func (b *eventBuffer) empty() bool {
-	return len(b.seqs) == 0 && len(b.order) == 0
+	return len(b.seqs) == 0 && len(b.order) == 0 && len(b.arts) == 0
 }
 
 // then puts next after b: b's events then next's, and next's row changes over b's.
 func (b *eventBuffer) then(next eventBuffer) {
 	b.seqs, b.ats = append(b.seqs, next.seqs...), append(b.ats, next.ats...)
 	b.types, b.datas = append(b.types, next.types...), append(b.datas, next.datas...)
+	b.arts = append(b.arts, next.arts...)
 	for _, id := range next.order {
 		n, c := next.rows[id], b.row(id)
 		if n.started {
@@ -94,6 +97,10 @@ type batcher struct {
 	due bool
 	// flushMu makes batches commit one after the other, in sequence order.
 	flushMu sync.Mutex
+	// lost holds the attachments whose blob could not be stored (attach.go), under mu.
+	lost map[uuid.UUID]bool
+	// enc is the buffer events are encoded in, under mu.
+	enc []byte
 }
 
 // queue adds to the buffer under the lock, and arms the flush timer.
@@ -158,17 +165,31 @@ func (k *sink) flush() {
 // ingest's rows go through it too); async lets its transaction commit without waiting for the WAL
 // flush.
 func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer, async bool) error {
+	arts := k.awaitArtifacts(ctx, b)
+	k.b.mu.Lock()
+	lost := k.b.lost
+	k.b.mu.Unlock()
 	changes := make([]scenariowrite.Change, 0, len(b.order))
 	for _, id := range b.order {
 		c := b.rows[id]
-		changes = append(changes, scenariowrite.Change{ID: id, Started: c.started, StartedAt: c.startedAt, Steps: c.steps, Result: c.finish})
+		ch := scenariowrite.Change{ID: id, Started: c.started, StartedAt: c.startedAt, Steps: withoutLost(c.steps, lost), Result: c.finish}
+		if c.finish != nil && len(lost) > 0 {
+			r := *c.finish
+			r.Steps = withoutLost(r.Steps, lost)
+			ch.Result = &r
+		}
+		changes = append(changes, ch)
 	}
-	ev := scenariowrite.Events{Seqs: b.seqs, Ats: b.ats, Types: b.types, Datas: b.datas}
+	ev := scenariowrite.Events{Seqs: b.seqs, Ats: b.ats, Types: b.types, Datas: b.datas, ProjectID: k.run.ProjectID, Artifacts: arts}
 	if n := len(b.seqs); n > 0 {
 		// Listeners read every event after their cursor: one notification for the batch.
 		ev.Notify = k.run.ID.String() + ":" + strconv.FormatInt(b.seqs[n-1], 10)
 	}
-	return scenariowrite.Batch(ctx, q, k.run.ID, async, ev, changes)
+	if err := scenariowrite.Batch(ctx, q, k.run.ID, async, ev, changes); err != nil {
+		return err
+	}
+	k.verifyBlobs(ctx, b)
+	return nil
 }
 
 // appendIn writes an event in the caller's transaction q, after what is buffered (written first,

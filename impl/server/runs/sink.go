@@ -53,6 +53,8 @@ type sink struct {
 	seq       int64 // under b.mu
 	scenarios map[string]*scenarioState
 	b         batcher
+	// putSlots bounds the attachments' blobs stored at once (attach.go).
+	putSlots chan struct{}
 }
 
 func (k *sink) ctx() (context.Context, context.CancelFunc) {
@@ -73,16 +75,34 @@ func (k *sink) appendEvent(e apiEvent) {
 }
 
 // appendEvent0 numbers an event and buffers it.
-func (k *sink) appendEvent0(e apiEvent) {
+func (k *sink) appendEvent0(e apiEvent) { k.appendEventWith(e, nil) }
+
+// appendEventWith numbers an event and buffers it, and calls with (when not nil) in the same
+// step, so that what with adds goes with the event's batch.
+func (k *sink) appendEventWith(e apiEvent, with func(b *eventBuffer, seq int64)) {
 	now := time.Now().UTC()
 	k.queue(func(b *eventBuffer) {
 		k.seq++
 		ev := results.Event{Type: e.Type, RunID: k.run.ID, At: now, Sequence: k.seq, Status: e.Status,
 			ScenarioID: e.ScenarioID, StepIndex: e.StepIndex, Message: e.Message, Counts: e.Counts, ArtifactID: e.ArtifactID, Name: e.Name,
 			Heal: e.Heal, VisualCheck: e.VisualCheck, Dataset: e.Dataset, Row: e.Row, Level: e.Level}
-		data, _ := json.Marshal(ev)
-		b.seqs, b.ats, b.types, b.datas = append(b.seqs, k.seq), append(b.ats, now), append(b.types, e.Type), append(b.datas, string(data))
+		k.b.enc = encodeEvent(k.b.enc[:0], &ev)
+		b.seqs, b.ats, b.types, b.datas = append(b.seqs, k.seq), append(b.ats, now), append(b.types, e.Type), append(b.datas, string(k.b.enc))
+		if with != nil {
+			with(b, k.seq)
+		}
 	})
+}
+
+// encodeEvent appends an event's stored form to dst (encoding/json's bytes, without its
+// reflection: results.Event.AppendJSON); what AppendJSON refuses goes through encoding/json, which
+// refuses it too (and the event is stored as before: empty).
+func encodeEvent(dst []byte, ev *results.Event) []byte {
+	if out, err := ev.AppendJSON(dst); err == nil {
+		return out
+	}
+	data, _ := json.Marshal(ev)
+	return append(dst, data...)
 }
 
 // Emit implements runner.Events.
@@ -130,9 +150,7 @@ func (k *sink) Emit(e runner.Event) {
 	case runner.EventLog:
 		k.appendEvent(apiEvent{Type: "log", ScenarioID: scID, StepIndex: e.Step, Level: ptr(normLevel(e.Log.Level)), Message: &e.Log.Message})
 	case runner.EventAttachment:
-		ctx, cancel := k.ctx()
-		defer cancel()
-		k.attachment(ctx, e, sc)
+		k.attachLater(e, sc)
 	case runner.EventHeal:
 		h := results.Heal{OldSelector: e.Heal.Selector, NewSelector: e.Heal.Healed, Strategy: e.Heal.Strategy, Score: float32(e.Heal.Score), Ambiguous: e.Heal.Ambiguous}
 		if ru := e.Heal.RunnerUp; ru != nil {
@@ -218,8 +236,9 @@ func step(sc *scenarioState, i *int) *results.Step {
 	return &sc.steps[*i]
 }
 
-// attachment stores a step's file in the blob store and records it as an artifact of the run;
-// it returns the artifact's id, or nil when it could not be stored.
+// attachment stores a step's file in the blob store and records it as an artifact of the run at
+// once (a visual check's images, which its visual_checks row refers to; other attachments go with
+// their event's batch, attachLater); it returns the artifact's id, or nil when it could not be stored.
 func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState) *uuid.UUID {
 	a := e.Attachment
 	info, err := k.s.blobs.Put(ctx, bytes.NewReader(a.Data), 0)

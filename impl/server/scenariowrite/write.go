@@ -293,16 +293,35 @@ type Change struct {
 }
 
 // Events are a batch's run events, stored with the run's last sequence number; Notify, when set,
-// is the payload of the one notification listeners get for the batch.
+// is the payload of the one notification listeners get for the batch. Artifacts are the rows of
+// the events' attachments (of the run's project, ProjectID), their blobs already stored.
 type Events struct {
-	Seqs   []int64
-	Ats    []time.Time
-	Types  []string
-	Datas  []string
-	Notify string
+	Seqs      []int64
+	Ats       []time.Time
+	Types     []string
+	Datas     []string
+	Notify    string
+	ProjectID uuid.UUID
+	Artifacts []Artifact
 }
 
-// Batch writes one runner batch — the scenarios' changes and the run's events — in one statement
+// Artifact is an artifacts row a batch inserts: a run's attachment whose content is stored under
+// BlobKey. ScenarioKey "" and a nil StepIndex are stored as NULL; CreatedAt orders the run's
+// artifacts.
+type Artifact struct {
+	ID          uuid.UUID
+	ScenarioKey string
+	StepIndex   *int
+	Name        string
+	Kind        string
+	MediaType   string
+	SizeBytes   int64
+	SHA256      string
+	BlobKey     string
+	CreatedAt   time.Time
+}
+
+// Batch writes one runner batch — the scenarios' changes, the run's events and their artifacts — in one statement
 // (WriteRunBatch), its own transaction when q is not in one. async lets that transaction commit
 // without waiting for its WAL flush (docs/runs.md: only the last batch is at risk).
 func Batch(ctx context.Context, q *db.Queries, runID uuid.UUID, async bool, ev Events, changes []Change) error {
@@ -315,6 +334,20 @@ func Batch(ctx context.Context, q *db.Queries, runID uuid.UUID, async bool, ev E
 	}
 	if n := len(ev.Seqs); n > 0 {
 		p.LastSeq, p.Payload = ev.Seqs[n-1], ev.Notify
+	}
+	n := len(ev.Artifacts)
+	p.ProjectID = ev.ProjectID
+	p.ArtIds, p.ArtScenarioKeys, p.ArtStepIndexes = make([]uuid.UUID, n), make([]string, n), make([]int32, n)
+	p.ArtNames, p.ArtKinds, p.ArtMediaTypes = make([]string, n), make([]string, n), make([]string, n)
+	p.ArtSizes, p.ArtSha256s, p.ArtBlobKeys, p.ArtCreatedAts = make([]int64, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	for i, a := range ev.Artifacts {
+		step := int32(-1)
+		if a.StepIndex != nil {
+			step = int32(*a.StepIndex)
+		}
+		p.ArtIds[i], p.ArtScenarioKeys[i], p.ArtStepIndexes[i] = a.ID, a.ScenarioKey, step
+		p.ArtNames[i], p.ArtKinds[i], p.ArtMediaTypes[i] = a.Name, a.Kind, a.MediaType
+		p.ArtSizes[i], p.ArtSha256s[i], p.ArtBlobKeys[i], p.ArtCreatedAts[i] = a.SizeBytes, a.SHA256, a.BlobKey, a.CreatedAt
 	}
 	for _, c := range changes {
 		if r := c.Result; r != nil {

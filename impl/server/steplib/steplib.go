@@ -69,26 +69,84 @@ func Definitions() []Definition {
 func Match(text string) []Definition {
 	var out []Definition
 	for _, m := range matchAll(text) {
-		out = append(out, m.def)
+		d := m.def
+		d.Parameters = slices.Clone(d.Parameters)
+		d.Examples = slices.Clone(d.Examples)
+		out = append(out, d)
 	}
 	return out
 }
 
+// match is a definition a step text matched, with the arguments it captured. def shares its
+// slices with the catalog (read only); args belong to the caller.
 type match struct {
 	def  Definition
 	args []Arg
 }
 
-func matchAll(text string) []match {
-	c := catalogOnce()
+// matchCacheMax bounds the step texts whose matches a matcher keeps. A run's steps repeat (the
+// same assertion in every scenario, the same request in every run), while an outline's rows are
+// distinct texts each: when the cache is full it starts afresh rather than growing.
+const matchCacheMax = 8192
+
+// matcher matches step texts against a compiled catalog and keeps what each text matched: the
+// index of each definition, in catalog order, with the captured arguments. Matching does not
+// depend on variables (${name} is interpolated in the arguments afterwards), so a text always has
+// the same matches; ambiguous and undefined texts are kept like the others.
+type matcher struct {
+	c     compiled
+	limit int
+	mu    sync.RWMutex
+	memo  map[string][]cachedMatch
+}
+
+type cachedMatch struct {
+	def  int
+	args []Arg
+}
+
+func newMatcher(c compiled, limit int) *matcher {
+	return &matcher{c: c, limit: limit, memo: map[string][]cachedMatch{}}
+}
+
+// stepMatcher is the built-in catalog's matcher.
+var stepMatcher = sync.OnceValue(func() *matcher { return newMatcher(catalogOnce(), matchCacheMax) })
+
+// matchAll returns the built-in definitions the step text matches.
+func matchAll(text string) []match { return stepMatcher().all(text) }
+
+// all returns the definitions the step text (trimmed) matches, in catalog order, each with its
+// own copy of the arguments.
+func (m *matcher) all(text string) []match {
 	text = strings.TrimSpace(text)
-	var out []match
+	m.mu.RLock()
+	cms, ok := m.memo[text]
+	m.mu.RUnlock()
+	if !ok {
+		cms = m.c.match(text)
+		m.mu.Lock()
+		if len(m.memo) >= m.limit {
+			clear(m.memo)
+		}
+		m.memo[text] = cms
+		m.mu.Unlock()
+	}
+	if len(cms) == 0 {
+		return nil
+	}
+	out := make([]match, len(cms))
+	for i, cm := range cms {
+		out[i] = match{def: m.c.defs[cm.def], args: slices.Clone(cm.args)}
+	}
+	return out
+}
+
+// match matches the text against every definition.
+func (c compiled) match(text string) []cachedMatch {
+	var out []cachedMatch
 	for i, e := range c.exprs {
 		if args, ok := e.Match(text); ok {
-			d := c.defs[i]
-			d.Parameters = slices.Clone(d.Parameters)
-			d.Examples = slices.Clone(d.Examples)
-			out = append(out, match{def: d, args: args})
+			out = append(out, cachedMatch{def: i, args: args})
 		}
 	}
 	return out
