@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
@@ -266,4 +267,37 @@ func (g gen) report() serverapi.RunReport {
 		r.Slowest = append(r.Slowest, httpapi.ReportSlow(g.r.Int64N(1e6), g.str(), g.str(), uuid.New()))
 	}
 	return r
+}
+
+// BenchmarkRunDetailEncode encodes a 2,000-scenario run's detail (100 features of 20 scenarios
+// in 10 modules, the read-path benchmark's run) with the append encoder and with encoding/json.
+func BenchmarkRunDetailEncode(b *testing.B) {
+	var rows []runs.Scenario
+	for s := 1; s <= 2000; s++ {
+		ms := int64(100 + s%900)
+		mod := "features/big/m" + strconv.Itoa(s/200)
+		rows = append(rows, runs.Scenario{ID: uuid.New(), Position: int32(s), Module: mod, FeaturePath: mod + "/f" + strconv.Itoa(s/20) + ".feature",
+			FeatureName: "Feature " + strconv.Itoa(s/20), Name: "big scenario " + strconv.Itoa(s), Line: int32(3 + s%20*6), Tags: []string{"@big", "@m" + strconv.Itoa(s/200)},
+			Status: "passed", Attempts: 1, DurationMs: &ms})
+	}
+	run := serverapi.Run{Id: uuid.New(), Project: "shop", Status: "failed", Trigger: "api", Source: "execute", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	b.Run("tree+append", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			run.Modules = httpapi.ScenarioTree(rows)
+			buf, _ = httpapi.AppendRun(buf[:0], &run)
+		}
+		b.SetBytes(int64(len(buf)))
+	})
+	b.Run("tree+encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf bytes.Buffer
+		for b.Loop() {
+			run.Modules = httpapi.ScenarioTree(rows)
+			buf.Reset()
+			_ = json.NewEncoder(&buf).Encode(run)
+		}
+		b.SetBytes(int64(buf.Len()))
+	})
 }
