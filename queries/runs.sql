@@ -126,10 +126,7 @@ UPDATE runs SET counts = $2 WHERE id = $1;
 -- name: ListRunScenarios :many
 SELECT * FROM run_scenarios WHERE run_id = $1 ORDER BY position;
 
--- name: ListRunScenarioTree :many
--- A run's scenarios without their steps and error: what the run's scenario tree shows.
-SELECT id, position, module, feature_path, feature_name, name, line, tags, example_row, status, attempts, duration_ms, dataset
-FROM run_scenarios WHERE run_id = $1 ORDER BY position;
+-- A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
 
 -- name: ListRunScenarioOutcomes :many
 -- A run's scenarios for its report: the steps and error only of those that did not pass (the

@@ -184,11 +184,10 @@ type Querier interface {
 	ListRunFeatureOverrides(ctx context.Context, runID uuid.UUID) ([]ListRunFeatureOverridesRow, error)
 	// Log lines of a run for its trace (oldest first).
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
+	// A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
 	// A run's scenarios for its report: the steps and error only of those that did not pass (the
 	// report reads the failing step of those; the others' steps are not sent, nor decoded).
 	ListRunScenarioOutcomes(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioOutcomesRow, error)
-	// A run's scenarios without their steps and error: what the run's scenario tree shows.
-	ListRunScenarioTree(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioTreeRow, error)
 	ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error)
 	ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error)
 	ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]ListSchedulesRow, error)

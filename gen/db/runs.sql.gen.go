@@ -527,6 +527,7 @@ func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([
 }
 
 const listRunScenarioOutcomes = `-- name: ListRunScenarioOutcomes :many
+
 SELECT id, module, feature_path, feature_name, name, line, tags, status, attempts, duration_ms,
        (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN error END)::jsonb AS error,
        (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN steps END)::jsonb AS steps
@@ -548,6 +549,7 @@ type ListRunScenarioOutcomesRow struct {
 	Steps       json.RawMessage
 }
 
+// A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
 // A run's scenarios for its report: the steps and error only of those that did not pass (the
 // report reads the failing step of those; the others' steps are not sent, nor decoded).
 func (q *Queries) ListRunScenarioOutcomes(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioOutcomesRow, error) {
@@ -572,62 +574,6 @@ func (q *Queries) ListRunScenarioOutcomes(ctx context.Context, runID uuid.UUID) 
 			&i.DurationMs,
 			&i.Error,
 			&i.Steps,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const listRunScenarioTree = `-- name: ListRunScenarioTree :many
-SELECT id, position, module, feature_path, feature_name, name, line, tags, example_row, status, attempts, duration_ms, dataset
-FROM run_scenarios WHERE run_id = $1 ORDER BY position
-`
-
-type ListRunScenarioTreeRow struct {
-	ID          uuid.UUID
-	Position    int32
-	Module      string
-	FeaturePath string
-	FeatureName string
-	Name        string
-	Line        int32
-	Tags        []string
-	ExampleRow  *int32
-	Status      string
-	Attempts    int32
-	DurationMs  *int64
-	Dataset     *string
-}
-
-// A run's scenarios without their steps and error: what the run's scenario tree shows.
-func (q *Queries) ListRunScenarioTree(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioTreeRow, error) {
-	rows, err := q.db.Query(ctx, listRunScenarioTree, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ListRunScenarioTreeRow{}
-	for rows.Next() {
-		var i ListRunScenarioTreeRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Position,
-			&i.Module,
-			&i.FeaturePath,
-			&i.FeatureName,
-			&i.Name,
-			&i.Line,
-			&i.Tags,
-			&i.ExampleRow,
-			&i.Status,
-			&i.Attempts,
-			&i.DurationMs,
-			&i.Dataset,
 		); err != nil {
 			return nil, err
 		}

@@ -338,6 +338,15 @@ func newPgbenchScript(b *testing.B, stmts []recorded) pgbenchScript {
 	var out pgbenchScript
 	var sb strings.Builder
 	for i, st := range stmts {
+		// pgx's query options (a result format) come before the arguments: they are not sent.
+		for len(st.args) > 0 {
+			switch st.args[0].(type) {
+			case pgx.QueryResultFormats, pgx.QueryResultFormatsByOID, pgx.QueryExecMode:
+				st.args = st.args[1:]
+				continue
+			}
+			break
+		}
 		q := paramRE.ReplaceAllStringFunc(st.sql, func(m string) string {
 			k, _ := strconv.Atoi(m[1:])
 			if k < 1 || k > len(st.args) {

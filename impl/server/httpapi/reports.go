@@ -21,7 +21,7 @@ func (s *Server) GetRunReport(ctx context.Context, req serverapi.GetRunReportReq
 	if err != nil {
 		return nil, err
 	}
-	return serverapi.GetRunReport200JSONResponse(reports.Build(run, htmlReportURL(r.Run.ID))), nil
+	return runReportJSON(reports.Build(run, htmlReportURL(r.Run.ID))), nil
 }
 
 func buildReport(run reports.Run, id uuid.UUID) serverapi.RunReport {

@@ -176,7 +176,7 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 		}
 		out.Items = append(out.Items, runSummary(r.Run, r.ProjectSlug))
 	}
-	return out, nil
+	return runListJSON(out), nil
 }
 
 // GetRun returns a run with its scenario tree: module (feature folder) → feature → scenario.
@@ -203,15 +203,27 @@ func (s *Server) GetRun(ctx context.Context, req serverapi.GetRunRequestObject) 
 			out.CreatedBy = ptr(toUserSummary(u))
 		}
 	}
-	return out, nil
+	return runJSON(out), nil
 }
 
-// scenarioTree groups a run's scenarios by module and feature, in execution order.
+// scenarioTree groups a run's scenarios by module and feature, in execution order. A
+// 2,000-scenario run's tree is built with a handful of allocations: the scenarios of all features
+// share one array (each feature a range of it, sized by a first pass), and so do the rows and
+// durations the summaries point to.
 func scenarioTree(rows []runs.Scenario) []serverapi.RunModule {
+	type group struct {
+		mod, feat, n, next int
+		ms                 int64
+		hasMs              bool
+	}
 	modules := []serverapi.RunModule{}
+	var mods, feats []group
 	modIdx := map[string]int{}
-	featIdx := map[string]int{}
-	for _, sc := range rows {
+	featIdx := map[[2]string]int{}
+	featOf := make([]int32, len(rows))
+	nRow := 0
+	for i := range rows {
+		sc := &rows[i]
 		mod := sc.Module
 		if mod == "" {
 			mod = path.Dir(sc.FeaturePath)
@@ -220,19 +232,48 @@ func scenarioTree(rows []runs.Scenario) []serverapi.RunModule {
 		if !ok {
 			mi = len(modules)
 			modIdx[mod] = mi
-			modules = append(modules, serverapi.RunModule{Name: mod, Features: []serverapi.RunFeature{}})
+			modules = append(modules, serverapi.RunModule{Name: mod})
+			mods = append(mods, group{})
 		}
-		m := &modules[mi]
-		fi, ok := featIdx[sc.FeaturePath]
+		fi, ok := featIdx[[2]string{mod, sc.FeaturePath}]
 		if !ok {
-			fi = len(m.Features)
-			featIdx[sc.FeaturePath] = fi
-			m.Features = append(m.Features, serverapi.RunFeature{Path: sc.FeaturePath, Name: sc.FeatureName, Scenarios: []serverapi.RunScenarioSummary{}})
+			fi = len(feats)
+			featIdx[[2]string{mod, sc.FeaturePath}] = fi
+			feats = append(feats, group{mod: mi, feat: mods[mi].n})
+			mods[mi].n++
 		}
-		f := &m.Features[fi]
+		featOf[i] = int32(fi)
+		feats[fi].n++
+		if sc.ExampleRow != nil {
+			nRow++
+		}
+	}
+	// Each module's features, then each feature's scenarios, as ranges of one array each.
+	allFeats := make([]serverapi.RunFeature, len(feats))
+	at := 0
+	for mi := range modules {
+		modules[mi].Features = allFeats[at : at : at+mods[mi].n]
+		at += mods[mi].n
+	}
+	at = 0
+	for fi := range feats {
+		feats[fi].next = at
+		at += feats[fi].n
+	}
+	all := make([]serverapi.RunScenarioSummary, len(rows))
+	exampleRows := make([]int, 0, nRow)
+	for i := range rows {
+		sc := &rows[i]
+		g := &feats[featOf[i]]
+		m := &modules[g.mod]
+		if g.feat == len(m.Features) {
+			m.Features = append(m.Features, serverapi.RunFeature{Path: sc.FeaturePath, Name: sc.FeatureName, Scenarios: all[g.next : g.next : g.next+g.n]})
+		}
+		f := &m.Features[g.feat]
 		var row *int
 		if sc.ExampleRow != nil {
-			row = ptr(int(*sc.ExampleRow))
+			exampleRows = append(exampleRows, int(*sc.ExampleRow))
+			row = &exampleRows[len(exampleRows)-1]
 		}
 		sum := serverapi.RunScenarioSummary{Id: sc.ID, Name: sc.Name, Line: int(sc.Line), Status: serverapi.ResultStatus(sc.Status),
 			DurationMs: sc.DurationMs, Tags: sc.Tags, ExampleRow: row, Attempts: int(sc.Attempts)}
@@ -242,26 +283,27 @@ func scenarioTree(rows []runs.Scenario) []serverapi.RunModule {
 		f.Scenarios = append(f.Scenarios, sum)
 		addCount(&f.Counts, sc.Status)
 		addCount(&m.Counts, sc.Status)
-		f.DurationMs = addMs(f.DurationMs, sc.DurationMs)
-		m.DurationMs = addMs(m.DurationMs, sc.DurationMs)
+		if sc.DurationMs != nil {
+			g.ms, g.hasMs = g.ms+*sc.DurationMs, true
+			mods[g.mod].ms, mods[g.mod].hasMs = mods[g.mod].ms+*sc.DurationMs, true
+		}
+	}
+	ms := make([]int64, 0, len(mods)+len(feats))
+	total := func(g group) *int64 {
+		if !g.hasMs {
+			return nil
+		}
+		ms = append(ms, g.ms)
+		return &ms[len(ms)-1]
+	}
+	for _, g := range feats {
+		f := &modules[g.mod].Features[g.feat]
+		f.Status, f.DurationMs = statusOf(f.Counts), total(g)
 	}
 	for i := range modules {
-		for j := range modules[i].Features {
-			modules[i].Features[j].Status = statusOf(modules[i].Features[j].Counts)
-		}
-		modules[i].Status = statusOf(modules[i].Counts)
+		modules[i].Status, modules[i].DurationMs = statusOf(modules[i].Counts), total(mods[i])
 	}
 	return modules
-}
-
-func addMs(total, add *int64) *int64 {
-	if add == nil {
-		return total
-	}
-	if total == nil {
-		return ptr(*add)
-	}
-	return ptr(*total + *add)
 }
 
 func addCount(c *serverapi.Counts, status string) {

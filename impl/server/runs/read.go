@@ -53,22 +53,6 @@ func (s *Service) Scenarios(ctx context.Context, runID uuid.UUID) ([]Scenario, e
 	return out, nil
 }
 
-// ScenarioTree lists a run's scenarios in execution order without their steps and error (nil
-// in the result): what the run's scenario tree shows, a fraction of the bytes of Scenarios.
-func (s *Service) ScenarioTree(ctx context.Context, runID uuid.UUID) ([]Scenario, error) {
-	rows, err := s.st.ListRunScenarioTree(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Scenario, len(rows))
-	for i, sc := range rows {
-		out[i] = Scenario{ID: sc.ID, RunID: runID, Position: sc.Position, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName,
-			Name: sc.Name, Line: sc.Line, Tags: sc.Tags, ExampleRow: sc.ExampleRow, Status: sc.Status, Attempts: sc.Attempts, DurationMs: sc.DurationMs,
-			Dataset: sc.Dataset}
-	}
-	return out, nil
-}
-
 // Scenario returns one scenario of a run; another run's is an error store.IsNotFound accepts.
 func (s *Service) Scenario(ctx context.Context, runID, id uuid.UUID) (Scenario, error) {
 	sc, err := s.st.GetRunScenario(ctx, db.GetRunScenarioParams{RunID: runID, ID: id})

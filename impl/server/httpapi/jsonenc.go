@@ -1,0 +1,621 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/serverapi"
+)
+
+// The run list, a run's detail and its report are the answers that grow with a workspace's
+// history; encoding/json spent a fifth of the run list's CPU and of the run detail's in
+// reflection (docs/benchmarks.md, read paths). They are written by the append encoders below,
+// field for field in the order and with the escaping of encoding/json (HTML characters
+// escaped, invalid UTF-8 replaced, U+2028 and U+2029 escaped), so that the bytes are the same
+// (TestEncodersMatchEncodingJSON).
+
+// jsonBufs holds response buffers between requests; one larger than maxPooledJSON is dropped.
+var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+const maxPooledJSON = 4 << 20
+
+// writeJSON writes status and the document enc appends, as the generated Visit methods do
+// (Content-Type, status, the document and a newline).
+func writeJSON(w http.ResponseWriter, status int, enc func([]byte) ([]byte, error)) error {
+	bp := jsonBufs.Get().(*[]byte)
+	b, err := enc((*bp)[:0])
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, err = w.Write(b)
+	if cap(b) <= maxPooledJSON {
+		*bp = b[:0]
+		jsonBufs.Put(bp)
+	}
+	return err
+}
+
+// runListJSON is the run list's 200 answer, encoded by appendRunList.
+type runListJSON serverapi.RunList
+
+func (r runListJSON) VisitListRunsResponse(w http.ResponseWriter) error {
+	return writeJSON(w, http.StatusOK, func(b []byte) ([]byte, error) { return appendRunList(b, (*serverapi.RunList)(&r)) })
+}
+
+// runJSON is a run's detail, encoded by appendRun.
+type runJSON serverapi.Run
+
+func (r runJSON) VisitGetRunResponse(w http.ResponseWriter) error {
+	return writeJSON(w, http.StatusOK, func(b []byte) ([]byte, error) { return appendRun(b, (*serverapi.Run)(&r)) })
+}
+
+// runReportJSON is a run's report, encoded by appendRunReport.
+type runReportJSON serverapi.RunReport
+
+func (r runReportJSON) VisitGetRunReportResponse(w http.ResponseWriter) error {
+	return writeJSON(w, http.StatusOK, func(b []byte) ([]byte, error) { return appendRunReport(b, (*serverapi.RunReport)(&r)) })
+}
+
+func appendRunList(b []byte, l *serverapi.RunList) ([]byte, error) {
+	var err error
+	b = append(b, `{"items":`...)
+	if l.Items == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range l.Items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendRunSummary(b, &l.Items[i]); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"nextCursor":`...)
+	b = appendStringPtrOrNull(b, l.NextCursor)
+	return append(b, '}'), nil
+}
+
+// runHead is what RunSummary and Run share, in the order encoding/json writes their fields
+// (alphabetical, as generated); Run's own fields go in between through extra.
+type runHead struct {
+	Branch, Commit          *string
+	Counts                  *serverapi.Counts
+	CreatedAt               time.Time
+	CreatedBy               *serverapi.UserSummary
+	DurationMs              *int64
+	Environment             *string
+	Error                   *string // Run only
+	FinishedAt              *time.Time
+	ID                      uuid.UUID
+	Label                   *string
+	Modules                 []serverapi.RunModule // Run only
+	isRun                   bool
+	Paths                   []string
+	ProcessName             *string
+	Project                 string
+	ScheduleID              *uuid.UUID
+	Source, Status, Trigger string
+	StartedAt               *time.Time
+	Tags                    *string
+	UpdatedAt               time.Time
+	Variables               *map[string]string // Run only
+}
+
+func appendRunSummary(b []byte, r *serverapi.RunSummary) ([]byte, error) {
+	return appendRunHead(b, &runHead{Branch: r.Branch, Commit: r.Commit, Counts: &r.Counts, CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy,
+		DurationMs: r.DurationMs, Environment: r.Environment, FinishedAt: r.FinishedAt, ID: r.Id, Label: r.Label, Paths: r.Paths,
+		ProcessName: r.ProcessName, Project: r.Project, ScheduleID: r.ScheduleId, Source: string(r.Source), Status: string(r.Status),
+		Trigger: string(r.Trigger), StartedAt: r.StartedAt, Tags: r.Tags, UpdatedAt: r.UpdatedAt})
+}
+
+func appendRun(b []byte, r *serverapi.Run) ([]byte, error) {
+	return appendRunHead(b, &runHead{Branch: r.Branch, Commit: r.Commit, Counts: &r.Counts, CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy,
+		DurationMs: r.DurationMs, Environment: r.Environment, Error: r.Error, FinishedAt: r.FinishedAt, ID: r.Id, Label: r.Label,
+		Modules: r.Modules, isRun: true, Paths: r.Paths, ProcessName: r.ProcessName, Project: r.Project, ScheduleID: r.ScheduleId,
+		Source: string(r.Source), Status: string(r.Status), Trigger: string(r.Trigger), StartedAt: r.StartedAt, Tags: r.Tags,
+		UpdatedAt: r.UpdatedAt, Variables: r.Variables})
+}
+
+func appendRunHead(b []byte, r *runHead) ([]byte, error) {
+	var err error
+	b = append(b, '{')
+	first := true
+	key := func(k string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+	}
+	if r.Branch != nil {
+		key("branch")
+		b = appendString(b, *r.Branch)
+	}
+	if r.Commit != nil {
+		key("commit")
+		b = appendString(b, *r.Commit)
+	}
+	key("counts")
+	b = appendCounts(b, r.Counts)
+	key("createdAt")
+	if b, err = appendTime(b, r.CreatedAt); err != nil {
+		return nil, err
+	}
+	if r.CreatedBy != nil {
+		key("createdBy")
+		if b, err = appendMarshal(b, r.CreatedBy); err != nil {
+			return nil, err
+		}
+	}
+	if r.DurationMs != nil {
+		key("durationMs")
+		b = strconv.AppendInt(b, *r.DurationMs, 10)
+	}
+	if r.Environment != nil {
+		key("environment")
+		b = appendString(b, *r.Environment)
+	}
+	if r.Error != nil {
+		key("error")
+		b = appendString(b, *r.Error)
+	}
+	if r.FinishedAt != nil {
+		key("finishedAt")
+		if b, err = appendTime(b, *r.FinishedAt); err != nil {
+			return nil, err
+		}
+	}
+	key("id")
+	b = appendUUID(b, r.ID)
+	if r.Label != nil {
+		key("label")
+		b = appendString(b, *r.Label)
+	}
+	if r.isRun {
+		key("modules")
+		if b, err = appendModules(b, r.Modules); err != nil {
+			return nil, err
+		}
+	}
+	key("paths")
+	b = appendStrings(b, r.Paths)
+	if r.ProcessName != nil {
+		key("processName")
+		b = appendString(b, *r.ProcessName)
+	}
+	key("project")
+	b = appendString(b, r.Project)
+	if r.ScheduleID != nil {
+		key("scheduleId")
+		b = appendUUID(b, *r.ScheduleID)
+	}
+	key("source")
+	b = appendString(b, r.Source)
+	if r.StartedAt != nil {
+		key("startedAt")
+		if b, err = appendTime(b, *r.StartedAt); err != nil {
+			return nil, err
+		}
+	}
+	key("status")
+	b = appendString(b, r.Status)
+	if r.Tags != nil {
+		key("tags")
+		b = appendString(b, *r.Tags)
+	}
+	key("trigger")
+	b = appendString(b, r.Trigger)
+	key("updatedAt")
+	if b, err = appendTime(b, r.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if r.Variables != nil {
+		key("variables")
+		b = appendStringMap(b, *r.Variables)
+	}
+	return append(b, '}'), nil
+}
+
+func appendModules(b []byte, mods []serverapi.RunModule) ([]byte, error) {
+	if mods == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i := range mods {
+		m := &mods[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"counts":`...)
+		b = appendCounts(b, &m.Counts)
+		if m.DurationMs != nil {
+			b = append(b, `,"durationMs":`...)
+			b = strconv.AppendInt(b, *m.DurationMs, 10)
+		}
+		b = append(b, `,"features":`...)
+		if m.Features == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for j := range m.Features {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendFeature(b, &m.Features[j])
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `,"name":`...)
+		b = appendString(b, m.Name)
+		b = append(b, `,"status":`...)
+		b = appendString(b, string(m.Status))
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+func appendFeature(b []byte, f *serverapi.RunFeature) []byte {
+	b = append(b, `{"counts":`...)
+	b = appendCounts(b, &f.Counts)
+	if f.DurationMs != nil {
+		b = append(b, `,"durationMs":`...)
+		b = strconv.AppendInt(b, *f.DurationMs, 10)
+	}
+	b = append(b, `,"name":`...)
+	b = appendString(b, f.Name)
+	b = append(b, `,"path":`...)
+	b = appendString(b, f.Path)
+	b = append(b, `,"scenarios":`...)
+	if f.Scenarios == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for k := range f.Scenarios {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendScenarioSummary(b, &f.Scenarios[k])
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"status":`...)
+	b = appendString(b, string(f.Status))
+	return append(b, '}')
+}
+
+func appendScenarioSummary(b []byte, s *serverapi.RunScenarioSummary) []byte {
+	b = append(b, `{"attempts":`...)
+	b = strconv.AppendInt(b, int64(s.Attempts), 10)
+	if s.Dataset != nil {
+		b = append(b, `,"dataset":`...)
+		b = appendString(b, *s.Dataset)
+	}
+	if s.DurationMs != nil {
+		b = append(b, `,"durationMs":`...)
+		b = strconv.AppendInt(b, *s.DurationMs, 10)
+	}
+	if s.ExampleRow != nil {
+		b = append(b, `,"exampleRow":`...)
+		b = strconv.AppendInt(b, int64(*s.ExampleRow), 10)
+	}
+	b = append(b, `,"id":`...)
+	b = appendUUID(b, s.Id)
+	b = append(b, `,"line":`...)
+	b = strconv.AppendInt(b, int64(s.Line), 10)
+	b = append(b, `,"name":`...)
+	b = appendString(b, s.Name)
+	if s.Row != nil {
+		b = append(b, `,"row":`...)
+		b = strconv.AppendInt(b, int64(*s.Row), 10)
+	}
+	b = append(b, `,"status":`...)
+	b = appendString(b, string(s.Status))
+	b = append(b, `,"tags":`...)
+	b = appendStrings(b, s.Tags)
+	return append(b, '}')
+}
+
+func appendRunReport(b []byte, r *serverapi.RunReport) ([]byte, error) {
+	var err error
+	b = append(b, `{"counts":`...)
+	b = appendCounts(b, &r.Counts)
+	if r.DurationMs != nil {
+		b = append(b, `,"durationMs":`...)
+		b = strconv.AppendInt(b, *r.DurationMs, 10)
+	}
+	if r.Error != nil {
+		b = append(b, `,"error":`...)
+		b = appendString(b, *r.Error)
+	}
+	b = append(b, `,"failures":`...)
+	if r.Failures == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Failures {
+			f := &r.Failures[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			if f.Error != nil {
+				b = append(b, `"error":`...)
+				b = appendStepError(b, f.Error)
+				b = append(b, ',')
+			}
+			b = append(b, `"featurePath":`...)
+			b = appendString(b, f.FeaturePath)
+			b = append(b, `,"scenario":`...)
+			b = appendString(b, f.Scenario)
+			b = append(b, `,"scenarioId":`...)
+			b = appendUUID(b, f.ScenarioId)
+			if f.ScreenshotArtifactId != nil {
+				b = append(b, `,"screenshotArtifactId":`...)
+				b = appendUUID(b, *f.ScreenshotArtifactId)
+			}
+			if f.Step != nil {
+				b = append(b, `,"step":`...)
+				b = appendString(b, *f.Step)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if r.FinishedAt != nil {
+		b = append(b, `,"finishedAt":`...)
+		if b, err = appendTime(b, *r.FinishedAt); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `,"flaky":`...)
+	if r.Flaky == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Flaky {
+			f := &r.Flaky[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"attempts":`...)
+			b = strconv.AppendInt(b, int64(f.Attempts), 10)
+			b = append(b, `,"featurePath":`...)
+			b = appendString(b, f.FeaturePath)
+			b = append(b, `,"scenario":`...)
+			b = appendString(b, f.Scenario)
+			b = append(b, `,"scenarioId":`...)
+			b = appendUUID(b, f.ScenarioId)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"htmlUrl":`...)
+	b = appendString(b, r.HtmlUrl)
+	b = append(b, `,"runId":`...)
+	b = appendUUID(b, r.RunId)
+	b = append(b, `,"slowest":`...)
+	if r.Slowest == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Slowest {
+			s := &r.Slowest[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"durationMs":`...)
+			b = strconv.AppendInt(b, s.DurationMs, 10)
+			b = append(b, `,"featurePath":`...)
+			b = appendString(b, s.FeaturePath)
+			b = append(b, `,"scenario":`...)
+			b = appendString(b, s.Scenario)
+			b = append(b, `,"scenarioId":`...)
+			b = appendUUID(b, s.ScenarioId)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if r.StartedAt != nil {
+		b = append(b, `,"startedAt":`...)
+		if b, err = appendTime(b, *r.StartedAt); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `,"status":`...)
+	b = appendString(b, string(r.Status))
+	return append(b, '}'), nil
+}
+
+func appendStepError(b []byte, e *serverapi.RunStepError) []byte {
+	b = append(b, '{')
+	if e.Actual != nil {
+		b = append(b, `"actual":`...)
+		b = appendString(b, *e.Actual)
+		b = append(b, ',')
+	}
+	if e.Expected != nil {
+		b = append(b, `"expected":`...)
+		b = appendString(b, *e.Expected)
+		b = append(b, ',')
+	}
+	b = append(b, `"message":`...)
+	b = appendString(b, e.Message)
+	if e.Stack != nil {
+		b = append(b, `,"stack":`...)
+		b = appendString(b, *e.Stack)
+	}
+	if e.Type != nil {
+		b = append(b, `,"type":`...)
+		b = appendString(b, *e.Type)
+	}
+	return append(b, '}')
+}
+
+func appendCounts(b []byte, c *serverapi.Counts) []byte {
+	b = append(b, `{"failed":`...)
+	b = strconv.AppendInt(b, int64(c.Failed), 10)
+	b = append(b, `,"flaky":`...)
+	b = strconv.AppendInt(b, int64(c.Flaky), 10)
+	b = append(b, `,"passed":`...)
+	b = strconv.AppendInt(b, int64(c.Passed), 10)
+	b = append(b, `,"pending":`...)
+	b = strconv.AppendInt(b, int64(c.Pending), 10)
+	if c.Quarantined != nil {
+		b = append(b, `,"quarantined":`...)
+		b = strconv.AppendInt(b, int64(*c.Quarantined), 10)
+	}
+	b = append(b, `,"skipped":`...)
+	b = strconv.AppendInt(b, int64(c.Skipped), 10)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, int64(c.Total), 10)
+	b = append(b, `,"undefined":`...)
+	b = strconv.AppendInt(b, int64(c.Undefined), 10)
+	return append(b, '}')
+}
+
+// appendMarshal appends v as encoding/json writes it: for the rare members whose encoding
+// validates (a user's email), one per answer.
+func appendMarshal(b []byte, v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, j...), nil
+}
+
+// appendTime appends t as time.Time's MarshalJSON does (RFC 3339 with nanoseconds); the times
+// it writes otherwise or refuses (a year outside 0–9999, an offset of seconds or of a day or more)
+// go through it.
+func appendTime(b []byte, t time.Time) ([]byte, error) {
+	if _, off := t.Zone(); t.Year() < 0 || t.Year() > 9999 || off%60 != 0 || off <= -24*3600 || off >= 24*3600 {
+		return appendMarshal(b, t)
+	}
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendUUID(b []byte, u uuid.UUID) []byte {
+	b = append(b, '"')
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xF])
+	}
+	return append(b, '"')
+}
+
+func appendStrings(b []byte, s []string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, v := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, v)
+	}
+	return append(b, ']')
+}
+
+func appendStringPtrOrNull(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendString(b, *s)
+}
+
+// appendStringMap appends m with its keys sorted, as encoding/json does.
+func appendStringMap(b []byte, m map[string]string) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendString(b, m[k])
+	}
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string exactly as encoding/json does with HTML escaping on
+// (its default, and the generated Visit methods'): <, > and & as \u003c, \u003e and \u0026,
+// control characters escaped, each invalid UTF-8 byte as \ufffd, U+2028 and U+2029 escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
