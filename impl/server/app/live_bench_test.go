@@ -56,7 +56,8 @@ type liveResult struct {
 // live lag p50/p99/max from an event's stored time and from its batch's commit (liveResult) to its
 // arrival at a subscriber; the run's own time (started → finished) with and without subscribers;
 // and the server's CPU per delivered event: the extra CPU time of the API and worker processes with
-// subscribers divided by the events delivered. Command and figures in docs/benchmarks.md.
+// subscribers divided by the events delivered. SDODS_LIVE_WRITERS sets runs.FeedWriters;
+// SDODS_LIVE_CLIENT_CPUS pins the subscriber process to those CPUs (taskset -c). Command and figures in docs/benchmarks.md.
 func BenchmarkLiveEvents(b *testing.B) {
 	scenarios, rounds := envInt("SDODS_LIVE_SCENARIOS", 100), envInt("SDODS_LIVE_ROUNDS", 3)
 	// setting is one configuration of the subscribed rounds: how many streams, which window.
@@ -84,6 +85,10 @@ func BenchmarkLiveEvents(b *testing.B) {
 		feature = strings.ReplaceAll(feature, "    Then the response status is 200\n", "    Then the response status is 200\n    And I wait "+wait+" seconds\n")
 	}
 	defer func(d time.Duration) { runs.FeedCoalesce = d }(runs.FeedCoalesce)
+	defer func(n int) { runs.FeedWriters = n }(runs.FeedWriters)
+	if n := envInt("SDODS_LIVE_WRITERS", 0); n > 0 {
+		runs.FeedWriters = n
+	}
 	dbURL := storetest.NewDatabase(b)
 	// The worker process heartbeats at the default pace: the API process must not take its run
 	// for lost sooner than the default either.
@@ -161,6 +166,10 @@ func BenchmarkLiveEvents(b *testing.B) {
 		var out *bufio.Scanner
 		if withSubs {
 			sub = exec.Command(os.Args[0], "-test.run=^TestLiveSubscriberProcess$", "-test.count=1")
+			if cpus := os.Getenv("SDODS_LIVE_CLIENT_CPUS"); cpus != "" {
+				// The subscribers on the given CPUs only (taskset), as on a machine of their own.
+				sub = exec.Command("taskset", append([]string{"-c", cpus}, sub.Args...)...)
+			}
 			sub.Env = append(os.Environ(), "SDODS_LIVE_CLIENT_URL="+api.URL+"/api/runs/"+id.String()+"/events",
 				fmt.Sprint("SDODS_LIVE_CLIENT_N=", subs), "SDODS_LIVE_CLIENT_TOKEN="+token, "SDODS_LIVE_CLIENT_DB="+dbURL)
 			sub.Stderr = os.Stderr

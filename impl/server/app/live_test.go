@@ -5,7 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -306,5 +310,129 @@ func TestLastEventIDAheadOfTheRunHidesNothing(t *testing.T) {
 	}
 	if err := <-ahead; err != nil {
 		t.Fatalf("the stream ahead of the run: %v", err)
+	}
+}
+
+// parseEventStream reads a whole stream of server-sent events as the specification's parser does
+// (field and value split at the first colon, one optional space, comments skipped, LF or CR LF),
+// not as the server formats them; it returns the dispatched events and the number of comments.
+func parseEventStream(r io.Reader) (events []rawEvent, comments int, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var cur rawEvent
+	var data []string
+	id := ""
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		switch {
+		case line == "":
+			if data != nil {
+				cur.ID, cur.Data = id, strings.Join(data, "\n")
+				events = append(events, cur)
+			}
+			cur, data = rawEvent{}, nil
+		case strings.HasPrefix(line, ":"):
+			comments++
+		default:
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "id":
+				id = value
+			case "event":
+				cur.Event = value
+			case "data":
+				data = append(data, value)
+			case "retry":
+			default:
+				return events, comments, fmt.Errorf("unknown field %q", field)
+			}
+		}
+	}
+	return events, comments, sc.Err()
+}
+
+// TestEventStreamOverHTTP1AndHTTP2: over HTTP/1.1 the stream is the events' bytes with no
+// chunked framing, delimited by the connection's close after the end event (read here from a raw
+// TCP connection); a client resuming with Last-Event-ID gets exactly the rest; over HTTP/2 (TLS)
+// the same stream arrives whole.
+func TestEventStreamOverHTTP1AndHTTP2(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	web := webApp(t)
+	project(t, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(10)})
+	token := apptest.Token(t, admin, "runs:read")
+	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
+	path := "/api/runs/" + id.String() + "/events"
+
+	raw := func(lastEventID string) []rawEvent {
+		t.Helper()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(time.Minute))
+		req := "GET " + path + " HTTP/1.1\r\nHost: sdods\r\nAccept: text/event-stream\r\nAuthorization: Bearer " + token + "\r\n"
+		if lastEventID != "" {
+			req += "Last-Event-ID: " + lastEventID + "\r\n"
+		}
+		if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		rd := bufio.NewReader(conn)
+		status, _ := rd.ReadString('\n')
+		if status != "HTTP/1.1 200 OK\r\n" {
+			t.Fatalf("status line %q", status)
+		}
+		header := map[string]string{}
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if line == "\r\n" {
+				break
+			}
+			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+			header[strings.ToLower(k)] = strings.TrimSpace(v)
+		}
+		if header["content-type"] != "text/event-stream" || header["connection"] != "close" || header["transfer-encoding"] != "" || header["content-length"] != "" {
+			t.Fatalf("headers %v", header)
+		}
+		// The body runs to the connection's close, which comes after the end event.
+		events, _, err := parseEventStream(rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return events
+	}
+	live := raw("")
+	stored := storedEvents(t, s, id)
+	if !slices.Equal(live, stored) || stored[len(stored)-1].Event != "end" {
+		t.Fatalf("HTTP/1.1: %d events, %d stored; last %+v", len(live), len(stored), live[len(live)-1])
+	}
+	mid := len(stored) / 2
+	if rest := raw(stored[mid].ID); !slices.Equal(rest, stored[mid+1:]) {
+		t.Fatalf("resumed after %s: %d events, want %d", stored[mid].ID, len(rest), len(stored)-mid-1)
+	}
+
+	h2 := httptest.NewUnstartedServer(s.App.Handler)
+	h2.EnableHTTP2 = true
+	h2.StartTLS()
+	defer h2.Close()
+	req, _ := http.NewRequest("GET", h2.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := h2.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 {
+		t.Fatalf("%s %d", resp.Proto, resp.StatusCode)
+	}
+	events, _, err := parseEventStream(resp.Body)
+	if err != nil || !slices.Equal(events, stored) {
+		t.Fatalf("HTTP/2: %d events of %d, %v", len(events), len(stored), err)
 	}
 }

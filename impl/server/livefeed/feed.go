@@ -15,6 +15,10 @@ package livefeed
 
 import (
 	"context"
+	"errors"
+	"io"
+	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -60,7 +64,27 @@ type Options struct {
 	Coalesce *time.Duration
 	// Heartbeat is how often an idle stream sends a comment line, so proxies keep it open (15 s).
 	Heartbeat *time.Duration
+	// Writers is how many goroutines write one batch to a feed's subscribers
+	// (DefaultWriters()).
+	Writers *int
+	// WriteTimeout bounds a hub writer's write of a live batch to one subscriber
+	// (DefaultWriteTimeout): a subscriber that takes longer is dropped and resumes with
+	// Last-Event-ID.
+	WriteTimeout *time.Duration
 }
+
+// DefaultWriteTimeout is Options.WriteTimeout's default. A write blocks only when the client's
+// socket buffers are full, i.e. the client is far behind.
+const DefaultWriteTimeout = 100 * time.Millisecond
+
+// streamWriteTimeout bounds the writes of a stream's own goroutine (its history, heartbeats,
+// batches that waited): a client that does not read for that long is dropped.
+var streamWriteTimeout = 30 * time.Second
+
+// DefaultWriters is Options.Writers's default: half the processors the Go scheduler uses (at least
+// one), so that delivering a batch to many subscribers leaves the other half to the rest of the
+// process and machine.
+func DefaultWriters() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // DefaultCoalesce is a feed's least time between two reads when Options.Coalesce is nil: none, a
 // feed reads as soon as it is notified. Batches coalesce by themselves when the process is busy:
@@ -74,15 +98,15 @@ const page int32 = 500
 // feedPoll is how often a feed reads without a notification (a lost one only delays an event).
 var feedPoll = 2 * time.Second
 
-// frame is one stored event formatted once as a server-sent event.
+// frame is one stored event formatted once as a server-sent event: batch.all[off:stop].
 type frame struct {
-	seq  int64
-	end  bool
-	text []byte
+	seq       int64
+	end       bool
+	off, stop int
 }
 
-// batch is what one read of a feed found, in sequence order; all is the frames' texts joined,
-// written with one call when a subscriber needs the whole batch.
+// batch is what one read of a feed found, in sequence order; all is the frames' texts joined:
+// the bytes every subscriber in step with the feed is sent, shared, with one write each.
 type batch struct {
 	frames []frame
 	all    []byte
@@ -90,6 +114,25 @@ type batch struct {
 
 func (b *batch) first() int64 { return b.frames[0].seq }
 func (b *batch) last() int64  { return b.frames[len(b.frames)-1].seq }
+func (b *batch) ends() bool   { return b.frames[len(b.frames)-1].end }
+
+// from returns the batch's events after sequence number after, up to its end event if it has
+// one, as one slice of the shared bytes (nothing is copied), with the last sequence number it
+// holds and whether that is the end event; nil when the batch has nothing after after.
+func (b *batch) from(after int64) (text []byte, last int64, end bool) {
+	i := 0
+	for i < len(b.frames) && b.frames[i].seq <= after {
+		i++
+	}
+	if i == len(b.frames) {
+		return nil, after, false
+	}
+	j := i
+	for j < len(b.frames)-1 && !b.frames[j].end {
+		j++
+	}
+	return b.all[b.frames[i].off:b.frames[j].stop], b.frames[j].seq, b.frames[j].end
+}
 
 // format writes one event as the stream sends it.
 func format(dst []byte, e Event) []byte {
@@ -111,14 +154,49 @@ func newBatch(events []Event) *batch {
 	for i, e := range events {
 		start := len(b.all)
 		b.all = format(b.all, e)
-		b.frames[i] = frame{seq: e.Seq, end: e.Type == "end", text: b.all[start:len(b.all):len(b.all)]}
+		b.frames[i] = frame{seq: e.Seq, end: e.Type == "end", off: start, stop: len(b.all)}
 	}
 	return b
 }
 
-// subscriber is one event stream's place in a feed.
+// deadliner is a stream's writer that can bound its next write: the HTTP handlers' writers. The
+// hub's writers write only to those; a stream whose writer cannot is written by its own goroutine.
+type deadliner interface {
+	SetWriteDeadline(time.Time) error
+}
+
+// Why a subscriber's stream is over.
+const (
+	running = iota
+	overEnded
+	overDropped // too slow: too many batches waiting, or a write past its deadline
+	overFailed  // its write failed
+	overClosed  // its stream returned
+)
+
+// subscriber is one event stream's place in a feed. Exactly one goroutine writes to its writer at
+// a time, the one that set busy: a hub writer (a live batch, in step with the stream) or the
+// stream's own goroutine (the history, a heartbeat, or batches that waited in pending).
 type subscriber struct {
-	ch chan *batch // closed when the subscriber is dropped
+	w    io.Writer
+	dl   deadliner // nil: only the stream's own goroutine writes
+	wake chan struct{}
+
+	mu      sync.Mutex
+	idle    sync.Cond // busy cleared
+	busy    bool
+	live    bool  // past its history: a hub writer may write the feed's batches
+	after   int64 // the last event written (while not busy)
+	pending []*batch
+	over    int
+	err     error // overFailed's
+}
+
+func (s *subscriber) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // feed serves the subscribers of one subject in this process.
@@ -130,6 +208,8 @@ type feed struct {
 	mu     sync.Mutex
 	subs   map[*subscriber]struct{}
 	cursor int64 // the last event handed out; -1 until the first subscriber has read the history
+	// scratch holds the subscribers of the batch being delivered (the feed's goroutine's).
+	scratch []*subscriber
 }
 
 // Hub holds the feeds of the subjects this process's streams follow.
@@ -163,6 +243,20 @@ func (h *Hub) coalesce() time.Duration {
 	return DefaultCoalesce
 }
 
+func (h *Hub) writers() int {
+	if h.opts.Writers != nil {
+		return max(*h.opts.Writers, 1)
+	}
+	return DefaultWriters()
+}
+
+func (h *Hub) writeTimeout() time.Duration {
+	if h.opts.WriteTimeout != nil {
+		return *h.opts.WriteTimeout
+	}
+	return DefaultWriteTimeout
+}
+
 func (h *Hub) heartbeat() time.Duration {
 	if h.opts.Heartbeat != nil {
 		return *h.opts.Heartbeat
@@ -170,9 +264,8 @@ func (h *Hub) heartbeat() time.Duration {
 	return 15 * time.Second
 }
 
-// subscribe adds a subscriber to the subject's feed, starting the feed when it is the first.
-func (h *Hub) subscribe(id uuid.UUID) (*subscriber, *feed, func()) {
-	sub := &subscriber{ch: make(chan *batch, h.backlog())}
+// subscribe adds sub to the subject's feed, starting the feed when it is the first.
+func (h *Hub) subscribe(id uuid.UUID, sub *subscriber) (*feed, func()) {
 	h.mu.Lock()
 	f := h.feeds[id]
 	if f == nil {
@@ -186,7 +279,7 @@ func (h *Hub) subscribe(id uuid.UUID) (*subscriber, *feed, func()) {
 	h.mu.Unlock()
 	h.subscribers.Add(1)
 	var once sync.Once
-	return sub, f, func() {
+	return f, func() {
 		once.Do(func() {
 			h.subscribers.Add(-1)
 			h.mu.Lock()
@@ -287,21 +380,103 @@ func (f *feed) read(h *Hub) {
 		}
 		b := newBatch(events)
 		f.mu.Lock()
+		subs := f.scratch[:0]
 		for sub := range f.subs {
-			select {
-			case sub.ch <- b:
-			default:
-				// Too far behind: dropped, to resume with Last-Event-ID.
-				delete(f.subs, sub)
-				close(sub.ch)
-				h.drops.Add(1)
-			}
+			subs = append(subs, sub)
 		}
 		f.cursor = b.last()
 		f.mu.Unlock()
+		h.deliver(subs, b)
+		clear(subs) // no stream is kept alive by the scratch list
+		f.scratch = subs
 		cursor = b.last()
 		if len(events) < int(page) {
 			return
 		}
+	}
+}
+
+// deliver hands batch b to subs: up to Options.Writers goroutines (this one included) take the
+// subscribers in turn and write the batch's shared bytes to each one in step with the feed, one
+// write per subscriber, bounded by Options.WriteTimeout; the others get it queued for their own
+// goroutine. It returns when every subscriber has been served, so the events that arrive meanwhile
+// make the next batch.
+func (h *Hub) deliver(subs []*subscriber, b *batch) {
+	timeout := h.writeTimeout()
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := next.Add(1) - 1
+			if i >= int64(len(subs)) {
+				return
+			}
+			h.offer(subs[i], b, timeout)
+		}
+	}
+	// A writer per 64 subscribers at most: below that, starting one costs more than it saves.
+	n := min(h.writers(), (len(subs)+63)/64)
+	var wg sync.WaitGroup
+	for range n - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+}
+
+// offer writes b to sub if sub is in step with the feed and no one is writing to it; otherwise it
+// queues b for the stream's goroutine (dropping the subscriber when too many are waiting).
+func (h *Hub) offer(sub *subscriber, b *batch, timeout time.Duration) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	switch {
+	case sub.over != running:
+		return
+	case !sub.live || sub.busy || sub.dl == nil || len(sub.pending) > 0 || b.first() > sub.after+1:
+		// Not in step (its history, a heartbeat, a batch waiting, or events it has not seen
+		// before this batch, which its goroutine reads): its goroutine writes it.
+		if len(sub.pending) >= h.backlog() {
+			// Too far behind: dropped, to resume with Last-Event-ID.
+			sub.over, sub.pending = overDropped, nil
+			h.drops.Add(1)
+			sub.signal()
+			return
+		}
+		sub.pending = append(sub.pending, b)
+		if !sub.busy {
+			sub.signal()
+		}
+		return
+	}
+	text, last, end := b.from(sub.after)
+	if text == nil {
+		if b.ends() {
+			sub.over = overEnded // the client is past the subject's end already
+			sub.signal()
+		}
+		return
+	}
+	sub.busy = true
+	sub.mu.Unlock()
+	err := sub.dl.SetWriteDeadline(time.Now().Add(timeout))
+	if err == nil {
+		_, err = sub.w.Write(text)
+	}
+	sub.mu.Lock()
+	sub.busy = false
+	sub.idle.Broadcast()
+	switch {
+	case sub.over != running:
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		sub.over = overDropped
+		h.drops.Add(1)
+	case err != nil:
+		sub.over, sub.err = overFailed, err
+	case end:
+		sub.after, sub.over = last, overEnded
+	default:
+		sub.after = last
+	}
+	if sub.over != running || len(sub.pending) > 0 {
+		sub.signal()
 	}
 }

@@ -23,6 +23,10 @@ var SubscriberBacklog = 256
 // (livefeed.DefaultCoalesce); docs/benchmarks.md measures both.
 var FeedCoalesce time.Duration = livefeed.DefaultCoalesce
 
+// FeedWriters is how many goroutines write one batch to a run's subscribers in this process
+// (livefeed.Options.Writers).
+var FeedWriters = livefeed.DefaultWriters()
+
 // HeartbeatEvery is how often an idle event stream sends a comment line, so proxies keep it open.
 var HeartbeatEvery = 15 * time.Second
 
@@ -31,7 +35,7 @@ var HeartbeatEvery = 15 * time.Second
 var endGrace = 5 * time.Second
 
 func newHub(st runEventStore) *livefeed.Hub {
-	return livefeed.New(runEvents{st}, livefeed.Options{Backlog: &SubscriberBacklog, Coalesce: &FeedCoalesce, Heartbeat: &HeartbeatEvery})
+	return livefeed.New(runEvents{st}, livefeed.Options{Backlog: &SubscriberBacklog, Coalesce: &FeedCoalesce, Heartbeat: &HeartbeatEvery, Writers: &FeedWriters})
 }
 
 type runEventStore interface {
