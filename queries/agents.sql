@@ -13,7 +13,7 @@ FROM agent_jobs j JOIN projects p ON p.id = j.project_id
 WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   -- The project's id as a value (an InitPlan), as in ListRuns: with a status or kind the planner
-  -- reads agent_jobs_project_status_idx or _kind_idx (000020) in order and stops at the page.
+  -- reads agent_jobs_project_status_idx or _kind_idx (000019) in order and stops at the page.
   AND (sqlc.narg('project')::text IS NULL OR j.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))
   AND (sqlc.narg('status')::text IS NULL OR j.status = sqlc.narg('status')::text)
   AND (sqlc.narg('kind')::text IS NULL OR j.kind = sqlc.narg('kind')::text)

@@ -604,7 +604,7 @@ FROM agent_jobs j JOIN projects p ON p.id = j.project_id
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
   -- The project's id as a value (an InitPlan), as in ListRuns: with a status or kind the planner
-  -- reads agent_jobs_project_status_idx or _kind_idx (000020) in order and stops at the page.
+  -- reads agent_jobs_project_status_idx or _kind_idx (000019) in order and stops at the page.
   AND ($3::text IS NULL OR j.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
   AND ($4::text IS NULL OR j.status = $4::text)
   AND ($5::text IS NULL OR j.kind = $5::text)
