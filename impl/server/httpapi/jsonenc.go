@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/jsonappend"
 )
 
 // The run list, a run's detail and its report are the answers that grow with a workspace's
@@ -144,11 +144,11 @@ func appendRunHead(b []byte, r *runHead) ([]byte, error) {
 	}
 	if r.Branch != nil {
 		key("branch")
-		b = appendString(b, *r.Branch)
+		b = jsonappend.String(b, *r.Branch)
 	}
 	if r.Commit != nil {
 		key("commit")
-		b = appendString(b, *r.Commit)
+		b = jsonappend.String(b, *r.Commit)
 	}
 	key("counts")
 	b = appendCounts(b, r.Counts)
@@ -168,11 +168,11 @@ func appendRunHead(b []byte, r *runHead) ([]byte, error) {
 	}
 	if r.Environment != nil {
 		key("environment")
-		b = appendString(b, *r.Environment)
+		b = jsonappend.String(b, *r.Environment)
 	}
 	if r.Error != nil {
 		key("error")
-		b = appendString(b, *r.Error)
+		b = jsonappend.String(b, *r.Error)
 	}
 	if r.FinishedAt != nil {
 		key("finishedAt")
@@ -181,10 +181,10 @@ func appendRunHead(b []byte, r *runHead) ([]byte, error) {
 		}
 	}
 	key("id")
-	b = appendUUID(b, r.ID)
+	b = jsonappend.UUID(b, r.ID)
 	if r.Label != nil {
 		key("label")
-		b = appendString(b, *r.Label)
+		b = jsonappend.String(b, *r.Label)
 	}
 	if r.isRun {
 		key("modules")
@@ -196,16 +196,16 @@ func appendRunHead(b []byte, r *runHead) ([]byte, error) {
 	b = appendStrings(b, r.Paths)
 	if r.ProcessName != nil {
 		key("processName")
-		b = appendString(b, *r.ProcessName)
+		b = jsonappend.String(b, *r.ProcessName)
 	}
 	key("project")
-	b = appendString(b, r.Project)
+	b = jsonappend.String(b, r.Project)
 	if r.ScheduleID != nil {
 		key("scheduleId")
-		b = appendUUID(b, *r.ScheduleID)
+		b = jsonappend.UUID(b, *r.ScheduleID)
 	}
 	key("source")
-	b = appendString(b, r.Source)
+	b = jsonappend.String(b, r.Source)
 	if r.StartedAt != nil {
 		key("startedAt")
 		if b, err = appendTime(b, *r.StartedAt); err != nil {
@@ -213,13 +213,13 @@ func appendRunHead(b []byte, r *runHead) ([]byte, error) {
 		}
 	}
 	key("status")
-	b = appendString(b, r.Status)
+	b = jsonappend.String(b, r.Status)
 	if r.Tags != nil {
 		key("tags")
-		b = appendString(b, *r.Tags)
+		b = jsonappend.String(b, *r.Tags)
 	}
 	key("trigger")
-	b = appendString(b, r.Trigger)
+	b = jsonappend.String(b, r.Trigger)
 	key("updatedAt")
 	if b, err = appendTime(b, r.UpdatedAt); err != nil {
 		return nil, err
@@ -261,9 +261,9 @@ func appendModules(b []byte, mods []serverapi.RunModule) ([]byte, error) {
 			b = append(b, ']')
 		}
 		b = append(b, `,"name":`...)
-		b = appendString(b, m.Name)
+		b = jsonappend.String(b, m.Name)
 		b = append(b, `,"status":`...)
-		b = appendString(b, string(m.Status))
+		b = jsonappend.String(b, string(m.Status))
 		b = append(b, '}')
 	}
 	return append(b, ']'), nil
@@ -277,9 +277,9 @@ func appendFeature(b []byte, f *serverapi.RunFeature) []byte {
 		b = strconv.AppendInt(b, *f.DurationMs, 10)
 	}
 	b = append(b, `,"name":`...)
-	b = appendString(b, f.Name)
+	b = jsonappend.String(b, f.Name)
 	b = append(b, `,"path":`...)
-	b = appendString(b, f.Path)
+	b = jsonappend.String(b, f.Path)
 	b = append(b, `,"scenarios":`...)
 	if f.Scenarios == nil {
 		b = append(b, "null"...)
@@ -294,7 +294,7 @@ func appendFeature(b []byte, f *serverapi.RunFeature) []byte {
 		b = append(b, ']')
 	}
 	b = append(b, `,"status":`...)
-	b = appendString(b, string(f.Status))
+	b = jsonappend.String(b, string(f.Status))
 	return append(b, '}')
 }
 
@@ -303,7 +303,7 @@ func appendScenarioSummary(b []byte, s *serverapi.RunScenarioSummary) []byte {
 	b = strconv.AppendInt(b, int64(s.Attempts), 10)
 	if s.Dataset != nil {
 		b = append(b, `,"dataset":`...)
-		b = appendString(b, *s.Dataset)
+		b = jsonappend.String(b, *s.Dataset)
 	}
 	if s.DurationMs != nil {
 		b = append(b, `,"durationMs":`...)
@@ -314,17 +314,17 @@ func appendScenarioSummary(b []byte, s *serverapi.RunScenarioSummary) []byte {
 		b = strconv.AppendInt(b, int64(*s.ExampleRow), 10)
 	}
 	b = append(b, `,"id":`...)
-	b = appendUUID(b, s.Id)
+	b = jsonappend.UUID(b, s.Id)
 	b = append(b, `,"line":`...)
 	b = strconv.AppendInt(b, int64(s.Line), 10)
 	b = append(b, `,"name":`...)
-	b = appendString(b, s.Name)
+	b = jsonappend.String(b, s.Name)
 	if s.Row != nil {
 		b = append(b, `,"row":`...)
 		b = strconv.AppendInt(b, int64(*s.Row), 10)
 	}
 	b = append(b, `,"status":`...)
-	b = appendString(b, string(s.Status))
+	b = jsonappend.String(b, string(s.Status))
 	b = append(b, `,"tags":`...)
 	b = appendStrings(b, s.Tags)
 	return append(b, '}')
@@ -340,7 +340,7 @@ func appendRunReport(b []byte, r *serverapi.RunReport) ([]byte, error) {
 	}
 	if r.Error != nil {
 		b = append(b, `,"error":`...)
-		b = appendString(b, *r.Error)
+		b = jsonappend.String(b, *r.Error)
 	}
 	b = append(b, `,"failures":`...)
 	if r.Failures == nil {
@@ -359,18 +359,18 @@ func appendRunReport(b []byte, r *serverapi.RunReport) ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, `"featurePath":`...)
-			b = appendString(b, f.FeaturePath)
+			b = jsonappend.String(b, f.FeaturePath)
 			b = append(b, `,"scenario":`...)
-			b = appendString(b, f.Scenario)
+			b = jsonappend.String(b, f.Scenario)
 			b = append(b, `,"scenarioId":`...)
-			b = appendUUID(b, f.ScenarioId)
+			b = jsonappend.UUID(b, f.ScenarioId)
 			if f.ScreenshotArtifactId != nil {
 				b = append(b, `,"screenshotArtifactId":`...)
-				b = appendUUID(b, *f.ScreenshotArtifactId)
+				b = jsonappend.UUID(b, *f.ScreenshotArtifactId)
 			}
 			if f.Step != nil {
 				b = append(b, `,"step":`...)
-				b = appendString(b, *f.Step)
+				b = jsonappend.String(b, *f.Step)
 			}
 			b = append(b, '}')
 		}
@@ -395,19 +395,19 @@ func appendRunReport(b []byte, r *serverapi.RunReport) ([]byte, error) {
 			b = append(b, `{"attempts":`...)
 			b = strconv.AppendInt(b, int64(f.Attempts), 10)
 			b = append(b, `,"featurePath":`...)
-			b = appendString(b, f.FeaturePath)
+			b = jsonappend.String(b, f.FeaturePath)
 			b = append(b, `,"scenario":`...)
-			b = appendString(b, f.Scenario)
+			b = jsonappend.String(b, f.Scenario)
 			b = append(b, `,"scenarioId":`...)
-			b = appendUUID(b, f.ScenarioId)
+			b = jsonappend.UUID(b, f.ScenarioId)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"htmlUrl":`...)
-	b = appendString(b, r.HtmlUrl)
+	b = jsonappend.String(b, r.HtmlUrl)
 	b = append(b, `,"runId":`...)
-	b = appendUUID(b, r.RunId)
+	b = jsonappend.UUID(b, r.RunId)
 	b = append(b, `,"slowest":`...)
 	if r.Slowest == nil {
 		b = append(b, "null"...)
@@ -421,11 +421,11 @@ func appendRunReport(b []byte, r *serverapi.RunReport) ([]byte, error) {
 			b = append(b, `{"durationMs":`...)
 			b = strconv.AppendInt(b, s.DurationMs, 10)
 			b = append(b, `,"featurePath":`...)
-			b = appendString(b, s.FeaturePath)
+			b = jsonappend.String(b, s.FeaturePath)
 			b = append(b, `,"scenario":`...)
-			b = appendString(b, s.Scenario)
+			b = jsonappend.String(b, s.Scenario)
 			b = append(b, `,"scenarioId":`...)
-			b = appendUUID(b, s.ScenarioId)
+			b = jsonappend.UUID(b, s.ScenarioId)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -437,7 +437,7 @@ func appendRunReport(b []byte, r *serverapi.RunReport) ([]byte, error) {
 		}
 	}
 	b = append(b, `,"status":`...)
-	b = appendString(b, string(r.Status))
+	b = jsonappend.String(b, string(r.Status))
 	return append(b, '}'), nil
 }
 
@@ -445,23 +445,23 @@ func appendStepError(b []byte, e *serverapi.RunStepError) []byte {
 	b = append(b, '{')
 	if e.Actual != nil {
 		b = append(b, `"actual":`...)
-		b = appendString(b, *e.Actual)
+		b = jsonappend.String(b, *e.Actual)
 		b = append(b, ',')
 	}
 	if e.Expected != nil {
 		b = append(b, `"expected":`...)
-		b = appendString(b, *e.Expected)
+		b = jsonappend.String(b, *e.Expected)
 		b = append(b, ',')
 	}
 	b = append(b, `"message":`...)
-	b = appendString(b, e.Message)
+	b = jsonappend.String(b, e.Message)
 	if e.Stack != nil {
 		b = append(b, `,"stack":`...)
-		b = appendString(b, *e.Stack)
+		b = jsonappend.String(b, *e.Stack)
 	}
 	if e.Type != nil {
 		b = append(b, `,"type":`...)
-		b = appendString(b, *e.Type)
+		b = jsonappend.String(b, *e.Type)
 	}
 	return append(b, '}')
 }
@@ -510,19 +510,6 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	return append(b, '"'), nil
 }
 
-const hexDigits = "0123456789abcdef"
-
-func appendUUID(b []byte, u uuid.UUID) []byte {
-	b = append(b, '"')
-	for i, c := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
-		}
-		b = append(b, hexDigits[c>>4], hexDigits[c&0xF])
-	}
-	return append(b, '"')
-}
-
 func appendStrings(b []byte, s []string) []byte {
 	if s == nil {
 		return append(b, "null"...)
@@ -532,7 +519,7 @@ func appendStrings(b []byte, s []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, v)
+		b = jsonappend.String(b, v)
 	}
 	return append(b, ']')
 }
@@ -541,7 +528,7 @@ func appendStringPtrOrNull(b []byte, s *string) []byte {
 	if s == nil {
 		return append(b, "null"...)
 	}
-	return appendString(b, *s)
+	return jsonappend.String(b, *s)
 }
 
 // appendStringMap appends m with its keys sorted, as encoding/json does.
@@ -559,63 +546,9 @@ func appendStringMap(b []byte, m map[string]string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsonappend.String(b, k)
 		b = append(b, ':')
-		b = appendString(b, m[k])
+		b = jsonappend.String(b, m[k])
 	}
 	return append(b, '}')
-}
-
-// appendString appends s as a JSON string exactly as encoding/json does with HTML escaping on
-// (its default, and the generated Visit methods'): <, > and & as \u003c, \u003e and \u0026,
-// control characters escaped, each invalid UTF-8 byte as \ufffd, U+2028 and U+2029 escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -5,9 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
-	"github.com/google/uuid"
+	"github.com/sdods/sdods/impl/jsonappend"
 )
 
 // errUnsupported is returned for what encoding/json refuses too (a NaN or infinite number, a time
@@ -21,7 +20,7 @@ var errUnsupported = errors.New("results: value encoding/json refuses")
 func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
 	b := append(dst, '{')
 	if e.ArtifactID != nil {
-		b = appendUUID(append(b, `"artifactId":`...), *e.ArtifactID)
+		b = jsonappend.UUID(append(b, `"artifactId":`...), *e.ArtifactID)
 		b = append(b, ',')
 	}
 	b = append(b, `"at":`...)
@@ -33,7 +32,7 @@ func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
 		b = e.Counts.appendJSON(append(b, `,"counts":`...))
 	}
 	if e.Dataset != nil {
-		b = appendString(append(b, `,"dataset":`...), *e.Dataset)
+		b = jsonappend.String(append(b, `,"dataset":`...), *e.Dataset)
 	}
 	if e.Heal != nil {
 		if b, err = e.Heal.appendJSON(append(b, `,"heal":`...)); err != nil {
@@ -41,29 +40,29 @@ func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
 		}
 	}
 	if e.Level != nil {
-		b = appendString(append(b, `,"level":`...), *e.Level)
+		b = jsonappend.String(append(b, `,"level":`...), *e.Level)
 	}
 	if e.Message != nil {
-		b = appendString(append(b, `,"message":`...), *e.Message)
+		b = jsonappend.String(append(b, `,"message":`...), *e.Message)
 	}
 	if e.Name != nil {
-		b = appendString(append(b, `,"name":`...), *e.Name)
+		b = jsonappend.String(append(b, `,"name":`...), *e.Name)
 	}
 	if e.Row != nil {
 		b = strconv.AppendInt(append(b, `,"row":`...), int64(*e.Row), 10)
 	}
-	b = appendUUID(append(b, `,"runId":`...), e.RunID)
+	b = jsonappend.UUID(append(b, `,"runId":`...), e.RunID)
 	if e.ScenarioID != nil {
-		b = appendUUID(append(b, `,"scenarioId":`...), *e.ScenarioID)
+		b = jsonappend.UUID(append(b, `,"scenarioId":`...), *e.ScenarioID)
 	}
 	b = strconv.AppendInt(append(b, `,"sequence":`...), e.Sequence, 10)
 	if e.Status != nil {
-		b = appendString(append(b, `,"status":`...), *e.Status)
+		b = jsonappend.String(append(b, `,"status":`...), *e.Status)
 	}
 	if e.StepIndex != nil {
 		b = strconv.AppendInt(append(b, `,"stepIndex":`...), int64(*e.StepIndex), 10)
 	}
-	b = appendString(append(b, `,"type":`...), e.Type)
+	b = jsonappend.String(append(b, `,"type":`...), e.Type)
 	if e.VisualCheck != nil {
 		if b, err = e.VisualCheck.appendJSON(append(b, `,"visualCheck":`...)); err != nil {
 			return dst, err
@@ -91,36 +90,36 @@ func (h *Heal) appendJSON(b []byte) ([]byte, error) {
 	if h.Ambiguous {
 		b = append(b, `"ambiguous":true,`...)
 	}
-	b = appendString(append(b, `"newSelector":`...), h.NewSelector)
-	b = appendString(append(b, `,"oldSelector":`...), h.OldSelector)
+	b = jsonappend.String(append(b, `"newSelector":`...), h.NewSelector)
+	b = jsonappend.String(append(b, `,"oldSelector":`...), h.OldSelector)
 	var err error
 	if h.RunnerUp != nil {
 		b, err = appendFloat32(append(b, `,"runnerUp":{"score":`...), h.RunnerUp.Score)
 		if err != nil {
 			return b, err
 		}
-		b = appendString(append(b, `,"selector":`...), h.RunnerUp.Selector)
+		b = jsonappend.String(append(b, `,"selector":`...), h.RunnerUp.Selector)
 		b = append(b, '}')
 	}
 	if b, err = appendFloat32(append(b, `,"score":`...), h.Score); err != nil {
 		return b, err
 	}
-	b = appendString(append(b, `,"strategy":`...), h.Strategy)
+	b = jsonappend.String(append(b, `,"strategy":`...), h.Strategy)
 	return append(b, '}'), nil
 }
 
 func (v *VisualCheck) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	if v.ActualArtifactID != nil {
-		b = appendUUID(append(b, `"actualArtifactId":`...), *v.ActualArtifactID)
+		b = jsonappend.UUID(append(b, `"actualArtifactId":`...), *v.ActualArtifactID)
 		b = append(b, ',')
 	}
 	if v.DiffArtifactID != nil {
-		b = appendUUID(append(b, `"diffArtifactId":`...), *v.DiffArtifactID)
+		b = jsonappend.UUID(append(b, `"diffArtifactId":`...), *v.DiffArtifactID)
 		b = append(b, ',')
 	}
 	if v.ExpectedArtifactID != nil {
-		b = appendUUID(append(b, `"expectedArtifactId":`...), *v.ExpectedArtifactID)
+		b = jsonappend.UUID(append(b, `"expectedArtifactId":`...), *v.ExpectedArtifactID)
 		b = append(b, ',')
 	}
 	if v.MismatchPixels != nil {
@@ -134,11 +133,11 @@ func (v *VisualCheck) appendJSON(b []byte) ([]byte, error) {
 		}
 		b = append(b, ',')
 	}
-	b = appendString(append(b, `"name":`...), v.Name)
+	b = jsonappend.String(append(b, `"name":`...), v.Name)
 	if v.SizeMismatch != nil {
 		b = strconv.AppendBool(append(b, `,"sizeMismatch":`...), *v.SizeMismatch)
 	}
-	b = appendString(append(b, `,"status":`...), v.Status)
+	b = jsonappend.String(append(b, `,"status":`...), v.Status)
 	if v.Threshold != nil {
 		if b, err = appendFloat32(append(b, `,"threshold":`...), *v.Threshold); err != nil {
 			return b, err
@@ -166,20 +165,6 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	return append(b, '"'), nil
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendUUID is uuid.UUID's text form, quoted.
-func appendUUID(b []byte, u uuid.UUID) []byte {
-	b = append(b, '"')
-	for i, c := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
-		}
-		b = append(b, hexDigits[c>>4], hexDigits[c&0xF])
-	}
-	return append(b, '"')
-}
-
 // appendFloat32 is encoding/json's float32: ES6 number formatting.
 func appendFloat32(b []byte, f32 float32) ([]byte, error) {
 	f := float64(f32)
@@ -200,57 +185,4 @@ func appendFloat32(b []byte, f32 float32) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-// appendString is encoding/json's string: quoted, with <, > and & escaped for HTML, invalid UTF-8
-// replaced by U+FFFD, and U+2028 and U+2029 escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
