@@ -117,7 +117,7 @@ type Unit struct {
 	nelem   int
 	// roots some expression reads other than through a memoized path (see Unit.Reads): how
 	// many reads
-	whole map[string]int
+	whole    map[string]int
 	skip     Passes             // optimisation passes left out (Config.Skip)
 	builders map[string]builder // Config.builders
 	// the analysis of the function definitions (call graph, what each body uses)
