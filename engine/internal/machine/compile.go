@@ -124,10 +124,6 @@ type Unit struct {
 	analysis *syntax.Analysis
 }
 
-// Uses returns what the parsed expression e uses (custom operators and roots, itself or through
-// the functions it calls), by the unit's analysis.
-func (u *Unit) Uses(e *syntax.Expr) syntax.Info { return u.analysis.Expr(e) }
-
 // global returns the index of the variable root name, assigning the next one to a new name.
 func (u *Unit) global(name string) int {
 	u.mu.Lock()
@@ -343,9 +339,22 @@ func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
 // CompileExpr checks one parsed expression in the unit (the unit's analysis reports its problems)
 // and compiles it.
 func (u *Unit) CompileExpr(e *syntax.Expr) (*Program, diag.List) {
-	if ds := u.analysis.Expr(e).Diags; len(ds) > 0 {
-		return nil, ds.Sort()
+	p, _, ds := u.CompileUses(e)
+	return p, ds
+}
+
+// CompileUses is CompileExpr that also returns what e uses (custom operators and roots, itself or
+// through the functions it calls), found by the same walk of the analysis that checks it.
+func (u *Unit) CompileUses(e *syntax.Expr) (*Program, syntax.Info, diag.List) {
+	in := u.analysis.Expr(e)
+	if len(in.Diags) > 0 {
+		return nil, in, in.Diags.Sort()
 	}
+	return u.compileChecked(e), in, nil
+}
+
+// compileChecked compiles an expression the analysis checked.
+func (u *Unit) compileChecked(e *syntax.Expr) *Program {
 	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
 	if u.on(Share) {
 		c.repeated = u.repeats(e)
@@ -363,7 +372,7 @@ func (u *Unit) CompileExpr(e *syntax.Expr) (*Program, diag.List) {
 		p.custom = append(p.custom, name)
 	}
 	sort.Strings(p.custom)
-	return p, nil
+	return p
 }
 
 // Functions returns the function names of the unit, sorted.
