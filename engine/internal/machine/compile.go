@@ -22,9 +22,10 @@ type FunctionDef struct {
 	// drops parameters that are not strings, so later ones are reported where they are written).
 	ParamAt []int
 	// Malformed is set by the reader of a definition it reported FUNCTION_INVALID (not an
-	// object: give a null Body; params missing or not an array of strings; a member unknown or named twice); NewUnit sets
-	// it too for parameters that are not distinct names and a missing body. The name is still defined,
-	// but calls to it are not checked against it (expressions.md §5).
+	// object: give a null Body; params missing or not an array of strings; a member unknown or
+	// named twice); the analysis (syntax.Analyze) sets it too for parameters that are not
+	// distinct names and a missing body. The name is still defined, but calls to it are not
+	// checked against it (expressions.md §5).
 	Malformed bool
 }
 

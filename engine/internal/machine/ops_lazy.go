@@ -32,7 +32,7 @@ var iterNames = [...]string{"map", "filter", "some", "all"}
 func iterate(kind iterKind) builder {
 	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		list := c.compile(raw[0], ptr+"/args/0", sc, depth+1)
-		bind, bodyAt, ok := (&syntax.Expr{Args: raw}).Binding()
+		bind, bodyAt, ok := syntax.IterBinding(raw)
 		if !ok {
 			unchecked(ptr, "iteration name refused")
 		}
