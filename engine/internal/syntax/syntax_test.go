@@ -3,6 +3,7 @@ package syntax
 import (
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -264,4 +265,24 @@ func TestAnalyzeDefinitions(t *testing.T) {
 	if in, _ := a.Function("g"); !reflect.DeepEqual(in.Calls, []string{"f"}) { // a malformed definition: an edge
 		t.Errorf("g calls %v", in.Calls)
 	}
+}
+
+// Expressions of one unit may be analysed concurrently (the compiler compiles them so): the
+// patterns kept compiled are shared.
+func TestAnalyzeConcurrently(t *testing.T) {
+	a := Analyze(nil, nil)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				src := `{"op": "matches", "args": ["s", "a` + itoa(i%5) + `+"]}`
+				if in := a.Expr(parseText(t, src, "")); len(in.Diags) != 0 || a.Pattern("a"+itoa(i%5)+"+") == nil {
+					t.Errorf("%s: %v", src, in.Diags)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
 }
