@@ -22,9 +22,10 @@ type FunctionDef struct {
 	// drops parameters that are not strings, so later ones are reported where they are written).
 	ParamAt []int
 	// Malformed is set by the reader of a definition it reported FUNCTION_INVALID (not an
-	// object: give a null Body; params missing or not an array of strings; a member unknown or named twice); NewUnit sets
-	// it too for parameters that are not distinct names and a missing body. The name is still defined,
-	// but calls to it are not checked against it (expressions.md §5).
+	// object: give a null Body; params missing or not an array of strings; a member unknown or
+	// named twice); the analysis (syntax.Analyze) sets it too for parameters that are not
+	// distinct names and a missing body. The name is still defined, but calls to it are not
+	// checked against it (expressions.md §5).
 	Malformed bool
 }
 
@@ -42,6 +43,9 @@ type Config struct {
 	// Skip names optimisation passes left out, for tests that compare a pass with the
 	// compilation without it; by default every pass runs.
 	Skip Passes
+	// builders replace the builders of some core operators, for tests that compare a builder
+	// with a reference one.
+	builders map[string]builder
 }
 
 // Passes is a set of optimisation passes of the compiler. Each pass changes how expressions are
@@ -114,15 +118,12 @@ type Unit struct {
 	nelem   int
 	// roots some expression reads other than through a memoized path (see Unit.Reads): how
 	// many reads
-	whole map[string]int
-	skip  Passes // optimisation passes left out (Config.Skip)
+	whole    map[string]int
+	skip     Passes             // optimisation passes left out (Config.Skip)
+	builders map[string]builder // Config.builders
 	// the analysis of the function definitions (call graph, what each body uses)
 	analysis *syntax.Analysis
 }
-
-// Uses returns what the parsed expression e uses (custom operators and roots, itself or through
-// the functions it calls), by the unit's analysis.
-func (u *Unit) Uses(e *syntax.Expr) syntax.Info { return u.analysis.Expr(e) }
 
 // global returns the index of the variable root name, assigning the next one to a new name.
 func (u *Unit) global(name string) int {
@@ -203,10 +204,10 @@ func (s *scope) with(name string, slot int, a *alias) *scope {
 	}
 }
 
-// compiler holds the state of one load.
+// compiler holds the state of one compilation. It compiles a tree the analysis checked (see
+// syntax.Analysis): it reports nothing, and a problem it meets is a bug (see unchecked).
 type compiler struct {
 	unit    *Unit
-	diags   diag.List
 	custom  map[string]bool // custom operators used
 	cur     *function       // function being compiled, nil at top level
 	roots   map[int]bool    // global indexes read by what is being compiled
@@ -225,14 +226,20 @@ const (
 	inlineTotal = 1024
 )
 
-func (c *compiler) report(d *diag.Diagnostic) { c.diags = append(c.diags, d) }
+// unchecked panics: the compiler met a problem the analysis reports, so it was given a tree the
+// analysis did not check, or the two disagree.
+func unchecked(ptr, what string) {
+	panic("machine: compiling a tree with a problem the analysis did not report at " + ptr + ": " + what)
+}
 
-// NewUnit compiles the function definitions of cfg. It reports every problem: malformed
-// definitions, FUNCTION_REDEFINED, problems inside bodies and FUNCTION_RECURSIVE for every
-// function on a cycle.
+// NewUnit compiles the function definitions of cfg. The analysis (syntax.Analyze) reports every
+// problem first: malformed definitions, FUNCTION_REDEFINED, problems inside bodies,
+// FUNCTION_RECURSIVE for every function on a cycle; the bodies are compiled only when there is
+// none.
 func NewUnit(cfg Config) (*Unit, diag.List) {
 	u := &Unit{declared: map[string]bool{}, funcs: map[string]*function{}, globals: map[string]int{},
-		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}, whole: map[string]int{}, skip: cfg.Skip}
+		paths: map[string]*Path{}, shared: map[string]*sharedExpr{}, varying: map[string]bool{}, whole: map[string]int{},
+		skip: cfg.Skip, builders: cfg.builders}
 	for _, name := range cfg.Varying {
 		u.varying[name] = true
 	}
@@ -242,55 +249,30 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 	for _, name := range cfg.Operators {
 		u.declared[name] = true
 	}
-	c := &compiler{unit: u, custom: map[string]bool{}}
-	var order []*function
-	bodies := map[*function]FunctionDef{}
-	for _, def := range cfg.Functions {
-		if _, dup := u.funcs[def.Name]; dup {
-			c.report(diag.Redefined(def.Pointer, def.Name))
-			continue
-		}
-		if def.Name == "" {
-			c.report(diag.BadFunction(def.Pointer, def.Name, "the name is empty"))
-			continue
-		}
-		f := &function{name: def.Name, params: def.Params, ptr: def.Pointer, malformed: def.Malformed}
+	sdefs := make([]syntax.Def, len(cfg.Functions))
+	for i, def := range cfg.Functions {
+		sdefs[i] = syntax.Def{Name: def.Name, Params: def.Params, ParamAt: def.ParamAt, Ptr: def.Pointer, Malformed: def.Malformed}
 		if def.Body != nil {
-			f.def = syntax.Parse(def.Body, def.Pointer+"/body")
-			f.size = syntax.Size(f.def)
+			sdefs[i].Body = syntax.Parse(def.Body, def.Pointer+"/body")
 		}
-		seen := map[string]bool{}
-		for i, p := range def.Params {
-			if def.ParamAt != nil {
-				i = def.ParamAt[i]
-			}
-			if !validName(p) {
-				c.report(diag.BadFunction(diag.Index(def.Pointer+"/params", i), def.Name, "a parameter name must be a non-empty name without '.'"))
-				f.malformed = true
-			}
-			if seen[p] {
-				c.report(diag.BadFunction(diag.Index(def.Pointer+"/params", i), def.Name, "parameter "+p+" appears twice"))
-				f.malformed = true
-			}
-			seen[p] = true
-		}
-		if def.Body == nil {
-			c.report(diag.BadFunction(def.Pointer, def.Name, "the body is missing"))
-			f.malformed = true
-		}
-		u.funcs[def.Name] = f
-		order = append(order, f)
-		bodies[f] = def
 	}
-	// the analysis: the call graph, its cycles and depth, what each body reads
-	sdefs := make([]syntax.Def, len(order))
-	for i, f := range order {
-		sdefs[i] = syntax.Def{Name: f.name, Params: f.params, Body: f.def, Ptr: f.ptr, Malformed: f.malformed}
+	u.analysis = syntax.Analyze(sdefs, cfg.Operators)
+	if len(u.analysis.Diags) > 0 {
+		return nil, u.analysis.Diags.Sort()
 	}
-	u.analysis = syntax.Analyze(sdefs)
+	defs := u.analysis.Defs()
+	order := make([]*function, len(defs))
+	for i, d := range defs {
+		f := &function{name: d.Name, params: d.Params, ptr: d.Ptr, malformed: d.Malformed, def: d.Body}
+		if d.Body != nil {
+			f.size = syntax.Size(d.Body)
+		}
+		u.funcs[d.Name] = f
+		order[i] = f
+	}
+	c := &compiler{unit: u, custom: map[string]bool{}}
 	for _, f := range order {
-		def := bodies[f]
-		if def.Body == nil {
+		if f.def == nil {
 			continue
 		}
 		sc := newScope()
@@ -298,24 +280,18 @@ func NewUnit(cfg Config) (*Unit, diag.List) {
 			sc, _ = sc.bind(p)
 		}
 		c.cur, c.roots = f, map[int]bool{}
-		f.body = c.compile(f.def, def.Pointer+"/body", sc, 1)
+		f.body = c.compile(f.def, f.ptr+"/body", sc, 1)
 		f.slots = *sc.n
 		c.cur, c.roots = nil, nil
 	}
-	c.diags = append(c.diags, u.analysis.Diags...)
 	for _, f := range order {
 		in, _ := u.analysis.Function(f.name)
 		f.calls = in.Calls
-		if !u.analysis.Cyclic {
-			f.roots = make([]int, 0, len(in.Roots))
-			for _, r := range in.Roots {
-				f.roots = append(f.roots, u.global(r))
-			}
-			sort.Ints(f.roots)
+		f.roots = make([]int, 0, len(in.Roots))
+		for _, r := range in.Roots {
+			f.roots = append(f.roots, u.global(r))
 		}
-	}
-	if len(c.diags) > 0 {
-		return nil, c.diags.Sort()
+		sort.Ints(f.roots)
 	}
 	u.markStability(order)
 	return u, nil
@@ -361,17 +337,31 @@ func (u *Unit) Compile(n *jsonv.Node, ptr string) (*Program, diag.List) {
 	return u.CompileExpr(syntax.Parse(n, ptr))
 }
 
-// CompileExpr compiles one parsed expression in the unit.
+// CompileExpr checks one parsed expression in the unit (the unit's analysis reports its problems)
+// and compiles it.
 func (u *Unit) CompileExpr(e *syntax.Expr) (*Program, diag.List) {
+	p, _, ds := u.CompileUses(e)
+	return p, ds
+}
+
+// CompileUses is CompileExpr that also returns what e uses (custom operators and roots, itself or
+// through the functions it calls), found by the same walk of the analysis that checks it.
+func (u *Unit) CompileUses(e *syntax.Expr) (*Program, syntax.Info, diag.List) {
+	in := u.analysis.Expr(e)
+	if len(in.Diags) > 0 {
+		return nil, in, in.Diags.Sort()
+	}
+	return u.compileChecked(e), in, nil
+}
+
+// compileChecked compiles an expression the analysis checked.
+func (u *Unit) compileChecked(e *syntax.Expr) *Program {
 	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
 	if u.on(Share) {
 		c.repeated = u.repeats(e)
 	}
 	sc := newScope()
 	root := c.compile(e, e.Ptr, sc, 1)
-	if len(c.diags) > 0 {
-		return nil, c.diags.Sort()
-	}
 	if c.runShared {
 		root = newRun(root)
 	}
@@ -383,7 +373,7 @@ func (u *Unit) CompileExpr(e *syntax.Expr) (*Program, diag.List) {
 		p.custom = append(p.custom, name)
 	}
 	sort.Strings(p.custom)
-	return p, nil
+	return p
 }
 
 // Functions returns the function names of the unit, sorted.
@@ -425,13 +415,11 @@ func (c *compiler) compile(n *syntax.Expr, ptr string, sc *scope, depth int) *no
 		return c.share(n, c.compileCall(n.Text, n.Args, ptr, sc, depth), sc)
 	}
 	// Bad, or Data outside literal (not produced by the parser)
-	for _, d := range n.Errs {
-		c.report(d)
-	}
 	if n.Kind == syntax.Data && len(n.Errs) == 0 {
 		return constNode(n.Value, ptr)
 	}
-	return errNode(ptr)
+	unchecked(ptr, "a node that does not parse")
+	return nil
 }
 
 // compileArgs compiles the argument expressions of an op or fn form.
@@ -720,18 +708,15 @@ func asIndex(s string) int {
 func (c *compiler) compileCall(name string, raw []*syntax.Expr, ptr string, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	f, ok := c.unit.funcs[name]
-	if !ok {
-		c.report(diag.UnknownFunction(ptr+"/fn", name))
+	switch {
+	case !ok:
+		unchecked(ptr, "unknown function "+name)
+	case f.malformed:
+		// Its own FUNCTION_INVALID says what is wrong (the load fails); only a stand-in unit
+		// (NewStandInUnit) compiles a call of it, never to be run.
 		return errNode(ptr)
-	}
-	if f.malformed {
-		// Its own FUNCTION_INVALID says what is wrong; the call is an edge of the call graph
-		// all the same (a malformed definition can still be on a cycle).
-		return errNode(ptr)
-	}
-	if len(args) != len(f.params) {
-		c.report(diag.FunctionArgs(ptr+"/args", name, len(args), len(f.params)))
-		return errNode(ptr)
+	case len(args) != len(f.params):
+		unchecked(ptr, "arity of function "+name)
 	}
 	for _, r := range f.roots {
 		c.roots[r] = true

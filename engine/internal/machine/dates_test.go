@@ -44,17 +44,8 @@ func TestDatesReadOnceMatchTheOperators(t *testing.T) {
 		`{"op":"some","args":[{"var":"data.list"},{"op":"isDate","args":[{"var":"it"}]}]}`,
 		`{"op":"map","args":[{"var":"data.list"},{"op":"daysBetween","args":[{"var":"it"},{"var":"ctx.today"}]}]}`,
 	}
-	compileUnit := func(specs map[string]spec) (*Unit, []*Program) {
-		saved := map[string]spec{}
-		for name, sp := range specs {
-			saved[name], coreOperators[name] = coreOperators[name], sp
-		}
-		defer func() {
-			for name, sp := range saved {
-				coreOperators[name] = sp
-			}
-		}()
-		u, ds := NewUnit(Config{Functions: defs, Globals: []string{"data", "ctx", "value"}, Varying: []string{"value"}})
+	compileUnit := func(builders map[string]builder) (*Unit, []*Program) {
+		u, ds := NewUnit(Config{Functions: defs, Globals: []string{"data", "ctx", "value"}, Varying: []string{"value"}, builders: builders})
 		if len(ds) > 0 {
 			t.Fatal(ds)
 		}
@@ -62,8 +53,8 @@ func TestDatesReadOnceMatchTheOperators(t *testing.T) {
 		return u, progs
 	}
 	fastUnit, fast := compileUnit(nil)
-	_, general := compileUnit(map[string]spec{"isDate": {1, 1, unary(opIsDate)}, "yearsBetween": {2, 2, binary(opYearsBetween)},
-		"daysBetween": {2, 2, binary(opDaysBetween)}, "dateAdd": {3, 3, strict(opDateAdd)}})
+	_, general := compileUnit(map[string]builder{"isDate": unary(opIsDate), "yearsBetween": binary(opYearsBetween),
+		"daysBetween": binary(opDaysBetween), "dateAdd": strict(opDateAdd)})
 	dPath := fastUnit.Path("data", []string{"d"})
 
 	datas := []map[string]any{

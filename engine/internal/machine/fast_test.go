@@ -20,20 +20,15 @@ func TestEqualityMatchesDeepEqual(t *testing.T) {
 	}
 	operands = append(operands, `{"var":"missing"}`, `"s"`, `"`+long+`"`, `1`, `2`, `true`, `false`, `null`, `[1,"s"]`,
 		`{"op":"literal","args":[{"a":1}]}`, `{"op":"+","args":[{"var":"data.s"},1]}`)
-	saved := map[string]spec{"==": coreOperators["=="], "!=": coreOperators["!="]}
-	defer func() {
-		coreOperators["=="], coreOperators["!="] = saved["=="], saved["!="]
-	}()
 	for _, op := range []string{"==", "!="} {
 		negate := op == "!="
-		reference := spec{2, 2, deep(func(ptr string, a, b any) (any, error) { return value.Equal(a, b) != negate, nil })}
+		reference := Config{Globals: testGlobals, builders: map[string]builder{
+			op: deep(func(ptr string, a, b any) (any, error) { return value.Equal(a, b) != negate, nil })}}
 		for _, a := range operands {
 			for _, b := range operands {
 				src := `{"op":"` + op + `","args":[` + a + `,` + b + `]}`
-				coreOperators[op] = saved[op]
 				fast := compileAt(t, src, "/e")
-				coreOperators[op] = reference
-				slow := compileAt(t, src, "/e")
+				slow := compileWith(t, src, "/e", reference)
 				sameUnderBudgets(t, src, fast, slow, env, 1, 12)
 			}
 		}

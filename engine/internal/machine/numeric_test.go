@@ -104,35 +104,19 @@ func TestUnboxedMatchesBoxed(t *testing.T) {
 		"many": many, "x": 7.0, "y": 1200.0, "z": 36.0,
 		"items": []any{map[string]any{"p": 2.5, "q": 3.0}, map[string]any{"p": 0.1, "q": 7.0}}}
 	values := []any{0.7, nil, "s", 12.0}
-	reference := map[string]spec{
-		"+": {2, -1, strict(opAdd)}, "-": {1, 2, strict(opSub)}, "*": {2, -1, strict(opMul)},
-		"<": {2, 2, binary(cmpOp(cmpTests[cmpLT]))}, "<=": {2, 2, binary(cmpOp(cmpTests[cmpLE]))},
-		">": {2, 2, binary(cmpOp(cmpTests[cmpGT]))}, ">=": {2, 2, binary(cmpOp(cmpTests[cmpGE]))},
-		"==": {2, 2, deep(func(ptr string, a, b any) (any, error) { return value.Equal(a, b), nil })},
-		"!=": {2, 2, deep(func(ptr string, a, b any) (any, error) { return !value.Equal(a, b), nil })},
+	reference := map[string]builder{
+		"+": strict(opAdd), "-": strict(opSub), "*": strict(opMul),
+		"<": binary(cmpOp(cmpTests[cmpLT])), "<=": binary(cmpOp(cmpTests[cmpLE])),
+		">": binary(cmpOp(cmpTests[cmpGT])), ">=": binary(cmpOp(cmpTests[cmpGE])),
+		"==": deep(func(ptr string, a, b any) (any, error) { return value.Equal(a, b), nil }),
+		"!=": deep(func(ptr string, a, b any) (any, error) { return !value.Equal(a, b), nil }),
 	}
-	saved := map[string]spec{}
-	for name := range reference {
-		saved[name] = coreOperators[name]
-	}
-	defer func() {
-		for name, s := range saved {
-			coreOperators[name] = s
-		}
-	}()
 	compileAll := func(srcs []string, unboxed bool) []*Program {
-		var skip Passes
+		cfg := Config{Functions: defs, Globals: []string{"data", "value"}, Varying: []string{"value"}}
 		if !unboxed {
-			skip = Unbox
+			cfg.Skip, cfg.builders = Unbox, reference
 		}
-		for name := range reference {
-			if unboxed {
-				coreOperators[name] = saved[name]
-			} else {
-				coreOperators[name] = reference[name]
-			}
-		}
-		u, ds := NewUnit(Config{Functions: defs, Globals: []string{"data", "value"}, Varying: []string{"value"}, Skip: skip})
+		u, ds := NewUnit(cfg)
 		if len(ds) > 0 {
 			t.Fatal(ds)
 		}

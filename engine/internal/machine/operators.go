@@ -15,74 +15,79 @@ import (
 // builder compiles one operator application whose arity has been checked.
 type builder func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node
 
-// spec describes one core operator.
-type spec struct {
-	min, max int // argument count; max < 0 means no upper bound
-	build    builder
+// coreOperators are the builders of the core profile: exactly 45 operators, those of
+// syntax.CoreOperators (their arity, checked by the analysis). spec/v1/operators.md documents
+// each. It is filled by init only because the builders reach back into the compiler, which reads
+// the table (a package-level initializer would be an initialization cycle).
+var coreOperators map[string]builder
+
+func init() {
+	coreOperators = coreTable()
+	for name := range syntax.CoreOperators {
+		if coreOperators[name] == nil {
+			panic("machine: no builder for the core operator " + name)
+		}
+	}
+	if len(coreOperators) != len(syntax.CoreOperators) {
+		panic("machine: a builder for an operator syntax.CoreOperators does not name")
+	}
 }
 
-// coreOperators is the core profile: exactly 45 operators. spec/v1/operators.md documents each.
-// It is filled by init only because the builders reach back into the compiler, which reads the
-// table (a package-level initializer would be an initialization cycle).
-var coreOperators map[string]spec
-
-func init() { coreOperators = coreTable() }
-
-func coreTable() map[string]spec {
-	return map[string]spec{
+func coreTable() map[string]builder {
+	return map[string]builder{
 		// comparison
-		"==":      {2, 2, buildEquality(false)},
-		"!=":      {2, 2, buildEquality(true)},
-		"<":       {2, 2, compare(cmpLT)},
-		"<=":      {2, 2, compare(cmpLE)},
-		">":       {2, 2, compare(cmpGT)},
-		">=":      {2, 2, compare(cmpGE)},
-		"between": {3, 3, strictDirect(callBetween)},
+		"==":      buildEquality(false),
+		"!=":      buildEquality(true),
+		"<":       compare(cmpLT),
+		"<=":      compare(cmpLE),
+		">":       compare(cmpGT),
+		">=":      compare(cmpGE),
+		"between": strictDirect(callBetween),
 		// logic and conditionals (lazy)
-		"and":      {1, -1, buildAnd},
-		"or":       {1, -1, buildOr},
-		"not":      {1, 1, unaryStep(stepNot, opNot)},
-		"if":       {3, -1, buildIf},
-		"coalesce": {1, -1, buildCoalesce},
+		"and":      buildAnd,
+		"or":       buildOr,
+		"not":      unaryStep(stepNot, opNot),
+		"if":       buildIf,
+		"coalesce": buildCoalesce,
 		// arithmetic
-		"+":     {2, -1, arith(arAdd, opAdd)},
-		"-":     {1, 2, arith(arSub, opSub)},
-		"*":     {2, -1, arith(arMul, opMul)},
-		"/":     {2, 2, buildDivide(false)},
-		"mod":   {2, 2, buildDivide(true)},
-		"abs":   {1, 1, buildNumeric(opAbs, absNum)},
-		"min":   {1, -1, buildExtreme(false)},
-		"max":   {1, -1, buildExtreme(true)},
-		"round": {1, 2, buildRound},
-		"sum":   {1, 1, buildSum},
+		"+":     arith(arAdd, opAdd),
+		"-":     arith(arSub, opSub),
+		"*":     arith(arMul, opMul),
+		"/":     buildDivide(false),
+		"mod":   buildDivide(true),
+		"abs":   buildNumeric(opAbs, absNum),
+		"min":   buildExtreme(false),
+		"max":   buildExtreme(true),
+		"round": buildRound,
+		"sum":   buildSum,
 		// strings
-		"upper":      {1, 1, unary(opUpper)},
-		"lower":      {1, 1, unary(opLower)},
-		"trim":       {1, 1, unaryStep(stepTrim, opTrim)},
-		"concat":     {1, -1, buildConcat},
-		"substring":  {2, 3, strictDirect(callSubstring)},
-		"text":       {1, 1, unaryStep(stepText, opText)},
-		"startsWith": {2, 2, buildAffix(false)},
-		"endsWith":   {2, 2, buildAffix(true)},
-		"matches":    {2, 2, buildMatches},
+		"upper":      unary(opUpper),
+		"lower":      unary(opLower),
+		"trim":       unaryStep(stepTrim, opTrim),
+		"concat":     buildConcat,
+		"substring":  strictDirect(callSubstring),
+		"text":       unaryStep(stepText, opText),
+		"startsWith": buildAffix(false),
+		"endsWith":   buildAffix(true),
+		"matches":    buildMatches,
 		// strings and lists
-		"length":   {1, 1, buildLength},
-		"contains": {2, 2, buildContains(false)},
-		"in":       {2, 2, buildContains(true)},
+		"length":   buildLength,
+		"contains": buildContains(false),
+		"in":       buildContains(true),
 		// lists (the body sees each element bound to a name, "it" by default)
-		"map":    {2, 3, iterate(iterMap)},
-		"filter": {2, 3, iterate(iterFilter)},
-		"some":   {2, 3, iterate(iterSome)},
-		"all":    {2, 3, iterate(iterAll)},
+		"map":    iterate(iterMap),
+		"filter": iterate(iterFilter),
+		"some":   iterate(iterSome),
+		"all":    iterate(iterAll),
 		// types and null
-		"typeOf":  {1, 1, unary(func(_ string, a any) (any, error) { return value.TypeOf(a), nil })},
-		"isEmpty": {1, 1, unaryStep(stepIsEmpty, opIsEmpty)},
-		"literal": {1, 1, buildLiteral},
+		"typeOf":  unary(func(_ string, a any) (any, error) { return value.TypeOf(a), nil }),
+		"isEmpty": unaryStep(stepIsEmpty, opIsEmpty),
+		"literal": buildLiteral,
 		// dates
-		"isDate":       {1, 1, buildIsDate},
-		"yearsBetween": {2, 2, buildDateDiff},
-		"daysBetween":  {2, 2, buildDateDiff},
-		"dateAdd":      {3, 3, buildDateAdd},
+		"isDate":       buildIsDate,
+		"yearsBetween": buildDateDiff,
+		"daysBetween":  buildDateDiff,
+		"dateAdd":      buildDateAdd,
 	}
 }
 
@@ -96,18 +101,6 @@ func CoreOperators() []string {
 	return out
 }
 
-func arityText(min, max int) string {
-	switch {
-	case max < 0:
-		return itoa(min) + " or more arguments"
-	case min == max && min == 1:
-		return "1 argument"
-	case min == max:
-		return itoa(min) + " arguments"
-	}
-	return itoa(min) + " to " + itoa(max) + " arguments"
-}
-
 func itoa(i int) string { return diag.Index("", i)[1:] }
 
 // compileOp compiles {op, args}.
@@ -115,22 +108,14 @@ func (c *compiler) compileOp(name string, raw []*syntax.Expr, ptr string, sc *sc
 	if len(name) > 2 && name[:2] == "x-" {
 		return c.compileCustom(name, raw, ptr, sc, depth)
 	}
-	s, ok := coreOperators[name]
-	if !ok {
-		c.report(diag.UnknownOperator(ptr+"/op", name))
-		c.compileArgs(raw, ptr, sc, depth) // report problems inside the arguments too
-		return errNode(ptr)
+	build := coreOperators[name]
+	if b := c.unit.builders[name]; b != nil {
+		build = b
 	}
-	if len(raw) < s.min || (s.max >= 0 && len(raw) > s.max) || (name == "if" && len(raw)%2 == 0) {
-		want := arityText(s.min, s.max)
-		if name == "if" {
-			want = "an odd number of arguments, at least 3"
-		}
-		c.report(diag.Arity(ptr+"/args", name, len(raw), want))
-		c.compileArgs(raw, ptr, sc, depth)
-		return errNode(ptr)
+	if build == nil || !syntax.CoreOperators[name].Accepts(name, len(raw)) {
+		unchecked(ptr, "operator "+name+" unknown or given the wrong number of arguments")
 	}
-	return s.build(c, name, ptr, raw, sc, depth)
+	return build(c, name, ptr, raw, sc, depth)
 }
 
 // fold evaluates a node whose arguments are all constant once, at load, and turns it into a
@@ -395,8 +380,7 @@ func deepNode(fn func(ptr string, a, b any) (any, error), ptr string, x, y *node
 func (c *compiler) compileCustom(name string, raw []*syntax.Expr, ptr string, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	if !c.unit.declared[name] {
-		c.report(diag.Undeclared(ptr+"/op", name))
-		return errNode(ptr)
+		unchecked(ptr, "undeclared custom operator "+name)
 	}
 	c.custom[name] = true
 	site := &customSite{ptr: ptr, name: name}

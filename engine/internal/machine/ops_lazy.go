@@ -11,7 +11,7 @@ import (
 
 // DefaultIterName is the name the body of map, filter, some and all sees the element under when
 // the operator is given no name.
-const DefaultIterName = "it"
+const DefaultIterName = syntax.DefaultIterName
 
 type iterKind int
 
@@ -32,15 +32,9 @@ var iterNames = [...]string{"map", "filter", "some", "all"}
 func iterate(kind iterKind) builder {
 	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		list := c.compile(raw[0], ptr+"/args/0", sc, depth+1)
-		bind := DefaultIterName
-		bodyAt := 1
-		if len(raw) == 3 {
-			bodyAt = 2
-			if raw[1].Kind != syntax.String || !validName(raw[1].Text) {
-				c.report(diag.LiteralRequired(ptr+"/args/1", name, 1, "a variable name (a non-empty string without '.')"))
-				return errNode(ptr)
-			}
-			bind = raw[1].Text
+		bind, bodyAt, ok := syntax.IterBinding(raw)
+		if !ok {
+			unchecked(ptr, "iteration name refused")
 		}
 		inner, slot := sc.bind(bind)
 		var lv *listVar
@@ -170,20 +164,17 @@ func iterate(kind iterKind) builder {
 }
 
 // buildMatches builds matches(subject, pattern). A pattern written as a string literal is checked
-// and compiled at load; any other one (even one that folds to a constant, such as a concat of
-// literals) at evaluation, where a refusal is an evaluation error (spec/v1/operators.md).
+// and compiled at load, by the analysis (syntax.Analysis.Pattern); any other one (even one that
+// folds to a constant, such as a concat of literals) at evaluation, where a refusal is an
+// evaluation error (spec/v1/operators.md).
 func buildMatches(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	subj, pat := args[0], args[1]
 	var fixed *pattern.Pattern
 	if src, ok := pat.value.(string); pat.constant && ok && raw[1].StringLiteral() {
-		p, err := pattern.Compile(src)
-		if err != nil {
-			off, msg := patternProblem(err)
-			c.report(diag.PatternRefused(ptr+"/args/1", off, msg))
-			return errNode(ptr)
+		if fixed = c.unit.analysis.Pattern(src); fixed == nil {
+			unchecked(ptr, "pattern refused")
 		}
-		fixed = p
 	}
 	type cached struct {
 		src string
@@ -254,7 +245,7 @@ func patternProblem(err error) (int, string) {
 // an array without evaluating its elements.
 func buildLiteral(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 	if raw[0].Kind != syntax.Data || len(raw[0].Errs) > 0 {
-		return c.compile(raw[0], raw[0].Ptr, sc, depth+1)
+		unchecked(ptr, "literal data that does not parse")
 	}
 	return constNode(raw[0].Value, ptr)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sdods/sdods/engine/internal/date"
 	"github.com/sdods/sdods/engine/internal/num"
+	"github.com/sdods/sdods/engine/internal/syntax"
 )
 
 // trimSpace must remove exactly what strings.Trim with the six ASCII white space characters
@@ -90,14 +91,13 @@ func TestStrictDirectMatchesStrict(t *testing.T) {
 		`{"op":"+","args":[1,"x"]}`}
 	cases := map[string]int{"between": 3, "round": 2, "substring": 3}
 	env := map[string]any{"data": map[string]any{"n": 2.0, "s": "hello"}}
-	reference := map[string]spec{"between": {3, 3, strict(opBetween)}, "round": {1, 2, strict(opRound)},
-		"substring": {2, 3, strict(opSubstring)}}
+	reference := Config{Globals: testGlobals, builders: map[string]builder{"between": strict(opBetween),
+		"round": strict(opRound), "substring": strict(opSubstring)}}
 	for name, max := range cases {
-		direct := coreOperators[name]
 		for i := 0; i < 400; i++ {
 			n := max
 			if i%2 == 1 {
-				n = direct.min
+				n = syntax.CoreOperators[name].Min
 			}
 			args := ""
 			for k := range n {
@@ -107,13 +107,8 @@ func TestStrictDirectMatchesStrict(t *testing.T) {
 				args += atoms[(i*7+k*5+i/len(atoms))%len(atoms)]
 			}
 			src := `{"op":"` + name + `","args":[` + args + `]}`
-			var progs [2]*Program
-			for k, sp := range []spec{direct, reference[name]} {
-				coreOperators[name] = sp
-				progs[k] = compileAt(t, src, "/e")
-			}
-			coreOperators[name] = direct
-			sameUnderBudgets(t, src, progs[0], progs[1], env, 0, 12)
+			direct, general := compileAt(t, src, "/e"), compileWith(t, src, "/e", reference)
+			sameUnderBudgets(t, src, direct, general, env, 0, 12)
 		}
 	}
 }

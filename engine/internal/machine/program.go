@@ -2,8 +2,9 @@
 // into a typed tree; Unit.Compile parses a jsonv tree first) into a tree of Go closures, once,
 // and runs them on a Machine (frames, budget, memoized paths). The optimisation passes it applies
 // while building the closures are named (Passes) and chosen by Config.Skip. Evaluation runs the closures and never looks at JSON again. Package rules
-// builds rulesets on top of it. The compiler collects every diagnostic of a load; evaluation
-// stops at the first error.
+// builds rulesets on top of it. The diagnostics of a load come from the analysis (package
+// syntax), all of them, before anything is compiled: the compiler builds closures from a checked
+// tree only; evaluation stops at the first error.
 package machine
 
 import (

@@ -29,7 +29,13 @@ func compileAt(t *testing.T, src, ptr string, ops ...string) *Program {
 // compileSkipping is compileAt without the optimisation passes skip.
 func compileSkipping(t *testing.T, src, ptr string, skip Passes, ops ...string) *Program {
 	t.Helper()
-	u, ds := NewUnit(Config{Operators: ops, Globals: testGlobals, Skip: skip})
+	return compileWith(t, src, ptr, Config{Operators: ops, Globals: testGlobals, Skip: skip})
+}
+
+// compileWith compiles src at pointer ptr in a unit of cfg.
+func compileWith(t *testing.T, src, ptr string, cfg Config) *Program {
+	t.Helper()
+	u, ds := NewUnit(cfg)
 	if len(ds) > 0 {
 		t.Fatal(ds)
 	}

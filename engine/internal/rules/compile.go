@@ -289,18 +289,15 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 				}
 			}
 		}
-		var used []*syntax.Expr
+		var used []syntax.Info
 		if r.When != nil {
-			e := syntax.Parse(r.When, r.Ptr+"/when")
-			cr.when = c.compile(e)
-			used = append(used, e)
+			cr.when = c.compile(syntax.Parse(r.When, r.Ptr+"/when"), &used)
 		}
 		for _, pm := range r.Params {
 			e := syntax.Parse(pm.Expr, pm.Ptr)
 			k := e.Kind
 			lit := k == syntax.Null || k == syntax.Bool || k == syntax.String || k == syntax.Number
-			cr.params = append(cr.params, expr{name: pm.Name, prog: c.compile(e), literal: lit})
-			used = append(used, e)
+			cr.params = append(cr.params, expr{name: pm.Name, prog: c.compile(e, &used), literal: lit})
 		}
 		cr.missing, cr.reads = c.uses(used)
 		cr.nslots = fieldSlots(cr)
@@ -309,15 +306,12 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 	for _, r := range rs.StateRules {
 		cs := &state{id: r.ID, loc: loc(r.Target), channels: r.Channels}
 		cs.scope = scopeOf(levelIndex(r.Scope), &cs.loc)
-		when := syntax.Parse(r.When, r.Ptr+"/when")
-		cs.when = c.compile(when)
-		used := []*syntax.Expr{when}
+		var used []syntax.Info
+		cs.when = c.compile(syntax.Parse(r.When, r.Ptr+"/when"), &used)
 		for _, e := range r.Effects {
 			ce := effect{field: e.Field}
 			for _, pm := range e.Props {
-				pe := syntax.Parse(pm.Expr, pm.Ptr)
-				ce.props = append(ce.props, expr{name: pm.Name, prog: c.compile(pe)})
-				used = append(used, pe)
+				ce.props = append(ce.props, expr{name: pm.Name, prog: c.compile(syntax.Parse(pm.Expr, pm.Ptr), &used)})
 			}
 			cs.effects = append(cs.effects, ce)
 		}
@@ -558,18 +552,20 @@ type compiler struct {
 	ops   map[string]machine.Operator
 }
 
-func (c *compiler) compile(e *syntax.Expr) *machine.Program {
-	prog, ds := c.unit.CompileExpr(e)
+// compile checks and compiles e, adding what it uses (by the unit's analysis, see
+// machine.Unit.CompileUses) to used.
+func (c *compiler) compile(e *syntax.Expr, used *[]syntax.Info) *machine.Program {
+	prog, in, ds := c.unit.CompileUses(e)
 	c.diags = append(c.diags, ds...)
+	*used = append(*used, in)
 	return prog
 }
 
-// uses returns, by the unit's analysis of the expressions (see machine.Unit.Uses), the first (in
-// name order) custom operator they need, directly or through the functions they call, that the
-// host has not supplied ("" when none), and what they may read of value and field.
-func (c *compiler) uses(exprs []*syntax.Expr) (missing string, reads uint8) {
-	for _, e := range exprs {
-		in := c.unit.Uses(e)
+// uses returns, from what a rule's expressions use, the first (in name order) custom operator
+// they need, directly or through the functions they call, that the host has not supplied (""
+// when none), and what they may read of value and field.
+func (c *compiler) uses(used []syntax.Info) (missing string, reads uint8) {
+	for _, in := range used {
 		for _, o := range in.Custom {
 			if c.ops[o] == nil && (missing == "" || o < missing) {
 				missing = o

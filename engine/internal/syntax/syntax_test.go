@@ -3,6 +3,7 @@ package syntax
 import (
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sdods/sdods/engine/internal/diag"
@@ -129,9 +130,15 @@ func TestAnalyze(t *testing.T) {
 		def(t, "k", nil, `{"op": "some", "args": [{"var": "data.l"}, "a.b", {"fn": "f", "args": [{"var": "original"}]}]}`),
 		{Name: "m", Ptr: "/functions/m", Malformed: true},
 		def(t, "n", nil, `{"fn": "m", "args": [1, 2, 3]}`), // a malformed definition: an edge
-	})
-	if a.Cyclic || len(a.Diags) != 0 {
-		t.Fatalf("cyclic %v %v", a.Cyclic, a.Diags)
+	}, []string{"x-b"})
+	if a.Cyclic {
+		t.Fatal("cyclic")
+	}
+	// h's problems (in the order found), and m's missing body
+	wantDiags := []string{"FUNCTION_ARITY /functions/h/body/0/args", "FUNCTION_UNKNOWN /functions/h/body/1/fn",
+		"OPERATOR_UNDECLARED /functions/h/body/3/op", "EXPRESSION_INVALID /functions/k/body/args/1"}
+	if got := codes(a.Diags); !reflect.DeepEqual(got, append([]string{"FUNCTION_INVALID /functions/m"}, wantDiags...)) {
+		t.Errorf("diagnostics %v", got)
 	}
 	want := map[string]Info{
 		"f": {Calls: []string{"g"}, Custom: []string{"x-b"}, Roots: []string{"ctx", "data", "field"}},
@@ -165,7 +172,7 @@ func TestAnalyzeCyclesAndDepth(t *testing.T) {
 		def(t, "a", nil, `{"fn": "b", "args": [{"fn": "c", "args": []}]}`), // calls c, then b
 		def(t, "b", []string{"x"}, `{"fn": "a", "args": []}`),
 		def(t, "c", nil, `1`),
-	})
+	}, nil)
 	if !a.Cyclic || len(a.Diags) != 2 {
 		t.Fatalf("%v %v", a.Cyclic, a.Diags)
 	}
@@ -180,10 +187,102 @@ func TestAnalyzeCyclesAndDepth(t *testing.T) {
 		}
 		defs = append(defs, def(t, "f"+itoa(i), nil, body))
 	}
-	a = Analyze(defs)
+	a = Analyze(defs, nil)
 	if a.Cyclic || len(a.Diags) != 1 || a.Diags[0].Pointer != "/functions/f0" {
 		t.Errorf("depth: %v", a.Diags)
 	}
 }
 
 func itoa(i int) string { return diag.Index("", i)[1:] }
+
+func codes(ds diag.List) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Code + " " + d.Pointer
+	}
+	return out
+}
+
+// The checks of names, arity and scopes, in the order the tree is walked: an unknown operator or
+// a wrong count before the arguments, an undeclared custom operator and a call after them, an
+// iteration's name after its list (its body not looked at when the name is refused), patterns
+// written as literals after the arguments, parser problems where they are met.
+func TestAnalyzeChecks(t *testing.T) {
+	a := Analyze([]Def{def(t, "f", []string{"p"}, `{"var": "p"}`)}, []string{"x-ok"})
+	cases := []struct {
+		src  string
+		want []string
+	}{
+		{`{"op": "nope", "args": [{"op": "x-no", "args": []}, {"op": "x-ok", "args": []}]}`,
+			[]string{"OPERATOR_UNKNOWN /op", "OPERATOR_UNDECLARED /args/0/op"}},
+		{`{"op": "x-no", "args": [{"op": "upper", "args": []}]}`, []string{"OPERATOR_ARITY /args/0/args", "OPERATOR_UNDECLARED /op"}},
+		{`{"op": "if", "args": [1, {"fn": "g", "args": []}]}`, []string{"OPERATOR_ARITY /args", "FUNCTION_UNKNOWN /args/1/fn"}},
+		{`{"op": "if", "args": [1, 2, 3, 4, 5]}`, nil},
+		{`{"fn": "f", "args": [{"fn": "f", "args": []}, 2]}`, []string{"FUNCTION_ARITY /args/0/args", "FUNCTION_ARITY /args"}},
+		{`{"op": "map", "args": [{"op": "nope", "args": []}, "a.b", {"op": "nope", "args": []}]}`,
+			[]string{"OPERATOR_UNKNOWN /args/0/op", "EXPRESSION_INVALID /args/1"}},
+		{`{"op": "some", "args": [[], "x", {"op": "all", "args": [{"var": "x"}, "x", {"op": "x-no", "args": [{"var": "x"}]}]}]}`,
+			[]string{"OPERATOR_UNDECLARED /args/2/args/2/op"}},
+		{`{"op": "matches", "args": [{"op": "nope", "args": []}, "("]}`, []string{"OPERATOR_UNKNOWN /args/0/op", "PATTERN_NOT_PORTABLE /args/1"}},
+		{`{"op": "matches", "args": ["a", {"op": "concat", "args": ["("]}]}`, nil}, // checked when evaluated
+		{`[{"op": "literal", "args": [{"a": 1, "a": 2, "b": 1e999}]}, {"var": 1}]`,
+			[]string{"EXPRESSION_INVALID /0/args/0", "NUMBER_OUT_OF_RANGE /0/args/0/b", "EXPRESSION_INVALID /1/var"}},
+	}
+	for _, c := range cases {
+		if got := codes(a.Expr(parseText(t, c.src, "")).Diags); !reflect.DeepEqual(got, append([]string{}, c.want...)) {
+			t.Errorf("%s: got %v, want %v", c.src, got, c.want)
+		}
+	}
+	if a.Pattern("(") != nil || a.Pattern("a") != nil {
+		t.Error("a pattern kept that was refused or never written")
+	}
+	a.Expr(parseText(t, `{"op": "matches", "args": ["s", {"op": "literal", "args": ["a+"]}]}`, ""))
+	if a.Pattern("a+") == nil {
+		t.Error("a portable literal pattern is not kept compiled")
+	}
+}
+
+// Definitions: a name defined twice or empty, parameters that are not distinct names and a
+// missing body are reported at the definition, in that order, before the problems of the bodies;
+// the later definitions of a name are not analysed.
+func TestAnalyzeDefinitions(t *testing.T) {
+	a := Analyze([]Def{
+		{Name: "f", Params: []string{"", "", "a"}, ParamAt: []int{0, 2, 3}, Ptr: "/functions/f"},
+		def(t, "f", nil, `{"op": "nope", "args": []}`),
+		def(t, "", nil, `1`),
+		def(t, "g", []string{"x"}, `{"fn": "f", "args": []}`),
+	}, nil)
+	want := []string{"FUNCTION_INVALID /functions/f/params/0", "FUNCTION_INVALID /functions/f/params/2",
+		"FUNCTION_INVALID /functions/f/params/2", "FUNCTION_INVALID /functions/f", "FUNCTION_REDEFINED /functions/f",
+		"FUNCTION_INVALID /functions/"}
+	if got := codes(a.Diags); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	defs := a.Defs()
+	if len(defs) != 2 || defs[0].Name != "f" || !defs[0].Malformed || defs[1].Name != "g" || defs[1].Malformed {
+		t.Errorf("defs %+v", defs)
+	}
+	if in, _ := a.Function("g"); !reflect.DeepEqual(in.Calls, []string{"f"}) { // a malformed definition: an edge
+		t.Errorf("g calls %v", in.Calls)
+	}
+}
+
+// Expressions of one unit may be analysed concurrently (the compiler compiles them so): the
+// patterns kept compiled are shared.
+func TestAnalyzeConcurrently(t *testing.T) {
+	a := Analyze(nil, nil)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				src := `{"op": "matches", "args": ["s", "a` + itoa(i%5) + `+"]}`
+				if in := a.Expr(parseText(t, src, "")); len(in.Diags) != 0 || a.Pattern("a"+itoa(i%5)+"+") == nil {
+					t.Errorf("%s: %v", src, in.Diags)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+}

@@ -1,14 +1,15 @@
-// Package syntax is the first stage of the expression compiler: it parses an expression written
-// as JSON (a jsonv tree, spec/v1/expressions.md) once into a typed tree whose nodes carry their
-// JSON pointers, and analyses a set of function definitions and expressions in one pass (calls,
-// the call graph and its cycles, call depth, roots read, custom operators, size). Package machine
-// compiles the tree into closures; package rules reads the analysis. Nothing after this package
-// looks at the JSON form of an expression again.
+// Package syntax is the front of the expression compiler: it parses an expression written as JSON
+// (a jsonv tree, spec/v1/expressions.md) once into a typed tree whose nodes carry their JSON
+// pointers, and analyses the function definitions of a unit and its expressions in one pass
+// (Analyze, Analysis.Expr): every load diagnostic of an expression (names, arity, scopes, custom
+// operators, literal patterns, the definitions, the call graph and its cycles, call depth), and
+// what each uses (calls, roots read, custom operators). Package machine compiles a checked tree
+// into closures; package rules reads the analysis. Nothing after this package looks at the JSON
+// form of an expression again.
 //
 // Parsing never fails: a node that does not parse is a Bad node holding its diagnostics, which
-// the compiler reports when (and only when) it reaches the node, so a load reports exactly the
-// problems it did when the compiler read JSON itself (an argument the compiler does not look at,
-// such as the body of an iteration whose name is refused, reports nothing).
+// the analysis reports when (and only when) its walk reaches the node: an argument the walk does
+// not look at, such as the body of an iteration whose name is refused, reports nothing.
 package syntax
 
 import (
@@ -106,12 +107,15 @@ func ValidName(s string) bool { return s != "" && !strings.Contains(s, ".") }
 
 // Binding returns, for an iteration (an Op of Iterators with 2 or 3 arguments), the name its
 // body sees and the index of the body; ok is false when the name is written but is not a valid
-// name (the compiler refuses it and compiles no body).
-func (e *Expr) Binding() (name string, body int, ok bool) {
-	if len(e.Args) == 2 {
+// name (the analysis reports it and does not look at the body).
+func (e *Expr) Binding() (name string, body int, ok bool) { return IterBinding(e.Args) }
+
+// IterBinding is Binding of an iteration whose arguments are args.
+func IterBinding(args []*Expr) (name string, body int, ok bool) {
+	if len(args) == 2 {
 		return DefaultIterName, 1, true
 	}
-	if a := e.Args[1]; a.Kind == String && ValidName(a.Text) {
+	if a := args[1]; a.Kind == String && ValidName(a.Text) {
 		return a.Text, 2, true
 	}
 	return "", 2, false
