@@ -33,6 +33,11 @@ type step struct {
 type chain struct {
 	base  *node
 	steps []step
+	// pre, when set, charges one unit at prePtr before the first step: the call of an inlined
+	// function whose body is the chain (see compiler.inline). The base is then a plain read,
+	// which charges nothing and cannot fail, so charging after it is charging before it.
+	pre    bool
+	prePtr string
 }
 
 // extend returns the chain of an operator st applied to the node a: a's own chain with st
@@ -40,7 +45,8 @@ type chain struct {
 func (c *compiler) extend(a *node, st step) *chain {
 	if c.unit.on(Fuse) && a.chain != nil {
 		steps := make([]step, 0, len(a.chain.steps)+1)
-		return &chain{base: a.chain.base, steps: append(append(steps, a.chain.steps...), st)}
+		return &chain{base: a.chain.base, steps: append(append(steps, a.chain.steps...), st),
+			pre: a.chain.pre, prePtr: a.chain.prePtr}
 	}
 	return &chain{base: a, steps: []step{st}}
 }
@@ -56,8 +62,11 @@ func (ch *chain) evaluation() evalFn {
 		if err != nil {
 			return nil, err
 		}
-		s, str := v.(string)
 		rt, steps := fr.rt, ch.steps
+		if ch.pre && !rt.spend(1) {
+			return nil, rt.exhausted(ch.prePtr)
+		}
+		s, str := v.(string)
 		for i := range steps {
 			st := &steps[i]
 			if str {
