@@ -130,6 +130,9 @@ type rule struct {
 	// "" when it has neither. A check passes the slot of its path, -1 for one built at evaluation.
 	nslots int
 	fails  []texts // RULE_FAILED messages by failure template (chain.failedAt)
+	// oneField: the rule is checked on exactly one static field, with all its operators
+	// (the common case, which run.rule tests first, with one comparison)
+	oneField bool
 }
 
 // What a rule's or state rule's expressions may read of the variables the engine sets per
@@ -304,6 +307,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		}
 		cr.missing, cr.reads = c.uses(used)
 		cr.nslots = fieldSlots(cr)
+		cr.oneField = !cr.hasType && !cr.wild && cr.missing == "" && len(cr.fields) == 1 && cr.fields[0].memo != nil
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {

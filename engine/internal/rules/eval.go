@@ -461,6 +461,17 @@ func truth(v any, err error) (holds bool, reason string) {
 }
 
 func (r *run) rule(ru *rule) {
+	if ru.oneField {
+		// check's work inline: its call and arguments cost as much as the common case, a
+		// condition that does not hold
+		f := &ru.fields[0]
+		v := r.m.Value(f.memo)
+		r.bind(ru.reads, f.pathValue, v)
+		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			r.outcome(ru, 0, f.path, v, reason)
+		}
+		return
+	}
 	switch {
 	case ru.hasType:
 		slot := 0 // see rule.nslots
