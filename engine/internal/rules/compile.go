@@ -9,6 +9,7 @@ package rules
 import (
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jcs"
@@ -42,6 +43,11 @@ type Program struct {
 	nglobals      int // variable roots of the unit: the globals below, then any other root read
 	slots         []stateSlot
 	reads         *readPlan // what the rules read of the request roots, for EvaluateJSONInto
+	// idle is a run kept for the next evaluation of this program: a host evaluating one request
+	// after another takes and returns it with one atomic operation each, where the pool (for
+	// evaluations at the same time) costs a pin to the processor and two calls
+	// (its own for each program, ForChannel's included)
+	idle *atomic.Pointer[run]
 }
 
 // Global indexes of the variables an evaluation sets (machine.Config.Globals); any other root
@@ -230,7 +236,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		unit = machine.NewStandInUnit(cfg)
 	}
 	c := &compiler{unit: unit, ops: ops}
-	p := &Program{Ref: ref, defaultLocale: rs.DefaultLocale, defaultLower: strings.ToLower(rs.DefaultLocale),
+	p := &Program{idle: new(atomic.Pointer[run]), Ref: ref, defaultLocale: rs.DefaultLocale, defaultLower: strings.ToLower(rs.DefaultLocale),
 		catalogs: map[string]*catalog{}, declared: declared, ops: ops, budget: budget}
 	sort.Strings(p.declared)
 	var cats []*catalog
@@ -540,6 +546,7 @@ func messages(cats []*catalog, ru *rule, konst []constParam) []message {
 func (p *Program) ForChannel(ch string) *Program {
 	q := *p
 	q.rules, q.states = nil, nil
+	q.idle = new(atomic.Pointer[run])
 	for _, r := range p.rules {
 		if ruleset.HasChannel(r.channels, ch) {
 			q.rules = append(q.rules, r)

@@ -191,7 +191,10 @@ func (p *Program) EvaluateInto(req *Request, res *Result) { p.evaluate(req, nil,
 // slot, which the request's roots then need not hold (see decode).
 func (p *Program) evaluate(req *Request, vals []any, res *Result) {
 	res.Ruleset = p.Ref
-	r := runPool.Get().(*run)
+	r := p.idle.Swap(nil)
+	if r == nil {
+		r = runPool.Get().(*run)
+	}
 	if r.p != p {
 		r.p = p
 	}
@@ -279,7 +282,9 @@ func (p *Program) evaluate(req *Request, vals []any, res *Result) {
 	if cap(r.findings) > 1<<10 {
 		r.findings = nil
 	}
-	runPool.Put(r)
+	if !p.idle.CompareAndSwap(nil, r) {
+		runPool.Put(r)
+	}
 }
 
 // messages gives the findings whose messages were written to the message buffer (msgAt) their
