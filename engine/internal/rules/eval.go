@@ -224,9 +224,18 @@ func (p *Program) evaluate(req *Request, vals []any, res *Result) {
 		r.slotBits = make([]uint64, (len(p.slots)+63)/64)
 	}
 	if v := req.View; v == nil {
-		// every rule is in view
+		// every rule is in view; a rule on one static field is run here, without rule's call
 		for _, ru := range p.rules {
-			r.rule(ru)
+			if !ru.oneField {
+				r.rule(ru)
+				continue
+			}
+			f := &ru.fields[0]
+			v := r.m.Value(f.memo)
+			r.bind(ru.reads, f.pathValue, v)
+			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+				r.outcome(ru, 0, f.path, v, reason)
+			}
 		}
 		for _, st := range p.states {
 			r.state(st)
