@@ -500,6 +500,13 @@ func (c *compiler) inline(f *function, args []*node, raw []*syntax.Expr, ptr str
 	c.custom = map[string]bool{}
 	b := c.compile(f.def, f.ptr+"/body", body, 1)
 	c.custom = saved
+	if len(stored) == 0 && !b.constant && b.num == nil && b.chain != nil && !b.chain.pre && b.chain.base.read &&
+		c.unit.on(Fuse) {
+		// the body is a chain on a plain read: the call's charge becomes the chain's first, so
+		// that an operator applied to the call extends the chain (not(blank(x)) is one loop)
+		ch := &chain{base: b.chain.base, steps: b.chain.steps, pre: true, prePtr: ptr}
+		return &node{ptr: ptr, chain: ch, eval: ch.evaluation()}
+	}
 	if len(stored) == 0 && !b.constant {
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 			if err := fr.rt.charge(ptr, 1); err != nil {

@@ -49,7 +49,7 @@ func TestInliningMatchesCalls(t *testing.T) {
 		if d > 3 || rng.Intn(4) == 0 {
 			return atoms[rng.Intn(len(atoms))]
 		}
-		switch rng.Intn(13) {
+		switch rng.Intn(15) {
 		case 0:
 			return `{"fn":"blank","args":[` + gen(d+1) + `]}`
 		case 1:
@@ -74,6 +74,11 @@ func TestInliningMatchesCalls(t *testing.T) {
 			return `{"fn":"both","args":[` + gen(d+1) + `,` + gen(d+1) + `]}`
 		case 11:
 			return `{"op":"map","args":[` + gen(d+1) + `,"e",{"fn":"both","args":[{"var":"e"},{"fn":"field","args":[{"var":"e"}]}]}]}`
+		case 12:
+			// an operator applied to a call, which a chain in the body extends
+			return `{"op":"not","args":[` + gen(d+1) + `]}`
+		case 13:
+			return `{"op":"text","args":[` + gen(d+1) + `]}`
 		}
 		return `{"op":"==","args":[` + gen(d+1) + `,` + gen(d+1) + `]}`
 	}
@@ -95,7 +100,7 @@ func TestInliningMatchesCalls(t *testing.T) {
 		}
 		return p
 	}
-	budgets := []int64{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 0}
+	budgets := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 21, 34, 55, 89, 0}
 	for i := 0; i < 3000; i++ {
 		src := gen(0)
 		skip = 0

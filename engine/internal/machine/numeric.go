@@ -333,7 +333,7 @@ func extremeOf(ptr, op string, max bool, items []any) (float64, bool, any, error
 func buildNumeric(slow func(ptr string, a any) (any, error), calc func(ptr string, f float64, ok bool, v any) (float64, bool, any, error)) builder {
 	return func(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int) *node {
 		n := unary(slow)(c, name, ptr, raw, sc, depth)
-		if !c.unit.on(Unbox) || n.constant || len(n.chain.steps) != 1 {
+		if !c.unit.on(Unbox) || n.constant || len(n.chain.steps) != 1 || n.chain.pre {
 			return n
 		}
 		a := numberOf(n.chain.base)

@@ -110,9 +110,7 @@ func (rt *runtime) walk(p *Path) any {
 	v := p.seg.step(base)
 	if id, m := p.id, rt.memo; uint(id) < uint(len(m)) {
 		m[id] = memoEntry{v: v, gen: rt.gen}
-		if id >= rt.memoHigh {
-			rt.memoHigh = id + 1
-		}
+		rt.memoHigh = len(m) // (a store, where keeping the highest entry costs a test too)
 	} else {
 		rt.remember(id, v, 0, rt.gen)
 	}

@@ -36,6 +36,11 @@ func (c *compiler) share(src *syntax.Expr, n *node, sc *scope) *node {
 	if !c.unit.on(Share) || n.constant || c.cur != nil {
 		return n
 	}
+	if n.chain != nil && n.chain.base.read {
+		// one-value operators on a plain read (an inlined blank(x)): cheaper to evaluate again
+		// than to look up, and an operator applied to it can extend the chain
+		return n
+	}
 	switch st := c.unit.stability(src, sc, nil); {
 	case st == perEval && (src.Kind == syntax.Call || iterators[src.Text]):
 		var key strings.Builder

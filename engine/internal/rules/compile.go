@@ -9,6 +9,7 @@ package rules
 import (
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/sdods/sdods/engine/internal/diag"
 	"github.com/sdods/sdods/engine/internal/jcs"
@@ -42,6 +43,11 @@ type Program struct {
 	nglobals      int // variable roots of the unit: the globals below, then any other root read
 	slots         []stateSlot
 	reads         *readPlan // what the rules read of the request roots, for EvaluateJSONInto
+	// idle is a run kept for the next evaluation of this program: a host evaluating one request
+	// after another takes and returns it with one atomic operation each, where the pool (for
+	// evaluations at the same time) costs a pin to the processor and two calls
+	// (its own for each program, ForChannel's included)
+	idle *atomic.Pointer[run]
 }
 
 // Global indexes of the variables an evaluation sets (machine.Config.Globals); any other root
@@ -130,6 +136,9 @@ type rule struct {
 	// "" when it has neither. A check passes the slot of its path, -1 for one built at evaluation.
 	nslots int
 	fails  []texts // RULE_FAILED messages by failure template (chain.failedAt)
+	// oneField: the rule is checked on exactly one static field, with all its operators
+	// (the common case, which run.rule tests first, with one comparison)
+	oneField bool
 }
 
 // What a rule's or state rule's expressions may read of the variables the engine sets per
@@ -227,7 +236,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		unit = machine.NewStandInUnit(cfg)
 	}
 	c := &compiler{unit: unit, ops: ops}
-	p := &Program{Ref: ref, defaultLocale: rs.DefaultLocale, defaultLower: strings.ToLower(rs.DefaultLocale),
+	p := &Program{idle: new(atomic.Pointer[run]), Ref: ref, defaultLocale: rs.DefaultLocale, defaultLower: strings.ToLower(rs.DefaultLocale),
 		catalogs: map[string]*catalog{}, declared: declared, ops: ops, budget: budget}
 	sort.Strings(p.declared)
 	var cats []*catalog
@@ -301,6 +310,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		}
 		cr.missing, cr.reads = c.uses(used)
 		cr.nslots = fieldSlots(cr)
+		cr.oneField = !cr.hasType && !cr.wild && cr.missing == "" && len(cr.fields) == 1 && cr.fields[0].memo != nil
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {
@@ -530,6 +540,7 @@ func messages(cats []*catalog, ru *rule, konst []constParam) []message {
 func (p *Program) ForChannel(ch string) *Program {
 	q := *p
 	q.rules, q.states = nil, nil
+	q.idle = new(atomic.Pointer[run])
 	for _, r := range p.rules {
 		if ruleset.HasChannel(r.channels, ch) {
 			q.rules = append(q.rules, r)

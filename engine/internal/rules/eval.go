@@ -191,7 +191,10 @@ func (p *Program) EvaluateInto(req *Request, res *Result) { p.evaluate(req, nil,
 // slot, which the request's roots then need not hold (see decode).
 func (p *Program) evaluate(req *Request, vals []any, res *Result) {
 	res.Ruleset = p.Ref
-	r := runPool.Get().(*run)
+	r := p.idle.Swap(nil)
+	if r == nil {
+		r = runPool.Get().(*run)
+	}
 	if r.p != p {
 		r.p = p
 	}
@@ -221,9 +224,18 @@ func (p *Program) evaluate(req *Request, vals []any, res *Result) {
 		r.slotBits = make([]uint64, (len(p.slots)+63)/64)
 	}
 	if v := req.View; v == nil {
-		// every rule is in view
+		// every rule is in view; a rule on one static field is run here, without rule's call
 		for _, ru := range p.rules {
-			r.rule(ru)
+			if !ru.oneField {
+				r.rule(ru)
+				continue
+			}
+			f := &ru.fields[0]
+			v := r.m.Value(f.memo)
+			r.bind(ru.reads, f.pathValue, v)
+			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+				r.outcome(ru, 0, f.path, v, reason)
+			}
 		}
 		for _, st := range p.states {
 			r.state(st)
@@ -279,7 +291,9 @@ func (p *Program) evaluate(req *Request, vals []any, res *Result) {
 	if cap(r.findings) > 1<<10 {
 		r.findings = nil
 	}
-	runPool.Put(r)
+	if !p.idle.CompareAndSwap(nil, r) {
+		runPool.Put(r)
+	}
 }
 
 // messages gives the findings whose messages were written to the message buffer (msgAt) their
@@ -461,6 +475,17 @@ func truth(v any, err error) (holds bool, reason string) {
 }
 
 func (r *run) rule(ru *rule) {
+	if ru.oneField {
+		// check's work inline: its call and arguments cost as much as the common case, a
+		// condition that does not hold
+		f := &ru.fields[0]
+		v := r.m.Value(f.memo)
+		r.bind(ru.reads, f.pathValue, v)
+		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			r.outcome(ru, 0, f.path, v, reason)
+		}
+		return
+	}
 	switch {
 	case ru.hasType:
 		slot := 0 // see rule.nslots
