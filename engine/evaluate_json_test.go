@@ -12,8 +12,10 @@ import (
 // path's value (data.a.b, data.s), a path under a list index (data.list.0.x, data.list.00.y),
 // an object read whole and paths under it (data.obj, data.obj.k), a field of a type binding
 // over a list (data.items), a root read whole (ctx), a root read only through a path
-// (actor.roles), and a root read not at all (original).
+// (actor.roles), a root read not at all (original), and paths read through the parameters of
+// inlined functions (data.fo.k, not data.fo).
 var pathsRuleset = doc(`"types":{"T":{"base":"string"}},
+ "functions":{"inner":{"params":["o"],"body":{"var":"o.k"}},"outer":{"params":["d"],"body":{"fn":"inner","args":[{"var":"d.fo"}]}}},
  "entities":{"items":{"many":true,"fieldTypes":{"name":"T"}}},
  "rules":[
   {"id":"b","code":"B","when":{"op":"!=","args":[{"var":"data.a.b"},null]},"message":{"key":"m","params":{"v":{"var":"data.a.b"}}}},
@@ -22,7 +24,8 @@ var pathsRuleset = doc(`"types":{"T":{"base":"string"}},
   {"id":"o","code":"O","when":{"op":"==","args":[{"var":"data.obj"},{"var":"data.obj.k"}]},"message":{"key":"m","params":{"o":{"var":"data.obj.k"}}}},
   {"id":"n","code":"N","target":{"type":"T"},"when":{"op":"==","args":[{"var":"value"},"bad"]},"message":"m"},
   {"id":"c","code":"C","when":{"op":"!=","args":[{"var":"ctx"},null]},"message":{"key":"m","params":{"c":{"var":"ctx"}}}},
-  {"id":"r","code":"R","when":{"op":"contains","args":[{"var":"actor.roles"},"admin"]},"message":"m"}
+  {"id":"r","code":"R","when":{"op":"contains","args":[{"var":"actor.roles"},"admin"]},"message":"m"},
+  {"id":"f","code":"F","when":{"op":"==","args":[{"fn":"outer","args":[{"var":"data"}]},"x"]},"message":"m"}
  ],
  "stateRules":[{"id":"st","when":true,"effects":[{"field":"a.b","value":{"var":"data.a.b"}},{"field":"obj","value":{"var":"data.obj"}}]}]`)
 
@@ -41,6 +44,10 @@ func requestBodies() []string {
 		`{"data":{}}`,
 		`{"data":null}`,
 		`{"data":{"a":{"b":"x"},"s":"","list":[{"x":1,"y":1}],"obj":{"k":"v"},"items":[{"name":"bad"},{"name":"ok"}]},"ctx":{"t":1},"actor":{"roles":["admin"]},"original":{"q":[1,2]}}`,
+		`{"data":{"fo":{"z":[1,{"k":"y"}],"k":"x"}}}`,
+		`{"data":{"fo":{"k":["x"]}}}`,
+		`{"data":{"fo":["x"]}}`,
+		`{"data":{"fo":{"k":"x","k":"x"}}}`,
 		"  {\n  \"data\" : {\n    \"a\" : { \"b\" : 12.5e3 } ,\n        \"s\":\"\\u00e9t\\u00e9\"},\t\"ctx\":null\r\n}  ",
 		`{"data":{"a":"scalar","list":{"0":{"x":1},"00":{"y":1}},"obj":[1]}}`,
 		`{"data":{"a":[{"b":1}],"list":[[1]],"obj":null,"s":null}}`,
