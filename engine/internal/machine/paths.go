@@ -24,7 +24,7 @@ type Path struct {
 	root     int
 	rootName string
 	seg      segment
-	whole    int  // how many expressions read the value of this path, not only paths under it
+	whole    int // how many expressions read the value of this path, not only paths under it
 }
 
 // step reads one path segment of v as variables do. (Type assertions compare the type word with
