@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -185,4 +188,52 @@ func FuzzEvaluateJSONInto(f *testing.F) {
 			t.Fatalf("%q:\nParseRequest+EvaluateInto %s\nEvaluateJSONInto          %s", body, slow, fast)
 		}
 	})
+}
+
+// TestDecodedValuesDoNotOutliveTheRequest: EvaluateJSONInto decodes each request into storage it
+// reuses for the next one, so what leaves an evaluation must be copies: the states' values of a
+// result kept by the caller, and the arguments a host's operator kept, stay as they were while
+// other requests are evaluated.
+func TestDecodedValuesDoNotOutliveTheRequest(t *testing.T) {
+	var kept [][]any // the arguments x-keep was given, as it was given them
+	var seen []string
+	keep := func(args []any) (any, error) {
+		kept = append(kept, args)
+		out, _ := json.Marshal(args)
+		seen = append(seen, string(out))
+		return args[0], nil
+	}
+	rs := mustRuleSet(t, doc(`"operators":{"x-keep":{}},
+ "rules":[{"id":"k","code":"K","when":{"op":"==","args":[{"op":"x-keep","args":[{"var":"data.obj"},{"var":"data.s"},{"var":"data.list"},{"var":"data.n"}]},null]},"message":"m"}],
+ "stateRules":[{"id":"st","when":true,"effects":[{"field":"obj","value":{"var":"data.obj"}},{"field":"s","value":{"var":"data.s"}},
+  {"field":"list","value":{"var":"data.list"}},{"field":"n","value":{"var":"data.n"}},{"field":"k","value":{"op":"x-keep","args":[{"var":"data.list"}]}}]}]`),
+		engine.WithOperators(map[string]engine.Operator{"x-keep": keep}))
+	var results []*engine.Result
+	var want []string
+	for i := 0; i < 40; i++ {
+		body := fmt.Sprintf(`{"data":{"obj":{"k":"v%d","n":%d,"in":{"x":[%d,"y%d"]}},"s":"s%d","n":%d.5,"list":[{"a":"a%d"},[%d],"l%d"]}}`, i, i, i, i, i, i, i, i, i)
+		res := &engine.Result{}
+		if err := rs.EvaluateJSONInto(res, "", []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := res.JSON()
+		if !strings.Contains(string(out), fmt.Sprintf(`"s%d"`, i)) {
+			t.Fatalf("request %d: the states do not show the request: %s", i, out)
+		}
+		results, want = append(results, res), append(want, string(out))
+	}
+	runtime.GC()
+	for i, res := range results {
+		if out, _ := res.JSON(); string(out) != want[i] {
+			t.Errorf("request %d: the result changed with later requests:\n%s\nwas\n%s", i, out, want[i])
+		}
+	}
+	for i, args := range kept {
+		if out, _ := json.Marshal(args); string(out) != seen[i] {
+			t.Errorf("call %d: the arguments x-keep kept changed with later requests:\n%s\nwere\n%s", i, out, seen[i])
+		}
+	}
+	if len(kept) != 80 {
+		t.Errorf("x-keep called %d times, want 80", len(kept))
+	}
 }

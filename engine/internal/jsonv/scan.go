@@ -31,10 +31,14 @@ type Scanner struct {
 	// repeat the same few, in every element of a list
 	names [64]string
 	// the values Value returns are boxed in these (see box): a few allocations per text rather
-	// than one per string or number; never reused from one text to the next
+	// than one per string or number; reused from one text to the next only
+	// through an Arena (see Use)
 	strs  []string
 	nums  []float64
 	boxed int // strings boxed in this text
+	// where maps, lists and slabs come from when the caller reuses them (see Use); nil: new
+	// ones per text
+	arena *Arena
 }
 
 var scanners = sync.Pool{New: func() any { return new(Scanner) }}
@@ -155,6 +159,10 @@ func (sc *Scanner) Release() {
 	clear(sc.keys[:cap(sc.keys)])
 	sc.keys = sc.keys[:0]
 	sc.s, sc.i, sc.borrowed = "", 0, false
+	if sc.arena != nil {
+		sc.takeSlabs()
+		sc.arena = nil
+	}
 	sc.strs, sc.nums, sc.boxed = nil, nil, 0 // (the values boxed in them may outlive the scanner)
 	if cap(sc.buf) > 1<<16 {
 		sc.buf = nil
@@ -527,8 +535,7 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 				return nil, false
 			}
 		}
-		out := make([]any, len(sc.items)-base)
-		copy(out, sc.items[base:])
+		out := sc.newList(sc.items[base:])
 		clear(sc.items[base:])
 		sc.items = sc.items[:base]
 		return out, true
@@ -567,7 +574,7 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 	if depth < 1 || !(sc.Next('{') || sc.Consume('{')) {
 		return nil, false
 	}
-	m := map[string]any{}
+	m := sc.newMap()
 	if sc.Next('}') || sc.Consume('}') {
 		return m, true
 	}

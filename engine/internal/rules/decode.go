@@ -19,6 +19,12 @@ import (
 // UTF-8, a duplicate member, a number beyond double range, nesting past the limit, a malformed
 // view, locale or ruleset, or only an object too large for its duplicate check); the caller
 // then takes the slow path, which names the problem.
+//
+// The values are decoded into storage the decoder reuses for its next request (jsonv.Arena): the
+// maps, lists and boxes of one request are those of the one before. So nothing decoded may be
+// read after the evaluation, and the two ways a value leaves it take copies (jsonv.Detach): the
+// values of the states in the result, and the arguments of a host's custom operator, which may
+// keep them.
 
 // readPlan is what a program's rules read of the request roots.
 type readPlan struct {
@@ -28,6 +34,8 @@ type readPlan struct {
 	// how many strings the last request decoded kept: the size of the next one's first slab
 	// (see jsonv.Scanner.Expect); requests to one ruleset are alike
 	strs atomic.Int32
+	// the host's custom operators, each given copies of its arguments (see detaching)
+	ops map[string]machine.Operator
 }
 
 // readNode is one memoized path under a root: its last segment, its slot when some rule reads
@@ -39,9 +47,15 @@ type readNode struct {
 	kids []*readNode
 }
 
-// planReads builds the read plan of what unit has compiled.
-func planReads(unit *machine.Unit) *readPlan {
+// planReads builds the read plan of what unit has compiled, for the host's custom operators ops.
+func planReads(unit *machine.Unit, ops map[string]machine.Operator) *readPlan {
 	pl := &readPlan{}
+	if ops != nil {
+		pl.ops = make(map[string]machine.Operator, len(ops))
+		for name, op := range ops {
+			pl.ops[name] = detaching(op)
+		}
+	}
 	for g := gData; g <= gCtx; g++ {
 		whole, reads := unit.Reads(globalRoots[g])
 		pl.whole[g] = whole
@@ -71,6 +85,8 @@ type decoded struct {
 	view Location
 	id   string
 	vals []any
+	// the maps, lists and boxes of the values, reused from one request to the next
+	arena jsonv.Arena
 }
 
 var decodedPool = sync.Pool{New: func() any { return new(decoded) }}
@@ -86,6 +102,7 @@ func (p *Program) decode(raw []byte, d *decoded) bool {
 	// kept past this call
 	sc := jsonv.Borrow(raw)
 	defer sc.Release()
+	sc.Use(&d.arena)
 	sc.Expect(int(pl.strs.Load()))
 	defer func() { pl.strs.Store(int32(min(sc.Boxed(), 1024))) }()
 	root := func(g int) (any, bool) {
@@ -190,6 +207,7 @@ func (d *decoded) fill(kids []*readNode, v any) {
 // release returns d to the pool, keeping nothing of the request.
 func (d *decoded) release() {
 	clear(d.vals)
+	d.arena.Reset()
 	d.req, d.view, d.id = Request{}, Location{}, ""
 	decodedPool.Put(d)
 }
@@ -208,5 +226,23 @@ func (p *Program) EvaluateJSONInto(raw []byte, id string, res *Result) (handled 
 		return true, Mismatch(d.id, id)
 	}
 	p.evaluate(&d.req, d.vals, res)
+	for i := range res.States {
+		for j := range res.States[i].Props {
+			pr := &res.States[i].Props[j]
+			pr.Value = jsonv.Detach(pr.Value)
+		}
+	}
 	return true, nil
+}
+
+// detaching returns op given copies of its arguments (see decode.go's note): a host's operator
+// may keep what it is given. The copies are made in the arguments' list, which is the
+// operator's already.
+func detaching(op machine.Operator) machine.Operator {
+	return func(args []any) (any, error) {
+		for i, a := range args {
+			args[i] = jsonv.Detach(a)
+		}
+		return op(args)
+	}
 }

@@ -208,7 +208,11 @@ func (p *Program) evaluate(req *Request, vals []any, res *Result) {
 	r.globals = r.globals[:p.nglobals]
 	g := r.globals
 	g[gData], g[gOriginal], g[gActor], g[gCtx] = req.Data, req.Original, req.Actor, req.Ctx
-	r.m.Begin(g, p.ops, p.budget)
+	ops := p.ops
+	if vals != nil {
+		ops = p.reads.ops // the decoder's values are reused: a host's operator gets copies
+	}
+	r.m.Begin(g, ops, p.budget)
 	if vals != nil {
 		for i, path := range p.reads.paths {
 			r.m.Preset(path, vals[i])
