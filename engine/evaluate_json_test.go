@@ -191,9 +191,9 @@ func FuzzEvaluateJSONInto(f *testing.F) {
 }
 
 // TestDecodedValuesDoNotOutliveTheRequest: EvaluateJSONInto decodes each request into storage it
-// reuses for the next one, so what leaves an evaluation must be copies: the states' values of a
-// result kept by the caller, and the arguments a host's operator kept, stay as they were while
-// other requests are evaluated.
+// reuses for the next one, its strings parts of the body, so what leaves an evaluation must be
+// copies: the states' values of a result kept by the caller, and the arguments a host's operator
+// kept, stay as they were while other requests are evaluated and the bodies overwritten.
 func TestDecodedValuesDoNotOutliveTheRequest(t *testing.T) {
 	var kept [][]any // the arguments x-keep was given, as it was given them
 	var seen []string
@@ -213,8 +213,12 @@ func TestDecodedValuesDoNotOutliveTheRequest(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		body := fmt.Sprintf(`{"data":{"obj":{"k":"v%d","n":%d,"in":{"x":[%d,"y%d"]}},"s":"s%d","n":%d.5,"list":[{"a":"a%d"},[%d],"l%d"]}}`, i, i, i, i, i, i, i, i, i)
 		res := &engine.Result{}
-		if err := rs.EvaluateJSONInto(res, "", []byte(body)); err != nil {
+		buf := []byte(body)
+		if err := rs.EvaluateJSONInto(res, "", buf); err != nil {
 			t.Fatal(err)
+		}
+		for i := range buf {
+			buf[i] = 'X'
 		}
 		out, _ := res.JSON()
 		if !strings.Contains(string(out), fmt.Sprintf(`"s%d"`, i)) {

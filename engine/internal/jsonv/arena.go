@@ -6,7 +6,9 @@ import "strings"
 // next (Reset): maps, the backing of lists, and the slabs strings and numbers are boxed in. A
 // scanner without one allocates each text's values anew, as values may outlive the text; with
 // one, the owner promises that no value decoded before a Reset is read after it, except through
-// Detach, which copies a value out of the arena. Objects and lists made per request are most of
+// Detach, which copies a value out of the arena. Strings and member names are then parts of a
+// borrowed text rather than copies (see Borrow): the owner also promises that nothing decoded is
+// read once the text may change, except through Detach. Objects and lists made per request are most of
 // what a decoder allocates, and each allocation brings the collector nearer.
 type Arena struct {
 	free, made []map[string]any // maps ready for reuse; maps handed out since the last Reset
@@ -32,8 +34,9 @@ func (sc *Scanner) Use(a *Arena) {
 // each is kept for the next text.
 func (sc *Scanner) takeSlabs() {
 	a := sc.arena
+	a.strs, a.nums = nil, nil
 	if cap(sc.strs) <= arenaSlab {
-		a.strs = sc.strs[:0]
+		a.strs = sc.strs
 	}
 	if cap(sc.nums) <= arenaSlab {
 		a.nums = sc.nums[:0]
@@ -86,6 +89,8 @@ func (a *Arena) Reset() {
 	}
 	clear(a.made)
 	a.made = a.made[:0]
+	clear(a.strs) // (parts of the text: the slab would keep it from the collector)
+	a.strs = a.strs[:0]
 	if cap(a.anys) > arenaSlab {
 		a.anys = nil
 	}
@@ -98,13 +103,13 @@ func (a *Arena) Reset() {
 func Detach(v any) any {
 	switch t := v.(type) {
 	case string:
-		return strings.Clone(t) // (boxed anew; the clone also drops a substring's larger base)
+		return strings.Clone(t) // (perhaps part of the text: copied, and boxed anew)
 	case float64:
 		return any(t)
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, x := range t {
-			out[k] = Detach(x)
+			out[strings.Clone(k)] = Detach(x)
 		}
 		return out
 	case []any:

@@ -137,7 +137,7 @@ const maxName = 24
 // stay in the scanner from one text to the next (strings do not change, so sharing one is
 // copying it), never a value.
 func (sc *Scanner) keepName(k string) string {
-	if !sc.borrowed {
+	if !sc.borrowed || sc.arena != nil {
 		return k
 	}
 	if n := len(k); n > 0 && n <= maxName {
@@ -544,7 +544,10 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return sc.boxString(sc.Keep(s)), true
+		if sc.arena == nil {
+			s = sc.Keep(s)
+		}
+		return sc.boxString(s), true
 	case 't':
 		if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "true" {
 			sc.i += 4
