@@ -217,6 +217,16 @@ func (sc *Scanner) Peek() byte {
 	return sc.peekSpace()
 }
 
+// Near returns the next byte when it is not white space (ok false otherwise, or at the end),
+// without a call: Peek does not inline (its call to peekSpace puts it over the inliner's
+// budget), so the loops over values read c, ok := sc.Near() and call Peek only when !ok.
+func (sc *Scanner) Near() (c byte, ok bool) {
+	if i := sc.i; i < len(sc.s) && sc.s[i] > ' ' {
+		return sc.s[i], true
+	}
+	return 0, false
+}
+
 // peekSpace is Peek after white space.
 func (sc *Scanner) peekSpace() byte {
 	sc.ws()
@@ -243,6 +253,21 @@ func (sc *Scanner) Next(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// After reads what follows a member or an element: a comma (more true) or close (more false);
+// ok is false for anything else. (One call where sc.Next(',') || sc.Consume(',') then the same
+// for close made two at the end of every object and list.)
+func (sc *Scanner) After(close byte) (more, ok bool) {
+	switch {
+	case sc.Next(','):
+		return true, true
+	case sc.Next(close):
+		return false, true
+	case sc.Consume(','):
+		return true, true
+	}
+	return false, sc.Consume(close)
 }
 
 // consumeSpace is Consume when c is not the next byte.
@@ -508,7 +533,11 @@ func (sc *Scanner) number() (float64, bool) {
 // Value reads any value as an engine value; arrays and objects may nest at most depth deep
 // (an object or array counts one).
 func (sc *Scanner) Value(depth int) (any, bool) {
-	switch sc.Peek() {
+	c, near := sc.Near()
+	if !near {
+		c = sc.Peek()
+	}
+	switch c {
 	case '{':
 		return sc.Object(depth)
 	case '[':
@@ -525,10 +554,11 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 					return nil, false
 				}
 				sc.items = append(sc.items, v)
-				if sc.Next(',') || sc.Consume(',') {
+				more, ok := sc.After(']')
+				if more {
 					continue
 				}
-				if sc.Next(']') || sc.Consume(']') {
+				if ok {
 					break
 				}
 				sc.items = sc.items[:base]
@@ -595,10 +625,11 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 		if len(m) == n {
 			return nil, false
 		}
-		if sc.Next(',') || sc.Consume(',') {
+		more, ok := sc.After('}')
+		if more {
 			continue
 		}
-		if sc.Next('}') || sc.Consume('}') {
+		if ok {
 			return m, true
 		}
 		return nil, false
@@ -638,7 +669,11 @@ func (sc *Scanner) Key(mark int) (string, bool) {
 
 // Skip reads any value as Value does, keeping nothing: it says no where Value would.
 func (sc *Scanner) Skip(depth int) bool {
-	switch sc.Peek() {
+	c, near := sc.Near()
+	if !near {
+		c = sc.Peek()
+	}
+	switch c {
 	case '{':
 		if depth < 1 {
 			return false
@@ -653,8 +688,8 @@ func (sc *Scanner) Skip(depth int) bool {
 			if _, ok := sc.Key(mark); !ok || !sc.Skip(depth-1) {
 				return false
 			}
-			if !(sc.Next(',') || sc.Consume(',')) {
-				return sc.Next('}') || sc.Consume('}')
+			if more, ok := sc.After('}'); !more {
+				return ok
 			}
 		}
 	case '[':
@@ -669,8 +704,8 @@ func (sc *Scanner) Skip(depth int) bool {
 			if !sc.Skip(depth - 1) {
 				return false
 			}
-			if !(sc.Next(',') || sc.Consume(',')) {
-				return sc.Next(']') || sc.Consume(']')
+			if more, ok := sc.After(']'); !more {
+				return ok
 			}
 		}
 	case '"':

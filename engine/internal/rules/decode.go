@@ -148,7 +148,9 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 		}
 		var kid *readNode
 		for _, n := range kids {
-			if n.key == k {
+			// (lengths and first bytes first: most names differ there, and memequal is a
+			// call; a path's segments are never empty)
+			if len(n.key) == len(k) && n.key[0] == k[0] && n.key == k {
 				kid = n
 				break
 			}
@@ -161,8 +163,8 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 		if !ok {
 			return false
 		}
-		if !(sc.Next(',') || sc.Consume(',')) {
-			return sc.Next('}') || sc.Consume('}')
+		if more, ok := sc.After('}'); !more {
+			return ok
 		}
 	}
 }
@@ -170,7 +172,11 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 // node reads the value of the path n, at most depth deep.
 func (d *decoded) node(sc *jsonv.Scanner, n *readNode, depth int) bool {
 	if n.slot < 0 {
-		switch sc.Peek() {
+		c, near := sc.Near()
+		if !near {
+			c = sc.Peek()
+		}
+		switch c {
 		case '{':
 			return d.object(sc, n.kids, depth)
 		case '[':
