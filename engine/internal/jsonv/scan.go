@@ -217,6 +217,13 @@ func (sc *Scanner) Peek() byte {
 	return sc.peekSpace()
 }
 
+// Space reports whether white space (or the end) comes next: Consume(c) can then hold where
+// Next(c) did not. It inlines, so that sc.Next(c) || sc.Space() && sc.Consume(c) makes no call
+// in compact text when c does not come next (an object's first member, where '}' is tried).
+func (sc *Scanner) Space() bool {
+	return sc.i >= len(sc.s) || sc.s[sc.i] <= ' '
+}
+
 // Near returns the next byte when it is not white space (ok false otherwise, or at the end),
 // without a call: Peek does not inline (its call to peekSpace puts it over the inliner's
 // budget), so the loops over values read c, ok := sc.Near() and call Peek only when !ok.
@@ -546,7 +553,7 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		}
 		sc.i++
 		base := len(sc.items)
-		if !(sc.Next(']') || sc.Consume(']')) {
+		if !(sc.Next(']') || sc.Space() && sc.Consume(']')) {
 			for {
 				v, ok := sc.Value(depth - 1)
 				if !ok {
@@ -608,7 +615,7 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 		return nil, false
 	}
 	m := sc.newMap()
-	if sc.Next('}') || sc.Consume('}') {
+	if sc.Next('}') || sc.Space() && sc.Consume('}') {
 		return m, true
 	}
 	for {
@@ -679,7 +686,7 @@ func (sc *Scanner) Skip(depth int) bool {
 			return false
 		}
 		sc.i++
-		if sc.Next('}') || sc.Consume('}') {
+		if sc.Next('}') || sc.Space() && sc.Consume('}') {
 			return true
 		}
 		mark := sc.Mark()
@@ -697,7 +704,7 @@ func (sc *Scanner) Skip(depth int) bool {
 			return false
 		}
 		sc.i++
-		if sc.Next(']') || sc.Consume(']') {
+		if sc.Next(']') || sc.Space() && sc.Consume(']') {
 			return true
 		}
 		for {

@@ -130,7 +130,7 @@ func (d *decoded) object(sc *jsonv.Scanner, kids []*readNode, depth int) bool {
 	if depth < 1 || !(sc.Next('{') || sc.Consume('{')) {
 		return false
 	}
-	if sc.Next('}') || sc.Consume('}') {
+	if sc.Next('}') || sc.Space() && sc.Consume('}') {
 		return true
 	}
 	mark := sc.Mark()
