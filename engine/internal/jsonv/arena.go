@@ -1,6 +1,9 @@
 package jsonv
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // Arena is storage a Scanner decodes values into and that its owner reuses from one text to the
 // next (Reset): maps, the backing of lists, and the slabs strings and numbers are boxed in. A
@@ -13,6 +16,7 @@ import "strings"
 type Arena struct {
 	free, made []map[string]any // maps ready for reuse; maps handed out since the last Reset
 	anys       []any            // the backing of lists: each list is a part of it
+	heads      [][]any          // the slab lists are boxed in (see boxList)
 	strs       []string         // the slab strings are boxed in (see Scanner.boxString)
 	nums       []float64        // and numbers
 }
@@ -78,6 +82,25 @@ func (sc *Scanner) newList(items []any) []any {
 	return a.anys[k : k+n : k+n]
 }
 
+// listType is the type word of []any in an interface value.
+var listType = typeOf([]any(nil))
+
+// boxList returns l as an interface value, as boxString does a string: in the arena's slab
+// of list headers when the scanner has one (any(l) allocates the header).
+func (sc *Scanner) boxList(l []any) (v any) {
+	a := sc.arena
+	if a == nil {
+		return l
+	}
+	if len(a.heads) == cap(a.heads) {
+		a.heads = make([][]any, 0, max(slab, 2*cap(a.heads)))
+	}
+	a.heads = append(a.heads, l)
+	e := (*eface)(unsafe.Pointer(&v))
+	e.typ, e.data = listType, unsafe.Pointer(&a.heads[len(a.heads)-1])
+	return v
+}
+
 // Reset makes everything decoded into a since the last Reset storage for the next text: maps
 // emptied, lists and boxes overwritten. Nothing decoded before may be read after (see Detach).
 func (a *Arena) Reset() {
@@ -95,6 +118,11 @@ func (a *Arena) Reset() {
 		a.anys = nil
 	}
 	a.anys = a.anys[:0]
+	clear(a.heads)
+	if cap(a.heads) > arenaSlab {
+		a.heads = nil
+	}
+	a.heads = a.heads[:0]
 }
 
 // Detach returns v, a value decoded into an arena (or computed from such values), as a value

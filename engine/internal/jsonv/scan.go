@@ -575,7 +575,7 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		out := sc.newList(sc.items[base:])
 		clear(sc.items[base:])
 		sc.items = sc.items[:base]
-		return out, true
+		return sc.boxList(out), true
 	case '"':
 		s, ok := sc.String()
 		if !ok {
