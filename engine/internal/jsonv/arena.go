@@ -111,6 +111,9 @@ func (a *Arena) Reset() {
 		}
 	}
 	clear(a.made)
+	if cap(a.made) > arenaSlab {
+		a.made = nil
+	}
 	a.made = a.made[:0]
 	clear(a.strs) // (parts of the text: the slab would keep it from the collector)
 	a.strs = a.strs[:0]
