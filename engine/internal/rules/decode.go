@@ -21,10 +21,14 @@ import (
 // then takes the slow path, which names the problem.
 //
 // The values are decoded into storage the decoder reuses for its next request (jsonv.Arena): the
-// maps, lists and boxes of one request are those of the one before. So nothing decoded may be
-// read after the evaluation, and the two ways a value leaves it take copies (jsonv.Detach): the
-// values of the states in the result, and the arguments of a host's custom operator, which may
-// keep them.
+// maps, lists and boxes of one request are those of the one before, the strings parts of the
+// body. So nothing decoded may be read after the evaluation, and the two ways a value leaves it
+// take copies (jsonv.Detach): the values of the states in the result, and the arguments of a
+// host's custom operator, which may keep them. Copying a scalar costs little; copying an object
+// or a list on every call could cost as much as the evaluation (an operator given a list in a
+// loop over it), so the first time a program's operator is given one, the program stops
+// decoding into arenas (readPlan.fresh): its requests are then decoded into new values, as
+// ParseRequest does, and its operators given them as they are.
 
 // readPlan is what a program's rules read of the request roots.
 type readPlan struct {
@@ -36,6 +40,9 @@ type readPlan struct {
 	strs atomic.Int32
 	// the host's custom operators, each given copies of its arguments (see detaching)
 	ops map[string]machine.Operator
+	// set once an operator was given an object or a list: requests are no longer decoded into
+	// arenas (see decode.go's note)
+	fresh atomic.Bool
 }
 
 // readNode is one memoized path under a root: its last segment, its slot when some rule reads
@@ -53,7 +60,7 @@ func planReads(unit *machine.Unit, ops map[string]machine.Operator) *readPlan {
 	if ops != nil {
 		pl.ops = make(map[string]machine.Operator, len(ops))
 		for name, op := range ops {
-			pl.ops[name] = detaching(op)
+			pl.ops[name] = pl.detaching(op)
 		}
 	}
 	for g := gData; g <= gCtx; g++ {
@@ -85,8 +92,10 @@ type decoded struct {
 	view Location
 	id   string
 	vals []any
-	// the maps, lists and boxes of the values, reused from one request to the next
+	// the maps, lists and boxes of the values, reused from one request to the next, unless
+	// fresh: this request's values are new (see readPlan.fresh)
 	arena jsonv.Arena
+	fresh bool
 }
 
 var decodedPool = sync.Pool{New: func() any { return new(decoded) }}
@@ -102,7 +111,9 @@ func (p *Program) decode(raw []byte, d *decoded) bool {
 	// kept past this call
 	sc := jsonv.Borrow(raw)
 	defer sc.Release()
-	sc.Use(&d.arena)
+	if d.fresh = pl.fresh.Load(); !d.fresh {
+		sc.Use(&d.arena)
+	}
 	sc.Expect(int(pl.strs.Load()))
 	defer func() { pl.strs.Store(int32(min(sc.Boxed(), 1024))) }()
 	root := func(g int) (any, bool) {
@@ -231,7 +242,11 @@ func (p *Program) EvaluateJSONInto(raw []byte, id string, res *Result) (handled 
 	if d.id != "" && d.id != id {
 		return true, Mismatch(d.id, id)
 	}
-	p.evaluate(&d.req, d.vals, res)
+	if d.fresh {
+		p.evaluate(&d.req, d.vals, p.ops, res)
+		return true, nil
+	}
+	p.evaluate(&d.req, d.vals, p.reads.ops, res)
 	for i := range res.States {
 		for j := range res.States[i].Props {
 			pr := &res.States[i].Props[j]
@@ -243,10 +258,14 @@ func (p *Program) EvaluateJSONInto(raw []byte, id string, res *Result) (handled 
 
 // detaching returns op given copies of its arguments (see decode.go's note): a host's operator
 // may keep what it is given. The copies are made in the arguments' list, which is the
-// operator's already.
-func detaching(op machine.Operator) machine.Operator {
+// operator's already. An object or a list among them turns the plan's requests fresh.
+func (pl *readPlan) detaching(op machine.Operator) machine.Operator {
 	return func(args []any) (any, error) {
 		for i, a := range args {
+			switch a.(type) {
+			case map[string]any, []any:
+				pl.fresh.Store(true)
+			}
 			args[i] = jsonv.Detach(a)
 		}
 		return op(args)
