@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -12,8 +15,10 @@ import (
 // path's value (data.a.b, data.s), a path under a list index (data.list.0.x, data.list.00.y),
 // an object read whole and paths under it (data.obj, data.obj.k), a field of a type binding
 // over a list (data.items), a root read whole (ctx), a root read only through a path
-// (actor.roles), and a root read not at all (original).
+// (actor.roles), a root read not at all (original), and paths read through the parameters of
+// inlined functions (data.fo.k, not data.fo).
 var pathsRuleset = doc(`"types":{"T":{"base":"string"}},
+ "functions":{"inner":{"params":["o"],"body":{"var":"o.k"}},"outer":{"params":["d"],"body":{"fn":"inner","args":[{"var":"d.fo"}]}}},
  "entities":{"items":{"many":true,"fieldTypes":{"name":"T"}}},
  "rules":[
   {"id":"b","code":"B","when":{"op":"!=","args":[{"var":"data.a.b"},null]},"message":{"key":"m","params":{"v":{"var":"data.a.b"}}}},
@@ -22,7 +27,8 @@ var pathsRuleset = doc(`"types":{"T":{"base":"string"}},
   {"id":"o","code":"O","when":{"op":"==","args":[{"var":"data.obj"},{"var":"data.obj.k"}]},"message":{"key":"m","params":{"o":{"var":"data.obj.k"}}}},
   {"id":"n","code":"N","target":{"type":"T"},"when":{"op":"==","args":[{"var":"value"},"bad"]},"message":"m"},
   {"id":"c","code":"C","when":{"op":"!=","args":[{"var":"ctx"},null]},"message":{"key":"m","params":{"c":{"var":"ctx"}}}},
-  {"id":"r","code":"R","when":{"op":"contains","args":[{"var":"actor.roles"},"admin"]},"message":"m"}
+  {"id":"r","code":"R","when":{"op":"contains","args":[{"var":"actor.roles"},"admin"]},"message":"m"},
+  {"id":"f","code":"F","when":{"op":"==","args":[{"fn":"outer","args":[{"var":"data"}]},"x"]},"message":"m"}
  ],
  "stateRules":[{"id":"st","when":true,"effects":[{"field":"a.b","value":{"var":"data.a.b"}},{"field":"obj","value":{"var":"data.obj"}}]}]`)
 
@@ -41,6 +47,10 @@ func requestBodies() []string {
 		`{"data":{}}`,
 		`{"data":null}`,
 		`{"data":{"a":{"b":"x"},"s":"","list":[{"x":1,"y":1}],"obj":{"k":"v"},"items":[{"name":"bad"},{"name":"ok"}]},"ctx":{"t":1},"actor":{"roles":["admin"]},"original":{"q":[1,2]}}`,
+		`{"data":{"fo":{"z":[1,{"k":"y"}],"k":"x"}}}`,
+		`{"data":{"fo":{"k":["x"]}}}`,
+		`{"data":{"fo":["x"]}}`,
+		`{"data":{"fo":{"k":"x","k":"x"}}}`,
 		"  {\n  \"data\" : {\n    \"a\" : { \"b\" : 12.5e3 } ,\n        \"s\":\"\\u00e9t\\u00e9\"},\t\"ctx\":null\r\n}  ",
 		`{"data":{"a":"scalar","list":{"0":{"x":1},"00":{"y":1}},"obj":[1]}}`,
 		`{"data":{"a":[{"b":1}],"list":[[1]],"obj":null,"s":null}}`,
@@ -178,4 +188,64 @@ func FuzzEvaluateJSONInto(f *testing.F) {
 			t.Fatalf("%q:\nParseRequest+EvaluateInto %s\nEvaluateJSONInto          %s", body, slow, fast)
 		}
 	})
+}
+
+// TestDecodedValuesDoNotOutliveTheRequest: EvaluateJSONInto decodes each request into storage it
+// reuses for the next one, its strings parts of the body, so what leaves an evaluation must be
+// copies: the states' values of a result kept by the caller, and the arguments a host's operator
+// kept, stay as they were while other requests are evaluated and the bodies overwritten. An
+// operator given only scalars keeps the reuse on; one given objects and lists turns it off after
+// the first (the copies would cost too much), and must see the same either way.
+func TestDecodedValuesDoNotOutliveTheRequest(t *testing.T) {
+	for _, args := range []string{
+		`{"var":"data.s"},{"var":"data.n"},{"var":"data.obj.k"},{"op":"coalesce","args":[{"var":"data.obj.in.x.1"},""]}`,
+		`{"var":"data.obj"},{"var":"data.s"},{"var":"data.list"},{"var":"data.n"}`,
+	} {
+		var kept [][]any // the arguments x-keep was given, as it was given them
+		var seen []string
+		keep := func(args []any) (any, error) {
+			kept = append(kept, args)
+			out, _ := json.Marshal(args)
+			seen = append(seen, string(out))
+			return args[0], nil
+		}
+		rs := mustRuleSet(t, doc(`"operators":{"x-keep":{}},
+ "rules":[{"id":"k","code":"K","when":{"op":"==","args":[{"op":"x-keep","args":[`+args+`]},null]},"message":"m"}],
+ "stateRules":[{"id":"st","when":true,"effects":[{"field":"obj","value":{"var":"data.obj"}},{"field":"s","value":{"var":"data.s"}},
+  {"field":"list","value":{"var":"data.list"}},{"field":"n","value":{"var":"data.n"}},{"field":"k","value":{"op":"x-keep","args":[`+args+`]}}]}]`),
+			engine.WithOperators(map[string]engine.Operator{"x-keep": keep}))
+		var results []*engine.Result
+		var want []string
+		for i := 0; i < 40; i++ {
+			body := fmt.Sprintf(`{"data":{"obj":{"k":"v%d","n":%d,"in":{"x":[%d,"y%d"]}},"s":"s%d","n":%d.5,"list":[{"a":"a%d"},[%d],"l%d"]}}`, i, i, i, i, i, i, i, i, i)
+			slow, _ := evaluateBoth(t, rs, "", []byte(body))
+			res := &engine.Result{}
+			buf := []byte(body)
+			if err := rs.EvaluateJSONInto(res, "", buf); err != nil {
+				t.Fatal(err)
+			}
+			for i := range buf {
+				buf[i] = 'X'
+			}
+			if out, _ := res.JSON(); string(out) != slow || !strings.Contains(slow, fmt.Sprintf(`{"a":"a%d"}`, i)) {
+				t.Fatalf("%s: request %d:\n%s\nwant\n%s", args, i, out, slow)
+			}
+			results, want = append(results, res), append(want, slow)
+		}
+		runtime.GC()
+		for i, res := range results {
+			if out, _ := res.JSON(); string(out) != want[i] {
+				t.Errorf("%s: request %d: the result changed with later requests:\n%s\nwas\n%s", args, i, out, want[i])
+			}
+		}
+		for i, args := range kept {
+			if out, _ := json.Marshal(args); string(out) != seen[i] {
+				t.Errorf("%s: call %d: the arguments x-keep kept changed with later requests:\n%s\nwere\n%s", args, i, out, seen[i])
+			}
+		}
+		// (evaluateBoth calls it four times per request: twice on each path)
+		if len(kept) != 240 || !strings.Contains(seen[239], `"s39"`) {
+			t.Errorf("%s: x-keep called %d times, last with %s", args, len(kept), seen[len(seen)-1])
+		}
+	}
 }

@@ -405,7 +405,9 @@ func (rs *RuleSet) EvaluateJSON(raw []byte) (*Result, error) {
 
 // EvaluateJSONInto is ParseRequest followed by EvaluateInto, with the same results and errors,
 // in less time: the request is decoded straight into what the channel's rules read of it (the
-// paths under its roots, found at load), and the rest of the text is only checked.
+// paths under its roots, found at load), and the rest of the text is only checked. raw is read
+// in place until the call returns and nothing of it is kept (the states' values in res and the
+// arguments of custom operators are copies), so the caller may reuse its buffer afterwards.
 func (rs *RuleSet) EvaluateJSONInto(res *Result, channel string, raw []byte) (err error) {
 	var p *rules.Program
 	switch channel {

@@ -31,10 +31,14 @@ type Scanner struct {
 	// repeat the same few, in every element of a list
 	names [64]string
 	// the values Value returns are boxed in these (see box): a few allocations per text rather
-	// than one per string or number; never reused from one text to the next
+	// than one per string or number; reused from one text to the next only
+	// through an Arena (see Use)
 	strs  []string
 	nums  []float64
 	boxed int // strings boxed in this text
+	// where maps, lists and slabs come from when the caller reuses them (see Use); nil: new
+	// ones per text
+	arena *Arena
 }
 
 var scanners = sync.Pool{New: func() any { return new(Scanner) }}
@@ -133,7 +137,7 @@ const maxName = 24
 // stay in the scanner from one text to the next (strings do not change, so sharing one is
 // copying it), never a value.
 func (sc *Scanner) keepName(k string) string {
-	if !sc.borrowed {
+	if !sc.borrowed || sc.arena != nil {
 		return k
 	}
 	if n := len(k); n > 0 && n <= maxName {
@@ -155,6 +159,10 @@ func (sc *Scanner) Release() {
 	clear(sc.keys[:cap(sc.keys)])
 	sc.keys = sc.keys[:0]
 	sc.s, sc.i, sc.borrowed = "", 0, false
+	if sc.arena != nil {
+		sc.takeSlabs()
+		sc.arena = nil
+	}
 	sc.strs, sc.nums, sc.boxed = nil, nil, 0 // (the values boxed in them may outlive the scanner)
 	if cap(sc.buf) > 1<<16 {
 		sc.buf = nil
@@ -209,6 +217,23 @@ func (sc *Scanner) Peek() byte {
 	return sc.peekSpace()
 }
 
+// Space reports whether white space (or the end) comes next: Consume(c) can then hold where
+// Next(c) did not. It inlines, so that sc.Next(c) || sc.Space() && sc.Consume(c) makes no call
+// in compact text when c does not come next (an object's first member, where '}' is tried).
+func (sc *Scanner) Space() bool {
+	return sc.i >= len(sc.s) || sc.s[sc.i] <= ' '
+}
+
+// Near returns the next byte when it is not white space (ok false otherwise, or at the end),
+// without a call: Peek does not inline (its call to peekSpace puts it over the inliner's
+// budget), so the loops over values read c, ok := sc.Near() and call Peek only when !ok.
+func (sc *Scanner) Near() (c byte, ok bool) {
+	if i := sc.i; i < len(sc.s) && sc.s[i] > ' ' {
+		return sc.s[i], true
+	}
+	return 0, false
+}
+
 // peekSpace is Peek after white space.
 func (sc *Scanner) peekSpace() byte {
 	sc.ws()
@@ -235,6 +260,21 @@ func (sc *Scanner) Next(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// After reads what follows a member or an element: a comma (more true) or close (more false);
+// ok is false for anything else. (One call where sc.Next(',') || sc.Consume(',') then the same
+// for close made two at the end of every object and list.)
+func (sc *Scanner) After(close byte) (more, ok bool) {
+	switch {
+	case sc.Next(','):
+		return true, true
+	case sc.Next(close):
+		return false, true
+	case sc.Consume(','):
+		return true, true
+	}
+	return false, sc.Consume(close)
 }
 
 // consumeSpace is Consume when c is not the next byte.
@@ -500,7 +540,11 @@ func (sc *Scanner) number() (float64, bool) {
 // Value reads any value as an engine value; arrays and objects may nest at most depth deep
 // (an object or array counts one).
 func (sc *Scanner) Value(depth int) (any, bool) {
-	switch sc.Peek() {
+	c, near := sc.Near()
+	if !near {
+		c = sc.Peek()
+	}
+	switch c {
 	case '{':
 		return sc.Object(depth)
 	case '[':
@@ -509,7 +553,7 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		}
 		sc.i++
 		base := len(sc.items)
-		if !(sc.Next(']') || sc.Consume(']')) {
+		if !(sc.Next(']') || sc.Space() && sc.Consume(']')) {
 			for {
 				v, ok := sc.Value(depth - 1)
 				if !ok {
@@ -517,27 +561,30 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 					return nil, false
 				}
 				sc.items = append(sc.items, v)
-				if sc.Next(',') || sc.Consume(',') {
+				more, ok := sc.After(']')
+				if more {
 					continue
 				}
-				if sc.Next(']') || sc.Consume(']') {
+				if ok {
 					break
 				}
 				sc.items = sc.items[:base]
 				return nil, false
 			}
 		}
-		out := make([]any, len(sc.items)-base)
-		copy(out, sc.items[base:])
+		out := sc.newList(sc.items[base:])
 		clear(sc.items[base:])
 		sc.items = sc.items[:base]
-		return out, true
+		return sc.boxList(out), true
 	case '"':
 		s, ok := sc.String()
 		if !ok {
 			return nil, false
 		}
-		return sc.boxString(sc.Keep(s)), true
+		if sc.arena == nil {
+			s = sc.Keep(s)
+		}
+		return sc.boxString(s), true
 	case 't':
 		if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "true" {
 			sc.i += 4
@@ -567,8 +614,8 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 	if depth < 1 || !(sc.Next('{') || sc.Consume('{')) {
 		return nil, false
 	}
-	m := map[string]any{}
-	if sc.Next('}') || sc.Consume('}') {
+	m := sc.newMap()
+	if sc.Next('}') || sc.Space() && sc.Consume('}') {
 		return m, true
 	}
 	for {
@@ -585,10 +632,11 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 		if len(m) == n {
 			return nil, false
 		}
-		if sc.Next(',') || sc.Consume(',') {
+		more, ok := sc.After('}')
+		if more {
 			continue
 		}
-		if sc.Next('}') || sc.Consume('}') {
+		if ok {
 			return m, true
 		}
 		return nil, false
@@ -628,13 +676,17 @@ func (sc *Scanner) Key(mark int) (string, bool) {
 
 // Skip reads any value as Value does, keeping nothing: it says no where Value would.
 func (sc *Scanner) Skip(depth int) bool {
-	switch sc.Peek() {
+	c, near := sc.Near()
+	if !near {
+		c = sc.Peek()
+	}
+	switch c {
 	case '{':
 		if depth < 1 {
 			return false
 		}
 		sc.i++
-		if sc.Next('}') || sc.Consume('}') {
+		if sc.Next('}') || sc.Space() && sc.Consume('}') {
 			return true
 		}
 		mark := sc.Mark()
@@ -643,8 +695,8 @@ func (sc *Scanner) Skip(depth int) bool {
 			if _, ok := sc.Key(mark); !ok || !sc.Skip(depth-1) {
 				return false
 			}
-			if !(sc.Next(',') || sc.Consume(',')) {
-				return sc.Next('}') || sc.Consume('}')
+			if more, ok := sc.After('}'); !more {
+				return ok
 			}
 		}
 	case '[':
@@ -652,15 +704,15 @@ func (sc *Scanner) Skip(depth int) bool {
 			return false
 		}
 		sc.i++
-		if sc.Next(']') || sc.Consume(']') {
+		if sc.Next(']') || sc.Space() && sc.Consume(']') {
 			return true
 		}
 		for {
 			if !sc.Skip(depth - 1) {
 				return false
 			}
-			if !(sc.Next(',') || sc.Consume(',')) {
-				return sc.Next(']') || sc.Consume(']')
+			if more, ok := sc.After(']'); !more {
+				return ok
 			}
 		}
 	case '"':

@@ -732,9 +732,13 @@ func (c *compiler) compileCall(name string, raw []*syntax.Expr, ptr string, sc *
 		for i, a := range args {
 			// An argument that reads a root itself becomes an alias of the root in the body
 			// (see inline), whose reads are compiled again as reads of the root: the
-			// argument's own read of the whole root is not made.
-			if root := c.rootPath(raw[i], sc); a.read && root != "" && !strings.Contains(root, ".") {
-				c.unit.unreadWhole(root)
+			// argument's own read of the whole root (or of the root's path) is not made.
+			if root := c.rootPath(raw[i], sc); a.read && root != "" {
+				if r, rest, dotted := strings.Cut(root, "."); dotted {
+					c.unit.unreadPath(r, strings.Split(rest, "."))
+				} else {
+					c.unit.unreadWhole(root)
+				}
 			}
 		}
 		return c.inline(f, args, raw, ptr, sc)

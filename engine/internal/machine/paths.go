@@ -24,7 +24,7 @@ type Path struct {
 	root     int
 	rootName string
 	seg      segment
-	whole    bool // some expression reads the value of this path, not only paths under it
+	whole    int // how many expressions read the value of this path, not only paths under it
 }
 
 // step reads one path segment of v as variables do. (Type assertions compare the type word with
@@ -61,8 +61,19 @@ func (u *Unit) Path(root string, segs []string) *Path {
 		}
 		p = q
 	}
-	p.whole = true
+	p.whole++
 	return p
+}
+
+// unreadPath takes back one read of the path root.segs that Path recorded: the node that made
+// it is not used.
+func (u *Unit) unreadPath(root string, segs []string) {
+	key := root + "\x00" + strings.Join(segs, "\x00")
+	u.mu.Lock()
+	if p := u.paths[key]; p != nil && p.whole > 0 {
+		p.whole--
+	}
+	u.mu.Unlock()
 }
 
 // memoEntry is the memo of one path or shared subexpression: its value, and the work it charged
@@ -360,7 +371,7 @@ func (u *Unit) Reads(root string) (whole bool, paths []*Read) {
 		if p.rootName != root { // (the last date's entry has no root)
 			continue
 		}
-		r := &Read{Path: p, Key: p.seg.key, Whole: p.whole}
+		r := &Read{Path: p, Key: p.seg.key, Whole: p.whole > 0}
 		byPath[p] = r
 		if p.parent == nil {
 			top = append(top, r)

@@ -118,3 +118,54 @@ func TestReadersMatchTheirNodes(t *testing.T) {
 		}
 	}
 }
+
+// An argument of an inlined call that reads a root's path is an alias in the body: the reads
+// Unit.Reads reports are the body's, not the argument's (a parameter read only through paths
+// under it leaves its path unread whole), and a path read whole elsewhere stays whole.
+func TestReadsOfInlinedArguments(t *testing.T) {
+	def := func(name, param, body string) FunctionDef {
+		n, err := jsonv.Decode([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return FunctionDef{Name: name, Params: []string{param}, Body: n, Pointer: "/functions/" + name}
+	}
+	defs := []FunctionDef{
+		def("inner", "o", `{"var":"o.k"}`),
+		def("outer", "d", `{"fn":"inner","args":[{"var":"d.a"}]}`),
+		def("same", "o", `{"var":"o"}`),
+	}
+	for _, tc := range []struct {
+		expr string
+		want map[string]bool // path → read whole
+	}{
+		{`{"fn":"inner","args":[{"var":"data.a"}]}`, map[string]bool{"a": false, "a.k": true}},
+		{`{"fn":"outer","args":[{"var":"data"}]}`, map[string]bool{"a": false, "a.k": true}},
+		{`{"fn":"same","args":[{"var":"data.a"}]}`, map[string]bool{"a": true}},
+		{`{"op":"==","args":[{"fn":"inner","args":[{"var":"data.a"}]},{"var":"data.a"}]}`, map[string]bool{"a": true, "a.k": true}},
+		{`{"op":"==","args":[{"fn":"inner","args":[{"var":"data.a.b"}]},{"fn":"same","args":[{"var":"data.a.c"}]}]}`,
+			map[string]bool{"a": false, "a.b": false, "a.b.k": true, "a.c": true}},
+	} {
+		u, ds := NewUnit(Config{Globals: []string{"data"}, Functions: defs})
+		if len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		n, _ := jsonv.Decode([]byte(tc.expr))
+		if _, ds := u.Compile(n, ""); len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		whole, reads := u.Reads("data")
+		got := map[string]bool{}
+		var walk func(prefix string, rs []*Read)
+		walk = func(prefix string, rs []*Read) {
+			for _, r := range rs {
+				got[prefix+r.Key] = r.Whole
+				walk(prefix+r.Key+".", r.Kids)
+			}
+		}
+		walk("", reads)
+		if whole || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: whole %v, reads %v, want %v", tc.expr, whole, got, tc.want)
+		}
+	}
+}

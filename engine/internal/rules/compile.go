@@ -333,7 +333,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		return nil, ds
 	}
 	p.nglobals = unit.NumGlobals()
-	p.reads = planReads(unit)
+	p.reads = planReads(unit, ops)
 	p.slots = stateSlots(p.states)
 	for _, cr := range p.rules {
 		cr.messages = messages(cats, cr, constParams(cr.params, ops, budget))

@@ -19,6 +19,16 @@ import (
 // UTF-8, a duplicate member, a number beyond double range, nesting past the limit, a malformed
 // view, locale or ruleset, or only an object too large for its duplicate check); the caller
 // then takes the slow path, which names the problem.
+//
+// The values are decoded into storage the decoder reuses for its next request (jsonv.Arena): the
+// maps, lists and boxes of one request are those of the one before, the strings parts of the
+// body. So nothing decoded may be read after the evaluation, and the two ways a value leaves it
+// take copies (jsonv.Detach): the values of the states in the result, and the arguments of a
+// host's custom operator, which may keep them. Copying a scalar costs little; copying an object
+// or a list on every call could cost as much as the evaluation (an operator given a list in a
+// loop over it), so the first time a program's operator is given one, the program stops
+// decoding into arenas (readPlan.fresh): its requests are then decoded into new values, as
+// ParseRequest does, and its operators given them as they are.
 
 // readPlan is what a program's rules read of the request roots.
 type readPlan struct {
@@ -28,6 +38,11 @@ type readPlan struct {
 	// how many strings the last request decoded kept: the size of the next one's first slab
 	// (see jsonv.Scanner.Expect); requests to one ruleset are alike
 	strs atomic.Int32
+	// the host's custom operators, each given copies of its arguments (see detaching)
+	ops map[string]machine.Operator
+	// set once an operator was given an object or a list: requests are no longer decoded into
+	// arenas (see decode.go's note)
+	fresh atomic.Bool
 }
 
 // readNode is one memoized path under a root: its last segment, its slot when some rule reads
@@ -39,9 +54,15 @@ type readNode struct {
 	kids []*readNode
 }
 
-// planReads builds the read plan of what unit has compiled.
-func planReads(unit *machine.Unit) *readPlan {
+// planReads builds the read plan of what unit has compiled, for the host's custom operators ops.
+func planReads(unit *machine.Unit, ops map[string]machine.Operator) *readPlan {
 	pl := &readPlan{}
+	if ops != nil {
+		pl.ops = make(map[string]machine.Operator, len(ops))
+		for name, op := range ops {
+			pl.ops[name] = pl.detaching(op)
+		}
+	}
 	for g := gData; g <= gCtx; g++ {
 		whole, reads := unit.Reads(globalRoots[g])
 		pl.whole[g] = whole
@@ -71,6 +92,10 @@ type decoded struct {
 	view Location
 	id   string
 	vals []any
+	// the maps, lists and boxes of the values, reused from one request to the next, unless
+	// fresh: this request's values are new (see readPlan.fresh)
+	arena jsonv.Arena
+	fresh bool
 }
 
 var decodedPool = sync.Pool{New: func() any { return new(decoded) }}
@@ -86,6 +111,9 @@ func (p *Program) decode(raw []byte, d *decoded) bool {
 	// kept past this call
 	sc := jsonv.Borrow(raw)
 	defer sc.Release()
+	if d.fresh = pl.fresh.Load(); !d.fresh {
+		sc.Use(&d.arena)
+	}
 	sc.Expect(int(pl.strs.Load()))
 	defer func() { pl.strs.Store(int32(min(sc.Boxed(), 1024))) }()
 	root := func(g int) (any, bool) {
@@ -113,7 +141,7 @@ func (d *decoded) object(sc *jsonv.Scanner, kids []*readNode, depth int) bool {
 	if depth < 1 || !(sc.Next('{') || sc.Consume('{')) {
 		return false
 	}
-	if sc.Next('}') || sc.Consume('}') {
+	if sc.Next('}') || sc.Space() && sc.Consume('}') {
 		return true
 	}
 	mark := sc.Mark()
@@ -131,7 +159,9 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 		}
 		var kid *readNode
 		for _, n := range kids {
-			if n.key == k {
+			// (lengths and first bytes first: most names differ there, and memequal is a
+			// call; a path's segments are never empty)
+			if len(n.key) == len(k) && n.key[0] == k[0] && n.key == k {
 				kid = n
 				break
 			}
@@ -144,8 +174,8 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 		if !ok {
 			return false
 		}
-		if !(sc.Next(',') || sc.Consume(',')) {
-			return sc.Next('}') || sc.Consume('}')
+		if more, ok := sc.After('}'); !more {
+			return ok
 		}
 	}
 }
@@ -153,7 +183,11 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 // node reads the value of the path n, at most depth deep.
 func (d *decoded) node(sc *jsonv.Scanner, n *readNode, depth int) bool {
 	if n.slot < 0 {
-		switch sc.Peek() {
+		c, near := sc.Near()
+		if !near {
+			c = sc.Peek()
+		}
+		switch c {
 		case '{':
 			return d.object(sc, n.kids, depth)
 		case '[':
@@ -190,6 +224,7 @@ func (d *decoded) fill(kids []*readNode, v any) {
 // release returns d to the pool, keeping nothing of the request.
 func (d *decoded) release() {
 	clear(d.vals)
+	d.arena.Reset()
 	d.req, d.view, d.id = Request{}, Location{}, ""
 	decodedPool.Put(d)
 }
@@ -207,6 +242,32 @@ func (p *Program) EvaluateJSONInto(raw []byte, id string, res *Result) (handled 
 	if d.id != "" && d.id != id {
 		return true, Mismatch(d.id, id)
 	}
-	p.evaluate(&d.req, d.vals, res)
+	if d.fresh {
+		p.evaluate(&d.req, d.vals, p.ops, res)
+		return true, nil
+	}
+	p.evaluate(&d.req, d.vals, p.reads.ops, res)
+	for i := range res.States {
+		for j := range res.States[i].Props {
+			pr := &res.States[i].Props[j]
+			pr.Value = jsonv.Detach(pr.Value)
+		}
+	}
 	return true, nil
+}
+
+// detaching returns op given copies of its arguments (see decode.go's note): a host's operator
+// may keep what it is given. The copies are made in the arguments' list, which is the
+// operator's already. An object or a list among them turns the plan's requests fresh.
+func (pl *readPlan) detaching(op machine.Operator) machine.Operator {
+	return func(args []any) (any, error) {
+		for i, a := range args {
+			switch a.(type) {
+			case map[string]any, []any:
+				pl.fresh.Store(true)
+			}
+			args[i] = jsonv.Detach(a)
+		}
+		return op(args)
+	}
 }

@@ -185,11 +185,11 @@ func (p *Program) Evaluate(req *Request) *Result {
 // overwritten, in the storage res already has when it is large enough, so that a host evaluating
 // request after request with one Result allocates (almost) nothing. Nothing of the previous
 // contents of res may be used afterwards.
-func (p *Program) EvaluateInto(req *Request, res *Result) { p.evaluate(req, nil, res) }
+func (p *Program) EvaluateInto(req *Request, res *Result) { p.evaluate(req, nil, p.ops, res) }
 
-// evaluate is EvaluateInto; vals, when not nil, are the values of the paths of p.reads by
-// slot, which the request's roots then need not hold (see decode).
-func (p *Program) evaluate(req *Request, vals []any, res *Result) {
+// evaluate is EvaluateInto with the custom operators ops; vals, when not nil, are the values of
+// the paths of p.reads by slot, which the request's roots then need not hold (see decode).
+func (p *Program) evaluate(req *Request, vals []any, ops map[string]machine.Operator, res *Result) {
 	res.Ruleset = p.Ref
 	r := p.idle.Swap(nil)
 	if r == nil {
@@ -211,7 +211,7 @@ func (p *Program) evaluate(req *Request, vals []any, res *Result) {
 	r.globals = r.globals[:p.nglobals]
 	g := r.globals
 	g[gData], g[gOriginal], g[gActor], g[gCtx] = req.Data, req.Original, req.Actor, req.Ctx
-	r.m.Begin(g, p.ops, p.budget)
+	r.m.Begin(g, ops, p.budget)
 	if vals != nil {
 		for i, path := range p.reads.paths {
 			r.m.Preset(path, vals[i])

@@ -334,7 +334,7 @@ func quickRequest(sc *jsonv.Scanner, req *Request, id *string, view *Location, r
 		return false
 	}
 	var seen uint
-	if !(sc.Next('}') || sc.Consume('}')) {
+	if !(sc.Next('}') || sc.Space() && sc.Consume('}')) {
 		for {
 			k, ok := sc.String()
 			if !ok || !(sc.Next(':') || sc.Consume(':')) {
@@ -354,10 +354,11 @@ func quickRequest(sc *jsonv.Scanner, req *Request, id *string, view *Location, r
 			if !quickMember(sc, req, k, id, view, root) {
 				return false
 			}
-			if sc.Next(',') || sc.Consume(',') {
+			more, ok := sc.After('}')
+			if more {
 				continue
 			}
-			if sc.Next('}') || sc.Consume('}') {
+			if ok {
 				break
 			}
 			return false
@@ -417,7 +418,7 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string, view *Lo
 			return false
 		}
 		*view = Location{}
-		if !(sc.Next('}') || sc.Consume('}')) {
+		if !(sc.Next('}') || sc.Space() && sc.Consume('}')) {
 			var seen uint
 			for {
 				vk, ok := sc.String()
@@ -440,10 +441,11 @@ func quickMember(sc *jsonv.Scanner, req *Request, k string, id *string, view *Lo
 					return false
 				}
 				setView(view, vk, sc.Keep(s))
-				if sc.Next(',') || sc.Consume(',') {
+				more, ok := sc.After('}')
+				if more {
 					continue
 				}
-				if sc.Next('}') || sc.Consume('}') {
+				if ok {
 					break
 				}
 				return false
