@@ -1,5 +1,3 @@
-DROP TRIGGER IF EXISTS run_scenarios_stats_rollup ON run_scenarios;
-DROP FUNCTION IF EXISTS stats_rollup_results();
 DROP TRIGGER runs_stats_rollup_update ON runs;
 CREATE TRIGGER runs_stats_rollup_update AFTER UPDATE ON runs
     FOR EACH ROW WHEN (NEW.status NOT IN ('queued', 'running') AND (OLD.status IN ('queued', 'running')

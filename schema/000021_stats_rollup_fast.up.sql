@@ -109,35 +109,19 @@ BEGIN
 END
 $$;
 
--- Results replaced in a finished run (another document ingested into it, a test case run again
--- written over its first attempt, any later update of a result) recompute the run's day: the
--- trigger on runs above only sees the run's own row, which need not change (same status, counts
--- and start). Results inserted into a finished run change its counts, hence its row.
-CREATE FUNCTION stats_rollup_results() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM stats_rollup_recompute_day(c.project_id, c.day)
-    FROM (SELECT DISTINCT r.project_id, (coalesce(r.started_at, r.created_at) AT TIME ZONE 'UTC')::date AS day
-          FROM (SELECT DISTINCT run_id FROM changed_new) n JOIN runs r ON r.id = n.run_id
-          WHERE r.status NOT IN ('queued', 'running')
-            AND EXISTS (SELECT 1 FROM changed_new cn JOIN changed_old co ON co.id = cn.id
-                        WHERE cn.run_id = r.id
-                          AND (cn.run_id, cn.identity, cn.feature_path, cn.name, cn.example_row, cn.status, cn.attempts, cn.duration_ms,
-                               cn.heals, cn.failure_signature, cn.steps)
-                              IS DISTINCT FROM (co.run_id, co.identity, co.feature_path, co.name, co.example_row, co.status, co.attempts,
-                               co.duration_ms, co.heals, co.failure_signature, co.steps))) c;
-    RETURN NULL;
-END
-$$;
--- The run's row: its end (the duration of stats_run_days) changes it too, as another document
--- ingested into a finished run moves it.
+-- A finished run whose results change recomputes its day (the UPDATE branch above). Its row's
+-- status, counts and start need not change when another document is ingested into it (same
+-- timestamp, same statuses: only durations, steps or failures replaced; a test case run again
+-- written over its first attempt): every document's finish (FinishIngestRun) sets updated_at, so an
+-- ingest run that had finished and is written again is recomputed; so is a run whose end moves
+-- (the durations of stats_run_days). Results are only replaced through an ingest run's finish; the
+-- runner writes its results before its run finishes. A trigger on run_scenarios would see every
+-- replacement but cost every runner batch (about 50 µs a statement).
 DROP TRIGGER runs_stats_rollup_update ON runs;
 CREATE TRIGGER runs_stats_rollup_update AFTER UPDATE ON runs
     FOR EACH ROW WHEN (NEW.status NOT IN ('queued', 'running') AND (OLD.status IN ('queued', 'running')
         OR OLD.status IS DISTINCT FROM NEW.status OR OLD.counts IS DISTINCT FROM NEW.counts
         OR OLD.started_at IS DISTINCT FROM NEW.started_at OR OLD.finished_at IS DISTINCT FROM NEW.finished_at
-        OR OLD.project_id IS DISTINCT FROM NEW.project_id))
+        OR OLD.project_id IS DISTINCT FROM NEW.project_id
+        OR (NEW.source = 'ingest' AND OLD.updated_at IS DISTINCT FROM NEW.updated_at)))
     EXECUTE FUNCTION stats_rollup_run();
-
-CREATE TRIGGER run_scenarios_stats_rollup AFTER UPDATE ON run_scenarios
-    REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new
-    FOR EACH STATEMENT EXECUTE FUNCTION stats_rollup_results();
