@@ -20,13 +20,13 @@ ALTER TABLE stats_step_days SET (fillfactor = 50);
 -- A run that finishes adds its results to its day (see 000012). What changes: an identity with one
 -- result in the run (the usual case) is summarised from its row alone, with no ordered aggregation;
 -- those with several go through stats_rollup_compute as before; the identities whose day already
--- holds a later outcome are found with a join, not arrays; histograms add up with stats_hist_add.
+-- holds a later outcome are found with an index probe per result; histograms add up with stats_hist_add.
 CREATE OR REPLACE FUNCTION stats_rollup_run() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     at    timestamptz := coalesce(NEW.started_at, NEW.created_at);
     d     date := (at AT TIME ZONE 'UTC')::date;
     late  text[]; -- identities whose day is recomputed
-    multi text[]; -- identities with several results in the run, not late
+    multi text[]; -- identities with several results in the run, not late (rare)
 BEGIN
     IF TG_OP = 'UPDATE' AND OLD.status NOT IN ('queued', 'running') THEN
         PERFORM stats_rollup_recompute_day(OLD.project_id, (coalesce(OLD.started_at, OLD.created_at) AT TIME ZONE 'UTC')::date);
@@ -48,15 +48,28 @@ BEGIN
     INSERT INTO stats_heal_days AS x SELECT * FROM stats_heal_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id)
     ON CONFLICT (project_id, day, identity, old_selector, new_selector, strategy) DO UPDATE SET count = x.count + EXCLUDED.count,
         score_sum = x.score_sum + EXCLUDED.score_sum, last_at = greatest(x.last_at, EXCLUDED.last_at);
-    late := ARRAY(SELECT DISTINCT s.identity FROM stats_scenario_days s JOIN run_scenarios rs ON rs.identity = s.identity
-                  WHERE rs.run_id = NEW.id AND s.project_id = NEW.project_id AND s.day = d AND s.last_at IS NOT NULL
-                    AND (s.last_at, s.last_run) > (at, NEW.id));
+    -- An identity is late when its day's row holds an outcome after the run's: a subquery on the
+    -- row's key, run once per result (an index probe), and below only when some identity is late.
+    -- No array is searched per row, and no join order depends on how many rows the planner expects
+    -- (a new run's results are often estimated at one row, which made joins of the day's rows with
+    -- them nested loops over both).
+    SELECT coalesce(array_agg(identity) FILTER (WHERE later), '{}'), coalesce(array_agg(identity) FILTER (WHERE NOT later AND results > 1), '{}')
+    INTO late, multi
+    FROM (SELECT rs.identity, count(*) AS results,
+                 coalesce(bool_or((SELECT (cur.last_at, cur.last_run) > (at, NEW.id) FROM stats_scenario_days cur
+                                   WHERE cur.project_id = NEW.project_id AND cur.day = d AND cur.identity = rs.identity)), false) AS later
+          FROM run_scenarios rs WHERE rs.run_id = NEW.id GROUP BY rs.identity) x;
     IF cardinality(late) > 0 THEN
         PERFORM stats_rollup_recompute(NEW.project_id, d, late);
     END IF;
-    multi := ARRAY(SELECT rs.identity FROM run_scenarios rs WHERE rs.run_id = NEW.id
-                   AND NOT EXISTS (SELECT 1 FROM unnest(late) k WHERE k = rs.identity)
-                   GROUP BY rs.identity HAVING count(*) > 1);
+    -- Failures add up in any order (those of late identities were recomputed with their day).
+    INSERT INTO stats_failure_days AS f
+    SELECT c.* FROM stats_failure_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, NULL) c
+    WHERE cardinality(late) = 0
+       OR NOT coalesce((SELECT (cur.last_at, cur.last_run) > (at, NEW.id) FROM stats_scenario_days cur
+                        WHERE cur.project_id = NEW.project_id AND cur.day = d AND cur.identity = c.identity), false)
+    ON CONFLICT (project_id, day, identity, signature, step_keyword, step_text) DO UPDATE SET
+        count = f.count + EXCLUDED.count, first_at = least(f.first_at, EXCLUDED.first_at), last_at = greatest(f.last_at, EXCLUDED.last_at);
     INSERT INTO stats_scenario_days AS s
     SELECT NEW.project_id, d, rs.identity, rs.feature_path, rs.name, rs.example_row, 1,
            (rs.status = 'passed')::int, (rs.status IN ('failed', 'ambiguous'))::int, (rs.status = 'undefined')::int,
@@ -75,9 +88,12 @@ BEGIN
            CASE WHEN rs.duration_ms IS NULL THEN '{}' ELSE ARRAY[ROW(stats_band(rs.duration_ms), 1, rs.duration_ms::float8)::stats_bin] END,
            CASE WHEN rs.duration_ms IS NULL OR rs.status NOT IN ('passed', 'failed') THEN '{}'
                 ELSE ARRAY[ROW(stats_band(rs.duration_ms), 1, rs.duration_ms::float8)::stats_bin] END
-    FROM run_scenarios rs, LATERAL (SELECT rs.status IN ('passed', 'failed', 'undefined', 'ambiguous') AS outcome) o
-    WHERE rs.run_id = NEW.id
-      AND NOT EXISTS (SELECT 1 FROM unnest(late) k WHERE k = rs.identity) AND NOT EXISTS (SELECT 1 FROM unnest(multi) k WHERE k = rs.identity)
+    FROM (SELECT rs.*, count(*) OVER (PARTITION BY rs.identity) AS results FROM run_scenarios rs WHERE rs.run_id = NEW.id) rs
+    CROSS JOIN LATERAL (SELECT rs.status IN ('passed', 'failed', 'undefined', 'ambiguous') AS outcome) o
+    WHERE rs.results = 1
+      AND (cardinality(late) = 0
+           OR NOT coalesce((SELECT (cur.last_at, cur.last_run) > (at, NEW.id) FROM stats_scenario_days cur
+                            WHERE cur.project_id = NEW.project_id AND cur.day = d AND cur.identity = rs.identity), false))
     UNION ALL
     SELECT c.* FROM stats_rollup_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, multi) c WHERE cardinality(multi) > 0
     ON CONFLICT (project_id, day, identity) DO UPDATE SET
@@ -99,12 +115,6 @@ BEGIN
         last_flaky = greatest(s.last_flaky, EXCLUDED.last_flaky,
             CASE WHEN s.last_ok IS NOT NULL AND EXCLUDED.first_ok IS NOT NULL AND s.last_ok <> EXCLUDED.first_ok THEN EXCLUDED.first_at END),
         dur_hist = stats_hist_add(s.dur_hist, EXCLUDED.dur_hist), pf_hist = stats_hist_add(s.pf_hist, EXCLUDED.pf_hist);
-    -- Failures add up in any order (those of late identities were recomputed with their day).
-    INSERT INTO stats_failure_days AS f
-    SELECT c.* FROM stats_failure_compute(NEW.project_id, at, at + interval '1 microsecond', NEW.id, NULL) c
-    WHERE NOT EXISTS (SELECT 1 FROM unnest(late) k WHERE k = c.identity)
-    ON CONFLICT (project_id, day, identity, signature, step_keyword, step_text) DO UPDATE SET
-        count = f.count + EXCLUDED.count, first_at = least(f.first_at, EXCLUDED.first_at), last_at = greatest(f.last_at, EXCLUDED.last_at);
     RETURN NULL;
 END
 $$;

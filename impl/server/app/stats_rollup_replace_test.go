@@ -17,7 +17,7 @@ import (
 // the results') writes a history whose finished runs then take another JUnit document that
 // replaces some of their results — with the same status, timestamp and counts (nothing of the
 // run row changes), with a test case run again over its first attempt, with a later or an earlier
-// timestamp, with a new test case — and checks that every figure the statistics endpoints read
+// timestamp, with a new test case, with two results of one identity — and checks that every figure the statistics endpoints read
 // from the rollup (a window of whole UTC days) is the one computed from the results (the same runs,
 // a window one second wider), and the slowest step's p50 by hand.
 func TestStatsRollupOverReplacedResults(t *testing.T) {
@@ -63,6 +63,12 @@ func TestStatsRollupOverReplacedResults(t *testing.T) {
 		// A new test case.
 		{"new case", doc("2026-03-04T10:00:00", "a:pass:1", "b:pass:1", "c:pass:1"),
 			doc("2026-03-04T10:00:00", "d:fail:2:id 5 gone")},
+		// Two results of one identity in a run (the same class and name in two suites), merged
+		// through the ordered aggregation, then replaced.
+		{"one identity twice", []byte(`<testsuites><testsuite name="shop" timestamp="2026-03-04T11:00:00">
+  <testcase classname="k" name="c" time="1"/></testsuite><testsuite name="shop2" timestamp="2026-03-04T11:00:00">
+  <testcase classname="k" name="c" time="2"><failure message="id 6 gone"/></testcase></testsuite></testsuites>`),
+			doc("2026-03-04T11:00:00", "c:pass:3")},
 		// Only a step's duration changes.
 		{"duration", doc("2026-03-04T12:00:00", "a:pass:1"), doc("2026-03-04T12:00:00", "a:pass:7")},
 	}
