@@ -450,15 +450,21 @@ WITH green AS MATERIALIZED (
 ), passed AS (
     SELECT g.project_id, gs.identity FROM green g JOIN run_scenarios gs ON gs.run_id = g.id WHERE gs.status = 'passed' GROUP BY 1, 2
 ), later AS MATERIALIZED (
-    SELECT r.id, r.project_id, g.slug, g.id AS green_id, coalesce(r.started_at, r.created_at) AS at
-    FROM green g JOIN runs r ON r.project_id = g.project_id
-    WHERE coalesce(r.started_at, r.created_at) >= greatest(g.at, sqlc.arg('since')::timestamptz)
-      AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
-      AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
-      AND r.status NOT IN ('queued', 'running')
-        AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
-      AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
-      AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+    SELECT r.id, g.project_id, g.slug, g.id AS green_id, r.at
+    FROM green g
+    CROSS JOIN LATERAL (
+        -- each project's runs after its last passed run through runs_stats_idx (OFFSET 0 keeps it a
+        -- per-project range scan: joined by hash, the planner read every run of the table)
+        SELECT r.id, coalesce(r.started_at, r.created_at) AS at FROM runs r
+        WHERE r.project_id = g.project_id
+          AND coalesce(r.started_at, r.created_at) >= greatest(g.at, sqlc.arg('since')::timestamptz)
+          AND coalesce(r.started_at, r.created_at) < sqlc.arg('until')::timestamptz
+          AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
+          AND r.status NOT IN ('queued', 'running')
+          AND (sqlc.narg('branch')::text IS NULL OR r.branch = sqlc.narg('branch')::text)
+          AND (sqlc.narg('environment')::text IS NULL OR r.environment = sqlc.narg('environment')::text)
+          AND (sqlc.narg('trigger')::text IS NULL OR r.trigger = sqlc.narg('trigger')::text)
+        OFFSET 0) r
 )
 SELECT rs.identity::text AS identity, l.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
        coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(l.at)::timestamptz AS first_failed_at, l.green_id AS last_green_run_id
