@@ -8,8 +8,8 @@
 #
 #   scripts/stats-query-cpu.sh DATABASE [EXECUTIONS] [QUERIES_FILE]
 #   # main's queries against this branch's, alternated:
-#   git show main:queries/stats.sql > /tmp/main-stats.sql
-#   scripts/stats-query-cpu.sh sdods_stats_5m 40 /tmp/main-stats.sql; scripts/stats-query-cpu.sh sdods_stats_5m 40
+#   git show main:queries/stats.sql > main-stats.sql
+#   scripts/stats-query-cpu.sh sdods_stats_5m 40 main-stats.sql; scripts/stats-query-cpu.sh sdods_stats_5m 40
 #
 # DATABASE is a name or a connection string (PGHOST, PGUSER, … apply); jit is off, as the server sets it.
 set -euo pipefail
