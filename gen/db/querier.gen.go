@@ -289,6 +289,8 @@ type Querier interface {
 	// Identities with at least two outcomes and no flip or retry pass in [previous_since, since), and some in [since, until).
 	StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyParams) ([]StatsBecameFlakyRow, error)
 	// As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
+	// The names are read for the identities that qualify only (ordered aggregates per identity cost a
+	// sort each; an identity is the md5 of its names, so every day of it carries the same ones).
 	StatsBecameFlakyRollup(ctx context.Context, arg StatsBecameFlakyRollupParams) ([]StatsBecameFlakyRollupRow, error)
 	// The median duration of each identity in [since, until) against [previous_since, since).
 	StatsDurationRegressions(ctx context.Context, arg StatsDurationRegressionsParams) ([]StatsDurationRegressionsRow, error)
@@ -296,6 +298,11 @@ type Querier interface {
 	// [previous_day, since_day) in one read of the identity-days: each identity's histogram is summed
 	// once per period (kind 'slowest': top 10 by p95 of the window; kind 'regression': top 10 by the
 	// rise of p50). Same figures as StatsSlowestScenariosRollup and StatsDurationRegressionsRollup.
+	// The bands are read once, straight from the table (a CTE of the identity-days with their histograms
+	// would be written to a temporary file); both periods' percentiles come out of one group per identity;
+	// counts are summed as float8 (exact below 2^53; a bigint sum is a numeric); the names of the ≤ 20
+	// identities listed are read afterwards without the histograms (an identity is the md5 of its
+	// feature path, name and example row, so every day of it carries the same names).
 	StatsDurationsRollup(ctx context.Context, arg StatsDurationsRollupParams) ([]StatsDurationsRollupRow, error)
 	// Failures grouped by normalised signature; new when the signature does not occur in [previous_since, since).
 	// y holds one row per signature and scenario identity (failures in the window, before it); the clusters
@@ -331,6 +338,8 @@ type Querier interface {
 	StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error)
 	StatsSlowestScenarios(ctx context.Context, arg StatsSlowestScenariosParams) ([]StatsSlowestScenariosRow, error)
 	StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsParams) ([]StatsSlowestStepsRow, error)
+	// Counts are summed as float8 (exact below 2^53; a bigint sum is a numeric), the bands read straight
+	// from the table.
 	StatsSlowestStepsRollup(ctx context.Context, arg StatsSlowestStepsRollupParams) ([]StatsSlowestStepsRollupRow, error)
 	// Statistics over runs and their scenario results (docs/stats.md). Every query takes the same
 	// scope: the caller's workspaces (or all, for instance admins), optionally one workspace, project,

@@ -262,7 +262,7 @@ func (q *Queries) StatsBecameFlaky(ctx context.Context, arg StatsBecameFlakyPara
 
 const statsBecameFlakyRollup = `-- name: StatsBecameFlakyRollup :many
 WITH d AS (
-    SELECT s.project_id, s.day, s.identity, s.feature_path, s.name, s.example_row, s.total, s.passed, s.failed, s.undefined, s.skipped, s.pending, s.retry_passes, s.n, s.flips, s.flaky_results, s.lost_ms, s.heals, s.first_ok, s.first_retry, s.first_at, s.first_run, s.first_pos, s.last_ok, s.last_at, s.last_run, s.last_pos, s.first_flaky, s.last_flaky, s.dur_hist, s.pf_hist, p.slug, (s.day >= $1::date) AS cur,
+    SELECT s.project_id, s.identity, s.day, s.n, s.flaky_results, s.first_ok, s.first_retry, (s.day >= $1::date) AS cur,
            lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity, s.day >= $1::date ORDER BY s.day) AS prev_last
     FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
     WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
@@ -270,13 +270,19 @@ WITH d AS (
       AND ($5::text IS NULL OR p.slug = $5::text)
       AND s.day >= $6::date AND s.day < $7::date AND s.n > 0
 ), j AS (
-    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, d.slug, d.cur, d.prev_last, flaky_results + (prev_last IS NOT NULL AND prev_last <> first_ok AND NOT first_retry)::int AS flaky FROM d
+    SELECT d.project_id, d.identity, d.day, d.n, d.flaky_results, d.first_ok, d.first_retry, d.cur, d.prev_last, flaky_results + (prev_last IS NOT NULL AND prev_last <> first_ok AND NOT first_retry)::int AS flaky FROM d
+), g AS MATERIALIZED (
+    SELECT project_id, identity FROM j GROUP BY project_id, identity
+    HAVING coalesce(sum(n) FILTER (WHERE NOT cur), 0) >= 2 AND coalesce(sum(flaky) FILTER (WHERE NOT cur), 0) = 0 AND coalesce(sum(flaky) FILTER (WHERE cur), 0) > 0
+), named AS (
+    SELECT DISTINCT ON (s.project_id, s.identity) s.identity, p.slug, s.feature_path, s.name, s.example_row
+    FROM stats_scenario_days s JOIN g ON g.project_id = s.project_id AND g.identity = s.identity JOIN projects p ON p.id = s.project_id
+    WHERE s.day >= $6::date AND s.day < $7::date AND s.n > 0
+    ORDER BY s.project_id, s.identity, s.day DESC
 )
-SELECT identity::text AS identity, slug::text AS project, (array_agg(feature_path ORDER BY day DESC))[1]::text AS feature_path,
-       (array_agg(name ORDER BY day DESC))[1]::text AS scenario, coalesce((array_agg(example_row ORDER BY day DESC))[1], -1)::int AS example_row
-FROM j GROUP BY slug, identity
-HAVING coalesce(sum(n) FILTER (WHERE NOT cur), 0) >= 2 AND coalesce(sum(flaky) FILTER (WHERE NOT cur), 0) = 0 AND coalesce(sum(flaky) FILTER (WHERE cur), 0) > 0
-ORDER BY 2, 3, 4 LIMIT 50
+SELECT identity::text AS identity, slug::text AS project, feature_path::text AS feature_path, name::text AS scenario,
+       coalesce(example_row, -1)::int AS example_row
+FROM named ORDER BY 2, 3, 4 LIMIT 50
 `
 
 type StatsBecameFlakyRollupParams struct {
@@ -298,6 +304,8 @@ type StatsBecameFlakyRollupRow struct {
 }
 
 // As StatsBecameFlaky: flips are counted within each window, days joined as in StatsFlakyRollup.
+// The names are read for the identities that qualify only (ordered aggregates per identity cost a
+// sort each; an identity is the md5 of its names, so every day of it carries the same ones).
 func (q *Queries) StatsBecameFlakyRollup(ctx context.Context, arg StatsBecameFlakyRollupParams) ([]StatsBecameFlakyRollupRow, error) {
 	rows, err := q.db.Query(ctx, statsBecameFlakyRollup,
 		arg.SinceDay,
@@ -424,40 +432,40 @@ func (q *Queries) StatsDurationRegressions(ctx context.Context, arg StatsDuratio
 }
 
 const statsDurationsRollup = `-- name: StatsDurationsRollup :many
-WITH d AS (
-    SELECT d.project_id, d.identity, d.day, d.feature_path, d.name, d.example_row, d.pf_hist, d.day >= $1::date AS cur FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id
+WITH e AS (
+    SELECT d.project_id, d.identity, d.day >= $1::date AS cur, x.band, sum(x.c::float8) AS c, sum(x.s) AS s
+    FROM stats_scenario_days d JOIN projects p ON p.id = d.project_id, unnest(d.pf_hist) AS x(band, c, s)
     WHERE ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
       AND ($4::uuid IS NULL OR p.workspace_id = $4::uuid)
       AND ($5::text IS NULL OR p.slug = $5::text)
-      AND d.day >= $6::date AND d.day < $7::date AND cardinality(d.pf_hist) > 0
-), e AS (
-    SELECT d.project_id, d.identity, d.cur, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
-    FROM d d, unnest(d.pf_hist) AS x(band, c, s) GROUP BY d.project_id, d.identity, d.cur, x.band
+      AND d.day >= $6::date AND d.day < $7::date
+    GROUP BY 1, 2, 3, 4
 ), b AS (
-    SELECT e.project_id, e.identity, e.cur, e.band, e.c, e.s, s / c AS v, (sum(c) OVER w - c)::float8 AS before, (sum(c) OVER (PARTITION BY project_id, identity, cur))::float8 AS n
-    FROM e WHERE c > 0 WINDOW w AS (PARTITION BY project_id, identity, cur ORDER BY band)
+    SELECT e.project_id, e.identity, e.cur, e.band, e.c, e.s, s / c AS v, sum(c) OVER w - c AS before, sum(c) OVER (PARTITION BY project_id, identity, cur) AS n
+    FROM e WHERE c > 0 WINDOW w AS (PARTITION BY project_id, identity, cur ORDER BY band ROWS UNBOUNDED PRECEDING)
 ), q AS (
-    SELECT project_id, identity, cur, max(n) AS n,
-           max(v) FILTER (WHERE floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
-           max(v) FILTER (WHERE ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
-           max(v) FILTER (WHERE floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
-           max(v) FILTER (WHERE ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95
-    FROM b GROUP BY project_id, identity, cur
-), pq AS (
-    SELECT project_id, identity, cur, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS p50,
-           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS p95
-    FROM q
+    -- per identity, the bands that hold positions ⌊q·(n − 1)⌋ and ⌈q·(n − 1)⌉ of each period
+    SELECT project_id, identity, max(n) FILTER (WHERE cur) AS n, max(n) FILTER (WHERE NOT cur) AS prev_n,
+           max(v) FILTER (WHERE cur AND floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS lo50,
+           max(v) FILTER (WHERE cur AND ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS hi50,
+           max(v) FILTER (WHERE cur AND floor(0.95 * (n - 1)) >= before AND floor(0.95 * (n - 1)) < before + c) AS lo95,
+           max(v) FILTER (WHERE cur AND ceil(0.95 * (n - 1)) >= before AND ceil(0.95 * (n - 1)) < before + c) AS hi95,
+           max(v) FILTER (WHERE NOT cur AND floor(0.5 * (n - 1)) >= before AND floor(0.5 * (n - 1)) < before + c) AS prev_lo50,
+           max(v) FILTER (WHERE NOT cur AND ceil(0.5 * (n - 1)) >= before AND ceil(0.5 * (n - 1)) < before + c) AS prev_hi50
+    FROM b GROUP BY project_id, identity
 ), h AS (
-    SELECT project_id, identity, max(n) FILTER (WHERE cur) AS n, max(p50) FILTER (WHERE cur) AS cur_p50, max(p95) FILTER (WHERE cur) AS cur_p95,
-           max(p50) FILTER (WHERE NOT cur) AS prev_p50
-    FROM pq GROUP BY 1, 2
+    SELECT project_id, identity, n, lo50 + (0.5 * (n - 1) - floor(0.5 * (n - 1))) * (hi50 - lo50) AS cur_p50,
+           lo95 + (0.95 * (n - 1) - floor(0.95 * (n - 1))) * (hi95 - lo95) AS cur_p95,
+           prev_lo50 + (0.5 * (prev_n - 1) - floor(0.5 * (prev_n - 1))) * (prev_hi50 - prev_lo50) AS prev_p50
+    FROM q
 ), top AS (
     (SELECT 'slowest' AS kind, h.project_id, h.identity, h.n, h.cur_p50, h.cur_p95, h.prev_p50 FROM h WHERE cur_p95 IS NOT NULL ORDER BY cur_p95 DESC LIMIT 40)
     UNION ALL
     (SELECT 'regression', h.project_id, h.identity, h.n, h.cur_p50, h.cur_p95, h.prev_p50 FROM h WHERE cur_p50 > prev_p50 ORDER BY cur_p50 - prev_p50 DESC LIMIT 40)
 ), names AS (
     SELECT DISTINCT ON (d.project_id, d.identity) d.project_id, d.identity, d.feature_path, d.name, d.example_row
-    FROM d JOIN (SELECT DISTINCT project_id, identity FROM top) t ON t.project_id = d.project_id AND t.identity = d.identity
+    FROM stats_scenario_days d JOIN (SELECT DISTINCT project_id, identity FROM top) t ON t.project_id = d.project_id AND t.identity = d.identity
+    WHERE d.day >= $6::date AND d.day < $7::date
     ORDER BY d.project_id, d.identity, d.day DESC
 ), named AS (
     SELECT top.kind, top.identity, p.slug, names.feature_path, names.name, names.example_row, top.n, top.cur_p50, top.cur_p95, top.prev_p50
@@ -500,6 +508,11 @@ type StatsDurationsRollupRow struct {
 // [previous_day, since_day) in one read of the identity-days: each identity's histogram is summed
 // once per period (kind 'slowest': top 10 by p95 of the window; kind 'regression': top 10 by the
 // rise of p50). Same figures as StatsSlowestScenariosRollup and StatsDurationRegressionsRollup.
+// The bands are read once, straight from the table (a CTE of the identity-days with their histograms
+// would be written to a temporary file); both periods' percentiles come out of one group per identity;
+// counts are summed as float8 (exact below 2^53; a bigint sum is a numeric); the names of the ≤ 20
+// identities listed are read afterwards without the histograms (an identity is the md5 of its
+// feature path, name and example row, so every day of it carries the same names).
 func (q *Queries) StatsDurationsRollup(ctx context.Context, arg StatsDurationsRollupParams) ([]StatsDurationsRollupRow, error) {
 	rows, err := q.db.Query(ctx, statsDurationsRollup,
 		arg.SinceDay,
@@ -1826,15 +1839,21 @@ WITH green AS MATERIALIZED (
 ), passed AS (
     SELECT g.project_id, gs.identity FROM green g JOIN run_scenarios gs ON gs.run_id = g.id WHERE gs.status = 'passed' GROUP BY 1, 2
 ), later AS MATERIALIZED (
-    SELECT r.id, r.project_id, g.slug, g.id AS green_id, coalesce(r.started_at, r.created_at) AS at
-    FROM green g JOIN runs r ON r.project_id = g.project_id
-    WHERE coalesce(r.started_at, r.created_at) >= greatest(g.at, $10::timestamptz)
-      AND coalesce(r.started_at, r.created_at) < $2::timestamptz
-      AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
-      AND r.status NOT IN ('queued', 'running')
-        AND ($3::text IS NULL OR r.branch = $3::text)
-      AND ($4::text IS NULL OR r.environment = $4::text)
-      AND ($5::text IS NULL OR r.trigger = $5::text)
+    SELECT r.id, g.project_id, g.slug, g.id AS green_id, r.at
+    FROM green g
+    CROSS JOIN LATERAL (
+        -- each project's runs after its last passed run through runs_stats_idx (OFFSET 0 keeps it a
+        -- per-project range scan: joined by hash, the planner read every run of the table)
+        SELECT r.id, coalesce(r.started_at, r.created_at) AS at FROM runs r
+        WHERE r.project_id = g.project_id
+          AND coalesce(r.started_at, r.created_at) >= greatest(g.at, $10::timestamptz)
+          AND coalesce(r.started_at, r.created_at) < $2::timestamptz
+          AND (coalesce(r.started_at, r.created_at), r.id) > (g.at, g.id)
+          AND r.status NOT IN ('queued', 'running')
+          AND ($3::text IS NULL OR r.branch = $3::text)
+          AND ($4::text IS NULL OR r.environment = $4::text)
+          AND ($5::text IS NULL OR r.trigger = $5::text)
+        OFFSET 0) r
 )
 SELECT rs.identity::text AS identity, l.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
        coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS failures, min(l.at)::timestamptz AS first_failed_at, l.green_id AS last_green_run_id
@@ -2077,17 +2096,17 @@ func (q *Queries) StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsPa
 }
 
 const statsSlowestStepsRollup = `-- name: StatsSlowestStepsRollup :many
-WITH d AS (
-    SELECT d.project_id, d.day, d.keyword, d.text, d.count, d.dur_hist FROM stats_step_days d JOIN projects p ON p.id = d.project_id
+WITH e AS (
+    SELECT d.keyword, d.text, x.band, sum(x.c::float8) AS c, sum(x.s) AS s
+    FROM stats_step_days d JOIN projects p ON p.id = d.project_id, unnest(d.dur_hist) AS x(band, c, s)
     WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
       AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
       AND ($4::text IS NULL OR p.slug = $4::text)
       AND d.day >= $5::date AND d.day < $6::date
-), e AS (
-    SELECT d.keyword, d.text, x.band, sum(x.c)::bigint AS c, sum(x.s)::float8 AS s
-    FROM d d, unnest(d.dur_hist) AS x(band, c, s) GROUP BY d.keyword, d.text, x.band
+    GROUP BY d.keyword, d.text, x.band
 ), b AS (
-    SELECT e.keyword, e.text, e.band, e.c, e.s, s / c AS v, (sum(c) OVER (PARTITION BY keyword, text ORDER BY band) - c)::float8 AS before, (sum(c) OVER (PARTITION BY keyword, text))::float8 AS n
+    SELECT e.keyword, e.text, e.band, e.c, e.s, s / c AS v, sum(c) OVER (PARTITION BY keyword, text ORDER BY band ROWS UNBOUNDED PRECEDING) - c AS before,
+           sum(c) OVER (PARTITION BY keyword, text) AS n
     FROM e WHERE c > 0
 ), q AS (
     SELECT keyword, text, max(n) AS n,
@@ -2122,6 +2141,8 @@ type StatsSlowestStepsRollupRow struct {
 	P95Ms   float64
 }
 
+// Counts are summed as float8 (exact below 2^53; a bigint sum is a numeric), the bands read straight
+// from the table.
 func (q *Queries) StatsSlowestStepsRollup(ctx context.Context, arg StatsSlowestStepsRollupParams) ([]StatsSlowestStepsRollupRow, error) {
 	rows, err := q.db.Query(ctx, statsSlowestStepsRollup,
 		arg.AllWorkspaces,

@@ -124,11 +124,15 @@ func TestStatsRollupAgreesWithResults(t *testing.T) {
 			t.Errorf("trends by %s: the rollup answers\n%s\nthe results answer\n%s", bucket, a, b)
 		}
 	}
-	q := url.Values{"since": {"2026-01-08T00:00:00Z"}, "until": {"2026-01-11T00:00:00Z"}}
-	var rolled, raw serverclient.Insights
-	fetch("/api/stats/insights", q, &rolled)
-	q.Set("since", "2026-01-07T23:59:59Z")
-	fetch("/api/stats/insights", q, &raw)
+	insights := func(since, until time.Time) (rolled, raw serverclient.Insights) {
+		t.Helper()
+		q := url.Values{"since": {since.Format(time.RFC3339)}, "until": {until.Format(time.RFC3339)}}
+		fetch("/api/stats/insights", q, &rolled)
+		q.Set("since", since.Add(-time.Second).Format(time.RFC3339))
+		fetch("/api/stats/insights", q, &raw)
+		return rolled, raw
+	}
+	rolled, raw := insights(base.Add(3*24*time.Hour), base.Add(6*24*time.Hour))
 	if len(rolled.SlowestScenarios) == 0 || len(rolled.FailureClusters) == 0 || len(rolled.MostFailingSteps) == 0 {
 		t.Fatalf("insights %+v", rolled)
 	}
@@ -142,15 +146,34 @@ func TestStatsRollupAgreesWithResults(t *testing.T) {
 	if !several {
 		t.Errorf("no cluster with several scenarios: %+v", rolled.FailureClusters)
 	}
-	for name, pair := range map[string][2]any{
+	compare := func(lists map[string][2]any) {
+		t.Helper()
+		for name, pair := range lists {
+			if !reflect.DeepEqual(pair[0], pair[1]) {
+				a, _ := json.MarshalIndent(pair[0], "", " ")
+				b, _ := json.MarshalIndent(pair[1], "", " ")
+				t.Errorf("insights from %s: %s: the rollup answers\n%s\nthe results answer\n%s", rolled.Window.Since.Format(time.DateOnly), name, a, b)
+			}
+		}
+	}
+	compare(map[string][2]any{
 		"slowestScenarios": {rolled.SlowestScenarios, raw.SlowestScenarios}, "slowestSteps": {rolled.SlowestSteps, raw.SlowestSteps},
 		"durationRegressions": {rolled.DurationRegressions, raw.DurationRegressions}, "mostFailingSteps": {rolled.MostFailingSteps, raw.MostFailingSteps},
 		"failureClusters": {rolled.FailureClusters, raw.FailureClusters}, "becameFlaky": {rolled.BecameFlaky, raw.BecameFlaky},
-	} {
-		if !reflect.DeepEqual(pair[0], pair[1]) {
-			a, _ := json.MarshalIndent(pair[0], "", " ")
-			b, _ := json.MarshalIndent(pair[1], "", " ")
-			t.Errorf("insights %s: the rollup answers\n%s\nthe results answer\n%s", name, a, b)
-		}
+		"newFailures": {rolled.NewFailures, raw.NewFailures},
+	})
+	// Each single day against the day before, where scenarios become flaky. (The duration lists are
+	// compared over the window above only: over the day of 2026-01-07 the rollup's p50 of one
+	// scenario differs from the results' — a difference in what the rollup records, not in these
+	// queries; see docs/benchmarks.md, "Statistics endpoints", round 3.)
+	became := 0
+	for d := 1; d < 6; d++ {
+		rolled, raw = insights(base.Add(time.Duration(d)*24*time.Hour), base.Add(time.Duration(d+1)*24*time.Hour))
+		became += len(rolled.BecameFlaky)
+		compare(map[string][2]any{"becameFlaky": {rolled.BecameFlaky, raw.BecameFlaky}, "newFailures": {rolled.NewFailures, raw.NewFailures},
+			"failureClusters": {rolled.FailureClusters, raw.FailureClusters}, "mostFailingSteps": {rolled.MostFailingSteps, raw.MostFailingSteps}})
+	}
+	if became == 0 {
+		t.Error("no day with scenarios that became flaky: the list is not compared")
 	}
 }
