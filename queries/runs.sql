@@ -185,12 +185,16 @@ WITH progress AS (
                unnest(sqlc.arg('durations_ms')::bigint[]) AS duration_ms, unnest(sqlc.arg('finish_steps')::text[]) AS steps,
                unnest(sqlc.arg('attempts')::int[]) AS attempts) u
   WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = u.id
+), upd AS (
+  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+  RETURNING id
 ), ins AS (
+  -- Only with the run's row updated (run_events has no foreign key: schema 000022), so never for
+  -- a run that is gone, and a delete of the run waits for this batch's commit.
   INSERT INTO run_events (run_id, seq, at, type, data)
   SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
          unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb
-), upd AS (
-  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+  WHERE EXISTS (SELECT 1 FROM upd)
 ), arts AS (
   -- The attachments of the batch's events, their blobs already stored; created_at is when each was
   -- attached, so that a run's artifacts keep their order.

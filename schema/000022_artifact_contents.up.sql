@@ -7,3 +7,18 @@ CREATE TABLE artifact_contents (
     artifact_id uuid  PRIMARY KEY REFERENCES artifacts (id) ON DELETE CASCADE,
     content     bytea NOT NULL
 );
+
+-- A run's events without a foreign key to runs: its check looked the run's row up and locked it
+-- once per inserted event (about 40 % of a 2,000-event batch's statement). Events are inserted
+-- only by WriteRunBatch, and only when the same statement updated the run's row (so never for a
+-- run that is gone, and a delete of the run waits for the batch); they are deleted with their runs
+-- by this statement trigger, as the foreign key's ON DELETE CASCADE did.
+ALTER TABLE run_events DROP CONSTRAINT run_events_run_id_fkey;
+CREATE FUNCTION run_events_delete_with_runs() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM run_events e USING deleted_runs d WHERE e.run_id = d.id;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER runs_delete_events AFTER DELETE ON runs
+    REFERENCING OLD TABLE AS deleted_runs FOR EACH STATEMENT EXECUTE FUNCTION run_events_delete_with_runs();

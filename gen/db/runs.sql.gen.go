@@ -978,12 +978,16 @@ WITH progress AS (
                unnest($15::bigint[]) AS duration_ms, unnest($16::text[]) AS steps,
                unnest($17::int[]) AS attempts) u
   WHERE s.run_id = $4::uuid AND s.id = u.id
-), ins AS (
-  INSERT INTO run_events (run_id, seq, at, type, data)
-  SELECT $4::uuid, unnest($3::bigint[]), unnest($18::timestamptz[]),
-         unnest($19::text[]), unnest($20::text[])::jsonb
 ), upd AS (
-  UPDATE runs SET last_seq = $21::bigint WHERE id = $4::uuid AND last_seq < $21::bigint
+  UPDATE runs SET last_seq = $18::bigint WHERE id = $4::uuid AND last_seq < $18::bigint
+  RETURNING id
+), ins AS (
+  -- Only with the run's row updated (run_events has no foreign key: schema 000022), so never for
+  -- a run that is gone, and a delete of the run waits for this batch's commit.
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT $4::uuid, unnest($3::bigint[]), unnest($19::timestamptz[]),
+         unnest($20::text[]), unnest($21::text[])::jsonb
+  WHERE EXISTS (SELECT 1 FROM upd)
 ), arts AS (
   -- The attachments of the batch's events, their blobs already stored; created_at is when each was
   -- attached, so that a run's artifacts keep their order.
@@ -1027,10 +1031,10 @@ type WriteRunBatchParams struct {
 	DurationsMs        []int64
 	FinishSteps        []string
 	Attempts           []int32
+	LastSeq            int64
 	Ats                []time.Time
 	Types              []string
 	Datas              []string
-	LastSeq            int64
 	ProjectID          uuid.UUID
 	ArtIds             []uuid.UUID
 	ArtScenarioKeys    []string
@@ -1072,10 +1076,10 @@ func (q *Queries) WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) er
 		arg.DurationsMs,
 		arg.FinishSteps,
 		arg.Attempts,
+		arg.LastSeq,
 		arg.Ats,
 		arg.Types,
 		arg.Datas,
-		arg.LastSeq,
 		arg.ProjectID,
 		arg.ArtIds,
 		arg.ArtScenarioKeys,
