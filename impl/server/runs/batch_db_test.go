@@ -23,7 +23,8 @@ import (
 // A batch on a real database: its events and an attachment kept in the database are written with
 // the run's last sequence number, the content is read back by store.OpenArtifact (ranges too); a
 // batch for a run that is gone writes no event; deleting the run deletes its events (run_events
-// has no foreign key, a statement trigger does it) and the attachment's content.
+// has no foreign key, a statement trigger does it) and the attachment's content, and so does
+// deleting the project.
 func TestBatchInlineContentAndEventsDeletedWithRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -115,5 +116,24 @@ func TestBatchInlineContentAndEventsDeletedWithRun(t *testing.T) {
 	}
 	if n := count("SELECT count(*) FROM artifact_contents WHERE artifact_id = $1", art.ID); n != 0 {
 		t.Errorf("the attachment's content is left after its run was deleted")
+	}
+
+	// A project's deletion deletes its runs (their foreign key), and so their events.
+	r2, err := svc.Queue(ctx, runs.CreateParams{ProjectID: p.ID, Trigger: "api"}, p.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scenariowrite.Batch(ctx, st.Queries, r2.ID, true, scenariowrite.Events{Seqs: []int64{1}, Ats: []time.Time{now}, Types: []string{"log"},
+		Datas: []string{`{"type":"log"}`}, ProjectID: p.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("SELECT count(*) FROM run_events WHERE run_id = $1", r2.ID); n != 1 {
+		t.Fatalf("%d events stored, want 1", n)
+	}
+	if _, err := st.Pool.Exec(ctx, "DELETE FROM projects WHERE id = $1", p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("SELECT count(*) FROM run_events WHERE run_id = $1", r2.ID); n != 0 {
+		t.Errorf("%d events left after their project was deleted", n)
 	}
 }
