@@ -161,7 +161,8 @@ SELECT id FROM runs WHERE status = 'queued' AND source = 'execute' ORDER BY crea
 -- name: WriteRunBatch :exec
 -- One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
 -- (a start and the steps so far of a scenario still running), the scenarios' results, the events
--- with the run's last sequence number, their attachments' artifact rows, and one notification when the batch has events. Each
+-- with the run's last sequence number, their attachments' artifact rows (with the content of those
+-- kept in the database), and one notification when the batch has events. Each
 -- scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
 -- commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
 -- statement's transaction commits.
@@ -184,12 +185,16 @@ WITH progress AS (
                unnest(sqlc.arg('durations_ms')::bigint[]) AS duration_ms, unnest(sqlc.arg('finish_steps')::text[]) AS steps,
                unnest(sqlc.arg('attempts')::int[]) AS attempts) u
   WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = u.id
+), upd AS (
+  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+  RETURNING id
 ), ins AS (
+  -- Only with the run's row updated (run_events has no foreign key: schema 000022), so never for
+  -- a run that is gone, and a delete of the run waits for this batch's commit.
   INSERT INTO run_events (run_id, seq, at, type, data)
   SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
          unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb
-), upd AS (
-  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+  WHERE EXISTS (SELECT 1 FROM upd)
 ), arts AS (
   -- The attachments of the batch's events, their blobs already stored; created_at is when each was
   -- attached, so that a run's artifacts keep their order.
@@ -201,11 +206,19 @@ WITH progress AS (
                unnest(sqlc.arg('art_kinds')::text[]) AS kind, unnest(sqlc.arg('art_media_types')::text[]) AS media_type,
                unnest(sqlc.arg('art_sizes')::bigint[]) AS size_bytes, unnest(sqlc.arg('art_sha256s')::text[]) AS sha256,
                unnest(sqlc.arg('art_blob_keys')::text[]) AS blob_key, unnest(sqlc.arg('art_created_ats')::timestamptz[]) AS created_at) a
+), contents AS (
+  -- The content of the attachments kept in the database (blob_key ''), with their rows.
+  INSERT INTO artifact_contents (artifact_id, content)
+  SELECT unnest(sqlc.arg('content_ids')::uuid[]), unnest(sqlc.arg('contents')::bytea[])
 ), blob_locks AS (
   -- Each blob key's lock (LockBlob) held until the batch commits: the blob cleanup either sees
   -- the new rows or has deleted the blob before them (the writer then stores it again).
-  SELECT pg_advisory_xact_lock(hashtextextended('blob:' || k, 0)) FROM unnest(sqlc.arg('art_blob_keys')::text[]) k
+  SELECT pg_advisory_xact_lock(hashtextextended('blob:' || k, 0)) FROM unnest(sqlc.arg('art_blob_keys')::text[]) k WHERE k <> ''
 )
 SELECT set_config('synchronous_commit', CASE WHEN sqlc.arg('async')::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
        (SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text) WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0) IS NULL,
        (SELECT count(*) FROM blob_locks);
+
+-- name: ArtifactContent :one
+-- The content of an artifact kept in the database (its blob_key is empty).
+SELECT content FROM artifact_contents WHERE artifact_id = $1;

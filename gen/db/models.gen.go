@@ -85,6 +85,11 @@ type Artifact struct {
 	CreatedAt   time.Time
 }
 
+type ArtifactContent struct {
+	ArtifactID uuid.UUID
+	Content    []byte
+}
+
 type AuditEntry struct {
 	ID         uuid.UUID
 	At         time.Time

@@ -24,6 +24,8 @@ type Querier interface {
 	AllProcesses(ctx context.Context, projectID uuid.UUID) ([]Process, error)
 	AllWorkspaceMembers(ctx context.Context, workspaceID uuid.UUID) ([]AllWorkspaceMembersRow, error)
 	AppendAgentJobEvent(ctx context.Context, arg AppendAgentJobEventParams) error
+	// The content of an artifact kept in the database (its blob_key is empty).
+	ArtifactContent(ctx context.Context, artifactID uuid.UUID) ([]byte, error)
 	BufferedFirings(ctx context.Context, scheduleID uuid.UUID) ([]ScheduleFiring, error)
 	// No worker executes an ingest-only run: cancelling it ends it at once.
 	CancelIngestRun(ctx context.Context, id uuid.UUID) (Run, error)
@@ -397,7 +399,8 @@ type Querier interface {
 	WorkspaceCounts(ctx context.Context, workspaceID uuid.UUID) (WorkspaceCountsRow, error)
 	// One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
 	// (a start and the steps so far of a scenario still running), the scenarios' results, the events
-	// with the run's last sequence number, their attachments' artifact rows, and one notification when the batch has events. Each
+	// with the run's last sequence number, their attachments' artifact rows (with the content of those
+	// kept in the database), and one notification when the batch has events. Each
 	// scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
 	// commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
 	// statement's transaction commits.

@@ -13,6 +13,18 @@ import (
 	"github.com/google/uuid"
 )
 
+const artifactContent = `-- name: ArtifactContent :one
+SELECT content FROM artifact_contents WHERE artifact_id = $1
+`
+
+// The content of an artifact kept in the database (its blob_key is empty).
+func (q *Queries) ArtifactContent(ctx context.Context, artifactID uuid.UUID) ([]byte, error) {
+	row := q.db.QueryRow(ctx, artifactContent, artifactID)
+	var content []byte
+	err := row.Scan(&content)
+	return content, err
+}
+
 const claimQueuedRun = `-- name: ClaimQueuedRun :one
 UPDATE runs SET status = 'running', worker_id = $1, started_at = now(), heartbeat_at = now(), updated_at = now()
 WHERE id = $2 AND status = 'queued'
@@ -966,12 +978,16 @@ WITH progress AS (
                unnest($15::bigint[]) AS duration_ms, unnest($16::text[]) AS steps,
                unnest($17::int[]) AS attempts) u
   WHERE s.run_id = $4::uuid AND s.id = u.id
-), ins AS (
-  INSERT INTO run_events (run_id, seq, at, type, data)
-  SELECT $4::uuid, unnest($3::bigint[]), unnest($18::timestamptz[]),
-         unnest($19::text[]), unnest($20::text[])::jsonb
 ), upd AS (
-  UPDATE runs SET last_seq = $21::bigint WHERE id = $4::uuid AND last_seq < $21::bigint
+  UPDATE runs SET last_seq = $18::bigint WHERE id = $4::uuid AND last_seq < $18::bigint
+  RETURNING id
+), ins AS (
+  -- Only with the run's row updated (run_events has no foreign key: schema 000022), so never for
+  -- a run that is gone, and a delete of the run waits for this batch's commit.
+  INSERT INTO run_events (run_id, seq, at, type, data)
+  SELECT $4::uuid, unnest($3::bigint[]), unnest($19::timestamptz[]),
+         unnest($20::text[]), unnest($21::text[])::jsonb
+  WHERE EXISTS (SELECT 1 FROM upd)
 ), arts AS (
   -- The attachments of the batch's events, their blobs already stored; created_at is when each was
   -- attached, so that a run's artifacts keep their order.
@@ -983,10 +999,14 @@ WITH progress AS (
                unnest($27::text[]) AS kind, unnest($28::text[]) AS media_type,
                unnest($29::bigint[]) AS size_bytes, unnest($30::text[]) AS sha256,
                unnest($31::text[]) AS blob_key, unnest($32::timestamptz[]) AS created_at) a
+), contents AS (
+  -- The content of the attachments kept in the database (blob_key ''), with their rows.
+  INSERT INTO artifact_contents (artifact_id, content)
+  SELECT unnest($33::uuid[]), unnest($34::bytea[])
 ), blob_locks AS (
   -- Each blob key's lock (LockBlob) held until the batch commits: the blob cleanup either sees
   -- the new rows or has deleted the blob before them (the writer then stores it again).
-  SELECT pg_advisory_xact_lock(hashtextextended('blob:' || k, 0)) FROM unnest($31::text[]) k
+  SELECT pg_advisory_xact_lock(hashtextextended('blob:' || k, 0)) FROM unnest($31::text[]) k WHERE k <> ''
 )
 SELECT set_config('synchronous_commit', CASE WHEN $1::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
        (SELECT pg_notify('sdods_run_events', $2::text) WHERE cardinality($3::bigint[]) > 0) IS NULL,
@@ -1011,10 +1031,10 @@ type WriteRunBatchParams struct {
 	DurationsMs        []int64
 	FinishSteps        []string
 	Attempts           []int32
+	LastSeq            int64
 	Ats                []time.Time
 	Types              []string
 	Datas              []string
-	LastSeq            int64
 	ProjectID          uuid.UUID
 	ArtIds             []uuid.UUID
 	ArtScenarioKeys    []string
@@ -1026,11 +1046,14 @@ type WriteRunBatchParams struct {
 	ArtSha256s         []string
 	ArtBlobKeys        []string
 	ArtCreatedAts      []time.Time
+	ContentIds         []uuid.UUID
+	Contents           [][]byte
 }
 
 // One batch of a run's sink (impl/server/runs/batch.go) in one statement: the scenarios' progress
 // (a start and the steps so far of a scenario still running), the scenarios' results, the events
-// with the run's last sequence number, their attachments' artifact rows, and one notification when the batch has events. Each
+// with the run's last sequence number, their attachments' artifact rows (with the content of those
+// kept in the database), and one notification when the batch has events. Each
 // scenario is in one of the two lists, never both (an UPDATE may change a row once). A batch
 // commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
 // statement's transaction commits.
@@ -1053,10 +1076,10 @@ func (q *Queries) WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) er
 		arg.DurationsMs,
 		arg.FinishSteps,
 		arg.Attempts,
+		arg.LastSeq,
 		arg.Ats,
 		arg.Types,
 		arg.Datas,
-		arg.LastSeq,
 		arg.ProjectID,
 		arg.ArtIds,
 		arg.ArtScenarioKeys,
@@ -1068,6 +1091,8 @@ func (q *Queries) WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) er
 		arg.ArtSha256s,
 		arg.ArtBlobKeys,
 		arg.ArtCreatedAts,
+		arg.ContentIds,
+		arg.Contents,
 	)
 	return err
 }

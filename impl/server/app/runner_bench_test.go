@@ -94,6 +94,10 @@ func BenchmarkRunner200x3(b *testing.B) {
 	if r, err := admin.PutFeatureWithResponse(ctx, "shop", "items.feature", &serverclient.PutFeatureParams{IfMatch: ptr("*")}, serverclient.PutFeatureJSONRequestBody{Content: benchFeature()}); err != nil || r.StatusCode() >= 300 {
 		b.Fatalf("put feature: %v %s", err, r.Body)
 	}
+	// Where a run's time goes, as the database timed it (summed over the runs at concurrency 1):
+	// from its creation to its start (the job's pickup), from its start to its first scenario's
+	// (loading what it runs), its scenarios' span, and from its last scenario's end to its end.
+	var phases [4]time.Duration
 	run := func(concurrency int) time.Duration {
 		if r, err := admin.UpdateProjectWithResponse(ctx, "shop", serverclient.UpdateProjectJSONRequestBody{Name: "Shop",
 			Settings: &serverclient.ProjectSettingsInput{ScenarioConcurrency: &concurrency}}); err != nil || r.StatusCode() != http.StatusOK {
@@ -121,6 +125,18 @@ func BenchmarkRunner200x3(b *testing.B) {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+		if concurrency == 1 {
+			var secs [4]float64
+			if err := s.App.Store.Pool.QueryRow(ctx, `SELECT extract(epoch FROM r.started_at - r.created_at)::float8,
+			  extract(epoch FROM min(s.started_at) - r.started_at)::float8, extract(epoch FROM max(s.finished_at) - min(s.started_at))::float8,
+			  extract(epoch FROM r.finished_at - max(s.finished_at))::float8
+			FROM runs r JOIN run_scenarios s ON s.run_id = r.id WHERE r.id = $1 GROUP BY r.id`, r.JSON202.Id).Scan(&secs[0], &secs[1], &secs[2], &secs[3]); err != nil {
+				b.Fatalf("run phases: %v", err)
+			}
+			for i, v := range secs {
+				phases[i] += time.Duration(v * float64(time.Second))
+			}
 		}
 		g, err := admin.GetRunWithResponse(ctx, r.JSON202.Id)
 		if err != nil || g.JSON200 == nil || g.JSON200.Status != "passed" || g.JSON200.Counts.Passed != benchScenarios {
@@ -155,6 +171,9 @@ func BenchmarkRunner200x3(b *testing.B) {
 	b.ReportMetric(float64(oneCPU.Microseconds())/1000/n, "sdods-cpu-ms/op")
 	b.ReportMetric(float64(twoCPU.Microseconds())/1000/n, "sdods2-cpu-ms/op")
 	b.ReportMetric(float64(loopCPU.Microseconds())/1000/n, "loop-cpu-ms/op")
+	for i, name := range []string{"pickup", "prepare", "scenarios", "end"} {
+		b.ReportMetric(float64(phases[i].Microseconds())/1000/n, name+"-ms/op")
+	}
 	b.ReportMetric(float64(one)/float64(loop), "sdods/loop")
 	b.ReportMetric(float64(one)/float64(two), "speedup")
 }

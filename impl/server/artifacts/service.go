@@ -5,6 +5,7 @@ package artifacts
 import (
 	"bytes"
 	"context"
+	"io"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,7 +16,8 @@ import (
 	"github.com/sdods/sdods/impl/server/store"
 )
 
-// Service owns the artifacts' rows; their content is in the blob store.
+// Service owns the artifacts' rows; their content is in the blob store, or with the row when it is
+// small and a run's (store.InlineContentMax).
 type Service struct {
 	st    *store.Store
 	blobs blob.Store
@@ -65,6 +67,17 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID) (Artifact, error) {
 		Kind: r.Kind, MediaType: r.MediaType, SizeBytes: r.SizeBytes, Sha256: r.Sha256, BlobKey: r.BlobKey, CreatedAt: r.CreatedAt})
 	a.WorkspaceID = r.WorkspaceID
 	return a, nil
+}
+
+// Open returns the artifact's content; content that is missing is an error that wraps
+// blob.ErrNotFound.
+func (s *Service) Open(ctx context.Context, a Artifact) (io.ReadCloser, error) {
+	return s.st.OpenArtifact(ctx, s.blobs, a.ID, a.BlobKey)
+}
+
+// OpenRange returns length bytes of the artifact's content from start (see Open).
+func (s *Service) OpenRange(ctx context.Context, a Artifact, start, length int64) (io.ReadCloser, error) {
+	return s.st.OpenArtifactRange(ctx, s.blobs, a.ID, a.BlobKey, start, length)
 }
 
 // OfRun lists a run's artifacts in the order they were made.

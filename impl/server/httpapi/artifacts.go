@@ -16,7 +16,6 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/artifacts"
-	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/pixeldiff"
 	"github.com/sdods/sdods/impl/server/safecontent"
 	"github.com/sdods/sdods/impl/server/store"
@@ -74,7 +73,7 @@ func (s *Server) getArtifact(ctx context.Context, req serverapi.GetArtifactReque
 		}
 		return nil, err
 	}
-	body, err := s.openArtifact(ctx, a.BlobKey, start, length)
+	body, err := s.openArtifact(ctx, a, start, length)
 	if err != nil {
 		return nil, err
 	}
@@ -88,35 +87,16 @@ func (s *Server) getArtifact(ctx context.Context, req serverapi.GetArtifactReque
 		Headers: serverapi.GetArtifact200ResponseHeaders{AcceptRanges: &accept, ETag: &etag}}, nil
 }
 
-// openArtifact returns length bytes of a blob from start.
-func (s *Server) openArtifact(ctx context.Context, key string, start, length int64) (io.ReadCloser, error) {
-	var rc io.ReadCloser
-	var err error
-	ranged := false
-	if ro, ok := s.Blobs.(blob.RangeOpener); ok && start > 0 {
-		rc, err = ro.OpenRange(ctx, key, start, length)
-		ranged = true
-	} else {
-		rc, err = s.Blobs.Open(ctx, key)
-	}
+// openArtifact returns length bytes of an artifact's content from start.
+func (s *Server) openArtifact(ctx context.Context, a artifacts.Artifact, start, length int64) (io.ReadCloser, error) {
+	rc, err := s.Artifacts.OpenRange(ctx, a, start, length)
 	if err != nil {
 		if isBlobNotFound(err) {
 			return nil, apierr.Wrap(err, apierr.NotFound, "the artifact's content is missing from the blob store", "its run may have been purged")
 		}
 		return nil, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
 	}
-	if start > 0 && !ranged {
-		if sk, ok := rc.(io.Seeker); ok {
-			_, err = sk.Seek(start, io.SeekStart)
-		} else {
-			_, err = io.CopyN(io.Discard, rc, start)
-		}
-		if err != nil {
-			_ = rc.Close()
-			return nil, fmt.Errorf("seek artifact: %w", err)
-		}
-	}
-	return readCloser{Reader: io.LimitReader(rc, length), Closer: rc}, nil
+	return rc, nil
 }
 
 // rangeNotSatisfiable is the 416 answer with the Content-Range the generated response lacks.
@@ -198,7 +178,7 @@ func (s *Server) readImage(ctx context.Context, a artifacts.Artifact, which stri
 	if a.SizeBytes > maxCompareBytes {
 		return nil, apierr.New(apierr.Unprocessable, which+" is too large to compare", fmt.Sprintf("at most %d bytes", maxCompareBytes))
 	}
-	rc, err := s.Blobs.Open(ctx, a.BlobKey)
+	rc, err := s.Artifacts.Open(ctx, a)
 	if err != nil {
 		return nil, apierr.Wrap(err, apierr.Unavailable, "the artifact's content cannot be read", "")
 	}

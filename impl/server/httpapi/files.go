@@ -245,38 +245,14 @@ func (s *Server) openRange(ctx context.Context, f runFile, start, length int64) 
 	if f.artifact == nil {
 		return bytes.NewReader(f.content[start : start+length]), nil
 	}
-	var rc io.ReadCloser
-	var err error
-	ranged := false
-	if ro, ok := s.Blobs.(blob.RangeOpener); ok && start > 0 {
-		rc, err = ro.OpenRange(ctx, f.artifact.BlobKey, start, length)
-		ranged = true
-	} else {
-		rc, err = s.Blobs.Open(ctx, f.artifact.BlobKey)
-	}
+	rc, err := s.Artifacts.OpenRange(ctx, *f.artifact, start, length)
 	if err != nil {
 		if isBlobNotFound(err) {
 			return nil, apierr.Wrap(err, apierr.NotFound, "the file's content is missing from the blob store", "the run's files may have been purged")
 		}
 		return nil, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
 	}
-	if start > 0 && !ranged {
-		if sk, ok := rc.(io.Seeker); ok {
-			_, err = sk.Seek(start, io.SeekStart)
-		} else {
-			_, err = io.CopyN(io.Discard, rc, start)
-		}
-		if err != nil {
-			rc.Close()
-			return nil, fmt.Errorf("seek blob: %w", err)
-		}
-	}
-	return readCloser{Reader: io.LimitReader(rc, length), Closer: rc}, nil
-}
-
-type readCloser struct {
-	io.Reader
-	io.Closer
+	return rc, nil
 }
 
 func isBlobNotFound(err error) bool { return errors.Is(err, blob.ErrNotFound) }

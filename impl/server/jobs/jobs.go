@@ -201,9 +201,16 @@ var (
 
 // inserter is the insert-only client InsertTx uses: it needs no pool (it writes through the given
 // transaction) and knows no workers, so any process can insert any job.
+//
+// Its FetchCooldown is the least River allows because River uses it for one more thing: an insert
+// notifies the workers only if the queue's last notification from this client is older than it.
+// At the default (100 ms), a run queued within 100 ms of the one before (runs of a few hundred
+// scenarios take about that long) waited for the workers' next poll, up to PollInterval (1 s). The
+// workers' own FetchCooldown still bounds how often they fetch.
 func inserter() (*river.Client[pgx.Tx], error) {
 	inserterOnce.Do(func() {
-		inserterC, inserterErr = river.NewClient(riverpgxv5.New(nil), &river.Config{Logger: slog.New(atLeast{slog.Default().Handler(), slog.LevelWarn})})
+		inserterC, inserterErr = river.NewClient(riverpgxv5.New(nil), &river.Config{Logger: slog.New(atLeast{slog.Default().Handler(), slog.LevelWarn}),
+			FetchCooldown: river.FetchCooldownMin})
 	})
 	return inserterC, inserterErr
 }

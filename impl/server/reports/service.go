@@ -128,7 +128,7 @@ func (s *Service) HTML(ctx context.Context, head Run, htmlURL string) ([]byte, e
 		if _, done := images[id]; done || !ok || !safecontent.IsImage(a.MediaType) || a.SizeBytes > budget {
 			continue
 		}
-		data, err := s.readBlob(ctx, a.BlobKey)
+		data, err := s.readArtifact(ctx, a)
 		if err != nil {
 			s.log.WarnContext(ctx, "report: screenshot unreadable", "artifact", a.ID, "error", err)
 			continue
@@ -144,8 +144,8 @@ func (s *Service) HTML(ctx context.Context, head Run, htmlURL string) ([]byte, e
 	return buf.Bytes(), nil
 }
 
-func (s *Service) readBlob(ctx context.Context, key string) ([]byte, error) {
-	rc, err := s.blobs.Open(ctx, key)
+func (s *Service) readArtifact(ctx context.Context, a db.Artifact) ([]byte, error) {
+	rc, err := s.st.OpenArtifact(ctx, s.blobs, a.ID, a.BlobKey)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,10 @@
 package runs
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -17,6 +20,7 @@ import (
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runner"
+	"github.com/sdods/sdods/impl/server/store"
 )
 
 // failingBlobs refuses every Put, counting them.
@@ -31,6 +35,11 @@ func (f *failingBlobs) Open(context.Context, string) (io.ReadCloser, error) {
 }
 func (f *failingBlobs) Delete(context.Context, string) error { return nil }
 
+// bigJSON is a JSON document one byte too large to be kept in the database.
+func bigJSON() []byte {
+	return []byte(`"` + strings.Repeat("x", store.InlineContentMax-1) + `"`)
+}
+
 // An attachment whose blob cannot be stored (tried in the background, then once more by its batch)
 // is not written as an artifact: its event becomes an error line of the log, at the same sequence
 // number, and the steps written from then on leave it out.
@@ -41,7 +50,7 @@ func TestAttachmentThatCannotBeStored(t *testing.T) {
 	k.scenarios["s1"] = sc
 	step := 0
 	k.Emit(runner.Event{Type: runner.EventAttachment, ScenarioID: "s1", Step: &step, Time: time.Now(),
-		Attachment: &runner.AttachmentEvent{Name: "body.json", MediaType: "application/json", Data: []byte(`{}`)}})
+		Attachment: &runner.AttachmentEvent{Name: "body.json", MediaType: "application/json", Data: bigJSON()}})
 	if len(sc.steps[0].Attachments) != 1 {
 		t.Fatalf("the step does not list the attachment: %+v", sc.steps[0])
 	}
@@ -76,5 +85,40 @@ func TestAttachmentThatCannotBeStored(t *testing.T) {
 	}
 	if got := withoutLost(sc.steps, nil); &got[0] != &sc.steps[0] {
 		t.Error("withoutLost copies when nothing is lost")
+	}
+}
+
+// An attachment of at most store.InlineContentMax is not a blob: its row carries its content and
+// hash, and the blob store is not asked (even one that refuses everything).
+func TestSmallAttachmentKeptWithItsRow(t *testing.T) {
+	blobs := &failingBlobs{}
+	k := &sink{s: &Service{blobs: blobs, log: slog.New(slog.DiscardHandler)}, run: db.Run{ID: uuid.New()}, scenarios: map[string]*scenarioState{}}
+	sc := &scenarioState{id: uuid.New(), steps: []results.Step{results.NewStep(0)}}
+	k.scenarios["s1"] = sc
+	cases := map[string][]byte{"trace-a1.json": []byte(`{"attempt":1}`), "empty.txt": {}, "largest.json": bigJSON()[1:]}
+	for name, data := range cases {
+		k.Emit(runner.Event{Type: runner.EventAttachment, ScenarioID: "s1", Time: time.Now(),
+			Attachment: &runner.AttachmentEvent{Name: name, MediaType: "application/json", Data: data}})
+	}
+	k.b.mu.Lock()
+	buf := k.b.buf
+	k.b.buf = eventBuffer{}
+	if k.b.timer != nil {
+		k.b.timer.Stop()
+	}
+	k.b.mu.Unlock()
+	rows := k.awaitArtifacts(context.Background(), &buf)
+	if len(rows) != len(cases) {
+		t.Fatalf("%d rows, want %d", len(rows), len(cases))
+	}
+	for _, r := range rows {
+		want := cases[r.Name]
+		sum := sha256.Sum256(want)
+		if r.BlobKey != "" || !bytes.Equal(r.Content, want) || r.SHA256 != hex.EncodeToString(sum[:]) || r.SizeBytes != int64(len(want)) {
+			t.Errorf("%s: key %q, %d bytes of content, sha256 %s, size %d", r.Name, r.BlobKey, len(r.Content), r.SHA256, r.SizeBytes)
+		}
+	}
+	if n := blobs.puts.Load(); n != 0 {
+		t.Errorf("%d puts, want none", n)
 	}
 }

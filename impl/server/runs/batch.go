@@ -38,6 +38,8 @@ type eventBuffer struct {
 	order []uuid.UUID
 	// arts are the attachments of the buffered events (attach.go).
 	arts []*pendingArtifact
+	// plan holds the run's scenario rows until they are inserted, by the run's first batch.
+	plan []scenariowrite.Planned
 }
 
 // rowChange is what a batch writes to one scenario row: its start, its steps so far while it runs,
@@ -65,7 +67,7 @@ func (b *eventBuffer) row(id uuid.UUID) *rowChange {
 }
 
 func (b *eventBuffer) empty() bool {
-	return len(b.seqs) == 0 && len(b.order) == 0 && len(b.arts) == 0
+	return len(b.seqs) == 0 && len(b.order) == 0 && len(b.arts) == 0 && len(b.plan) == 0
 }
 
 // then puts next after b: b's events then next's, and next's row changes over b's.
@@ -73,6 +75,9 @@ func (b *eventBuffer) then(next eventBuffer) {
 	b.seqs, b.ats = append(b.seqs, next.seqs...), append(b.ats, next.ats...)
 	b.types, b.datas = append(b.types, next.types...), append(b.datas, next.datas...)
 	b.arts = append(b.arts, next.arts...)
+	if b.plan == nil {
+		b.plan = next.plan
+	}
 	for _, id := range next.order {
 		n, c := next.rows[id], b.row(id)
 		if n.started {
@@ -165,6 +170,14 @@ func (k *sink) flush() {
 // ingest's rows go through it too); async lets its transaction commit without waiting for the WAL
 // flush.
 func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer, async bool) error {
+	if len(b.plan) > 0 {
+		// The scenario rows first, in a statement of their own: the batch's statement updates them.
+		// Inserting them again (a retried batch) changes nothing.
+		if err := scenariowrite.Plan(ctx, q, k.run.ID, b.plan); err != nil {
+			return err
+		}
+		b.plan = nil
+	}
 	arts := k.awaitArtifacts(ctx, b)
 	k.b.mu.Lock()
 	lost := k.b.lost

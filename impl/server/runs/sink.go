@@ -114,16 +114,16 @@ func (k *sink) Emit(e runner.Event) {
 	}
 	switch e.Type {
 	case runner.EventRunStarted:
-		ctx, cancel := k.ctx()
-		defer cancel()
-		if err := k.insertScenarios(ctx, k.s.st.Queries, e.Run); err != nil {
-			k.s.log.Error("runs: store scenarios", "error", err)
-		}
+		// The scenario rows are written by the first batch, before its events (write), so the
+		// runner starts the first scenario while they are inserted.
+		planned := k.planScenarios(e.Run)
+		k.queue(func(b *eventBuffer) { b.plan = planned })
 		for _, p := range e.Run.Problems {
 			msg := fmt.Sprintf("%v", p)
 			k.appendEvent(apiEvent{Type: "log", Level: ptr("error"), Message: &msg})
 		}
-		k.appendEvent(apiEvent{Type: "run.status", Status: ptr("running")})
+		k.appendEvent0(apiEvent{Type: "run.status", Status: ptr("running")})
+		k.flushSoon()
 	case runner.EventScenarioStarted:
 		if sc != nil {
 			sc.steps = sc.steps[:0] // a retry starts the steps afresh
@@ -214,8 +214,9 @@ func (k *sink) saveSteps(sc *scenarioState) {
 	k.queue(func(b *eventBuffer) { b.row(sc.id).steps = steps })
 }
 
-// insertScenarios records the run's scenarios, in one statement (scenariowrite.Plan).
-func (k *sink) insertScenarios(ctx context.Context, q *db.Queries, run *runner.RunStarted) error {
+// planScenarios gives the run's scenarios their ids and returns their rows, which the first batch
+// inserts in one statement (scenariowrite.Plan).
+func (k *sink) planScenarios(run *runner.RunStarted) []scenariowrite.Planned {
 	planned := make([]scenariowrite.Planned, len(run.Scenarios))
 	for i, ref := range run.Scenarios {
 		st := &scenarioState{id: uuid.New()}
@@ -226,7 +227,7 @@ func (k *sink) insertScenarios(ctx context.Context, q *db.Queries, run *runner.R
 		planned[i] = scenariowrite.Planned{ID: st.id, Key: ref.ID, Module: ref.Module, FeaturePath: ref.FeaturePath, FeatureName: ref.FeatureName,
 			Name: ref.Name, Line: ref.Line, Tags: ref.Tags, ExampleRow: ref.Row, Dataset: ref.Dataset}
 	}
-	return scenariowrite.Plan(ctx, q, k.run.ID, planned)
+	return planned
 }
 
 func step(sc *scenarioState, i *int) *results.Step {

@@ -306,8 +306,9 @@ type Events struct {
 }
 
 // Artifact is an artifacts row a batch inserts: a run's attachment whose content is stored under
-// BlobKey. ScenarioKey "" and a nil StepIndex are stored as NULL; CreatedAt orders the run's
-// artifacts.
+// BlobKey, or is Content, kept in the database with the row, when BlobKey is ""
+// (store.InlineContentMax). ScenarioKey "" and a nil StepIndex are stored as NULL; CreatedAt
+// orders the run's artifacts.
 type Artifact struct {
 	ID          uuid.UUID
 	ScenarioKey string
@@ -318,6 +319,7 @@ type Artifact struct {
 	SizeBytes   int64
 	SHA256      string
 	BlobKey     string
+	Content     []byte
 	CreatedAt   time.Time
 }
 
@@ -348,6 +350,16 @@ func Batch(ctx context.Context, q *db.Queries, runID uuid.UUID, async bool, ev E
 		p.ArtIds[i], p.ArtScenarioKeys[i], p.ArtStepIndexes[i] = a.ID, a.ScenarioKey, step
 		p.ArtNames[i], p.ArtKinds[i], p.ArtMediaTypes[i] = a.Name, a.Kind, a.MediaType
 		p.ArtSizes[i], p.ArtSha256s[i], p.ArtBlobKeys[i], p.ArtCreatedAts[i] = a.SizeBytes, a.SHA256, a.BlobKey, a.CreatedAt
+		if a.BlobKey == "" {
+			content := a.Content
+			if content == nil {
+				content = []byte{} // empty, not NULL
+			}
+			p.ContentIds, p.Contents = append(p.ContentIds, a.ID), append(p.Contents, content)
+		}
+	}
+	if p.ContentIds == nil {
+		p.ContentIds, p.Contents = []uuid.UUID{}, [][]byte{}
 	}
 	for _, c := range changes {
 		if r := c.Result; r != nil {

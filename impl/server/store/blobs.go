@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+
+	"github.com/google/uuid"
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/blob"
@@ -48,4 +52,65 @@ func (s *Store) DeleteBlobIfUnreferenced(ctx context.Context, blobs blob.Store, 
 		return nil
 	})
 	return deleted, err
+}
+
+// InlineContentMax is the largest attachment of a run kept in the database with its artifacts
+// row (blob key "") instead of in the blob store: a passed attempt's trace manifest, a small
+// response body. Such content is written with the batch of its event, without a file and an fsync
+// of its own (docs/runs.md, "Attachments").
+const InlineContentMax = 64 << 10
+
+// OpenArtifact returns the content of the artifact id stored under blobKey: the blob store's, or
+// the database's when blobKey is "" (InlineContentMax). Content that is in neither is an error
+// that wraps blob.ErrNotFound. The database's content is an io.ReadSeeker.
+func (s *Store) OpenArtifact(ctx context.Context, blobs blob.Store, id uuid.UUID, blobKey string) (io.ReadCloser, error) {
+	if blobKey != "" {
+		return blobs.Open(ctx, blobKey)
+	}
+	data, err := s.ArtifactContent(ctx, id)
+	if IsNotFound(err) {
+		return nil, fmt.Errorf("artifact %s: %w", id, blob.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return inlineContent{bytes.NewReader(data)}, nil
+}
+
+// OpenArtifactRange returns length bytes of the artifact's content from start (see OpenArtifact),
+// asking the blob store for the range when it serves ranges.
+func (s *Store) OpenArtifactRange(ctx context.Context, blobs blob.Store, id uuid.UUID, blobKey string, start, length int64) (io.ReadCloser, error) {
+	var rc io.ReadCloser
+	var err error
+	ranged := false
+	if ro, ok := blobs.(blob.RangeOpener); ok && start > 0 && blobKey != "" {
+		rc, err = ro.OpenRange(ctx, blobKey, start, length)
+		ranged = true
+	} else {
+		rc, err = s.OpenArtifact(ctx, blobs, id, blobKey)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if start > 0 && !ranged {
+		if sk, ok := rc.(io.Seeker); ok {
+			_, err = sk.Seek(start, io.SeekStart)
+		} else {
+			_, err = io.CopyN(io.Discard, rc, start)
+		}
+		if err != nil {
+			_ = rc.Close()
+			return nil, fmt.Errorf("seek artifact %s: %w", id, err)
+		}
+	}
+	return limitedReadCloser{Reader: io.LimitReader(rc, length), Closer: rc}, nil
+}
+
+type inlineContent struct{ *bytes.Reader }
+
+func (inlineContent) Close() error { return nil }
+
+type limitedReadCloser struct {
+	io.Reader
+	io.Closer
 }

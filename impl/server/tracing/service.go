@@ -113,7 +113,7 @@ func (s *Service) manifests(ctx context.Context, runID uuid.UUID, key string) ([
 		if m == nil {
 			continue
 		}
-		rc, err := s.blobs.Open(ctx, r.BlobKey)
+		rc, err := s.st.OpenArtifact(ctx, s.blobs, r.ID, r.BlobKey)
 		if err != nil {
 			return nil, apierr.Wrap(err, apierr.Unavailable, "the blob store is unavailable", "try again later")
 		}

@@ -1,0 +1,139 @@
+package runs_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/blob"
+	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/runs"
+	"github.com/sdods/sdods/impl/server/scenariowrite"
+	"github.com/sdods/sdods/impl/server/store/storetest"
+)
+
+// A batch on a real database: its events and an attachment kept in the database are written with
+// the run's last sequence number, the content is read back by store.OpenArtifact (ranges too); a
+// batch for a run that is gone writes no event; deleting the run deletes its events (run_events
+// has no foreign key, a statement trigger does it) and the attachment's content, and so does
+// deleting the project.
+func TestBatchInlineContentAndEventsDeletedWithRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.Open(t)
+	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "org-batch", Name: "Org"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "batch", Name: "Batch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}, "web", "Web", "", projects.DefaultSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := runs.New(st, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), runs.Config{})
+	r, err := svc.Queue(ctx, runs.CreateParams{ProjectID: p.ID, Trigger: "api"}, p.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := []byte(`{"attempt":1,"steps":[]}`)
+	sum := sha256.Sum256(content)
+	art := scenariowrite.Artifact{ID: uuid.New(), ScenarioKey: "s1", Name: "trace-a1.json", Kind: "other", MediaType: "application/json",
+		SizeBytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), Content: content, CreatedAt: time.Now()}
+	now := time.Now()
+	ev := scenariowrite.Events{Seqs: []int64{1, 2}, Ats: []time.Time{now, now}, Types: []string{"log", "attachment"},
+		Datas: []string{`{"type":"log"}`, `{"type":"attachment"}`}, ProjectID: p.ID, Artifacts: []scenariowrite.Artifact{art}}
+	if err := scenariowrite.Batch(ctx, st.Queries, r.ID, true, ev, nil); err != nil {
+		t.Fatal(err)
+	}
+	count := func(q string, args ...any) int {
+		t.Helper()
+		var n int
+		if err := st.Pool.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count("SELECT count(*) FROM run_events WHERE run_id = $1", r.ID); n != 2 {
+		t.Errorf("%d events stored, want 2", n)
+	}
+	if n := count("SELECT last_seq::int FROM runs WHERE id = $1", r.ID); n != 2 {
+		t.Errorf("last_seq %d, want 2", n)
+	}
+	if n := count("SELECT count(*) FROM artifacts WHERE id = $1 AND blob_key = ''", art.ID); n != 1 {
+		t.Errorf("%d artifact rows without a blob key, want 1", n)
+	}
+	blobs, err := blob.NewFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := st.OpenArtifact(ctx, blobs, art.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(got) != string(content) {
+		t.Errorf("content %q, want %q", got, content)
+	}
+	rc, err = st.OpenArtifactRange(ctx, blobs, art.ID, "", 2, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = io.ReadAll(rc)
+	rc.Close()
+	if string(got) != string(content[2:9]) {
+		t.Errorf("range %q, want %q", got, content[2:9])
+	}
+	if _, err := st.OpenArtifact(ctx, blobs, uuid.New(), ""); !errors.Is(err, blob.ErrNotFound) {
+		t.Errorf("content of an unknown artifact: %v, want blob.ErrNotFound", err)
+	}
+
+	gone := uuid.New()
+	if err := scenariowrite.Batch(ctx, st.Queries, gone, true, scenariowrite.Events{Seqs: []int64{1}, Ats: []time.Time{now}, Types: []string{"log"},
+		Datas: []string{`{"type":"log"}`}, ProjectID: p.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("SELECT count(*) FROM run_events WHERE run_id = $1", gone); n != 0 {
+		t.Errorf("%d events stored for a run that does not exist", n)
+	}
+
+	if _, err := st.Pool.Exec(ctx, "DELETE FROM runs WHERE id = $1", r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("SELECT count(*) FROM run_events WHERE run_id = $1", r.ID); n != 0 {
+		t.Errorf("%d events left after their run was deleted", n)
+	}
+	if n := count("SELECT count(*) FROM artifact_contents WHERE artifact_id = $1", art.ID); n != 0 {
+		t.Errorf("the attachment's content is left after its run was deleted")
+	}
+
+	// A project's deletion deletes its runs (their foreign key), and so their events.
+	r2, err := svc.Queue(ctx, runs.CreateParams{ProjectID: p.ID, Trigger: "api"}, p.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scenariowrite.Batch(ctx, st.Queries, r2.ID, true, scenariowrite.Events{Seqs: []int64{1}, Ats: []time.Time{now}, Types: []string{"log"},
+		Datas: []string{`{"type":"log"}`}, ProjectID: p.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("SELECT count(*) FROM run_events WHERE run_id = $1", r2.ID); n != 1 {
+		t.Fatalf("%d events stored, want 1", n)
+	}
+	if _, err := st.Pool.Exec(ctx, "DELETE FROM projects WHERE id = $1", p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("SELECT count(*) FROM run_events WHERE run_id = $1", r2.ID); n != 0 {
+		t.Errorf("%d events left after their project was deleted", n)
+	}
+}
