@@ -98,6 +98,7 @@ type Querier interface {
 	FlakyBrowserScenarios(ctx context.Context, arg FlakyBrowserScenariosParams) ([]FlakyBrowserScenariosRow, error)
 	// Takes back an attempt counted by CountLoginAttempt that turned out not to be a failure.
 	ForgiveLoginAttempt(ctx context.Context, key string) error
+	// The job with its creator and the proposals it made (oldest first), in one statement.
 	GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow, error)
 	GetArtifactWithWorkspace(ctx context.Context, id uuid.UUID) (GetArtifactWithWorkspaceRow, error)
 	GetDataset(ctx context.Context, arg GetDatasetParams) (Dataset, error)
@@ -155,7 +156,11 @@ type Querier interface {
 	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
 	// callers skip each other's candidates, so no account is leased twice.
 	LeasePoolAccount(ctx context.Context, arg LeasePoolAccountParams) (PoolAccount, error)
+	// The scenarios of a project's quarantines in force at now, newest first: the list's export.
+	ListActiveQuarantines(ctx context.Context, arg ListActiveQuarantinesParams) ([]ListActiveQuarantinesRow, error)
 	ListAgentJobEvents(ctx context.Context, arg ListAgentJobEventsParams) ([]AgentJobEvent, error)
+	// A page of jobs with each one's creator and proposals (oldest first): one statement per page, the
+	// proposals read by proposals_job_idx per job of the page only.
 	ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error)
 	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
@@ -164,7 +169,6 @@ type Querier interface {
 	ListEnvironments(ctx context.Context, arg ListEnvironmentsParams) ([]Environment, error)
 	ListFeatures(ctx context.Context, arg ListFeaturesParams) ([]ListFeaturesRow, error)
 	ListIntegrations(ctx context.Context, arg ListIntegrationsParams) ([]Integration, error)
-	ListJobProposalIDs(ctx context.Context, jobID uuid.NullUUID) ([]uuid.UUID, error)
 	ListOrgMembers(ctx context.Context, arg ListOrgMembersParams) ([]ListOrgMembersRow, error)
 	ListOrgWorkspaces(ctx context.Context, orgID uuid.UUID) ([]Workspace, error)
 	// The orgs a user sees (all of them for an instance admin), with their counts.
@@ -175,7 +179,9 @@ type Querier interface {
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
 	// The review inbox: agent proposals and visual checks awaiting (or having had) review.
 	ListProposals(ctx context.Context, arg ListProposalsParams) ([]InboxItem, error)
-	// A project's quarantines, open ones first; an expired one is no longer active but stays listed.
+	// A page of a project's quarantines, open ones first, newest first, after the cursor (open, created
+	// at, id) of the previous page; an expired one is no longer active but stays listed. Read in order
+	// from scenario_quarantines_list_idx (000023), which stops at the page.
 	ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	// A page of a run's checks needing (or having had) review, oldest first.

@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS schedules_next_fire_idx;
+DROP INDEX IF EXISTS scenario_quarantines_list_idx;
