@@ -1,2 +1,3 @@
+DROP INDEX IF EXISTS schedules_project_next_fire_idx;
 DROP INDEX IF EXISTS schedules_next_fire_idx;
 DROP INDEX IF EXISTS scenario_quarantines_list_idx;

@@ -190,10 +190,9 @@ type Querier interface {
 	ListRunFeatureOverrides(ctx context.Context, runID uuid.UUID) ([]ListRunFeatureOverridesRow, error)
 	// Log lines of a run for its trace (oldest first).
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
-	// A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
-	// A run's scenarios for its report: the steps and error only of those that did not pass (the
-	// report reads the failing step of those; the others' steps are not sent, nor decoded).
-	ListRunScenarioOutcomes(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioOutcomesRow, error)
+	// The scenarios a run's report lists, in run order: the failed ones with their steps and error
+	// (the report reads their failing step), the flaky ones (passed after a retry) and the slowest.
+	ListRunReportScenarios(ctx context.Context, arg ListRunReportScenariosParams) ([]ListRunReportScenariosRow, error)
 	ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error)
 	ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error)
 	ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]ListSchedulesRow, error)
@@ -276,6 +275,11 @@ type Querier interface {
 	RevokeUserTokens(ctx context.Context, userID uuid.UUID) (int64, error)
 	// Whether any step of the run recorded a selector heal.
 	RunHasHeals(ctx context.Context, runID uuid.UUID) (bool, error)
+	// A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
+	// What a run's report counts, computed over its scenarios by the database (reports.Add in SQL):
+	// the counts by status, the sum of the durations, and the slowest scenarios' ids, slowest first
+	// (ties in run order).
+	RunReportSummary(ctx context.Context, arg RunReportSummaryParams) (RunReportSummaryRow, error)
 	// A run's scenarios by status and attempts, for its counts.
 	RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) ([]RunScenarioStatusCountsRow, error)
 	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error
@@ -369,6 +373,10 @@ type Querier interface {
 	TraceScenario(ctx context.Context, arg TraceScenarioParams) (TraceScenarioRow, error)
 	// The failed scenarios of a run with the evidence triage classifies them by (history: the project's earlier runs).
 	TriageFailures(ctx context.Context, runID uuid.UUID) ([]TriageFailuresRow, error)
+	// A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
+	// of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
+	// page. Read in order from schedules_next_fire_idx (000023), or with a project from
+	// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
 	UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error)
 	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)
 	UpdateFeature(ctx context.Context, arg UpdateFeatureParams) (Feature, error)

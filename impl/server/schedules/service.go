@@ -665,60 +665,94 @@ type UpcomingFilter struct {
 
 // ListUpcoming returns the next firings of the active schedules, soonest first (ties by schedule
 // id), as FireDue will fire them: from each schedule's cursor, with the DST decisions, start and end.
+//
+// No firing of a schedule comes before its cursor (next_fire_at), so the schedules are read in
+// batches in the cursor's order and the walk stops at the first schedule whose cursor is later
+// than the page's last firing found so far: a page reads the schedules that fire before its end,
+// not every schedule.
 func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcoming, bool, error) {
 	ws, err := s.workspaces(ctx, f.UserID, f.AllWorkspaces)
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := s.st.UpcomingSchedules(ctx, db.UpcomingSchedulesParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: ws, Project: f.Project})
-	if err != nil {
-		return nil, false, err
+	p := db.UpcomingSchedulesParams{Until: f.Until, AllWorkspaces: f.AllWorkspaces, WorkspaceIds: ws, Project: f.Project, RowLimit: int32(upcomingBatch(f.Limit))}
+	if f.Schedule != nil {
+		p.Schedule = uuid.NullUUID{UUID: *f.Schedule, Valid: true}
 	}
-	var all []Upcoming
-	for _, r := range rows {
-		sc := r.Schedule
-		if sc.NextFireAt == nil || (f.Schedule != nil && sc.ID != *f.Schedule) {
-			continue
-		}
-		c, err := compile(sc)
+	var page []Upcoming  // the best Limit+1 firings of the batches read, sorted after each batch
+	var bound *time.Time // the last of them once there are Limit+1: no later firing enters the page
+	for {
+		rows, err := s.st.UpcomingSchedules(ctx, p)
 		if err != nil {
-			s.log.Error("schedule does not compile", "schedule", sc.ID, "err", err)
+			return nil, false, err
+		}
+		for _, r := range rows {
+			sc := r.Schedule
+			if bound != nil && sc.NextFireAt.After(*bound) {
+				sortUpcoming(page)
+				return trimUpcoming(page, f.Limit)
+			}
+			page = append(page, s.upcomingOf(sc, r.ProjectSlug, f)...)
+			p.AfterAt, p.AfterID = sc.NextFireAt, uuid.NullUUID{UUID: sc.ID, Valid: true}
+		}
+		sortUpcoming(page)
+		if len(page) > f.Limit {
+			page = page[:f.Limit+1]
+			last := page[f.Limit].Firing.At
+			bound = &last
+		}
+		if len(rows) < int(p.RowLimit) {
+			return trimUpcoming(page, f.Limit)
+		}
+	}
+}
+
+// upcomingBatch is how many schedules ListUpcoming reads per statement for a page of limit firings.
+func upcomingBatch(limit int) int { return max(limit+1, 32) }
+
+func trimUpcoming(page []Upcoming, limit int) ([]Upcoming, bool, error) {
+	if len(page) > limit {
+		return page[:limit], true, nil
+	}
+	return page, false, nil
+}
+
+// upcomingOf is the firings of one schedule within the filter's page: up to Limit+1 of them from
+// its cursor (or from the page's start), none after until or the schedule's end.
+func (s *Service) upcomingOf(sc db.Schedule, project string, f UpcomingFilter) []Upcoming {
+	c, err := compile(sc)
+	if err != nil {
+		s.log.Error("schedule does not compile", "schedule", sc.ID, "err", err)
+		return nil
+	}
+	// The cursor's own firing, then the following ones; on a later page, from the page's
+	// start (a firing at that very instant stays, for the schedules that sort after it).
+	var fs []Firing
+	if f.AfterAt == nil || !f.AfterAt.After(*sc.NextFireAt) {
+		first := resolveInstant(c, *sc.NextFireAt)
+		more, _ := c.spec.Between(first.At, f.Until, c.loc, f.Limit+1)
+		fs = append([]Firing{first}, more...)
+	} else {
+		fs, _ = c.spec.Between(f.AfterAt.Add(-time.Nanosecond), f.Until, c.loc, f.Limit+2)
+	}
+	var out []Upcoming
+	for _, fi := range fs {
+		if fi.At.After(f.Until) || (sc.EndAt != nil && fi.At.After(*sc.EndAt)) {
+			break
+		}
+		if f.AfterAt != nil && (fi.At.Before(*f.AfterAt) || (fi.At.Equal(*f.AfterAt) && !afterID(sc.ID, f.AfterID))) {
 			continue
 		}
-		// The cursor's own firing, then the following ones; on a later page, from the page's
-		// start (a firing at that very instant stays, for the schedules that sort after it).
-		var fs []Firing
-		if f.AfterAt == nil || !f.AfterAt.After(*sc.NextFireAt) {
-			first := resolveInstant(c, *sc.NextFireAt)
-			more, _ := c.spec.Between(first.At, f.Until, c.loc, f.Limit+1)
-			fs = append([]Firing{first}, more...)
-		} else {
-			fs, _ = c.spec.Between(f.AfterAt.Add(-time.Nanosecond), f.Until, c.loc, f.Limit+2)
+		u := Upcoming{ScheduleID: sc.ID, ScheduleName: sc.Name, Project: project, Timezone: sc.Timezone, Firing: fi, Local: fi.At.In(c.loc)}
+		if sc.JitterSeconds > 0 {
+			u.StartsBy = dueAt(sc.ID, &fi.At, int(sc.JitterSeconds))
 		}
-		n := 0
-		for _, fi := range fs {
-			if fi.At.After(f.Until) || (sc.EndAt != nil && fi.At.After(*sc.EndAt)) {
-				break
-			}
-			if f.AfterAt != nil && (fi.At.Before(*f.AfterAt) || (fi.At.Equal(*f.AfterAt) && !afterID(sc.ID, f.AfterID))) {
-				continue
-			}
-			u := Upcoming{ScheduleID: sc.ID, ScheduleName: sc.Name, Project: r.ProjectSlug, Timezone: sc.Timezone, Firing: fi, Local: fi.At.In(c.loc)}
-			if sc.JitterSeconds > 0 {
-				u.StartsBy = dueAt(sc.ID, &fi.At, int(sc.JitterSeconds))
-			}
-			all = append(all, u)
-			if n++; n > f.Limit {
-				break
-			}
+		out = append(out, u)
+		if len(out) > f.Limit {
+			break
 		}
 	}
-	sortUpcoming(all)
-	more := len(all) > f.Limit
-	if more {
-		all = all[:f.Limit]
-	}
-	return all, more, nil
+	return out
 }
 
 func afterID(a, b uuid.UUID) bool { return strings.Compare(a.String(), b.String()) > 0 }
