@@ -164,6 +164,8 @@ type Querier interface {
 	ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error)
 	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
+	// Each filter has an index in that order (000001, 000023): an actor's, an operation's, a target's
+	// entries and the ones that did not succeed are read in order and stop at the page, however rare.
 	ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error)
 	ListDatasets(ctx context.Context, arg ListDatasetsParams) ([]Dataset, error)
 	ListEnvironments(ctx context.Context, arg ListEnvironmentsParams) ([]Environment, error)

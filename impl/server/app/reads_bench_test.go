@@ -91,7 +91,8 @@ func BenchmarkReadPaths(b *testing.B) {
 		{"features-prefix", "/api/projects/shop/features?prefix=features%2Farea7%2F&limit=50"},
 		{"features-tag", "/api/projects/shop/features?tag=%40smoke&limit=50"},
 		{"flaky", "/api/stats/flaky?project=shop&minResults=10&limit=50"},
-		{"quarantines", "/api/projects/shop/quarantine?includeReleased=true"},
+		{"quarantines", "/api/projects/shop/quarantine?includeReleased=true&limit=50"},
+		{"quarantines-open", "/api/projects/shop/quarantine?limit=50"},
 		{"schedules", "/api/schedules?project=shop&status=paused&limit=50"},
 		{"upcoming", "/api/schedules/next?project=shop&limit=50"},
 		{"agent-jobs", "/api/agents/jobs?project=shop&status=failed&limit=50"},
@@ -402,6 +403,11 @@ func pgText(b *testing.B, v any) (string, bool) {
 		return *x, false
 	case bool:
 		return strconv.FormatBool(x), false
+	case *bool:
+		if x == nil {
+			return "", true
+		}
+		return strconv.FormatBool(*x), false
 	case int:
 		return strconv.Itoa(x), false
 	case int32:
