@@ -100,6 +100,7 @@ func BenchmarkReadPaths(b *testing.B) {
 		{"proposals", "/api/proposals?project=shop&status=pending&limit=50"},
 		{"audit", "/api/audit?action=createRun&limit=50"},
 		{"audit-outcome", "/api/audit?outcome=denied&limit=50"},
+		{"audit-target", "/api/audit?targetKind=run&targetId=c4ca4238a0b923820dcc509a6f75849b&limit=50"},
 	}
 	if only := os.Getenv("SDODS_READS_BENCH_ONLY"); only != "" {
 		want := map[string]bool{}
