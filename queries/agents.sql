@@ -4,12 +4,18 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 RETURNING *;
 
 -- name: GetAgentJob :one
-SELECT j.*, p.slug AS project_slug, p.workspace_id
-FROM agent_jobs j JOIN projects p ON p.id = j.project_id WHERE j.id = $1;
+-- The job with its creator and the proposals it made (oldest first), in one statement.
+SELECT j.*, p.slug AS project_slug, p.workspace_id, u.email AS creator_email, u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
+WHERE j.id = $1;
 
 -- name: ListAgentJobs :many
-SELECT j.*, p.slug AS project_slug
-FROM agent_jobs j JOIN projects p ON p.id = j.project_id
+-- A page of jobs with each one's creator and proposals (oldest first): one statement per page, the
+-- proposals read by proposals_job_idx per job of the page only.
+SELECT j.*, p.slug AS project_slug, u.email AS creator_email, u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
   -- The project's id as a value (an InitPlan), as in ListRuns: with a status or kind the planner
@@ -106,9 +112,6 @@ INSERT INTO visual_check_rejections (check_id, reason, decided_by) VALUES ($1, $
 UPDATE proposals SET status = $2, reason = $3, decided_by = $4, decided_at = now(), updated_at = now()
 WHERE id = $1
 RETURNING *;
-
--- name: ListJobProposalIDs :many
-SELECT id FROM proposals WHERE job_id = $1 ORDER BY created_at, id;
 
 -- name: TriageFailures :many
 -- The failed scenarios of a run with the evidence triage classifies them by (history: the project's earlier runs).

@@ -5,6 +5,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14);
 
 -- name: ListAuditEntries :many
 -- Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
+-- Each filter has an index in that order (000001, 000023): an actor's, an operation's, a target's
+-- entries and the ones that did not succeed are read in order and stop at the page, however rare.
 SELECT * FROM audit_entries
 WHERE (sqlc.narg('before_at')::timestamptz IS NULL
        OR (at, id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
@@ -14,6 +16,7 @@ WHERE (sqlc.narg('before_at')::timestamptz IS NULL
   AND (sqlc.narg('target_id')::text IS NULL OR target_id = sqlc.narg('target_id')::text)
   AND (sqlc.narg('outcome')::text IS NULL OR outcome = sqlc.narg('outcome')::text)
   AND (sqlc.narg('since')::timestamptz IS NULL OR at >= sqlc.narg('since')::timestamptz)
+  AND (sqlc.narg('until')::timestamptz IS NULL OR at < sqlc.narg('until')::timestamptz)
 ORDER BY at DESC, id DESC
 LIMIT sqlc.arg('row_limit');
 

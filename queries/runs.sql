@@ -128,13 +128,32 @@ SELECT * FROM run_scenarios WHERE run_id = $1 ORDER BY position;
 
 -- A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
 
--- name: ListRunScenarioOutcomes :many
--- A run's scenarios for its report: the steps and error only of those that did not pass (the
--- report reads the failing step of those; the others' steps are not sent, nor decoded).
+-- name: RunReportSummary :one
+-- What a run's report counts, computed over its scenarios by the database (reports.Add in SQL):
+-- the counts by status, the sum of the durations, and the slowest scenarios' ids, slowest first
+-- (ties in run order).
+SELECT count(*)::integer AS total,
+       count(*) FILTER (WHERE status = 'passed')::integer AS passed,
+       count(*) FILTER (WHERE status = 'passed' AND attempts > 1)::integer AS flaky,
+       count(*) FILTER (WHERE status IN ('failed', 'ambiguous'))::integer AS failed,
+       count(*) FILTER (WHERE status = 'pending')::integer AS pending,
+       count(*) FILTER (WHERE status = 'skipped')::integer AS skipped,
+       count(*) FILTER (WHERE status = 'undefined')::integer AS undefined,
+       coalesce(sum(duration_ms), 0)::bigint AS duration_ms,
+       ARRAY(SELECT s.id FROM run_scenarios s WHERE s.run_id = sqlc.arg('run_id') AND s.duration_ms IS NOT NULL
+             ORDER BY s.duration_ms DESC, s.position LIMIT sqlc.arg('slowest')::integer)::uuid[] AS slowest
+FROM run_scenarios WHERE run_id = sqlc.arg('run_id');
+
+-- name: ListRunReportScenarios :many
+-- The scenarios a run's report lists, in run order: the failed ones with their steps and error
+-- (the report reads their failing step), the flaky ones (passed after a retry) and the slowest.
 SELECT id, module, feature_path, feature_name, name, line, tags, status, attempts, duration_ms,
        (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN error END)::jsonb AS error,
        (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN steps END)::jsonb AS steps
-FROM run_scenarios WHERE run_id = $1 ORDER BY position;
+FROM run_scenarios
+WHERE run_id = $1
+  AND (status IN ('failed', 'ambiguous', 'undefined') OR (status = 'passed' AND attempts > 1) OR id = ANY(sqlc.arg('slowest')::uuid[]))
+ORDER BY position;
 
 -- name: GetRunScenario :one
 SELECT * FROM run_scenarios WHERE run_id = $1 AND id = $2;

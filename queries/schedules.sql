@@ -118,13 +118,20 @@ WHERE s.status = 'active' AND s.pause_after_failures IS NOT NULL
        WHERE last.status IN ('failed', 'errored', 'timed_out')) >= s.pause_after_failures;
 
 -- name: UpcomingSchedules :many
+-- A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
+-- of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
+-- page. Read in order from schedules_next_fire_idx (000023), or with a project from
+-- schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
 SELECT sqlc.embed(s), p.slug AS project_slug
 FROM schedules s JOIN projects p ON p.id = s.project_id
-WHERE s.status = 'active'
+WHERE s.status = 'active' AND s.next_fire_at <= sqlc.arg('until')::timestamptz
   AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-ORDER BY s.id
-LIMIT 10000;
+  AND (sqlc.narg('project')::text IS NULL OR s.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))
+  AND (sqlc.narg('schedule')::uuid IS NULL OR s.id = sqlc.narg('schedule')::uuid)
+  AND (sqlc.narg('after_at')::timestamptz IS NULL OR (s.next_fire_at, s.id) > (sqlc.narg('after_at')::timestamptz, sqlc.narg('after_id')::uuid))
+ORDER BY s.next_fire_at, s.id
+LIMIT sqlc.arg('row_limit');
 
 -- name: SetFiringRun :exec
 UPDATE schedule_firings SET run_id = $2 WHERE id = $1;

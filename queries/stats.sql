@@ -510,10 +510,21 @@ VALUES ($1, md5(sqlc.arg('feature_path')::text || E'\x1f' || sqlc.arg('name')::t
 RETURNING *;
 
 -- name: ListQuarantines :many
--- A project's quarantines, open ones first; an expired one is no longer active but stays listed.
+-- A page of a project's quarantines, open ones first, newest first, after the cursor (open, created
+-- at, id) of the previous page; an expired one is no longer active but stays listed. Read in order
+-- from scenario_quarantines_list_idx (000023), which stops at the page.
 SELECT * FROM scenario_quarantines
-WHERE project_id = $1 AND (sqlc.arg('include_released')::boolean OR released_at IS NULL)
-ORDER BY released_at IS NOT NULL, created_at DESC, id;
+WHERE project_id = sqlc.arg('project_id') AND (sqlc.arg('include_released')::boolean OR released_at IS NULL)
+  AND (sqlc.narg('after_at')::timestamptz IS NULL
+       OR (released_at IS NULL, created_at, id) < (sqlc.narg('after_open')::boolean, sqlc.narg('after_at')::timestamptz, sqlc.narg('after_id')::uuid))
+ORDER BY released_at IS NULL DESC, created_at DESC, id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: ListActiveQuarantines :many
+-- The scenarios of a project's quarantines in force at now, newest first: the list's export.
+SELECT feature_path, name FROM scenario_quarantines
+WHERE project_id = $1 AND released_at IS NULL AND (expires_at IS NULL OR expires_at > sqlc.arg('now')::timestamptz)
+ORDER BY created_at DESC, id DESC;
 
 -- name: ReleaseQuarantine :one
 UPDATE scenario_quarantines SET released_at = now(), release_reason = $3

@@ -412,8 +412,10 @@ func (q *Queries) FlakyBrowserScenarios(ctx context.Context, arg FlakyBrowserSce
 }
 
 const getAgentJob = `-- name: GetAgentJob :one
-SELECT j.id, j.project_id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.tokens_used, j.progress, j.summary, j.error, j.cancel_requested, j.worker_id, j.heartbeat_at, j.last_seq, j.actor_kind, j.actor_id, j.actor_name, j.created_by, j.created_at, j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, p.workspace_id
-FROM agent_jobs j JOIN projects p ON p.id = j.project_id WHERE j.id = $1
+SELECT j.id, j.project_id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.tokens_used, j.progress, j.summary, j.error, j.cancel_requested, j.worker_id, j.heartbeat_at, j.last_seq, j.actor_kind, j.actor_id, j.actor_name, j.created_by, j.created_at, j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, p.workspace_id, u.email AS creator_email, u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
+WHERE j.id = $1
 `
 
 type GetAgentJobRow struct {
@@ -442,8 +444,12 @@ type GetAgentJobRow struct {
 	FinishedAt      *time.Time
 	ProjectSlug     string
 	WorkspaceID     uuid.UUID
+	CreatorEmail    *string
+	CreatorName     *string
+	ProposalIds     []uuid.UUID
 }
 
+// The job with its creator and the proposals it made (oldest first), in one statement.
 func (q *Queries) GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow, error) {
 	row := q.db.QueryRow(ctx, getAgentJob, id)
 	var i GetAgentJobRow
@@ -473,6 +479,9 @@ func (q *Queries) GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow
 		&i.FinishedAt,
 		&i.ProjectSlug,
 		&i.WorkspaceID,
+		&i.CreatorEmail,
+		&i.CreatorName,
+		&i.ProposalIds,
 	)
 	return i, err
 }
@@ -599,8 +608,9 @@ func (q *Queries) ListAgentJobEvents(ctx context.Context, arg ListAgentJobEvents
 }
 
 const listAgentJobs = `-- name: ListAgentJobs :many
-SELECT j.id, j.project_id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.tokens_used, j.progress, j.summary, j.error, j.cancel_requested, j.worker_id, j.heartbeat_at, j.last_seq, j.actor_kind, j.actor_id, j.actor_name, j.created_by, j.created_at, j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug
-FROM agent_jobs j JOIN projects p ON p.id = j.project_id
+SELECT j.id, j.project_id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.tokens_used, j.progress, j.summary, j.error, j.cancel_requested, j.worker_id, j.heartbeat_at, j.last_seq, j.actor_kind, j.actor_id, j.actor_name, j.created_by, j.created_at, j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.email AS creator_email, u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
   -- The project's id as a value (an InitPlan), as in ListRuns: with a status or kind the planner
@@ -649,8 +659,13 @@ type ListAgentJobsRow struct {
 	StartedAt       *time.Time
 	FinishedAt      *time.Time
 	ProjectSlug     string
+	CreatorEmail    *string
+	CreatorName     *string
+	ProposalIds     []uuid.UUID
 }
 
+// A page of jobs with each one's creator and proposals (oldest first): one statement per page, the
+// proposals read by proposals_job_idx per job of the page only.
 func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error) {
 	rows, err := q.db.Query(ctx, listAgentJobs,
 		arg.AllWorkspaces,
@@ -694,34 +709,13 @@ func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([
 			&i.StartedAt,
 			&i.FinishedAt,
 			&i.ProjectSlug,
+			&i.CreatorEmail,
+			&i.CreatorName,
+			&i.ProposalIds,
 		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const listJobProposalIDs = `-- name: ListJobProposalIDs :many
-SELECT id FROM proposals WHERE job_id = $1 ORDER BY created_at, id
-`
-
-func (q *Queries) ListJobProposalIDs(ctx context.Context, jobID uuid.NullUUID) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, listJobProposalIDs, jobID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []uuid.UUID{}
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -77,8 +77,9 @@ WHERE ($1::timestamptz IS NULL
   AND ($6::text IS NULL OR target_id = $6::text)
   AND ($7::text IS NULL OR outcome = $7::text)
   AND ($8::timestamptz IS NULL OR at >= $8::timestamptz)
+  AND ($9::timestamptz IS NULL OR at < $9::timestamptz)
 ORDER BY at DESC, id DESC
-LIMIT $9
+LIMIT $10
 `
 
 type ListAuditEntriesParams struct {
@@ -90,10 +91,13 @@ type ListAuditEntriesParams struct {
 	TargetID   *string
 	Outcome    *string
 	Since      *time.Time
+	Until      *time.Time
 	RowLimit   int32
 }
 
 // Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
+// Each filter has an index in that order (000001, 000023): an actor's, an operation's, a target's
+// entries and the ones that did not succeed are read in order and stop at the page, however rare.
 func (q *Queries) ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error) {
 	rows, err := q.db.Query(ctx, listAuditEntries,
 		arg.BeforeAt,
@@ -104,6 +108,7 @@ func (q *Queries) ListAuditEntries(ctx context.Context, arg ListAuditEntriesPara
 		arg.TargetID,
 		arg.Outcome,
 		arg.Since,
+		arg.Until,
 		arg.RowLimit,
 	)
 	if err != nil {

@@ -100,6 +100,7 @@ type Querier interface {
 	FlakyBrowserScenarios(ctx context.Context, arg FlakyBrowserScenariosParams) ([]FlakyBrowserScenariosRow, error)
 	// Takes back an attempt counted by CountLoginAttempt that turned out not to be a failure.
 	ForgiveLoginAttempt(ctx context.Context, key string) error
+	// The job with its creator and the proposals it made (oldest first), in one statement.
 	GetAgentJob(ctx context.Context, id uuid.UUID) (GetAgentJobRow, error)
 	GetArtifactWithWorkspace(ctx context.Context, id uuid.UUID) (GetArtifactWithWorkspaceRow, error)
 	GetDataset(ctx context.Context, arg GetDatasetParams) (Dataset, error)
@@ -157,16 +158,21 @@ type Querier interface {
 	// Gives one free account (never leased, released, or whose lease expired) to a scenario; concurrent
 	// callers skip each other's candidates, so no account is leased twice.
 	LeasePoolAccount(ctx context.Context, arg LeasePoolAccountParams) (PoolAccount, error)
+	// The scenarios of a project's quarantines in force at now, newest first: the list's export.
+	ListActiveQuarantines(ctx context.Context, arg ListActiveQuarantinesParams) ([]ListActiveQuarantinesRow, error)
 	ListAgentJobEvents(ctx context.Context, arg ListAgentJobEventsParams) ([]AgentJobEvent, error)
+	// A page of jobs with each one's creator and proposals (oldest first): one statement per page, the
+	// proposals read by proposals_job_idx per job of the page only.
 	ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error)
 	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
+	// Each filter has an index in that order (000001, 000023): an actor's, an operation's, a target's
+	// entries and the ones that did not succeed are read in order and stop at the page, however rare.
 	ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error)
 	ListDatasets(ctx context.Context, arg ListDatasetsParams) ([]Dataset, error)
 	ListEnvironments(ctx context.Context, arg ListEnvironmentsParams) ([]Environment, error)
 	ListFeatures(ctx context.Context, arg ListFeaturesParams) ([]ListFeaturesRow, error)
 	ListIntegrations(ctx context.Context, arg ListIntegrationsParams) ([]Integration, error)
-	ListJobProposalIDs(ctx context.Context, jobID uuid.NullUUID) ([]uuid.UUID, error)
 	ListOrgMembers(ctx context.Context, arg ListOrgMembersParams) ([]ListOrgMembersRow, error)
 	ListOrgWorkspaces(ctx context.Context, orgID uuid.UUID) ([]Workspace, error)
 	// The orgs a user sees (all of them for an instance admin), with their counts.
@@ -177,7 +183,9 @@ type Querier interface {
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
 	// The review inbox: agent proposals and visual checks awaiting (or having had) review.
 	ListProposals(ctx context.Context, arg ListProposalsParams) ([]InboxItem, error)
-	// A project's quarantines, open ones first; an expired one is no longer active but stays listed.
+	// A page of a project's quarantines, open ones first, newest first, after the cursor (open, created
+	// at, id) of the previous page; an expired one is no longer active but stays listed. Read in order
+	// from scenario_quarantines_list_idx (000023), which stops at the page.
 	ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	// A page of a run's checks needing (or having had) review, oldest first.
@@ -186,10 +194,9 @@ type Querier interface {
 	ListRunFeatureOverrides(ctx context.Context, runID uuid.UUID) ([]ListRunFeatureOverridesRow, error)
 	// Log lines of a run for its trace (oldest first).
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
-	// A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
-	// A run's scenarios for its report: the steps and error only of those that did not pass (the
-	// report reads the failing step of those; the others' steps are not sent, nor decoded).
-	ListRunScenarioOutcomes(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioOutcomesRow, error)
+	// The scenarios a run's report lists, in run order: the failed ones with their steps and error
+	// (the report reads their failing step), the flaky ones (passed after a retry) and the slowest.
+	ListRunReportScenarios(ctx context.Context, arg ListRunReportScenariosParams) ([]ListRunReportScenariosRow, error)
 	ListRunScenarios(ctx context.Context, runID uuid.UUID) ([]RunScenario, error)
 	ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error)
 	ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]ListSchedulesRow, error)
@@ -272,6 +279,11 @@ type Querier interface {
 	RevokeUserTokens(ctx context.Context, userID uuid.UUID) (int64, error)
 	// Whether any step of the run recorded a selector heal.
 	RunHasHeals(ctx context.Context, runID uuid.UUID) (bool, error)
+	// A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
+	// What a run's report counts, computed over its scenarios by the database (reports.Add in SQL):
+	// the counts by status, the sum of the durations, and the slowest scenarios' ids, slowest first
+	// (ties in run order).
+	RunReportSummary(ctx context.Context, arg RunReportSummaryParams) (RunReportSummaryRow, error)
 	// A run's scenarios by status and attempts, for its counts.
 	RunScenarioStatusCounts(ctx context.Context, runID uuid.UUID) ([]RunScenarioStatusCountsRow, error)
 	SaveLocatorAlternatives(ctx context.Context, arg SaveLocatorAlternativesParams) error
@@ -374,6 +386,10 @@ type Querier interface {
 	TraceScenario(ctx context.Context, arg TraceScenarioParams) (TraceScenarioRow, error)
 	// The failed scenarios of a run with the evidence triage classifies them by (history: the project's earlier runs).
 	TriageFailures(ctx context.Context, runID uuid.UUID) ([]TriageFailuresRow, error)
+	// A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
+	// of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
+	// page. Read in order from schedules_next_fire_idx (000023), or with a project from
+	// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
 	UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error)
 	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)
 	UpdateFeature(ctx context.Context, arg UpdateFeatureParams) (Feature, error)

@@ -538,15 +538,22 @@ func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([
 	return items, nil
 }
 
-const listRunScenarioOutcomes = `-- name: ListRunScenarioOutcomes :many
-
+const listRunReportScenarios = `-- name: ListRunReportScenarios :many
 SELECT id, module, feature_path, feature_name, name, line, tags, status, attempts, duration_ms,
        (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN error END)::jsonb AS error,
        (CASE WHEN status IN ('failed', 'ambiguous', 'undefined') THEN steps END)::jsonb AS steps
-FROM run_scenarios WHERE run_id = $1 ORDER BY position
+FROM run_scenarios
+WHERE run_id = $1
+  AND (status IN ('failed', 'ambiguous', 'undefined') OR (status = 'passed' AND attempts > 1) OR id = ANY($2::uuid[]))
+ORDER BY position
 `
 
-type ListRunScenarioOutcomesRow struct {
+type ListRunReportScenariosParams struct {
+	RunID   uuid.UUID
+	Slowest []uuid.UUID
+}
+
+type ListRunReportScenariosRow struct {
 	ID          uuid.UUID
 	Module      string
 	FeaturePath string
@@ -561,18 +568,17 @@ type ListRunScenarioOutcomesRow struct {
 	Steps       json.RawMessage
 }
 
-// A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
-// A run's scenarios for its report: the steps and error only of those that did not pass (the
-// report reads the failing step of those; the others' steps are not sent, nor decoded).
-func (q *Queries) ListRunScenarioOutcomes(ctx context.Context, runID uuid.UUID) ([]ListRunScenarioOutcomesRow, error) {
-	rows, err := q.db.Query(ctx, listRunScenarioOutcomes, runID)
+// The scenarios a run's report lists, in run order: the failed ones with their steps and error
+// (the report reads their failing step), the flaky ones (passed after a retry) and the slowest.
+func (q *Queries) ListRunReportScenarios(ctx context.Context, arg ListRunReportScenariosParams) ([]ListRunReportScenariosRow, error) {
+	rows, err := q.db.Query(ctx, listRunReportScenarios, arg.RunID, arg.Slowest)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ListRunScenarioOutcomesRow{}
+	items := []ListRunReportScenariosRow{}
 	for rows.Next() {
-		var i ListRunScenarioOutcomesRow
+		var i ListRunReportScenariosRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Module,
@@ -866,6 +872,59 @@ func (q *Queries) RequestCancel(ctx context.Context, id uuid.UUID) (Run, error) 
 		&i.Error,
 		&i.Counts,
 		&i.LastSeq,
+	)
+	return i, err
+}
+
+const runReportSummary = `-- name: RunReportSummary :one
+
+SELECT count(*)::integer AS total,
+       count(*) FILTER (WHERE status = 'passed')::integer AS passed,
+       count(*) FILTER (WHERE status = 'passed' AND attempts > 1)::integer AS flaky,
+       count(*) FILTER (WHERE status IN ('failed', 'ambiguous'))::integer AS failed,
+       count(*) FILTER (WHERE status = 'pending')::integer AS pending,
+       count(*) FILTER (WHERE status = 'skipped')::integer AS skipped,
+       count(*) FILTER (WHERE status = 'undefined')::integer AS undefined,
+       coalesce(sum(duration_ms), 0)::bigint AS duration_ms,
+       ARRAY(SELECT s.id FROM run_scenarios s WHERE s.run_id = $1 AND s.duration_ms IS NOT NULL
+             ORDER BY s.duration_ms DESC, s.position LIMIT $2::integer)::uuid[] AS slowest
+FROM run_scenarios WHERE run_id = $1
+`
+
+type RunReportSummaryParams struct {
+	RunID   uuid.UUID
+	Slowest int32
+}
+
+type RunReportSummaryRow struct {
+	Total      int32
+	Passed     int32
+	Flaky      int32
+	Failed     int32
+	Pending    int32
+	Skipped    int32
+	Undefined  int32
+	DurationMs int64
+	Slowest    []uuid.UUID
+}
+
+// A run's scenario tree is read by impl/server/runs (tree.go) from binary rows, not through gen/db.
+// What a run's report counts, computed over its scenarios by the database (reports.Add in SQL):
+// the counts by status, the sum of the durations, and the slowest scenarios' ids, slowest first
+// (ties in run order).
+func (q *Queries) RunReportSummary(ctx context.Context, arg RunReportSummaryParams) (RunReportSummaryRow, error) {
+	row := q.db.QueryRow(ctx, runReportSummary, arg.RunID, arg.Slowest)
+	var i RunReportSummaryRow
+	err := row.Scan(
+		&i.Total,
+		&i.Passed,
+		&i.Flaky,
+		&i.Failed,
+		&i.Pending,
+		&i.Skipped,
+		&i.Undefined,
+		&i.DurationMs,
+		&i.Slowest,
 	)
 	return i, err
 }

@@ -791,17 +791,25 @@ func (q *Queries) StartBufferedFiring(ctx context.Context, arg StartBufferedFiri
 const upcomingSchedules = `-- name: UpcomingSchedules :many
 SELECT s.id, s.project_id, s.name, s.cron, s.timezone, s.template, s.overlap, s.catch_up_window_seconds, s.catch_up_max, s.jitter_seconds, s.start_at, s.end_at, s.status, s.paused_at, s.paused_by, s.pause_note, s.pause_after_failures, s.failures_since, s.next_fire_at, s.next_due_at, s.created_by, s.created_at, s.updated_at, p.slug AS project_slug
 FROM schedules s JOIN projects p ON p.id = s.project_id
-WHERE s.status = 'active'
-  AND ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
-  AND ($3::text IS NULL OR p.slug = $3::text)
-ORDER BY s.id
-LIMIT 10000
+WHERE s.status = 'active' AND s.next_fire_at <= $1::timestamptz
+  AND ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
+  AND ($4::text IS NULL OR p.slug = $4::text)
+  AND ($4::text IS NULL OR s.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $4::text))
+  AND ($5::uuid IS NULL OR s.id = $5::uuid)
+  AND ($6::timestamptz IS NULL OR (s.next_fire_at, s.id) > ($6::timestamptz, $7::uuid))
+ORDER BY s.next_fire_at, s.id
+LIMIT $8
 `
 
 type UpcomingSchedulesParams struct {
+	Until         time.Time
 	AllWorkspaces bool
 	WorkspaceIds  []uuid.UUID
 	Project       *string
+	Schedule      uuid.NullUUID
+	AfterAt       *time.Time
+	AfterID       uuid.NullUUID
+	RowLimit      int32
 }
 
 type UpcomingSchedulesRow struct {
@@ -809,8 +817,21 @@ type UpcomingSchedulesRow struct {
 	ProjectSlug string
 }
 
+// A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
+// of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
+// page. Read in order from schedules_next_fire_idx (000023), or with a project from
+// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
 func (q *Queries) UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error) {
-	rows, err := q.db.Query(ctx, upcomingSchedules, arg.AllWorkspaces, arg.WorkspaceIds, arg.Project)
+	rows, err := q.db.Query(ctx, upcomingSchedules,
+		arg.Until,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Project,
+		arg.Schedule,
+		arg.AfterAt,
+		arg.AfterID,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -91,20 +91,73 @@ func (q *Queries) CreateQuarantine(ctx context.Context, arg CreateQuarantinePara
 	return i, err
 }
 
+const listActiveQuarantines = `-- name: ListActiveQuarantines :many
+SELECT feature_path, name FROM scenario_quarantines
+WHERE project_id = $1 AND released_at IS NULL AND (expires_at IS NULL OR expires_at > $2::timestamptz)
+ORDER BY created_at DESC, id DESC
+`
+
+type ListActiveQuarantinesParams struct {
+	ProjectID uuid.UUID
+	Now       time.Time
+}
+
+type ListActiveQuarantinesRow struct {
+	FeaturePath string
+	Name        string
+}
+
+// The scenarios of a project's quarantines in force at now, newest first: the list's export.
+func (q *Queries) ListActiveQuarantines(ctx context.Context, arg ListActiveQuarantinesParams) ([]ListActiveQuarantinesRow, error) {
+	rows, err := q.db.Query(ctx, listActiveQuarantines, arg.ProjectID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListActiveQuarantinesRow{}
+	for rows.Next() {
+		var i ListActiveQuarantinesRow
+		if err := rows.Scan(&i.FeaturePath, &i.Name); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listQuarantines = `-- name: ListQuarantines :many
 SELECT id, project_id, identity, feature_path, name, example_row, owner, reason, expires_at, release_after, clean_streak, created_by, created_at, released_at, release_reason FROM scenario_quarantines
 WHERE project_id = $1 AND ($2::boolean OR released_at IS NULL)
-ORDER BY released_at IS NOT NULL, created_at DESC, id
+  AND ($3::timestamptz IS NULL
+       OR (released_at IS NULL, created_at, id) < ($4::boolean, $3::timestamptz, $5::uuid))
+ORDER BY released_at IS NULL DESC, created_at DESC, id DESC
+LIMIT $6
 `
 
 type ListQuarantinesParams struct {
 	ProjectID       uuid.UUID
 	IncludeReleased bool
+	AfterAt         *time.Time
+	AfterOpen       *bool
+	AfterID         uuid.NullUUID
+	RowLimit        int32
 }
 
-// A project's quarantines, open ones first; an expired one is no longer active but stays listed.
+// A page of a project's quarantines, open ones first, newest first, after the cursor (open, created
+// at, id) of the previous page; an expired one is no longer active but stays listed. Read in order
+// from scenario_quarantines_list_idx (000023), which stops at the page.
 func (q *Queries) ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error) {
-	rows, err := q.db.Query(ctx, listQuarantines, arg.ProjectID, arg.IncludeReleased)
+	rows, err := q.db.Query(ctx, listQuarantines,
+		arg.ProjectID,
+		arg.IncludeReleased,
+		arg.AfterAt,
+		arg.AfterOpen,
+		arg.AfterID,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}

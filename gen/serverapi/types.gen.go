@@ -3028,11 +3028,14 @@ type QuarantineExport struct {
 	TagExpression string `json:"tagExpression"`
 }
 
-// QuarantineList defines model for QuarantineList.
+// QuarantineList A page of Quarantine records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page. `export` covers every active quarantine, not the page's only.
 type QuarantineList struct {
 	// Export The active quarantines, for other runners.
 	Export QuarantineExport `json:"export"`
 	Items  []Quarantine     `json:"items"`
+
+	// NextCursor Cursor of the next page; null on the last page.
+	NextCursor *string `json:"nextCursor"`
 }
 
 // RecordRequest defines model for RecordRequest.
@@ -4465,7 +4468,12 @@ type ListProcessesParams struct {
 
 // ListQuarantinesParams defines parameters for ListQuarantines.
 type ListQuarantinesParams struct {
-	IncludeReleased *bool `form:"includeReleased,omitempty" json:"includeReleased,omitempty"`
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor from `nextCursor`.
+	Cursor          *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+	IncludeReleased *bool   `form:"includeReleased,omitempty" json:"includeReleased,omitempty"`
 }
 
 // ListStepsParams defines parameters for ListSteps.

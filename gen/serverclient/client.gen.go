@@ -3035,11 +3035,14 @@ type QuarantineExport struct {
 	TagExpression string `json:"tagExpression"`
 }
 
-// QuarantineList defines model for QuarantineList.
+// QuarantineList A page of Quarantine records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page. `export` covers every active quarantine, not the page's only.
 type QuarantineList struct {
 	// Export The active quarantines, for other runners.
 	Export QuarantineExport `json:"export"`
 	Items  []Quarantine     `json:"items"`
+
+	// NextCursor Cursor of the next page; null on the last page.
+	NextCursor *string `json:"nextCursor"`
 }
 
 // RecordRequest defines model for RecordRequest.
@@ -4472,7 +4475,12 @@ type ListProcessesParams struct {
 
 // ListQuarantinesParams defines parameters for ListQuarantines.
 type ListQuarantinesParams struct {
-	IncludeReleased *bool `form:"includeReleased,omitempty" json:"includeReleased,omitempty"`
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor from `nextCursor`.
+	Cursor          *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+	IncludeReleased *bool   `form:"includeReleased,omitempty" json:"includeReleased,omitempty"`
 }
 
 // ListStepsParams defines parameters for ListSteps.
@@ -5653,7 +5661,7 @@ type ClientInterface interface {
 
 	// ListQuarantines List a project's quarantined scenarios
 	//
-	// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+	// A page of the project's open quarantines, newest first (and after them the released ones, with includeReleased), with every active one exported for other runners on each page.
 	//
 	// Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
 	ListQuarantines(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7603,7 +7611,7 @@ func (c *Client) RunProcess(ctx context.Context, slug ProjectSlug, processName P
 
 // ListQuarantines List a project's quarantined scenarios
 //
-// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+// A page of the project's open quarantines, newest first (and after them the released ones, with includeReleased), with every active one exported for other runners on each page.
 //
 // Corresponds with GET /api/projects/{slug}/quarantine (the `ListQuarantines` operationId).
 func (c *Client) ListQuarantines(ctx context.Context, slug ProjectSlug, params *ListQuarantinesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12163,6 +12171,30 @@ func NewListQuarantinesRequest(server string, slug ProjectSlug, params *ListQuar
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeReleased != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "includeReleased", *params.IncludeReleased, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -16670,7 +16702,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListQuarantinesWithResponse List a project's quarantined scenarios
 	//
-	// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+	// A page of the project's open quarantines, newest first (and after them the released ones, with includeReleased), with every active one exported for other runners on each page.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28246,7 +28278,7 @@ func (c *ClientWithResponses) RunProcessWithResponse(ctx context.Context, slug P
 
 // ListQuarantinesWithResponse List a project's quarantined scenarios
 //
-// Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+// A page of the project's open quarantines, newest first (and after them the released ones, with includeReleased), with every active one exported for other runners on each page.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -1173,7 +1173,7 @@ export interface paths {
         };
         /**
          * List a project's quarantined scenarios
-         * @description Open quarantines (and released ones with includeReleased), with the active ones exported for other runners.
+         * @description A page of the project's open quarantines, newest first (and after them the released ones, with includeReleased), with every active one exported for other runners on each page.
          */
         get: operations["listQuarantines"];
         put?: never;
@@ -3477,8 +3477,11 @@ export interface components {
             releasedAt?: string;
             releaseReason?: string;
         };
+        /** @description A page of Quarantine records. Cursor pagination: pass `nextCursor` of the previous page as `cursor`; `nextCursor` is null on the last page. `export` covers every active quarantine, not the page's only. */
         QuarantineList: {
             items: components["schemas"]["Quarantine"][];
+            /** @description Cursor of the next page; null on the last page. */
+            nextCursor: string | null;
             export: components["schemas"]["QuarantineExport"];
         };
         /** @description The active quarantines, for other runners. */
@@ -6952,6 +6955,10 @@ export interface operations {
     listQuarantines: {
         parameters: {
             query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `nextCursor`. */
+                cursor?: components["parameters"]["Cursor"];
                 includeReleased?: boolean;
             };
             header?: never;

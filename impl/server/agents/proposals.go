@@ -29,11 +29,36 @@ type JobFilter struct {
 	Limit                 int
 }
 
-// JobView is a job with its project's slug and workspace.
+// JobView is a job with its project's slug and workspace, its creator (nil when none, or when the
+// user was deleted) and the proposals it made, oldest first.
 type JobView struct {
 	db.AgentJob
 	ProjectSlug string
 	WorkspaceID uuid.UUID
+	Creator     *Creator
+	ProposalIDs []uuid.UUID
+}
+
+// Creator is the user who created a job.
+type Creator struct {
+	ID                 uuid.UUID
+	Email, DisplayName string
+}
+
+// creatorOf is the creator of a job read with its user's email and name (both null when the job
+// has no creator or the user is gone).
+func creatorOf(id uuid.NullUUID, email, name *string) *Creator {
+	if !id.Valid || email == nil || name == nil {
+		return nil
+	}
+	return &Creator{ID: id.UUID, Email: *email, DisplayName: *name}
+}
+
+func nonNilUUIDs(ids []uuid.UUID) []uuid.UUID {
+	if ids == nil {
+		return []uuid.UUID{}
+	}
+	return ids
 }
 
 // ProposalView is a proposal with its project's slug and workspace.
@@ -62,7 +87,8 @@ func (s *Service) GetJob(ctx context.Context, id uuid.UUID) (JobView, error) {
 		MaxTokens: r.MaxTokens, TokensUsed: r.TokensUsed, Progress: r.Progress, Summary: r.Summary, Error: r.Error, CancelRequested: r.CancelRequested,
 		WorkerID: r.WorkerID, HeartbeatAt: r.HeartbeatAt, LastSeq: r.LastSeq, ActorKind: r.ActorKind, ActorID: r.ActorID, ActorName: r.ActorName,
 		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt},
-		ProjectSlug: r.ProjectSlug, WorkspaceID: r.WorkspaceID}, err
+		ProjectSlug: r.ProjectSlug, WorkspaceID: r.WorkspaceID, Creator: creatorOf(r.CreatedBy, r.CreatorEmail, r.CreatorName),
+		ProposalIDs: nonNilUUIDs(r.ProposalIds)}, err
 }
 
 // ListJobs lists jobs in scope, newest first.
@@ -74,14 +100,10 @@ func (s *Service) ListJobs(ctx context.Context, sc Scope, f JobFilter) ([]JobVie
 		out = append(out, JobView{AgentJob: db.AgentJob{ID: r.ID, ProjectID: r.ProjectID, Kind: r.Kind, Status: r.Status, Input: r.Input, MaxSeconds: r.MaxSeconds,
 			MaxTokens: r.MaxTokens, TokensUsed: r.TokensUsed, Progress: r.Progress, Summary: r.Summary, Error: r.Error, CancelRequested: r.CancelRequested,
 			WorkerID: r.WorkerID, HeartbeatAt: r.HeartbeatAt, LastSeq: r.LastSeq, ActorKind: r.ActorKind, ActorID: r.ActorID, ActorName: r.ActorName,
-			CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}, ProjectSlug: r.ProjectSlug})
+			CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}, ProjectSlug: r.ProjectSlug,
+			Creator: creatorOf(r.CreatedBy, r.CreatorEmail, r.CreatorName), ProposalIDs: nonNilUUIDs(r.ProposalIds)})
 	}
 	return out, err
-}
-
-// ProposalIDs lists the proposals a job made.
-func (s *Service) ProposalIDs(ctx context.Context, job uuid.UUID) ([]uuid.UUID, error) {
-	return s.st.ListJobProposalIDs(ctx, uuid.NullUUID{UUID: job, Valid: true})
 }
 
 // ProposalFilter selects proposals.

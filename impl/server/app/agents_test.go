@@ -184,6 +184,10 @@ func TestTriageFailingBrowserRun(t *testing.T) {
 	if list.JSON200 == nil || len(list.JSON200.Items) != 1 || list.JSON200.Items[0].Id != job.Id {
 		t.Fatalf("list %s", list.Body)
 	}
+	// The list reads each job's creator and proposals in its one statement: the same as the job's own.
+	if it := list.JSON200.Items[0]; it.CreatedBy == nil || *it.CreatedBy != *g.JSON200.CreatedBy || fmt.Sprint(it.ProposalIds) != fmt.Sprint(g.JSON200.ProposalIds) {
+		t.Fatalf("listed job %+v, job %s", it, g.Body)
+	}
 
 	cls, _ := admin.ListProposalsWithResponse(ctx, &serverclient.ListProposalsParams{Project: ptr("shop"), Kind: ptr(serverclient.ProposalKind("classification"))})
 	if cls.JSON200 == nil || len(cls.JSON200.Items) != 2 {

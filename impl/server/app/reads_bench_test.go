@@ -91,7 +91,8 @@ func BenchmarkReadPaths(b *testing.B) {
 		{"features-prefix", "/api/projects/shop/features?prefix=features%2Farea7%2F&limit=50"},
 		{"features-tag", "/api/projects/shop/features?tag=%40smoke&limit=50"},
 		{"flaky", "/api/stats/flaky?project=shop&minResults=10&limit=50"},
-		{"quarantines", "/api/projects/shop/quarantine?includeReleased=true"},
+		{"quarantines", "/api/projects/shop/quarantine?includeReleased=true&limit=50"},
+		{"quarantines-open", "/api/projects/shop/quarantine?limit=50"},
 		{"schedules", "/api/schedules?project=shop&status=paused&limit=50"},
 		{"upcoming", "/api/schedules/next?project=shop&limit=50"},
 		{"agent-jobs", "/api/agents/jobs?project=shop&status=failed&limit=50"},
@@ -99,6 +100,7 @@ func BenchmarkReadPaths(b *testing.B) {
 		{"proposals", "/api/proposals?project=shop&status=pending&limit=50"},
 		{"audit", "/api/audit?action=createRun&limit=50"},
 		{"audit-outcome", "/api/audit?outcome=denied&limit=50"},
+		{"audit-target", "/api/audit?targetKind=run&targetId=c4ca4238a0b923820dcc509a6f75849b&limit=50"},
 	}
 	if only := os.Getenv("SDODS_READS_BENCH_ONLY"); only != "" {
 		want := map[string]bool{}
@@ -402,6 +404,11 @@ func pgText(b *testing.B, v any) (string, bool) {
 		return *x, false
 	case bool:
 		return strconv.FormatBool(x), false
+	case *bool:
+		if x == nil {
+			return "", true
+		}
+		return strconv.FormatBool(*x), false
 	case int:
 		return strconv.Itoa(x), false
 	case int32:

@@ -417,6 +417,84 @@ func TestQuarantine(t *testing.T) {
 	}
 }
 
+// TestQuarantineListPages pages through a project's quarantines: open ones first, newest first,
+// then the released ones; every quarantine once; the export of every active one on each page.
+func TestQuarantineListPages(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:read", "runs:write")
+	call := func(t *testing.T, method, path, body string, into any) int {
+		t.Helper()
+		status, out, _ := s.Do(t, method, path, "application/json", []byte(body), "Authorization", "Bearer "+token)
+		if into != nil && status < 300 {
+			if err := json.Unmarshal(out, into); err != nil {
+				t.Fatalf("%s %s: %v %s", method, path, err, out)
+			}
+		}
+		if status >= 500 {
+			t.Fatalf("%s %s: %d %s", method, path, status, out)
+		}
+		return status
+	}
+	var created []serverclient.Quarantine
+	for i := 0; i < 7; i++ {
+		var q serverclient.Quarantine
+		if st := call(t, "POST", "/api/projects/shop/quarantine", fmt.Sprintf(`{"featurePath":"checkout","scenario":"s%d","owner":"ana","reason":"r"}`, i), &q); st != http.StatusCreated {
+			t.Fatalf("create %d: %d", i, st)
+		}
+		created = append(created, q)
+	}
+	for _, i := range []int{1, 4} {
+		if st := call(t, "DELETE", "/api/projects/shop/quarantine/"+created[i].Id.String(), "", nil); st != http.StatusNoContent {
+			t.Fatalf("release %d: %d", i, st)
+		}
+	}
+	// Open ones newest first (6 5 3 2 0), then the released ones newest first (4 1).
+	want := []string{"s6", "s5", "s3", "s2", "s0", "s4", "s1"}
+	for _, tc := range []struct {
+		name  string
+		query string
+		want  []string
+	}{
+		{"open ones", "", want[:5]},
+		{"with released ones", "&includeReleased=true", want},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			var pages int
+			cursor := ""
+			for {
+				var page serverclient.QuarantineList
+				path := "/api/projects/shop/quarantine?limit=2" + tc.query
+				if cursor != "" {
+					path += "&cursor=" + url.QueryEscape(cursor)
+				}
+				if st := call(t, "GET", path, "", &page); st != http.StatusOK {
+					t.Fatalf("page %d: %d", pages, st)
+				}
+				pages++
+				if len(page.Items) > 2 || page.Export.NamePattern != "^(?:s6|s5|s3|s2|s0)$" || len(page.Export.List) != 5 {
+					t.Fatalf("page %d: %+v", pages, page)
+				}
+				for _, q := range page.Items {
+					got = append(got, q.Scenario)
+				}
+				if page.NextCursor == nil {
+					break
+				}
+				cursor = *page.NextCursor
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") || pages != (len(tc.want)+1)/2 {
+				t.Errorf("%d pages of %v, want %v", pages, got, tc.want)
+			}
+		})
+	}
+	if st := call(t, "GET", "/api/projects/shop/quarantine?cursor=not-a-cursor", "", nil); st != http.StatusBadRequest {
+		t.Errorf("a cursor that is not one: %d, want 400", st)
+	}
+}
+
 // TestQuarantineExecutedRun executes a feature against a local HTTP server: the quarantined
 // scenario's failure leaves the run passed with counts.quarantined, and the failure's signature
 // carries the HTTP method and status.

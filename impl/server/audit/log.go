@@ -32,6 +32,7 @@ type Filter struct {
 	TargetID   *string
 	Outcome    *string
 	Since      *time.Time
+	Until      *time.Time // entries before it
 	BeforeAt   *time.Time
 	BeforeID   uuid.UUID
 	Limit      int
@@ -47,7 +48,7 @@ func NewLog(q *db.Queries) *Log { return &Log{q: q} }
 
 // List returns the entries f selects, newest first.
 func (l *Log) List(ctx context.Context, f Filter) ([]Entry, error) {
-	params := db.ListAuditEntriesParams{Operation: f.Operation, TargetKind: f.TargetKind, TargetID: f.TargetID, Outcome: f.Outcome, Since: f.Since,
+	params := db.ListAuditEntriesParams{Operation: f.Operation, TargetKind: f.TargetKind, TargetID: f.TargetID, Outcome: f.Outcome, Since: f.Since, Until: f.Until,
 		RowLimit: int32(f.Limit + 1)}
 	if f.ActorID != nil {
 		params.ActorID = uuid.NullUUID{UUID: *f.ActorID, Valid: true}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/agents"
@@ -61,11 +62,13 @@ func (s *Server) CreateAgentJob(ctx context.Context, req serverapi.CreateAgentJo
 	if err != nil {
 		return nil, err
 	}
-	// The job as created (queued): a worker may already have started it.
-	out, err := s.agentJobOut(ctx, agents.JobView{AgentJob: j, ProjectSlug: prj.Slug, WorkspaceID: prj.WorkspaceID})
-	if err != nil {
-		return nil, err
+	// The job as created (queued): a worker may already have started it. It has no proposal yet;
+	// its creator is the caller.
+	view := agents.JobView{AgentJob: j, ProjectSlug: prj.Slug, WorkspaceID: prj.WorkspaceID, ProposalIDs: []uuid.UUID{}}
+	if u, err := s.Identity.User(ctx, uid); err == nil {
+		view.Creator = &agents.Creator{ID: u.ID, Email: u.Email, DisplayName: u.DisplayName}
 	}
+	out := agentJobOut(view)
 	return serverapi.CreateAgentJob202JSONResponse{Body: out, Headers: serverapi.CreateAgentJob202ResponseHeaders{Location: ptr("/api/agents/jobs/" + j.ID.String())}}, nil
 }
 
@@ -90,8 +93,7 @@ func (s *Server) GetAgentJob(ctx context.Context, req serverapi.GetAgentJobReque
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.agentJobOut(ctx, j)
-	return serverapi.GetAgentJob200JSONResponse(out), err
+	return serverapi.GetAgentJob200JSONResponse(agentJobOut(j)), nil
 }
 
 type jobCursor struct {
@@ -140,11 +142,7 @@ func (s *Server) ListAgentJobs(ctx context.Context, req serverapi.ListAgentJobsR
 			out.NextCursor = encodeCursor(jobCursor{At: rows[i-1].CreatedAt, ID: rows[i-1].ID})
 			break
 		}
-		j, err := s.agentJobOut(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		out.Items = append(out.Items, j)
+		out.Items = append(out.Items, agentJobOut(r))
 	}
 	return out, nil
 }
@@ -181,29 +179,23 @@ func (s *Server) CancelAgentJob(ctx context.Context, req serverapi.CancelAgentJo
 	if j, err = s.Agents.GetJob(ctx, j.ID); err != nil {
 		return nil, err
 	}
-	out, err := s.agentJobOut(ctx, j)
-	return serverapi.CancelAgentJob202JSONResponse(out), err
+	return serverapi.CancelAgentJob202JSONResponse(agentJobOut(j)), nil
 }
 
-func (s *Server) agentJobOut(ctx context.Context, j agents.JobView) (serverapi.AgentJob, error) {
+// agentJobOut is the API form of a job read with its creator and proposals.
+func agentJobOut(j agents.JobView) serverapi.AgentJob {
 	out := serverapi.AgentJob{Id: j.ID, Project: j.ProjectSlug, Kind: serverapi.AgentJobKind(j.Kind), Status: serverapi.JobStatus(j.Status), Input: map[string]any{},
 		Progress: int(j.Progress), MaxSeconds: int(j.MaxSeconds), TokensUsed: int(j.TokensUsed), Summary: j.Summary, Error: j.Error,
 		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, ProposalIds: []uuid.UUID{}}
 	_ = json.Unmarshal(j.Input, &out.Input)
-	if j.CreatedBy.Valid {
-		if u, err := s.Identity.User(ctx, j.CreatedBy.UUID); err == nil {
-			out.CreatedBy = ptr(toUserSummary(u))
-		}
+	if c := j.Creator; c != nil {
+		out.CreatedBy = &serverapi.UserSummary{Id: c.ID, Email: openapi_types.Email(c.Email), DisplayName: c.DisplayName}
 	}
 	if j.MaxTokens != nil {
 		out.MaxTokens = ptr(int(*j.MaxTokens))
 	}
-	ids, err := s.Agents.ProposalIDs(ctx, j.ID)
-	if err != nil {
-		return out, err
-	}
-	out.ProposalIds = append(out.ProposalIds, ids...)
-	return out, nil
+	out.ProposalIds = append(out.ProposalIds, j.ProposalIDs...)
+	return out
 }
 
 type proposalCursor struct {

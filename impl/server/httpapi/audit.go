@@ -33,6 +33,9 @@ func (s *Server) ListAudit(ctx context.Context, req serverapi.ListAuditRequestOb
 	if p.Since != nil {
 		f.Since = ptr(time.Time(*p.Since))
 	}
+	if p.Until != nil {
+		f.Until = ptr(time.Time(*p.Until))
+	}
 	if cur != nil {
 		f.BeforeAt, f.BeforeID = &cur.At, cur.ID
 	}

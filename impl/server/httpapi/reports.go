@@ -46,7 +46,7 @@ func reportHead(r runs.ProjectRun) reports.Run {
 // reportRun loads what a run's report is built of: its scenarios, with the steps of those that
 // did not pass.
 func (s *Server) reportRun(ctx context.Context, r runs.ProjectRun) (reports.Run, error) {
-	return s.Reports.LoadOutcomes(ctx, reportHead(r))
+	return s.Reports.LoadSummary(ctx, reportHead(r))
 }
 
 // htmlReport renders the self-contained HTML report of a run, screenshots inlined as data URIs.

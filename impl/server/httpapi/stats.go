@@ -124,9 +124,16 @@ func (s *Server) ListQuarantines(ctx context.Context, req serverapi.ListQuaranti
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.Services.Quarantines.List(ctx, p.ID, p.Slug, req.Params.IncludeReleased != nil && *req.Params.IncludeReleased)
+	f := stats.QuarantineFilter{IncludeReleased: req.Params.IncludeReleased != nil && *req.Params.IncludeReleased, Limit: pageLimit(req.Params.Limit)}
+	if err := decodeCursor(req.Params.Cursor, &f.After); err != nil {
+		return nil, err
+	}
+	out, next, err := s.Services.Quarantines.List(ctx, p.ID, p.Slug, f)
 	if err != nil {
 		return nil, err
+	}
+	if next != nil {
+		out.NextCursor = encodeCursor(next)
 	}
 	return serverapi.ListQuarantines200JSONResponse(out), nil
 }

@@ -27,6 +27,17 @@ type Run struct {
 	FinishedAt *time.Time
 	Error      string
 	Scenarios  []Scenario
+	// Summary, when set, holds what the database computed over every scenario of the run, and
+	// Scenarios only those the report lists (failed, flaky, slowest: LoadSummary); when nil,
+	// Build computes it from Scenarios, which are then all of the run's.
+	Summary *Summary
+}
+
+// Summary is what a report computes over all of a run's scenarios.
+type Summary struct {
+	Counts     results.Counts
+	DurationMs int64       // the sum of the scenarios' durations
+	Slowest    []uuid.UUID // the SlowestCount slowest scenarios with a duration, slowest first
 }
 
 // Scenario is one scenario of a run with its steps.
@@ -79,7 +90,11 @@ func Add(c *results.Counts, status string, attempts int) {
 
 // Build returns the report of r; htmlURL is where its HTML page is served.
 func Build(r Run, htmlURL string) serverapi.RunReport {
-	out := serverapi.RunReport{RunId: r.ID, Status: serverapi.RunStatus(r.Status), Counts: resultsapi.Counts(Counts(r.Scenarios)), HtmlUrl: htmlURL,
+	sum := r.Summary
+	if sum == nil {
+		sum = summarise(r.Scenarios)
+	}
+	out := serverapi.RunReport{RunId: r.ID, Status: serverapi.RunStatus(r.Status), Counts: resultsapi.Counts(sum.Counts), HtmlUrl: htmlURL,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Error: nonEmpty(r.Error),
 		Failures: []struct {
 			Error                *serverapi.RunStepError `json:"error,omitempty"`
@@ -125,12 +140,14 @@ func Build(r Run, htmlURL string) serverapi.RunReport {
 			}{Attempts: sc.Attempts, FeaturePath: sc.FeaturePath, Scenario: sc.Name, ScenarioId: sc.ID})
 		}
 	}
-	slow := slices.Clone(r.Scenarios)
-	slow = slices.DeleteFunc(slow, func(s Scenario) bool { return s.DurationMs == nil })
-	slices.SortStableFunc(slow, func(a, b Scenario) int { return cmp.Compare(*b.DurationMs, *a.DurationMs) })
-	for i, sc := range slow {
-		if i == SlowestCount {
-			break
+	byID := make(map[uuid.UUID]*Scenario, len(r.Scenarios))
+	for i := range r.Scenarios {
+		byID[r.Scenarios[i].ID] = &r.Scenarios[i]
+	}
+	for _, id := range sum.Slowest {
+		sc, ok := byID[id]
+		if !ok || sc.DurationMs == nil {
+			continue
 		}
 		out.Slowest = append(out.Slowest, struct {
 			DurationMs  int64     `json:"durationMs"`
@@ -140,15 +157,25 @@ func Build(r Run, htmlURL string) serverapi.RunReport {
 		}{DurationMs: *sc.DurationMs, FeaturePath: sc.FeaturePath, Scenario: sc.Name, ScenarioId: sc.ID})
 	}
 	if out.DurationMs == nil {
-		var total int64
-		for _, sc := range r.Scenarios {
-			if sc.DurationMs != nil {
-				total += *sc.DurationMs
-			}
-		}
-		out.DurationMs = &total
+		out.DurationMs = ptr(sum.DurationMs)
 	}
 	return out
+}
+
+// summarise computes a report's Summary over all of a run's scenarios, as RunReportSummary
+// (queries/runs.sql) does in the database.
+func summarise(scenarios []Scenario) *Summary {
+	s := &Summary{Counts: Counts(scenarios)}
+	slow := slices.Clone(scenarios)
+	slow = slices.DeleteFunc(slow, func(s Scenario) bool { return s.DurationMs == nil })
+	slices.SortStableFunc(slow, func(a, b Scenario) int { return cmp.Compare(*b.DurationMs, *a.DurationMs) })
+	for i, sc := range slow {
+		if i < SlowestCount {
+			s.Slowest = append(s.Slowest, sc.ID)
+		}
+		s.DurationMs += *sc.DurationMs
+	}
+	return s
 }
 
 // Failure is why a scenario failed: its failing step, the error, and the screenshot closest to

@@ -61,15 +61,22 @@ func (s *Service) Load(ctx context.Context, head Run) (Run, error) {
 	return out, nil
 }
 
-// LoadOutcomes returns head with the run's scenarios as Build needs them: every scenario's
-// outcome, the steps and error only of those that did not pass (the others' Steps are nil), so
-// that the report of a large run decodes the steps of its failures only.
-func (s *Service) LoadOutcomes(ctx context.Context, head Run) (Run, error) {
-	rows, err := s.st.ListRunScenarioOutcomes(ctx, head.ID)
+// LoadSummary returns head with what Build needs of the run's scenarios, computed by the
+// database: the counts, durations and slowest over all of them (Summary), and as Scenarios only
+// those the report lists — the failed ones with their steps and error, the flaky and the slowest
+// ones — so that the report of a large run reads and decodes a few rows, not all of them.
+func (s *Service) LoadSummary(ctx context.Context, head Run) (Run, error) {
+	sum, err := s.st.RunReportSummary(ctx, db.RunReportSummaryParams{RunID: head.ID, Slowest: SlowestCount})
+	if err != nil {
+		return Run{}, err
+	}
+	rows, err := s.st.ListRunReportScenarios(ctx, db.ListRunReportScenariosParams{RunID: head.ID, Slowest: nonNil(sum.Slowest)})
 	if err != nil {
 		return Run{}, err
 	}
 	out := head
+	out.Summary = &Summary{DurationMs: sum.DurationMs, Slowest: sum.Slowest, Counts: results.Counts{Total: int(sum.Total), Passed: int(sum.Passed),
+		Flaky: int(sum.Flaky), Failed: int(sum.Failed), Pending: int(sum.Pending), Skipped: int(sum.Skipped), Undefined: int(sum.Undefined)}}
 	out.Scenarios = make([]Scenario, 0, len(rows))
 	for _, sc := range rows {
 		rs := Scenario{ID: sc.ID, Module: sc.Module, FeaturePath: sc.FeaturePath, FeatureName: sc.FeatureName, Name: sc.Name,
@@ -88,6 +95,13 @@ func (s *Service) LoadOutcomes(ctx context.Context, head Run) (Run, error) {
 		out.Scenarios = append(out.Scenarios, rs)
 	}
 	return out, nil
+}
+
+func nonNil(ids []uuid.UUID) []uuid.UUID {
+	if ids == nil {
+		return []uuid.UUID{}
+	}
+	return ids
 }
 
 // HTML renders the self-contained HTML report of the run head is of, screenshots inlined as

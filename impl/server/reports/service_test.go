@@ -3,6 +3,7 @@ package reports_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -43,9 +44,25 @@ func TestServiceLoadsAndRendersARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := `<testsuite name="cart" tests="2" failures="1">
+	// Two cases, then 40 more: durations with ties (the slowest in run order), failures, skipped
+	// ones and ones that passed on a rerun (flaky).
+	var more strings.Builder
+	for i := 0; i < 40; i++ {
+		body := ""
+		switch {
+		case i%9 == 0:
+			body = `<failure message="m` + fmt.Sprint(i) + `">x</failure>`
+		case i%7 == 0:
+			body = `<skipped/>`
+		case i%5 == 0:
+			body = `<flakyFailure message="flap"/>`
+		}
+		fmt.Fprintf(&more, `<testcase name="c%02d" classname="bulk" time="%d.%03d">%s</testcase>`, i, i%4, (i*37)%1000/100*100, body)
+	}
+	doc := `<testsuite name="cart">
   <testcase name="adds" classname="cart" time="0.25"/>
   <testcase name="removes" classname="cart" time="0.5"><failure message="expected 1 but was 2">boom</failure></testcase>
+` + more.String() + `
 </testsuite>`
 	if _, err := in.Ingest(ctx, ingest.Target{RunID: r.ID, ProjectID: p.ID, Project: "web"}, strings.NewReader(doc), 1<<20, "", ""); err != nil {
 		t.Fatal(err)
@@ -56,32 +73,40 @@ func TestServiceLoadsAndRendersARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Label != "nightly" || run.Project != "web" || len(run.Scenarios) != 2 {
+	if run.Label != "nightly" || run.Project != "web" || len(run.Scenarios) != 42 {
 		t.Fatalf("run: %+v", run)
 	}
 	var failed *reports.Scenario
 	for i := range run.Scenarios {
-		if run.Scenarios[i].Status == "failed" {
+		if run.Scenarios[i].Name == "removes" {
 			failed = &run.Scenarios[i]
 		}
 	}
 	if failed == nil || failed.Name != "removes" || failed.Error == nil || !strings.Contains(failed.Error.Message, "expected 1 but was 2") {
 		t.Fatalf("failed scenario: %+v", failed)
 	}
-	// The report read with the failures' steps only is the report read with every step; the
-	// passed scenario's steps are not read.
-	outcomes, err := svc.LoadOutcomes(ctx, head)
+	// The report of the summary the database computes (and of the scenarios it lists, with the
+	// failures' steps only) is the report computed from every scenario and step.
+	summary, err := svc.LoadSummary(ctx, head)
 	if err != nil {
 		t.Fatal(err)
 	}
 	full, _ := json.Marshal(reports.Build(run, "/r"))
-	lean, _ := json.Marshal(reports.Build(outcomes, "/r"))
+	lean, _ := json.Marshal(reports.Build(summary, "/r"))
 	if string(full) != string(lean) {
-		t.Fatalf("report from outcomes differs:\n%s\n%s", lean, full)
+		t.Fatalf("report from the summary differs:\n%s\n%s", lean, full)
 	}
-	for _, sc := range outcomes.Scenarios {
-		if (sc.Status == "passed") != (sc.Steps == nil) || (sc.Status == "failed" && (len(sc.Steps) == 0 || sc.Error == nil)) {
-			t.Fatalf("outcome %s: %d steps, error %v", sc.Status, len(sc.Steps), sc.Error)
+	rep := reports.Build(summary, "/r")
+	if len(rep.Slowest) != reports.SlowestCount || len(rep.Flaky) == 0 || len(rep.Failures) < 2 || rep.Counts.Skipped == 0 || rep.Counts.Total != 42 {
+		t.Fatalf("the test's run does not exercise the report: %s", lean)
+	}
+	if len(summary.Scenarios) >= len(run.Scenarios) {
+		t.Fatalf("the summary read %d scenarios of %d", len(summary.Scenarios), len(run.Scenarios))
+	}
+	for _, sc := range summary.Scenarios {
+		failing := sc.Status == "failed" || sc.Status == "ambiguous" || sc.Status == "undefined"
+		if failing == (sc.Steps == nil) || (sc.Status == "failed" && (len(sc.Steps) == 0 || sc.Error == nil)) {
+			t.Fatalf("listed %s: %d steps, error %v", sc.Status, len(sc.Steps), sc.Error)
 		}
 	}
 	page, err := svc.HTML(ctx, head, "/reports/"+r.ID.String()+"/index.html")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,15 +23,6 @@ const maxDue = 10000
 
 // dueBatch is how many due schedules one tick takes.
 const dueBatch = 200
-
-func sortUpcoming(u []Upcoming) {
-	sort.SliceStable(u, func(i, j int) bool {
-		if !u[i].Firing.At.Equal(u[j].Firing.At) {
-			return u[i].Firing.At.Before(u[j].Firing.At)
-		}
-		return afterID(u[j].ScheduleID, u[i].ScheduleID)
-	})
-}
 
 // scheduler is the audit actor of what the scheduler does by itself.
 func schedulerContext(ctx context.Context) context.Context {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 
@@ -665,60 +666,119 @@ type UpcomingFilter struct {
 
 // ListUpcoming returns the next firings of the active schedules, soonest first (ties by schedule
 // id), as FireDue will fire them: from each schedule's cursor, with the DST decisions, start and end.
+//
+// No firing of a schedule comes before its cursor (next_fire_at), so the schedules are read in
+// batches in the cursor's order and the walk stops at the first schedule whose cursor is later
+// than the page's last firing found so far: a page reads the schedules that fire before its end,
+// not every schedule. Each schedule's firings are computed one at a time, until one no longer
+// enters the page.
 func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcoming, bool, error) {
 	ws, err := s.workspaces(ctx, f.UserID, f.AllWorkspaces)
 	if err != nil {
 		return nil, false, err
 	}
-	rows, err := s.st.UpcomingSchedules(ctx, db.UpcomingSchedulesParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: ws, Project: f.Project})
-	if err != nil {
-		return nil, false, err
+	p := db.UpcomingSchedulesParams{Until: f.Until, AllWorkspaces: f.AllWorkspaces, WorkspaceIds: ws, Project: f.Project, RowLimit: int32(upcomingBatch(f.Limit))}
+	if f.Schedule != nil {
+		p.Schedule = uuid.NullUUID{UUID: *f.Schedule, Valid: true}
 	}
-	var all []Upcoming
-	for _, r := range rows {
-		sc := r.Schedule
-		if sc.NextFireAt == nil || (f.Schedule != nil && sc.ID != *f.Schedule) {
-			continue
-		}
-		c, err := compile(sc)
+	page := upcomingPage{keep: f.Limit + 1}
+	for {
+		rows, err := s.st.UpcomingSchedules(ctx, p)
 		if err != nil {
-			s.log.Error("schedule does not compile", "schedule", sc.ID, "err", err)
+			return nil, false, err
+		}
+		for _, r := range rows {
+			sc := r.Schedule
+			if last, full := page.last(); full && sc.NextFireAt.After(last) {
+				return page.result(f.Limit)
+			}
+			s.addUpcoming(&page, sc, r.ProjectSlug, f)
+			p.AfterAt, p.AfterID = sc.NextFireAt, uuid.NullUUID{UUID: sc.ID, Valid: true}
+		}
+		if len(rows) < int(p.RowLimit) {
+			return page.result(f.Limit)
+		}
+	}
+}
+
+// upcomingBatch is how many schedules ListUpcoming reads per statement for a page of limit firings.
+func upcomingBatch(limit int) int { return max(limit+1, 32) }
+
+// upcomingPage keeps the soonest keep firings added to it, soonest first (ties by schedule id).
+type upcomingPage struct {
+	items []Upcoming
+	keep  int
+}
+
+func upcomingBefore(a, b *Upcoming) bool {
+	if !a.Firing.At.Equal(b.Firing.At) {
+		return a.Firing.At.Before(b.Firing.At)
+	}
+	return afterID(b.ScheduleID, a.ScheduleID)
+}
+
+// add inserts u in order; false when the page is full and u comes after its last firing (nor
+// can any later firing of the same schedule enter it).
+func (p *upcomingPage) add(u Upcoming) bool {
+	n := len(p.items)
+	if n == p.keep && !upcomingBefore(&u, &p.items[n-1]) {
+		return false
+	}
+	i := sort.Search(n, func(i int) bool { return upcomingBefore(&u, &p.items[i]) })
+	if n < p.keep {
+		p.items = append(p.items, Upcoming{})
+	}
+	copy(p.items[i+1:], p.items[i:])
+	p.items[i] = u
+	return true
+}
+
+// last is the page's last firing once it is full.
+func (p *upcomingPage) last() (time.Time, bool) {
+	if len(p.items) < p.keep {
+		return time.Time{}, false
+	}
+	return p.items[len(p.items)-1].Firing.At, true
+}
+
+// result is the first limit firings and whether more follow.
+func (p *upcomingPage) result(limit int) ([]Upcoming, bool, error) {
+	if len(p.items) > limit {
+		return p.items[:limit], true, nil
+	}
+	return p.items, false, nil
+}
+
+// addUpcoming adds the firings of one schedule within the filter's window to page, from its
+// cursor (or from the page's start), none after until or the schedule's end, until one does not
+// enter the page.
+func (s *Service) addUpcoming(page *upcomingPage, sc db.Schedule, project string, f UpcomingFilter) {
+	c, err := compile(sc)
+	if err != nil {
+		s.log.Error("schedule does not compile", "schedule", sc.ID, "err", err)
+		return
+	}
+	// The cursor's own firing, then the following ones; on a later page, from the page's
+	// start (a firing at that very instant stays, for the schedules that sort after it).
+	fi, ok := resolveInstant(c, *sc.NextFireAt), true
+	if f.AfterAt != nil && f.AfterAt.After(*sc.NextFireAt) {
+		fi, ok = c.spec.Next(f.AfterAt.Add(-time.Nanosecond), c.loc)
+	}
+	for ; ok; fi, ok = c.spec.Next(fi.At, c.loc) {
+		if fi.At.After(f.Until) || (sc.EndAt != nil && fi.At.After(*sc.EndAt)) {
+			return
+		}
+		if f.AfterAt != nil && (fi.At.Before(*f.AfterAt) || (fi.At.Equal(*f.AfterAt) && !afterID(sc.ID, f.AfterID))) {
 			continue
 		}
-		// The cursor's own firing, then the following ones; on a later page, from the page's
-		// start (a firing at that very instant stays, for the schedules that sort after it).
-		var fs []Firing
-		if f.AfterAt == nil || !f.AfterAt.After(*sc.NextFireAt) {
-			first := resolveInstant(c, *sc.NextFireAt)
-			more, _ := c.spec.Between(first.At, f.Until, c.loc, f.Limit+1)
-			fs = append([]Firing{first}, more...)
-		} else {
-			fs, _ = c.spec.Between(f.AfterAt.Add(-time.Nanosecond), f.Until, c.loc, f.Limit+2)
+		u := Upcoming{ScheduleID: sc.ID, ScheduleName: sc.Name, Project: project, Timezone: sc.Timezone, Firing: fi, Local: fi.At.In(c.loc)}
+		if sc.JitterSeconds > 0 {
+			u.StartsBy = dueAt(sc.ID, &fi.At, int(sc.JitterSeconds))
 		}
-		n := 0
-		for _, fi := range fs {
-			if fi.At.After(f.Until) || (sc.EndAt != nil && fi.At.After(*sc.EndAt)) {
-				break
-			}
-			if f.AfterAt != nil && (fi.At.Before(*f.AfterAt) || (fi.At.Equal(*f.AfterAt) && !afterID(sc.ID, f.AfterID))) {
-				continue
-			}
-			u := Upcoming{ScheduleID: sc.ID, ScheduleName: sc.Name, Project: r.ProjectSlug, Timezone: sc.Timezone, Firing: fi, Local: fi.At.In(c.loc)}
-			if sc.JitterSeconds > 0 {
-				u.StartsBy = dueAt(sc.ID, &fi.At, int(sc.JitterSeconds))
-			}
-			all = append(all, u)
-			if n++; n > f.Limit {
-				break
-			}
+		if !page.add(u) {
+			return
 		}
 	}
-	sortUpcoming(all)
-	more := len(all) > f.Limit
-	if more {
-		all = all[:f.Limit]
-	}
-	return all, more, nil
 }
 
 func afterID(a, b uuid.UUID) bool { return strings.Compare(a.String(), b.String()) > 0 }

@@ -2,6 +2,7 @@ package schedules_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -422,3 +423,52 @@ func TestUpcomingPages(t *testing.T) {
 		}
 	}
 }
+
+// TestUpcomingReadsSchedulesInBatches: with more schedules than one batch reads, each with its own
+// cadence, the firings paged in small pages (the walk stopping early) are those of a page as large
+// as all of them (every schedule read), soonest first; a project or schedule filter keeps its own.
+func TestUpcomingReadsSchedulesInBatches(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	const n = 70
+	for i := 0; i < n; i++ {
+		// Second i%60 of every minute, every (1 + i%4) minutes; one hourly schedule outside the window.
+		w.create(schedules.Input{Name: fmt.Sprintf("s%02d", i), Cron: fmt.Sprintf("%d */%d * * * *", i%60, 1+i%4)})
+	}
+	late := w.create(schedules.Input{Name: "late", Cron: "0 0 * * *"})
+	until := t0.Add(30 * time.Minute)
+	all, more, err := w.svc.ListUpcoming(ctx, schedules.UpcomingFilter{AllWorkspaces: true, Until: until, Limit: 200})
+	if err != nil || !more || len(all) != 200 {
+		t.Fatalf("%d upcoming, more %v: %v", len(all), more, err)
+	}
+	for _, limit := range []int{1, 7, 50} {
+		var paged []schedules.Upcoming
+		f := schedules.UpcomingFilter{AllWorkspaces: true, Until: until, Limit: limit}
+		for len(paged) < len(all) {
+			page, more, err := w.svc.ListUpcoming(ctx, f)
+			if err != nil || len(page) == 0 || !more {
+				t.Fatalf("limit %d after %d: %d items, more %v: %v", limit, len(paged), len(page), more, err)
+			}
+			paged = append(paged, page...)
+			last := page[len(page)-1]
+			f.AfterAt, f.AfterID = &last.Firing.At, last.ScheduleID
+		}
+		for i := range all {
+			if !paged[i].Firing.At.Equal(all[i].Firing.At) || paged[i].ScheduleID != all[i].ScheduleID {
+				t.Fatalf("limit %d, item %d: %v %s, want %v %s", limit, i, paged[i].Firing.At, paged[i].ScheduleName, all[i].Firing.At, all[i].ScheduleName)
+			}
+			if i > 0 && all[i].Firing.At.Before(all[i-1].Firing.At) {
+				t.Fatalf("not soonest first at %d", i)
+			}
+		}
+	}
+	one, _, err := w.svc.ListUpcoming(ctx, schedules.UpcomingFilter{AllWorkspaces: true, Project: ptrTo("shop"), Schedule: &late.ID, Until: t0.Add(48 * time.Hour), Limit: 5})
+	if err != nil || len(one) != 2 || one[0].ScheduleName != "late" || !one[0].Firing.At.Equal(time.Date(2026, 1, 6, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("the late schedule's firings: %+v, %v", one, err)
+	}
+	if none, _, err := w.svc.ListUpcoming(ctx, schedules.UpcomingFilter{AllWorkspaces: true, Project: ptrTo("other"), Until: until, Limit: 5}); err != nil || len(none) != 0 {
+		t.Fatalf("another project's: %+v, %v", none, err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -60,31 +60,60 @@ func (qs *Quarantines) Create(ctx context.Context, projectID uuid.UUID, project 
 	return qs.toAPI(row, project), nil
 }
 
-// List returns the project's quarantines and the export of the active ones.
-func (qs *Quarantines) List(ctx context.Context, projectID uuid.UUID, project string, includeReleased bool) (serverapi.QuarantineList, error) {
-	rows, err := qs.st.ListQuarantines(ctx, db.ListQuarantinesParams{ProjectID: projectID, IncludeReleased: includeReleased})
-	if err != nil {
-		return serverapi.QuarantineList{}, err
+// QuarantineFilter selects a page of a project's quarantines: open ones (and released ones with
+// IncludeReleased), after the cursor of the previous page when After is set.
+type QuarantineFilter struct {
+	IncludeReleased bool
+	After           *QuarantineCursor
+	Limit           int
+}
+
+// QuarantineCursor is the sort key of a page's last quarantine: open ones come first, then newest first.
+type QuarantineCursor struct {
+	Open bool      `json:"o"`
+	At   time.Time `json:"a"`
+	ID   uuid.UUID `json:"i"`
+}
+
+// List returns a page of the project's quarantines, the cursor of the next page (nil on the last)
+// and the export of every active quarantine (not only the page's).
+func (qs *Quarantines) List(ctx context.Context, projectID uuid.UUID, project string, f QuarantineFilter) (serverapi.QuarantineList, *QuarantineCursor, error) {
+	p := db.ListQuarantinesParams{ProjectID: projectID, IncludeReleased: f.IncludeReleased, RowLimit: int32(f.Limit + 1)}
+	if c := f.After; c != nil {
+		p.AfterOpen, p.AfterAt, p.AfterID = &c.Open, &c.At, uuid.NullUUID{UUID: c.ID, Valid: true}
 	}
-	out := serverapi.QuarantineList{Items: []serverapi.Quarantine{}, Export: serverapi.QuarantineExport{List: []string{}}}
+	rows, err := qs.st.ListQuarantines(ctx, p)
+	if err != nil {
+		return serverapi.QuarantineList{}, nil, err
+	}
+	var next *QuarantineCursor
+	if len(rows) > f.Limit {
+		rows = rows[:f.Limit]
+		last := rows[len(rows)-1]
+		next = &QuarantineCursor{Open: last.ReleasedAt == nil, At: last.CreatedAt, ID: last.ID}
+	}
+	out := serverapi.QuarantineList{Items: make([]serverapi.Quarantine, 0, len(rows)), Export: serverapi.QuarantineExport{List: []string{}}}
+	for _, r := range rows {
+		out.Items = append(out.Items, qs.toAPI(r, project))
+	}
+	active, err := qs.st.ListActiveQuarantines(ctx, db.ListActiveQuarantinesParams{ProjectID: projectID, Now: qs.now()})
+	if err != nil {
+		return serverapi.QuarantineList{}, nil, err
+	}
 	var names []string
 	seen := map[string]bool{}
-	for _, r := range rows {
-		q := qs.toAPI(r, project)
-		out.Items = append(out.Items, q)
-		if q.Active {
-			out.Export.List = append(out.Export.List, r.FeaturePath+" › "+r.Name)
-			if !seen[r.Name] {
-				seen[r.Name] = true
-				names = append(names, regexp.QuoteMeta(r.Name))
-			}
+	for _, r := range active {
+		out.Export.List = append(out.Export.List, r.FeaturePath+" › "+r.Name)
+		if !seen[r.Name] {
+			seen[r.Name] = true
+			names = append(names, regexp.QuoteMeta(r.Name))
 		}
 	}
 	if len(names) > 0 {
 		out.Export.NamePattern = "^(?:" + strings.Join(names, "|") + ")$"
 		out.Export.TagExpression = "not " + runner.QuarantinedTag
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // Release ends an open quarantine; not found when the project has no open one with this id.

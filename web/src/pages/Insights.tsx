@@ -263,9 +263,18 @@ function FlakySection({ scope, params, set }: { scope: Scope; params: URLSearchP
     queryKey: ["quarantines", projectSlugs],
     enabled: projectSlugs.length > 0,
     queryFn: async () => {
-      const lists = await Promise.all(
-        projectSlugs.map((slug) => unwrap(api.GET("/api/projects/{slug}/quarantine", { params: { path: { slug } } })).then((l) => l.items.map((i) => ({ ...i, project: slug })))),
-      );
+      // Every open quarantine of each project, page after page.
+      const openQuarantines = async (slug: string) => {
+        const items: Quarantine[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await unwrap(api.GET("/api/projects/{slug}/quarantine", { params: { path: { slug }, query: { limit: 200, cursor } } }));
+          items.push(...page.items.map((i) => ({ ...i, project: slug })));
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor);
+        return items;
+      };
+      const lists = await Promise.all(projectSlugs.map(openQuarantines));
       return new Map(lists.flat().filter((qq) => qq.active).map((qq) => [qkey(qq), qq] as const));
     },
   });

@@ -138,6 +138,7 @@ describe("insights", () => {
             quarantined && !released
               ? [{ id: "q1", identity: "i1", project: "shop", featurePath: "checkout", scenario: "pays", owner: quarantined.owner, reason: quarantined.reason, cleanStreak: 0, active: true, createdAt: "2026-01-12T00:00:00Z" }]
               : [],
+          nextCursor: null,
           export: { list: "", namePattern: "", tagExpression: "" },
         });
       if (p === "/api/projects/shop/quarantine" && req.method === "POST") {
