@@ -5,7 +5,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14);
 
 -- name: ListAuditEntries :many
 -- Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
--- Each filter has an index in that order (000001, 000023): an actor's, an operation's, a target's
+-- Each filter has an index in that order (000001, 000022): an actor's, an operation's, a target's
 -- entries and the ones that did not succeed are read in order and stop at the page, however rare.
 SELECT * FROM audit_entries
 WHERE (sqlc.narg('before_at')::timestamptz IS NULL

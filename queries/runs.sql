@@ -208,7 +208,7 @@ WITH progress AS (
   UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
   RETURNING id
 ), ins AS (
-  -- Only with the run's row updated (run_events has no foreign key: schema 000022), so never for
+  -- Only with the run's row updated (run_events has no foreign key: schema 000021), so never for
   -- a run that is gone, and a delete of the run waits for this batch's commit.
   INSERT INTO run_events (run_id, seq, at, type, data)
   SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),

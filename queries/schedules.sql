@@ -120,7 +120,7 @@ WHERE s.status = 'active' AND s.pause_after_failures IS NOT NULL
 -- name: UpcomingSchedules :many
 -- A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
 -- of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
--- page. Read in order from schedules_next_fire_idx (000023), or with a project from
+-- page. Read in order from schedules_next_fire_idx (000022), or with a project from
 -- schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
 SELECT sqlc.embed(s), p.slug AS project_slug
 FROM schedules s JOIN projects p ON p.id = s.project_id

@@ -512,7 +512,7 @@ RETURNING *;
 -- name: ListQuarantines :many
 -- A page of a project's quarantines, open ones first, newest first, after the cursor (open, created
 -- at, id) of the previous page; an expired one is no longer active but stays listed. Read in order
--- from scenario_quarantines_list_idx (000023), which stops at the page.
+-- from scenario_quarantines_list_idx (000022), which stops at the page.
 SELECT * FROM scenario_quarantines
 WHERE project_id = sqlc.arg('project_id') AND (sqlc.arg('include_released')::boolean OR released_at IS NULL)
   AND (sqlc.narg('after_at')::timestamptz IS NULL

@@ -96,7 +96,7 @@ type ListAuditEntriesParams struct {
 }
 
 // Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
-// Each filter has an index in that order (000001, 000023): an actor's, an operation's, a target's
+// Each filter has an index in that order (000001, 000022): an actor's, an operation's, a target's
 // entries and the ones that did not succeed are read in order and stop at the page, however rare.
 func (q *Queries) ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error) {
 	rows, err := q.db.Query(ctx, listAuditEntries,

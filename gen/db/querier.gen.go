@@ -166,7 +166,7 @@ type Querier interface {
 	ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error)
 	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
-	// Each filter has an index in that order (000001, 000023): an actor's, an operation's, a target's
+	// Each filter has an index in that order (000001, 000022): an actor's, an operation's, a target's
 	// entries and the ones that did not succeed are read in order and stop at the page, however rare.
 	ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error)
 	ListDatasets(ctx context.Context, arg ListDatasetsParams) ([]Dataset, error)
@@ -185,7 +185,7 @@ type Querier interface {
 	ListProposals(ctx context.Context, arg ListProposalsParams) ([]InboxItem, error)
 	// A page of a project's quarantines, open ones first, newest first, after the cursor (open, created
 	// at, id) of the previous page; an expired one is no longer active but stays listed. Read in order
-	// from scenario_quarantines_list_idx (000023), which stops at the page.
+	// from scenario_quarantines_list_idx (000022), which stops at the page.
 	ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error)
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	// A page of a run's checks needing (or having had) review, oldest first.
@@ -388,7 +388,7 @@ type Querier interface {
 	TriageFailures(ctx context.Context, runID uuid.UUID) ([]TriageFailuresRow, error)
 	// A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
 	// of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
-	// page. Read in order from schedules_next_fire_idx (000023), or with a project from
+	// page. Read in order from schedules_next_fire_idx (000022), or with a project from
 	// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
 	UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error)
 	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)

@@ -1041,7 +1041,7 @@ WITH progress AS (
   UPDATE runs SET last_seq = $18::bigint WHERE id = $4::uuid AND last_seq < $18::bigint
   RETURNING id
 ), ins AS (
-  -- Only with the run's row updated (run_events has no foreign key: schema 000022), so never for
+  -- Only with the run's row updated (run_events has no foreign key: schema 000021), so never for
   -- a run that is gone, and a delete of the run waits for this batch's commit.
   INSERT INTO run_events (run_id, seq, at, type, data)
   SELECT $4::uuid, unnest($3::bigint[]), unnest($19::timestamptz[]),

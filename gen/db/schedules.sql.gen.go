@@ -819,7 +819,7 @@ type UpcomingSchedulesRow struct {
 
 // A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
 // of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
-// page. Read in order from schedules_next_fire_idx (000023), or with a project from
+// page. Read in order from schedules_next_fire_idx (000022), or with a project from
 // schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
 func (q *Queries) UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error) {
 	rows, err := q.db.Query(ctx, upcomingSchedules,

@@ -148,7 +148,7 @@ type ListQuarantinesParams struct {
 
 // A page of a project's quarantines, open ones first, newest first, after the cursor (open, created
 // at, id) of the previous page; an expired one is no longer active but stays listed. Read in order
-// from scenario_quarantines_list_idx (000023), which stops at the page.
+// from scenario_quarantines_list_idx (000022), which stops at the page.
 func (q *Queries) ListQuarantines(ctx context.Context, arg ListQuarantinesParams) ([]ScenarioQuarantine, error) {
 	rows, err := q.db.Query(ctx, listQuarantines,
 		arg.ProjectID,

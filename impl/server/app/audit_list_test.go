@@ -10,7 +10,7 @@ import (
 	"github.com/sdods/sdods/impl/server/app/apptest"
 )
 
-// TestAuditListFilters: each filter of the audit list (read through its own index since 000023)
+// TestAuditListFilters: each filter of the audit list (read through its own index since 000022)
 // keeps the entries it names, newest first, and until keeps those before it.
 func TestAuditListFilters(t *testing.T) {
 	s := apptest.Start(t)
