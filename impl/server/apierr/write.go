@@ -26,6 +26,19 @@ type wireError struct {
 func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	e := From(err)
 	status := e.Code.Status()
+	if started(w) {
+		// The response began before the error (typically the client went away in the middle of
+		// the body, so the handler's write failed): a second status cannot be sent, and the
+		// first one stays the response's.
+		if log != nil {
+			attrs := []any{"request_id", w.Header().Get("X-Request-Id"), "method", bounded(r.Method, 32), "path", bounded(r.URL.Path, 512)}
+			if e.Cause != nil {
+				attrs = append(attrs, "cause", bounded(e.Cause.Error(), 4096))
+			}
+			log.InfoContext(r.Context(), "response not completed", attrs...)
+		}
+		return
+	}
 	recordCode(w, e.Code)
 	if log != nil {
 		// The request id the client is told to quote (set on the response by the pipeline).
@@ -62,6 +75,27 @@ func recordCode(w http.ResponseWriter, c Code) {
 		}
 		w = u.Unwrap()
 	}
+}
+
+// started reports whether the first StartRecorder among w and the writers it wraps has sent a
+// status; without one, nothing is known and the error is written.
+func started(w http.ResponseWriter) bool {
+	for w != nil {
+		if sr, ok := w.(StartRecorder); ok {
+			return sr.ResponseStarted()
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+	return false
+}
+
+// StartRecorder is a response writer that knows whether the response's status was sent.
+type StartRecorder interface {
+	ResponseStarted() bool
 }
 
 // CodeRecorder is a response writer that keeps the error code of the response (for the access

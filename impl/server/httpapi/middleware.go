@@ -62,8 +62,11 @@ func (s *statusRecorder) RecordErrorCode(c apierr.Code) {
 	}
 }
 
+// ResponseStarted tells apierr.Write that an error can no longer be the response.
+func (s *statusRecorder) ResponseStarted() bool { return s.status != 0 }
+
 func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
+	if s.status == 0 && code >= 200 { // an informational status precedes the response's own
 		s.status = code
 	}
 	s.ResponseWriter.WriteHeader(code)
