@@ -80,6 +80,9 @@ const (
 	ElemPaths
 	// Unbox lets numeric operators hand numbers to each other unboxed (float64, not any).
 	Unbox
+	// Conds compiles nodes whose value is always a boolean with a test that returns it unboxed,
+	// which and, or, not and Machine.Test call instead of the node's eval (see cond.go).
+	Conds
 )
 
 // on reports whether the pass p runs.
@@ -365,7 +368,7 @@ func (u *Unit) compileChecked(e *syntax.Expr) *Program {
 	if c.runShared {
 		root = newRun(root)
 	}
-	p := &Program{root: root, slots: *sc.n}
+	p := &Program{root: root, slots: *sc.n, cond: root.cond}
 	for g := range c.roots {
 		p.nglobals = max(p.nglobals, g+1)
 	}
@@ -505,7 +508,7 @@ func (c *compiler) inline(f *function, args []*node, raw []*syntax.Expr, ptr str
 		// the body is a chain on a plain read: the call's charge becomes the chain's first, so
 		// that an operator applied to the call extends the chain (not(blank(x)) is one loop)
 		ch := &chain{base: b.chain.base, steps: b.chain.steps, pre: true, prePtr: ptr}
-		return &node{ptr: ptr, chain: ch, eval: ch.evaluation()}
+		return c.withCond(&node{ptr: ptr, chain: ch, eval: ch.evaluation()}, ch.condition())
 	}
 	if len(stored) == 0 && !b.constant {
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {

@@ -233,7 +233,7 @@ func (p *Program) evaluate(req *Request, vals []any, ops map[string]machine.Oper
 			f := &ru.fields[0]
 			v := r.m.Value(f.memo)
 			r.bind(ru.reads, f.pathValue, v)
-			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			if holds, reason := r.holds(ru.when); holds || reason != "" {
 				r.outcome(ru, 0, f.path, v, reason)
 			}
 		}
@@ -474,6 +474,19 @@ func truth(v any, err error) (holds bool, reason string) {
 	return false, diag.EvaluationError
 }
 
+// holds runs a condition and reads its result as truth does: a program that is a condition
+// (machine.Program.IsCondition) through Machine.Test, which hands its boolean over unboxed.
+func (r *run) holds(p *machine.Program) (bool, string) {
+	if p.IsCondition() {
+		b, err := r.m.Test(p)
+		if err != nil {
+			return false, code(err)
+		}
+		return b, ""
+	}
+	return truth(r.m.Run(p))
+}
+
 func (r *run) rule(ru *rule) {
 	if ru.oneField {
 		// check's work inline: its call and arguments cost as much as the common case, a
@@ -481,7 +494,7 @@ func (r *run) rule(ru *rule) {
 		f := &ru.fields[0]
 		v := r.m.Value(f.memo)
 		r.bind(ru.reads, f.pathValue, v)
-		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+		if holds, reason := r.holds(ru.when); holds || reason != "" {
 			r.outcome(ru, 0, f.path, v, reason)
 		}
 		return
@@ -546,7 +559,7 @@ func (r *run) rule(ru *rule) {
 			v = lookup(r.globals[gData], f.segs)
 		}
 		r.bind(ru.reads, f.pathValue, v)
-		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+		if holds, reason := r.holds(ru.when); holds || reason != "" {
 			r.outcome(ru, 0, f.path, v, reason)
 		}
 	case len(ru.fields) > 0:
@@ -559,13 +572,13 @@ func (r *run) rule(ru *rule) {
 				v = lookup(r.globals[gData], f.segs)
 			}
 			r.bind(ru.reads, f.pathValue, v)
-			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			if holds, reason := r.holds(ru.when); holds || reason != "" {
 				r.outcome(ru, i, f.path, v, reason)
 			}
 		}
 	default:
 		r.unbind(ru.reads)
-		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+		if holds, reason := r.holds(ru.when); holds || reason != "" {
 			r.outcome(ru, 0, "", nil, reason)
 		}
 	}
@@ -662,7 +675,7 @@ func (r *run) check(ru *rule, slot int, field string, v any) {
 		r.failed(ru.id, &ru.loc, ru.fails, slot, field, diag.OperatorUnavailable)
 		return
 	}
-	if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+	if holds, reason := r.holds(ru.when); holds || reason != "" {
 		r.outcome(ru, slot, field, v, reason)
 	}
 }
@@ -875,7 +888,7 @@ func (r *run) state(st *state) {
 		r.failed(st.id, &st.loc, st.fails, 0, "", diag.OperatorUnavailable)
 		return
 	}
-	holds, reason := truth(r.m.Run(st.when))
+	holds, reason := r.holds(st.when)
 	if reason != "" {
 		r.failed(st.id, &st.loc, st.fails, 0, "", reason)
 		return
