@@ -149,20 +149,28 @@ func unboxed(v any, err error) (bool, error) {
 // equalNodeCond is equalNode's test.
 //
 //go:noinline
-func equalNodeCond(negate bool, ptr string, x, y *node) condFn {
+func equalNodeCond(negate bool, ptr string, x, y *node, rx, ry *reader) condFn {
 	k := &struct {
 		y      *node
+		ry     *reader
 		negate bool
 		ptr    string
-	}{y, negate, ptr}
+	}{y, ry, negate, ptr}
 	return func(fr *frame) (bool, error) {
-		a, err := x.get(fr)
-		if err != nil {
-			return false, err
+		// a variable is read without its node's call (see reader)
+		a, ok := fr.rt.quick(rx)
+		if !ok {
+			var err error
+			if a, err = x.get(fr); err != nil {
+				return false, err
+			}
 		}
-		b, err := k.y.get(fr)
-		if err != nil {
-			return false, err
+		b, ok := fr.rt.quick(k.ry)
+		if !ok {
+			var err error
+			if b, err = k.y.get(fr); err != nil {
+				return false, err
+			}
 		}
 		if as, ok := a.(string); ok {
 			if bs, ok := b.(string); ok {
@@ -217,9 +225,12 @@ func equalConstCond(negate bool, ptr string, other *node, r *reader, kv any, w i
 	case bool:
 		k.b = cv
 		return func(fr *frame) (bool, error) {
-			v, err := k.arg.eval(fr)
-			if err != nil {
-				return false, err
+			v, ok := fr.rt.quick(k.r) // (false when r is nil)
+			if !ok {
+				var err error
+				if v, err = k.arg.eval(fr); err != nil {
+					return false, err
+				}
 			}
 			b, ok := v.(bool)
 			if !ok {

@@ -234,7 +234,7 @@ func buildEquality(negate bool) builder {
 			}
 			return c.withCond(equalConst(negate, ptr, other, r, k.value, w), equalConstCond(negate, ptr, other, r, k.value, w))
 		}
-		return c.withCond(equalNode(negate, ptr, x, y), equalNodeCond(negate, ptr, x, y))
+		return c.withCond(equalNode(negate, ptr, x, y), equalNodeCond(negate, ptr, x, y, c.reader(raw[0], sc), c.reader(raw[1], sc)))
 	}
 }
 

@@ -233,7 +233,16 @@ func (p *Program) evaluate(req *Request, vals []any, ops map[string]machine.Oper
 			f := &ru.fields[0]
 			v := r.m.Value(f.memo)
 			r.bind(ru.reads, f.pathValue, v)
-			if holds, reason := r.holds(ru.when); holds || reason != "" {
+			if ru.when.IsCondition() {
+				// holds without its call
+				if holds, err := r.m.Test(ru.when); err != nil {
+					r.outcome(ru, 0, f.path, v, code(err))
+				} else if holds {
+					r.found(ru, 0, f.path, v)
+				}
+				continue
+			}
+			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
 				r.outcome(ru, 0, f.path, v, reason)
 			}
 		}
