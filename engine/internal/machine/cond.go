@@ -58,6 +58,15 @@ func short2Cond(name, ptr string, a, b *node, stop bool) condFn {
 		name, ptr string
 		stop      bool
 	}{b, name, ptr, stop}
+	if ac, bc := a.cond, b.cond; ac != nil && bc != nil {
+		return func(fr *frame) (bool, error) {
+			t, err := ac(fr)
+			if err != nil || t == k.stop {
+				return t, err
+			}
+			return bc(fr)
+		}
+	}
 	if ac := a.cond; ac != nil {
 		return func(fr *frame) (bool, error) {
 			t, err := ac(fr)

@@ -392,7 +392,7 @@ func (p *Program) IsCondition() bool { return p.cond != nil }
 // Test runs a program whose IsCondition is true, as Run does, and returns its boolean: Run would
 // return the same boolean, or the same error.
 func (m *Machine) Test(p *Program) (bool, error) {
-	if m.rt.env == nil && len(m.rt.globals) < p.nglobals {
+	if len(m.rt.globals) < p.nglobals && m.rt.env == nil {
 		v, err := m.runExtended(p)
 		b, _ := v.(bool)
 		return b, err
