@@ -139,6 +139,9 @@ type rule struct {
 	// oneField: the rule is checked on exactly one static field, with all its operators
 	// (the common case, which run.rule tests first, with one comparison)
 	oneField bool
+	// byPath: the condition of a oneField rule reads value as the field's path (see
+	// machine.Unit.CompileAliasUses), so value and field are bound only for a finding
+	byPath bool
 }
 
 // What a rule's or state rule's expressions may read of the variables the engine sets per
@@ -300,7 +303,12 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		}
 		var used []syntax.Info
 		if r.When != nil {
-			cr.when = c.compile(syntax.Parse(r.When, r.Ptr+"/when"), &used)
+			e := syntax.Parse(r.When, r.Ptr+"/when")
+			if f := cr.fields; !cr.hasType && !cr.wild && len(f) == 1 && f[0].memo != nil {
+				cr.when, cr.byPath = c.compileByPath(e, f[0].segs, &used)
+			} else {
+				cr.when = c.compile(e, &used)
+			}
 		}
 		for _, pm := range r.Params {
 			e := syntax.Parse(pm.Expr, pm.Ptr)
@@ -311,6 +319,7 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		cr.missing, cr.reads = c.uses(used)
 		cr.nslots = fieldSlots(cr)
 		cr.oneField = !cr.hasType && !cr.wild && cr.missing == "" && len(cr.fields) == 1 && cr.fields[0].memo != nil
+		cr.byPath = cr.byPath && cr.oneField
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {
@@ -570,6 +579,18 @@ func (c *compiler) compile(e *syntax.Expr, used *[]syntax.Info) *machine.Program
 	c.diags = append(c.diags, ds...)
 	*used = append(*used, in)
 	return prog
+}
+
+// compileByPath is compile for the condition of a rule on the one static field data.segs...: it
+// reads value as that path where it can (byPath), which the rule's loop then need not bind
+// before the condition runs. A condition that reads field is compiled as it is, since field is
+// bound with value.
+func (c *compiler) compileByPath(e *syntax.Expr, segs []string, used *[]syntax.Info) (prog *machine.Program, byPath bool) {
+	noField := func(in syntax.Info) bool { return !in.Reads("field") }
+	prog, in, byPath, ds := c.unit.CompileAliasUses(e, "value", "data", segs, noField)
+	c.diags = append(c.diags, ds...)
+	*used = append(*used, in)
+	return prog, byPath
 }
 
 // uses returns, from what a rule's expressions use, the first (in name order) custom operator

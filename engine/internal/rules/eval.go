@@ -230,19 +230,18 @@ func (p *Program) evaluate(req *Request, vals []any, ops map[string]machine.Oper
 				r.rule(ru)
 				continue
 			}
-			f := &ru.fields[0]
-			v := r.m.Value(f.memo)
-			r.bind(ru.reads, f.pathValue, v)
-			if ru.when.IsCondition() {
-				// holds without its call
-				if holds, err := r.m.Test(ru.when); err != nil {
-					r.outcome(ru, 0, f.path, v, code(err))
-				} else if holds {
-					r.found(ru, 0, f.path, v)
+			if ru.byPath && ru.when.IsCondition() {
+				// the condition reads the field by its path: the field's value is read and
+				// bound only for a finding (holds without its call)
+				if holds, err := r.m.Test(ru.when); err != nil || holds {
+					r.byPath(ru, err)
 				}
 				continue
 			}
-			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			f := &ru.fields[0]
+			v := r.m.Value(f.memo)
+			r.bind(ru.reads, f.pathValue, v)
+			if holds, reason := r.holds(ru.when); holds || reason != "" {
 				r.outcome(ru, 0, f.path, v, reason)
 			}
 		}
@@ -494,6 +493,19 @@ func (r *run) holds(p *machine.Program) (bool, string) {
 		return b, ""
 	}
 	return truth(r.m.Run(p))
+}
+
+// byPath records the outcome of a oneField rule whose condition read the field by its path
+// (rule.byPath) and held (err nil) or failed.
+func (r *run) byPath(ru *rule, err error) {
+	f := &ru.fields[0]
+	v := r.m.Value(f.memo)
+	r.bind(ru.reads, f.pathValue, v)
+	if err != nil {
+		r.failed(ru.id, &ru.loc, ru.fails, 0, f.path, code(err))
+		return
+	}
+	r.found(ru, 0, f.path, v)
 }
 
 func (r *run) rule(ru *rule) {
