@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sdods/sdods/engine/internal/jsonv"
+	"github.com/sdods/sdods/engine/internal/syntax"
 )
 
 // condSource builds a condition from the fuzzer's bytes: and, or, not, the comparisons, matches,
@@ -66,7 +67,8 @@ func condSource(ops []byte) string {
 
 // FuzzConditionsMatchValues compiles a condition with every pass and without Conds: the tests
 // (node.cond, Machine.Test) must give the boolean or the error the evals give, under every
-// budget (sameUnderBudgets also runs Test on each program that is a condition).
+// budget (sameUnderBudgets also runs Test on each program that is a condition); so must the
+// condition compiled with value read as the path that holds its value (CompileAliasUses).
 func FuzzConditionsMatchValues(f *testing.F) {
 	f.Add([]byte{9, 8, 0, 4, 0, 5, 5, 0}, " ab ")
 	f.Add([]byte{9, 1, 2, 1, 6, 5, 0, 3, 8, 0}, "2001-02-03")
@@ -93,6 +95,26 @@ func FuzzConditionsMatchValues(f *testing.F) {
 		}
 		return p
 	}
+	// byPath compiles src with value read as data.s (CompileAliasUses), which holds the same
+	// value in the environments below
+	byPath := func(t *testing.T, src string) *Program {
+		u, ds := NewUnit(Config{Functions: defs, Globals: testGlobals, Varying: []string{"value"}})
+		if len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		n, err := jsonv.Decode([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _, aliased, ds := u.CompileAliasUses(syntax.Parse(n, "/e"), "value", "data", []string{"s"}, func(syntax.Info) bool { return true })
+		if len(ds) > 0 {
+			t.Skip(src, ds)
+		}
+		if !aliased {
+			t.Fatalf("%s: not compiled by path", src)
+		}
+		return p
+	}
 	f.Fuzz(func(t *testing.T, ops []byte, s string) {
 		if len(ops) > 40 {
 			ops = ops[:40]
@@ -103,9 +125,14 @@ func FuzzConditionsMatchValues(f *testing.F) {
 		if without.IsCondition() {
 			t.Fatalf("%s: a condition without the Conds pass", src)
 		}
+		aliased := byPath(t, src)
 		sameUnderBudgets(t, src, all, without, env, 1, 40)
-		env["value"], env["data"] = nil, map[string]any{"d": "2010-05-06", "s": 3.0}
+		sameUnderBudgets(t, src+" by path", aliased, without, env, 1, 40)
+		env["value"], env["data"] = 3.0, map[string]any{"d": "2010-05-06", "s": 3.0}
 		sameUnderBudgets(t, src, all, without, env, 1, 40)
+		sameUnderBudgets(t, src+" by path", aliased, without, env, 1, 40)
+		env["value"], env["data"] = nil, map[string]any{"t": false}
+		sameUnderBudgets(t, src+" by path", aliased, without, env, 1, 40)
 	})
 }
 
