@@ -136,9 +136,11 @@ type rule struct {
 	// "" when it has neither. A check passes the slot of its path, -1 for one built at evaluation.
 	nslots int
 	fails  []texts // RULE_FAILED messages by failure template (chain.failedAt)
-	// oneField: the rule is checked on exactly one static field, with all its operators
-	// (the common case, which run.rule tests first, with one comparison)
+	// oneField: the rule is checked on exactly one static field, single, with all its
+	// operators (the common case, which run.rule tests first, with one comparison): its one
+	// field, or the one field of its type, bound in a single record
 	oneField bool
+	single   *fieldRef
 	// byPath: the condition of a oneField rule reads value as the field's path (see
 	// machine.Unit.CompileAliasUses), so value and field are bound only for a finding
 	byPath bool
@@ -304,8 +306,8 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		var used []syntax.Info
 		if r.When != nil {
 			e := syntax.Parse(r.When, r.Ptr+"/when")
-			if f := cr.fields; !cr.hasType && !cr.wild && len(f) == 1 && f[0].memo != nil {
-				cr.when, cr.byPath = c.compileByPath(e, f[0].segs, &used)
+			if cr.single = singleField(cr); cr.single != nil {
+				cr.when, cr.byPath = c.compileByPath(e, cr.single.segs, &used)
 			} else {
 				cr.when = c.compile(e, &used)
 			}
@@ -318,7 +320,10 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		}
 		cr.missing, cr.reads = c.uses(used)
 		cr.nslots = fieldSlots(cr)
-		cr.oneField = !cr.hasType && !cr.wild && cr.missing == "" && len(cr.fields) == 1 && cr.fields[0].memo != nil
+		if cr.single == nil {
+			cr.single = singleField(cr)
+		}
+		cr.oneField = cr.single != nil && cr.missing == ""
 		cr.byPath = cr.byPath && cr.oneField
 		p.rules = append(p.rules, cr)
 	}
@@ -355,6 +360,22 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 }
 
 // fieldSlots counts the field paths of a rule known at load (see rule.nslots).
+// singleField returns the one static field a rule is checked on, in slot 0: its one field, or
+// its type's one field in a single record; nil for any other rule.
+func singleField(ru *rule) *fieldRef {
+	switch f, t := ru.fields, ru.typed; {
+	case ru.hasType:
+		if len(t) == 1 && !t[0].many && t[0].field.memo != nil {
+			b := t[0]
+			segs := append(append([]string(nil), b.entity...), b.field.segs...)
+			return &fieldRef{path: b.path, pathValue: b.pathValue, segs: segs, memo: b.field.memo, wildAt: -1}
+		}
+	case !ru.wild && len(f) == 1 && f[0].memo != nil:
+		return &f[0]
+	}
+	return nil
+}
+
 func fieldSlots(ru *rule) int {
 	switch {
 	case ru.hasType:

@@ -238,7 +238,7 @@ func (p *Program) evaluate(req *Request, vals []any, ops map[string]machine.Oper
 				}
 				continue
 			}
-			f := &ru.fields[0]
+			f := ru.single
 			v := r.m.Value(f.memo)
 			r.bind(ru.reads, f.pathValue, v)
 			if holds, reason := r.holds(ru.when); holds || reason != "" {
@@ -498,7 +498,7 @@ func (r *run) holds(p *machine.Program) (bool, string) {
 // byPath records the outcome of a oneField rule whose condition read the field by its path
 // (rule.byPath) and held (err nil) or failed.
 func (r *run) byPath(ru *rule, err error) {
-	f := &ru.fields[0]
+	f := ru.single
 	v := r.m.Value(f.memo)
 	r.bind(ru.reads, f.pathValue, v)
 	if err != nil {
@@ -512,7 +512,7 @@ func (r *run) rule(ru *rule) {
 	if ru.oneField {
 		// check's work inline: its call and arguments cost as much as the common case, a
 		// condition that does not hold
-		f := &ru.fields[0]
+		f := ru.single
 		v := r.m.Value(f.memo)
 		r.bind(ru.reads, f.pathValue, v)
 		if holds, reason := r.holds(ru.when); holds || reason != "" {
