@@ -141,9 +141,12 @@ type rule struct {
 	// field, or the one field of its type, bound in a single record
 	oneField bool
 	single   *fieldRef
-	// byPath: the condition of a oneField rule reads value as the field's path (see
-	// machine.Unit.CompileAliasUses), so value and field are bound only for a finding
+	// byPath: the condition of a oneField rule is a test (machine.Program.IsCondition) that
+	// reads value as the field's path (see machine.Unit.CompileAliasUses), so value and field
+	// are bound only for a finding
 	byPath bool
+	// noField: the rule is checked on no field, and its condition is a test
+	noField bool
 }
 
 // What a rule's or state rule's expressions may read of the variables the engine sets per
@@ -324,7 +327,8 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 			cr.single = singleField(cr)
 		}
 		cr.oneField = cr.single != nil && cr.missing == ""
-		cr.byPath = cr.byPath && cr.oneField
+		cr.byPath = cr.byPath && cr.oneField && cr.when.IsCondition()
+		cr.noField = !cr.hasType && !cr.wild && cr.missing == "" && len(cr.fields) == 0 && cr.when != nil && cr.when.IsCondition()
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {

@@ -227,10 +227,20 @@ func (p *Program) evaluate(req *Request, vals []any, ops map[string]machine.Oper
 		// every rule is in view; a rule on one static field is run here, without rule's call
 		for _, ru := range p.rules {
 			if !ru.oneField {
+				if ru.noField {
+					// rule's default case, without its call
+					r.unbind(ru.reads)
+					if holds, err := r.m.Test(ru.when); err != nil {
+						r.failed(ru.id, &ru.loc, ru.fails, 0, "", code(err))
+					} else if holds {
+						r.found(ru, 0, "", nil)
+					}
+					continue
+				}
 				r.rule(ru)
 				continue
 			}
-			if ru.byPath && ru.when.IsCondition() {
+			if ru.byPath {
 				// the condition reads the field by its path: the field's value is read and
 				// bound only for a finding (holds without its call)
 				if holds, err := r.m.Test(ru.when); err != nil || holds {
