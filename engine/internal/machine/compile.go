@@ -687,7 +687,7 @@ func (c *compiler) compilePath(text string, parts []string, ptr string, sc *scop
 		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
 	}
 	if p := c.unit.Path(root, parts[1:]); p != nil {
-		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) {
+		return &node{ptr: ptr, read: true, path: p, eval: func(fr *frame) (any, error) {
 			if v, ok := fr.rt.memoized(p); ok {
 				return v, nil
 			}

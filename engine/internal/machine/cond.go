@@ -120,12 +120,22 @@ func (ch *chain) condition() condFn {
 	nullTrue, _ := null.v.(bool)
 	// the plans of evaluation, the string's being a boolean (plan.empty) since the last step
 	// makes one
+	base := ch.base.path // a memoized path is read here, without the base's call
 	return func(fr *frame) (bool, error) {
-		v, err := ch.base.get(fr)
-		if err != nil {
-			return false, err
-		}
 		rt := fr.rt
+		var v any
+		if base != nil {
+			if m := rt.memo; uint(base.id) < uint(len(m)) && m[base.id].gen == rt.gen {
+				v = m[base.id].v
+			} else {
+				v = rt.walk(base)
+			}
+		} else {
+			var err error
+			if v, err = ch.base.get(fr); err != nil {
+				return false, err
+			}
+		}
 		if s, ok := v.(string); ok && plan.ok {
 			t := s
 			if plan.trim {
@@ -140,11 +150,9 @@ func (ch *chain) condition() condFn {
 			rt.steps += null.cost
 			return nullTrue, nil
 		}
-		if v, err = ch.steps1(fr, v); err != nil {
-			return false, err
-		}
+		v, err := ch.steps1(fr, v)
 		b, _ := v.(bool)
-		return b, nil
+		return b, err
 	}
 }
 

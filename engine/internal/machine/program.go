@@ -38,6 +38,9 @@ type node struct {
 	// read marks a plain variable read (a local, a root or a memoized path): it charges nothing,
 	// cannot fail, and reads the same value while the frame's slots it reads are unchanged
 	read bool
+	// path, when not nil, is the memoized path the node reads (a read node), which a consumer
+	// may read without the node's call
+	path *Path
 	str  strFn // when not nil, evaluates the node without boxing a string result
 	// cond, when not nil, evaluates a node whose value is always a boolean without boxing it
 	// (see cond.go)
