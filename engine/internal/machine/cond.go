@@ -214,7 +214,7 @@ func equalNodeCond(negate bool, ptr string, x, y *node, rx, ry *reader) condFn {
 	}
 }
 
-// equalConstCond is equalConst's test when the constant is a string or a boolean, nil otherwise.
+// equalConstCond is equalConst's test.
 //
 //go:noinline
 func equalConstCond(negate bool, ptr string, other *node, r *reader, kv any, w int64) condFn {
@@ -257,6 +257,64 @@ func equalConstCond(negate bool, ptr string, other *node, r *reader, kv any, w i
 				return false, fr.rt.exhausted(k.ptr)
 			}
 			return (b == k.b) != k.negate, nil
+		}
+	case float64:
+		k.f = cv
+		if num := other.num; num != nil {
+			return func(fr *frame) (bool, error) {
+				f, ok, v, err := num(fr)
+				if err != nil {
+					return false, err
+				}
+				if !ok {
+					return unboxed(k.other(fr, v))
+				}
+				if !fr.rt.spend(1 + int(k.w)) {
+					return false, fr.rt.exhausted(k.ptr)
+				}
+				return (f == k.f) != k.negate, nil
+			}
+		}
+		return func(fr *frame) (bool, error) {
+			v, ok := fr.rt.quick(k.r) // (false when r is nil)
+			if !ok {
+				var err error
+				if v, err = k.arg.eval(fr); err != nil {
+					return false, err
+				}
+			}
+			f, ok := v.(float64)
+			if !ok {
+				return unboxed(k.other(fr, v))
+			}
+			if !fr.rt.spend(1 + int(k.w)) {
+				return false, fr.rt.exhausted(k.ptr)
+			}
+			return (f == k.f) != k.negate, nil
+		}
+	case nil:
+		return func(fr *frame) (bool, error) {
+			v, ok := fr.rt.quick(k.r) // (false when r is nil)
+			if !ok {
+				var err error
+				if v, err = k.arg.eval(fr); err != nil {
+					return false, err
+				}
+			}
+			if v == nil {
+				if !fr.rt.spend(1 + int(k.w)) {
+					return false, fr.rt.exhausted(k.ptr)
+				}
+				return !k.negate, nil
+			}
+			vw := scalarWeight(v)
+			if vw == 0 {
+				return unboxed(k.other(fr, v))
+			}
+			if !fr.rt.spend(int(vw + k.w)) {
+				return false, fr.rt.exhausted(k.ptr)
+			}
+			return k.negate, nil
 		}
 	}
 	return nil

@@ -145,6 +145,9 @@ func TestConditionsAreTests(t *testing.T) {
 		`{"op":"!=","args":[{"var":"value"},{"var":"data.p"}]}`,
 		`{"op":"!=","args":[{"var":"value"},true]}`,
 		`{"op":"==","args":[{"var":"data.kind"},"business"]}`,
+		`{"op":"!=","args":[{"var":"value"},null]}`,
+		`{"op":"==","args":[{"op":"length","args":[{"var":"data.s"}]},8]}`,
+		`{"op":"==","args":[{"var":"data.n"},8]}`,
 		`{"op":"and","args":[{"op":"isDate","args":[{"var":"value"}]},{"op":"<","args":[{"op":"yearsBetween","args":[{"var":"value"},{"var":"ctx.today"}]},18]}]}`,
 	} {
 		p := compileWith(t, src, "/e", Config{Globals: testGlobals})
