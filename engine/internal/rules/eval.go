@@ -706,7 +706,16 @@ func (r *run) check(ru *rule, slot int, field string, v any) {
 		r.failed(ru.id, &ru.loc, ru.fails, slot, field, diag.OperatorUnavailable)
 		return
 	}
-	if holds, reason := r.holds(ru.when); holds || reason != "" {
+	if ru.when.IsCondition() {
+		// holds without its call: check runs once per element of a list
+		if holds, err := r.m.Test(ru.when); err != nil {
+			r.failed(ru.id, &ru.loc, ru.fails, slot, field, code(err))
+		} else if holds {
+			r.found(ru, slot, field, v)
+		}
+		return
+	}
+	if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
 		r.outcome(ru, slot, field, v, reason)
 	}
 }
