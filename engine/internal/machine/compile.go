@@ -80,6 +80,11 @@ const (
 	ElemPaths
 	// Unbox lets numeric operators hand numbers to each other unboxed (float64, not any).
 	Unbox
+	// Conds compiles nodes whose value is always a boolean with a test that returns it unboxed,
+	// which and, or, not and Machine.Test call instead of the node's eval (see cond.go).
+	Conds
+	// Aliases lets CompileAliasUses read a varying root bound to a memoized path as that path.
+	Aliases
 )
 
 // on reports whether the pass p runs.
@@ -351,21 +356,51 @@ func (u *Unit) CompileUses(e *syntax.Expr) (*Program, syntax.Info, diag.List) {
 	if len(in.Diags) > 0 {
 		return nil, in, in.Diags.Sort()
 	}
-	return u.compileChecked(e), in, nil
+	return u.compileChecked(e, nil), in, nil
 }
 
-// compileChecked compiles an expression the analysis checked.
-func (u *Unit) compileChecked(e *syntax.Expr) *Program {
+// CompileAliasUses is CompileUses for a host that runs the expression with the varying root name
+// bound to the value of the memoized path root.segs[0]... (a rule on one field binds value to
+// the field's path in data): where the expression reads name, it reads that path instead, without
+// the host's binding. Since the two hold the same value, it answers and charges as CompileUses'
+// program would. aliased is false when it cannot (a function the expression calls reads name
+// itself, the path is not memoized, or the host's test allow refuses what the expression uses):
+// the program is then CompileUses', which reads the root.
+func (u *Unit) CompileAliasUses(e *syntax.Expr, name, root string, segs []string, allow func(syntax.Info) bool) (p *Program, in syntax.Info, aliased bool, ds diag.List) {
+	in = u.analysis.Expr(e)
+	if len(in.Diags) > 0 {
+		return nil, in, false, in.Diags.Sort()
+	}
+	aliased = u.on(Aliases) && allow(in) && u.Path(root, segs) != nil
+	for _, f := range in.Calls {
+		fi, _ := u.analysis.Function(f)
+		aliased = aliased && !fi.Reads(name)
+	}
+	if !aliased {
+		return u.compileChecked(e, nil), in, false, nil
+	}
+	return u.compileChecked(e, &rootAlias{name: name, path: root + "." + strings.Join(segs, ".")}), in, true, nil
+}
+
+// rootAlias is a root read as a memoized path (see CompileAliasUses).
+type rootAlias struct{ name, path string }
+
+// compileChecked compiles an expression the analysis checked, with the root alias al when not nil.
+func (u *Unit) compileChecked(e *syntax.Expr, al *rootAlias) *Program {
 	c := &compiler{unit: u, custom: map[string]bool{}, roots: map[int]bool{}}
 	if u.on(Share) {
 		c.repeated = u.repeats(e)
 	}
 	sc := newScope()
+	if al != nil {
+		n := c.compilePath(al.path, strings.Split(al.path, "."), e.Ptr, sc)
+		sc = sc.bindAlias(al.name, &alias{n: n, path: al.path})
+	}
 	root := c.compile(e, e.Ptr, sc, 1)
 	if c.runShared {
 		root = newRun(root)
 	}
-	p := &Program{root: root, slots: *sc.n}
+	p := &Program{root: root, slots: *sc.n, cond: root.cond}
 	for g := range c.roots {
 		p.nglobals = max(p.nglobals, g+1)
 	}
@@ -505,7 +540,7 @@ func (c *compiler) inline(f *function, args []*node, raw []*syntax.Expr, ptr str
 		// the body is a chain on a plain read: the call's charge becomes the chain's first, so
 		// that an operator applied to the call extends the chain (not(blank(x)) is one loop)
 		ch := &chain{base: b.chain.base, steps: b.chain.steps, pre: true, prePtr: ptr}
-		return &node{ptr: ptr, chain: ch, eval: ch.evaluation()}
+		return c.withCond(&node{ptr: ptr, chain: ch, eval: ch.evaluation()}, ch.condition())
 	}
 	if len(stored) == 0 && !b.constant {
 		n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
@@ -652,7 +687,7 @@ func (c *compiler) compilePath(text string, parts []string, ptr string, sc *scop
 		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) { return fr.rt.root(g, root), nil }}
 	}
 	if p := c.unit.Path(root, parts[1:]); p != nil {
-		return &node{ptr: ptr, read: true, eval: func(fr *frame) (any, error) {
+		return &node{ptr: ptr, read: true, path: p, eval: func(fr *frame) (any, error) {
 			if v, ok := fr.rt.memoized(p); ok {
 				return v, nil
 			}

@@ -75,7 +75,8 @@ func compare(kind int) builder {
 		args := c.compileArgs(raw, ptr, sc, depth)
 		a, b := args[0], args[1]
 		if yf, ok := b.value.(float64); ok && b.constant && !a.constant && c.unit.on(CompareConst) {
-			return compareConst(kind, slow, ptr, a, c.reader(raw[0], sc), b.value, yf)
+			r := c.reader(raw[0], sc)
+			return c.withCond(compareConst(kind, slow, ptr, a, r, b.value, yf), compareConstCond(kind, slow, ptr, a, r, b.value, yf))
 		}
 		// one pointer for the node to keep across the evaluation of a
 		k := &struct {
@@ -231,9 +232,9 @@ func buildEquality(negate bool) builder {
 			if other == y {
 				r = c.reader(raw[1], sc)
 			}
-			return equalConst(negate, ptr, other, r, k.value, w)
+			return c.withCond(equalConst(negate, ptr, other, r, k.value, w), equalConstCond(negate, ptr, other, r, k.value, w))
 		}
-		return equalNode(negate, ptr, x, y)
+		return c.withCond(equalNode(negate, ptr, x, y), equalNodeCond(negate, ptr, x, y, c.reader(raw[0], sc), c.reader(raw[1], sc)))
 	}
 }
 

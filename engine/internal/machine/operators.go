@@ -285,7 +285,7 @@ func unaryStep(kind stepKind, fn func(ptr string, a any) (any, error)) builder {
 		if a.constant {
 			return fold(n)
 		}
-		return n
+		return c.withCond(n, ch.condition())
 	}
 }
 

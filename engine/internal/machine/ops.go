@@ -120,7 +120,8 @@ func buildOr(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth
 func buildShort(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, depth int, stop bool) *node {
 	args := c.compileArgs(raw, ptr, sc, depth)
 	if c.unit.on(ShortPair) && len(args) == 2 && !allConstant(args) {
-		return short2(name, ptr, args[0], args[1], stop)
+		n := short2(name, ptr, args[0], args[1], stop)
+		return c.withCond(n, short2Cond(name, ptr, args[0], args[1], stop))
 	}
 	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
 		for i, a := range args {
@@ -854,13 +855,13 @@ func buildIsDate(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, d
 		return unary(opIsDate)(c, name, ptr, raw, sc, depth)
 	}
 	a := c.compileArgs(raw, ptr, sc, depth)[0] // a variable read: not a constant
-	return isDateNode(ptr, a, c.reader(raw[0], sc), src)
+	return isDateNode(ptr, a, c.reader(raw[0], sc), src, c.unit.on(Conds))
 }
 
 // isDateNode is buildIsDate's node of the argument a, whose date comes from src.
 //
 //go:noinline
-func isDateNode(ptr string, a *node, r *reader, src dateSource) *node {
+func isDateNode(ptr string, a *node, r *reader, src dateSource, on bool) *node {
 	// one pointer for the node to keep across the argument's evaluation
 	k := &struct {
 		a   *node
@@ -868,23 +869,24 @@ func isDateNode(ptr string, a *node, r *reader, src dateSource) *node {
 		src dateSource
 		ptr string
 	}{a, r, src, ptr}
-	return &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+	// the test, which the eval boxes: reading a date outweighs the call
+	cond := func(fr *frame) (bool, error) {
 		v, ok := fr.rt.quick(k.r)
 		if !ok {
 			var err error
 			if v, err = k.a.eval(fr); err != nil {
-				return nil, err
+				return false, err
 			}
 		}
 		s, ok := v.(string)
 		if !ok {
 			if err := fr.rt.charge(k.ptr, cost1(v)); err != nil {
-				return nil, err
+				return false, err
 			}
 			return false, nil
 		}
 		if !fr.rt.spend(1 + len(s)/64) {
-			return nil, fr.rt.exhausted(k.ptr)
+			return false, fr.rt.exhausted(k.ptr)
 		}
 		if len(s) == 10 {
 			p := fr.rt.knownDate(k.src, s)
@@ -893,8 +895,14 @@ func isDateNode(ptr string, a *node, r *reader, src dateSource) *node {
 			}
 			return p > 0, nil
 		}
-		return opIsDate(k.ptr, v)
-	}}
+		_, err := date.Parse(s) // opIsDate of a string of another length
+		return err == nil, nil
+	}
+	n := &node{ptr: ptr, eval: boxCond(cond)}
+	if on {
+		n.cond = cond
+	}
+	return n
 }
 
 // buildDateDiff builds yearsBetween and daysBetween: binary(opYearsBetween) and

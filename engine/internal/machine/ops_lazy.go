@@ -181,16 +181,17 @@ func buildMatches(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, 
 		p   *pattern.Pattern
 	}
 	var last atomic.Pointer[cached]
-	n := &node{ptr: ptr, eval: func(fr *frame) (any, error) {
+	// the test, which the eval boxes: a match outweighs the call
+	cond := func(fr *frame) (bool, error) {
 		sv, err := subj.eval(fr)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		p := fixed
 		if p == nil {
 			pv, err := pat.eval(fr)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			if sv == nil || pv == nil {
 				// a null decides before the other argument is checked (operators.md)
@@ -198,7 +199,7 @@ func buildMatches(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, 
 			}
 			src, _, err := str(ptr, "matches", 1, pv)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			if cc := last.Load(); cc != nil && cc.src == src {
 				p = cc.p
@@ -206,7 +207,7 @@ func buildMatches(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, 
 				cp, perr := pattern.Compile(src)
 				if perr != nil {
 					off, msg := patternProblem(perr)
-					return nil, diag.DynamicPatternRefused(ptr, off, msg)
+					return false, diag.DynamicPatternRefused(ptr, off, msg)
 				}
 				last.Store(&cached{src, cp})
 				p = cp
@@ -218,14 +219,15 @@ func buildMatches(c *compiler, name, ptr string, raw []*syntax.Expr, sc *scope, 
 			return false, err // null, or not a string
 		}
 		if err := fr.rt.charge(ptr, 1+len(s)/64); err != nil { // cost1 of a string
-			return nil, err
+			return false, err
 		}
 		m, merr := p.Match(s)
 		if merr != nil {
-			return nil, diag.Eval(ptr, "matches", merr.Error())
+			return false, diag.Eval(ptr, "matches", merr.Error())
 		}
 		return m, nil
-	}}
+	}
+	n := c.withCond(&node{ptr: ptr, eval: boxCond(cond)}, cond)
 	if subj.constant && pat.constant {
 		return fold(n)
 	}

@@ -38,7 +38,13 @@ type node struct {
 	// read marks a plain variable read (a local, a root or a memoized path): it charges nothing,
 	// cannot fail, and reads the same value while the frame's slots it reads are unchanged
 	read bool
+	// path, when not nil, is the memoized path the node reads (a read node), which a consumer
+	// may read without the node's call
+	path *Path
 	str  strFn // when not nil, evaluates the node without boxing a string result
+	// cond, when not nil, evaluates a node whose value is always a boolean without boxing it
+	// (see cond.go)
+	cond condFn
 	num  numFn // when not nil, evaluates the node without boxing a number result
 	// count, when not nil, evaluates a list-valued node (filter) for the length of its list
 	// without building it, charging exactly what evaluating it would; null reports a null list.
@@ -225,6 +231,7 @@ func argCost(args ...any) int {
 // Program is one compiled expression.
 type Program struct {
 	root     *node
+	cond     condFn // root.cond: the program is a condition Test runs
 	slots    int
 	custom   []string // custom operators the expression uses, sorted
 	nglobals int      // 1 + the largest global index of the roots it reads, itself or through functions
@@ -379,6 +386,36 @@ func (m *Machine) Run(p *Program) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// IsCondition reports whether the program's value is always a boolean that Test returns
+// unboxed (the Conds pass).
+func (p *Program) IsCondition() bool { return p.cond != nil }
+
+// Test runs a program whose IsCondition is true, as Run does, and returns its boolean: Run would
+// return the same boolean, or the same error.
+func (m *Machine) Test(p *Program) (bool, error) {
+	if len(m.rt.globals) < p.nglobals && m.rt.env == nil {
+		v, err := m.runExtended(p)
+		b, _ := v.(bool)
+		return b, err
+	}
+	m.rt.steps, m.rt.depth = 0, 0
+	if p.slots > m.used {
+		m.useLocals(p.slots)
+	}
+	b, err := p.cond(&m.fr)
+	if err != nil {
+		if m.rt.depth > m.rt.dirty {
+			m.rt.dirty = m.rt.depth // an error left frames in use
+		}
+		return false, err
+	}
+	// Run's charge of a boolean result
+	if m.rt.steps++; m.rt.steps > m.rt.limit {
+		return false, m.rt.exhausted(p.root.ptr)
+	}
+	return b, nil
 }
 
 // newRuns restarts the generations of runs when they wrap around: no memo entry may carry a

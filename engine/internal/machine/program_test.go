@@ -78,6 +78,24 @@ func sameUnderBudgets(t *testing.T, what string, a, b *Program, env map[string]a
 			t.Fatalf("%s, budget %d:\nfast    %v %s\ngeneral %v %s", what, budget, va, describe(ea), vb, describe(eb))
 		}
 		for _, p := range []*Program{a, b} {
+			if p.IsCondition() {
+				// Test gives Run's boolean or error, roots by name and by index
+				var m Machine
+				m.begin(nil, env, nil, budget)
+				tb, te := m.Test(p)
+				m.End()
+				if describe(te) != describe(ea) || te == nil && va != tb {
+					t.Fatalf("%s, budget %d: Test gives %v %s, Run %v %s", what, budget, tb, describe(te), va, describe(ea))
+				}
+				if byIndex {
+					m.Begin(globals, nil, budget)
+					tb, te = m.Test(p)
+					m.End()
+					if describe(te) != describe(ea) || te == nil && va != tb {
+						t.Fatalf("%s, budget %d, roots by index: Test gives %v %s, Run %v %s", what, budget, tb, describe(te), va, describe(ea))
+					}
+				}
+			}
 			if !byIndex {
 				break
 			}

@@ -136,9 +136,17 @@ type rule struct {
 	// "" when it has neither. A check passes the slot of its path, -1 for one built at evaluation.
 	nslots int
 	fails  []texts // RULE_FAILED messages by failure template (chain.failedAt)
-	// oneField: the rule is checked on exactly one static field, with all its operators
-	// (the common case, which run.rule tests first, with one comparison)
+	// oneField: the rule is checked on exactly one static field, single, with all its
+	// operators (the common case, which run.rule tests first, with one comparison): its one
+	// field, or the one field of its type, bound in a single record
 	oneField bool
+	single   *fieldRef
+	// byPath: the condition of a oneField rule is a test (machine.Program.IsCondition) that
+	// reads value as the field's path (see machine.Unit.CompileAliasUses), so value and field
+	// are bound only for a finding
+	byPath bool
+	// noField: the rule is checked on no field, and its condition is a test
+	noField bool
 }
 
 // What a rule's or state rule's expressions may read of the variables the engine sets per
@@ -300,7 +308,12 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		}
 		var used []syntax.Info
 		if r.When != nil {
-			cr.when = c.compile(syntax.Parse(r.When, r.Ptr+"/when"), &used)
+			e := syntax.Parse(r.When, r.Ptr+"/when")
+			if cr.single = singleField(cr); cr.single != nil {
+				cr.when, cr.byPath = c.compileByPath(e, cr.single.segs, &used)
+			} else {
+				cr.when = c.compile(e, &used)
+			}
 		}
 		for _, pm := range r.Params {
 			e := syntax.Parse(pm.Expr, pm.Ptr)
@@ -310,7 +323,12 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 		}
 		cr.missing, cr.reads = c.uses(used)
 		cr.nslots = fieldSlots(cr)
-		cr.oneField = !cr.hasType && !cr.wild && cr.missing == "" && len(cr.fields) == 1 && cr.fields[0].memo != nil
+		if cr.single == nil {
+			cr.single = singleField(cr)
+		}
+		cr.oneField = cr.single != nil && cr.missing == ""
+		cr.byPath = cr.byPath && cr.oneField && cr.when.IsCondition()
+		cr.noField = !cr.hasType && !cr.wild && cr.missing == "" && len(cr.fields) == 0 && cr.when != nil && cr.when.IsCondition()
 		p.rules = append(p.rules, cr)
 	}
 	for _, r := range rs.StateRules {
@@ -346,6 +364,22 @@ func Compile(rs *ruleset.Ruleset, ref Ref, ops map[string]machine.Operator, budg
 }
 
 // fieldSlots counts the field paths of a rule known at load (see rule.nslots).
+// singleField returns the one static field a rule is checked on, in slot 0: its one field, or
+// its type's one field in a single record; nil for any other rule.
+func singleField(ru *rule) *fieldRef {
+	switch f, t := ru.fields, ru.typed; {
+	case ru.hasType:
+		if len(t) == 1 && !t[0].many && t[0].field.memo != nil {
+			b := t[0]
+			segs := append(append([]string(nil), b.entity...), b.field.segs...)
+			return &fieldRef{path: b.path, pathValue: b.pathValue, segs: segs, memo: b.field.memo, wildAt: -1}
+		}
+	case !ru.wild && len(f) == 1 && f[0].memo != nil:
+		return &f[0]
+	}
+	return nil
+}
+
 func fieldSlots(ru *rule) int {
 	switch {
 	case ru.hasType:
@@ -570,6 +604,18 @@ func (c *compiler) compile(e *syntax.Expr, used *[]syntax.Info) *machine.Program
 	c.diags = append(c.diags, ds...)
 	*used = append(*used, in)
 	return prog
+}
+
+// compileByPath is compile for the condition of a rule on the one static field data.segs...: it
+// reads value as that path where it can (byPath), which the rule's loop then need not bind
+// before the condition runs. A condition that reads field is compiled as it is, since field is
+// bound with value.
+func (c *compiler) compileByPath(e *syntax.Expr, segs []string, used *[]syntax.Info) (prog *machine.Program, byPath bool) {
+	noField := func(in syntax.Info) bool { return !in.Reads("field") }
+	prog, in, byPath, ds := c.unit.CompileAliasUses(e, "value", "data", segs, noField)
+	c.diags = append(c.diags, ds...)
+	*used = append(*used, in)
+	return prog, byPath
 }
 
 // uses returns, from what a rule's expressions use, the first (in name order) custom operator

@@ -227,13 +227,31 @@ func (p *Program) evaluate(req *Request, vals []any, ops map[string]machine.Oper
 		// every rule is in view; a rule on one static field is run here, without rule's call
 		for _, ru := range p.rules {
 			if !ru.oneField {
+				if ru.noField {
+					// rule's default case, without its call
+					r.unbind(ru.reads)
+					if holds, err := r.m.Test(ru.when); err != nil {
+						r.failed(ru.id, &ru.loc, ru.fails, 0, "", code(err))
+					} else if holds {
+						r.found(ru, 0, "", nil)
+					}
+					continue
+				}
 				r.rule(ru)
 				continue
 			}
-			f := &ru.fields[0]
+			if ru.byPath {
+				// the condition reads the field by its path: the field's value is read and
+				// bound only for a finding (holds without its call)
+				if holds, err := r.m.Test(ru.when); err != nil || holds {
+					r.byPath(ru, err)
+				}
+				continue
+			}
+			f := ru.single
 			v := r.m.Value(f.memo)
 			r.bind(ru.reads, f.pathValue, v)
-			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			if holds, reason := r.holds(ru.when); holds || reason != "" {
 				r.outcome(ru, 0, f.path, v, reason)
 			}
 		}
@@ -474,14 +492,40 @@ func truth(v any, err error) (holds bool, reason string) {
 	return false, diag.EvaluationError
 }
 
+// holds runs a condition and reads its result as truth does: a program that is a condition
+// (machine.Program.IsCondition) through Machine.Test, which hands its boolean over unboxed.
+func (r *run) holds(p *machine.Program) (bool, string) {
+	if p.IsCondition() {
+		b, err := r.m.Test(p)
+		if err != nil {
+			return false, code(err)
+		}
+		return b, ""
+	}
+	return truth(r.m.Run(p))
+}
+
+// byPath records the outcome of a oneField rule whose condition read the field by its path
+// (rule.byPath) and held (err nil) or failed.
+func (r *run) byPath(ru *rule, err error) {
+	f := ru.single
+	v := r.m.Value(f.memo)
+	r.bind(ru.reads, f.pathValue, v)
+	if err != nil {
+		r.failed(ru.id, &ru.loc, ru.fails, 0, f.path, code(err))
+		return
+	}
+	r.found(ru, 0, f.path, v)
+}
+
 func (r *run) rule(ru *rule) {
 	if ru.oneField {
 		// check's work inline: its call and arguments cost as much as the common case, a
 		// condition that does not hold
-		f := &ru.fields[0]
+		f := ru.single
 		v := r.m.Value(f.memo)
 		r.bind(ru.reads, f.pathValue, v)
-		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+		if holds, reason := r.holds(ru.when); holds || reason != "" {
 			r.outcome(ru, 0, f.path, v, reason)
 		}
 		return
@@ -546,7 +590,7 @@ func (r *run) rule(ru *rule) {
 			v = lookup(r.globals[gData], f.segs)
 		}
 		r.bind(ru.reads, f.pathValue, v)
-		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+		if holds, reason := r.holds(ru.when); holds || reason != "" {
 			r.outcome(ru, 0, f.path, v, reason)
 		}
 	case len(ru.fields) > 0:
@@ -559,13 +603,13 @@ func (r *run) rule(ru *rule) {
 				v = lookup(r.globals[gData], f.segs)
 			}
 			r.bind(ru.reads, f.pathValue, v)
-			if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+			if holds, reason := r.holds(ru.when); holds || reason != "" {
 				r.outcome(ru, i, f.path, v, reason)
 			}
 		}
 	default:
 		r.unbind(ru.reads)
-		if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
+		if holds, reason := r.holds(ru.when); holds || reason != "" {
 			r.outcome(ru, 0, "", nil, reason)
 		}
 	}
@@ -660,6 +704,15 @@ func (r *run) bind(reads uint8, fieldValue, v any) {
 func (r *run) check(ru *rule, slot int, field string, v any) {
 	if ru.missing != "" {
 		r.failed(ru.id, &ru.loc, ru.fails, slot, field, diag.OperatorUnavailable)
+		return
+	}
+	if ru.when.IsCondition() {
+		// holds without its call: check runs once per element of a list
+		if holds, err := r.m.Test(ru.when); err != nil {
+			r.failed(ru.id, &ru.loc, ru.fails, slot, field, code(err))
+		} else if holds {
+			r.found(ru, slot, field, v)
+		}
 		return
 	}
 	if holds, reason := truth(r.m.Run(ru.when)); holds || reason != "" {
@@ -875,7 +928,7 @@ func (r *run) state(st *state) {
 		r.failed(st.id, &st.loc, st.fails, 0, "", diag.OperatorUnavailable)
 		return
 	}
-	holds, reason := truth(r.m.Run(st.when))
+	holds, reason := r.holds(st.when)
 	if reason != "" {
 		r.failed(st.id, &st.loc, st.fails, 0, "", reason)
 		return
