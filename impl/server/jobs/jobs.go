@@ -135,6 +135,9 @@ func New(pool *pgxpool.Pool, reg *Registry, cfg Config) (*Client, error) {
 	if cfg.FetchCooldown <= 0 {
 		cfg.FetchCooldown = DefaultFetchCooldown
 	}
+	if cfg.PollInterval > 0 && cfg.PollInterval < cfg.FetchCooldown {
+		cfg.FetchCooldown = cfg.PollInterval // River refuses a poll shorter than the cooldown
+	}
 	rc := &river.Config{ID: cfg.ID, Logger: slog.New(atLeast{cfg.Logger.Handler(), slog.LevelWarn}), FetchPollInterval: cfg.PollInterval,
 		FetchCooldown: cfg.FetchCooldown, SoftStopTimeout: cfg.StopGrace}
 	if cfg.Work {
