@@ -105,7 +105,18 @@ type Config struct {
 	// StopGrace is how long Stop lets running jobs finish before cancelling their contexts
 	// (default 5s).
 	StopGrace time.Duration
+	// FetchCooldown is the least time between two fetches of a queue's workers (default
+	// DefaultFetchCooldown).
+	FetchCooldown time.Duration
 }
+
+// DefaultFetchCooldown is the workers' FetchCooldown. River's default, 100 ms, made a job
+// inserted within 100 ms of its queue's last fetch wait for the rest of those 100 ms (River fetches
+// at once on a notification, then at most once per cooldown): the second of two runs started
+// together, or a run started just after another was picked up, began up to 100 ms late, as long
+// as a run of a few hundred scenarios takes (docs/benchmarks.md, "Runner: round 3"). At 10 ms a
+// queue's workers still fetch at most 100 times a second under a steady stream of inserts.
+const DefaultFetchCooldown = 10 * time.Millisecond
 
 // Client is River's client of one process.
 type Client struct {
@@ -121,8 +132,14 @@ func New(pool *pgxpool.Pool, reg *Registry, cfg Config) (*Client, error) {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = 5 * time.Second
 	}
+	if cfg.FetchCooldown <= 0 {
+		cfg.FetchCooldown = DefaultFetchCooldown
+	}
+	if cfg.PollInterval > 0 && cfg.PollInterval < cfg.FetchCooldown {
+		cfg.FetchCooldown = cfg.PollInterval // River refuses a poll shorter than the cooldown
+	}
 	rc := &river.Config{ID: cfg.ID, Logger: slog.New(atLeast{cfg.Logger.Handler(), slog.LevelWarn}), FetchPollInterval: cfg.PollInterval,
-		SoftStopTimeout: cfg.StopGrace}
+		FetchCooldown: cfg.FetchCooldown, SoftStopTimeout: cfg.StopGrace}
 	if cfg.Work {
 		n := cfg.DefaultWorkers
 		if n <= 0 {

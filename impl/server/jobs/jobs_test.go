@@ -182,3 +182,23 @@ func TestQueueWithoutWorkersIsLeftToOthers(t *testing.T) {
 		t.Fatal("the process with workers for the queue did not work the job")
 	}
 }
+
+// TestFetchCooldownWithinPollInterval builds workers' clients whose poll interval is shorter than
+// the default fetch cooldown, or whose cooldown is set: River refuses a poll shorter than the
+// cooldown, so the cooldown follows the poll.
+func TestFetchCooldownWithinPollInterval(t *testing.T) {
+	st, _ := storetest.Open(t)
+	for _, cfg := range []jobs.Config{
+		{Work: true, PollInterval: 5 * time.Millisecond},
+		{Work: true, PollInterval: 50 * time.Millisecond, FetchCooldown: 20 * time.Millisecond},
+		{Work: true, PollInterval: 20 * time.Millisecond, FetchCooldown: 50 * time.Millisecond},
+		{Work: true},
+	} {
+		reg := jobs.NewRegistry()
+		jobs.Register(reg, &echoWorker{got: make(chan string, 1)})
+		cfg.Logger = testLog()
+		if _, err := jobs.New(st.Pool, reg, cfg); err != nil {
+			t.Errorf("poll %s, cooldown %s: %v", cfg.PollInterval, cfg.FetchCooldown, err)
+		}
+	}
+}
