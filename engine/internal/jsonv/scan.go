@@ -24,9 +24,9 @@ type Scanner struct {
 	// borrowed: s is the caller's bytes, not a copy (see Borrow), so the strings Value and
 	// Object keep are copied
 	borrowed bool
-	items    []any    // scratch for array elements, used as a stack
-	buf      []byte   // scratch for strings with escapes
-	keys     []string // scratch: the member names of the objects being read (see Key), as a stack
+	items    []any  // scratch for array elements, used as a stack
+	buf      []byte // scratch for strings with escapes
+	keys     []name // scratch: the member names of the objects being read (see Key), as a stack
 	// member names kept from borrowed text (see keepName), by a hash of the name: requests
 	// repeat the same few, in every element of a list
 	names [64]string
@@ -657,21 +657,71 @@ func (sc *Scanner) Unmark(mark int) {
 	sc.keys = sc.keys[:mark]
 }
 
-// Key reads a member name and the colon after it; a name already read since mark (a duplicate
-// member) says no.
-func (sc *Scanner) Key(mark int) (string, bool) {
-	k, ok := sc.String()
+// name is a member name read with Key, and its Word.
+type name struct {
+	w uint64
+	s string
+}
+
+// Word returns the first eight bytes of k (fewer when k is shorter) as a little-endian word, the
+// rest zero. Two names of at most eight bytes are equal when their lengths and words are: Key
+// returns it, so a caller matching the names it expects compares two words, not two strings.
+func Word(k string) uint64 {
+	var w uint64
+	for i := 0; i < len(k) && i < 8; i++ {
+		w |= uint64(k[i]) << (8 * i)
+	}
+	return w
+}
+
+// Key reads a member name and the colon after it, and returns the name's Word too; a name
+// already read since mark (a duplicate member) says no.
+func (sc *Scanner) Key(mark int) (string, uint64, bool) {
+	k, w, ok := sc.name()
 	if !ok || !(sc.Next(':') || sc.Consume(':')) || len(sc.keys)-mark >= maxKeys {
-		return "", false
+		return "", 0, false
 	}
 	for _, seen := range sc.keys[mark:] {
-		// (lengths and first bytes first: most names differ there, and memequal is a call)
-		if len(seen) == len(k) && (k == "" || seen[0] == k[0]) && seen == k {
-			return "", false
+		// (words and lengths first: they settle names of up to eight bytes without memequal's call)
+		if seen.w == w && len(seen.s) == len(k) && (len(k) <= 8 || seen.s == k) {
+			return "", 0, false
 		}
 	}
-	sc.keys = append(sc.keys, k)
-	return k, true
+	sc.keys = append(sc.keys, name{w, k})
+	return k, w, true
+}
+
+// name reads a member name and its Word. Names are short: one of at most sixteen bytes of
+// printable ASCII is read, and its word taken, a word at a time (when the text has the bytes
+// to load after its opening quote); any other by String.
+func (sc *Scanner) name() (string, uint64, bool) {
+	s, i := sc.s, sc.i
+	if len(s)-i >= 17 && s[i] == '"' {
+		t := s[i+1 : i+17]
+		w := load64(t[:8])
+		if m := notPlain(w); m != 0 {
+			n := bits.TrailingZeros64(m) / 8 // (below 8)
+			if t[n] == '"' {
+				sc.i = i + 2 + n
+				return t[:n], w & (1<<(8*n) - 1), true
+			}
+		} else if m := notPlain(load64(t[8:])); m != 0 {
+			n := 8 + bits.TrailingZeros64(m)/8 // (below 16)
+			if t[n] == '"' {
+				sc.i = i + 2 + n
+				return t[:n], w, true
+			}
+		}
+	}
+	k, ok := sc.String()
+	return k, Word(k), ok
+}
+
+// load64 returns the first eight bytes of t as a little-endian word.
+func load64(t string) uint64 {
+	t = t[:8] // (one bounds check, and the loads merge into one)
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
 // Skip reads any value as Value does, keeping nothing: it says no where Value would.
@@ -692,7 +742,7 @@ func (sc *Scanner) Skip(depth int) bool {
 		mark := sc.Mark()
 		defer sc.Unmark(mark)
 		for {
-			if _, ok := sc.Key(mark); !ok || !sc.Skip(depth-1) {
+			if _, _, ok := sc.Key(mark); !ok || !sc.Skip(depth-1) {
 				return false
 			}
 			if more, ok := sc.After('}'); !more {
