@@ -643,9 +643,10 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 	}
 }
 
-// maxKeys is the most members an object read with Key may have: the names are compared one by
-// one, so a larger object says no and is left to the slow path.
-const maxKeys = 32
+// MaxKeys is the most members an object read with Key may have: the names are compared one by
+// one, so a larger object says no and is left to the slow path. (A caller reading names with
+// Name and Unique keeps to it too.)
+const MaxKeys = 32
 
 // Mark starts the member names of an object read with Key; Unmark(mark) ends them.
 func (sc *Scanner) Mark() int { return len(sc.keys) }
@@ -664,8 +665,9 @@ type name struct {
 }
 
 // Word returns the first eight bytes of k (fewer when k is shorter) as a little-endian word, the
-// rest zero. Two names of at most eight bytes are equal when their lengths and words are: Key
-// returns it, so a caller matching the names it expects compares two words, not two strings.
+// rest zero. Two names of at most eight bytes are equal when their lengths and words are: Name
+// and Key return it, so a caller matching the names it expects compares two words, not two
+// strings.
 func Word(k string) uint64 {
 	var w uint64
 	for i := 0; i < len(k) && i < 8; i++ {
@@ -675,46 +677,61 @@ func Word(k string) uint64 {
 }
 
 // Key reads a member name and the colon after it, and returns the name's Word too; a name
-// already read since mark (a duplicate member) says no.
+// already read since mark (a duplicate member) says no, and so does a name past MaxKeys.
 func (sc *Scanner) Key(mark int) (string, uint64, bool) {
-	k, w, ok := sc.name()
-	if !ok || !(sc.Next(':') || sc.Consume(':')) || len(sc.keys)-mark >= maxKeys {
+	k, w, ok := sc.Name()
+	if !ok || !sc.Unique(mark, k, w) {
 		return "", 0, false
+	}
+	return k, w, true
+}
+
+// Unique records the member name k (of Word w) read since mark, reporting whether it is new
+// there and within MaxKeys of mark. A caller that tells some names apart itself (a name it
+// expects, once) records only the others.
+func (sc *Scanner) Unique(mark int, k string, w uint64) bool {
+	if len(sc.keys)-mark >= MaxKeys {
+		return false
 	}
 	for _, seen := range sc.keys[mark:] {
 		// (words and lengths first: they settle names of up to eight bytes without memequal's call)
 		if seen.w == w && len(seen.s) == len(k) && (len(k) <= 8 || seen.s == k) {
-			return "", 0, false
+			return false
 		}
 	}
 	sc.keys = append(sc.keys, name{w, k})
-	return k, w, true
+	return true
 }
 
-// name reads a member name and its Word. Names are short: one of at most sixteen bytes of
-// printable ASCII is read, and its word taken, a word at a time (when the text has the bytes
-// to load after its opening quote); any other by String.
-func (sc *Scanner) name() (string, uint64, bool) {
+// Name reads a member name and the colon after it, and returns the name's Word too; it checks
+// nothing against the names before (see Key and Unique). Names are short: one of at most
+// sixteen bytes of printable ASCII with its colon right after is read, and its word taken, a
+// word at a time (when the text has the bytes to load after its opening quote); any other by
+// String.
+func (sc *Scanner) Name() (string, uint64, bool) {
 	s, i := sc.s, sc.i
-	if len(s)-i >= 17 && s[i] == '"' {
-		t := s[i+1 : i+17]
+	if len(s)-i >= 18 && s[i] == '"' {
+		t := s[i+1 : i+18]
 		w := load64(t[:8])
 		if m := notPlain(w); m != 0 {
 			n := bits.TrailingZeros64(m) / 8 // (below 8)
-			if t[n] == '"' {
-				sc.i = i + 2 + n
+			if t[n] == '"' && t[n+1] == ':' {
+				sc.i = i + 3 + n
 				return t[:n], w & (1<<(8*n) - 1), true
 			}
-		} else if m := notPlain(load64(t[8:])); m != 0 {
+		} else if m := notPlain(load64(t[8:16])); m != 0 {
 			n := 8 + bits.TrailingZeros64(m)/8 // (below 16)
-			if t[n] == '"' {
-				sc.i = i + 2 + n
+			if t[n] == '"' && t[n+1] == ':' {
+				sc.i = i + 3 + n
 				return t[:n], w, true
 			}
 		}
 	}
 	k, ok := sc.String()
-	return k, Word(k), ok
+	if !ok || !(sc.Next(':') || sc.Consume(':')) {
+		return "", 0, false
+	}
+	return k, Word(k), true
 }
 
 // load64 returns the first eight bytes of t as a little-endian word.

@@ -151,26 +151,36 @@ func (d *decoded) object(sc *jsonv.Scanner, kids []*readNode, depth int) bool {
 	return ok
 }
 
-// members reads the members of an object whose paths kids are read, after its first '{'.
+// members reads the members of an object whose paths kids are read, after its first '{'. A
+// duplicate member says no, as Scanner.Key does: the names of kids are told apart by which kid
+// they match (a bit each), the others recorded with Scanner.Unique.
 func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) bool {
-	for {
-		k, w, ok := sc.Key(mark)
-		if !ok {
+	var read uint64 // the kids read, by index
+	for count := 1; ; count++ {
+		k, w, ok := sc.Name()
+		if !ok || count > jsonv.MaxKeys {
 			return false
 		}
-		var kid *readNode
-		for _, n := range kids {
+		kid := -1
+		for j, n := range kids {
 			// (words and lengths first: they settle names of up to eight bytes, most of them,
 			// without memequal's call)
 			if n.word == w && len(n.key) == len(k) && (len(k) <= 8 || n.key[8:] == k[8:]) {
-				kid = n
+				kid = j
 				break
 			}
 		}
-		if kid == nil {
-			ok = sc.Skip(depth - 1)
-		} else {
-			ok = d.node(sc, kid, depth-1)
+		switch {
+		case kid < 0:
+			ok = sc.Unique(mark, k, w) && sc.Skip(depth-1)
+		case kid < 64:
+			if read&(1<<kid) != 0 {
+				return false
+			}
+			read |= 1 << kid
+			ok = d.node(sc, kids[kid], depth-1)
+		default:
+			ok = sc.Unique(mark, k, w) && d.node(sc, kids[kid], depth-1)
 		}
 		if !ok {
 			return false
