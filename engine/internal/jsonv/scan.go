@@ -297,7 +297,9 @@ func (sc *Scanner) End() bool {
 
 // Null consumes the literal null when it comes next.
 func (sc *Scanner) Null() bool {
-	sc.Peek()
+	if _, near := sc.Near(); !near {
+		sc.Peek()
+	}
 	if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "null" {
 		sc.i += 4
 		return true
@@ -317,12 +319,14 @@ var plain = func() (t [256]bool) {
 // notPlain is nonzero when one of the eight bytes of w (little-endian) is not plain: below
 // 0x20, a quote, a backslash or 0x80 and above. (Each term sets the high bit of a byte for which
 // it holds; a borrow can set it in a higher byte too, but only above one for which it holds, so
-// the lowest bit set is in the first byte that is not plain.)
+// the lowest bit set is in the first byte that is not plain. The terms for the quote and the
+// backslash, x-1 of x the byte xor the character, may also set it for a byte of 0x80 and above,
+// which w's own high bit already marks.)
 func notPlain(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	q := w ^ ('"' * ones)
 	b := w ^ ('\\' * ones)
-	return (w | (w - 0x20*ones) | (q-ones)&^q | (b-ones)&^b) & highs
+	return (w | (w - 0x20*ones) | (q - ones) | (b - ones)) & highs
 }
 
 // String reads a string.
@@ -619,16 +623,19 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 		return m, true
 	}
 	for {
-		k, ok := sc.String()
-		if !ok || !(sc.Next(':') || sc.Consume(':')) {
+		k, _, ok := sc.Name()
+		if !ok {
 			return nil, false
 		}
 		v, ok := sc.Value(depth - 1)
 		if !ok {
 			return nil, false
 		}
+		if sc.arena == nil {
+			k = sc.keepName(k)
+		}
 		n := len(m)
-		m[sc.keepName(k)] = v
+		m[k] = v
 		if len(m) == n {
 			return nil, false
 		}
