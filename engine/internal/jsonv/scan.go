@@ -262,7 +262,8 @@ func (sc *Scanner) Next(c byte) bool {
 	return false
 }
 
-// After reads what follows a member or an element: a comma (more true) or close (more false);
+// After reads what follows a member or an element (a loop over compact text tries
+// sc.Next(',') first, which inlines): a comma (more true) or close (more false);
 // ok is false for anything else. (One call where sc.Next(',') || sc.Consume(',') then the same
 // for close made two at the end of every object and list.)
 func (sc *Scanner) After(close byte) (more, ok bool) {
@@ -565,6 +566,9 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 					return nil, false
 				}
 				sc.items = append(sc.items, v)
+				if sc.Next(',') {
+					continue
+				}
 				more, ok := sc.After(']')
 				if more {
 					continue
@@ -638,6 +642,9 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 		m[k] = v
 		if len(m) == n {
 			return nil, false
+		}
+		if sc.Next(',') {
+			continue
 		}
 		more, ok := sc.After('}')
 		if more {

@@ -80,7 +80,9 @@ func (pl *readPlan) nodes(reads []*machine.Read) []*readNode {
 			n.slot = len(pl.paths)
 			pl.paths = append(pl.paths, r.Path)
 		}
-		n.kids = pl.nodes(r.Kids)
+		if len(r.Kids) > 0 {
+			n.kids = pl.nodes(r.Kids) // (nil for a leaf: see members)
+		}
 		out = append(out, n)
 	}
 	return out
@@ -178,12 +180,23 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 				return false
 			}
 			read |= 1 << kid
-			ok = d.node(sc, kids[kid], depth-1)
+			if n := kids[kid]; n.slot >= 0 && n.kids == nil {
+				// a path read and nothing under it (most are): node without its call
+				var v any
+				if v, ok = sc.Value(depth - 1); ok {
+					d.vals[n.slot] = v
+				}
+			} else {
+				ok = d.node(sc, n, depth-1)
+			}
 		default:
 			ok = sc.Unique(mark, k, w) && d.node(sc, kids[kid], depth-1)
 		}
 		if !ok {
 			return false
+		}
+		if sc.Next(',') {
+			continue
 		}
 		if more, ok := sc.After('}'); !more {
 			return ok
@@ -214,7 +227,9 @@ func (d *decoded) node(sc *jsonv.Scanner, n *readNode, depth int) bool {
 	if n.slot >= 0 {
 		d.vals[n.slot] = v
 	}
-	d.fill(n.kids, v)
+	if n.kids != nil {
+		d.fill(n.kids, v)
+	}
 	return true
 }
 
