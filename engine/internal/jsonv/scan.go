@@ -476,8 +476,8 @@ func (sc *Scanner) hex4() (rune, bool) {
 	return r, true
 }
 
-// number reads a number by the JSON grammar; integers of at most 15 digits are converted here,
-// everything else by num.Parse.
+// number reads a number by the JSON grammar; numbers of at most 15 digits without an exponent
+// are converted here, everything else by num.Parse.
 func (sc *Scanner) number() (float64, bool) {
 	start := sc.i
 	s := sc.s
@@ -502,8 +502,9 @@ func (sc *Scanner) number() (float64, bool) {
 		return 0, false
 	}
 	plain := i-digits <= 15
+	point, frac := -1, 0 // the decimal point's offset, and how many digits follow it
 	if i < len(s) && s[i] == '.' {
-		plain = false
+		point = i
 		i++
 		k := i
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
@@ -512,6 +513,8 @@ func (sc *Scanner) number() (float64, bool) {
 		if i == k {
 			return 0, false
 		}
+		frac = i - k
+		plain = plain && i-digits-1 <= 15
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		plain = false
@@ -529,11 +532,24 @@ func (sc *Scanner) number() (float64, bool) {
 	}
 	sc.i = i
 	if plain {
+		// at most 15 digits: their integer is exact as a double, and so is a power of ten up to
+		// 1e22, so one division rounds as parsing the text does (strconv's exact case); zero
+		// is positive, as num.Parse makes it
 		var n int64
-		for k := digits; k < i; k++ {
+		end := i
+		if point >= 0 {
+			end = point
+		}
+		for k := digits; k < end; k++ {
+			n = n*10 + int64(s[k]-'0')
+		}
+		for k := end + 1; k < i; k++ {
 			n = n*10 + int64(s[k]-'0')
 		}
 		f := float64(n)
+		if frac > 0 {
+			f /= pow10[frac]
+		}
 		if neg && n != 0 {
 			f = -f
 		}
@@ -541,6 +557,9 @@ func (sc *Scanner) number() (float64, bool) {
 	}
 	return num.Parse(s[start:i])
 }
+
+// pow10 are the powers of ten a number of at most 15 digits is divided by (see number).
+var pow10 = [16]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // Value reads any value as an engine value; arrays and objects may nest at most depth deep
 // (an object or array counts one).
@@ -585,6 +604,19 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		sc.items = sc.items[:base]
 		return sc.boxList(out), true
 	case '"':
+		if sc.arena != nil {
+			// the usual string, printable ASCII of fewer than eight bytes, in one load without
+			// String's call
+			if s, i := sc.s, sc.i; len(s)-i >= 9 {
+				t := s[i+1 : i+9]
+				if m := notPlain(load64(t)); m != 0 {
+					if n := bits.TrailingZeros64(m) / 8; t[n] == '"' {
+						sc.i = i + 2 + n
+						return sc.boxString(t[:n]), true
+					}
+				}
+			}
+		}
 		s, ok := sc.String()
 		if !ok {
 			return nil, false
