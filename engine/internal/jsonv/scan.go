@@ -605,15 +605,19 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		return sc.boxList(out), true
 	case '"':
 		if sc.arena != nil {
-			// the usual string, printable ASCII of fewer than eight bytes, in one load without
-			// String's call
-			if s, i := sc.s, sc.i; len(s)-i >= 9 {
-				t := s[i+1 : i+9]
-				if m := notPlain(load64(t)); m != 0 {
-					if n := bits.TrailingZeros64(m) / 8; t[n] == '"' {
-						sc.i = i + 2 + n
-						return sc.boxString(t[:n]), true
-					}
+			// the usual string, printable ASCII of fewer than sixteen bytes, a word at a time
+			// without String's call
+			if s, i := sc.s, sc.i; len(s)-i >= 17 {
+				t := s[i+1 : i+17]
+				n := 16
+				if m := notPlain(load64(t[:8])); m != 0 {
+					n = bits.TrailingZeros64(m) / 8
+				} else if m := notPlain(load64(t[8:16])); m != 0 {
+					n = 8 + bits.TrailingZeros64(m)/8
+				}
+				if n < 16 && t[n] == '"' {
+					sc.i = i + 2 + n
+					return sc.boxString(t[:n]), true
 				}
 			}
 		}

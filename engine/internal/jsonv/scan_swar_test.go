@@ -172,3 +172,27 @@ func TestKeyWords(t *testing.T) {
 		}
 	}
 }
+
+// TestShortStrings checks Value's word-at-a-time strings (in an arena) against String's, for
+// strings of every length around the two loads, plain, escaped, not ASCII or cut short.
+func TestShortStrings(t *testing.T) {
+	bases := []string{"abcdefghijklmnopqrstu", `a\"cdefghijklmnopqrs`, "äbcdefghijklmnopqr", `abcdefghijklmno\n`, "abc\x01efgh", "abcdefghijklm\xff"}
+	var a Arena
+	for _, base := range bases {
+		for n := 0; n <= len(base); n++ {
+			for _, after := range []string{``, `"`, `"]`, `"                  ]`} {
+				text := `"` + base[:n] + after
+				ref := Borrow([]byte(text))
+				want, wantOK := ref.String()
+				sc := Borrow([]byte(text))
+				sc.Use(&a)
+				v, ok := sc.Value(1)
+				if ok != wantOK || ok && (v != want || sc.i != ref.i) {
+					t.Fatalf("%q: Value %q %v at %d, want %q %v at %d", text, v, ok, sc.i, want, wantOK, ref.i)
+				}
+				sc.Release()
+				a.Reset()
+			}
+		}
+	}
+}
