@@ -588,6 +588,9 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 				if sc.Next(',') {
 					continue
 				}
+				if sc.Next(']') {
+					break
+				}
 				more, ok := sc.After(']')
 				if more {
 					continue
@@ -681,6 +684,9 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 		}
 		if sc.Next(',') {
 			continue
+		}
+		if sc.Next('}') {
+			return m, true
 		}
 		more, ok := sc.After('}')
 		if more {

@@ -198,6 +198,9 @@ func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) 
 		if sc.Next(',') {
 			continue
 		}
+		if sc.Next('}') {
+			return true
+		}
 		if more, ok := sc.After('}'); !more {
 			return ok
 		}
