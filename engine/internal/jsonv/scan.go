@@ -24,9 +24,9 @@ type Scanner struct {
 	// borrowed: s is the caller's bytes, not a copy (see Borrow), so the strings Value and
 	// Object keep are copied
 	borrowed bool
-	items    []any    // scratch for array elements, used as a stack
-	buf      []byte   // scratch for strings with escapes
-	keys     []string // scratch: the member names of the objects being read (see Key), as a stack
+	items    []any  // scratch for array elements, used as a stack
+	buf      []byte // scratch for strings with escapes
+	keys     []name // scratch: the member names of the objects being read (see Key), as a stack
 	// member names kept from borrowed text (see keepName), by a hash of the name: requests
 	// repeat the same few, in every element of a list
 	names [64]string
@@ -262,7 +262,8 @@ func (sc *Scanner) Next(c byte) bool {
 	return false
 }
 
-// After reads what follows a member or an element: a comma (more true) or close (more false);
+// After reads what follows a member or an element (a loop over compact text tries
+// sc.Next(',') first, which inlines): a comma (more true) or close (more false);
 // ok is false for anything else. (One call where sc.Next(',') || sc.Consume(',') then the same
 // for close made two at the end of every object and list.)
 func (sc *Scanner) After(close byte) (more, ok bool) {
@@ -297,7 +298,9 @@ func (sc *Scanner) End() bool {
 
 // Null consumes the literal null when it comes next.
 func (sc *Scanner) Null() bool {
-	sc.Peek()
+	if _, near := sc.Near(); !near {
+		sc.Peek()
+	}
 	if len(sc.s)-sc.i >= 4 && sc.s[sc.i:sc.i+4] == "null" {
 		sc.i += 4
 		return true
@@ -317,12 +320,14 @@ var plain = func() (t [256]bool) {
 // notPlain is nonzero when one of the eight bytes of w (little-endian) is not plain: below
 // 0x20, a quote, a backslash or 0x80 and above. (Each term sets the high bit of a byte for which
 // it holds; a borrow can set it in a higher byte too, but only above one for which it holds, so
-// the lowest bit set is in the first byte that is not plain.)
+// the lowest bit set is in the first byte that is not plain. The terms for the quote and the
+// backslash, x-1 of x the byte xor the character, may also set it for a byte of 0x80 and above,
+// which w's own high bit already marks.)
 func notPlain(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	q := w ^ ('"' * ones)
 	b := w ^ ('\\' * ones)
-	return (w | (w - 0x20*ones) | (q-ones)&^q | (b-ones)&^b) & highs
+	return (w | (w - 0x20*ones) | (q - ones) | (b - ones)) & highs
 }
 
 // String reads a string.
@@ -471,8 +476,8 @@ func (sc *Scanner) hex4() (rune, bool) {
 	return r, true
 }
 
-// number reads a number by the JSON grammar; integers of at most 15 digits are converted here,
-// everything else by num.Parse.
+// number reads a number by the JSON grammar; numbers of at most 15 digits without an exponent
+// are converted here, everything else by num.Parse.
 func (sc *Scanner) number() (float64, bool) {
 	start := sc.i
 	s := sc.s
@@ -497,8 +502,9 @@ func (sc *Scanner) number() (float64, bool) {
 		return 0, false
 	}
 	plain := i-digits <= 15
+	point, frac := -1, 0 // the decimal point's offset, and how many digits follow it
 	if i < len(s) && s[i] == '.' {
-		plain = false
+		point = i
 		i++
 		k := i
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
@@ -507,6 +513,8 @@ func (sc *Scanner) number() (float64, bool) {
 		if i == k {
 			return 0, false
 		}
+		frac = i - k
+		plain = plain && i-digits-1 <= 15
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		plain = false
@@ -524,11 +532,24 @@ func (sc *Scanner) number() (float64, bool) {
 	}
 	sc.i = i
 	if plain {
+		// at most 15 digits: their integer is exact as a double, and so is a power of ten up to
+		// 1e22, so one division rounds as parsing the text does (strconv's exact case); zero
+		// is positive, as num.Parse makes it
 		var n int64
-		for k := digits; k < i; k++ {
+		end := i
+		if point >= 0 {
+			end = point
+		}
+		for k := digits; k < end; k++ {
+			n = n*10 + int64(s[k]-'0')
+		}
+		for k := end + 1; k < i; k++ {
 			n = n*10 + int64(s[k]-'0')
 		}
 		f := float64(n)
+		if frac > 0 {
+			f /= pow10[frac]
+		}
 		if neg && n != 0 {
 			f = -f
 		}
@@ -536,6 +557,9 @@ func (sc *Scanner) number() (float64, bool) {
 	}
 	return num.Parse(s[start:i])
 }
+
+// pow10 are the powers of ten a number of at most 15 digits is divided by (see number).
+var pow10 = [16]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // Value reads any value as an engine value; arrays and objects may nest at most depth deep
 // (an object or array counts one).
@@ -561,6 +585,12 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 					return nil, false
 				}
 				sc.items = append(sc.items, v)
+				if sc.Next(',') {
+					continue
+				}
+				if sc.Next(']') {
+					break
+				}
 				more, ok := sc.After(']')
 				if more {
 					continue
@@ -577,6 +607,23 @@ func (sc *Scanner) Value(depth int) (any, bool) {
 		sc.items = sc.items[:base]
 		return sc.boxList(out), true
 	case '"':
+		if sc.arena != nil {
+			// the usual string, printable ASCII of fewer than sixteen bytes, a word at a time
+			// without String's call
+			if s, i := sc.s, sc.i; len(s)-i >= 17 {
+				t := s[i+1 : i+17]
+				n := 16
+				if m := notPlain(load64(t[:8])); m != 0 {
+					n = bits.TrailingZeros64(m) / 8
+				} else if m := notPlain(load64(t[8:16])); m != 0 {
+					n = 8 + bits.TrailingZeros64(m)/8
+				}
+				if n < 16 && t[n] == '"' {
+					sc.i = i + 2 + n
+					return sc.boxString(t[:n]), true
+				}
+			}
+		}
 		s, ok := sc.String()
 		if !ok {
 			return nil, false
@@ -619,18 +666,27 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 		return m, true
 	}
 	for {
-		k, ok := sc.String()
-		if !ok || !(sc.Next(':') || sc.Consume(':')) {
+		k, _, ok := sc.Name()
+		if !ok {
 			return nil, false
 		}
 		v, ok := sc.Value(depth - 1)
 		if !ok {
 			return nil, false
 		}
+		if sc.arena == nil {
+			k = sc.keepName(k)
+		}
 		n := len(m)
-		m[sc.keepName(k)] = v
+		m[k] = v
 		if len(m) == n {
 			return nil, false
+		}
+		if sc.Next(',') {
+			continue
+		}
+		if sc.Next('}') {
+			return m, true
 		}
 		more, ok := sc.After('}')
 		if more {
@@ -643,9 +699,10 @@ func (sc *Scanner) Object(depth int) (map[string]any, bool) {
 	}
 }
 
-// maxKeys is the most members an object read with Key may have: the names are compared one by
-// one, so a larger object says no and is left to the slow path.
-const maxKeys = 32
+// MaxKeys is the most members an object read with Key may have: the names are compared one by
+// one, so a larger object says no and is left to the slow path. (A caller reading names with
+// Name and Unique keeps to it too.)
+const MaxKeys = 32
 
 // Mark starts the member names of an object read with Key; Unmark(mark) ends them.
 func (sc *Scanner) Mark() int { return len(sc.keys) }
@@ -657,21 +714,87 @@ func (sc *Scanner) Unmark(mark int) {
 	sc.keys = sc.keys[:mark]
 }
 
-// Key reads a member name and the colon after it; a name already read since mark (a duplicate
-// member) says no.
-func (sc *Scanner) Key(mark int) (string, bool) {
-	k, ok := sc.String()
-	if !ok || !(sc.Next(':') || sc.Consume(':')) || len(sc.keys)-mark >= maxKeys {
-		return "", false
+// name is a member name read with Key, and its Word.
+type name struct {
+	w uint64
+	s string
+}
+
+// Word returns the first eight bytes of k (fewer when k is shorter) as a little-endian word, the
+// rest zero. Two names of at most eight bytes are equal when their lengths and words are: Name
+// and Key return it, so a caller matching the names it expects compares two words, not two
+// strings.
+func Word(k string) uint64 {
+	var w uint64
+	for i := 0; i < len(k) && i < 8; i++ {
+		w |= uint64(k[i]) << (8 * i)
+	}
+	return w
+}
+
+// Key reads a member name and the colon after it, and returns the name's Word too; a name
+// already read since mark (a duplicate member) says no, and so does a name past MaxKeys.
+func (sc *Scanner) Key(mark int) (string, uint64, bool) {
+	k, w, ok := sc.Name()
+	if !ok || !sc.Unique(mark, k, w) {
+		return "", 0, false
+	}
+	return k, w, true
+}
+
+// Unique records the member name k (of Word w) read since mark, reporting whether it is new
+// there and within MaxKeys of mark. A caller that tells some names apart itself (a name it
+// expects, once) records only the others.
+func (sc *Scanner) Unique(mark int, k string, w uint64) bool {
+	if len(sc.keys)-mark >= MaxKeys {
+		return false
 	}
 	for _, seen := range sc.keys[mark:] {
-		// (lengths and first bytes first: most names differ there, and memequal is a call)
-		if len(seen) == len(k) && (k == "" || seen[0] == k[0]) && seen == k {
-			return "", false
+		// (words and lengths first: they settle names of up to eight bytes without memequal's call)
+		if seen.w == w && len(seen.s) == len(k) && (len(k) <= 8 || seen.s == k) {
+			return false
 		}
 	}
-	sc.keys = append(sc.keys, k)
-	return k, true
+	sc.keys = append(sc.keys, name{w, k})
+	return true
+}
+
+// Name reads a member name and the colon after it, and returns the name's Word too; it checks
+// nothing against the names before (see Key and Unique). Names are short: one of at most
+// sixteen bytes of printable ASCII with its colon right after is read, and its word taken, a
+// word at a time (when the text has the bytes to load after its opening quote); any other by
+// String.
+func (sc *Scanner) Name() (string, uint64, bool) {
+	s, i := sc.s, sc.i
+	if len(s)-i >= 18 && s[i] == '"' {
+		t := s[i+1 : i+18]
+		w := load64(t[:8])
+		if m := notPlain(w); m != 0 {
+			n := bits.TrailingZeros64(m) / 8 // (below 8)
+			if t[n] == '"' && t[n+1] == ':' {
+				sc.i = i + 3 + n
+				return t[:n], w & (1<<(8*n) - 1), true
+			}
+		} else if m := notPlain(load64(t[8:16])); m != 0 {
+			n := 8 + bits.TrailingZeros64(m)/8 // (below 16)
+			if t[n] == '"' && t[n+1] == ':' {
+				sc.i = i + 3 + n
+				return t[:n], w, true
+			}
+		}
+	}
+	k, ok := sc.String()
+	if !ok || !(sc.Next(':') || sc.Consume(':')) {
+		return "", 0, false
+	}
+	return k, Word(k), true
+}
+
+// load64 returns the first eight bytes of t as a little-endian word.
+func load64(t string) uint64 {
+	t = t[:8] // (one bounds check, and the loads merge into one)
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
 // Skip reads any value as Value does, keeping nothing: it says no where Value would.
@@ -692,7 +815,7 @@ func (sc *Scanner) Skip(depth int) bool {
 		mark := sc.Mark()
 		defer sc.Unmark(mark)
 		for {
-			if _, ok := sc.Key(mark); !ok || !sc.Skip(depth-1) {
+			if _, _, ok := sc.Key(mark); !ok || !sc.Skip(depth-1) {
 				return false
 			}
 			if more, ok := sc.After('}'); !more {

@@ -117,3 +117,82 @@ func TestKeepName(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyWords checks Key's names and words against String and Word: names of every length
+// around the one- and two-word loads, plain, escaped or not ASCII, at the end of the text and
+// before more of it; a duplicate says no, and so does a name that differs from an earlier one
+// only past its eighth byte or only in length.
+func TestKeyWords(t *testing.T) {
+	bases := []string{"abcdefghijklmnopqrstu", `a\"cdefghijklmnopqrs`, "äbcdefghijklmnopqr", `ab\u0000defghijklmnop`}
+	for _, base := range bases {
+		for n := 0; n <= len(base); n++ {
+			for _, after := range []string{`:1}`, `:1,"zzzzzzzzzzzzzzzzzzzz":2}`} {
+				text := `"` + base[:n] + `"` + after
+				ref := Borrow([]byte(text))
+				want, wantOK := ref.String()
+				wantOK = wantOK && ref.Next(':')
+				sc := Borrow([]byte(text))
+				mark := sc.Mark()
+				k, w, ok := sc.Key(mark)
+				if ok != wantOK || ok && (k != want || w != Word(want)) {
+					t.Fatalf("%s: Key %q %x %v, want %q %x %v", text, k, w, ok, want, Word(want), wantOK)
+				}
+				if !ok {
+					continue
+				}
+				if sc.Skip(1); !sc.Next(',') {
+					continue
+				}
+				if k2, _, ok := sc.Key(mark); !ok || k2 != "zzzzzzzzzzzzzzzzzzzz" {
+					t.Fatalf("%s: second name %q %v", text, k2, ok)
+				}
+				sc.Unmark(mark)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		text string
+		dup  bool
+	}{
+		{`{"a":1,"a":2}`, true},
+		{`{"abcdefgh":1,"abcdefgh":2}`, true},
+		{`{"abcdefghi":1,"abcdefghj":2}`, false},
+		{`{"abcdefghijklmnopq":1,"abcdefghijklmnopr":2}`, false},
+		{`{"abcdefghijklmnopq":1,"abcdefghijklmnopq":2}`, true},
+		{`{"ab":1,"ab\u0000":2}`, false},
+		{`{"":1,"\u0000":2}`, false},
+		{`{"":1,"":2}`, true},
+		{`{"ab\u0063":1,"abc":2}`, true},
+	} {
+		if _, ok := Borrow([]byte(tc.text)).Value(2); ok == tc.dup {
+			t.Errorf("%s: Value ok %v", tc.text, ok)
+		}
+		if ok := Borrow([]byte(tc.text)).Skip(2); ok == tc.dup {
+			t.Errorf("%s: Skip ok %v", tc.text, ok)
+		}
+	}
+}
+
+// TestShortStrings checks Value's word-at-a-time strings (in an arena) against String's, for
+// strings of every length around the two loads, plain, escaped, not ASCII or cut short.
+func TestShortStrings(t *testing.T) {
+	bases := []string{"abcdefghijklmnopqrstu", `a\"cdefghijklmnopqrs`, "äbcdefghijklmnopqr", `abcdefghijklmno\n`, "abc\x01efgh", "abcdefghijklm\xff"}
+	var a Arena
+	for _, base := range bases {
+		for n := 0; n <= len(base); n++ {
+			for _, after := range []string{``, `"`, `"]`, `"                  ]`} {
+				text := `"` + base[:n] + after
+				ref := Borrow([]byte(text))
+				want, wantOK := ref.String()
+				sc := Borrow([]byte(text))
+				sc.Use(&a)
+				v, ok := sc.Value(1)
+				if ok != wantOK || ok && (v != want || sc.i != ref.i) {
+					t.Fatalf("%q: Value %q %v at %d, want %q %v at %d", text, v, ok, sc.i, want, wantOK, ref.i)
+				}
+				sc.Release()
+				a.Reset()
+			}
+		}
+	}
+}

@@ -49,6 +49,7 @@ type readPlan struct {
 // its value (-1 when only paths under it are read) and those paths.
 type readNode struct {
 	key  string
+	word uint64 // jsonv.Word(key)
 	path *machine.Path
 	slot int
 	kids []*readNode
@@ -74,12 +75,14 @@ func planReads(unit *machine.Unit, ops map[string]machine.Operator) *readPlan {
 func (pl *readPlan) nodes(reads []*machine.Read) []*readNode {
 	out := make([]*readNode, 0, len(reads))
 	for _, r := range reads {
-		n := &readNode{key: r.Key, path: r.Path, slot: -1}
+		n := &readNode{key: r.Key, word: jsonv.Word(r.Key), path: r.Path, slot: -1}
 		if r.Whole {
 			n.slot = len(pl.paths)
 			pl.paths = append(pl.paths, r.Path)
 		}
-		n.kids = pl.nodes(r.Kids)
+		if len(r.Kids) > 0 {
+			n.kids = pl.nodes(r.Kids) // (nil for a leaf: see members)
+		}
 		out = append(out, n)
 	}
 	return out
@@ -150,29 +153,53 @@ func (d *decoded) object(sc *jsonv.Scanner, kids []*readNode, depth int) bool {
 	return ok
 }
 
-// members reads the members of an object whose paths kids are read, after its first '{'.
+// members reads the members of an object whose paths kids are read, after its first '{'. A
+// duplicate member says no, as Scanner.Key does: the names of kids are told apart by which kid
+// they match (a bit each), the others recorded with Scanner.Unique.
 func (d *decoded) members(sc *jsonv.Scanner, kids []*readNode, depth, mark int) bool {
-	for {
-		k, ok := sc.Key(mark)
-		if !ok {
+	var read uint64 // the kids read, by index
+	for count := 1; ; count++ {
+		k, w, ok := sc.Name()
+		if !ok || count > jsonv.MaxKeys {
 			return false
 		}
-		var kid *readNode
-		for _, n := range kids {
-			// (lengths and first bytes first: most names differ there, and memequal is a
-			// call; a path's segments are never empty)
-			if len(n.key) == len(k) && n.key[0] == k[0] && n.key == k {
-				kid = n
+		kid := -1
+		for j, n := range kids {
+			// (words and lengths first: they settle names of up to eight bytes, most of them,
+			// without memequal's call)
+			if n.word == w && len(n.key) == len(k) && (len(k) <= 8 || n.key[8:] == k[8:]) {
+				kid = j
 				break
 			}
 		}
-		if kid == nil {
-			ok = sc.Skip(depth - 1)
-		} else {
-			ok = d.node(sc, kid, depth-1)
+		switch {
+		case kid < 0:
+			ok = sc.Unique(mark, k, w) && sc.Skip(depth-1)
+		case kid < 64:
+			if read&(1<<kid) != 0 {
+				return false
+			}
+			read |= 1 << kid
+			if n := kids[kid]; n.slot >= 0 && n.kids == nil {
+				// a path read and nothing under it (most are): node without its call
+				var v any
+				if v, ok = sc.Value(depth - 1); ok {
+					d.vals[n.slot] = v
+				}
+			} else {
+				ok = d.node(sc, n, depth-1)
+			}
+		default:
+			ok = sc.Unique(mark, k, w) && d.node(sc, kids[kid], depth-1)
 		}
 		if !ok {
 			return false
+		}
+		if sc.Next(',') {
+			continue
+		}
+		if sc.Next('}') {
+			return true
 		}
 		if more, ok := sc.After('}'); !more {
 			return ok
@@ -203,7 +230,9 @@ func (d *decoded) node(sc *jsonv.Scanner, n *readNode, depth int) bool {
 	if n.slot >= 0 {
 		d.vals[n.slot] = v
 	}
-	d.fill(n.kids, v)
+	if n.kids != nil {
+		d.fill(n.kids, v)
+	}
 	return true
 }
 

@@ -16,6 +16,17 @@ import (
 // point order of their names).
 var RequestMembers = []string{"actor", "ctx", "data", "locale", "original", "ruleset", "view"}
 
+// requestWords are the jsonv.Word of RequestMembers, all of at most eight bytes.
+var requestWords = func() (w [7]uint64) {
+	for i, m := range RequestMembers {
+		if len(m) > 8 {
+			panic("request member " + m + " longer than a word")
+		}
+		w[i] = jsonv.Word(m)
+	}
+	return w
+}()
+
 var viewMembers = []string{"component", "page", "screen", "section"}
 
 // MaxView is the longest view member, in bytes.
@@ -336,14 +347,15 @@ func quickRequest(sc *jsonv.Scanner, req *Request, id *string, view *Location, r
 	var seen uint
 	if !(sc.Next('}') || sc.Space() && sc.Consume('}')) {
 		for {
-			k, ok := sc.String()
-			if !ok || !(sc.Next(':') || sc.Consume(':')) {
+			k, w, ok := sc.Name()
+			if !ok {
 				return false
 			}
-			bit := uint(0)
+			bit, member := uint(0), ""
 			for i, m := range RequestMembers {
-				if m == k {
-					bit = 1 << i
+				// (the names are at most eight bytes: length and word settle them)
+				if len(m) == len(k) && requestWords[i] == w {
+					bit, member = 1<<i, m
 					break
 				}
 			}
@@ -351,7 +363,7 @@ func quickRequest(sc *jsonv.Scanner, req *Request, id *string, view *Location, r
 				return false
 			}
 			seen |= bit
-			if !quickMember(sc, req, k, id, view, root) {
+			if !quickMember(sc, req, member, id, view, root) {
 				return false
 			}
 			more, ok := sc.After('}')
