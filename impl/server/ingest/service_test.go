@@ -15,6 +15,7 @@ import (
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/ingest"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/scenariowrite"
 	"github.com/sdods/sdods/impl/server/store"
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
@@ -177,5 +178,44 @@ func TestServiceSecondDocumentReplacesByKey(t *testing.T) {
 	}
 	if outputs != 0 {
 		t.Fatalf("case 1 keeps %d output artifacts of the first document", outputs)
+	}
+}
+
+// The COPY of a document's scenarios reuses the cached plans of its per-row statements (the run's
+// foreign key check, the quarantine trigger) and gives the transaction back with the pool's own
+// plan_cache_mode, so that the run's finish is planned as before (docs/benchmarks.md, "Ingest").
+func TestCopyRestoresPlanCacheMode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _, target := mustIngestRun(t)
+	for _, fresh := range []bool{true, false} {
+		err := st.WithTx(ctx, func(q *db.Queries) error {
+			tx, _ := store.TxOf(q)
+			var before, after string
+			if err := tx.QueryRow(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&before); err != nil {
+				return err
+			}
+			sent := false
+			n, err := scenariowrite.Copy(ctx, q, target.RunID, fresh, func() (scenariowrite.Result, bool, error) {
+				if sent {
+					return scenariowrite.Result{}, false, nil
+				}
+				sent = true
+				return scenariowrite.Result{Key: "k", Module: "m", FeaturePath: "f", Name: "n", Status: "passed", Attempts: 1}, true, nil
+			})
+			if err != nil || n != 1 {
+				return fmt.Errorf("copy: %d %v", n, err)
+			}
+			if err := tx.QueryRow(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&after); err != nil {
+				return err
+			}
+			if before != "force_custom_plan" || after != before {
+				return fmt.Errorf("plan_cache_mode %q before the COPY, %q after", before, after)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("fresh %v: %v", fresh, err)
+		}
 	}
 }

@@ -184,6 +184,28 @@ func Copy(ctx context.Context, q *db.Queries, runID uuid.UUID, fresh bool, next 
 	if !ok {
 		return 0, errors.New("scenariowrite: Copy needs the queries of store.WithTx")
 	}
+	// Every copied row fires prepared statements: the foreign key's check of its run and the
+	// quarantine trigger's update. The pool's plan_cache_mode (force_custom_plan, for reads whose
+	// plans depend on their parameters) would plan them again for every row; their plans do not
+	// depend on the values, so for the COPY the cached plans are used as PostgreSQL would by
+	// default. The caller's setting is restored after it (the run's finish follows in the
+	// transaction).
+	var prevPlanMode string
+	if err := tx.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), set_config('plan_cache_mode', 'auto', true)`).Scan(&prevPlanMode, new(string)); err != nil {
+		return 0, store.Translate(err)
+	}
+	n, err := copyRows(ctx, tx, runID, fresh, next)
+	if err != nil {
+		return n, err
+	}
+	if _, err := tx.Exec(ctx, `SELECT set_config('plan_cache_mode', $1, true)`, prevPlanMode); err != nil {
+		return n, store.Translate(err)
+	}
+	return n, nil
+}
+
+// copyRows is Copy's COPY, straight or staged.
+func copyRows(ctx context.Context, tx pgx.Tx, runID uuid.UUID, fresh bool, next Source) (int64, error) {
 	src := &copySource{next: next, run: runID}
 	if fresh {
 		n, err := tx.CopyFrom(ctx, pgx.Identifier{"run_scenarios"}, copyColumns, src)
