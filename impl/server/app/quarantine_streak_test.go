@@ -14,7 +14,7 @@ import (
 
 // TestQuarantineStreakOneStatement writes two results of one quarantined identity in one
 // statement (two test suites of one JUnit document with the same class and case: two scenarios
-// of the run, one identity) and checks that the statement triggers (schema 000024) count both, in
+// of the run, one identity) and checks that the statement triggers (schema 000023) count both, in
 // the order of the run's scenarios, as one result at a time did: passed then failed leaves no
 // streak, failed then passed a streak of one, and a release reached in the middle of a statement
 // is final. Ingesting a run's report again writes its results as updates: a changed result
