@@ -152,7 +152,14 @@ try {
   check((await paysRow.innerText()).includes("80.0 %"), "pays shows its flip rate 4/5");
   await flaky.getByRole("button", { name: "Health" }).click();
   await page.waitForURL(/sort=health/);
-  check((await flaky.getByRole("columnheader", { name: /Health/ }).getAttribute("aria-sort")) === "descending", "sorted by health");
+  // The header follows the URL once the page has re-rendered with the new sort: poll it briefly.
+  const healthHeader = flaky.getByRole("columnheader", { name: /Health/ });
+  let healthSort = await healthHeader.getAttribute("aria-sort");
+  for (let i = 0; i < 50 && healthSort !== "descending"; i++) {
+    await page.waitForTimeout(100);
+    healthSort = await healthHeader.getAttribute("aria-sort");
+  }
+  check(healthSort === "descending", `sorted by health (aria-sort ${healthSort}, at ${page.url()})`);
   await paysRow.getByRole("button", { name: "Quarantine pays" }).click();
   const form = page.getByRole("form", { name: "Quarantine pays" });
   await form.getByLabel("Owner").fill("team-checkout");
