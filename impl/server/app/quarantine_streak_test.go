@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -25,19 +24,7 @@ func TestQuarantineStreakOneStatement(t *testing.T) {
 	project(t, admin, "http://127.0.0.1:9", nil)
 	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write", "admin:read")
 	bearer := s.Bearer(t, token)
-	call := func(t *testing.T, method, path, body string, into any) int {
-		t.Helper()
-		status, out, _ := s.Do(t, method, path, "application/json", []byte(body), "Authorization", "Bearer "+token)
-		if into != nil && status < 300 {
-			if err := json.Unmarshal(out, into); err != nil {
-				t.Fatalf("%s %s: %v %s", method, path, err, out)
-			}
-		}
-		if status >= 500 {
-			t.Fatalf("%s %s: %d %s", method, path, status, out)
-		}
-		return status
-	}
+	call := jsonCaller(s, token)
 	// doc is a report with one suite per outcome (P passed, F failed), each with checkout › pays.
 	doc := func(outcomes string) []byte {
 		var b strings.Builder

@@ -306,16 +306,10 @@ func TestStatsOverCraftedHistory(t *testing.T) {
 	})
 }
 
-// TestQuarantine quarantines a scenario through the API, ingests results of it, and checks that
-// its failure does not fail the run (counts.quarantined), that two clean results release it
-// automatically with an audit entry, and the export for other runners.
-func TestQuarantine(t *testing.T) {
-	s := apptest.Start(t)
-	admin := s.Setup(t)
-	project(t, admin, "http://127.0.0.1:9", nil)
-	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write", "admin:read")
-	bearer := s.Bearer(t, token)
-	call := func(t *testing.T, method, path, body string, into any) int {
+// jsonCaller sends a JSON body with token's bearer and decodes a 2xx answer into into (when not
+// nil); it answers the status, and fails the test on a 5xx.
+func jsonCaller(s *apptest.Server, token string) func(t *testing.T, method, path, body string, into any) int {
+	return func(t *testing.T, method, path, body string, into any) int {
 		t.Helper()
 		status, out, _ := s.Do(t, method, path, "application/json", []byte(body), "Authorization", "Bearer "+token)
 		if into != nil && status < 300 {
@@ -328,6 +322,18 @@ func TestQuarantine(t *testing.T) {
 		}
 		return status
 	}
+}
+
+// TestQuarantine quarantines a scenario through the API, ingests results of it, and checks that
+// its failure does not fail the run (counts.quarantined), that two clean results release it
+// automatically with an audit entry, and the export for other runners.
+func TestQuarantine(t *testing.T) {
+	s := apptest.Start(t)
+	admin := s.Setup(t)
+	project(t, admin, "http://127.0.0.1:9", nil)
+	token := apptest.Token(t, admin, "runs:ingest", "runs:read", "runs:write", "admin:read")
+	bearer := s.Bearer(t, token)
+	call := jsonCaller(s, token)
 	// run ingests one run and answers it as GET /api/runs/{id} reads it.
 	run := func(t *testing.T, pays string) serverclient.Run {
 		t.Helper()
@@ -424,19 +430,7 @@ func TestQuarantineListPages(t *testing.T) {
 	admin := s.Setup(t)
 	project(t, admin, "http://127.0.0.1:9", nil)
 	token := apptest.Token(t, admin, "runs:read", "runs:write")
-	call := func(t *testing.T, method, path, body string, into any) int {
-		t.Helper()
-		status, out, _ := s.Do(t, method, path, "application/json", []byte(body), "Authorization", "Bearer "+token)
-		if into != nil && status < 300 {
-			if err := json.Unmarshal(out, into); err != nil {
-				t.Fatalf("%s %s: %v %s", method, path, err, out)
-			}
-		}
-		if status >= 500 {
-			t.Fatalf("%s %s: %d %s", method, path, status, out)
-		}
-		return status
-	}
+	call := jsonCaller(s, token)
 	var created []serverclient.Quarantine
 	for i := 0; i < 7; i++ {
 		var q serverclient.Quarantine
