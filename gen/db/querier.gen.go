@@ -335,6 +335,9 @@ type Querier interface {
 	// the same figures, reading one row per identity and day. Days join where the last outcome of one
 	// differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
 	// result unless that first outcome was already one as a retry pass.
+	// The days are read from stats_scenario_days_flaky_idx (000025) in (project, identity, day) order,
+	// only the columns summed: no sort and no wide row for the window and the grouping. The names and
+	// the last run are those of the identity's last day in the window, read for the identities kept.
 	StatsFlakyRollup(ctx context.Context, arg StatsFlakyRollupParams) ([]StatsFlakyRollupRow, error)
 	StatsHealByScenario(ctx context.Context, arg StatsHealByScenarioParams) ([]StatsHealByScenarioRow, error)
 	StatsHealByScenarioRollup(ctx context.Context, arg StatsHealByScenarioRollupParams) ([]StatsHealByScenarioRollupRow, error)

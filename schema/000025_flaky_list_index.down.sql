@@ -1,0 +1,1 @@
+DROP INDEX stats_scenario_days_flaky_idx;
