@@ -1,1 +1,0 @@
-DROP INDEX stats_scenario_days_flaky_idx;
