@@ -399,7 +399,8 @@ type Querier interface {
 	// A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
 	// of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
 	// page. Read in order from schedules_next_fire_idx (000022), or with a project from
-	// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
+	// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns. Only the
+	// columns the firings are computed from (not the run template).
 	UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error)
 	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)
 	UpdateFeature(ctx context.Context, arg UpdateFeatureParams) (Feature, error)

@@ -688,7 +688,7 @@ func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcomin
 			return nil, false, err
 		}
 		for _, r := range rows {
-			sc := r.Schedule
+			sc := db.Schedule{ID: r.ID, Name: r.Name, Cron: r.Cron, Timezone: r.Timezone, JitterSeconds: r.JitterSeconds, EndAt: r.EndAt, NextFireAt: r.NextFireAt}
 			if last, full := page.last(); full && sc.NextFireAt.After(last) {
 				return page.result(f.Limit)
 			}
@@ -701,8 +701,10 @@ func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcomin
 	}
 }
 
-// upcomingBatch is how many schedules ListUpcoming reads per statement for a page of limit firings.
-func upcomingBatch(limit int) int { return max(limit+1, 32) }
+// upcomingBatch is how many schedules ListUpcoming reads per statement for a page of limit
+// firings: the page keeps limit+1 firings, and one schedule more shows whether the walk can stop,
+// so a page whose schedules each fire in it takes one statement.
+func upcomingBatch(limit int) int { return max(limit+2, 32) }
 
 // upcomingPage keeps the soonest keep firings added to it, soonest first (ties by schedule id).
 type upcomingPage struct {
