@@ -85,14 +85,32 @@ SELECT * FROM inbox_items WHERE id = $1;
 -- name: LockProposal :one
 SELECT * FROM proposals WHERE id = $1 FOR UPDATE;
 
--- name: ListProposals :many
--- The review inbox: agent proposals and visual checks awaiting (or having had) review.
-SELECT * FROM inbox_items i
+-- name: ListInboxProposals :many
+-- The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
+-- as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
+-- status; 000025) is read in order and stopped at the page. The service merges it with
+-- ListInboxVisualChecks.
+SELECT i.* FROM inbox_proposals i
 WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR i.project_slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('project')::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))
   AND (sqlc.narg('status')::text IS NULL OR i.status = sqlc.narg('status')::text)
   AND (sqlc.narg('kind')::text IS NULL OR i.kind = sqlc.narg('kind')::text)
   AND (sqlc.narg('job_id')::uuid IS NULL OR i.job_id = sqlc.narg('job_id')::uuid)
+  AND i.confidence >= sqlc.arg('min_confidence')::real
+  AND (sqlc.narg('before_at')::timestamptz IS NULL OR (i.created_at, i.id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
+ORDER BY i.created_at DESC, i.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: ListInboxVisualChecks :many
+-- The review inbox's visual checks (baseline updates), newest first, read from
+-- visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
+-- can match one.
+SELECT i.* FROM inbox_visual_checks i
+WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('project')::text IS NULL OR i.project_slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('project')::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))
+  AND (sqlc.narg('status')::text IS NULL OR i.status = sqlc.narg('status')::text)
   AND i.confidence >= sqlc.arg('min_confidence')::real
   AND (sqlc.narg('before_at')::timestamptz IS NULL OR (i.created_at, i.id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
 ORDER BY i.created_at DESC, i.id DESC

@@ -121,8 +121,9 @@ WHERE s.status = 'active' AND s.pause_after_failures IS NOT NULL
 -- A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
 -- of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
 -- page. Read in order from schedules_next_fire_idx (000022), or with a project from
--- schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
-SELECT sqlc.embed(s), p.slug AS project_slug
+-- schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns. Only the
+-- columns the firings are computed from (not the run template).
+SELECT s.id, s.name, s.cron, s.timezone, s.jitter_seconds, s.end_at, s.next_fire_at, p.slug AS project_slug
 FROM schedules s JOIN projects p ON p.id = s.project_id
 WHERE s.status = 'active' AND s.next_fire_at <= sqlc.arg('until')::timestamptz
   AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))

@@ -170,21 +170,21 @@ ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN page.sort_value END DESC
 -- the same figures, reading one row per identity and day. Days join where the last outcome of one
 -- differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
 -- result unless that first outcome was already one as a retry pass.
+-- The days are read from stats_scenario_days_flaky_idx (000025) in (project, identity, day) order,
+-- only the columns summed: no sort and no wide row for the window and the grouping. The names and
+-- the last run are those of the identity's last day in the window, read for the identities kept.
 WITH d AS (
-    SELECT s.*, p.slug, lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) AS prev_last
-    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
-    WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-      AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-      AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+    SELECT s.project_id, s.identity, s.day, s.n, s.passed, s.flips, s.retry_passes, s.flaky_results, s.lost_ms, s.heals,
+           s.first_retry, s.first_at, s.first_flaky, s.last_flaky,
+           coalesce(lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) <> s.first_ok, false) AS boundary
+    FROM stats_scenario_days s
+    WHERE s.project_id IN (SELECT p.id FROM projects p
+                           WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+                             AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+                             AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text))
       AND s.day >= sqlc.arg('since_day')::date AND s.day < sqlc.arg('until_day')::date AND s.n > 0
-), j AS (
-    SELECT d.*, (prev_last IS NOT NULL AND prev_last <> first_ok) AS boundary FROM d
-), agg AS (
-    SELECT project_id, identity, max(slug) AS slug,
-           (array_agg(feature_path ORDER BY day DESC))[1] AS feature_path,
-           (array_agg(name ORDER BY day DESC))[1] AS name,
-           (array_agg(example_row ORDER BY day DESC))[1] AS example_row,
-           (array_agg(last_run ORDER BY day DESC))[1] AS last_run_id,
+), sums AS (
+    SELECT project_id, identity, max(day) AS last_day,
            sum(n)::float8 AS n,
            sum(passed)::float8 AS passed,
            sum(flips + boundary::int)::float8 AS flips,
@@ -194,9 +194,13 @@ WITH d AS (
            min(least(first_flaky, CASE WHEN boundary THEN first_at END)) AS first_flaky,
            max(greatest(last_flaky, CASE WHEN boundary THEN first_at END)) AS last_flaky,
            sum(heals)::bigint AS heals
-    FROM j GROUP BY project_id, identity
+    FROM d GROUP BY project_id, identity
     HAVING sum(n) >= sqlc.arg('min_results')::int
        AND (NOT sqlc.arg('flaky_only')::boolean OR sum(flaky_results + (boundary AND NOT first_retry)::int) > 0)
+), agg AS (
+    SELECT sums.*, p.slug, l.feature_path, l.name, l.example_row, l.last_run AS last_run_id
+    FROM sums JOIN projects p ON p.id = sums.project_id
+    JOIN stats_scenario_days l ON l.project_id = sums.project_id AND l.day = sums.last_day AND l.identity = sums.identity
 ), m AS (
     SELECT agg.*,
            (n - passed) / n AS failure_rate,

@@ -723,10 +723,11 @@ func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([
 	return items, nil
 }
 
-const listProposals = `-- name: ListProposals :many
-SELECT id, project_id, job_id, kind, status, title, target, diff, evidence, confidence, decided_by, decided_at, reason, created_at, updated_at, project_slug, workspace_id FROM inbox_items i
+const listInboxProposals = `-- name: ListInboxProposals :many
+SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id FROM inbox_proposals i
 WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR i.project_slug = $3::text)
+  AND ($3::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
   AND ($4::text IS NULL OR i.status = $4::text)
   AND ($5::text IS NULL OR i.kind = $5::text)
   AND ($6::uuid IS NULL OR i.job_id = $6::uuid)
@@ -736,7 +737,7 @@ ORDER BY i.created_at DESC, i.id DESC
 LIMIT $10
 `
 
-type ListProposalsParams struct {
+type ListInboxProposalsParams struct {
 	AllWorkspaces bool
 	WorkspaceIds  []uuid.UUID
 	Project       *string
@@ -749,9 +750,12 @@ type ListProposalsParams struct {
 	RowLimit      int32
 }
 
-// The review inbox: agent proposals and visual checks awaiting (or having had) review.
-func (q *Queries) ListProposals(ctx context.Context, arg ListProposalsParams) ([]InboxItem, error) {
-	rows, err := q.db.Query(ctx, listProposals,
+// The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
+// as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
+// status; 000025) is read in order and stopped at the page. The service merges it with
+// ListInboxVisualChecks.
+func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]InboxProposal, error) {
+	rows, err := q.db.Query(ctx, listInboxProposals,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
 		arg.Project,
@@ -767,9 +771,82 @@ func (q *Queries) ListProposals(ctx context.Context, arg ListProposalsParams) ([
 		return nil, err
 	}
 	defer rows.Close()
-	items := []InboxItem{}
+	items := []InboxProposal{}
 	for rows.Next() {
-		var i InboxItem
+		var i InboxProposal
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.JobID,
+			&i.Kind,
+			&i.Status,
+			&i.Title,
+			&i.Target,
+			&i.Diff,
+			&i.Evidence,
+			&i.Confidence,
+			&i.DecidedBy,
+			&i.DecidedAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ProjectSlug,
+			&i.WorkspaceID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listInboxVisualChecks = `-- name: ListInboxVisualChecks :many
+SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id FROM inbox_visual_checks i
+WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
+  AND ($3::text IS NULL OR i.project_slug = $3::text)
+  AND ($3::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
+  AND ($4::text IS NULL OR i.status = $4::text)
+  AND i.confidence >= $5::real
+  AND ($6::timestamptz IS NULL OR (i.created_at, i.id) < ($6::timestamptz, $7::uuid))
+ORDER BY i.created_at DESC, i.id DESC
+LIMIT $8
+`
+
+type ListInboxVisualChecksParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Project       *string
+	Status        *string
+	MinConfidence float32
+	BeforeAt      *time.Time
+	BeforeID      uuid.NullUUID
+	RowLimit      int32
+}
+
+// The review inbox's visual checks (baseline updates), newest first, read from
+// visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
+// can match one.
+func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]InboxVisualCheck, error) {
+	rows, err := q.db.Query(ctx, listInboxVisualChecks,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Project,
+		arg.Status,
+		arg.MinConfidence,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InboxVisualCheck{}
+	for rows.Next() {
+		var i InboxVisualCheck
 		if err := rows.Scan(
 			&i.ID,
 			&i.ProjectID,

@@ -170,6 +170,46 @@ type InboxItem struct {
 	WorkspaceID uuid.UUID
 }
 
+type InboxProposal struct {
+	ID          uuid.UUID
+	ProjectID   uuid.UUID
+	JobID       uuid.NullUUID
+	Kind        string
+	Status      string
+	Title       string
+	Target      json.RawMessage
+	Diff        *string
+	Evidence    json.RawMessage
+	Confidence  float32
+	DecidedBy   uuid.NullUUID
+	DecidedAt   *time.Time
+	Reason      *string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	ProjectSlug string
+	WorkspaceID uuid.UUID
+}
+
+type InboxVisualCheck struct {
+	ID          uuid.UUID
+	ProjectID   uuid.UUID
+	JobID       uuid.NullUUID
+	Kind        string
+	Status      string
+	Title       string
+	Target      json.RawMessage
+	Diff        *string
+	Evidence    json.RawMessage
+	Confidence  float32
+	DecidedBy   uuid.NullUUID
+	DecidedAt   *time.Time
+	Reason      *string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	ProjectSlug string
+	WorkspaceID uuid.UUID
+}
+
 type InstanceSetup struct {
 	Singleton   bool
 	AdminID     uuid.UUID

@@ -172,6 +172,15 @@ type Querier interface {
 	ListDatasets(ctx context.Context, arg ListDatasetsParams) ([]Dataset, error)
 	ListEnvironments(ctx context.Context, arg ListEnvironmentsParams) ([]Environment, error)
 	ListFeatures(ctx context.Context, arg ListFeaturesParams) ([]ListFeaturesRow, error)
+	// The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
+	// as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
+	// status; 000025) is read in order and stopped at the page. The service merges it with
+	// ListInboxVisualChecks.
+	ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]InboxProposal, error)
+	// The review inbox's visual checks (baseline updates), newest first, read from
+	// visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
+	// can match one.
+	ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]InboxVisualCheck, error)
 	ListIntegrations(ctx context.Context, arg ListIntegrationsParams) ([]Integration, error)
 	ListOrgMembers(ctx context.Context, arg ListOrgMembersParams) ([]ListOrgMembersRow, error)
 	ListOrgWorkspaces(ctx context.Context, orgID uuid.UUID) ([]Workspace, error)
@@ -181,8 +190,6 @@ type Querier interface {
 	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
 	// The projects of the workspaces where the user has a role (all of them for an instance admin).
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
-	// The review inbox: agent proposals and visual checks awaiting (or having had) review.
-	ListProposals(ctx context.Context, arg ListProposalsParams) ([]InboxItem, error)
 	// A page of a project's quarantines, open ones first, newest first, after the cursor (open, created
 	// at, id) of the previous page; an expired one is no longer active but stays listed. Read in order
 	// from scenario_quarantines_list_idx (000022), which stops at the page.
@@ -335,6 +342,9 @@ type Querier interface {
 	// the same figures, reading one row per identity and day. Days join where the last outcome of one
 	// differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
 	// result unless that first outcome was already one as a retry pass.
+	// The days are read from stats_scenario_days_flaky_idx (000025) in (project, identity, day) order,
+	// only the columns summed: no sort and no wide row for the window and the grouping. The names and
+	// the last run are those of the identity's last day in the window, read for the identities kept.
 	StatsFlakyRollup(ctx context.Context, arg StatsFlakyRollupParams) ([]StatsFlakyRollupRow, error)
 	StatsHealByScenario(ctx context.Context, arg StatsHealByScenarioParams) ([]StatsHealByScenarioRow, error)
 	StatsHealByScenarioRollup(ctx context.Context, arg StatsHealByScenarioRollupParams) ([]StatsHealByScenarioRollupRow, error)
@@ -389,7 +399,8 @@ type Querier interface {
 	// A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
 	// of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
 	// page. Read in order from schedules_next_fire_idx (000022), or with a project from
-	// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
+	// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns. Only the
+	// columns the firings are computed from (not the run template).
 	UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error)
 	UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error)
 	UpdateFeature(ctx context.Context, arg UpdateFeatureParams) (Feature, error)

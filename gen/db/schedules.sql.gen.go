@@ -789,7 +789,7 @@ func (q *Queries) StartBufferedFiring(ctx context.Context, arg StartBufferedFiri
 }
 
 const upcomingSchedules = `-- name: UpcomingSchedules :many
-SELECT s.id, s.project_id, s.name, s.cron, s.timezone, s.template, s.overlap, s.catch_up_window_seconds, s.catch_up_max, s.jitter_seconds, s.start_at, s.end_at, s.status, s.paused_at, s.paused_by, s.pause_note, s.pause_after_failures, s.failures_since, s.next_fire_at, s.next_due_at, s.created_by, s.created_at, s.updated_at, p.slug AS project_slug
+SELECT s.id, s.name, s.cron, s.timezone, s.jitter_seconds, s.end_at, s.next_fire_at, p.slug AS project_slug
 FROM schedules s JOIN projects p ON p.id = s.project_id
 WHERE s.status = 'active' AND s.next_fire_at <= $1::timestamptz
   AND ($2::boolean OR p.workspace_id = ANY($3::uuid[]))
@@ -813,14 +813,21 @@ type UpcomingSchedulesParams struct {
 }
 
 type UpcomingSchedulesRow struct {
-	Schedule    Schedule
-	ProjectSlug string
+	ID            uuid.UUID
+	Name          string
+	Cron          string
+	Timezone      string
+	JitterSeconds int32
+	EndAt         *time.Time
+	NextFireAt    *time.Time
+	ProjectSlug   string
 }
 
 // A batch of the active schedules in order of their next firing (up to until), after (fire at, id)
 // of the previous batch: ListUpcoming reads batches until no later schedule can fire within its
 // page. Read in order from schedules_next_fire_idx (000022), or with a project from
-// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns.
+// schedules_project_next_fire_idx, its id given as a value (an InitPlan) as in ListRuns. Only the
+// columns the firings are computed from (not the run template).
 func (q *Queries) UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesParams) ([]UpcomingSchedulesRow, error) {
 	rows, err := q.db.Query(ctx, upcomingSchedules,
 		arg.Until,
@@ -840,29 +847,13 @@ func (q *Queries) UpcomingSchedules(ctx context.Context, arg UpcomingSchedulesPa
 	for rows.Next() {
 		var i UpcomingSchedulesRow
 		if err := rows.Scan(
-			&i.Schedule.ID,
-			&i.Schedule.ProjectID,
-			&i.Schedule.Name,
-			&i.Schedule.Cron,
-			&i.Schedule.Timezone,
-			&i.Schedule.Template,
-			&i.Schedule.Overlap,
-			&i.Schedule.CatchUpWindowSeconds,
-			&i.Schedule.CatchUpMax,
-			&i.Schedule.JitterSeconds,
-			&i.Schedule.StartAt,
-			&i.Schedule.EndAt,
-			&i.Schedule.Status,
-			&i.Schedule.PausedAt,
-			&i.Schedule.PausedBy,
-			&i.Schedule.PauseNote,
-			&i.Schedule.PauseAfterFailures,
-			&i.Schedule.FailuresSince,
-			&i.Schedule.NextFireAt,
-			&i.Schedule.NextDueAt,
-			&i.Schedule.CreatedBy,
-			&i.Schedule.CreatedAt,
-			&i.Schedule.UpdatedAt,
+			&i.ID,
+			&i.Name,
+			&i.Cron,
+			&i.Timezone,
+			&i.JitterSeconds,
+			&i.EndAt,
+			&i.NextFireAt,
 			&i.ProjectSlug,
 		); err != nil {
 			return nil, err

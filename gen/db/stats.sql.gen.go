@@ -1032,20 +1032,17 @@ func (q *Queries) StatsFlaky(ctx context.Context, arg StatsFlakyParams) ([]Stats
 
 const statsFlakyRollup = `-- name: StatsFlakyRollup :many
 WITH d AS (
-    SELECT s.project_id, s.day, s.identity, s.feature_path, s.name, s.example_row, s.total, s.passed, s.failed, s.undefined, s.skipped, s.pending, s.retry_passes, s.n, s.flips, s.flaky_results, s.lost_ms, s.heals, s.first_ok, s.first_retry, s.first_at, s.first_run, s.first_pos, s.last_ok, s.last_at, s.last_run, s.last_pos, s.first_flaky, s.last_flaky, s.dur_hist, s.pf_hist, p.slug, lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) AS prev_last
-    FROM stats_scenario_days s JOIN projects p ON p.id = s.project_id
-    WHERE ($4::boolean OR p.workspace_id = ANY($5::uuid[]))
-      AND ($6::uuid IS NULL OR p.workspace_id = $6::uuid)
-      AND ($7::text IS NULL OR p.slug = $7::text)
+    SELECT s.project_id, s.identity, s.day, s.n, s.passed, s.flips, s.retry_passes, s.flaky_results, s.lost_ms, s.heals,
+           s.first_retry, s.first_at, s.first_flaky, s.last_flaky,
+           coalesce(lag(s.last_ok) OVER (PARTITION BY s.project_id, s.identity ORDER BY s.day) <> s.first_ok, false) AS boundary
+    FROM stats_scenario_days s
+    WHERE s.project_id IN (SELECT p.id FROM projects p
+                           WHERE ($4::boolean OR p.workspace_id = ANY($5::uuid[]))
+                             AND ($6::uuid IS NULL OR p.workspace_id = $6::uuid)
+                             AND ($7::text IS NULL OR p.slug = $7::text))
       AND s.day >= $1::date AND s.day < $2::date AND s.n > 0
-), j AS (
-    SELECT d.project_id, d.day, d.identity, d.feature_path, d.name, d.example_row, d.total, d.passed, d.failed, d.undefined, d.skipped, d.pending, d.retry_passes, d.n, d.flips, d.flaky_results, d.lost_ms, d.heals, d.first_ok, d.first_retry, d.first_at, d.first_run, d.first_pos, d.last_ok, d.last_at, d.last_run, d.last_pos, d.first_flaky, d.last_flaky, d.dur_hist, d.pf_hist, d.slug, d.prev_last, (prev_last IS NOT NULL AND prev_last <> first_ok) AS boundary FROM d
-), agg AS (
-    SELECT project_id, identity, max(slug) AS slug,
-           (array_agg(feature_path ORDER BY day DESC))[1] AS feature_path,
-           (array_agg(name ORDER BY day DESC))[1] AS name,
-           (array_agg(example_row ORDER BY day DESC))[1] AS example_row,
-           (array_agg(last_run ORDER BY day DESC))[1] AS last_run_id,
+), sums AS (
+    SELECT project_id, identity, max(day) AS last_day,
            sum(n)::float8 AS n,
            sum(passed)::float8 AS passed,
            sum(flips + boundary::int)::float8 AS flips,
@@ -1055,11 +1052,15 @@ WITH d AS (
            min(least(first_flaky, CASE WHEN boundary THEN first_at END)) AS first_flaky,
            max(greatest(last_flaky, CASE WHEN boundary THEN first_at END)) AS last_flaky,
            sum(heals)::bigint AS heals
-    FROM j GROUP BY project_id, identity
+    FROM d GROUP BY project_id, identity
     HAVING sum(n) >= $8::int
        AND (NOT $9::boolean OR sum(flaky_results + (boundary AND NOT first_retry)::int) > 0)
+), agg AS (
+    SELECT sums.project_id, sums.identity, sums.last_day, sums.n, sums.passed, sums.flips, sums.retry_passes, sums.flaky_results, sums.lost, sums.first_flaky, sums.last_flaky, sums.heals, p.slug, l.feature_path, l.name, l.example_row, l.last_run AS last_run_id
+    FROM sums JOIN projects p ON p.id = sums.project_id
+    JOIN stats_scenario_days l ON l.project_id = sums.project_id AND l.day = sums.last_day AND l.identity = sums.identity
 ), m AS (
-    SELECT agg.project_id, agg.identity, agg.slug, agg.feature_path, agg.name, agg.example_row, agg.last_run_id, agg.n, agg.passed, agg.flips, agg.retry_passes, agg.flaky_results, agg.lost, agg.first_flaky, agg.last_flaky, agg.heals,
+    SELECT agg.project_id, agg.identity, agg.last_day, agg.n, agg.passed, agg.flips, agg.retry_passes, agg.flaky_results, agg.lost, agg.first_flaky, agg.last_flaky, agg.heals, agg.slug, agg.feature_path, agg.name, agg.example_row, agg.last_run_id,
            (n - passed) / n AS failure_rate,
            passed / n AS pass_rate,
            CASE WHEN n > 1 THEN flips / (n - 1) ELSE 0 END AS flip_rate,
@@ -1067,7 +1068,7 @@ WITH d AS (
            flaky_results / n AS flaky_rate
     FROM agg
 ), v AS (
-    SELECT m.project_id, m.identity, m.slug, m.feature_path, m.name, m.example_row, m.last_run_id, m.n, m.passed, m.flips, m.retry_passes, m.flaky_results, m.lost, m.first_flaky, m.last_flaky, m.heals, m.failure_rate, m.pass_rate, m.flip_rate, m.retry_pass_rate, m.flaky_rate, pass_rate * (1 - flip_rate) AS health, flip_rate * n AS volume,
+    SELECT m.project_id, m.identity, m.last_day, m.n, m.passed, m.flips, m.retry_passes, m.flaky_results, m.lost, m.first_flaky, m.last_flaky, m.heals, m.slug, m.feature_path, m.name, m.example_row, m.last_run_id, m.failure_rate, m.pass_rate, m.flip_rate, m.retry_pass_rate, m.flaky_rate, pass_rate * (1 - flip_rate) AS health, flip_rate * n AS volume,
            CASE $10::text
                WHEN 'flipRate' THEN flip_rate WHEN 'retryPassRate' THEN retry_pass_rate WHEN 'failureRate' THEN failure_rate
                WHEN 'passRate' THEN pass_rate WHEN 'health' THEN pass_rate * (1 - flip_rate) WHEN 'flakinessVolume' THEN flip_rate * n
@@ -1075,7 +1076,7 @@ WITH d AS (
                ELSE flaky_rate END AS sort_value
     FROM m
 ), page AS (
-    SELECT project_id, identity, slug, feature_path, name, example_row, last_run_id, n, passed, flips, retry_passes, flaky_results, lost, first_flaky, last_flaky, heals, failure_rate, pass_rate, flip_rate, retry_pass_rate, flaky_rate, health, volume, sort_value FROM v
+    SELECT project_id, identity, last_day, n, passed, flips, retry_passes, flaky_results, lost, first_flaky, last_flaky, heals, slug, feature_path, name, example_row, last_run_id, failure_rate, pass_rate, flip_rate, retry_pass_rate, flaky_rate, health, volume, sort_value FROM v
     ORDER BY CASE WHEN $3::boolean THEN sort_value END DESC,
              CASE WHEN NOT $3::boolean THEN sort_value END ASC, slug, feature_path, name, identity
     LIMIT $12 OFFSET $11
@@ -1155,6 +1156,9 @@ type StatsFlakyRollupRow struct {
 // the same figures, reading one row per identity and day. Days join where the last outcome of one
 // differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
 // result unless that first outcome was already one as a retry pass.
+// The days are read from stats_scenario_days_flaky_idx (000025) in (project, identity, day) order,
+// only the columns summed: no sort and no wide row for the window and the grouping. The names and
+// the last run are those of the identity's last day in the window, read for the identities kept.
 func (q *Queries) StatsFlakyRollup(ctx context.Context, arg StatsFlakyRollupParams) ([]StatsFlakyRollupRow, error) {
 	rows, err := q.db.Query(ctx, statsFlakyRollup,
 		arg.SinceDay,

@@ -60,7 +60,7 @@ func TestAmbiguousHealIsNotVerified(t *testing.T) {
 	if j.summary != "1 patch(es) proposed, 0 verified" {
 		t.Fatalf("summary %q", j.summary)
 	}
-	props, _ := st.ListProposals(ctx, db.ListProposalsParams{AllWorkspaces: true, WorkspaceIds: nil, RowLimit: 10})
+	props, _ := st.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: true, WorkspaceIds: nil, RowLimit: 10})
 	// 0.9 × gap 0.05 / margin 0.1
 	if len(props) != 1 || props[0].Status != "pending" || math.Abs(float64(props[0].Confidence)-0.45) > 0.001 {
 		t.Fatalf("proposals %+v", props)

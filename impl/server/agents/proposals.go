@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -116,17 +117,56 @@ type ProposalFilter struct {
 	Limit                 int
 }
 
-// ListProposals lists proposals in scope, newest first.
+// ListProposals lists the review inbox in scope, newest first (created_at, then id, both
+// descending): agent proposals and visual checks, read as two lists in that order, each stopped at
+// f.Limit, and merged. Visual checks are read only when the kind and job filters can match one.
 func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) ([]ProposalView, error) {
-	rows, err := s.st.ListProposals(ctx, db.ListProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Project: f.Project,
-		Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit)})
-	out := make([]ProposalView, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, ProposalView{Proposal: db.Proposal{ID: r.ID, ProjectID: r.ProjectID, JobID: r.JobID, Kind: r.Kind, Status: r.Status, Title: r.Title,
-			Target: r.Target, Diff: r.Diff, Evidence: r.Evidence, Confidence: r.Confidence, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt, Reason: r.Reason,
-			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug})
+	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
+	props, err := s.st.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
+		Project: f.Project, Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before,
+		RowLimit: int32(f.Limit)})
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	var checks []db.InboxVisualCheck
+	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid {
+		checks, err = s.st.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
+			Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return mergeInbox(props, checks, f.Limit), nil
+}
+
+// mergeInbox merges two lists ordered newest first (created_at, then id, descending, as
+// PostgreSQL orders them) into at most limit items in the same order.
+func mergeInbox(props []db.InboxProposal, checks []db.InboxVisualCheck, limit int) []ProposalView {
+	view := func(r db.InboxItem) ProposalView {
+		return ProposalView{Proposal: db.Proposal{ID: r.ID, ProjectID: r.ProjectID, JobID: r.JobID, Kind: r.Kind, Status: r.Status, Title: r.Title,
+			Target: r.Target, Diff: r.Diff, Evidence: r.Evidence, Confidence: r.Confidence, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt, Reason: r.Reason,
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug}
+	}
+	out := make([]ProposalView, 0, min(limit, len(props)+len(checks)))
+	i, j := 0, 0
+	for len(out) < limit && (i < len(props) || j < len(checks)) {
+		if j == len(checks) || (i < len(props) && newerFirst(props[i].CreatedAt, props[i].ID, checks[j].CreatedAt, checks[j].ID)) {
+			out = append(out, view(db.InboxItem(props[i])))
+			i++
+		} else {
+			out = append(out, view(db.InboxItem(checks[j])))
+			j++
+		}
+	}
+	return out
+}
+
+// newerFirst reports whether (at, id) comes before (at2, id2) newest first; uuids compare as bytes.
+func newerFirst(at time.Time, id uuid.UUID, at2 time.Time, id2 uuid.UUID) bool {
+	if !at.Equal(at2) {
+		return at.After(at2)
+	}
+	return bytes.Compare(id[:], id2[:]) > 0
 }
 
 // GetProposal returns a proposal with its project and workspace.

@@ -203,7 +203,7 @@ func explain(b *testing.B, conn *pgx.Conn, name string, stmts []recorded) {
 		if !strings.HasPrefix(strings.ToUpper(q), "SELECT") && !strings.HasPrefix(strings.ToUpper(q), "WITH") {
 			continue
 		}
-		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF) "+q, st.args...)
+		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q, st.args...)
 		if err != nil {
 			b.Logf("explain %s #%d: %v", name, i, err)
 			continue

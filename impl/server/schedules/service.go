@@ -688,8 +688,10 @@ func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcomin
 			return nil, false, err
 		}
 		for _, r := range rows {
-			sc := r.Schedule
-			if last, full := page.last(); full && sc.NextFireAt.After(last) {
+			sc := db.Schedule{ID: r.ID, Name: r.Name, Cron: r.Cron, Timezone: r.Timezone, JitterSeconds: r.JitterSeconds, EndAt: r.EndAt, NextFireAt: r.NextFireAt}
+			// No firing of this schedule, nor of a later one in the cursor's order, can come before
+			// (cursor, id): past the full page's last firing, the walk ends.
+			if last, full := page.last(); full && upcomingBefore(last, &Upcoming{ScheduleID: sc.ID, Firing: Firing{At: *sc.NextFireAt}}) {
 				return page.result(f.Limit)
 			}
 			s.addUpcoming(&page, sc, r.ProjectSlug, f)
@@ -701,8 +703,10 @@ func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcomin
 	}
 }
 
-// upcomingBatch is how many schedules ListUpcoming reads per statement for a page of limit firings.
-func upcomingBatch(limit int) int { return max(limit+1, 32) }
+// upcomingBatch is how many schedules ListUpcoming reads per statement for a page of limit
+// firings: the page keeps limit+1 firings, and one schedule more shows whether the walk can stop,
+// so a page whose schedules each fire in it takes one statement.
+func upcomingBatch(limit int) int { return max(limit+2, 32) }
 
 // upcomingPage keeps the soonest keep firings added to it, soonest first (ties by schedule id).
 type upcomingPage struct {
@@ -734,11 +738,11 @@ func (p *upcomingPage) add(u Upcoming) bool {
 }
 
 // last is the page's last firing once it is full.
-func (p *upcomingPage) last() (time.Time, bool) {
+func (p *upcomingPage) last() (*Upcoming, bool) {
 	if len(p.items) < p.keep {
-		return time.Time{}, false
+		return nil, false
 	}
-	return p.items[len(p.items)-1].Firing.At, true
+	return &p.items[len(p.items)-1], true
 }
 
 // result is the first limit firings and whether more follow.

@@ -472,3 +472,32 @@ func TestUpcomingReadsSchedulesInBatches(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestUpcomingStopsAtTheRightScheduleOnTies: the walk stops at a schedule whose cursor ties with
+// the full page's last firing only when its id also sorts after it. Every-minute schedules (cursor
+// 10:01) fill the page up to some firings at 10:02; the even-minute ones (cursor 10:02) read next
+// must still enter it before those of larger ids.
+func TestUpcomingStopsAtTheRightScheduleOnTies(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		w.create(schedules.Input{Name: fmt.Sprintf("minute%02d", i), Cron: "0 * * * * *"})
+		w.create(schedules.Input{Name: fmt.Sprintf("even%02d", i), Cron: "0 */2 * * * *"})
+	}
+	until := t0.Add(5 * time.Minute)
+	all, _, err := w.svc.ListUpcoming(ctx, schedules.UpcomingFilter{AllWorkspaces: true, Until: until, Limit: 200})
+	if err != nil || len(all) != 5*20+2*20 || !all[0].Firing.At.Equal(t0.Add(30*time.Second)) || !all[20].Firing.At.Equal(t0.Add(90*time.Second)) {
+		t.Fatalf("%d upcoming, %v", len(all), err)
+	}
+	for limit := 1; limit <= 60; limit++ {
+		page, _, err := w.svc.ListUpcoming(ctx, schedules.UpcomingFilter{AllWorkspaces: true, Until: until, Limit: limit})
+		if err != nil || len(page) != limit {
+			t.Fatalf("limit %d: %d items, %v", limit, len(page), err)
+		}
+		for i := range page {
+			if !page[i].Firing.At.Equal(all[i].Firing.At) || page[i].ScheduleID != all[i].ScheduleID {
+				t.Fatalf("limit %d, item %d: %v %s, want %v %s", limit, i, page[i].Firing.At, page[i].ScheduleName, all[i].Firing.At, all[i].ScheduleName)
+			}
+		}
+	}
+}
