@@ -1068,6 +1068,10 @@ WITH progress AS (
   SELECT pg_advisory_xact_lock(hashtextextended('blob:' || k, 0)) FROM unnest($31::text[]) k WHERE k <> ''
 )
 SELECT set_config('synchronous_commit', CASE WHEN $1::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+       -- The foreign keys' checks and the quarantine triggers run at the statement's end, after this:
+       -- their cached plans reused (the pool's force_custom_plan replans each check, per row), for the
+       -- rest of the transaction (impl/server/store, scenariowrite.Copy).
+       set_config('plan_cache_mode', 'auto', true),
        (SELECT pg_notify('sdods_run_events', $2::text) WHERE cardinality($3::bigint[]) > 0) IS NULL,
        (SELECT count(*) FROM blob_locks)
 `
