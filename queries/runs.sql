@@ -92,6 +92,9 @@ FROM (SELECT unnest(sqlc.arg('ids')::uuid[]) AS id, unnest(sqlc.arg('keys')::tex
              unnest(sqlc.arg('names')::text[]) AS name, unnest(sqlc.arg('lines')::int[]) AS line,
              unnest(sqlc.arg('tags')::text[]) AS tags, unnest(sqlc.arg('example_rows')::int[]) AS example_row,
              unnest(sqlc.arg('datasets')::text[]) AS dataset) u
+-- Evaluated once, before the rows' foreign-key checks (run at the statement's end): their cached plan
+-- reused instead of planned again per row under the pool's force_custom_plan (WriteRunBatch).
+WHERE (SELECT set_config('plan_cache_mode', 'auto', true)) IS NOT NULL
 ON CONFLICT (run_id, scenario_key) DO NOTHING;
 
 -- The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a

@@ -411,6 +411,7 @@ FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS key,
              unnest($8::text[]) AS name, unnest($9::int[]) AS line,
              unnest($10::text[]) AS tags, unnest($11::int[]) AS example_row,
              unnest($12::text[]) AS dataset) u
+WHERE (SELECT set_config('plan_cache_mode', 'auto', true)) IS NOT NULL
 ON CONFLICT (run_id, scenario_key) DO NOTHING
 `
 
@@ -430,6 +431,8 @@ type InsertRunScenariosParams struct {
 }
 
 // A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ”.
+// Evaluated once, before the rows' foreign-key checks (run at the statement's end): their cached plan
+// reused instead of planned again per row under the pool's force_custom_plan (WriteRunBatch).
 func (q *Queries) InsertRunScenarios(ctx context.Context, arg InsertRunScenariosParams) error {
 	_, err := q.db.Exec(ctx, insertRunScenarios,
 		arg.RunID,
