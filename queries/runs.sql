@@ -195,7 +195,9 @@ WITH progress AS (
   FROM (SELECT unnest(sqlc.arg('progress_ids')::uuid[]) AS id, unnest(sqlc.arg('progress_started')::bool[]) AS started,
                unnest(sqlc.arg('progress_started_ats')::timestamptz[]) AS started_at,
                unnest(sqlc.arg('progress_steps')::text[]) AS steps) u
-  WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = u.id
+  -- The ids' array as well as the join: the planner takes the unnest for one row and would otherwise
+  -- walk the run's every scenario row, for none in most batches.
+  WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = ANY(sqlc.arg('progress_ids')::uuid[]) AND s.id = u.id
 ), finished AS (
   UPDATE run_scenarios s
   SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,

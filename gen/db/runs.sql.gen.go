@@ -1028,7 +1028,9 @@ WITH progress AS (
   FROM (SELECT unnest($5::uuid[]) AS id, unnest($6::bool[]) AS started,
                unnest($7::timestamptz[]) AS started_at,
                unnest($8::text[]) AS steps) u
-  WHERE s.run_id = $4::uuid AND s.id = u.id
+  -- The ids' array as well as the join: the planner takes the unnest for one row and would otherwise
+  -- walk the run's every scenario row, for none in most batches.
+  WHERE s.run_id = $4::uuid AND s.id = ANY($5::uuid[]) AND s.id = u.id
 ), finished AS (
   UPDATE run_scenarios s
   SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
