@@ -92,6 +92,9 @@ FROM (SELECT unnest(sqlc.arg('ids')::uuid[]) AS id, unnest(sqlc.arg('keys')::tex
              unnest(sqlc.arg('names')::text[]) AS name, unnest(sqlc.arg('lines')::int[]) AS line,
              unnest(sqlc.arg('tags')::text[]) AS tags, unnest(sqlc.arg('example_rows')::int[]) AS example_row,
              unnest(sqlc.arg('datasets')::text[]) AS dataset) u
+-- Evaluated once, before the rows' foreign-key checks (run at the statement's end): their cached plan
+-- reused instead of planned again per row under the pool's force_custom_plan (WriteRunBatch).
+WHERE (SELECT set_config('plan_cache_mode', 'auto', true)) IS NOT NULL
 ON CONFLICT (run_id, scenario_key) DO NOTHING;
 
 -- The statements of the one scenario writer (impl/server/scenariowrite): nothing else writes a
@@ -192,7 +195,9 @@ WITH progress AS (
   FROM (SELECT unnest(sqlc.arg('progress_ids')::uuid[]) AS id, unnest(sqlc.arg('progress_started')::bool[]) AS started,
                unnest(sqlc.arg('progress_started_ats')::timestamptz[]) AS started_at,
                unnest(sqlc.arg('progress_steps')::text[]) AS steps) u
-  WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = u.id
+  -- The ids' array as well as the join: the planner takes the unnest for one row and would otherwise
+  -- walk the run's every scenario row, for none in most batches.
+  WHERE s.run_id = sqlc.arg('run_id')::uuid AND s.id = ANY(sqlc.arg('progress_ids')::uuid[]) AND s.id = u.id
 ), finished AS (
   UPDATE run_scenarios s
   SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
@@ -235,6 +240,10 @@ WITH progress AS (
   SELECT pg_advisory_xact_lock(hashtextextended('blob:' || k, 0)) FROM unnest(sqlc.arg('art_blob_keys')::text[]) k WHERE k <> ''
 )
 SELECT set_config('synchronous_commit', CASE WHEN sqlc.arg('async')::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+       -- The foreign keys' checks and the quarantine triggers run at the statement's end, after this:
+       -- their cached plans reused (the pool's force_custom_plan replans each check, per row), for the
+       -- rest of the transaction (impl/server/store, scenariowrite.Copy).
+       set_config('plan_cache_mode', 'auto', true),
        (SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text) WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0) IS NULL,
        (SELECT count(*) FROM blob_locks);
 

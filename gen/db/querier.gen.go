@@ -149,6 +149,8 @@ type Querier interface {
 	InsertRunFeatureOverride(ctx context.Context, arg InsertRunFeatureOverrideParams) error
 	InsertRunIngest(ctx context.Context, arg InsertRunIngestParams) error
 	// A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ''.
+	// Evaluated once, before the rows' foreign-key checks (run at the statement's end): their cached plan
+	// reused instead of planned again per row under the pool's force_custom_plan (WriteRunBatch).
 	InsertRunScenarios(ctx context.Context, arg InsertRunScenariosParams) error
 	InsertVisualCheck(ctx context.Context, arg InsertVisualCheckParams) (VisualCheck, error)
 	// The scenarios a lost worker was executing: their steps so far stay, the error says why they

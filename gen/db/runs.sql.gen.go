@@ -411,6 +411,7 @@ FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS key,
              unnest($8::text[]) AS name, unnest($9::int[]) AS line,
              unnest($10::text[]) AS tags, unnest($11::int[]) AS example_row,
              unnest($12::text[]) AS dataset) u
+WHERE (SELECT set_config('plan_cache_mode', 'auto', true)) IS NOT NULL
 ON CONFLICT (run_id, scenario_key) DO NOTHING
 `
 
@@ -430,6 +431,8 @@ type InsertRunScenariosParams struct {
 }
 
 // A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ”.
+// Evaluated once, before the rows' foreign-key checks (run at the statement's end): their cached plan
+// reused instead of planned again per row under the pool's force_custom_plan (WriteRunBatch).
 func (q *Queries) InsertRunScenarios(ctx context.Context, arg InsertRunScenariosParams) error {
 	_, err := q.db.Exec(ctx, insertRunScenarios,
 		arg.RunID,
@@ -1025,7 +1028,9 @@ WITH progress AS (
   FROM (SELECT unnest($5::uuid[]) AS id, unnest($6::bool[]) AS started,
                unnest($7::timestamptz[]) AS started_at,
                unnest($8::text[]) AS steps) u
-  WHERE s.run_id = $4::uuid AND s.id = u.id
+  -- The ids' array as well as the join: the planner takes the unnest for one row and would otherwise
+  -- walk the run's every scenario row, for none in most batches.
+  WHERE s.run_id = $4::uuid AND s.id = ANY($5::uuid[]) AND s.id = u.id
 ), finished AS (
   UPDATE run_scenarios s
   SET started_at = CASE WHEN u.started THEN u.started_at ELSE s.started_at END,
@@ -1068,6 +1073,10 @@ WITH progress AS (
   SELECT pg_advisory_xact_lock(hashtextextended('blob:' || k, 0)) FROM unnest($31::text[]) k WHERE k <> ''
 )
 SELECT set_config('synchronous_commit', CASE WHEN $1::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+       -- The foreign keys' checks and the quarantine triggers run at the statement's end, after this:
+       -- their cached plans reused (the pool's force_custom_plan replans each check, per row), for the
+       -- rest of the transaction (impl/server/store, scenariowrite.Copy).
+       set_config('plan_cache_mode', 'auto', true),
        (SELECT pg_notify('sdods_run_events', $2::text) WHERE cardinality($3::bigint[]) > 0) IS NULL,
        (SELECT count(*) FROM blob_locks)
 `

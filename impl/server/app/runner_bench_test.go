@@ -8,10 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sdods/sdods/gen/serverclient"
 	"github.com/sdods/sdods/impl/server/app/apptest"
@@ -147,12 +152,13 @@ func BenchmarkRunner200x3(b *testing.B) {
 	// CPU time of this process (the server, the target and the client; PostgreSQL's is not in it)
 	// beside the wall time: on a machine shared with other work, the wall time also counts the
 	// waits for a core.
-	var one, two, loop, oneCPU, twoCPU, loopCPU time.Duration
+	var one, two, loop, oneCPU, twoCPU, loopCPU, onePG time.Duration
 	b.ResetTimer()
 	for b.Loop() {
-		c := processCPU()
+		c, pg := processCPU(), backendCPU(b, s.App.Store.Pool)
 		one += run(1)
 		oneCPU += processCPU() - c
+		onePG += backendCPUSince(b, s.App.Store.Pool, pg)
 		c = processCPU()
 		start := time.Now()
 		if err := plainLoop(target.URL); err != nil {
@@ -171,6 +177,12 @@ func BenchmarkRunner200x3(b *testing.B) {
 	b.ReportMetric(float64(oneCPU.Microseconds())/1000/n, "sdods-cpu-ms/op")
 	b.ReportMetric(float64(twoCPU.Microseconds())/1000/n, "sdods2-cpu-ms/op")
 	b.ReportMetric(float64(loopCPU.Microseconds())/1000/n, "loop-cpu-ms/op")
+	b.ReportMetric(float64(onePG.Microseconds())/1000/n, "sdods-pg-cpu-ms/op")
+	// What concurrency could gain at most on this machine if the run is CPU work: its wall time over
+	// its CPU (this process's and PostgreSQL's backends') spread on every core.
+	if cpus := float64(runtime.NumCPU()); one > 0 {
+		b.ReportMetric(float64(one)/(float64(oneCPU+onePG)/cpus), "cpu-bound-speedup")
+	}
 	for i, name := range []string{"pickup", "prepare", "scenarios", "end"} {
 		b.ReportMetric(float64(phases[i].Microseconds())/1000/n, name+"-ms/op")
 	}
@@ -185,4 +197,42 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// backendCPU returns the CPU time each PostgreSQL backend connected to the benchmark's database has
+// used so far, by pid, from /proc/<pid>/schedstat (nanoseconds on a CPU; the server is local).
+// Shared processes (the WAL writer, the checkpointer) are not in it.
+func backendCPU(tb testing.TB, pool *pgxpool.Pool) map[int]time.Duration {
+	rows, err := pool.Query(context.Background(), "SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+	if err != nil {
+		tb.Fatalf("backends: %v", err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		tb.Fatalf("backends: %v", err)
+	}
+	out := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/schedstat")
+		if err != nil {
+			continue // gone, or not on this machine
+		}
+		fields := strings.Fields(string(raw))
+		if len(fields) == 0 {
+			continue
+		}
+		ns, _ := strconv.ParseInt(fields[0], 10, 64)
+		out[int(pid)] = time.Duration(ns)
+	}
+	return out
+}
+
+// backendCPUSince returns the CPU time the database's backends used since before (a backend that
+// started since counts from zero; one that ended since is lost).
+func backendCPUSince(tb testing.TB, pool *pgxpool.Pool, before map[int]time.Duration) time.Duration {
+	var sum time.Duration
+	for pid, d := range backendCPU(tb, pool) {
+		sum += d - before[pid]
+	}
+	return sum
 }

@@ -106,6 +106,14 @@ type batcher struct {
 	lost map[uuid.UUID]bool
 	// enc is the buffer events are encoded in, under mu.
 	enc []byte
+	// closing is set (under mu) while the run's final transaction waits for or holds flushMu: a
+	// flush in the background then leaves the buffer to it.
+	closing bool
+	// final is what the run's final transaction took from the buffer (under flushMu, which it
+	// holds until settle), as it was taken: put back if the transaction does not commit.
+	final eventBuffer
+	// appended says the final transaction numbered the run's end event.
+	appended bool
 }
 
 // queue adds to the buffer under the lock, and arms the flush timer.
@@ -136,13 +144,12 @@ func (k *sink) flush() {
 	k.b.flushMu.Lock()
 	defer k.b.flushMu.Unlock()
 	k.b.mu.Lock()
-	buf := k.b.buf
-	k.b.buf = eventBuffer{}
-	k.b.due = false
-	if k.b.timer != nil {
-		k.b.timer.Stop()
-		k.b.timer = nil
+	if k.b.closing {
+		// The run's final transaction writes what is buffered (writeBufferedIn).
+		k.b.mu.Unlock()
+		return
 	}
+	buf := k.takeLocked()
 	k.b.mu.Unlock()
 	if buf.empty() {
 		return
@@ -205,28 +212,73 @@ func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer, async b
 	return nil
 }
 
-// appendIn writes an event in the caller's transaction q, after what is buffered (written first,
-// in its own batch): the run's end commits with its final status. If q rolls back, call
-// unappend so that the sequence keeps no gap.
-func (k *sink) appendIn(ctx context.Context, q *db.Queries, e apiEvent) error {
-	k.flush()
-	k.b.flushMu.Lock()
-	defer k.b.flushMu.Unlock()
-	k.appendEvent0(e)
-	k.b.mu.Lock()
+// takeLocked empties the buffer and returns what it held; called with mu held.
+func (k *sink) takeLocked() eventBuffer {
 	buf := k.b.buf
 	k.b.buf = eventBuffer{}
+	k.b.due = false
 	if k.b.timer != nil {
 		k.b.timer.Stop()
 		k.b.timer = nil
 	}
+	return buf
+}
+
+// The run's final transaction (worker.go) writes the run's last batch, its final status and its end
+// event together: one commit on the run's way to its end instead of a batch's and then its own. The
+// worker calls holdBatches before the transaction begins (a batch being written needs a connection
+// of the pool the transaction holds one of), writeBufferedIn first in it (the runs quarantine
+// trigger of the final status reads the results the batch writes), then appendIn with the end event,
+// and settle once it committed or rolled back.
+
+// holdBatches waits for the batches being written and holds back the next ones until settle.
+func (k *sink) holdBatches() {
+	k.b.mu.Lock()
+	k.b.closing = true
+	k.b.mu.Unlock()
+	k.b.flushMu.Lock()
+}
+
+// writeBufferedIn writes what is buffered in the caller's transaction q, after holdBatches.
+func (k *sink) writeBufferedIn(ctx context.Context, q *db.Queries) error {
+	k.b.mu.Lock()
+	buf := k.takeLocked()
+	k.b.final, k.b.appended = buf, false
+	k.b.mu.Unlock()
+	if buf.empty() {
+		return nil
+	}
+	return k.write(ctx, q, &buf, false)
+}
+
+// appendIn numbers an event and writes it in the caller's transaction q, after writeBufferedIn:
+// the run's end commits with its final status.
+func (k *sink) appendIn(ctx context.Context, q *db.Queries, e apiEvent) error {
+	k.appendEvent0(e)
+	k.b.mu.Lock()
+	buf := k.takeLocked()
+	k.b.appended = true
 	k.b.mu.Unlock()
 	return k.write(ctx, q, &buf, false)
 }
 
-// unappend forgets the event appendIn numbered, when its transaction did not commit.
-func (k *sink) unappend() {
+// settle ends holdBatches. If it did not commit, what it took goes
+// back in front of the buffer with its sequence numbers, the end event's number is given back (so
+// the sequence keeps no gap), and the batch is written on its own.
+func (k *sink) settle(committed bool) {
 	k.b.mu.Lock()
-	k.seq--
+	if !committed {
+		if k.b.appended {
+			k.seq--
+		}
+		buf := k.b.final
+		buf.then(k.b.buf)
+		k.b.buf = buf
+	}
+	k.b.final, k.b.appended, k.b.closing = eventBuffer{}, false, false
 	k.b.mu.Unlock()
+	k.b.flushMu.Unlock()
+	if !committed {
+		k.flush()
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/scenariowrite"
+	"github.com/sdods/sdods/impl/server/store"
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
@@ -135,5 +136,72 @@ func TestBatchInlineContentAndEventsDeletedWithRun(t *testing.T) {
 	}
 	if n := count("SELECT count(*) FROM run_events WHERE run_id = $1", r2.ID); n != 0 {
 		t.Errorf("%d events left after their project was deleted", n)
+	}
+}
+
+// A batch's statement and the run's scenario rows' plan their foreign-key checks and triggers with
+// cached plans (plan_cache_mode auto) for their own transaction only: the pool's connections keep force_custom_plan afterwards.
+func TestBatchPlanCacheModeTransactionLocal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.Open(t)
+	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "org-plan", Name: "Org"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "plan", Name: "Plan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}, "web", "Web", "", projects.DefaultSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := runs.New(st, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), runs.Config{})
+	r, err := svc.Queue(ctx, runs.CreateParams{ProjectID: p.ID, Trigger: "api"}, p.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	batch := func(q *db.Queries, seq int64) error {
+		return scenariowrite.Batch(ctx, q, r.ID, true, scenariowrite.Events{Seqs: []int64{seq}, Ats: []time.Time{now}, Types: []string{"log"},
+			Datas: []string{`{"type":"log"}`}, ProjectID: p.ID}, nil)
+	}
+	// The run's scenario rows (the first batch's statement before its own) and a batch, each in a
+	// transaction.
+	steps := map[string]func(q *db.Queries) error{
+		"scenario rows": func(q *db.Queries) error {
+			return scenariowrite.Plan(ctx, q, r.ID, []scenariowrite.Planned{{ID: uuid.New(), Key: "s1", FeaturePath: "a.feature", Name: "A", Line: 3}})
+		},
+		"batch": func(q *db.Queries) error { return batch(q, 1) },
+	}
+	for name, step := range steps {
+		var inTx string
+		err = st.WithTx(ctx, func(q *db.Queries) error {
+			if err := step(q); err != nil {
+				return err
+			}
+			tx, _ := store.TxOf(q)
+			return tx.QueryRow(ctx, "SELECT current_setting('plan_cache_mode')").Scan(&inTx)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inTx != "auto" {
+			t.Errorf("plan_cache_mode after the %s in its transaction: %q, want auto", name, inTx)
+		}
+	}
+	for seq := int64(2); seq < 6; seq++ {
+		if err := batch(st.Queries, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range st.Pool.AcquireAllIdle(ctx) {
+		var mode string
+		err := c.QueryRow(ctx, "SELECT current_setting('plan_cache_mode')").Scan(&mode)
+		c.Release()
+		if err != nil || mode != "force_custom_plan" {
+			t.Errorf("a pool connection's plan_cache_mode after batches: %q (%v), want force_custom_plan", mode, err)
+		}
 	}
 }

@@ -62,12 +62,12 @@ func (k *sink) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
 }
 
-// appendEvent numbers an event and buffers it; the run's status events and its end are written
-// at once, with what was buffered before them.
+// appendEvent numbers an event and buffers it; an end event is written at once, with what was
+// buffered before it.
 func (k *sink) appendEvent(e apiEvent) {
 	k.appendEvent0(e)
 	switch e.Type {
-	case "end", "run.status":
+	case "end":
 		k.flush()
 	case "scenario.finished":
 		k.flushSoon()
@@ -197,7 +197,8 @@ func (k *sink) Emit(e runner.Event) {
 		}
 	case runner.EventRunFinished:
 		if e.RunEnd != nil {
-			k.appendEvent(apiEvent{Type: "run.status", Status: ptr(string(e.RunEnd.Status)), Counts: ptr(apiCounts(e.RunEnd.Counts)), Message: nonEmpty(e.RunEnd.Error)})
+			// Written with the run's final status, in its final transaction (worker.go).
+			k.appendEvent0(apiEvent{Type: "run.status", Status: ptr(string(e.RunEnd.Status)), Counts: ptr(apiCounts(e.RunEnd.Counts)), Message: nonEmpty(e.RunEnd.Error)})
 		}
 	}
 }

@@ -171,7 +171,7 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	if err == nil {
 		res, err = s.runner.Run(runCtx, in, snk)
 	}
-	snk.flush() // what the runner left buffered, before the run's status changes
+	// What the runner left buffered is written by the final transaction, below.
 	// Leases end with the run, whatever happened.
 	bg, done := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer done()
@@ -199,10 +199,15 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 	if msg != "" {
 		errp = &msg
 	}
-	// The final status, the webhook deliveries it triggers and the end event commit together.
+	// The final status, the webhook deliveries it triggers, the run's last batch and the end event
+	// commit together (batch.go: writeBufferedIn, appendIn, settle).
 	var fin db.Run
-	appended := false
+	snk.holdBatches()
 	ferr := s.st.WithTx(bg, func(q *db.Queries) error {
+		// The results first: the runs quarantine trigger of FinishRun reads them.
+		if err := snk.writeBufferedIn(bg, q); err != nil {
+			return err
+		}
 		var err error
 		if fin, err = q.FinishRun(bg, db.FinishRunParams{ID: r.ID, Status: status, Error: errp, Counts: rawCounts}); err != nil {
 			return err
@@ -218,13 +223,10 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 		// The end event commits with the status: a reader that sees the run final finds it.
 		endCounts := apiCounts(counts)
 		_ = json.Unmarshal(fin.Counts, &endCounts) // the database adds counts.quarantined (docs/stats.md)
-		appended = true
 		return snk.appendIn(bg, q, apiEvent{Type: "end", Status: &fin.Status, Counts: &endCounts, Message: errp})
 	})
+	snk.settle(ferr == nil)
 	if ferr != nil {
-		if appended {
-			snk.unappend()
-		}
 		if errors.Is(ferr, context.Canceled) || store.IsNotFound(ferr) {
 			log.Warn("runs: run was finished elsewhere", "error", ferr)
 		} else {
