@@ -17,7 +17,8 @@ import (
 // the results') writes a history whose finished runs then take another JUnit document that
 // replaces some of their results — with the same status, timestamp and counts (nothing of the
 // run row changes), with a test case run again over its first attempt, with a later or an earlier
-// timestamp, with a new test case, with two results of one identity — and checks that every figure the statistics endpoints read
+// timestamp, with a new test case, with two results of one identity — and one run whose two results of one
+// identity are kept, and checks that every figure the statistics endpoints read
 // from the rollup (a window of whole UTC days) is the one computed from the results (the same runs,
 // a window one second wider), and the slowest step's p50 by hand.
 func TestStatsRollupOverReplacedResults(t *testing.T) {
@@ -71,10 +72,18 @@ func TestStatsRollupOverReplacedResults(t *testing.T) {
 			doc("2026-03-04T11:00:00", "c:pass:3")},
 		// Only a step's duration changes.
 		{"duration", doc("2026-03-04T12:00:00", "a:pass:1"), doc("2026-03-04T12:00:00", "a:pass:7")},
+		// Two results of one identity in a run, kept: its first finish merges them (the step's two
+		// durations in two histogram bands) and no later document recomputes the day.
+		{"one identity twice, kept", []byte(`<testsuites><testsuite name="shop" timestamp="2026-03-04T13:00:00">
+  <testcase classname="k" name="c" time="1"/></testsuite><testsuite name="shop2" timestamp="2026-03-04T13:00:00">
+  <testcase classname="k" name="c" time="3"/></testsuite></testsuites>`), nil},
 	}
 	for _, h := range history {
 		id := ingestRun(t, bearer)
 		for i, d := range [][]byte{h.first, h.then} {
+			if d == nil {
+				continue
+			}
 			if status, _, body := ingestDoc(t, s, token, id, "application/xml", d); status != http.StatusOK {
 				t.Fatalf("%s: document %d: %d %s", h.name, i+1, status, body)
 			}
