@@ -159,7 +159,7 @@ func (s *Server) Do(tb testing.TB, method, path, contentType string, body []byte
 func (s *Server) DiscardLogs() { s.logs.discard() }
 
 type syncBuffer struct {
-	mu      sync.Mutex
+	mu       sync.Mutex
 	buf      bytes.Buffer
 	dropping bool
 }
