@@ -1,15 +1,22 @@
 package app_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sdods/sdods/impl/server/app"
 	"github.com/sdods/sdods/impl/server/app/apptest"
 )
 
@@ -20,7 +27,8 @@ import (
 // includes PostgreSQL's time for the statements; allocs/op and a CPU profile
 // (-cpuprofile) are the server's alone.
 func BenchmarkReadStack(b *testing.B) {
-	s, conn, browser := statsBenchServer(b, os.Getenv("SDODS_READ_STACK_DATABASE"), 2000, 5, nil)
+	slow := &slowStatements{}
+	s, conn, browser := statsBenchServer(b, os.Getenv("SDODS_READ_STACK_DATABASE"), 2000, 5, func(c *app.Config) { c.QueryTracer = slow })
 	var audits int
 	if err := conn.QueryRow(b.Context(), `SELECT count(*) FROM audit_entries`).Scan(&audits); err != nil {
 		b.Fatal(err)
@@ -65,6 +73,7 @@ func BenchmarkReadStack(b *testing.B) {
 				after := s.App.Store.Pool.Stat()
 				b.ReportMetric(float64((after.AcquireDuration()-before.AcquireDuration()).Microseconds())/1000/float64(b.N), "pool-wait-ms/op")
 				b.ReportMetric(float64(after.EmptyAcquireCount()-before.EmptyAcquireCount())/float64(b.N), "pool-waits/op")
+				slow.report(b)
 				slices.Sort(took)
 				if len(took) > 0 {
 					b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
@@ -84,4 +93,59 @@ func BenchmarkReadStack(b *testing.B) {
 			}
 		})
 	}
+}
+
+// slowStatements is a pgx tracer that keeps the statements, and the waits for one of the pool's
+// connections, longer than 20 ms: where a request's latency tail comes from.
+type slowStatements struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+type traceStart struct{}
+
+func (t *slowStatements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	return context.WithValue(ctx, traceStart{}, [2]any{time.Now(), d.SQL})
+}
+
+func (t *slowStatements) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	v, ok := ctx.Value(traceStart{}).([2]any)
+	if !ok {
+		return
+	}
+	if took := time.Since(v[0].(time.Time)); took > 20*time.Millisecond {
+		sql := strings.Join(strings.Fields(v[1].(string)), " ")
+		t.mu.Lock()
+		t.seen = append(t.seen, fmt.Sprintf("%6.1f ms %.90s", float64(took.Microseconds())/1000, sql))
+		t.mu.Unlock()
+	}
+}
+
+type acquireStart struct{}
+
+func (t *slowStatements) TraceAcquireStart(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireStartData) context.Context {
+	return context.WithValue(ctx, acquireStart{}, time.Now())
+}
+
+func (t *slowStatements) TraceAcquireEnd(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireEndData) {
+	if start, ok := ctx.Value(acquireStart{}).(time.Time); ok {
+		if took := time.Since(start); took > 20*time.Millisecond {
+			t.mu.Lock()
+			t.seen = append(t.seen, fmt.Sprintf("%6.1f ms waiting for a connection", float64(took.Microseconds())/1000))
+			t.mu.Unlock()
+		}
+	}
+}
+
+// report logs and forgets the slow statements seen.
+func (t *slowStatements) report(b *testing.B) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	slices.Sort(t.seen)
+	shown := t.seen
+	if len(shown) > 12 {
+		shown = shown[len(shown)-12:] // the slowest
+	}
+	b.Logf("%d statements or connection waits over 20 ms; the slowest:\n%s", len(t.seen), strings.Join(shown, "\n"))
+	t.seen = nil
 }
