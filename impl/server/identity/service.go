@@ -476,7 +476,7 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*authz.P
 		return nil, err
 	}
 	t := row.ApiToken
-	if t.LastUsedAt == nil || time.Since(*t.LastUsedAt) > sessionTouchEvery {
+	if s.tokens.claimTouch(t.ID, t.LastUsedAt) {
 		if err := s.st.TouchToken(ctx, t.ID); err != nil {
 			return nil, err
 		}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sdods/sdods/impl/server/authz"
 )
 
@@ -27,6 +29,11 @@ type tokenCache struct {
 	// what it read, which may predate the change.
 	gen uint64
 	now func() time.Time
+	// touched is when this process last wrote each token's last use: once a minute per token,
+	// by one request. Without it every request that read the row before the write committed
+	// wrote it too, one after the other behind the row's lock, each waiting for a WAL flush: a
+	// stall of all concurrent requests of a token once a minute.
+	touched map[uuid.UUID]time.Time
 }
 
 type tokenEntry struct {
@@ -35,7 +42,7 @@ type tokenEntry struct {
 }
 
 func newTokenCache() *tokenCache {
-	return &tokenCache{entries: map[[sha256.Size]byte]tokenEntry{}, now: time.Now}
+	return &tokenCache{entries: map[[sha256.Size]byte]tokenEntry{}, touched: map[uuid.UUID]time.Time{}, now: time.Now}
 }
 
 // get returns a copy of the live cached principal of the token whose hash is key, and the
@@ -71,6 +78,26 @@ func (c *tokenCache) put(key [sha256.Size]byte, p *authz.Principal, gen uint64) 
 		clear(c.entries)
 	}
 	c.entries[key] = tokenEntry{principal: *p, until: until}
+}
+
+// claimTouch reports whether the caller should write the token's last use (last read from the
+// database): when it is older than sessionTouchEvery and no other request of this process wrote
+// it since.
+func (c *tokenCache) claimTouch(id uuid.UUID, lastUsed *time.Time) bool {
+	now := c.now()
+	if lastUsed != nil && now.Sub(*lastUsed) <= sessionTouchEvery {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at, ok := c.touched[id]; ok && now.Sub(at) <= sessionTouchEvery {
+		return false
+	}
+	if len(c.touched) >= tokenCacheMax {
+		clear(c.touched)
+	}
+	c.touched[id] = now
+	return true
 }
 
 // invalidate forgets every cached token; called after a change to tokens or users commits.

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sdods/sdods/impl/server/authz"
 )
 
@@ -56,4 +58,31 @@ func TestTokenCacheBounds(t *testing.T) {
 			t.Fatalf("%d entries", len(c.entries))
 		}
 	})
+}
+
+// TestTokenTouchedOncePerMinute: of the requests that read a token's stale last use at once,
+// one writes it; the next write comes a minute later.
+func TestTokenTouchedOncePerMinute(t *testing.T) {
+	now := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+	c := newTokenCache()
+	c.now = func() time.Time { return now }
+	id := uuid.New()
+	stale := now.Add(-2 * sessionTouchEvery)
+	claims := 0
+	for range 16 {
+		if c.claimTouch(id, &stale) {
+			claims++
+		}
+	}
+	if claims != 1 {
+		t.Fatalf("%d of 16 concurrent requests write the last use", claims)
+	}
+	fresh := now.Add(2*sessionTouchEvery - time.Second)
+	c.now = func() time.Time { return now.Add(2 * sessionTouchEvery) }
+	if c.claimTouch(id, &fresh) {
+		t.Fatal("a fresh last use written again")
+	}
+	if !c.claimTouch(id, nil) {
+		t.Fatal("a token never used, a minute after the last write, not written")
+	}
 }
