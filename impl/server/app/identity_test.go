@@ -145,6 +145,9 @@ func TestSessionCSRFTokensAndAccount(t *testing.T) {
 	}
 	// A password change revokes the tokens that remain.
 	other := s.Bearer(t, apptest.Token(t, admin, "account:read"))
+	if r, _ := other.GetAuthMeWithResponse(ctx); r.StatusCode() != http.StatusOK { // and so cached
+		t.Fatalf("a new token: %d", r.StatusCode())
+	}
 
 	// Password change: the current password is checked; the new one works.
 	if r, _ := admin.ChangePasswordWithResponse(ctx, serverclient.ChangePasswordJSONRequestBody{CurrentPassword: "nope", NewPassword: "another long password"}); r.StatusCode() != http.StatusForbidden {

@@ -12,6 +12,8 @@ var (
 	AppendRun       = appendRun
 	AppendRunReport = appendRunReport
 	ScenarioTree    = scenarioTree
+	AppendFeatures  = appendFeatureList
+	RunCounts       = runCounts
 )
 
 // ReportLists returns a report whose failures, flaky and slowest lists are empty, or nil.

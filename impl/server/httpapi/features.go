@@ -81,7 +81,7 @@ func (s *Server) ListFeatures(ctx context.Context, req serverapi.ListFeaturesReq
 		return nil, err
 	}
 	items, next := page(rows, f.Limit, func(f features.Stored) string { return f.Path })
-	out := serverapi.ListFeatures200JSONResponse{Items: []serverapi.FeatureSummary{}, NextCursor: next}
+	out := featureListJSON{Items: make([]serverapi.FeatureSummary, 0, len(items)), NextCursor: next}
 	for _, f := range items {
 		tags := f.Tags
 		if tags == nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/sdods/sdods/impl/jsonappend"
 )
 
-// The run list, a run's detail and its report are the answers that grow with a workspace's
+// The run list, a run's detail and its report (and the feature list) are the answers that grow with a workspace's
 // history; encoding/json spent a fifth of the run list's CPU and of the run detail's in
 // reflection (docs/benchmarks.md, read paths). They are written by the append encoders below,
 // field for field in the order and with the escaping of encoding/json (HTML characters
@@ -50,6 +50,58 @@ type runListJSON serverapi.RunList
 
 func (r runListJSON) VisitListRunsResponse(w http.ResponseWriter) error {
 	return writeJSON(w, http.StatusOK, func(b []byte) ([]byte, error) { return appendRunList(b, (*serverapi.RunList)(&r)) })
+}
+
+// featureListJSON is the feature list's 200 answer, encoded by appendFeatureList.
+type featureListJSON serverapi.FeatureList
+
+func (l featureListJSON) VisitListFeaturesResponse(w http.ResponseWriter) error {
+	return writeJSON(w, http.StatusOK, func(b []byte) ([]byte, error) { return appendFeatureList(b, (*serverapi.FeatureList)(&l)) })
+}
+
+func appendFeatureList(b []byte, l *serverapi.FeatureList) ([]byte, error) {
+	var err error
+	b = append(b, `{"items":`...)
+	if l.Items == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range l.Items {
+			f := &l.Items[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"createdAt":`...)
+			if b, err = appendTime(b, f.CreatedAt); err != nil {
+				return nil, err
+			}
+			b = append(b, `,"etag":`...)
+			b = jsonappend.String(b, f.Etag)
+			b = append(b, `,"module":`...)
+			b = jsonappend.String(b, f.Module)
+			if f.Name != nil {
+				b = append(b, `,"name":`...)
+				b = jsonappend.String(b, *f.Name)
+			}
+			b = append(b, `,"path":`...)
+			b = jsonappend.String(b, f.Path)
+			b = append(b, `,"scenarioCount":`...)
+			b = strconv.AppendInt(b, int64(f.ScenarioCount), 10)
+			b = append(b, `,"sizeBytes":`...)
+			b = strconv.AppendInt(b, int64(f.SizeBytes), 10)
+			b = append(b, `,"tags":`...)
+			b = appendStrings(b, f.Tags)
+			b = append(b, `,"updatedAt":`...)
+			if b, err = appendTime(b, f.UpdatedAt); err != nil {
+				return nil, err
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"nextCursor":`...)
+	b = appendStringPtrOrNull(b, l.NextCursor)
+	return append(b, '}'), nil
 }
 
 // runJSON is a run's detail, encoded by appendRun.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/httpapi"
+	"github.com/sdods/sdods/impl/server/results"
+	"github.com/sdods/sdods/impl/server/results/resultsapi"
 	"github.com/sdods/sdods/impl/server/runs"
 )
 
@@ -25,6 +27,7 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 		list := g.runList()
 		run := g.run()
 		report := g.report()
+		features := g.featureList()
 		for _, c := range []struct {
 			name string
 			v    any
@@ -33,6 +36,7 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 			{"run list", list, func(b []byte) ([]byte, error) { return httpapi.AppendRunList(b, &list) }},
 			{"run", run, func(b []byte) ([]byte, error) { return httpapi.AppendRun(b, &run) }},
 			{"report", report, func(b []byte) ([]byte, error) { return httpapi.AppendRunReport(b, &report) }},
+			{"feature list", features, func(b []byte) ([]byte, error) { return httpapi.AppendFeatures(b, &features) }},
 		} {
 			var want bytes.Buffer
 			if err := json.NewEncoder(&want).Encode(c.v); err != nil {
@@ -208,6 +212,61 @@ func (g gen) runList() serverapi.RunList {
 	}
 	l.NextCursor = g.strp()
 	return l
+}
+
+func (g gen) featureList() serverapi.FeatureList {
+	var l serverapi.FeatureList
+	switch g.r.IntN(5) {
+	case 0:
+	case 1:
+		l.Items = []serverapi.FeatureSummary{}
+	default:
+		for n := 1 + g.r.IntN(5); n > 0; n-- {
+			l.Items = append(l.Items, serverapi.FeatureSummary{CreatedAt: g.time(), Etag: g.str(), Module: g.str(), Name: g.strp(), Path: g.str(),
+				ScenarioCount: g.r.IntN(200), SizeBytes: g.r.IntN(1 << 20), Tags: g.strs(), UpdatedAt: g.time()})
+		}
+	}
+	l.NextCursor = g.strp()
+	return l
+}
+
+// TestDecodeCountsMatchesEncodingJSON: the run counts decoder reads what encoding/json reads,
+// and leaves to it (same result) whatever it does not read itself.
+func TestDecodeCountsMatchesEncodingJSON(t *testing.T) {
+	cases := []string{
+		`{"total": 50, "failed": 1}`, // PostgreSQL's jsonb text
+		`{"failed": 2, "flaky": 1, "passed": 40, "pending": 0, "quarantined": 1, "skipped": 3, "total": 47, "undefined": 0}`,
+		`{"failed":2,"flaky":1,"passed":40,"pending":0,"skipped":3,"total":47,"undefined":0}`,
+		"{}", " { } ", "{\n\t\"total\" :\r 3 }", `{"total": -4}`, `{"quarantined": 0}`,
+		// left to encoding/json
+		`{"total": 1, "total": 2}`, `{"Total": 3}`, `{"total": 3.0}`, `{"total": 3e1}`, `{"total": 01}`, `{"total": null}`,
+		`{"quarantined": null}`, `{"t\u006ftal": 3}`, `{"other": 1, "total": 2}`, `{"total": "3"}`, `{"total": 99999999999999999999}`,
+		`{"total": 3,}`, `{"total": 3} x`, `{"total": 3`, `{"total" 3}`, `[]`, "", "null", `{"total": -}`, `{"total": 1x}`,
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 300 { // every member, any order, any spacing
+		keys := []string{"failed", "flaky", "passed", "pending", "quarantined", "skipped", "total", "undefined"}
+		r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		sp := func() string { return []string{"", " ", "\n ", "\t"}[r.IntN(4)] }
+		doc := "{" + sp()
+		for i, k := range keys[:r.IntN(len(keys)+1)] {
+			if i > 0 {
+				doc += "," + sp()
+			}
+			doc += `"` + k + `"` + sp() + ":" + sp() + strconv.Itoa(r.IntN(100000)-10) + sp()
+		}
+		cases = append(cases, doc+"}")
+	}
+	for _, doc := range cases {
+		var want results.Counts
+		_ = json.Unmarshal([]byte(doc), &want)
+		got := httpapi.RunCounts([]byte(doc))
+		wantJSON, _ := json.Marshal(resultsapi.Counts(want))
+		gotJSON, _ := json.Marshal(got)
+		if !bytes.Equal(wantJSON, gotJSON) {
+			t.Errorf("%q: got %s, encoding/json %s", doc, gotJSON, wantJSON)
+		}
+	}
 }
 
 func (g gen) run() serverapi.Run {

@@ -116,8 +116,109 @@ func (s *Server) authorizeRun(ctx context.Context, id, workspaceID uuid.UUID) er
 
 func runCounts(raw []byte) serverapi.Counts {
 	var c results.Counts
-	_ = json.Unmarshal(raw, &c)
+	if !decodeCounts(raw, &c) {
+		c = results.Counts{}
+		_ = json.Unmarshal(raw, &c)
+	}
 	return resultsapi.Counts(c)
+}
+
+// decodeCounts reads a run's counts as PostgreSQL writes the jsonb object ({"total": 3,
+// "passed": 2, …}: known members, integers) without encoding/json's reflection, a tenth of the
+// run list's CPU; it reports false for anything else (a member it does not know, a fraction, an
+// escape, a duplicate), which is then decoded by encoding/json. TestDecodeCountsMatchesEncodingJSON.
+func decodeCounts(raw []byte, c *results.Counts) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	var seen uint8
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return skipSpace(raw, i+1) == len(raw)
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return false
+		}
+		end := i + 1
+		for end < len(raw) && raw[end] != '"' && raw[end] != '\\' {
+			end++
+		}
+		if end >= len(raw) || raw[end] != '"' {
+			return false
+		}
+		key := raw[i+1 : end]
+		i = skipSpace(raw, end+1)
+		if i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = skipSpace(raw, i+1)
+		start := i
+		if i < len(raw) && raw[i] == '-' {
+			i++
+		}
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		digits := raw[start:i]
+		if len(digits) > 0 && digits[0] == '-' {
+			digits = digits[1:]
+		}
+		if len(digits) > 1 && digits[0] == '0' { // not JSON
+			return false
+		}
+		n, err := strconv.Atoi(string(raw[start:i]))
+		if err != nil || (i < len(raw) && (raw[i] == '.' || raw[i] == 'e' || raw[i] == 'E')) {
+			return false
+		}
+		var field *int
+		var bit uint8
+		switch string(key) {
+		case "failed":
+			field, bit = &c.Failed, 1
+		case "flaky":
+			field, bit = &c.Flaky, 2
+		case "passed":
+			field, bit = &c.Passed, 4
+		case "pending":
+			field, bit = &c.Pending, 8
+		case "quarantined":
+			c.Quarantined, bit = new(int), 16
+			field = c.Quarantined
+		case "skipped":
+			field, bit = &c.Skipped, 32
+		case "total":
+			field, bit = &c.Total, 64
+		case "undefined":
+			field, bit = &c.Undefined, 128
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		*field = n
+		i = skipSpace(raw, i)
+		if i >= len(raw) {
+			return false
+		}
+		if raw[i] == '}' {
+			return skipSpace(raw, i+1) == len(raw)
+		}
+		if raw[i] != ',' {
+			return false
+		}
+		i = skipSpace(raw, i+1)
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 func durationMs(start, end *time.Time) *int64 {
@@ -168,7 +269,7 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListRuns200JSONResponse{Items: []serverapi.RunSummary{}}
+	out := serverapi.ListRuns200JSONResponse{Items: make([]serverapi.RunSummary, 0, min(len(rows), limit))}
 	for i, r := range rows {
 		if i == limit {
 			out.NextCursor = encodeCursor(runCursor{At: rows[i-1].Run.CreatedAt, ID: rows[i-1].Run.ID})

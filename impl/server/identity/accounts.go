@@ -188,6 +188,7 @@ func (s *Service) UpdateUser(ctx context.Context, id uuid.UUID, c UserChange) (U
 		return audit.Record(ctx, q, audit.Target{Kind: "user", ID: u.ID.String(), Name: u.Email},
 			map[string]any{"passwordSet": hash != "", "disabled": u.Disabled, "instanceRole": instanceRole(u.InstanceAdmin)})
 	})
+	s.tokens.invalidate() // the user's tokens: disabled, role or email changed
 	return toUser(u), err
 }
 
@@ -206,6 +207,7 @@ func (s *Service) UpdateProfile(ctx context.Context, id uuid.UUID, displayName, 
 		}
 		return audit.Record(ctx, q, audit.Target{Kind: "user", ID: u.ID.String(), Name: u.Email}, nil)
 	})
+	s.tokens.invalidate() // the tokens' principals carry the email
 	return toUser(u), err
 }
 
@@ -278,7 +280,7 @@ func (s *Service) Tokens(ctx context.Context, userID uuid.UUID, page TokenPage) 
 // RevokeToken revokes a token of userID, or anyone's when asAdmin; a token of someone else is
 // not_found, as one that does not exist.
 func (s *Service) RevokeToken(ctx context.Context, userID uuid.UUID, asAdmin bool, tokenID uuid.UUID) error {
-	return s.st.WithTx(ctx, func(q *db.Queries) error {
+	err := s.st.WithTx(ctx, func(q *db.Queries) error {
 		t, err := q.GetToken(ctx, tokenID)
 		if err != nil && !store.IsNotFound(err) {
 			return err
@@ -291,4 +293,6 @@ func (s *Service) RevokeToken(ctx context.Context, userID uuid.UUID, asAdmin boo
 		}
 		return audit.Record(ctx, q, audit.Target{Kind: "token", ID: tokenID.String(), Name: t.Name}, nil)
 	})
+	s.tokens.invalidate()
+	return err
 }

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -69,6 +70,9 @@ type Service struct {
 	// dummyHash is verified against when the account does not exist, so that a login for an
 	// unknown email costs as much time as one with a wrong password.
 	dummyHash string
+	// tokens caches API tokens' principals for TokenCacheTTL; every change to tokens or users
+	// empties it.
+	tokens *tokenCache
 }
 
 // New returns the identity service.
@@ -81,7 +85,7 @@ func New(st *store.Store, throttle Throttle) (*Service, error) {
 	if slots <= 0 {
 		slots = runtime.GOMAXPROCS(0)
 	}
-	return &Service{st: st, throttle: throttle, dummyHash: h, hashSlots: make(chan struct{}, slots)}, nil
+	return &Service{st: st, throttle: throttle, dummyHash: h, hashSlots: make(chan struct{}, slots), tokens: newTokenCache()}, nil
 }
 
 // ClientMeta describes the client a session is opened for.
@@ -416,6 +420,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID, currentSession uui
 		return audit.Record(ctx, q, audit.Target{Kind: "user", ID: userID.String(), Name: u.Email},
 			map[string]any{"sessionsRevoked": out.SessionsRevoked, "tokensRevoked": out.TokensRevoked})
 	})
+	s.tokens.invalidate()
 	return out, err
 }
 
@@ -458,7 +463,12 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*authz.P
 	if !strings.HasPrefix(token, TokenPrefix) {
 		return nil, nil
 	}
-	row, err := s.st.GetTokenBySecret(ctx, HashSecret(token))
+	key := sha256.Sum256([]byte(token))
+	p, gen := s.tokens.get(key)
+	if p != nil {
+		return p, nil
+	}
+	row, err := s.st.GetTokenBySecret(ctx, key[:])
 	if store.IsNotFound(err) {
 		return nil, nil
 	}
@@ -466,16 +476,17 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*authz.P
 		return nil, err
 	}
 	t := row.ApiToken
-	if t.LastUsedAt == nil || time.Since(*t.LastUsedAt) > sessionTouchEvery {
+	if s.tokens.claimTouch(t.ID, t.LastUsedAt) {
 		if err := s.st.TouchToken(ctx, t.ID); err != nil {
 			return nil, err
 		}
 	}
-	p := &authz.Principal{UserID: row.User.ID.String(), Label: row.User.Email, Method: authz.MethodToken,
+	p = &authz.Principal{UserID: row.User.ID.String(), Label: row.User.Email, Method: authz.MethodToken,
 		InstanceAdmin: row.User.InstanceAdmin, Scopes: t.Scopes, CredentialID: t.ID.String()}
 	if t.ExpiresAt != nil {
 		p.ExpiresAt = *t.ExpiresAt
 	}
+	s.tokens.put(key, p, gen)
 	return p, nil
 }
 

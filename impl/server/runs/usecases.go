@@ -88,7 +88,7 @@ type ListFilter struct {
 	Limit                 int
 }
 
-// List lists runs by f.
+// List lists runs by f: each run's summary (no variables, error or creator: the list shows none).
 func (s *Service) List(ctx context.Context, f ListFilter) ([]ProjectRun, error) {
 	params := db.ListRunsParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: []uuid.UUID{}, Project: f.Project, Statuses: f.Statuses,
 		Branches: orEmpty(f.Branches), NotBranches: orEmpty(f.NotBranches), Triggers: orEmpty(f.Triggers), NotTriggers: orEmpty(f.NotTriggers),
@@ -112,9 +112,12 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]ProjectRun, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ProjectRun, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, ProjectRun{Run: runOf(r.Run), ProjectSlug: r.ProjectSlug})
+	out := make([]ProjectRun, len(rows))
+	for i, r := range rows {
+		out[i] = ProjectRun{ProjectSlug: r.ProjectSlug, Run: Run{ID: r.ID, ProjectID: r.ProjectID, Status: r.Status, Trigger: r.Trigger,
+			Source: r.Source, Label: r.Label, Paths: r.Paths, Tags: r.Tags, Environment: r.Environment, Branch: r.Branch,
+			CommitSha: r.CommitSha, ProcessName: r.ProcessName, ScheduleID: nullable(r.ScheduleID), CreatedAt: r.CreatedAt,
+			UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Counts: r.Counts}}
 	}
 	return out, nil
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +28,20 @@ const DefaultURL = "postgres://postgres@127.0.0.1:5432/sdods?sslmode=disable"
 type Store struct {
 	Pool *pgxpool.Pool
 	*db.Queries
+}
+
+// BackgroundConns is how many of the pool's connections the server's background work may hold
+// at once: one LISTEN each for run and agent events, held for the process's life, and the job
+// queue's own statements.
+const BackgroundConns = 4
+
+// DefaultMaxConns is the pool's size unless the database URL sets pool_max_conns: twice as many
+// connections for requests as the process has CPUs (at least four), plus BackgroundConns. pgx's
+// default, max(4, CPUs), left two connections for requests on a two-core machine once both
+// LISTENs held theirs: sixteen concurrent requests queued for them, and a job statement waiting
+// for a WAL flush held one of the two (docs/benchmarks.md, read paths, round 4).
+func DefaultMaxConns() int32 {
+	return int32(max(4, 2*runtime.GOMAXPROCS(0)) + BackgroundConns)
 }
 
 // Open connects to url and checks the connection; it does not migrate.
@@ -61,6 +77,9 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*Store
 	// planned with its values unless the URL says otherwise (…?plan_cache_mode=auto).
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns()
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -183,4 +184,38 @@ func TestUUIDParametersEncodedAsBytes(t *testing.T) {
 	if allocs > 500 {
 		t.Errorf("encoding 100 ids: %.0f allocations, want at most 5 an id", allocs)
 	}
+}
+
+// The pool keeps room for requests beside the connections background work holds (two LISTENs
+// for the process's life, the job queue's statements); a URL's pool_max_conns still wins.
+func TestPoolSize(t *testing.T) {
+	dbURL := storetest.NewDatabase(t)
+	for _, c := range []struct {
+		name, url string
+		want      int32
+	}{
+		{"default", dbURL, store.DefaultMaxConns()},
+		{"pool_max_conns in the URL", withParam(dbURL, "pool_max_conns=3"), 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, err := store.Open(context.Background(), c.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if got := st.Pool.Config().MaxConns; got != c.want {
+				t.Fatalf("MaxConns %d, want %d", got, c.want)
+			}
+		})
+	}
+	if forRequests := store.DefaultMaxConns() - store.BackgroundConns; forRequests < 4 {
+		t.Fatalf("%d connections left for requests", forRequests)
+	}
+}
+
+func withParam(u, param string) string {
+	if strings.Contains(u, "?") {
+		return u + "&" + param
+	}
+	return u + "?" + param
 }
