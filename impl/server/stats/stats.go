@@ -33,6 +33,7 @@ type Querier interface {
 	StatsTrendSummary(ctx context.Context, arg db.StatsTrendSummaryParams) (db.StatsTrendSummaryRow, error)
 	StatsFlaky(ctx context.Context, arg db.StatsFlakyParams) ([]db.StatsFlakyRow, error)
 	StatsFlakyRollup(ctx context.Context, arg db.StatsFlakyRollupParams) ([]db.StatsFlakyRollupRow, error)
+	StatsVersions(ctx context.Context, arg db.StatsVersionsParams) (string, error)
 	StatsHealByStrategy(ctx context.Context, arg db.StatsHealByStrategyParams) ([]db.StatsHealByStrategyRow, error)
 	StatsHealBySelector(ctx context.Context, arg db.StatsHealBySelectorParams) ([]db.StatsHealBySelectorRow, error)
 	StatsHealByScenario(ctx context.Context, arg db.StatsHealByScenarioParams) ([]db.StatsHealByScenarioRow, error)
@@ -61,12 +62,15 @@ type Querier interface {
 
 // Service computes statistics.
 type Service struct {
-	q   Querier
-	now func() time.Time
+	q     Querier
+	now   func() time.Time
+	flaky *flakyCache
 }
 
 // New returns a service reading through q.
-func New(q Querier) *Service { return &Service{q: q, now: time.Now} }
+func New(q Querier) *Service {
+	return &Service{q: q, now: time.Now, flaky: newFlakyCache(FlakyCacheEntries)}
+}
 
 // Workspaces are the workspaces user belongs to: what a Scope of someone other than an instance
 // admin is bounded by.
@@ -295,7 +299,21 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 		share = pgtype.Float8{Float64: *fq.MaxFailedShare, Valid: true}
 	}
 	var rows []db.StatsFlakyRow
-	if sc.rollup(since, until) && fq.MaxFailedShare == nil {
+	var key, versions string
+	cached := sc.rollup(since, until) && fq.MaxFailedShare == nil
+	if cached {
+		// Read the versions before the answer: a change committed in between leaves the entry
+		// with the older versions, so it is recomputed on the next request, never kept stale.
+		key = flakyKey(sc, since, until, fq)
+		if versions, err = s.q.StatsVersions(ctx, db.StatsVersionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+			Workspace: sc.workspace(), Project: sc.Project}); err != nil {
+			return nil, false, err
+		}
+		if items, more, ok := s.flaky.get(key, versions); ok {
+			return items, more, nil
+		}
+	}
+	if cached {
 		// Whole UTC days without run or tag filters: the daily rollup has every figure (docs/stats.md).
 		days, err := s.q.StatsFlakyRollup(ctx, db.StatsFlakyRollupParams{SinceDay: day(since), UntilDay: day(until), Descending: fq.Descending,
 			AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(), Project: sc.Project,
@@ -343,6 +361,9 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 			f.FailingLocator = &serverapi.LocatorCount{Count: int(r.LocatorCount), Locator: r.Locator}
 		}
 		out = append(out, f)
+	}
+	if cached {
+		s.flaky.put(key, versions, out, more)
 	}
 	return out, more, nil
 }
