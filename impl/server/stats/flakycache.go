@@ -33,6 +33,17 @@ type flakyEntry struct {
 	key, versions string
 	items         []serverapi.FlakyScenario
 	more          bool
+	// body is the page as the API encodes it, set by the first request that encodes it: the key
+	// includes the offset and limit, so the page's cursor is the same for every request.
+	body atomic.Pointer[[]byte]
+}
+
+// FlakyPage is one page of Flaky. Body is nil for an answer that is not cached; otherwise it holds
+// the encoded page once some request stored it, shared by the requests served from the entry.
+type FlakyPage struct {
+	Items []serverapi.FlakyScenario
+	More  bool
+	Body  *atomic.Pointer[[]byte]
 }
 
 func newFlakyCache(max int) *flakyCache {
@@ -41,36 +52,39 @@ func newFlakyCache(max int) *flakyCache {
 
 // get answers the cached page for key when it was computed at versions. The slice is a copy: the
 // caller may append to or reorder it.
-func (c *flakyCache) get(key, versions string) ([]serverapi.FlakyScenario, bool, bool) {
+func (c *flakyCache) get(key, versions string) (FlakyPage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
 	if !ok {
-		return nil, false, false
+		return FlakyPage{}, false
 	}
 	v := e.Value.(*flakyEntry)
 	if v.versions != versions {
-		return nil, false, false
+		return FlakyPage{}, false
 	}
 	c.order.MoveToFront(e)
 	c.hits.Add(1)
-	return slices.Clone(v.items), v.more, true
+	return FlakyPage{Items: slices.Clone(v.items), More: v.more, Body: &v.body}, true
 }
 
-func (c *flakyCache) put(key, versions string, items []serverapi.FlakyScenario, more bool) {
+// put stores the page computed at versions and answers it with its entry's body memo.
+func (c *flakyCache) put(key, versions string, items []serverapi.FlakyScenario, more bool) FlakyPage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	v := &flakyEntry{key: key, versions: versions, items: slices.Clone(items), more: more}
 	if e, ok := c.entries[key]; ok {
-		*e.Value.(*flakyEntry) = flakyEntry{key: key, versions: versions, items: slices.Clone(items), more: more}
+		e.Value = v
 		c.order.MoveToFront(e)
-		return
+	} else {
+		c.entries[key] = c.order.PushFront(v)
 	}
-	c.entries[key] = c.order.PushFront(&flakyEntry{key: key, versions: versions, items: slices.Clone(items), more: more})
 	for c.order.Len() > c.max {
 		last := c.order.Back()
 		c.order.Remove(last)
 		delete(c.entries, last.Value.(*flakyEntry).key)
 	}
+	return FlakyPage{Items: items, More: more, Body: &v.body}
 }
 
 func (c *flakyCache) len() int {

@@ -13,10 +13,10 @@ func TestFlakyCacheIsBoundedAndVersioned(t *testing.T) {
 	c := newFlakyCache(2)
 	page := []serverapi.FlakyScenario{{Scenario: "a"}}
 	c.put("k1", "p:1", page, false)
-	if _, _, ok := c.get("k1", "p:2"); ok {
+	if _, ok := c.get("k1", "p:2"); ok {
 		t.Fatal("an answer of version 1 served at version 2")
 	}
-	if got, _, ok := c.get("k1", "p:1"); !ok || got[0].Scenario != "a" {
+	if got, ok := c.get("k1", "p:1"); !ok || got.Items[0].Scenario != "a" {
 		t.Fatal("the answer of version 1 not served at version 1")
 	}
 	c.put("k2", "p:1", page, true)
@@ -25,14 +25,24 @@ func TestFlakyCacheIsBoundedAndVersioned(t *testing.T) {
 	if c.len() != 2 {
 		t.Fatalf("%d entries, want 2", c.len())
 	}
-	if _, _, ok := c.get("k2", "p:1"); ok {
+	if _, ok := c.get("k2", "p:1"); ok {
 		t.Fatal("the least recently used entry was kept")
 	}
-	if _, _, ok := c.get("k1", "p:1"); !ok {
+	if _, ok := c.get("k1", "p:1"); !ok {
 		t.Fatal("the most recently used entry was evicted")
 	}
 	if c.hits.Load() != 3 {
 		t.Fatalf("%d hits, want 3", c.hits.Load())
+	}
+	// The encoded page is shared by the requests an entry serves, and gone with a new version.
+	body := []byte("page")
+	c.put("k1", "p:1", page, false).Body.Store(&body)
+	if got, _ := c.get("k1", "p:1"); got.Body.Load() != &body {
+		t.Fatal("the encoded page is not served with its entry")
+	}
+	c.put("k1", "p:2", page, false)
+	if got, _ := c.get("k1", "p:2"); got.Body.Load() != nil {
+		t.Fatal("the encoded page of version 1 is served at version 2")
 	}
 }
 

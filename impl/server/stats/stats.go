@@ -284,9 +284,15 @@ type FlakyQuery struct {
 
 // Flaky lists scenario identities with their flakiness metrics, one page, and whether more follow.
 func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]serverapi.FlakyScenario, bool, error) {
+	p, err := s.FlakyPage(ctx, sc, fq)
+	return p.Items, p.More, err
+}
+
+// FlakyPage is Flaky with the cache's memo of the encoded page (docs/stats.md, "Caching").
+func (s *Service) FlakyPage(ctx context.Context, sc Scope, fq FlakyQuery) (FlakyPage, error) {
 	since, until, err := s.window(sc)
 	if err != nil {
-		return nil, false, err
+		return FlakyPage{}, err
 	}
 	if fq.MinResults < 2 {
 		fq.MinResults = 10
@@ -307,10 +313,10 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 		key = flakyKey(sc, since, until, fq)
 		if versions, err = s.q.StatsVersions(ctx, db.StatsVersionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
 			Workspace: sc.workspace(), Project: sc.Project}); err != nil {
-			return nil, false, err
+			return FlakyPage{}, err
 		}
-		if items, more, ok := s.flaky.get(key, versions); ok {
-			return items, more, nil
+		if p, ok := s.flaky.get(key, versions); ok {
+			return p, nil
 		}
 	}
 	if cached {
@@ -319,7 +325,7 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 			AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(), Project: sc.Project,
 			MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort, RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
 		if err != nil {
-			return nil, false, err
+			return FlakyPage{}, err
 		}
 		rows = make([]db.StatsFlakyRow, len(days))
 		for i, d := range days {
@@ -336,7 +342,7 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 			Tag: sc.Tag, MaxFailedShare: share, MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort,
 			RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
 		if err != nil {
-			return nil, false, err
+			return FlakyPage{}, err
 		}
 	}
 	more := len(rows) > fq.Limit
@@ -363,9 +369,9 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 		out = append(out, f)
 	}
 	if cached {
-		s.flaky.put(key, versions, out, more)
+		return s.flaky.put(key, versions, out, more), nil
 	}
-	return out, more, nil
+	return FlakyPage{Items: out, More: more}, nil
 }
 
 // Wilson is the Wilson score interval at 95 % of failures out of n results.
