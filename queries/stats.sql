@@ -164,6 +164,16 @@ LEFT JOIN LATERAL (
 ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN page.sort_value END DESC,
          CASE WHEN NOT sqlc.arg('descending')::boolean THEN page.sort_value END ASC, page.slug, page.feature_path, page.name, page.identity;
 
+-- name: StatsVersions :one
+-- The statistics versions (schema 000028) of the projects a scope covers, as "id:version" in id
+-- order: the key the flaky answer is cached under. Any rollup change, project added to or removed
+-- from the scope, or rename gives a different text.
+SELECT coalesce(string_agg(p.id::text || ':' || coalesce(v.version, 0)::text, ',' ORDER BY p.id), '')::text AS versions
+FROM projects p LEFT JOIN stats_versions v ON v.project_id = p.id
+WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
+  AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text);
+
 -- name: StatsFlakyRollup :many
 -- StatsFlaky over the daily rollup (stats_scenario_days, stats_failure_days) for a window of whole
 -- UTC days [since_day, until_day) without branch, environment, trigger, tag or failed-share filters:

@@ -574,6 +574,11 @@ type StatsStepDay struct {
 	DurHist   []string
 }
 
+type StatsVersion struct {
+	ProjectID uuid.UUID
+	Version   int64
+}
+
 type User struct {
 	ID            uuid.UUID
 	Email         string

@@ -388,6 +388,10 @@ type Querier interface {
 	// The window's totals, for the period-over-period change.
 	StatsTrendSummary(ctx context.Context, arg StatsTrendSummaryParams) (StatsTrendSummaryRow, error)
 	StatsTrendSummaryRollup(ctx context.Context, arg StatsTrendSummaryRollupParams) (StatsTrendSummaryRollupRow, error)
+	// The statistics versions (schema 000028) of the projects a scope covers, as "id:version" in id
+	// order: the key the flaky answer is cached under. Any rollup change, project added to or removed
+	// from the scope, or rename gives a different text.
+	StatsVersions(ctx context.Context, arg StatsVersionsParams) (string, error)
 	// Slides the session's expiry forward.
 	TouchSession(ctx context.Context, arg TouchSessionParams) error
 	TouchToken(ctx context.Context, id uuid.UUID) error

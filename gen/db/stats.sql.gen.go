@@ -2789,3 +2789,33 @@ func (q *Queries) StatsTrendSummaryRollup(ctx context.Context, arg StatsTrendSum
 	)
 	return i, err
 }
+
+const statsVersions = `-- name: StatsVersions :one
+SELECT coalesce(string_agg(p.id::text || ':' || coalesce(v.version, 0)::text, ',' ORDER BY p.id), '')::text AS versions
+FROM projects p LEFT JOIN stats_versions v ON v.project_id = p.id
+WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+  AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+  AND ($4::text IS NULL OR p.slug = $4::text)
+`
+
+type StatsVersionsParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+}
+
+// The statistics versions (schema 000028) of the projects a scope covers, as "id:version" in id
+// order: the key the flaky answer is cached under. Any rollup change, project added to or removed
+// from the scope, or rename gives a different text.
+func (q *Queries) StatsVersions(ctx context.Context, arg StatsVersionsParams) (string, error) {
+	row := q.db.QueryRow(ctx, statsVersions,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+	)
+	var versions string
+	err := row.Scan(&versions)
+	return versions, err
+}

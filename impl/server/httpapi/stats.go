@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,15 +81,40 @@ func (s *Server) ListFlakyScenarios(ctx context.Context, req serverapi.ListFlaky
 	if q.Sort != nil {
 		fq.Sort = string(*q.Sort)
 	}
-	items, more, err := s.Services.Stats.Flaky(ctx, sc, fq)
+	page, err := s.Services.Stats.FlakyPage(ctx, sc, fq)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListFlakyScenarios200JSONResponse{Items: items}
-	if more {
+	if page.Body != nil {
+		if b := page.Body.Load(); b != nil {
+			return encodedFlaky(*b), nil
+		}
+	}
+	out := serverapi.ListFlakyScenarios200JSONResponse{Items: page.Items}
+	if page.More {
 		out.NextCursor = encodeCursor(flakyCursor{Offset: fq.Offset + fq.Limit})
 	}
-	return out, nil
+	if page.Body == nil {
+		return out, nil
+	}
+	// A cached page: encode it once (as the generated response does) for every request it serves.
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(out); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	page.Body.Store(&b)
+	return encodedFlaky(b), nil
+}
+
+// encodedFlaky is a flaky page already encoded as ListFlakyScenarios200JSONResponse encodes it.
+type encodedFlaky []byte
+
+func (r encodedFlaky) VisitListFlakyScenariosResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(r)
+	return err
 }
 
 // GetHealStats answers the heals of the window by strategy, selector and scenario.

@@ -33,6 +33,7 @@ type Querier interface {
 	StatsTrendSummary(ctx context.Context, arg db.StatsTrendSummaryParams) (db.StatsTrendSummaryRow, error)
 	StatsFlaky(ctx context.Context, arg db.StatsFlakyParams) ([]db.StatsFlakyRow, error)
 	StatsFlakyRollup(ctx context.Context, arg db.StatsFlakyRollupParams) ([]db.StatsFlakyRollupRow, error)
+	StatsVersions(ctx context.Context, arg db.StatsVersionsParams) (string, error)
 	StatsHealByStrategy(ctx context.Context, arg db.StatsHealByStrategyParams) ([]db.StatsHealByStrategyRow, error)
 	StatsHealBySelector(ctx context.Context, arg db.StatsHealBySelectorParams) ([]db.StatsHealBySelectorRow, error)
 	StatsHealByScenario(ctx context.Context, arg db.StatsHealByScenarioParams) ([]db.StatsHealByScenarioRow, error)
@@ -61,12 +62,15 @@ type Querier interface {
 
 // Service computes statistics.
 type Service struct {
-	q   Querier
-	now func() time.Time
+	q     Querier
+	now   func() time.Time
+	flaky *flakyCache
 }
 
 // New returns a service reading through q.
-func New(q Querier) *Service { return &Service{q: q, now: time.Now} }
+func New(q Querier) *Service {
+	return &Service{q: q, now: time.Now, flaky: newFlakyCache(FlakyCacheEntries)}
+}
 
 // Workspaces are the workspaces user belongs to: what a Scope of someone other than an instance
 // admin is bounded by.
@@ -280,9 +284,15 @@ type FlakyQuery struct {
 
 // Flaky lists scenario identities with their flakiness metrics, one page, and whether more follow.
 func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]serverapi.FlakyScenario, bool, error) {
+	p, err := s.FlakyPage(ctx, sc, fq)
+	return p.Items, p.More, err
+}
+
+// FlakyPage is Flaky with the cache's memo of the encoded page (docs/stats.md, "Caching").
+func (s *Service) FlakyPage(ctx context.Context, sc Scope, fq FlakyQuery) (FlakyPage, error) {
 	since, until, err := s.window(sc)
 	if err != nil {
-		return nil, false, err
+		return FlakyPage{}, err
 	}
 	if fq.MinResults < 2 {
 		fq.MinResults = 10
@@ -295,13 +305,27 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 		share = pgtype.Float8{Float64: *fq.MaxFailedShare, Valid: true}
 	}
 	var rows []db.StatsFlakyRow
-	if sc.rollup(since, until) && fq.MaxFailedShare == nil {
+	var key, versions string
+	cached := sc.rollup(since, until) && fq.MaxFailedShare == nil
+	if cached {
+		// Read the versions before the answer: a change committed in between leaves the entry
+		// with the older versions, so it is recomputed on the next request, never kept stale.
+		key = flakyKey(sc, since, until, fq)
+		if versions, err = s.q.StatsVersions(ctx, db.StatsVersionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+			Workspace: sc.workspace(), Project: sc.Project}); err != nil {
+			return FlakyPage{}, err
+		}
+		if p, ok := s.flaky.get(key, versions); ok {
+			return p, nil
+		}
+	}
+	if cached {
 		// Whole UTC days without run or tag filters: the daily rollup has every figure (docs/stats.md).
 		days, err := s.q.StatsFlakyRollup(ctx, db.StatsFlakyRollupParams{SinceDay: day(since), UntilDay: day(until), Descending: fq.Descending,
 			AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(), Project: sc.Project,
 			MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort, RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
 		if err != nil {
-			return nil, false, err
+			return FlakyPage{}, err
 		}
 		rows = make([]db.StatsFlakyRow, len(days))
 		for i, d := range days {
@@ -318,7 +342,7 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 			Tag: sc.Tag, MaxFailedShare: share, MinResults: int32(fq.MinResults), FlakyOnly: fq.FlakyOnly, Sort: fq.Sort,
 			RowOffset: int32(fq.Offset), RowLimit: int32(fq.Limit + 1)})
 		if err != nil {
-			return nil, false, err
+			return FlakyPage{}, err
 		}
 	}
 	more := len(rows) > fq.Limit
@@ -344,7 +368,10 @@ func (s *Service) Flaky(ctx context.Context, sc Scope, fq FlakyQuery) ([]servera
 		}
 		out = append(out, f)
 	}
-	return out, more, nil
+	if cached {
+		return s.flaky.put(key, versions, out, more), nil
+	}
+	return FlakyPage{Items: out, More: more}, nil
 }
 
 // Wilson is the Wilson score interval at 95 % of failures out of n results.

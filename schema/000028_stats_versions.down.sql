@@ -1,0 +1,11 @@
+DROP TRIGGER projects_stats_version ON projects;
+DROP FUNCTION stats_version_bump_project();
+DROP TRIGGER stats_failure_days_version_del ON stats_failure_days;
+DROP TRIGGER stats_failure_days_version_upd ON stats_failure_days;
+DROP TRIGGER stats_failure_days_version_ins ON stats_failure_days;
+DROP TRIGGER stats_scenario_days_version_del ON stats_scenario_days;
+DROP TRIGGER stats_scenario_days_version_upd ON stats_scenario_days;
+DROP TRIGGER stats_scenario_days_version_ins ON stats_scenario_days;
+DROP FUNCTION stats_version_bump();
+DROP TABLE stats_versions;
+DROP SEQUENCE stats_version_seq;
