@@ -165,7 +165,7 @@ ORDER BY CASE WHEN sqlc.arg('descending')::boolean THEN page.sort_value END DESC
          CASE WHEN NOT sqlc.arg('descending')::boolean THEN page.sort_value END ASC, page.slug, page.feature_path, page.name, page.identity;
 
 -- name: StatsVersions :one
--- The statistics versions (schema 000028) of the projects a scope covers, as "id:version" in id
+-- The statistics versions (schema 000027) of the projects a scope covers, as "id:version" in id
 -- order: the key the flaky answer is cached under. Any rollup change, project added to or removed
 -- from the scope, or rename gives a different text.
 SELECT coalesce(string_agg(p.id::text || ':' || coalesce(v.version, 0)::text, ',' ORDER BY p.id), '')::text AS versions
@@ -180,9 +180,11 @@ WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('wor
 -- the same figures, reading one row per identity and day. Days join where the last outcome of one
 -- differs from the first outcome of the next day that has outcomes: one more flip, and one more flaky
 -- result unless that first outcome was already one as a retry pass.
--- The days are read from stats_scenario_days_flaky_idx (000025) in (project, identity, day) order,
--- only the columns summed: no sort and no wide row for the window and the grouping. The names and
--- the last run are those of the identity's last day in the window, read for the identities kept.
+-- Only the columns summed are carried through the window and the grouping. The names and the last
+-- run are those of the identity's last day in the window, read for the identities kept. (An index
+-- covering the summed columns made this an index-only scan, but cost every run's finish about 10 µs
+-- an identity, its rollup updates no longer heap-only; answers are cached per statistics version
+-- instead: docs/stats.md, "Caching".)
 WITH d AS (
     SELECT s.project_id, s.identity, s.day, s.n, s.passed, s.flips, s.retry_passes, s.flaky_results, s.lost_ms, s.heals,
            s.first_retry, s.first_at, s.first_flaky, s.last_flaky,

@@ -26,4 +26,3 @@ DROP INDEX visual_checks_inbox_idx;
 DROP INDEX proposals_project_status_idx;
 DROP INDEX proposals_project_idx;
 CREATE INDEX proposals_project_idx ON proposals (project_id, created_at DESC);
-DROP INDEX stats_scenario_days_flaky_idx;

@@ -19,7 +19,7 @@ import (
 )
 
 // TestFlakyCacheFollowsTheRollup: the flaky answer over the rollup is cached per scope and
-// statistics version (schema 000028). A second server process on the same database answers the
+// statistics version (schema 000027). A second server process on the same database answers the
 // reads; the first ingests. After every change of what the answer is computed from — a run that
 // finishes, a finished run's results replaced by a second document, a project renamed, a project
 // deleted — the reader answers what the results answer (a window one second wider, never cached),
