@@ -46,6 +46,7 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*Store
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		registerRawJSON(c.TypeMap())
 		registerUUID(c.TypeMap())
+		registerArrays(c.TypeMap())
 		return nil
 	}
 	// The server's queries are index look-ups and reads of small rollups whose row estimates can
