@@ -221,7 +221,7 @@ WITH progress AS (
   -- a run that is gone, and a delete of the run waits for this batch's commit.
   INSERT INTO run_events (run_id, seq, at, type, data)
   SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
-         unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::jsonb
+         unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::json
   WHERE EXISTS (SELECT 1 FROM upd)
 ), arts AS (
   -- The attachments of the batch's events, their blobs already stored; created_at is when each was

@@ -1061,7 +1061,7 @@ WITH progress AS (
   -- a run that is gone, and a delete of the run waits for this batch's commit.
   INSERT INTO run_events (run_id, seq, at, type, data)
   SELECT $4::uuid, unnest($3::bigint[]), unnest($19::timestamptz[]),
-         unnest($20::text[]), unnest($21::text[])::jsonb
+         unnest($20::text[]), unnest($21::text[])::json
   WHERE EXISTS (SELECT 1 FROM upd)
 ), arts AS (
   -- The attachments of the batch's events, their blobs already stored; created_at is when each was

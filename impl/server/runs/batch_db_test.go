@@ -53,9 +53,25 @@ func TestBatchInlineContentAndEventsDeletedWithRun(t *testing.T) {
 		SizeBytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), Content: content, CreatedAt: time.Now()}
 	now := time.Now()
 	ev := scenariowrite.Events{Seqs: []int64{1, 2}, Ats: []time.Time{now, now}, Types: []string{"log", "attachment"},
-		Datas: []string{`{"type":"log"}`, `{"type":"attachment"}`}, ProjectID: p.ID, Artifacts: []scenariowrite.Artifact{art}}
+		Datas: []string{`{"type":"log","message":"a \u003c b \u0000"}`, `{"type":"attachment"}`}, ProjectID: p.ID, Artifacts: []scenariowrite.Artifact{art}}
 	if err := scenariowrite.Batch(ctx, st.Queries, r.ID, true, ev, nil); err != nil {
 		t.Fatal(err)
+	}
+	// The events are json, not jsonb (schema 000029): read back as the sink wrote them, neither
+	// reformatted nor reordered, with a NUL (which jsonb refused, failing the batch), and what is
+	// not JSON is still refused.
+	stored, err := st.ListRunEvents(ctx, db.ListRunEventsParams{RunID: r.ID, RowLimit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range stored {
+		if string(e.Data) != ev.Datas[i] {
+			t.Errorf("event %d stored as %s, want %s", e.Seq, e.Data, ev.Datas[i])
+		}
+	}
+	if err := scenariowrite.Batch(ctx, st.Queries, r.ID, true, scenariowrite.Events{Seqs: []int64{3}, Ats: []time.Time{now}, Types: []string{"log"},
+		Datas: []string{`{"type":`}, ProjectID: p.ID}, nil); err == nil {
+		t.Error("an event that is not JSON was stored")
 	}
 	count := func(q string, args ...any) int {
 		t.Helper()

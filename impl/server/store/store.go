@@ -62,6 +62,7 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*Store
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		registerRawJSON(c.TypeMap())
 		registerUUID(c.TypeMap())
+		registerArrays(c.TypeMap())
 		return nil
 	}
 	// The server's queries are index look-ups and reads of small rollups whose row estimates can
@@ -113,10 +114,45 @@ func registerUUID(m *pgtype.Map) {
 }
 
 func tryWrapUUIDEncodePlan(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
-	if u, ok := value.(uuid.UUID); ok {
-		return &uuidEncodePlan{}, [16]byte(u), true
+	switch v := value.(type) {
+	case uuid.UUID:
+		return &uuidEncodePlan{}, [16]byte(v), true
+	case []uuid.UUID:
+		// As [][16]byte, which pgx encodes without reflection (2 allocations an id instead of 3).
+		return &uuidSliceEncodePlan{}, uuidBytes(v), true
+	case [][]byte:
+		// pgx reads a [][]byte (a batch's attachment contents) by reflection otherwise.
+		return &bytesSliceEncodePlan{}, pgtype.FlatArray[[]byte](v), true
 	}
 	return nil, nil, false
+}
+
+// uuidBytes returns ids as [][16]byte; nil stays nil (NULL, not an empty array).
+func uuidBytes(ids []uuid.UUID) [][16]byte {
+	if ids == nil {
+		return nil
+	}
+	out := make([][16]byte, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
+type uuidSliceEncodePlan struct{ next pgtype.EncodePlan }
+
+func (p *uuidSliceEncodePlan) SetNext(next pgtype.EncodePlan) { p.next = next }
+
+func (p *uuidSliceEncodePlan) Encode(value any, buf []byte) ([]byte, error) {
+	return p.next.Encode(uuidBytes(value.([]uuid.UUID)), buf)
+}
+
+type bytesSliceEncodePlan struct{ next pgtype.EncodePlan }
+
+func (p *bytesSliceEncodePlan) SetNext(next pgtype.EncodePlan) { p.next = next }
+
+func (p *bytesSliceEncodePlan) Encode(value any, buf []byte) ([]byte, error) {
+	return p.next.Encode(pgtype.FlatArray[[]byte](value.([][]byte)), buf)
 }
 
 type uuidEncodePlan struct{ next pgtype.EncodePlan }
