@@ -57,7 +57,7 @@ func TestBatchInlineContentAndEventsDeletedWithRun(t *testing.T) {
 	if err := scenariowrite.Batch(ctx, st.Queries, r.ID, true, ev, nil); err != nil {
 		t.Fatal(err)
 	}
-	// The events are json, not jsonb (schema 000029): read back as the sink wrote them, neither
+	// The events are json, not jsonb (schema 000028): read back as the sink wrote them, neither
 	// reformatted nor reordered, with a NUL (which jsonb refused, failing the batch), and what is
 	// not JSON is still refused.
 	stored, err := st.ListRunEvents(ctx, db.ListRunEventsParams{RunID: r.ID, RowLimit: 10})
