@@ -15,6 +15,7 @@ import (
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/blob"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/scenariowrite"
 	"github.com/sdods/sdods/impl/server/store"
@@ -72,6 +73,26 @@ func TestBatchInlineContentAndEventsDeletedWithRun(t *testing.T) {
 	if err := scenariowrite.Batch(ctx, st.Queries, r.ID, true, scenariowrite.Events{Seqs: []int64{3}, Ats: []time.Time{now}, Types: []string{"log"},
 		Datas: []string{`{"type":`}, ProjectID: p.ID}, nil); err == nil {
 		t.Error("an event that is not JSON was stored")
+	}
+	// A result whose error and steps carry a NUL (a response body a test brought in): jsonb refuses
+	// the escape \u0000, so it is stored as U+FFFD, and the batch and the ones after it commit.
+	sid := uuid.New()
+	if err := scenariowrite.Plan(ctx, st.Queries, r.ID, []scenariowrite.Planned{{ID: sid, Key: "nul", Name: "nul"}}); err != nil {
+		t.Fatal(err)
+	}
+	nul := "body \x00 end"
+	fin := now
+	res := &scenariowrite.Result{ID: sid, Status: "failed", Error: &results.StepError{Message: nul}, FinishedAt: &fin, Attempts: 1,
+		Steps: []results.Step{{Index: 0, Keyword: "Then ", Text: "it fails", Status: "failed", Error: &results.StepError{Message: nul}}}}
+	if err := scenariowrite.Batch(ctx, st.Queries, r.ID, true, scenariowrite.Events{}, []scenariowrite.Change{{ID: sid, Result: res}}); err != nil {
+		t.Fatalf("a result with a NUL: %v", err)
+	}
+	var storedErr, storedStep string
+	if err := st.Pool.QueryRow(ctx, `SELECT error->>'message', steps->0->'error'->>'message' FROM run_scenarios WHERE id = $1`, sid).Scan(&storedErr, &storedStep); err != nil {
+		t.Fatal(err)
+	}
+	if want := "body \ufffd end"; storedErr != want || storedStep != want {
+		t.Errorf("stored %q and %q, want %q", storedErr, storedStep, want)
 	}
 	count := func(q string, args ...any) int {
 		t.Helper()

@@ -95,6 +95,23 @@ func Interrupt(ctx context.Context, q *db.Queries, runID uuid.UUID, why string) 
 // StepsJSON is the stored form of a scenario's steps (JSON null for nil, as always stored).
 func StepsJSON(steps []results.Step) []byte {
 	b, _ := json.Marshal(steps)
+	return JSONBSafe(b)
+}
+
+// JSONBSafe makes encoding/json's output storable as jsonb, which refuses the escape \u0000 (a NUL
+// in a string: a response body or an error message a test brought in). Each one becomes \ufffd, the
+// replacement character, in place; an escaped backslash followed by "u0000" is left alone. Without
+// it one NUL failed the statement that carried it — a runner batch, and every batch after it.
+func JSONBSafe(b []byte) []byte {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			continue
+		}
+		if b[i+1] == 'u' && i+5 < len(b) && string(b[i+2:i+6]) == "0000" {
+			copy(b[i+2:i+6], "fffd")
+		}
+		i++ // the escaped character (a \uXXXX's digits are not backslashes)
+	}
 	return b
 }
 
@@ -112,6 +129,7 @@ func Upsert(ctx context.Context, q *db.Queries, runID uuid.UUID, rs []Result) er
 		if err != nil {
 			return err
 		}
+		data = JSONBSafe(data)
 		if err := q.UpsertRunScenarios(ctx, db.UpsertRunScenariosParams{RunID: runID, Rows: data}); err != nil {
 			return err
 		}
@@ -167,7 +185,7 @@ func errorJSON(e *results.StepError) json.RawMessage {
 		return nil
 	}
 	b, _ := json.Marshal(e)
-	return b
+	return JSONBSafe(b)
 }
 
 // Source yields the results Copy writes, one at a time: ok false at the end. An error stops the
