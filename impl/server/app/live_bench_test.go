@@ -386,18 +386,23 @@ func TestLiveSubscriberProcess(t *testing.T) {
 						if seq, err := strconv.ParseInt(last, 10, 64); err == nil {
 							arrivals[i] = append(arrivals[i], arrival{seq, now})
 						}
+						// A stored event has its time (at); the end a server makes up has none (the
+						// fan-out bug of issue 31). Stored events are served as written (json, compact);
+						// jsonb wrote them with a space after each colon.
+						at := bytes.Index(line, []byte(`"at":"`))
 						if k := bytes.Index(line, []byte(`"at": "`)); k >= 0 {
-							rest := line[k+7:]
+							at = k + 1
+						}
+						if at >= 0 {
+							rest := line[at+6:]
 							if e := bytes.IndexByte(rest, '"'); e > 0 {
-								if at, err := time.Parse(time.RFC3339Nano, string(rest[:e])); err == nil {
-									lags[i] = append(lags[i], now.Sub(at))
+								if t, err := time.Parse(time.RFC3339Nano, string(rest[:e])); err == nil {
+									lags[i] = append(lags[i], now.Sub(t))
 								}
 							}
 						}
-						if bytes.Contains(line, []byte(`"type": "end"`)) {
-							ended[i], stored[i] = true, true
-						} else if bytes.Contains(line, []byte(`"type":"end"`)) {
-							ended[i] = true
+						if bytes.Contains(line, []byte(`"type":"end"`)) || bytes.Contains(line, []byte(`"type": "end"`)) {
+							ended[i], stored[i] = true, at >= 0
 						}
 					}
 					if ended[i] {
