@@ -60,47 +60,60 @@ func (l featureListJSON) VisitListFeaturesResponse(w http.ResponseWriter) error 
 }
 
 func appendFeatureList(b []byte, l *serverapi.FeatureList) ([]byte, error) {
+	return appendPage(b, l.Items, l.NextCursor, appendFeatureSummary)
+}
+
+func appendFeatureSummary(b []byte, f *serverapi.FeatureSummary) ([]byte, error) {
+	var err error
+	b = append(b, `{"createdAt":`...)
+	if b, err = appendTime(b, f.CreatedAt); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"etag":`...)
+	b = jsonappend.String(b, f.Etag)
+	b = append(b, `,"module":`...)
+	b = jsonappend.String(b, f.Module)
+	if f.Name != nil {
+		b = append(b, `,"name":`...)
+		b = jsonappend.String(b, *f.Name)
+	}
+	b = append(b, `,"path":`...)
+	b = jsonappend.String(b, f.Path)
+	b = append(b, `,"scenarioCount":`...)
+	b = strconv.AppendInt(b, int64(f.ScenarioCount), 10)
+	b = append(b, `,"sizeBytes":`...)
+	b = strconv.AppendInt(b, int64(f.SizeBytes), 10)
+	b = append(b, `,"tags":`...)
+	b = appendStrings(b, f.Tags)
+	b = append(b, `,"updatedAt":`...)
+	if b, err = appendTime(b, f.UpdatedAt); err != nil {
+		return nil, err
+	}
+	b = append(b, '}')
+	return b, nil
+}
+
+// appendPage writes a list page as encoding/json does: {"items":[…],"nextCursor":…}, items null
+// when nil.
+func appendPage[T any](b []byte, items []T, next *string, appendItem func([]byte, *T) ([]byte, error)) ([]byte, error) {
 	var err error
 	b = append(b, `{"items":`...)
-	if l.Items == nil {
+	if items == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
-		for i := range l.Items {
-			f := &l.Items[i]
+		for i := range items {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"createdAt":`...)
-			if b, err = appendTime(b, f.CreatedAt); err != nil {
+			if b, err = appendItem(b, &items[i]); err != nil {
 				return nil, err
 			}
-			b = append(b, `,"etag":`...)
-			b = jsonappend.String(b, f.Etag)
-			b = append(b, `,"module":`...)
-			b = jsonappend.String(b, f.Module)
-			if f.Name != nil {
-				b = append(b, `,"name":`...)
-				b = jsonappend.String(b, *f.Name)
-			}
-			b = append(b, `,"path":`...)
-			b = jsonappend.String(b, f.Path)
-			b = append(b, `,"scenarioCount":`...)
-			b = strconv.AppendInt(b, int64(f.ScenarioCount), 10)
-			b = append(b, `,"sizeBytes":`...)
-			b = strconv.AppendInt(b, int64(f.SizeBytes), 10)
-			b = append(b, `,"tags":`...)
-			b = appendStrings(b, f.Tags)
-			b = append(b, `,"updatedAt":`...)
-			if b, err = appendTime(b, f.UpdatedAt); err != nil {
-				return nil, err
-			}
-			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"nextCursor":`...)
-	b = appendStringPtrOrNull(b, l.NextCursor)
+	b = appendStringPtrOrNull(b, next)
 	return append(b, '}'), nil
 }
 
@@ -119,25 +132,7 @@ func (r runReportJSON) VisitGetRunReportResponse(w http.ResponseWriter) error {
 }
 
 func appendRunList(b []byte, l *serverapi.RunList) ([]byte, error) {
-	var err error
-	b = append(b, `{"items":`...)
-	if l.Items == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range l.Items {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendRunSummary(b, &l.Items[i]); err != nil {
-				return nil, err
-			}
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"nextCursor":`...)
-	b = appendStringPtrOrNull(b, l.NextCursor)
-	return append(b, '}'), nil
+	return appendPage(b, l.Items, l.NextCursor, appendRunSummary)
 }
 
 // runHead is what RunSummary and Run share, in the order encoding/json writes their fields
