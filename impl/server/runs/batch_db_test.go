@@ -14,7 +14,6 @@ import (
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/blob"
-	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/scenariowrite"
@@ -31,18 +30,7 @@ func TestBatchInlineContentAndEventsDeletedWithRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
-	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "org-batch", Name: "Org"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "batch", Name: "Batch"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}, "web", "Web", "", projects.DefaultSettings())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := runs.TestProject(t, st, "batch")
 	svc := runs.New(st, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), runs.Config{})
 	r, err := svc.Queue(ctx, runs.CreateParams{ProjectID: p.ID, Trigger: "api"}, p.Slug)
 	if err != nil {
@@ -182,18 +170,7 @@ func TestBatchPlanCacheModeTransactionLocal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
-	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "org-plan", Name: "Org"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "plan", Name: "Plan"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}, "web", "Web", "", projects.DefaultSettings())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := runs.TestProject(t, st, "plan")
 	svc := runs.New(st, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), runs.Config{})
 	r, err := svc.Queue(ctx, runs.CreateParams{ProjectID: p.ID, Trigger: "api"}, p.Slug)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/sdods/sdods/gen/db"
-	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
@@ -20,18 +19,7 @@ func TestFinalTransactionThatFailsKeepsTheBatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
-	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "org-final", Name: "Org"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "final", Name: "Final"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}, "web", "Web", "", projects.DefaultSettings())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testProject(t, st, "final")
 	svc := New(st, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Config{})
 	queued, err := svc.Queue(ctx, CreateParams{ProjectID: p.ID, Trigger: "api"}, p.Slug)
 	if err != nil {

@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/sdods/sdods/gen/db"
-	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
@@ -20,18 +18,7 @@ func TestScenarioTreeDecodesBinaryRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
-	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "org-tree", Name: "Org"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "tree", Name: "Tree"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}, "web", "Web", "", projects.DefaultSettings())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := runs.TestProject(t, st, "tree")
 	var runID [16]byte
 	if err := st.Pool.QueryRow(ctx, `INSERT INTO runs (project_id, status, trigger, source) VALUES ($1, 'passed', 'api', 'execute') RETURNING id`, p.ID).Scan(&runID); err != nil {
 		t.Fatal(err)

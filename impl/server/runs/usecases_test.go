@@ -8,9 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/apierr"
-	"github.com/sdods/sdods/impl/server/projects"
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/store"
 	"github.com/sdods/sdods/impl/server/store/storetest"
@@ -23,18 +21,7 @@ func TestRunUseCases(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
-	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "org-shop", Name: "Org"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "shop", Name: "Shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}, "web", "Web", "", projects.DefaultSettings())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := runs.TestProject(t, st, "shop")
 	svc := runs.New(st, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), runs.Config{})
 
 	for name, bad := range map[string]runs.CreateParams{
@@ -56,7 +43,7 @@ func TestRunUseCases(t *testing.T) {
 		t.Fatalf("queue: %+v %v", r, err)
 	}
 	got, err := svc.Get(ctx, r.ID)
-	if err != nil || got.Run.ID != r.ID || got.ProjectSlug != "web" || got.WorkspaceID != w.ID {
+	if err != nil || got.Run.ID != r.ID || got.ProjectSlug != "web" || got.WorkspaceID != p.WorkspaceID {
 		t.Fatalf("get: %+v %v", got, err)
 	}
 	if _, err := svc.Get(ctx, uuid.New()); !store.IsNotFound(err) {
