@@ -208,7 +208,11 @@ func TestSlowSubscriberIsDroppedAndResumes(t *testing.T) {
 	s := apptest.Start(t)
 	admin := s.Setup(t)
 	web := webApp(t)
-	project(t, admin, web.URL, map[string]string{"api/many.feature": manyScenarios(40)})
+	// Paced scenarios (20 ms each): the run goes on for most of a second after the subscriber is
+	// stuck, a batch at each scenario's end, however fast the runner writes (unpaced, a quick run
+	// could end in a few batches, before the stuck subscriber's backlog overflowed).
+	paced := strings.ReplaceAll(manyScenarios(40), "    Then the response status is 200\n", "    Then the response status is 200\n    And I wait 0.02 seconds\n")
+	project(t, admin, web.URL, map[string]string{"api/many.feature": paced})
 	id := createRun(t, admin.ClientWithResponses, serverclient.CreateRunJSONRequestBody{Project: "shop", Environment: ptr("local")})
 
 	w := &blockingWriter{release: make(chan struct{})}
