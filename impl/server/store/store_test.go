@@ -291,3 +291,42 @@ func withParam(u, param string) string {
 	}
 	return u + "?" + param
 }
+
+// TestAPITimeMatchesGo: api_time (schema 000029), which statements that build an answer's JSON use,
+// writes a timestamp byte for byte as the API's Go encoders do (time.RFC3339Nano of a UTC time),
+// whatever the session's time zone: fractions with trailing zeros, none, one microsecond, and
+// the range's ends.
+func TestAPITimeMatchesGo(t *testing.T) {
+	s, _ := storetest.Open(t)
+	ctx := context.Background()
+	times := []time.Time{
+		time.Date(2026, 11, 27, 5, 0, 20, 123456000, time.UTC),
+		time.Date(2026, 11, 27, 5, 0, 20, 0, time.UTC),
+		time.Date(2026, 11, 27, 5, 0, 20, 100000000, time.UTC),
+		time.Date(2026, 11, 27, 5, 0, 20, 1000, time.UTC),
+		time.Date(2026, 11, 27, 5, 0, 20, 120000000, time.FixedZone("plus", 5*3600+30*60)),
+		time.Date(1, 1, 1, 0, 0, 0, 10000, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC),
+		time.Date(2000, 2, 29, 23, 59, 59, 500000000, time.UTC),
+	}
+	for i := 0; i < 200; i++ { // spread over the years, microsecond precision
+		times = append(times, time.Unix(int64(i)*1_234_567_891+int64(i%7)*86400, int64(i%13)*76_543_000).UTC())
+	}
+	tx, err := s.Pool.Begin(ctx) // the session's time zone changes in this transaction only
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	for _, zone := range []string{"UTC", "America/St_Johns", "Asia/Kathmandu"} {
+		for _, tm := range times {
+			var got string
+			err := tx.QueryRow(ctx, `SELECT set_config('TimeZone', $1, true), api_time($2)`, zone, tm).Scan(new(string), &got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := tm.UTC().Format(time.RFC3339Nano); got != want {
+				t.Errorf("zone %s: api_time(%v) = %q, Go writes %q", zone, tm, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,1 @@
+DROP FUNCTION api_time(timestamptz);
