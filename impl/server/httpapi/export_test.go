@@ -8,12 +8,12 @@ import (
 
 // The append encoders, for TestEncodersMatchEncodingJSON.
 var (
+	AppendRunList   = appendRunList
 	AppendRun       = appendRun
 	AppendRunReport = appendRunReport
 	ScenarioTree    = scenarioTree
 	AppendFeatures  = appendFeatureList
 	RunCounts       = runCounts
-	RunSummary      = runSummary
 )
 
 // ReportLists returns a report whose failures, flaky and slowest lists are empty, or nil.

@@ -14,12 +14,12 @@ import (
 	"github.com/sdods/sdods/impl/jsonappend"
 )
 
-// A run's detail and its report (and the feature list) are answers that grow with a workspace's
-// history; encoding/json spent a fifth of the run detail's CPU in reflection (docs/benchmarks.md,
-// read paths). They are written by the append encoders below, field for field in the order and
-// with the escaping of encoding/json (HTML characters escaped, invalid UTF-8 replaced, U+2028 and
-// U+2029 escaped), so that the bytes are the same (TestEncodersMatchEncodingJSON). The run list's
-// items are written by their statement (runs.Service.ListPage) and spliced in as they come.
+// The run list, a run's detail and its report (and the feature list) are the answers that grow with a workspace's
+// history; encoding/json spent a fifth of the run list's CPU and of the run detail's in
+// reflection (docs/benchmarks.md, read paths). They are written by the append encoders below,
+// field for field in the order and with the escaping of encoding/json (HTML characters
+// escaped, invalid UTF-8 replaced, U+2028 and U+2029 escaped), so that the bytes are the same
+// (TestEncodersMatchEncodingJSON).
 
 // jsonBufs holds response buffers between requests; one larger than maxPooledJSON is dropped.
 var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
@@ -45,24 +45,11 @@ func writeJSON(w http.ResponseWriter, status int, enc func([]byte) ([]byte, erro
 	return err
 }
 
-// runPageJSON is the run list's 200 answer: its items as the statement wrote them (a JSON array,
-// runs.Service.ListPage), spliced into the page without being decoded.
-type runPageJSON struct {
-	items []byte
-	next  *string
-}
+// runListJSON is the run list's 200 answer, encoded by appendRunList.
+type runListJSON serverapi.RunList
 
-func (p runPageJSON) VisitListRunsResponse(w http.ResponseWriter) error {
-	return writeJSON(w, http.StatusOK, func(b []byte) ([]byte, error) { return appendRawPage(b, p.items, p.next), nil })
-}
-
-// appendRawPage writes a list page, {"items":[…],"nextCursor":…}, of items already a JSON array.
-func appendRawPage(b, items []byte, next *string) []byte {
-	b = append(b, `{"items":`...)
-	b = append(b, items...)
-	b = append(b, `,"nextCursor":`...)
-	b = appendStringPtrOrNull(b, next)
-	return append(b, '}')
+func (r runListJSON) VisitListRunsResponse(w http.ResponseWriter) error {
+	return writeJSON(w, http.StatusOK, func(b []byte) ([]byte, error) { return appendRunList(b, (*serverapi.RunList)(&r)) })
 }
 
 // featureListJSON is the feature list's 200 answer, encoded by appendFeatureList.
@@ -144,6 +131,10 @@ func (r runReportJSON) VisitGetRunReportResponse(w http.ResponseWriter) error {
 	return writeJSON(w, http.StatusOK, func(b []byte) ([]byte, error) { return appendRunReport(b, (*serverapi.RunReport)(&r)) })
 }
 
+func appendRunList(b []byte, l *serverapi.RunList) ([]byte, error) {
+	return appendPage(b, l.Items, l.NextCursor, appendRunSummary)
+}
+
 // runHead is what RunSummary and Run share, in the order encoding/json writes their fields
 // (alphabetical, as generated); Run's own fields go in between through extra.
 type runHead struct {
@@ -168,6 +159,13 @@ type runHead struct {
 	Tags                    *string
 	UpdatedAt               time.Time
 	Variables               *map[string]string // Run only
+}
+
+func appendRunSummary(b []byte, r *serverapi.RunSummary) ([]byte, error) {
+	return appendRunHead(b, &runHead{Branch: r.Branch, Commit: r.Commit, Counts: &r.Counts, CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy,
+		DurationMs: r.DurationMs, Environment: r.Environment, FinishedAt: r.FinishedAt, ID: r.Id, Label: r.Label, Paths: r.Paths,
+		ProcessName: r.ProcessName, Project: r.Project, ScheduleID: r.ScheduleId, Source: string(r.Source), Status: string(r.Status),
+		Trigger: string(r.Trigger), StartedAt: r.StartedAt, Tags: r.Tags, UpdatedAt: r.UpdatedAt})
 }
 
 func appendRun(b []byte, r *serverapi.Run) ([]byte, error) {

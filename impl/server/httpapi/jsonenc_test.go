@@ -17,13 +17,14 @@ import (
 	"github.com/sdods/sdods/impl/server/runs"
 )
 
-// TestEncodersMatchEncodingJSON checks that the hand-written encoders of a run's detail, its
-// report and the feature list write the bytes encoding/json writes for the same value (as the
+// TestEncodersMatchEncodingJSON checks that the hand-written encoders of the run list, a run's
+// detail and its report write the bytes encoding/json writes for the same value (as the
 // generated Visit methods do: HTML characters escaped), over random values that mix nulls, empty
 // and nil lists, unicode, invalid UTF-8, control and HTML characters, and times in several zones.
 func TestEncodersMatchEncodingJSON(t *testing.T) {
 	for seed := uint64(0); seed < 300; seed++ {
 		g := gen{rand.New(rand.NewPCG(seed, seed*7+1))}
+		list := g.runList()
 		run := g.run()
 		report := g.report()
 		features := g.featureList()
@@ -32,6 +33,7 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 			v    any
 			enc  func([]byte) ([]byte, error)
 		}{
+			{"run list", list, func(b []byte) ([]byte, error) { return httpapi.AppendRunList(b, &list) }},
 			{"run", run, func(b []byte) ([]byte, error) { return httpapi.AppendRun(b, &run) }},
 			{"report", report, func(b []byte) ([]byte, error) { return httpapi.AppendRunReport(b, &report) }},
 			{"feature list", features, func(b []byte) ([]byte, error) { return httpapi.AppendFeatures(b, &features) }},
@@ -57,12 +59,12 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 
 // TestEncodersRefuseWhatEncodingJSONRefuses: a time encoding/json cannot write is an error.
 func TestEncodersRefuseWhatEncodingJSONRefuses(t *testing.T) {
-	r := serverapi.Run{CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
-	if _, err := json.Marshal(r); err == nil {
+	l := serverapi.RunList{Items: []serverapi.RunSummary{{CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}}
+	if _, err := json.Marshal(l); err == nil {
 		t.Fatal("encoding/json accepted the year 10000")
 	}
-	if _, err := httpapi.AppendRun(nil, &r); err == nil {
-		t.Fatal("the run encoder accepted the year 10000")
+	if _, err := httpapi.AppendRunList(nil, &l); err == nil {
+		t.Fatal("the run list encoder accepted the year 10000")
 	}
 }
 
@@ -195,6 +197,21 @@ func (g gen) summary() serverapi.RunSummary {
 		s.CreatedBy = &serverapi.UserSummary{DisplayName: g.str(), Email: "ann+x&y@example.com", Id: uuid.New()}
 	}
 	return s
+}
+
+func (g gen) runList() serverapi.RunList {
+	var l serverapi.RunList
+	switch g.r.IntN(5) {
+	case 0:
+	case 1:
+		l.Items = []serverapi.RunSummary{}
+	default:
+		for n := 1 + g.r.IntN(5); n > 0; n-- {
+			l.Items = append(l.Items, g.summary())
+		}
+	}
+	l.NextCursor = g.strp()
+	return l
 }
 
 func (g gen) featureList() serverapi.FeatureList {

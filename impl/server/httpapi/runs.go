@@ -254,7 +254,7 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 	limit := pageLimit(q.Limit)
 	params := runs.ListFilter{AllWorkspaces: p.InstanceAdmin, UserID: uid, Project: q.Project, Statuses: strs(q.Status),
 		Branches: strs(q.Branch), NotBranches: strs(q.NotBranch), Triggers: strs(q.Trigger), NotTriggers: strs(q.NotTrigger),
-		Tags: strs(q.Tag), NotTags: strs(q.NotTag), Limit: limit}
+		Tags: strs(q.Tag), NotTags: strs(q.NotTag), Limit: limit + 1}
 	params.ScheduleID = q.ScheduleId
 	if q.Since != nil {
 		params.Since = ptr(time.Time(*q.Since))
@@ -265,15 +265,19 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 	if cur != nil {
 		params.BeforeAt, params.BeforeID = &cur.At, cur.ID
 	}
-	page, err := s.Runs.ListPage(ctx, params)
+	rows, err := s.Runs.List(ctx, params)
 	if err != nil {
 		return nil, err
 	}
-	out := runPageJSON{items: page.Items}
-	if page.Next != nil {
-		out.next = encodeCursor(runCursor{At: page.Next.At, ID: page.Next.ID})
+	out := serverapi.ListRuns200JSONResponse{Items: make([]serverapi.RunSummary, 0, min(len(rows), limit))}
+	for i, r := range rows {
+		if i == limit {
+			out.NextCursor = encodeCursor(runCursor{At: rows[i-1].Run.CreatedAt, ID: rows[i-1].Run.ID})
+			break
+		}
+		out.Items = append(out.Items, runSummary(r.Run, r.ProjectSlug))
 	}
-	return out, nil
+	return runListJSON(out), nil
 }
 
 // GetRun returns a run with its scenario tree: module (feature folder) → feature → scenario.

@@ -70,7 +70,7 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID) (ProjectRun, error) {
 
 // ListFilter selects runs, newest first: those of UserID's workspaces (of every workspace with
 // AllWorkspaces), matching the filters set, before (BeforeAt, BeforeID) when BeforeAt is set;
-// Limit runs on a page.
+// Limit rows at most.
 type ListFilter struct {
 	AllWorkspaces bool
 	UserID        uuid.UUID
@@ -86,6 +86,40 @@ type ListFilter struct {
 	BeforeAt              *time.Time
 	BeforeID              uuid.UUID
 	Limit                 int
+}
+
+// List lists runs by f: each run's summary (no variables, error or creator: the list shows none).
+func (s *Service) List(ctx context.Context, f ListFilter) ([]ProjectRun, error) {
+	params := db.ListRunsParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: []uuid.UUID{}, Project: f.Project, Statuses: f.Statuses,
+		Branches: orEmpty(f.Branches), NotBranches: orEmpty(f.NotBranches), Triggers: orEmpty(f.Triggers), NotTriggers: orEmpty(f.NotTriggers),
+		TagPatterns: tagPatterns(f.Tags), NotTagPatterns: tagPatterns(f.NotTags), Since: f.Since, Until: f.Until, RowLimit: int32(f.Limit)}
+	if params.Statuses == nil {
+		params.Statuses = []string{}
+	}
+	if !f.AllWorkspaces {
+		var err error
+		if params.WorkspaceIds, err = s.st.UserWorkspaceIDs(ctx, f.UserID); err != nil {
+			return nil, err
+		}
+	}
+	if f.ScheduleID != nil {
+		params.ScheduleID = uuid.NullUUID{UUID: *f.ScheduleID, Valid: true}
+	}
+	if f.BeforeAt != nil {
+		params.BeforeAt, params.BeforeID = f.BeforeAt, uuid.NullUUID{UUID: f.BeforeID, Valid: true}
+	}
+	rows, err := s.st.ListRuns(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ProjectRun, len(rows))
+	for i, r := range rows {
+		out[i] = ProjectRun{ProjectSlug: r.ProjectSlug, Run: Run{ID: r.ID, ProjectID: r.ProjectID, Status: r.Status, Trigger: r.Trigger,
+			Source: r.Source, Label: r.Label, Paths: r.Paths, Tags: r.Tags, Environment: r.Environment, Branch: r.Branch,
+			CommitSha: r.CommitSha, ProcessName: r.ProcessName, ScheduleID: nullable(r.ScheduleID), CreatedAt: r.CreatedAt,
+			UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Counts: r.Counts}}
+	}
+	return out, nil
 }
 
 // CheckInputs refuses a run whose tag expression does not compile, or whose environment,
