@@ -25,7 +25,8 @@ import (
 // handler, JSON) called in-process, without a network, on a small seeded database (2,000 runs ×
 // 5 results and the read-path extras; SDODS_READ_STACK_DATABASE keeps it between runs). ns/op
 // includes PostgreSQL's time for the statements; allocs/op and a CPU profile
-// (-cpuprofile) are the server's alone.
+// (-cpuprofile) are the server's alone; cpu-µs/op is the process's CPU per request and
+// pg-cpu-µs/op its database backends'.
 func BenchmarkReadStack(b *testing.B) {
 	slow := &slowStatements{}
 	s, conn, browser := statsBenchServer(b, os.Getenv("SDODS_READ_STACK_DATABASE"), 2000, 5, func(c *app.Config) { c.QueryTracer = slow })
@@ -40,6 +41,7 @@ func BenchmarkReadStack(b *testing.B) {
 	s.DiscardLogs()
 	for _, c := range []struct{ name, path string }{
 		{"runs", "/api/runs?project=shop&limit=50"},
+		{"runs-all", "/api/runs?limit=50"},
 		{"features-tag", "/api/projects/shop/features?tag=%40smoke&limit=50"},
 		{"audit-target", "/api/audit?targetKind=run&targetId=c4ca4238a0b923820dcc509a6f75849b&limit=50"},
 	} {
@@ -84,7 +86,7 @@ func BenchmarkReadStack(b *testing.B) {
 			}
 			req := httptest.NewRequest(http.MethodGet, c.path, nil)
 			req.Header.Set("Authorization", "Bearer "+token)
-			cpu := processCPU()
+			cpu, pg := processCPU(), backendCPU(b, s.App.Store.Pool)
 			for b.Loop() {
 				w := httptest.NewRecorder()
 				s.App.Handler.ServeHTTP(w, req)
@@ -95,6 +97,9 @@ func BenchmarkReadStack(b *testing.B) {
 			// The server's CPU per request (this process: PostgreSQL's is not counted),
 			// garbage collection included.
 			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+			// And the database's backends' (schedstat: this database's connections, the
+			// statements' work; a statement that writes its answer's JSON moves CPU here).
+			b.ReportMetric(float64(backendCPUSince(b, s.App.Store.Pool, pg).Microseconds())/float64(b.N), "pg-cpu-µs/op")
 		})
 	}
 }
