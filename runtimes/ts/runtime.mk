@@ -24,8 +24,11 @@ build-typescript: $(TS_RUNTIME)/node_modules/.package-lock.json ## build the Typ
 #                                     the Go server's scan for the ruleset member, against its full parse
 #   TestDirectRouteMatchesPipeline    the Go server's two internal routes (direct and ?via=pipeline)
 #                                     answer alike; the TS server has one route
+#   TestSweepLeavesAConnectionWithAnUnreadRequest, TestAcceptQueuedTakesTheQueuedConnections
+#                                     the Go drain's idle sweep and accept queue, unit by unit (the TS
+#                                     server's are tested in its server.test.ts)
 # TestYAMLReadersAgree runs only here: the two servers' YAML readers on the same files.
-TS_SERVER_SKIP := ^(TestFromEnvGCPercent|TestDockerfile|TestKubernetesManifests|TestStatusMatchesTheDocument|TestRulesetScan|TestRulesetScanMatchesFullParse|FuzzRulesetScanMatchesFullParse|TestDirectRouteMatchesPipeline)$$
+TS_SERVER_SKIP := ^(TestFromEnvGCPercent|TestDockerfile|TestKubernetesManifests|TestStatusMatchesTheDocument|TestRulesetScan|TestRulesetScanMatchesFullParse|FuzzRulesetScanMatchesFullParse|TestDirectRouteMatchesPipeline|TestSweepLeavesAConnectionWithAnUnreadRequest|TestAcceptQueuedTakesTheQueuedConnections)$$
 
 test-typescript: build-typescript ## unit tests of the TypeScript runtime, the rule server, the manifest client and the React hook
 	cd $(TS_RUNTIME) && npm test --silent

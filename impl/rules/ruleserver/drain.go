@@ -74,12 +74,97 @@ func (t *connTracker) sweep(seen map[*errorConn]idleSeen, now time.Time, grace t
 			seen[c] = idleSeen{requests: n, since: now}
 			continue
 		}
-		if now.Sub(s.since) >= grace {
+		if now.Sub(s.since) >= grace && !c.unread() {
 			_ = c.Close()
 			delete(seen, c)
 		}
 	}
 	return len(open)
+}
+
+// acceptProbe is the drain's own connection to its listener while acceptQueued waits for the
+// server to accept it.
+type acceptProbe struct {
+	mu    sync.Mutex
+	local string              // the probe's local address once its dial has returned, "" before
+	early map[string]struct{} // remote addresses accepted while the dial had not returned
+	taken chan struct{}       // closed when the server has accepted the probe
+}
+
+// took reports whether c is the probe's connection (its other end), and then marks it taken.
+func (p *acceptProbe) took(c net.Conn) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.taken == nil {
+		return false // no drain is waiting
+	}
+	remote := c.RemoteAddr().String()
+	if p.local == "" {
+		p.early[remote] = struct{}{}
+		return false
+	}
+	if remote != p.local {
+		return false
+	}
+	close(p.taken)
+	p.taken = nil
+	return true
+}
+
+// acceptQueued returns once the server has accepted every connection the kernel has queued on ln
+// (or after limit). The kernel completes a TCP handshake by itself and queues the connection
+// until the process accepts it; closing a listening socket resets the connections still queued,
+// and their clients, whose connect succeeded and whose request is sent, read "connection reset
+// by peer". The queue is first in, first out: the drain connects to the listener itself and
+// returns once the server has accepted that connection, every one queued before it having been
+// accepted (and tracked: net/http runs ConnState(StateNew) before its next Accept) by then.
+func acceptQueued(ln net.Listener, p *acceptProbe, limit time.Duration) {
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return
+	}
+	target := *addr
+	if target.IP.IsUnspecified() {
+		if target.IP.To4() != nil {
+			target.IP = net.IPv4(127, 0, 0, 1)
+		} else {
+			target.IP = net.IPv6loopback
+		}
+	}
+	taken := make(chan struct{})
+	p.mu.Lock()
+	p.local, p.early, p.taken = "", map[string]struct{}{}, taken
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.local, p.early, p.taken = "", nil, nil
+		p.mu.Unlock()
+	}()
+	deadline := time.Now().Add(limit)
+	c, err := net.DialTimeout("tcp", target.String(), limit)
+	if err != nil {
+		return // nothing to wait for: the listener closes as it would have
+	}
+	defer c.Close()
+	local := c.LocalAddr().String()
+	p.mu.Lock()
+	_, accepted := p.early[local]
+	if accepted {
+		p.taken = nil // accepted as an ordinary connection: it closes when c does
+	} else {
+		p.local = local
+	}
+	p.mu.Unlock()
+	if accepted {
+		return
+	}
+	select {
+	case <-taken:
+	case <-time.After(time.Until(deadline)):
+	}
 }
 
 // closeOnDrain adds Connection: close to a response whose header is written after the drain has

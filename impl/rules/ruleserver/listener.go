@@ -21,14 +21,23 @@ import (
 // Handler responses are never text/plain, so nothing else can match.
 const goErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 
-type errorListener struct{ net.Listener }
+type errorListener struct {
+	net.Listener
+	probe *acceptProbe // the drain's own connection, taken out of the queue (acceptQueued)
+}
 
 func (l errorListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.probe.took(c) {
+			_ = c.Close()
+			continue
+		}
+		return &errorConn{Conn: c}, nil
 	}
-	return &errorConn{Conn: c}, nil
 }
 
 // errorConn also carries what connTracker needs to know during a drain, and the bytes of its

@@ -180,7 +180,8 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 
 	log.Info("listening", "addr", ln.Addr().String(), "rules", c.RulesDir, "max_body", c.MaxBody, "poll", c.PollInterval.String())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(errorListener{ln}) }()
+	probe := &acceptProbe{}
+	go func() { served <- srv.Serve(errorListener{Listener: ln, probe: probe}) }()
 
 	s.Reload(ctx)
 	wctx, stopWatch := context.WithCancel(ctx)
@@ -205,7 +206,7 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 		break
 	}
 	stopWatch()
-	return drain(s, srv, ln, conns, c, log)
+	return drain(s, srv, ln, probe, conns, c, log)
 }
 
 // drain stops the server without failing a request of a client that retries nothing:
@@ -213,7 +214,8 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 //  1. readiness turns off and every answer from now on carries Connection: close (closeOnDrain),
 //     those of requests already running included; the server keeps accepting and serving for
 //     DrainDelay, while load balancers take it out of rotation;
-//  2. the listener closes;
+//  2. the listener closes, once every connection the kernel had queued on it is accepted
+//     (acceptQueued): closing a listening socket resets the connections still in its queue;
 //  3. each connection closes after it has answered (net/http closes it after an answer with
 //     Connection: close); one that sends nothing for idleGrace is closed as idle. http.Server's
 //     Shutdown is not used: it closes idle keep-alive connections at once, and a request the
@@ -221,12 +223,13 @@ func Run(ctx context.Context, c Config, log *slog.Logger) error {
 //
 // Requests still running DrainTimeout after the listener closed are cut off, and drain returns
 // an error.
-func drain(s *Server, srv *http.Server, ln net.Listener, conns *connTracker, c Config, log *slog.Logger) error {
+func drain(s *Server, srv *http.Server, ln net.Listener, probe *acceptProbe, conns *connTracker, c Config, log *slog.Logger) error {
 	s.Drain()
 	if c.DrainDelay > 0 {
 		log.Info("readiness off; serving with Connection: close before closing the listener", "drain_delay", c.DrainDelay.String())
 		time.Sleep(c.DrainDelay)
 	}
+	acceptQueued(ln, probe, c.DrainTimeout/2)
 	_ = ln.Close()
 	start := time.Now()
 	grace := idleGrace

@@ -151,9 +151,11 @@ export class RuleServer {
   private inFlight = 0;
   private readonly tokenDigest: Buffer | null;
   private readonly maxBody: number;
-  /** the open connections: whether each is idle, and how many requests it has received */
-  private readonly conns = new Map<net.Socket, { idle: boolean; requests: number }>();
+  /** the open connections: whether each is idle, how many requests it has received, and how many bytes the drain last saw read from it */
+  private readonly conns = new Map<net.Socket, { idle: boolean; requests: number; read: number }>();
   private listener: net.Server | null = null;
+  /** while a drain empties the listener's accept queue: told of every connection accepted */
+  private accepted: ((sock: net.Socket) => void) | null = null;
 
   constructor(private readonly opts: RuleServerOptions) {
     this.tokenDigest = opts.token ? digest(opts.token) : null;
@@ -161,7 +163,8 @@ export class RuleServer {
     this.server = http.createServer({ maxHeaderSize: 64 << 10, requireHostHeader: false }, (req, res) => this.handle(req, res, false));
     this.server.keepAliveTimeout = 90_000;
     this.server.on("connection", (sock: net.Socket) => {
-      this.conns.set(sock, { idle: true, requests: 0 });
+      this.accepted?.(sock);
+      this.conns.set(sock, { idle: true, requests: 0, read: 0 });
       sock.on("close", () => this.conns.delete(sock));
     });
     // decide on a declared length before the client sends the body
@@ -365,7 +368,8 @@ export class RuleServer {
    * 1. readiness turns off and every answer from now on carries Connection: close (those of
    *    requests already running too); the server keeps accepting and serving for drainDelay,
    *    while load balancers take it out of rotation;
-   * 2. the listener closes;
+   * 2. the listener closes, once every connection the kernel had queued on it is accepted
+   *    (stopListening);
    * 3. each connection closes after its answer; one that sends nothing for the idle grace (1 s,
    *    at most half of drainTimeout) is closed as idle.
    * Connections still busy drainTimeout after the listener closed are cut off; close then
@@ -387,14 +391,23 @@ export class RuleServer {
       this.opts.log?.({ level: "INFO", msg: "readiness off; serving with Connection: close before closing the listener", drain_delay_ms: delay });
       await new Promise((r) => setTimeout(r, delay));
     }
-    if (this.listener) this.listener.close();
-    else if (this.server.listening) this.server.close(); // listening on the HTTP server itself: Node closes its idle connections
-    const start = Date.now();
     const timeout = this.opts.drainTimeout ?? 20_000;
+    const embedded = !this.listener && this.server.listening; // an embedder called server.listen
+    await this.stopListening(timeout / 2);
+    const start = Date.now();
     const grace = Math.min(1000, timeout / 2);
     const seen = new Map<net.Socket, { requests: number; since: number }>();
     let ok = true;
     for (;;) {
+      // A connection is idle for the grace only if it was so when the event loop last read its
+      // sockets. A sweep straight from a timer would, after a stall (a process without CPU, a
+      // long evaluation), run before the poll phase reads a request already in the kernel's
+      // buffer. So the sweep runs in the check phase (setImmediate), after this turn's poll, and
+      // measures the grace up to polled, the time of this turn's timer phase: what had arrived
+      // by then has been read, whatever stall came before or after the poll.
+      await new Promise((r) => setTimeout(r, 10));
+      const polled = Date.now();
+      await new Promise((r) => setImmediate(r));
       const now = Date.now();
       if (this.conns.size === 0) break;
       if (now - start >= timeout) {
@@ -402,24 +415,81 @@ export class RuleServer {
         break;
       }
       for (const [sock, st] of this.conns) {
-        if (!st.idle) {
+        // bytes read count as activity too: a request whose head is not complete yet is on its way
+        const read = sock.bytesRead;
+        if (!st.idle || read !== st.read) {
+          st.read = read;
           seen.delete(sock);
           continue;
         }
         const s = seen.get(sock);
         if (!s || s.requests !== st.requests) seen.set(sock, { requests: st.requests, since: now });
-        else if (now - s.since >= grace) {
+        else if (polled - s.since >= grace) {
           sock.destroy();
           seen.delete(sock);
         }
       }
-      await new Promise((r) => setTimeout(r, 10));
     }
     for (const sock of this.conns.keys()) sock.destroy();
-    if (this.server.listening) await new Promise<void>((r) => this.server.close(() => r()));
+    // http.Server's own close, now that no connection is left: it stops its timeout checks
+    if (embedded) await new Promise<void>((r) => this.server.close(() => r()));
     if (ok) this.opts.log?.({ level: "INFO", msg: "drained; exiting", took_ms: Date.now() - start });
     else this.opts.log?.({ level: "ERROR", msg: `drain: in-flight requests did not finish within ${timeout} ms` });
     return ok;
+  }
+
+  /**
+   * Stops accepting connections without resetting one a client has already made. The kernel
+   * completes a TCP handshake by itself and queues the connection until the process accepts it;
+   * closing a listening socket resets the connections still queued, and their clients, whose
+   * connect succeeded and whose request is sent, read "connection reset by peer". Node accepts
+   * one connection per turn of its event loop, and a turn is long under load (it serves every
+   * ready connection), so the queue is often not empty when the signal is handled. It is first in,
+   * first out: the drain connects to the listener itself and closes it once that connection is
+   * accepted, every connection queued before it having been accepted by then. A connection made
+   * after that is refused, which a client can always retry. Waits at most limit milliseconds.
+   */
+  private async stopListening(limit: number): Promise<void> {
+    const l = this.listener ?? (this.server.listening ? this.server : null);
+    if (!l) return;
+    const a = l.address();
+    if (a !== null && typeof a !== "string") await this.acceptQueued(a, limit);
+    if (this.listener) this.listener.close();
+    // listening on the HTTP server itself: net.Server's close, as http.Server's (Node 19 and
+    // later) also closes the idle keep-alive connections at once, and a request a client has just
+    // sent on one would be lost; the sweep closes them after the idle grace
+    else if (this.server.listening) net.Server.prototype.close.call(this.server);
+  }
+
+  /** Connects to the listener at a and resolves once the listener has accepted that connection (or after limit ms, or at once if the connect fails). */
+  private acceptQueued(a: net.AddressInfo, limit: number): Promise<void> {
+    const host = a.address === "::" ? "::1" : a.address === "0.0.0.0" ? "127.0.0.1" : a.address;
+    const key = (addr: string | undefined, port: number | undefined) => `${(addr ?? "").replace(/^::ffff:/, "")} ${port}`;
+    return new Promise<void>((resolve) => {
+      const early = new Set<string>(); // accepted before the probe's own end is known
+      let mine: string | null = null;
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        this.accepted = null;
+        probe.destroy();
+        resolve();
+      };
+      this.accepted = (sock) => {
+        const k = key(sock.remoteAddress, sock.remotePort);
+        if (mine === null) early.add(k);
+        else if (k === mine) finish();
+      };
+      const probe = net.connect({ host, port: a.port }, () => {
+        mine = key(probe.localAddress, probe.localPort);
+        if (early.has(mine)) finish();
+        early.clear();
+      });
+      probe.on("error", finish);
+      const timer = setTimeout(finish, limit);
+    });
   }
 
   /** Drains on SIGTERM and SIGINT, reloads on SIGHUP; returns a function that removes the handlers. */

@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import http from "node:http";
+import net from "node:net";
 import assert from "node:assert/strict";
 import { readFileSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -79,6 +80,71 @@ test("close drains: a request in flight finishes, then the server stops", async 
   assert.equal(await status, 200);
   assert.equal(await closing, true);
   await assert.rejects(fetch(`${url}/livez`));
+});
+
+test("close takes the connections the kernel has queued before it closes the listener: none is reset", async () => {
+  const s = createRuleServer({ allowOpen: true, rulesets: [{ bundle: signupBundle }] });
+  const url = await s.listen();
+  const body = '{"ruleset":"signup","data":{}}';
+  const request = `POST /evaluations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  // Connections the kernel completes while the event loop does not turn: when the drain begins,
+  // the server has accepted none of them, as under load, when Node (one accept per turn of its
+  // loop) lags behind the kernel. Closing the listener then reset them all.
+  const clients = Array.from({ length: 4 }, () => net.connect({ port: Number(new URL(url).port), host: "127.0.0.1" }));
+  await new Promise((r) => process.nextTick(r)); // net.connect issues connect(2) on the next tick
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50); // the handshakes complete; the loop stays blocked
+  const closing = s.close();
+  const answers = clients.map(
+    (c) =>
+      new Promise<string>((resolve, reject) => {
+        let got = "";
+        c.on("data", (d) => (got += d));
+        c.on("end", () => resolve(got));
+        c.on("error", reject);
+        c.write(request);
+      }),
+  );
+  for (const a of await Promise.all(answers)) {
+    assert.match(a, /^HTTP\/1\.1 200 /);
+    assert.match(a, /\r\nconnection: close\r\n/i);
+    assert.match(a, /"findings"/);
+  }
+  assert.equal(await closing, true);
+  await assert.rejects(fetch(`${url}/livez`));
+});
+
+test("a drain reads what has arrived before it closes a connection as idle, however long the event loop was blocked", async () => {
+  const s = createRuleServer({ allowOpen: true, rulesets: [{ bundle: signupBundle }], drainTimeout: 2000 }); // idle grace: 1 s
+  const url = await s.listen();
+  const body = '{"ruleset":"signup","data":{}}';
+  const request = `POST /evaluations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  const c = net.connect({ port: Number(new URL(url).port), host: "127.0.0.1" });
+  let got = "";
+  c.on("data", (d) => (got += d));
+  const ended = new Promise<string>((resolve, reject) => {
+    c.on("end", () => resolve(got));
+    c.on("error", reject);
+  });
+  c.write(request);
+  while (!got.includes('"findings"')) await new Promise((r) => setTimeout(r, 5));
+  got = "";
+  const closing = s.close();
+  await new Promise((r) => setTimeout(r, 100)); // the drain has seen the connection idle
+  // Well within the idle grace the request is sent (the kernel has it at once), and the event
+  // loop is then blocked past the grace (a long evaluation, a process without CPU), in its check
+  // phase: the next turn runs the due timers, the drain's among them, before the poll phase that
+  // reads the request.
+  await new Promise<void>((r) =>
+    setImmediate(() => {
+      c.write(request);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1200);
+      r();
+    }),
+  );
+  const a = await ended;
+  assert.match(a, /^HTTP\/1\.1 200 /);
+  assert.match(a, /\r\nconnection: close\r\n/i);
+  assert.equal(await closing, true);
 });
 
 test("If-None-Match follows RFC 9110", () => {
