@@ -199,7 +199,8 @@ type Querier interface {
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	// A page of a run's checks needing (or having had) review, oldest first.
 	ListRunBaselineChecks(ctx context.Context, arg ListRunBaselineChecksParams) ([]VisualCheck, error)
-	ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]RunEvent, error)
+	// A run's events after seq, in order: from the batches whose last event is after it (schema 000031).
+	ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]ListRunEventsRow, error)
 	ListRunFeatureOverrides(ctx context.Context, runID uuid.UUID) ([]ListRunFeatureOverridesRow, error)
 	// Log lines of a run for its trace (oldest first).
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)
