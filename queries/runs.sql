@@ -83,12 +83,20 @@ WHERE EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = w.id AND 
    OR EXISTS (SELECT 1 FROM org_members o WHERE o.org_id = w.org_id AND o.user_id = $1 AND o.role = 'admin');
 
 -- name: ListRunEvents :many
--- A run's events after seq, in order: from the batches whose last event is after it (schema 000031).
+-- A run's first row_limit events after seq, in order (schema 000031). A batch holds one event at
+-- least, so they are in the first row_limit batches after seq (by their key), and, sequence numbers
+-- having no gaps, in those that hold one of the row_limit numbers from the first after seq: only
+-- those are unpacked. That first number is the next batch's first when it is later, so that a gap,
+-- if one existed, would not end a reader's pages.
 SELECT b.run_id, (b.first_seq + e.n - 1)::bigint AS seq, e.at::timestamptz AS at, e.type::text AS type, e.data::json AS data
-FROM run_event_batches b
+FROM (SELECT * FROM run_event_batches WHERE run_id = sqlc.arg('run_id')::uuid AND last_seq > sqlc.arg('seq')::bigint
+      ORDER BY last_seq LIMIT sqlc.arg('row_limit')::int) b
 CROSS JOIN LATERAL ROWS FROM (unnest(b.ats), unnest(b.types), unnest(b.datas)) WITH ORDINALITY AS e(at, type, data, n)
-WHERE b.run_id = sqlc.arg('run_id')::uuid AND b.last_seq > sqlc.arg('seq')::bigint AND b.first_seq + e.n - 1 > sqlc.arg('seq')::bigint
-ORDER BY b.last_seq, e.n LIMIT sqlc.arg('row_limit');
+WHERE b.first_seq < greatest(sqlc.arg('seq')::bigint + 1,
+                             (SELECT f.first_seq FROM run_event_batches f WHERE f.run_id = sqlc.arg('run_id')::uuid AND f.last_seq > sqlc.arg('seq')::bigint
+                              ORDER BY f.last_seq LIMIT 1)) + sqlc.arg('row_limit')::int
+  AND b.first_seq + e.n - 1 > sqlc.arg('seq')::bigint
+ORDER BY b.last_seq, e.n LIMIT sqlc.arg('row_limit')::int;
 
 -- name: InsertRunScenarios :exec
 -- A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ''.

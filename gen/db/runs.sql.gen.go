@@ -507,10 +507,14 @@ func (q *Queries) ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]
 
 const listRunEvents = `-- name: ListRunEvents :many
 SELECT b.run_id, (b.first_seq + e.n - 1)::bigint AS seq, e.at::timestamptz AS at, e.type::text AS type, e.data::json AS data
-FROM run_event_batches b
+FROM (SELECT run_id, last_seq, first_seq, ats, types, datas FROM run_event_batches WHERE run_id = $1::uuid AND last_seq > $2::bigint
+      ORDER BY last_seq LIMIT $3::int) b
 CROSS JOIN LATERAL ROWS FROM (unnest(b.ats), unnest(b.types), unnest(b.datas)) WITH ORDINALITY AS e(at, type, data, n)
-WHERE b.run_id = $1::uuid AND b.last_seq > $2::bigint AND b.first_seq + e.n - 1 > $2::bigint
-ORDER BY b.last_seq, e.n LIMIT $3
+WHERE b.first_seq < greatest($2::bigint + 1,
+                             (SELECT f.first_seq FROM run_event_batches f WHERE f.run_id = $1::uuid AND f.last_seq > $2::bigint
+                              ORDER BY f.last_seq LIMIT 1)) + $3::int
+  AND b.first_seq + e.n - 1 > $2::bigint
+ORDER BY b.last_seq, e.n LIMIT $3::int
 `
 
 type ListRunEventsParams struct {
@@ -527,7 +531,11 @@ type ListRunEventsRow struct {
 	Data  json.RawMessage
 }
 
-// A run's events after seq, in order: from the batches whose last event is after it (schema 000031).
+// A run's first row_limit events after seq, in order (schema 000031). A batch holds one event at
+// least, so they are in the first row_limit batches after seq (by their key), and, sequence numbers
+// having no gaps, in those that hold one of the row_limit numbers from the first after seq: only
+// those are unpacked. That first number is the next batch's first when it is later, so that a gap,
+// if one existed, would not end a reader's pages.
 func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]ListRunEventsRow, error) {
 	rows, err := q.db.Query(ctx, listRunEvents, arg.RunID, arg.Seq, arg.RowLimit)
 	if err != nil {
