@@ -33,4 +33,8 @@ RETURNING *;
 
 -- name: ListRunLogEvents :many
 -- Log lines of a run for its trace (oldest first).
-SELECT seq, at, data FROM run_events WHERE run_id = $1 AND type = 'log' ORDER BY seq LIMIT sqlc.arg('row_limit');
+SELECT (b.first_seq + e.n - 1)::bigint AS seq, e.at::timestamptz AS at, e.data::json AS data
+FROM run_event_batches b
+CROSS JOIN LATERAL ROWS FROM (unnest(b.ats), unnest(b.types), unnest(b.datas)) WITH ORDINALITY AS e(at, type, data, n)
+WHERE b.run_id = sqlc.arg('run_id')::uuid AND e.type = 'log'
+ORDER BY b.last_seq, e.n LIMIT sqlc.arg('row_limit');

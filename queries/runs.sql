@@ -83,7 +83,20 @@ WHERE EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = w.id AND 
    OR EXISTS (SELECT 1 FROM org_members o WHERE o.org_id = w.org_id AND o.user_id = $1 AND o.role = 'admin');
 
 -- name: ListRunEvents :many
-SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT sqlc.arg('row_limit');
+-- A run's first row_limit events after seq, in order (schema 000031). A batch holds one event at
+-- least, so they are in the first row_limit batches after seq (by their key), and, sequence numbers
+-- having no gaps, in those that hold one of the row_limit numbers from the first after seq: only
+-- those are unpacked. That first number is the next batch's first when it is later, so that a gap,
+-- if one existed, would not end a reader's pages.
+SELECT b.run_id, (b.first_seq + e.n - 1)::bigint AS seq, e.at::timestamptz AS at, e.type::text AS type, e.data::json AS data
+FROM (SELECT * FROM run_event_batches WHERE run_id = sqlc.arg('run_id')::uuid AND last_seq > sqlc.arg('seq')::bigint
+      ORDER BY last_seq LIMIT sqlc.arg('row_limit')::int) b
+CROSS JOIN LATERAL ROWS FROM (unnest(b.ats), unnest(b.types), unnest(b.datas)) WITH ORDINALITY AS e(at, type, data, n)
+WHERE b.first_seq < greatest(sqlc.arg('seq')::bigint + 1,
+                             (SELECT f.first_seq FROM run_event_batches f WHERE f.run_id = sqlc.arg('run_id')::uuid AND f.last_seq > sqlc.arg('seq')::bigint
+                              ORDER BY f.last_seq LIMIT 1)) + sqlc.arg('row_limit')::int
+  AND b.first_seq + e.n - 1 > sqlc.arg('seq')::bigint
+ORDER BY b.last_seq, e.n LIMIT sqlc.arg('row_limit')::int;
 
 -- name: InsertRunScenarios :exec
 -- A run's scenarios in one statement: tags as a JSON array each, no example row as 0, no dataset as ''.
@@ -219,10 +232,12 @@ WITH progress AS (
 ), ins AS (
   -- Only with the run's row updated (run_events has no foreign key: schema 000021), so never for
   -- a run that is gone, and a delete of the run waits for this batch's commit.
-  INSERT INTO run_events (run_id, seq, at, type, data)
-  SELECT sqlc.arg('run_id')::uuid, unnest(sqlc.arg('seqs')::bigint[]), unnest(sqlc.arg('ats')::timestamptz[]),
-         unnest(sqlc.arg('types')::text[]), unnest(sqlc.arg('datas')::text[])::json
-  WHERE EXISTS (SELECT 1 FROM upd)
+  -- One row for the batch's events (schema 000031): their sequence numbers are consecutive, from the
+  -- first to the last (the table's check counts them).
+  INSERT INTO run_event_batches (run_id, last_seq, first_seq, ats, types, datas)
+  SELECT sqlc.arg('run_id')::uuid, (sqlc.arg('seqs')::bigint[])[cardinality(sqlc.arg('seqs')::bigint[])], (sqlc.arg('seqs')::bigint[])[1],
+         sqlc.arg('ats')::timestamptz[], sqlc.arg('types')::text[], sqlc.arg('datas')::text[]::json[]
+  WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0 AND EXISTS (SELECT 1 FROM upd)
 ), arts AS (
   -- The attachments of the batch's events, their blobs already stored; created_at is when each was
   -- attached, so that a run's artifacts keep their order.

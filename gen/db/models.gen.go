@@ -362,6 +362,15 @@ type RunEvent struct {
 	Data  json.RawMessage
 }
 
+type RunEventBatch struct {
+	RunID    uuid.UUID
+	LastSeq  int64
+	FirstSeq int64
+	Ats      []time.Time
+	Types    []string
+	Datas    []json.RawMessage
+}
+
 type RunFeatureOverride struct {
 	RunID   uuid.UUID
 	Path    string

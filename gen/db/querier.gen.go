@@ -199,7 +199,12 @@ type Querier interface {
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	// A page of a run's checks needing (or having had) review, oldest first.
 	ListRunBaselineChecks(ctx context.Context, arg ListRunBaselineChecksParams) ([]VisualCheck, error)
-	ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]RunEvent, error)
+	// A run's first row_limit events after seq, in order (schema 000031). A batch holds one event at
+	// least, so they are in the first row_limit batches after seq (by their key), and, sequence numbers
+	// having no gaps, in those that hold one of the row_limit numbers from the first after seq: only
+	// those are unpacked. That first number is the next batch's first when it is later, so that a gap,
+	// if one existed, would not end a reader's pages.
+	ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]ListRunEventsRow, error)
 	ListRunFeatureOverrides(ctx context.Context, runID uuid.UUID) ([]ListRunFeatureOverridesRow, error)
 	// Log lines of a run for its trace (oldest first).
 	ListRunLogEvents(ctx context.Context, arg ListRunLogEventsParams) ([]ListRunLogEventsRow, error)

@@ -172,7 +172,11 @@ func (q *Queries) InsertRunIngest(ctx context.Context, arg InsertRunIngestParams
 }
 
 const listRunLogEvents = `-- name: ListRunLogEvents :many
-SELECT seq, at, data FROM run_events WHERE run_id = $1 AND type = 'log' ORDER BY seq LIMIT $2
+SELECT (b.first_seq + e.n - 1)::bigint AS seq, e.at::timestamptz AS at, e.data::json AS data
+FROM run_event_batches b
+CROSS JOIN LATERAL ROWS FROM (unnest(b.ats), unnest(b.types), unnest(b.datas)) WITH ORDINALITY AS e(at, type, data, n)
+WHERE b.run_id = $1::uuid AND e.type = 'log'
+ORDER BY b.last_seq, e.n LIMIT $2
 `
 
 type ListRunLogEventsParams struct {

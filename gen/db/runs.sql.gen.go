@@ -506,7 +506,15 @@ func (q *Queries) ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]
 }
 
 const listRunEvents = `-- name: ListRunEvents :many
-SELECT run_id, seq, at, type, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+SELECT b.run_id, (b.first_seq + e.n - 1)::bigint AS seq, e.at::timestamptz AS at, e.type::text AS type, e.data::json AS data
+FROM (SELECT run_id, last_seq, first_seq, ats, types, datas FROM run_event_batches WHERE run_id = $1::uuid AND last_seq > $2::bigint
+      ORDER BY last_seq LIMIT $3::int) b
+CROSS JOIN LATERAL ROWS FROM (unnest(b.ats), unnest(b.types), unnest(b.datas)) WITH ORDINALITY AS e(at, type, data, n)
+WHERE b.first_seq < greatest($2::bigint + 1,
+                             (SELECT f.first_seq FROM run_event_batches f WHERE f.run_id = $1::uuid AND f.last_seq > $2::bigint
+                              ORDER BY f.last_seq LIMIT 1)) + $3::int
+  AND b.first_seq + e.n - 1 > $2::bigint
+ORDER BY b.last_seq, e.n LIMIT $3::int
 `
 
 type ListRunEventsParams struct {
@@ -515,15 +523,28 @@ type ListRunEventsParams struct {
 	RowLimit int32
 }
 
-func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]RunEvent, error) {
+type ListRunEventsRow struct {
+	RunID uuid.UUID
+	Seq   int64
+	At    time.Time
+	Type  string
+	Data  json.RawMessage
+}
+
+// A run's first row_limit events after seq, in order (schema 000031). A batch holds one event at
+// least, so they are in the first row_limit batches after seq (by their key), and, sequence numbers
+// having no gaps, in those that hold one of the row_limit numbers from the first after seq: only
+// those are unpacked. That first number is the next batch's first when it is later, so that a gap,
+// if one existed, would not end a reader's pages.
+func (q *Queries) ListRunEvents(ctx context.Context, arg ListRunEventsParams) ([]ListRunEventsRow, error) {
 	rows, err := q.db.Query(ctx, listRunEvents, arg.RunID, arg.Seq, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []RunEvent{}
+	items := []ListRunEventsRow{}
 	for rows.Next() {
-		var i RunEvent
+		var i ListRunEventsRow
 		if err := rows.Scan(
 			&i.RunID,
 			&i.Seq,
@@ -1059,10 +1080,12 @@ WITH progress AS (
 ), ins AS (
   -- Only with the run's row updated (run_events has no foreign key: schema 000021), so never for
   -- a run that is gone, and a delete of the run waits for this batch's commit.
-  INSERT INTO run_events (run_id, seq, at, type, data)
-  SELECT $4::uuid, unnest($3::bigint[]), unnest($19::timestamptz[]),
-         unnest($20::text[]), unnest($21::text[])::json
-  WHERE EXISTS (SELECT 1 FROM upd)
+  -- One row for the batch's events (schema 000031): their sequence numbers are consecutive, from the
+  -- first to the last (the table's check counts them).
+  INSERT INTO run_event_batches (run_id, last_seq, first_seq, ats, types, datas)
+  SELECT $4::uuid, ($3::bigint[])[cardinality($3::bigint[])], ($3::bigint[])[1],
+         $19::timestamptz[], $20::text[], $21::text[]::json[]
+  WHERE cardinality($3::bigint[]) > 0 AND EXISTS (SELECT 1 FROM upd)
 ), arts AS (
   -- The attachments of the batch's events, their blobs already stored; created_at is when each was
   -- attached, so that a run's artifacts keep their order.

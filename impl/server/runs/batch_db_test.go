@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,5 +219,95 @@ func TestBatchPlanCacheModeTransactionLocal(t *testing.T) {
 		if err != nil || mode != "force_custom_plan" {
 			t.Errorf("a pool connection's plan_cache_mode after batches: %q (%v), want force_custom_plan", mode, err)
 		}
+	}
+}
+
+// A run's events are stored one row per batch (schema 000031) and read back one by one, in order,
+// from any position — the start, inside a batch (a Last-Event-ID), a batch's last event — a page
+// at a time, across batches; a log read lists the log events of every batch.
+func TestEventsReadAcrossBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.Open(t)
+	p := runs.TestProject(t, st, "batches")
+	svc := runs.New(st, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), runs.Config{})
+	r, err := svc.Queue(ctx, runs.CreateParams{ProjectID: p.ID, Trigger: "api"}, p.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Batches of 3, 1 and 5 events: 1–3, 4, 5–9.
+	seq := int64(0)
+	for _, n := range []int{3, 1, 5} {
+		var ev scenariowrite.Events
+		ev.ProjectID = p.ID
+		for range n {
+			seq++
+			typ := "step.finished"
+			if seq%2 == 0 {
+				typ = "log"
+			}
+			ev.Seqs, ev.Ats, ev.Types = append(ev.Seqs, seq), append(ev.Ats, time.Unix(1_800_000_000+seq, 0).UTC()), append(ev.Types, typ)
+			ev.Datas = append(ev.Datas, `{"sequence":`+strconv.FormatInt(seq, 10)+`,"type":"`+typ+`"}`)
+		}
+		if err := scenariowrite.Batch(ctx, st.Queries, r.ID, true, ev, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var batches int
+	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM run_event_batches WHERE run_id = $1`, r.ID).Scan(&batches); err != nil || batches != 3 {
+		t.Fatalf("%d batch rows (%v), want 3", batches, err)
+	}
+	read := func(after int64, limit int32) string {
+		t.Helper()
+		rows, err := st.ListRunEvents(ctx, db.ListRunEventsParams{RunID: r.ID, Seq: after, RowLimit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range rows {
+			want := `{"sequence":` + strconv.FormatInt(e.Seq, 10) + `,"type":"` + e.Type + `"}`
+			if string(e.Data) != want || e.RunID != r.ID || !e.At.Equal(time.Unix(1_800_000_000+e.Seq, 0)) {
+				t.Errorf("event %d: %s %s at %s, want %s", e.Seq, e.RunID, e.Data, e.At, want)
+			}
+			out = append(out, strconv.FormatInt(e.Seq, 10))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		after int64
+		limit int32
+		want  string
+	}{
+		{0, 100, "1 2 3 4 5 6 7 8 9"}, {0, 2, "1 2"}, {1, 2, "2 3"}, {2, 3, "3 4 5"}, {3, 1, "4"}, {4, 10, "5 6 7 8 9"},
+		{6, 2, "7 8"}, {8, 5, "9"}, {9, 5, ""}, {20, 5, ""},
+	} {
+		if got := read(c.after, c.limit); got != c.want {
+			t.Errorf("after %d, limit %d: %q, want %q", c.after, c.limit, got, c.want)
+		}
+	}
+	// Pages of 2 from the start, as a stream catches up.
+	var pages []string
+	for after := int64(0); ; {
+		page := read(after, 2)
+		if page == "" {
+			break
+		}
+		pages = append(pages, page)
+		f := strings.Fields(page)
+		after, _ = strconv.ParseInt(f[len(f)-1], 10, 64)
+	}
+	if got := strings.Join(pages, " | "); got != "1 2 | 3 4 | 5 6 | 7 8 | 9" {
+		t.Errorf("pages %q", got)
+	}
+	logs, err := st.ListRunLogEvents(ctx, db.ListRunLogEventsParams{RunID: r.ID, RowLimit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range logs {
+		got = append(got, strconv.FormatInt(l.Seq, 10))
+	}
+	if strings.Join(got, " ") != "2 4 6" {
+		t.Errorf("log events %v, want 2 4 6", got)
 	}
 }

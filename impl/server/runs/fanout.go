@@ -39,7 +39,7 @@ func newHub(st runEventStore) *livefeed.Hub {
 }
 
 type runEventStore interface {
-	ListRunEvents(context.Context, db.ListRunEventsParams) ([]db.RunEvent, error)
+	ListRunEvents(context.Context, db.ListRunEventsParams) ([]db.ListRunEventsRow, error)
 	GetRun(context.Context, uuid.UUID) (db.GetRunRow, error)
 }
 
