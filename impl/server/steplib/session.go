@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -186,6 +187,8 @@ type Session struct {
 	http   httpState
 	page   *page
 	depth  int // process nesting
+	// stepTimedOut is the cause of a step's context when StepTimeout passes.
+	stepTimedOut error
 
 	mu           sync.Mutex
 	fingerprints map[string][]Alternative // selector → alternatives seen this scenario
@@ -215,16 +218,42 @@ func NewSession(cfg Config) *Session {
 		base = &http.Client{Transport: pol.Transport()}
 	}
 	client := *base
-	jar, _ := cookiejar.New(nil)
-	client.Jar = jar
+	client.Jar = &sessionJar{}
 	return &Session{
 		cfg:          cfg,
 		vars:         cfg.Vars,
 		client:       &client,
+		stepTimedOut: fmt.Errorf("step timed out after %s", cfg.StepTimeout),
 		http:         httpState{headers: http.Header{}},
 		fingerprints: map[string][]Alternative{},
 		healed:       map[string]string{},
 	}
+}
+
+// sessionJar is a session's cookie jar, made when the first response sets a cookie: until then
+// a request has no cookie to send, and asking an empty cookiejar.Jar for them still costs it the
+// request's host parsed and its key built, at every request of every scenario.
+type sessionJar struct {
+	mu  sync.Mutex
+	jar *cookiejar.Jar
+}
+
+func (j *sessionJar) SetCookies(u *url.URL, cookies []*http.Cookie) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.jar == nil {
+		j.jar, _ = cookiejar.New(nil)
+	}
+	j.jar.SetCookies(u, cookies)
+}
+
+func (j *sessionJar) Cookies(u *url.URL) []*http.Cookie {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.jar == nil {
+		return nil
+	}
+	return j.jar.Cookies(u)
 }
 
 // Vars returns the session's variables.
@@ -405,7 +434,7 @@ func (s *Session) prepare(step Step, m match) (*call, error) {
 // run executes the implementation on its own goroutine so that a cancelled context or the step
 // timeout ends the step even when the implementation is stuck.
 func (s *Session) run(ctx context.Context, impl stepFunc, c *call) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.StepTimeout, fmt.Errorf("step timed out after %s", s.cfg.StepTimeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.StepTimeout, s.stepTimedOut)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
