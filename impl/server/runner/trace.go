@@ -72,9 +72,12 @@ func keepTrace(em *emitter, sid string, vars *steplib.Variables, rec *steplib.Re
 		name := TraceFileName(attempt, f.Name)
 		em.emit(Event{Type: EventAttachment, ScenarioID: sid, Attachment: &AttachmentEvent{Name: name, MediaType: f.MediaType, Size: len(data), Data: data}})
 	}
-	b, err := json.Marshal(m)
+	b, err := m.AppendJSON(nil)
 	if err != nil {
-		return
+		// What AppendJSON refuses, encoding/json refuses too: Marshal says why, and nothing is kept.
+		if b, err = json.Marshal(m); err != nil {
+			return
+		}
 	}
 	b = vars.MaskBytes(b)
 	em.emit(Event{Type: EventAttachment, ScenarioID: sid, Attachment: &AttachmentEvent{Name: TraceManifestName(attempt), MediaType: "application/json", Size: len(b), Data: b}})
