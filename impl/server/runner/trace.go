@@ -72,7 +72,7 @@ func keepTrace(em *emitter, sid string, vars *steplib.Variables, rec *steplib.Re
 		name := TraceFileName(attempt, f.Name)
 		em.emit(Event{Type: EventAttachment, ScenarioID: sid, Attachment: &AttachmentEvent{Name: name, MediaType: f.MediaType, Size: len(data), Data: data}})
 	}
-	b, err := m.AppendJSON(nil)
+	b, err := m.AppendJSON(make([]byte, 0, 512+512*len(m.Steps)))
 	if err != nil {
 		// What AppendJSON refuses, encoding/json refuses too: Marshal says why, and nothing is kept.
 		if b, err = json.Marshal(m); err != nil {

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sdods/sdods/impl/server/egress"
@@ -437,14 +438,14 @@ func (s *Session) run(ctx context.Context, impl stepFunc, c *call) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.StepTimeout, s.stepTimedOut)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() {
+	goStep(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				done <- fmt.Errorf("step %s panicked: %v\n%s", c.def.ID, r, firstLines(string(debug.Stack()), 12))
 			}
 		}()
 		done <- impl(ctx, s, c)
-	}()
+	})
 	select {
 	case err := <-done:
 		if err != nil && ctx.Err() != nil {
@@ -458,6 +459,43 @@ func (s *Session) run(ctx context.Context, impl stepFunc, c *call) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 		return stepContextError(ctx)
+	}
+}
+
+// maxIdleStepWorkers bounds the goroutines that wait for a step to run (stepWorker).
+const maxIdleStepWorkers = 16
+
+// idleStepWorkers are goroutines that ran a step and wait for another, each behind its channel.
+var idleStepWorkers = make(chan chan func(), maxIdleStepWorkers)
+
+// stepWorkersStarted counts the step workers started (for the tests).
+var stepWorkersStarted atomic.Int64
+
+// goStep runs f on a goroutine of its own: an idle step worker's, or a new one. A step's goroutine
+// grows its stack through the HTTP client and the JSON decoder; a new goroutine for each step
+// copied its stack as it grew, at every step of every scenario, while a worker keeps what it grew.
+// A step that never returns keeps its worker: it is not idle, and the next step takes another.
+func goStep(f func()) {
+	select {
+	case w := <-idleStepWorkers:
+		w <- f
+	default:
+		stepWorkersStarted.Add(1)
+		go stepWorker(f)
+	}
+}
+
+func stepWorker(f func()) {
+	work := make(chan func())
+	for {
+		f()
+		f = nil // what the step held is not kept while the worker waits
+		select {
+		case idleStepWorkers <- work:
+		default:
+			return // enough are idle
+		}
+		f = <-work
 	}
 }
 
