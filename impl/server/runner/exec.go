@@ -46,7 +46,7 @@ func (r *Runner) Run(ctx context.Context, run Run, events Events) (*Result, erro
 		defer cancelT()
 	}
 
-	planned, problems := plan(run, filter)
+	planned, problems := plan(run, filter, &r.plans)
 	refs := make([]ScenarioRef, len(planned))
 	for i, p := range planned {
 		refs[i] = p.ref
