@@ -47,7 +47,7 @@ Feature: Items
     Examples:
       | a |
 `,
-		"broken.feature": "Feature: Broken\n  Scenario: A\n    Given I set \"x\" to \"1\"\nFeature: Again\n",
+		"broken.feature":      "Feature: Broken\n  Scenario: A\n    Given I set \"x\" to \"1\"\nFeature: Again\n",
 		"other/plain.feature": "Feature: Plain\n  Scenario: P\n    When I set \"x\" to \"1\"\n",
 	}
 	quarantineOf := func(path, name string, row int) map[string]bool {
