@@ -224,7 +224,7 @@ func NewSession(cfg Config) *Session {
 		cfg:          cfg,
 		vars:         cfg.Vars,
 		client:       &client,
-		stepTimedOut: fmt.Errorf("step timed out after %s", cfg.StepTimeout),
+		stepTimedOut: stepTimeoutError(cfg.StepTimeout),
 		http:         httpState{headers: http.Header{}},
 		fingerprints: map[string][]Alternative{},
 		healed:       map[string]string{},
@@ -461,6 +461,11 @@ func (s *Session) run(ctx context.Context, impl stepFunc, c *call) error {
 		return stepContextError(ctx)
 	}
 }
+
+// stepTimeoutError is the cause of a step's context when the step timeout passes.
+type stepTimeoutError time.Duration
+
+func (e stepTimeoutError) Error() string { return "step timed out after " + time.Duration(e).String() }
 
 // maxIdleStepWorkers bounds the goroutines that wait for a step to run (stepWorker).
 const maxIdleStepWorkers = 16
