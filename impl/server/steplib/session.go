@@ -192,8 +192,8 @@ type Session struct {
 	stepTimedOut error
 
 	mu           sync.Mutex
-	fingerprints map[string][]Alternative // selector → alternatives seen this scenario
-	healed       map[string]string        // selector → healed selector
+	fingerprints map[string][]Alternative // selector → alternatives seen this scenario (made at the first)
+	healed       map[string]string        // selector → healed selector (made at the first)
 }
 
 // NewSession returns a session for one scenario.
@@ -226,8 +226,6 @@ func NewSession(cfg Config) *Session {
 		client:       &client,
 		stepTimedOut: stepTimeoutError(cfg.StepTimeout),
 		http:         httpState{headers: http.Header{}},
-		fingerprints: map[string][]Alternative{},
-		healed:       map[string]string{},
 	}
 }
 
@@ -267,7 +265,7 @@ func (s *Session) Finish(ctx context.Context, passed bool) error {
 	if passed && s.cfg.Locators != nil {
 		s.mu.Lock()
 		fps := s.fingerprints
-		s.fingerprints = map[string][]Alternative{}
+		s.fingerprints = nil
 		s.mu.Unlock()
 		for sel, alts := range fps {
 			if err := s.cfg.Locators.Save(ctx, s.cfg.Project, sel, alts); err != nil {
