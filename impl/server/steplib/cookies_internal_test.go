@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +70,38 @@ func TestCompileJSONPathKept(t *testing.T) {
 		if err != nil || !singular || len(vals) != 1 || vals[0] != "ok" {
 			t.Fatalf("%v %v %v", vals, singular, err)
 		}
+	}
+}
+
+type logLines struct {
+	nopReporter
+	lines []string
+}
+
+func (l *logLines) Log(_, message string) { l.lines = append(l.lines, message) }
+
+// A request's log line reads "METHOD URL → STATUS in N ms (N bytes)"; a base URL that is not an
+// absolute http(s) URL fails every request that joins it, and one the scenario sets instead is used.
+func TestRequestLogLineAndBaseURLCheck(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"ok":true}`)) }))
+	defer srv.Close()
+	ctx := context.Background()
+	rep := &logLines{}
+	s := NewSession(Config{BaseURL: "ftp://example.com", HTTPClient: srv.Client()})
+	for range 2 {
+		out := s.Execute(ctx, Step{Keyword: "When ", Text: `I send a GET request to "/items/1"`}, rep)
+		if out.Status != StatusFailed || !strings.HasPrefix(out.Error, "base URL: ") {
+			t.Fatalf("%+v", out)
+		}
+	}
+	if out := s.Execute(ctx, Step{Keyword: "Given ", Text: `the base URL is "` + srv.URL + `"`}, rep); out.Status != StatusPassed {
+		t.Fatalf("%+v", out)
+	}
+	if out := s.Execute(ctx, Step{Keyword: "When ", Text: `I send a GET request to "/items/1"`}, rep); out.Status != StatusPassed {
+		t.Fatalf("%+v", out)
+	}
+	re := regexp.MustCompile(`^GET ` + regexp.QuoteMeta(srv.URL) + `/items/1 → 200 OK in \d+ ms \(11 bytes\)$`)
+	if len(rep.lines) != 1 || !re.MatchString(rep.lines[0]) {
+		t.Fatalf("log lines %q", rep.lines)
 	}
 }
