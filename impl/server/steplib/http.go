@@ -22,9 +22,9 @@ type httpState struct {
 	baseURL string // set by http.base_url; overrides the config's
 	// checkedBase is the last base URL checkWebURL accepted.
 	checkedBase string
-	headers http.Header
-	query   url.Values // for the next request only
-	last    *httpResponse
+	headers     http.Header
+	query       url.Values // for the next request only
+	last        *httpResponse
 }
 
 type httpResponse struct {
