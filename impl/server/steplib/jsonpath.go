@@ -25,8 +25,12 @@ import (
 
 var pathParser = jsonpath.NewParser()
 
-// pathCacheMax bounds the paths compiledPaths keeps; when it is full it starts afresh.
-const pathCacheMax = 4096
+// pathCacheMax bounds the paths compiledPaths keeps (when it is full it starts afresh), and
+// pathCacheMaxLen the length of a path it keeps.
+const (
+	pathCacheMax    = 4096
+	pathCacheMaxLen = 1024
+)
 
 // compiledPaths keeps what CompileJSONPath gave for each path text: a run asserts the same paths in
 // every scenario, and each JSON step read its path twice (to check it, then to select). A parsed
@@ -50,6 +54,9 @@ func CompileJSONPath(path string) (*jsonpath.Path, error) {
 		return c.path, c.err
 	}
 	jp, err := compileJSONPath(path)
+	if len(path) > pathCacheMaxLen {
+		return jp, err
+	}
 	compiledPaths.Lock()
 	if len(compiledPaths.m) >= pathCacheMax {
 		clear(compiledPaths.m)
