@@ -46,7 +46,7 @@ func (r *Runner) Run(ctx context.Context, run Run, events Events) (*Result, erro
 		defer cancelT()
 	}
 
-	planned, problems := plan(run, filter)
+	planned, problems := plan(run, filter, &r.plans)
 	refs := make([]ScenarioRef, len(planned))
 	for i, p := range planned {
 		refs[i] = p.ref
@@ -141,6 +141,9 @@ func notRun(p plannedScenario, ctx context.Context) ScenarioResult {
 
 func (r *Runner) runScenario(ctx context.Context, run Run, p plannedScenario, browser *steplib.Browser, procs *processCache, em *emitter, attempt int) ScenarioResult {
 	sr := ScenarioResult{ScenarioRef: p.ref, Started: time.Now(), Attempts: attempt}
+	if len(p.steps) > 0 {
+		sr.Steps = make([]StepResult, 0, len(p.steps)) // a scenario without steps keeps nil
+	}
 	sid := p.ref.ID
 	ref := p.ref
 	em.emit(Event{Type: EventScenarioStarted, ScenarioID: sid, Scenario: &ref})

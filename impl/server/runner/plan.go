@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	gherkin "github.com/cucumber/gherkin/go/v42"
 	messages "github.com/cucumber/messages/go/v34"
@@ -57,8 +60,9 @@ func Identity(featurePath, name string, row int) string {
 }
 
 // plan parses the selected features and returns their scenarios in order (by path, then source
-// order), with the problems that kept some from being planned.
-func plan(run Run, filter *TagExpr) ([]plannedScenario, []Problem) {
+// order), with the problems that kept some from being planned. cache (nil: none) keeps what a
+// feature's text gives from one run to the next.
+func plan(run Run, filter *TagExpr, cache *planCache) ([]plannedScenario, []Problem) {
 	paths := make([]string, 0, len(run.Features))
 	for p := range run.Features {
 		if selected(p, run.Paths) {
@@ -71,11 +75,84 @@ func plan(run Run, filter *TagExpr) ([]plannedScenario, []Problem) {
 		problems []Problem
 	)
 	for _, p := range paths {
-		scs, probs := planFeature(p, run.Features[p], run.Datasets, run.Quarantined, filter)
+		scs, probs := cache.feature(p, run.Features[p], run.Datasets, run.Quarantined, filter)
 		out = append(out, scs...)
 		problems = append(problems, probs...)
 	}
 	return out, problems
+}
+
+// planCacheMax bounds the features a planCache keeps; when it is full it starts afresh.
+const planCacheMax = 512
+
+// planCache keeps, for a feature's path and text, its scenarios as every run plans them before its
+// quarantine list and tag expression apply: a project's runs plan the same features again and
+// again, and parsing them (Gherkin, pickles) was a run's largest cost before its first step. A
+// feature is kept only when nothing else of the run changes what it gives: one with a problem (a
+// syntax error, an Examples table fed from a dataset) is planned afresh every run, as before.
+type planCache struct {
+	mu sync.Mutex
+	m  map[planKey]*plannedFeature
+}
+
+type planKey struct {
+	path string
+	sum  [sha256.Size]byte
+}
+
+// plannedFeature is a feature's planned scenarios with every tag selected and none quarantined;
+// fresh tells that the feature is planned afresh each run instead.
+type plannedFeature struct {
+	scenarios []plannedScenario
+	fresh     bool
+}
+
+var selectAll = &TagExpr{eval: func(map[string]bool) bool { return true }}
+
+// feature returns the feature's scenarios for the run: what planFeature returns.
+func (c *planCache) feature(p, src string, datasets map[string]Dataset, quarantined map[string]bool, filter *TagExpr) ([]plannedScenario, []Problem) {
+	if c == nil {
+		return planFeature(p, src, datasets, quarantined, filter)
+	}
+	key := planKey{path: p, sum: sha256.Sum256([]byte(src))}
+	c.mu.Lock()
+	f := c.m[key]
+	c.mu.Unlock()
+	if f == nil {
+		scs, problems := planFeature(p, src, nil, nil, selectAll)
+		f = &plannedFeature{scenarios: scs, fresh: len(problems) > 0}
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= planCacheMax {
+			c.m = map[planKey]*plannedFeature{}
+		}
+		c.m[key] = f
+		c.mu.Unlock()
+	}
+	if f.fresh {
+		return planFeature(p, src, datasets, quarantined, filter)
+	}
+	return f.selectFor(quarantined, filter), nil
+}
+
+// selectFor applies a run's quarantine list and tag expression to a kept feature, as planFeature
+// does: the scenarios share the kept steps (read only), and have their own tags and example values.
+func (f *plannedFeature) selectFor(quarantined map[string]bool, filter *TagExpr) []plannedScenario {
+	var out []plannedScenario
+	for _, ps := range f.scenarios {
+		tags := slices.Clone(ps.ref.Tags)
+		if quarantined[Identity(ps.ref.FeaturePath, ps.ref.Name, ps.ref.Row)] {
+			tags = append(tags, QuarantinedTag)
+		}
+		if !filter.Match(tags) {
+			continue
+		}
+		ps.ref.Tags = tags
+		if ps.ref.Example != nil {
+			ps.ref.Example = maps.Clone(ps.ref.Example)
+		}
+		out = append(out, ps)
+	}
+	return out
 }
 
 func selected(p string, filters []string) bool {

@@ -57,7 +57,8 @@ type Config struct {
 
 // Runner executes runs.
 type Runner struct {
-	cfg Config
+	cfg   Config
+	plans planCache
 }
 
 // New returns a runner.

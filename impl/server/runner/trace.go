@@ -2,7 +2,7 @@ package runner
 
 import (
 	"encoding/json"
-	"fmt"
+	"strconv"
 
 	"github.com/sdods/sdods/impl/server/steplib"
 )
@@ -41,11 +41,11 @@ func (t Tracing) recorder() *steplib.Recorder {
 
 // TraceManifestName is the name of the manifest of an attempt's trace, an artifact of the
 // scenario without a step; its files are named TraceFileName(attempt, file).
-func TraceManifestName(attempt int) string { return fmt.Sprintf("trace-a%d.json", attempt) }
+func TraceManifestName(attempt int) string { return "trace-a" + strconv.Itoa(attempt) + ".json" }
 
 // TraceFileName is the stored name of a file of an attempt's trace.
 func TraceFileName(attempt int, name string) string {
-	return fmt.Sprintf("trace-a%d-%s", attempt, name)
+	return "trace-a" + strconv.Itoa(attempt) + "-" + name
 }
 
 // keepTrace stores what tracing keeps of an attempt, as attachments of the scenario without a
@@ -72,9 +72,12 @@ func keepTrace(em *emitter, sid string, vars *steplib.Variables, rec *steplib.Re
 		name := TraceFileName(attempt, f.Name)
 		em.emit(Event{Type: EventAttachment, ScenarioID: sid, Attachment: &AttachmentEvent{Name: name, MediaType: f.MediaType, Size: len(data), Data: data}})
 	}
-	b, err := json.Marshal(m)
+	b, err := m.AppendJSON(make([]byte, 0, 512+512*len(m.Steps)))
 	if err != nil {
-		return
+		// What AppendJSON refuses, encoding/json refuses too: Marshal says why, and nothing is kept.
+		if b, err = json.Marshal(m); err != nil {
+			return
+		}
 	}
 	b = vars.MaskBytes(b)
 	em.emit(Event{Type: EventAttachment, ScenarioID: sid, Attachment: &AttachmentEvent{Name: TraceManifestName(attempt), MediaType: "application/json", Size: len(b), Data: b}})

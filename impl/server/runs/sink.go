@@ -81,17 +81,22 @@ func (k *sink) appendEvent0(e apiEvent) { k.appendEventWith(e, nil) }
 // step, so that what with adds goes with the event's batch.
 func (k *sink) appendEventWith(e apiEvent, with func(b *eventBuffer, seq int64)) {
 	now := time.Now().UTC()
-	k.queue(func(b *eventBuffer) {
-		k.seq++
-		ev := results.Event{Type: e.Type, RunID: k.run.ID, At: now, Sequence: k.seq, Status: e.Status,
-			ScenarioID: e.ScenarioID, StepIndex: e.StepIndex, Message: e.Message, Counts: e.Counts, ArtifactID: e.ArtifactID, Name: e.Name,
-			Heal: e.Heal, VisualCheck: e.VisualCheck, Dataset: e.Dataset, Row: e.Row, Level: e.Level}
-		k.b.enc = encodeEvent(k.b.enc[:0], &ev)
-		b.seqs, b.ats, b.types, b.datas = append(b.seqs, k.seq), append(b.ats, now), append(b.types, e.Type), append(b.datas, string(k.b.enc))
-		if with != nil {
-			with(b, k.seq)
-		}
-	})
+	// What queue does, without a closure to allocate for each of a run's events.
+	k.b.mu.Lock()
+	defer k.b.mu.Unlock()
+	b := &k.b.buf
+	k.seq++
+	ev := results.Event{Type: e.Type, RunID: k.run.ID, At: now, Sequence: k.seq, Status: e.Status,
+		ScenarioID: e.ScenarioID, StepIndex: e.StepIndex, Message: e.Message, Counts: e.Counts, ArtifactID: e.ArtifactID, Name: e.Name,
+		Heal: e.Heal, VisualCheck: e.VisualCheck, Dataset: e.Dataset, Row: e.Row, Level: e.Level}
+	k.b.enc = encodeEvent(k.b.enc[:0], &ev)
+	b.seqs, b.ats, b.types, b.datas = append(b.seqs, k.seq), append(b.ats, now), append(b.types, e.Type), append(b.datas, string(k.b.enc))
+	if with != nil {
+		with(b, k.seq)
+	}
+	if k.b.timer == nil {
+		k.b.timer = time.AfterFunc(FlushEvery, k.flushSoon)
+	}
 }
 
 // encodeEvent appends an event's stored form to dst (encoding/json's bytes, without its

@@ -324,6 +324,9 @@ func (s *Session) locate(ctx context.Context, c *call, selector string, visible 
 					c.rep.Heal(heal)
 					c.rep.Log("warn", msg)
 					s.mu.Lock()
+					if s.healed == nil {
+						s.healed = map[string]string{}
+					}
 					s.healed[selector] = h.Selector
 					s.mu.Unlock()
 					s.remember(selector, h.Alternatives)
@@ -411,6 +414,9 @@ func (s *Session) remember(selector string, alts []Alternative) {
 		return
 	}
 	s.mu.Lock()
+	if s.fingerprints == nil {
+		s.fingerprints = map[string][]Alternative{}
+	}
 	s.fingerprints[selector] = alts
 	s.mu.Unlock()
 }

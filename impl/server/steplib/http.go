@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,9 +20,11 @@ const maxBody = 16 << 20
 
 type httpState struct {
 	baseURL string // set by http.base_url; overrides the config's
-	headers http.Header
-	query   url.Values // for the next request only
-	last    *httpResponse
+	// checkedBase is the last base URL checkWebURL accepted.
+	checkedBase string
+	headers     http.Header
+	query       url.Values // for the next request only
+	last        *httpResponse
 }
 
 type httpResponse struct {
@@ -78,8 +81,11 @@ func (s *Session) resolveURL(target string) (string, error) {
 	if base == "" {
 		return "", fmt.Errorf("%q is relative and there is no base URL: set one in the environment or with 'Given the base URL is \"…\"'", target)
 	}
-	if err := checkWebURL(base); err != nil {
-		return "", fmt.Errorf("base URL: %w", err)
+	if base != s.http.checkedBase {
+		if err := checkWebURL(base); err != nil {
+			return "", fmt.Errorf("base URL: %w", err)
+		}
+		s.http.checkedBase = base // every request of the scenario joins it: checked once
 	}
 	out := base
 	if target != "" {
@@ -190,7 +196,7 @@ func (s *Session) send(ctx context.Context, c *call, method, target string, body
 		ht.ResponseBody = capText(s.vars.Mask(string(data)), s.cfg.Recorder.lim.BodyBytes)
 	}
 	s.http.last = &httpResponse{method: method, url: u, status: resp.StatusCode, statusText: resp.Status, header: resp.Header, body: data, duration: d}
-	c.rep.Log("info", fmt.Sprintf("%s %s → %s in %d ms (%d bytes)", method, u, resp.Status, d.Milliseconds(), len(data)))
+	c.rep.Log("info", method+" "+u+" → "+resp.Status+" in "+strconv.FormatInt(d.Milliseconds(), 10)+" ms ("+strconv.Itoa(len(data))+" bytes)")
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/theory/jsonpath"
 	"github.com/theory/jsonpath/spec"
@@ -24,8 +25,48 @@ import (
 
 var pathParser = jsonpath.NewParser()
 
+// pathCacheMax bounds the paths compiledPaths keeps (when it is full it starts afresh), and
+// pathCacheMaxLen the length of a path it keeps.
+const (
+	pathCacheMax    = 4096
+	pathCacheMaxLen = 1024
+)
+
+// compiledPaths keeps what CompileJSONPath gave for each path text: a run asserts the same paths in
+// every scenario, and each JSON step read its path twice (to check it, then to select). A parsed
+// path is only read afterwards (Select, Query), so one serves every caller.
+var compiledPaths = struct {
+	sync.RWMutex
+	m map[string]compiledPath
+}{m: map[string]compiledPath{}}
+
+type compiledPath struct {
+	path *jsonpath.Path
+	err  error
+}
+
 // CompileJSONPath parses a JSONPath as the steps read it.
 func CompileJSONPath(path string) (*jsonpath.Path, error) {
+	compiledPaths.RLock()
+	c, ok := compiledPaths.m[path]
+	compiledPaths.RUnlock()
+	if ok {
+		return c.path, c.err
+	}
+	jp, err := compileJSONPath(path)
+	if len(path) > pathCacheMaxLen {
+		return jp, err
+	}
+	compiledPaths.Lock()
+	if len(compiledPaths.m) >= pathCacheMax {
+		clear(compiledPaths.m)
+	}
+	compiledPaths.m[path] = compiledPath{jp, err}
+	compiledPaths.Unlock()
+	return jp, err
+}
+
+func compileJSONPath(path string) (*jsonpath.Path, error) {
 	p := strings.TrimSpace(path)
 	if p == "" {
 		return nil, fmt.Errorf("empty JSONPath")

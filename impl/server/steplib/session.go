@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sdods/sdods/impl/server/egress"
@@ -186,10 +188,12 @@ type Session struct {
 	http   httpState
 	page   *page
 	depth  int // process nesting
+	// stepTimedOut is the cause of a step's context when StepTimeout passes.
+	stepTimedOut error
 
 	mu           sync.Mutex
-	fingerprints map[string][]Alternative // selector → alternatives seen this scenario
-	healed       map[string]string        // selector → healed selector
+	fingerprints map[string][]Alternative // selector → alternatives seen this scenario (made at the first)
+	healed       map[string]string        // selector → healed selector (made at the first)
 }
 
 // NewSession returns a session for one scenario.
@@ -215,16 +219,40 @@ func NewSession(cfg Config) *Session {
 		base = &http.Client{Transport: pol.Transport()}
 	}
 	client := *base
-	jar, _ := cookiejar.New(nil)
-	client.Jar = jar
+	client.Jar = &sessionJar{}
 	return &Session{
 		cfg:          cfg,
 		vars:         cfg.Vars,
 		client:       &client,
+		stepTimedOut: stepTimeoutError(cfg.StepTimeout),
 		http:         httpState{headers: http.Header{}},
-		fingerprints: map[string][]Alternative{},
-		healed:       map[string]string{},
 	}
+}
+
+// sessionJar is a session's cookie jar, made when the first response sets a cookie: until then
+// a request has no cookie to send, and asking an empty cookiejar.Jar for them still costs it the
+// request's host parsed and its key built, at every request of every scenario.
+type sessionJar struct {
+	mu  sync.Mutex
+	jar *cookiejar.Jar
+}
+
+func (j *sessionJar) SetCookies(u *url.URL, cookies []*http.Cookie) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.jar == nil {
+		j.jar, _ = cookiejar.New(nil)
+	}
+	j.jar.SetCookies(u, cookies)
+}
+
+func (j *sessionJar) Cookies(u *url.URL) []*http.Cookie {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.jar == nil {
+		return nil
+	}
+	return j.jar.Cookies(u)
 }
 
 // Vars returns the session's variables.
@@ -237,7 +265,7 @@ func (s *Session) Finish(ctx context.Context, passed bool) error {
 	if passed && s.cfg.Locators != nil {
 		s.mu.Lock()
 		fps := s.fingerprints
-		s.fingerprints = map[string][]Alternative{}
+		s.fingerprints = nil
 		s.mu.Unlock()
 		for sel, alts := range fps {
 			if err := s.cfg.Locators.Save(ctx, s.cfg.Project, sel, alts); err != nil {
@@ -405,17 +433,17 @@ func (s *Session) prepare(step Step, m match) (*call, error) {
 // run executes the implementation on its own goroutine so that a cancelled context or the step
 // timeout ends the step even when the implementation is stuck.
 func (s *Session) run(ctx context.Context, impl stepFunc, c *call) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.StepTimeout, fmt.Errorf("step timed out after %s", s.cfg.StepTimeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.StepTimeout, s.stepTimedOut)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() {
+	goStep(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				done <- fmt.Errorf("step %s panicked: %v\n%s", c.def.ID, r, firstLines(string(debug.Stack()), 12))
 			}
 		}()
 		done <- impl(ctx, s, c)
-	}()
+	})
 	select {
 	case err := <-done:
 		if err != nil && ctx.Err() != nil {
@@ -429,6 +457,48 @@ func (s *Session) run(ctx context.Context, impl stepFunc, c *call) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 		return stepContextError(ctx)
+	}
+}
+
+// stepTimeoutError is the cause of a step's context when the step timeout passes.
+type stepTimeoutError time.Duration
+
+func (e stepTimeoutError) Error() string { return "step timed out after " + time.Duration(e).String() }
+
+// maxIdleStepWorkers bounds the goroutines that wait for a step to run (stepWorker).
+const maxIdleStepWorkers = 16
+
+// idleStepWorkers are goroutines that ran a step and wait for another, each behind its channel.
+var idleStepWorkers = make(chan chan func(), maxIdleStepWorkers)
+
+// stepWorkersStarted counts the step workers started (for the tests).
+var stepWorkersStarted atomic.Int64
+
+// goStep runs f on a goroutine of its own: an idle step worker's, or a new one. A step's goroutine
+// grows its stack through the HTTP client and the JSON decoder; a new goroutine for each step
+// copied its stack as it grew, at every step of every scenario, while a worker keeps what it grew.
+// A step that never returns keeps its worker: it is not idle, and the next step takes another.
+func goStep(f func()) {
+	select {
+	case w := <-idleStepWorkers:
+		w <- f
+	default:
+		stepWorkersStarted.Add(1)
+		go stepWorker(f)
+	}
+}
+
+func stepWorker(f func()) {
+	work := make(chan func())
+	for {
+		f()
+		f = nil // what the step held is not kept while the worker waits
+		select {
+		case idleStepWorkers <- work:
+		default:
+			return // enough are idle
+		}
+		f = <-work
 	}
 }
 

@@ -164,7 +164,8 @@ type Recorder struct {
 
 // NewRecorder returns a recorder bounded by lim (zero members take their defaults).
 func NewRecorder(lim TraceLimits) *Recorder {
-	return &Recorder{lim: lim.withDefaults(), pending: map[network.RequestID]*TraceRequest{}, seen: map[network.RequestID]bool{}}
+	// pending and seen are made at a browser step's first request: an HTTP scenario has none.
+	return &Recorder{lim: lim.withDefaults()}
 }
 
 // Manifest returns the attempt's manifest (files "full") and its files. Recorded text is masked
@@ -284,6 +285,9 @@ func (r *Recorder) event(ev any) {
 			d := (float64(e.Timestamp) - old.start) * 1000
 			old.DurationMs = &d
 		}
+		if r.pending == nil {
+			r.pending = map[network.RequestID]*TraceRequest{}
+		}
 		r.pending[e.RequestID] = q
 		st.Network = append(st.Network, q)
 	case *network.EventResponseReceived:
@@ -311,6 +315,9 @@ func (r *Recorder) failedUnread() []*TraceRequest {
 	var out []*TraceRequest
 	for id, q := range r.pending {
 		if q.done && q.Status >= 400 && !r.seen[id] {
+			if r.seen == nil {
+				r.seen = map[network.RequestID]bool{}
+			}
 			r.seen[id] = true
 			out = append(out, q)
 		}

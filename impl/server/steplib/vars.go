@@ -33,7 +33,7 @@ const (
 // NewVariables returns variables seeded with the environment's variables, the current example
 // row's columns and the secret values that are masked in logs, messages and attachments.
 func NewVariables(env, example map[string]string, secrets []string) *Variables {
-	v := &Variables{captured: map[string]string{}, account: map[string]string{}, env: env, example: example}
+	v := &Variables{env: env, example: example} // captured and account are made when first set
 	for _, s := range secrets {
 		if s != "" {
 			v.secrets = append(v.secrets, s)
@@ -52,7 +52,12 @@ func (v *Variables) addUser(u string) {
 }
 
 // Set stores a captured value.
-func (v *Variables) Set(name, value string) { v.captured[name] = value }
+func (v *Variables) Set(name, value string) {
+	if v.captured == nil {
+		v.captured = map[string]string{}
+	}
+	v.captured[name] = value
+}
 
 // SetAccount replaces the leased account's fields, visible as ${user.<field>}; its password is masked.
 func (v *Variables) SetAccount(fields map[string]string) {
