@@ -11,10 +11,28 @@ FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.
 WHERE j.id = $1;
 
 -- name: ListAgentJobs :many
--- A page of jobs with each one's creator and proposals (oldest first): one statement per page, the
--- proposals read by proposals_job_idx per job of the page only.
-SELECT j.*, p.slug AS project_slug, u.email AS creator_email, u.display_name AS creator_name,
-       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+-- A page of jobs (newest first), each one built here as the API's AgentJob document (issue 31 item
+-- 3: the server splices the items into the page without decoding them): the fields of
+-- agentJobOut (impl/server/httpapi/agents.go) in its order, an optional field left out when null,
+-- times through api_time (000029), the input as json.Unmarshal into a map leaves it (an object as
+-- stored, null as null, anything else {}), the creator from users and the proposals' ids read by
+-- proposals_job_idx per job of the page only. TestAgentJobListItemsMatchTheirDetail compares each
+-- item with the job's detail (GET /api/agents/jobs/{id}, encoded in Go).
+SELECT j.created_at, j.id,
+       ('{"createdAt":"' || api_time(j.created_at) || '"'
+        || coalesce(',"createdBy":{"displayName":' || to_json(u.display_name) || ',"email":' || to_json(u.email) || ',"id":"' || u.id || '"}', '')
+        || coalesce(',"error":' || to_json(j.error), '')
+        || coalesce(',"finishedAt":"' || api_time(j.finished_at) || '"', '')
+        || ',"id":"' || j.id || '","input":'
+        || CASE jsonb_typeof(j.input) WHEN 'object' THEN j.input::text WHEN 'null' THEN 'null' ELSE '{}' END
+        || ',"kind":' || to_json(j.kind) || ',"maxSeconds":' || j.max_seconds
+        || coalesce(',"maxTokens":' || j.max_tokens, '')
+        || ',"progress":' || j.progress || ',"project":' || to_json(p.slug)
+        || ',"proposalIds":' || array_to_json(ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id))
+        || coalesce(',"startedAt":"' || api_time(j.started_at) || '"', '')
+        || ',"status":' || to_json(j.status)
+        || coalesce(',"summary":' || to_json(j.summary), '')
+        || ',"tokensUsed":' || j.tokens_used || ',"updatedAt":"' || api_time(j.updated_at) || '"}')::text AS item
 FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
@@ -89,8 +107,35 @@ SELECT * FROM proposals WHERE id = $1 FOR UPDATE;
 -- The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
 -- as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
 -- status; 000025) is read in order and stopped at the page. The service merges it with
--- ListInboxVisualChecks.
-SELECT i.* FROM inbox_proposals i
+-- ListInboxVisualChecks. Each item is built here as the API's Proposal document (issue 31 item 3,
+-- as in ListAgentJobs): the fields of proposalOut (impl/server/httpapi/agents.go) in its order, an
+-- optional field left out when null, the evidence as json.Unmarshal into a map leaves it, the
+-- target as it does into ProposalTarget (its six fields: a string as it is, any other value
+-- but null an empty string, runId a uuid in its canonical form or the zero uuid; keys matched as
+-- written, where json.Unmarshal ignores their case), the decider from users.
+-- TestProposalListItemsMatchTheirDetail compares each item with GET /api/proposals/{id}.
+SELECT i.created_at, i.id,
+       ('{"confidence":' || i.confidence::text || ',"createdAt":"' || api_time(i.created_at) || '"'
+        || coalesce(',"decidedAt":"' || api_time(i.decided_at) || '"', '')
+        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name) || ',"email":' || to_json(u.email) || ',"id":"' || u.id || '"}', '')
+        || coalesce(',"diff":' || to_json(i.diff), '')
+        || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
+        || ',"id":"' || i.id || '"'
+        || coalesce(',"jobId":"' || i.job_id || '"', '')
+        || ',"kind":' || to_json(i.kind) || ',"project":' || to_json(i.project_slug)
+        || coalesce(',"reason":' || to_json(i.reason), '')
+        || ',"status":' || to_json(i.status)
+        || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
+               'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
+               'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
+               'featurePath', CASE WHEN jsonb_typeof(i.target->'featurePath') = 'string' THEN i.target->'featurePath' WHEN jsonb_typeof(i.target->'featurePath') <> 'null' THEN '""' END,
+               'runId', CASE WHEN jsonb_typeof(i.target->'runId') = 'string' AND i.target->>'runId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN to_jsonb(lower(i.target->>'runId'))
+                    WHEN jsonb_typeof(i.target->'runId') <> 'null' THEN '"00000000-0000-0000-0000-000000000000"' END,
+               'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
+               'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
+             ELSE '{}' END
+        || ',"title":' || to_json(i.title) || ',"updatedAt":"' || api_time(i.updated_at) || '"}')::text AS item
+FROM inbox_proposals i LEFT JOIN users u ON u.id = i.decided_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR i.project_slug = sqlc.narg('project')::text)
   AND (sqlc.narg('project')::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))
@@ -105,8 +150,29 @@ LIMIT sqlc.arg('row_limit');
 -- name: ListInboxVisualChecks :many
 -- The review inbox's visual checks (baseline updates), newest first, read from
 -- visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
--- can match one.
-SELECT i.* FROM inbox_visual_checks i
+-- can match one. Each item built as in ListInboxProposals.
+SELECT i.created_at, i.id,
+       ('{"confidence":' || i.confidence::text || ',"createdAt":"' || api_time(i.created_at) || '"'
+        || coalesce(',"decidedAt":"' || api_time(i.decided_at) || '"', '')
+        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name) || ',"email":' || to_json(u.email) || ',"id":"' || u.id || '"}', '')
+        || coalesce(',"diff":' || to_json(i.diff), '')
+        || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
+        || ',"id":"' || i.id || '"'
+        || coalesce(',"jobId":"' || i.job_id || '"', '')
+        || ',"kind":' || to_json(i.kind) || ',"project":' || to_json(i.project_slug)
+        || coalesce(',"reason":' || to_json(i.reason), '')
+        || ',"status":' || to_json(i.status)
+        || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
+               'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
+               'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
+               'featurePath', CASE WHEN jsonb_typeof(i.target->'featurePath') = 'string' THEN i.target->'featurePath' WHEN jsonb_typeof(i.target->'featurePath') <> 'null' THEN '""' END,
+               'runId', CASE WHEN jsonb_typeof(i.target->'runId') = 'string' AND i.target->>'runId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN to_jsonb(lower(i.target->>'runId'))
+                    WHEN jsonb_typeof(i.target->'runId') <> 'null' THEN '"00000000-0000-0000-0000-000000000000"' END,
+               'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
+               'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
+             ELSE '{}' END
+        || ',"title":' || to_json(i.title) || ',"updatedAt":"' || api_time(i.updated_at) || '"}')::text AS item
+FROM inbox_visual_checks i LEFT JOIN users u ON u.id = i.decided_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR i.project_slug = sqlc.narg('project')::text)
   AND (sqlc.narg('project')::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))

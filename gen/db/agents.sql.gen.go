@@ -608,8 +608,21 @@ func (q *Queries) ListAgentJobEvents(ctx context.Context, arg ListAgentJobEvents
 }
 
 const listAgentJobs = `-- name: ListAgentJobs :many
-SELECT j.id, j.project_id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.tokens_used, j.progress, j.summary, j.error, j.cancel_requested, j.worker_id, j.heartbeat_at, j.last_seq, j.actor_kind, j.actor_id, j.actor_name, j.created_by, j.created_at, j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.email AS creator_email, u.display_name AS creator_name,
-       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+SELECT j.created_at, j.id,
+       ('{"createdAt":"' || api_time(j.created_at) || '"'
+        || coalesce(',"createdBy":{"displayName":' || to_json(u.display_name) || ',"email":' || to_json(u.email) || ',"id":"' || u.id || '"}', '')
+        || coalesce(',"error":' || to_json(j.error), '')
+        || coalesce(',"finishedAt":"' || api_time(j.finished_at) || '"', '')
+        || ',"id":"' || j.id || '","input":'
+        || CASE jsonb_typeof(j.input) WHEN 'object' THEN j.input::text WHEN 'null' THEN 'null' ELSE '{}' END
+        || ',"kind":' || to_json(j.kind) || ',"maxSeconds":' || j.max_seconds
+        || coalesce(',"maxTokens":' || j.max_tokens, '')
+        || ',"progress":' || j.progress || ',"project":' || to_json(p.slug)
+        || ',"proposalIds":' || array_to_json(ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id))
+        || coalesce(',"startedAt":"' || api_time(j.started_at) || '"', '')
+        || ',"status":' || to_json(j.status)
+        || coalesce(',"summary":' || to_json(j.summary), '')
+        || ',"tokensUsed":' || j.tokens_used || ',"updatedAt":"' || api_time(j.updated_at) || '"}')::text AS item
 FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
@@ -635,37 +648,18 @@ type ListAgentJobsParams struct {
 }
 
 type ListAgentJobsRow struct {
-	ID              uuid.UUID
-	ProjectID       uuid.UUID
-	Kind            string
-	Status          string
-	Input           json.RawMessage
-	MaxSeconds      int32
-	MaxTokens       *int32
-	TokensUsed      int32
-	Progress        int32
-	Summary         *string
-	Error           *string
-	CancelRequested bool
-	WorkerID        *string
-	HeartbeatAt     *time.Time
-	LastSeq         int64
-	ActorKind       string
-	ActorID         uuid.NullUUID
-	ActorName       string
-	CreatedBy       uuid.NullUUID
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	StartedAt       *time.Time
-	FinishedAt      *time.Time
-	ProjectSlug     string
-	CreatorEmail    *string
-	CreatorName     *string
-	ProposalIds     []uuid.UUID
+	CreatedAt time.Time
+	ID        uuid.UUID
+	Item      string
 }
 
-// A page of jobs with each one's creator and proposals (oldest first): one statement per page, the
-// proposals read by proposals_job_idx per job of the page only.
+// A page of jobs (newest first), each one built here as the API's AgentJob document (issue 31 item
+// 3: the server splices the items into the page without decoding them): the fields of
+// agentJobOut (impl/server/httpapi/agents.go) in its order, an optional field left out when null,
+// times through api_time (000029), the input as json.Unmarshal into a map leaves it (an object as
+// stored, null as null, anything else {}), the creator from users and the proposals' ids read by
+// proposals_job_idx per job of the page only. TestAgentJobListItemsMatchTheirDetail compares each
+// item with the job's detail (GET /api/agents/jobs/{id}, encoded in Go).
 func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error) {
 	rows, err := q.db.Query(ctx, listAgentJobs,
 		arg.AllWorkspaces,
@@ -684,35 +678,7 @@ func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([
 	items := []ListAgentJobsRow{}
 	for rows.Next() {
 		var i ListAgentJobsRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.ProjectID,
-			&i.Kind,
-			&i.Status,
-			&i.Input,
-			&i.MaxSeconds,
-			&i.MaxTokens,
-			&i.TokensUsed,
-			&i.Progress,
-			&i.Summary,
-			&i.Error,
-			&i.CancelRequested,
-			&i.WorkerID,
-			&i.HeartbeatAt,
-			&i.LastSeq,
-			&i.ActorKind,
-			&i.ActorID,
-			&i.ActorName,
-			&i.CreatedBy,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.StartedAt,
-			&i.FinishedAt,
-			&i.ProjectSlug,
-			&i.CreatorEmail,
-			&i.CreatorName,
-			&i.ProposalIds,
-		); err != nil {
+		if err := rows.Scan(&i.CreatedAt, &i.ID, &i.Item); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -724,7 +690,28 @@ func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([
 }
 
 const listInboxProposals = `-- name: ListInboxProposals :many
-SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id FROM inbox_proposals i
+SELECT i.created_at, i.id,
+       ('{"confidence":' || i.confidence::text || ',"createdAt":"' || api_time(i.created_at) || '"'
+        || coalesce(',"decidedAt":"' || api_time(i.decided_at) || '"', '')
+        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name) || ',"email":' || to_json(u.email) || ',"id":"' || u.id || '"}', '')
+        || coalesce(',"diff":' || to_json(i.diff), '')
+        || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
+        || ',"id":"' || i.id || '"'
+        || coalesce(',"jobId":"' || i.job_id || '"', '')
+        || ',"kind":' || to_json(i.kind) || ',"project":' || to_json(i.project_slug)
+        || coalesce(',"reason":' || to_json(i.reason), '')
+        || ',"status":' || to_json(i.status)
+        || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
+               'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
+               'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
+               'featurePath', CASE WHEN jsonb_typeof(i.target->'featurePath') = 'string' THEN i.target->'featurePath' WHEN jsonb_typeof(i.target->'featurePath') <> 'null' THEN '""' END,
+               'runId', CASE WHEN jsonb_typeof(i.target->'runId') = 'string' AND i.target->>'runId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN to_jsonb(lower(i.target->>'runId'))
+                    WHEN jsonb_typeof(i.target->'runId') <> 'null' THEN '"00000000-0000-0000-0000-000000000000"' END,
+               'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
+               'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
+             ELSE '{}' END
+        || ',"title":' || to_json(i.title) || ',"updatedAt":"' || api_time(i.updated_at) || '"}')::text AS item
+FROM inbox_proposals i LEFT JOIN users u ON u.id = i.decided_by
 WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR i.project_slug = $3::text)
   AND ($3::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
@@ -750,11 +737,23 @@ type ListInboxProposalsParams struct {
 	RowLimit      int32
 }
 
+type ListInboxProposalsRow struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+	Item      string
+}
+
 // The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
 // as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
 // status; 000025) is read in order and stopped at the page. The service merges it with
-// ListInboxVisualChecks.
-func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]InboxProposal, error) {
+// ListInboxVisualChecks. Each item is built here as the API's Proposal document (issue 31 item 3,
+// as in ListAgentJobs): the fields of proposalOut (impl/server/httpapi/agents.go) in its order, an
+// optional field left out when null, the evidence as json.Unmarshal into a map leaves it, the
+// target as it does into ProposalTarget (its six fields: a string as it is, any other value
+// but null an empty string, runId a uuid in its canonical form or the zero uuid; keys matched as
+// written, where json.Unmarshal ignores their case), the decider from users.
+// TestProposalListItemsMatchTheirDetail compares each item with GET /api/proposals/{id}.
+func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]ListInboxProposalsRow, error) {
 	rows, err := q.db.Query(ctx, listInboxProposals,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
@@ -771,28 +770,10 @@ func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposals
 		return nil, err
 	}
 	defer rows.Close()
-	items := []InboxProposal{}
+	items := []ListInboxProposalsRow{}
 	for rows.Next() {
-		var i InboxProposal
-		if err := rows.Scan(
-			&i.ID,
-			&i.ProjectID,
-			&i.JobID,
-			&i.Kind,
-			&i.Status,
-			&i.Title,
-			&i.Target,
-			&i.Diff,
-			&i.Evidence,
-			&i.Confidence,
-			&i.DecidedBy,
-			&i.DecidedAt,
-			&i.Reason,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.ProjectSlug,
-			&i.WorkspaceID,
-		); err != nil {
+		var i ListInboxProposalsRow
+		if err := rows.Scan(&i.CreatedAt, &i.ID, &i.Item); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -804,7 +785,28 @@ func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposals
 }
 
 const listInboxVisualChecks = `-- name: ListInboxVisualChecks :many
-SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id FROM inbox_visual_checks i
+SELECT i.created_at, i.id,
+       ('{"confidence":' || i.confidence::text || ',"createdAt":"' || api_time(i.created_at) || '"'
+        || coalesce(',"decidedAt":"' || api_time(i.decided_at) || '"', '')
+        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name) || ',"email":' || to_json(u.email) || ',"id":"' || u.id || '"}', '')
+        || coalesce(',"diff":' || to_json(i.diff), '')
+        || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
+        || ',"id":"' || i.id || '"'
+        || coalesce(',"jobId":"' || i.job_id || '"', '')
+        || ',"kind":' || to_json(i.kind) || ',"project":' || to_json(i.project_slug)
+        || coalesce(',"reason":' || to_json(i.reason), '')
+        || ',"status":' || to_json(i.status)
+        || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
+               'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
+               'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
+               'featurePath', CASE WHEN jsonb_typeof(i.target->'featurePath') = 'string' THEN i.target->'featurePath' WHEN jsonb_typeof(i.target->'featurePath') <> 'null' THEN '""' END,
+               'runId', CASE WHEN jsonb_typeof(i.target->'runId') = 'string' AND i.target->>'runId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN to_jsonb(lower(i.target->>'runId'))
+                    WHEN jsonb_typeof(i.target->'runId') <> 'null' THEN '"00000000-0000-0000-0000-000000000000"' END,
+               'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
+               'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
+             ELSE '{}' END
+        || ',"title":' || to_json(i.title) || ',"updatedAt":"' || api_time(i.updated_at) || '"}')::text AS item
+FROM inbox_visual_checks i LEFT JOIN users u ON u.id = i.decided_by
 WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR i.project_slug = $3::text)
   AND ($3::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
@@ -826,10 +828,16 @@ type ListInboxVisualChecksParams struct {
 	RowLimit      int32
 }
 
+type ListInboxVisualChecksRow struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+	Item      string
+}
+
 // The review inbox's visual checks (baseline updates), newest first, read from
 // visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
-// can match one.
-func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]InboxVisualCheck, error) {
+// can match one. Each item built as in ListInboxProposals.
+func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]ListInboxVisualChecksRow, error) {
 	rows, err := q.db.Query(ctx, listInboxVisualChecks,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
@@ -844,28 +852,10 @@ func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisual
 		return nil, err
 	}
 	defer rows.Close()
-	items := []InboxVisualCheck{}
+	items := []ListInboxVisualChecksRow{}
 	for rows.Next() {
-		var i InboxVisualCheck
-		if err := rows.Scan(
-			&i.ID,
-			&i.ProjectID,
-			&i.JobID,
-			&i.Kind,
-			&i.Status,
-			&i.Title,
-			&i.Target,
-			&i.Diff,
-			&i.Evidence,
-			&i.Confidence,
-			&i.DecidedBy,
-			&i.DecidedAt,
-			&i.Reason,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.ProjectSlug,
-			&i.WorkspaceID,
-		); err != nil {
+		var i ListInboxVisualChecksRow
+		if err := rows.Scan(&i.CreatedAt, &i.ID, &i.Item); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -92,19 +92,34 @@ func (s *Service) GetJob(ctx context.Context, id uuid.UUID) (JobView, error) {
 		ProposalIDs: nonNilUUIDs(r.ProposalIds)}, err
 }
 
-// ListJobs lists jobs in scope, newest first.
-func (s *Service) ListJobs(ctx context.Context, sc Scope, f JobFilter) ([]JobView, error) {
+// Page is a page of a list as the API's JSON: each item a document the statement that read it
+// built (issue 31 item 3), in the list's order, and whether another page follows, with the sort
+// key (created_at, id) of the page's last item, which the next page's cursor names.
+type Page struct {
+	Items  []string
+	More   bool
+	LastAt time.Time
+	LastID uuid.UUID
+}
+
+// ListJobs lists a page of f.Limit jobs in scope, newest first, each one the API's AgentJob
+// document.
+func (s *Service) ListJobs(ctx context.Context, sc Scope, f JobFilter) (Page, error) {
 	rows, err := s.st.ListAgentJobs(ctx, db.ListAgentJobsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Project: f.Project,
-		Status: f.Status, Kind: f.Kind, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit)})
-	out := make([]JobView, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, JobView{AgentJob: db.AgentJob{ID: r.ID, ProjectID: r.ProjectID, Kind: r.Kind, Status: r.Status, Input: r.Input, MaxSeconds: r.MaxSeconds,
-			MaxTokens: r.MaxTokens, TokensUsed: r.TokensUsed, Progress: r.Progress, Summary: r.Summary, Error: r.Error, CancelRequested: r.CancelRequested,
-			WorkerID: r.WorkerID, HeartbeatAt: r.HeartbeatAt, LastSeq: r.LastSeq, ActorKind: r.ActorKind, ActorID: r.ActorID, ActorName: r.ActorName,
-			CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}, ProjectSlug: r.ProjectSlug,
-			Creator: creatorOf(r.CreatedBy, r.CreatorEmail, r.CreatorName), ProposalIDs: nonNilUUIDs(r.ProposalIds)})
+		Status: f.Status, Kind: f.Kind, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit + 1)})
+	if err != nil {
+		return Page{}, err
 	}
-	return out, err
+	page := Page{Items: make([]string, 0, min(len(rows), f.Limit))}
+	for i, r := range rows {
+		if i == f.Limit {
+			page.More = true
+			break
+		}
+		page.Items = append(page.Items, r.Item)
+		page.LastAt, page.LastID = r.CreatedAt, r.ID
+	}
+	return page, nil
 }
 
 // ProposalFilter selects proposals.
@@ -117,48 +132,51 @@ type ProposalFilter struct {
 	Limit                 int
 }
 
-// ListProposals lists the review inbox in scope, newest first (created_at, then id, both
-// descending): agent proposals and visual checks, read as two lists in that order, each stopped at
-// f.Limit, and merged. Visual checks are read only when the kind and job filters can match one.
-func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) ([]ProposalView, error) {
+// ListProposals lists a page of f.Limit items of the review inbox in scope, newest first
+// (created_at, then id, both descending), each one the API's Proposal document: agent proposals
+// and visual checks, read as two lists in that order, each stopped at f.Limit + 1, and merged.
+// Visual checks are read only when the kind and job filters can match one.
+func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) (Page, error) {
 	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
 	props, err := s.st.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
 		Project: f.Project, Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before,
-		RowLimit: int32(f.Limit)})
+		RowLimit: int32(f.Limit + 1)})
 	if err != nil {
-		return nil, err
+		return Page{}, err
 	}
-	var checks []db.InboxVisualCheck
+	var checks []db.ListInboxVisualChecksRow
 	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid {
 		checks, err = s.st.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
-			Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
+			Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit + 1)})
 		if err != nil {
-			return nil, err
+			return Page{}, err
 		}
 	}
 	return mergeInbox(props, checks, f.Limit), nil
 }
 
 // mergeInbox merges two lists ordered newest first (created_at, then id, descending, as
-// PostgreSQL orders them) into at most limit items in the same order.
-func mergeInbox(props []db.InboxProposal, checks []db.InboxVisualCheck, limit int) []ProposalView {
-	view := func(r db.InboxItem) ProposalView {
-		return ProposalView{Proposal: db.Proposal{ID: r.ID, ProjectID: r.ProjectID, JobID: r.JobID, Kind: r.Kind, Status: r.Status, Title: r.Title,
-			Target: r.Target, Diff: r.Diff, Evidence: r.Evidence, Confidence: r.Confidence, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt, Reason: r.Reason,
-			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug}
-	}
-	out := make([]ProposalView, 0, min(limit, len(props)+len(checks)))
+// PostgreSQL orders them) into a page of at most limit items in the same order.
+func mergeInbox(props []db.ListInboxProposalsRow, checks []db.ListInboxVisualChecksRow, limit int) Page {
+	page := Page{Items: make([]string, 0, min(limit, len(props)+len(checks)))}
 	i, j := 0, 0
-	for len(out) < limit && (i < len(props) || j < len(checks)) {
+	for i < len(props) || j < len(checks) {
+		var r db.ListInboxProposalsRow
 		if j == len(checks) || (i < len(props) && newerFirst(props[i].CreatedAt, props[i].ID, checks[j].CreatedAt, checks[j].ID)) {
-			out = append(out, view(db.InboxItem(props[i])))
+			r = props[i]
 			i++
 		} else {
-			out = append(out, view(db.InboxItem(checks[j])))
+			r = db.ListInboxProposalsRow(checks[j])
 			j++
 		}
+		if len(page.Items) == limit {
+			page.More = true
+			break
+		}
+		page.Items = append(page.Items, r.Item)
+		page.LastAt, page.LastID = r.CreatedAt, r.ID
 	}
-	return out
+	return page
 }
 
 // newerFirst reports whether (at, id) comes before (at2, id2) newest first; uuids compare as bytes.

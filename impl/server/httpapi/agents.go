@@ -121,8 +121,7 @@ func (s *Server) ListAgentJobs(ctx context.Context, req serverapi.ListAgentJobsR
 	if err := decodeCursor(q.Cursor, &cur); err != nil {
 		return nil, err
 	}
-	limit := pageLimit(q.Limit)
-	f := agents.JobFilter{Project: q.Project, Limit: limit + 1}
+	f := agents.JobFilter{Project: q.Project, Limit: pageLimit(q.Limit)}
 	if q.Status != nil {
 		f.Status = ptr(string(*q.Status))
 	}
@@ -132,17 +131,13 @@ func (s *Server) ListAgentJobs(ctx context.Context, req serverapi.ListAgentJobsR
 	if cur != nil {
 		f.BeforeAt, f.BeforeID = &cur.At, cur.ID
 	}
-	rows, err := s.Agents.ListJobs(ctx, sc, f)
+	page, err := s.Agents.ListJobs(ctx, sc, f)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListAgentJobs200JSONResponse{Items: []serverapi.AgentJob{}}
-	for i, r := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(jobCursor{At: rows[i-1].CreatedAt, ID: rows[i-1].ID})
-			break
-		}
-		out.Items = append(out.Items, agentJobOut(r))
+	out := agentJobsPage{Items: page.Items}
+	if page.More {
+		out.NextCursor = encodeCursor(jobCursor{At: page.LastAt, ID: page.LastID})
 	}
 	return out, nil
 }
@@ -214,8 +209,7 @@ func (s *Server) ListProposals(ctx context.Context, req serverapi.ListProposalsR
 	if err := decodeCursor(q.Cursor, &cur); err != nil {
 		return nil, err
 	}
-	limit := pageLimit(q.Limit)
-	f := agents.ProposalFilter{Project: q.Project, Limit: limit + 1}
+	f := agents.ProposalFilter{Project: q.Project, Limit: pageLimit(q.Limit)}
 	if q.Status != nil {
 		f.Status = ptr(string(*q.Status))
 	}
@@ -231,17 +225,13 @@ func (s *Server) ListProposals(ctx context.Context, req serverapi.ListProposalsR
 	if cur != nil {
 		f.BeforeAt, f.BeforeID = &cur.At, cur.ID
 	}
-	rows, err := s.Agents.ListProposals(ctx, sc, f)
+	page, err := s.Agents.ListProposals(ctx, sc, f)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListProposals200JSONResponse{Items: []serverapi.Proposal{}}
-	for i, r := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(proposalCursor{At: rows[i-1].CreatedAt, ID: rows[i-1].ID})
-			break
-		}
-		out.Items = append(out.Items, s.proposalOut(ctx, r))
+	out := proposalsPage{Items: page.Items}
+	if page.More {
+		out.NextCursor = encodeCursor(proposalCursor{At: page.LastAt, ID: page.LastID})
 	}
 	return out, nil
 }

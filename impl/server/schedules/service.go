@@ -1,6 +1,7 @@
 package schedules
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -513,11 +515,28 @@ func compile(sc db.Schedule) (compiled, error) {
 	if err != nil {
 		return compiled{}, fmt.Errorf("schedule %s: stored cron %q: %w", sc.ID, sc.Cron, err)
 	}
-	loc, err := time.LoadLocation(sc.Timezone)
+	loc, err := storedZone(sc.Timezone)
 	if err != nil {
 		return compiled{}, fmt.Errorf("schedule %s: stored zone %q: %w", sc.ID, sc.Timezone, err)
 	}
 	return compiled{spec: spec, loc: loc}, nil
+}
+
+// zones holds the stored schedules' zones by name: time.LoadLocation reads and parses the zone's
+// file on every call (but for UTC), and the upcoming list and the firing loop compile every
+// schedule they read. Only zones that loaded are kept (a few hundred names exist).
+var zones sync.Map // string → *time.Location
+
+func storedZone(name string) (*time.Location, error) {
+	if l, ok := zones.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(name, l)
+	return l, nil
 }
 
 // recentFirings is how many firings a schedule shows.
@@ -608,11 +627,21 @@ type ListFilter struct {
 	Limit         int
 }
 
-// List returns a page of schedules (oldest first) and whether another page follows.
-func (s *Service) List(ctx context.Context, f ListFilter) ([]Schedule, bool, error) {
+// Page is a page of schedules as the API's JSON: each item the Schedule document the statement
+// that read it built (issue 31 item 3), and whether another page follows, with the sort key
+// (created_at, id) of the page's last item, which the next page's cursor names.
+type Page struct {
+	Items  []string
+	More   bool
+	LastAt time.Time
+	LastID uuid.UUID
+}
+
+// List returns a page of schedules (oldest first), each one without its firings and last run.
+func (s *Service) List(ctx context.Context, f ListFilter) (Page, error) {
 	ws, err := s.workspaces(ctx, f.UserID, f.AllWorkspaces)
 	if err != nil {
-		return nil, false, err
+		return Page{}, err
 	}
 	p := db.ListSchedulesParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: ws, Project: f.Project, Status: f.Status, RowLimit: int32(f.Limit + 1)}
 	if f.AfterAt != nil {
@@ -620,17 +649,18 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Schedule, bool, err
 	}
 	rows, err := s.st.ListSchedules(ctx, p)
 	if err != nil {
-		return nil, false, err
+		return Page{}, err
 	}
-	more := len(rows) > f.Limit
-	if more {
-		rows = rows[:f.Limit]
+	page := Page{Items: make([]string, 0, min(len(rows), f.Limit))}
+	for i, r := range rows {
+		if i == f.Limit {
+			page.More = true
+			break
+		}
+		page.Items = append(page.Items, r.Item)
+		page.LastAt, page.LastID = r.CreatedAt, r.ID
 	}
-	out := make([]Schedule, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, s.view(ctx, r.Schedule, r.ProjectSlug, r.WorkspaceID))
-	}
-	return out, more, nil
+	return page, nil
 }
 
 func (s *Service) workspaces(ctx context.Context, user uuid.UUID, all bool) ([]uuid.UUID, error) {
@@ -785,7 +815,8 @@ func (s *Service) addUpcoming(page *upcomingPage, sc db.Schedule, project string
 	}
 }
 
-func afterID(a, b uuid.UUID) bool { return strings.Compare(a.String(), b.String()) > 0 }
+// afterID reports whether a sorts after b as their text does (lowercase hex: the bytes' order).
+func afterID(a, b uuid.UUID) bool { return bytes.Compare(a[:], b[:]) > 0 }
 
 // resolveInstant is the firing of a stored scheduled time, with the DST decision that produced it.
 func resolveInstant(c compiled, at time.Time) Firing {
