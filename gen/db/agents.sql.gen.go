@@ -609,20 +609,20 @@ func (q *Queries) ListAgentJobEvents(ctx context.Context, arg ListAgentJobEvents
 
 const listAgentJobs = `-- name: ListAgentJobs :many
 SELECT j.created_at, j.id,
-       ('{"createdAt":"' || api_time(j.created_at) || '"'
-        || coalesce(',"createdBy":{"displayName":' || to_json(u.display_name) || ',"email":' || to_json(u.email) || ',"id":"' || u.id || '"}', '')
-        || coalesce(',"error":' || to_json(j.error), '')
-        || coalesce(',"finishedAt":"' || api_time(j.finished_at) || '"', '')
-        || ',"id":"' || j.id || '","input":'
+       ('{"createdAt":' || left(to_json(j.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
+        || coalesce(',"createdBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
+        || coalesce(',"error":' || to_json(j.error)::text, '')
+        || coalesce(',"finishedAt":' || left(to_json(j.finished_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"id":"' || j.id::text || '","input":'
         || CASE jsonb_typeof(j.input) WHEN 'object' THEN j.input::text WHEN 'null' THEN 'null' ELSE '{}' END
-        || ',"kind":' || to_json(j.kind) || ',"maxSeconds":' || j.max_seconds
-        || coalesce(',"maxTokens":' || j.max_tokens, '')
-        || ',"progress":' || j.progress || ',"project":' || to_json(p.slug)
-        || ',"proposalIds":' || array_to_json(ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id))
-        || coalesce(',"startedAt":"' || api_time(j.started_at) || '"', '')
-        || ',"status":' || to_json(j.status)
-        || coalesce(',"summary":' || to_json(j.summary), '')
-        || ',"tokensUsed":' || j.tokens_used || ',"updatedAt":"' || api_time(j.updated_at) || '"}')::text AS item
+        || ',"kind":' || to_json(j.kind)::text || ',"maxSeconds":' || j.max_seconds::text
+        || coalesce(',"maxTokens":' || j.max_tokens::text, '')
+        || ',"progress":' || j.progress::text || ',"project":' || to_json(p.slug)::text
+        || ',"proposalIds":' || array_to_json(ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id))::text
+        || coalesce(',"startedAt":' || left(to_json(j.started_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"status":' || to_json(j.status)::text
+        || coalesce(',"summary":' || to_json(j.summary)::text, '')
+        || ',"tokensUsed":' || j.tokens_used::text || ',"updatedAt":' || left(to_json(j.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
 FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
@@ -691,16 +691,16 @@ func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([
 
 const listInboxProposals = `-- name: ListInboxProposals :many
 SELECT i.created_at, i.id,
-       ('{"confidence":' || i.confidence::text || ',"createdAt":"' || api_time(i.created_at) || '"'
-        || coalesce(',"decidedAt":"' || api_time(i.decided_at) || '"', '')
-        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name) || ',"email":' || to_json(u.email) || ',"id":"' || u.id || '"}', '')
-        || coalesce(',"diff":' || to_json(i.diff), '')
+       ('{"confidence":' || i.confidence::text || ',"createdAt":' || left(to_json(i.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
+        || coalesce(',"decidedAt":' || left(to_json(i.decided_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
+        || coalesce(',"diff":' || to_json(i.diff)::text, '')
         || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
-        || ',"id":"' || i.id || '"'
-        || coalesce(',"jobId":"' || i.job_id || '"', '')
-        || ',"kind":' || to_json(i.kind) || ',"project":' || to_json(i.project_slug)
-        || coalesce(',"reason":' || to_json(i.reason), '')
-        || ',"status":' || to_json(i.status)
+        || ',"id":"' || i.id::text || '"'
+        || coalesce(',"jobId":"' || i.job_id::text || '"', '')
+        || ',"kind":' || to_json(i.kind)::text || ',"project":' || to_json(i.project_slug)::text
+        || coalesce(',"reason":' || to_json(i.reason)::text, '')
+        || ',"status":' || to_json(i.status)::text
         || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
                'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
                'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
@@ -710,7 +710,7 @@ SELECT i.created_at, i.id,
                'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
                'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
              ELSE '{}' END
-        || ',"title":' || to_json(i.title) || ',"updatedAt":"' || api_time(i.updated_at) || '"}')::text AS item
+        || ',"title":' || to_json(i.title)::text || ',"updatedAt":' || left(to_json(i.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
 FROM inbox_proposals i LEFT JOIN users u ON u.id = i.decided_by
 WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR i.project_slug = $3::text)
@@ -786,16 +786,16 @@ func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposals
 
 const listInboxVisualChecks = `-- name: ListInboxVisualChecks :many
 SELECT i.created_at, i.id,
-       ('{"confidence":' || i.confidence::text || ',"createdAt":"' || api_time(i.created_at) || '"'
-        || coalesce(',"decidedAt":"' || api_time(i.decided_at) || '"', '')
-        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name) || ',"email":' || to_json(u.email) || ',"id":"' || u.id || '"}', '')
-        || coalesce(',"diff":' || to_json(i.diff), '')
+       ('{"confidence":' || i.confidence::text || ',"createdAt":' || left(to_json(i.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
+        || coalesce(',"decidedAt":' || left(to_json(i.decided_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
+        || coalesce(',"diff":' || to_json(i.diff)::text, '')
         || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
-        || ',"id":"' || i.id || '"'
-        || coalesce(',"jobId":"' || i.job_id || '"', '')
-        || ',"kind":' || to_json(i.kind) || ',"project":' || to_json(i.project_slug)
-        || coalesce(',"reason":' || to_json(i.reason), '')
-        || ',"status":' || to_json(i.status)
+        || ',"id":"' || i.id::text || '"'
+        || coalesce(',"jobId":"' || i.job_id::text || '"', '')
+        || ',"kind":' || to_json(i.kind)::text || ',"project":' || to_json(i.project_slug)::text
+        || coalesce(',"reason":' || to_json(i.reason)::text, '')
+        || ',"status":' || to_json(i.status)::text
         || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
                'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
                'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
@@ -805,7 +805,7 @@ SELECT i.created_at, i.id,
                'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
                'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
              ELSE '{}' END
-        || ',"title":' || to_json(i.title) || ',"updatedAt":"' || api_time(i.updated_at) || '"}')::text AS item
+        || ',"title":' || to_json(i.title)::text || ',"updatedAt":' || left(to_json(i.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
 FROM inbox_visual_checks i LEFT JOIN users u ON u.id = i.decided_by
 WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR i.project_slug = $3::text)

@@ -390,19 +390,19 @@ func (q *Queries) LastScheduleRun(ctx context.Context, scheduleID uuid.NullUUID)
 
 const listSchedules = `-- name: ListSchedules :many
 SELECT s.created_at, s.id,
-       ('{"catchUpMax":' || s.catch_up_max || ',"catchUpWindowSeconds":' || s.catch_up_window_seconds
-        || ',"consecutiveFailures":0,"createdAt":"' || api_time(s.created_at) || '"'
-        || coalesce(',"createdBy":{"displayName":' || to_json(cu.display_name) || ',"email":' || to_json(cu.email) || ',"id":"' || cu.id || '"}', '')
-        || ',"cron":' || to_json(s.cron)
-        || coalesce(',"endAt":"' || api_time(s.end_at) || '"', '')
-        || ',"id":"' || s.id || '","jitterSeconds":' || s.jitter_seconds || ',"name":' || to_json(s.name)
-        || CASE WHEN s.status = 'active' THEN coalesce(',"nextRunAt":"' || api_time(s.next_fire_at) || '"', '') ELSE '' END
-        || ',"overlap":' || to_json(s.overlap)
-        || coalesce(',"pauseAfterFailures":' || s.pause_after_failures, '')
-        || CASE WHEN s.status = 'paused' THEN coalesce(',"paused":{"at":"' || api_time(s.paused_at) || '"'
-               || coalesce(',"by":{"displayName":' || to_json(pu.display_name) || ',"email":' || to_json(pu.email) || ',"id":"' || pu.id || '"}', '')
-               || coalesce(',"note":' || to_json(s.pause_note), '') || '}', '') ELSE '' END
-        || ',"project":' || to_json(p.slug) || ',"recentFirings":[],"run":'
+       ('{"catchUpMax":' || s.catch_up_max::text || ',"catchUpWindowSeconds":' || s.catch_up_window_seconds::text
+        || ',"consecutiveFailures":0,"createdAt":' || left(to_json(s.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
+        || coalesce(',"createdBy":{"displayName":' || to_json(cu.display_name)::text || ',"email":' || to_json(cu.email)::text || ',"id":"' || cu.id::text || '"}', '')
+        || ',"cron":' || to_json(s.cron)::text
+        || coalesce(',"endAt":' || left(to_json(s.end_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"id":"' || s.id::text || '","jitterSeconds":' || s.jitter_seconds::text || ',"name":' || to_json(s.name)::text
+        || CASE WHEN s.status = 'active' THEN coalesce(',"nextRunAt":' || left(to_json(s.next_fire_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '') ELSE '' END
+        || ',"overlap":' || to_json(s.overlap)::text
+        || coalesce(',"pauseAfterFailures":' || s.pause_after_failures::text, '')
+        || CASE WHEN s.status = 'paused' THEN coalesce(',"paused":{"at":' || left(to_json(s.paused_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
+               || coalesce(',"by":{"displayName":' || to_json(pu.display_name)::text || ',"email":' || to_json(pu.email)::text || ',"id":"' || pu.id::text || '"}', '')
+               || coalesce(',"note":' || to_json(s.pause_note)::text, '') || '}', '') ELSE '' END
+        || ',"project":' || to_json(p.slug)::text || ',"recentFirings":[],"run":'
         || CASE WHEN jsonb_typeof(s.template) = 'object' THEN json_strip_nulls(json_build_object(
                'environment', CASE WHEN jsonb_typeof(s.template->'environment') = 'string' THEN s.template->'environment' WHEN jsonb_typeof(s.template->'environment') <> 'null' THEN '""' END,
                'label', CASE WHEN jsonb_typeof(s.template->'label') = 'string' THEN s.template->'label' WHEN jsonb_typeof(s.template->'label') <> 'null' THEN '""' END,
@@ -414,9 +414,9 @@ SELECT s.created_at, s.id,
                'variables', CASE WHEN jsonb_typeof(s.template->'variables') = 'object' THEN (SELECT coalesce(jsonb_object_agg(e.k, CASE WHEN jsonb_typeof(e.v) = 'string' THEN e.v ELSE '""' END), '{}')
                    FROM jsonb_each(s.template->'variables') e(k, v)) END))::text
              ELSE '{}' END
-        || coalesce(',"startAt":"' || api_time(s.start_at) || '"', '')
-        || ',"status":' || to_json(s.status) || ',"timezone":' || to_json(s.timezone)
-        || ',"updatedAt":"' || api_time(s.updated_at) || '"}')::text AS item
+        || coalesce(',"startAt":' || left(to_json(s.start_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"status":' || to_json(s.status)::text || ',"timezone":' || to_json(s.timezone)::text
+        || ',"updatedAt":' || left(to_json(s.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
 FROM schedules s JOIN projects p ON p.id = s.project_id
      LEFT JOIN users cu ON cu.id = s.created_by LEFT JOIN users pu ON pu.id = s.paused_by
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
