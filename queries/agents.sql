@@ -107,34 +107,9 @@ SELECT * FROM proposals WHERE id = $1 FOR UPDATE;
 -- The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
 -- as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
 -- status; 000025) is read in order and stopped at the page. The service merges it with
--- ListInboxVisualChecks. Each item is built here as the API's Proposal document (issue 31 item 3,
--- as in ListAgentJobs): the fields of proposalOut (impl/server/httpapi/agents.go) in its order, an
--- optional field left out when null, the evidence as json.Unmarshal into a map leaves it, the
--- target as it does into ProposalTarget (its six fields: a string as it is, any other value
--- but null an empty string, runId a uuid in its canonical form or the zero uuid; keys matched as
--- written, where json.Unmarshal ignores their case), the decider from users.
--- TestProposalListItemsMatchTheirDetail compares each item with GET /api/proposals/{id}.
-SELECT i.created_at, i.id,
-       ('{"confidence":' || i.confidence::text || ',"createdAt":' || left(to_json(i.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
-        || coalesce(',"decidedAt":' || left(to_json(i.decided_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
-        || coalesce(',"diff":' || to_json(i.diff)::text, '')
-        || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
-        || ',"id":"' || i.id::text || '"'
-        || coalesce(',"jobId":"' || i.job_id::text || '"', '')
-        || ',"kind":' || to_json(i.kind)::text || ',"project":' || to_json(i.project_slug)::text
-        || coalesce(',"reason":' || to_json(i.reason)::text, '')
-        || ',"status":' || to_json(i.status)::text
-        || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
-               'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
-               'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
-               'featurePath', CASE WHEN jsonb_typeof(i.target->'featurePath') = 'string' THEN i.target->'featurePath' WHEN jsonb_typeof(i.target->'featurePath') <> 'null' THEN '""' END,
-               'runId', CASE WHEN jsonb_typeof(i.target->'runId') = 'string' AND i.target->>'runId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN to_jsonb(lower(i.target->>'runId'))
-                    WHEN jsonb_typeof(i.target->'runId') <> 'null' THEN '"00000000-0000-0000-0000-000000000000"' END,
-               'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
-               'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
-             ELSE '{}' END
-        || ',"title":' || to_json(i.title)::text || ',"updatedAt":' || left(to_json(i.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
+-- ListInboxVisualChecks. The decider's email and name read with it (null when none or gone): no
+-- statement per item.
+SELECT i.*, u.email AS decider_email, u.display_name AS decider_name
 FROM inbox_proposals i LEFT JOIN users u ON u.id = i.decided_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR i.project_slug = sqlc.narg('project')::text)
@@ -150,28 +125,8 @@ LIMIT sqlc.arg('row_limit');
 -- name: ListInboxVisualChecks :many
 -- The review inbox's visual checks (baseline updates), newest first, read from
 -- visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
--- can match one. Each item built as in ListInboxProposals.
-SELECT i.created_at, i.id,
-       ('{"confidence":' || i.confidence::text || ',"createdAt":' || left(to_json(i.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
-        || coalesce(',"decidedAt":' || left(to_json(i.decided_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
-        || coalesce(',"diff":' || to_json(i.diff)::text, '')
-        || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
-        || ',"id":"' || i.id::text || '"'
-        || coalesce(',"jobId":"' || i.job_id::text || '"', '')
-        || ',"kind":' || to_json(i.kind)::text || ',"project":' || to_json(i.project_slug)::text
-        || coalesce(',"reason":' || to_json(i.reason)::text, '')
-        || ',"status":' || to_json(i.status)::text
-        || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
-               'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
-               'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
-               'featurePath', CASE WHEN jsonb_typeof(i.target->'featurePath') = 'string' THEN i.target->'featurePath' WHEN jsonb_typeof(i.target->'featurePath') <> 'null' THEN '""' END,
-               'runId', CASE WHEN jsonb_typeof(i.target->'runId') = 'string' AND i.target->>'runId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN to_jsonb(lower(i.target->>'runId'))
-                    WHEN jsonb_typeof(i.target->'runId') <> 'null' THEN '"00000000-0000-0000-0000-000000000000"' END,
-               'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
-               'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
-             ELSE '{}' END
-        || ',"title":' || to_json(i.title)::text || ',"updatedAt":' || left(to_json(i.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
+-- can match one. The decider read with it, as in ListInboxProposals.
+SELECT i.*, u.email AS decider_email, u.display_name AS decider_name
 FROM inbox_visual_checks i LEFT JOIN users u ON u.id = i.decided_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR i.project_slug = sqlc.narg('project')::text)

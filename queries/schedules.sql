@@ -11,44 +11,11 @@ FROM schedules s JOIN projects p ON p.id = s.project_id
 WHERE s.id = $1;
 
 -- name: ListSchedules :many
--- A page of schedules (oldest first), each one built here as the API's Schedule document (issue 31
--- item 3: the server splices the items into the page without decoding them): the fields
--- toSchedule (impl/server/httpapi/schedules.go) writes for a schedule read without its firings
--- and last run, in its order, an optional field left out when null, times through api_time
--- (000029), the creator and pauser from users (no statement per row), the run template as
--- json.Unmarshal into schedules.Template leaves it (a string field's value as it is, any other
--- value but null an empty string; an integer's as it is, any other 0; paths and variables when
--- an array and an object, an element or value that is not a string an empty string). With a project, its id as a value (an
--- InitPlan, as in ListAgentJobs). TestScheduleListItemsMatchTheirDetail compares each item with
--- the schedule's detail.
-SELECT s.created_at, s.id,
-       ('{"catchUpMax":' || s.catch_up_max::text || ',"catchUpWindowSeconds":' || s.catch_up_window_seconds::text
-        || ',"consecutiveFailures":0,"createdAt":' || left(to_json(s.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
-        || coalesce(',"createdBy":{"displayName":' || to_json(cu.display_name)::text || ',"email":' || to_json(cu.email)::text || ',"id":"' || cu.id::text || '"}', '')
-        || ',"cron":' || to_json(s.cron)::text
-        || coalesce(',"endAt":' || left(to_json(s.end_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || ',"id":"' || s.id::text || '","jitterSeconds":' || s.jitter_seconds::text || ',"name":' || to_json(s.name)::text
-        || CASE WHEN s.status = 'active' THEN coalesce(',"nextRunAt":' || left(to_json(s.next_fire_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '') ELSE '' END
-        || ',"overlap":' || to_json(s.overlap)::text
-        || coalesce(',"pauseAfterFailures":' || s.pause_after_failures::text, '')
-        || CASE WHEN s.status = 'paused' THEN coalesce(',"paused":{"at":' || left(to_json(s.paused_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
-               || coalesce(',"by":{"displayName":' || to_json(pu.display_name)::text || ',"email":' || to_json(pu.email)::text || ',"id":"' || pu.id::text || '"}', '')
-               || coalesce(',"note":' || to_json(s.pause_note)::text, '') || '}', '') ELSE '' END
-        || ',"project":' || to_json(p.slug)::text || ',"recentFirings":[],"run":'
-        || CASE WHEN jsonb_typeof(s.template) = 'object' THEN json_strip_nulls(json_build_object(
-               'environment', CASE WHEN jsonb_typeof(s.template->'environment') = 'string' THEN s.template->'environment' WHEN jsonb_typeof(s.template->'environment') <> 'null' THEN '""' END,
-               'label', CASE WHEN jsonb_typeof(s.template->'label') = 'string' THEN s.template->'label' WHEN jsonb_typeof(s.template->'label') <> 'null' THEN '""' END,
-               'paths', CASE WHEN jsonb_typeof(s.template->'paths') = 'array' THEN (SELECT coalesce(jsonb_agg(CASE WHEN jsonb_typeof(e.v) = 'string' THEN e.v ELSE '""' END ORDER BY e.n), '[]')
-                   FROM jsonb_array_elements(s.template->'paths') WITH ORDINALITY e(v, n)) END,
-               'retries', CASE WHEN jsonb_typeof(s.template->'retries') = 'number' AND s.template->>'retries' ~ '^-?[0-9]+$' THEN s.template->'retries' WHEN jsonb_typeof(s.template->'retries') <> 'null' THEN '0' END,
-               'tags', CASE WHEN jsonb_typeof(s.template->'tags') = 'string' THEN s.template->'tags' WHEN jsonb_typeof(s.template->'tags') <> 'null' THEN '""' END,
-               'timeoutSeconds', CASE WHEN jsonb_typeof(s.template->'timeoutSeconds') = 'number' AND s.template->>'timeoutSeconds' ~ '^-?[0-9]+$' THEN s.template->'timeoutSeconds' WHEN jsonb_typeof(s.template->'timeoutSeconds') <> 'null' THEN '0' END,
-               'variables', CASE WHEN jsonb_typeof(s.template->'variables') = 'object' THEN (SELECT coalesce(jsonb_object_agg(e.k, CASE WHEN jsonb_typeof(e.v) = 'string' THEN e.v ELSE '""' END), '{}')
-                   FROM jsonb_each(s.template->'variables') e(k, v)) END))::text
-             ELSE '{}' END
-        || coalesce(',"startAt":' || left(to_json(s.start_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || ',"status":' || to_json(s.status)::text || ',"timezone":' || to_json(s.timezone)::text
-        || ',"updatedAt":' || left(to_json(s.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
+-- A page of schedules (oldest first) with their creator's and pauser's email and name (null when
+-- none or when the user is gone), so that no statement is sent per schedule. With a project, its
+-- id as a value (an InitPlan, as in ListAgentJobs).
+SELECT sqlc.embed(s), p.slug AS project_slug, p.workspace_id,
+       cu.email AS creator_email, cu.display_name AS creator_name, pu.email AS pauser_email, pu.display_name AS pauser_name
 FROM schedules s JOIN projects p ON p.id = s.project_id
      LEFT JOIN users cu ON cu.id = s.created_by LEFT JOIN users pu ON pu.id = s.paused_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))

@@ -690,27 +690,7 @@ func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([
 }
 
 const listInboxProposals = `-- name: ListInboxProposals :many
-SELECT i.created_at, i.id,
-       ('{"confidence":' || i.confidence::text || ',"createdAt":' || left(to_json(i.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
-        || coalesce(',"decidedAt":' || left(to_json(i.decided_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
-        || coalesce(',"diff":' || to_json(i.diff)::text, '')
-        || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
-        || ',"id":"' || i.id::text || '"'
-        || coalesce(',"jobId":"' || i.job_id::text || '"', '')
-        || ',"kind":' || to_json(i.kind)::text || ',"project":' || to_json(i.project_slug)::text
-        || coalesce(',"reason":' || to_json(i.reason)::text, '')
-        || ',"status":' || to_json(i.status)::text
-        || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
-               'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
-               'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
-               'featurePath', CASE WHEN jsonb_typeof(i.target->'featurePath') = 'string' THEN i.target->'featurePath' WHEN jsonb_typeof(i.target->'featurePath') <> 'null' THEN '""' END,
-               'runId', CASE WHEN jsonb_typeof(i.target->'runId') = 'string' AND i.target->>'runId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN to_jsonb(lower(i.target->>'runId'))
-                    WHEN jsonb_typeof(i.target->'runId') <> 'null' THEN '"00000000-0000-0000-0000-000000000000"' END,
-               'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
-               'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
-             ELSE '{}' END
-        || ',"title":' || to_json(i.title)::text || ',"updatedAt":' || left(to_json(i.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
+SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id, u.email AS decider_email, u.display_name AS decider_name
 FROM inbox_proposals i LEFT JOIN users u ON u.id = i.decided_by
 WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR i.project_slug = $3::text)
@@ -738,21 +718,32 @@ type ListInboxProposalsParams struct {
 }
 
 type ListInboxProposalsRow struct {
-	CreatedAt time.Time
-	ID        uuid.UUID
-	Item      string
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	JobID        uuid.NullUUID
+	Kind         string
+	Status       string
+	Title        string
+	Target       json.RawMessage
+	Diff         *string
+	Evidence     json.RawMessage
+	Confidence   float32
+	DecidedBy    uuid.NullUUID
+	DecidedAt    *time.Time
+	Reason       *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ProjectSlug  string
+	WorkspaceID  uuid.UUID
+	DeciderEmail *string
+	DeciderName  *string
 }
 
 // The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
 // as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
 // status; 000025) is read in order and stopped at the page. The service merges it with
-// ListInboxVisualChecks. Each item is built here as the API's Proposal document (issue 31 item 3,
-// as in ListAgentJobs): the fields of proposalOut (impl/server/httpapi/agents.go) in its order, an
-// optional field left out when null, the evidence as json.Unmarshal into a map leaves it, the
-// target as it does into ProposalTarget (its six fields: a string as it is, any other value
-// but null an empty string, runId a uuid in its canonical form or the zero uuid; keys matched as
-// written, where json.Unmarshal ignores their case), the decider from users.
-// TestProposalListItemsMatchTheirDetail compares each item with GET /api/proposals/{id}.
+// ListInboxVisualChecks. The decider's email and name read with it (null when none or gone): no
+// statement per item.
 func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]ListInboxProposalsRow, error) {
 	rows, err := q.db.Query(ctx, listInboxProposals,
 		arg.AllWorkspaces,
@@ -773,7 +764,27 @@ func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposals
 	items := []ListInboxProposalsRow{}
 	for rows.Next() {
 		var i ListInboxProposalsRow
-		if err := rows.Scan(&i.CreatedAt, &i.ID, &i.Item); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.JobID,
+			&i.Kind,
+			&i.Status,
+			&i.Title,
+			&i.Target,
+			&i.Diff,
+			&i.Evidence,
+			&i.Confidence,
+			&i.DecidedBy,
+			&i.DecidedAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ProjectSlug,
+			&i.WorkspaceID,
+			&i.DeciderEmail,
+			&i.DeciderName,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -785,27 +796,7 @@ func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposals
 }
 
 const listInboxVisualChecks = `-- name: ListInboxVisualChecks :many
-SELECT i.created_at, i.id,
-       ('{"confidence":' || i.confidence::text || ',"createdAt":' || left(to_json(i.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
-        || coalesce(',"decidedAt":' || left(to_json(i.decided_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || coalesce(',"decidedBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
-        || coalesce(',"diff":' || to_json(i.diff)::text, '')
-        || ',"evidence":' || CASE jsonb_typeof(i.evidence) WHEN 'object' THEN i.evidence::text WHEN 'null' THEN 'null' ELSE '{}' END
-        || ',"id":"' || i.id::text || '"'
-        || coalesce(',"jobId":"' || i.job_id::text || '"', '')
-        || ',"kind":' || to_json(i.kind)::text || ',"project":' || to_json(i.project_slug)::text
-        || coalesce(',"reason":' || to_json(i.reason)::text, '')
-        || ',"status":' || to_json(i.status)::text
-        || ',"target":' || CASE WHEN jsonb_typeof(i.target) = 'object' THEN json_strip_nulls(json_build_object(
-               'baseline', CASE WHEN jsonb_typeof(i.target->'baseline') = 'string' THEN i.target->'baseline' WHEN jsonb_typeof(i.target->'baseline') <> 'null' THEN '""' END,
-               'etag', CASE WHEN jsonb_typeof(i.target->'etag') = 'string' THEN i.target->'etag' WHEN jsonb_typeof(i.target->'etag') <> 'null' THEN '""' END,
-               'featurePath', CASE WHEN jsonb_typeof(i.target->'featurePath') = 'string' THEN i.target->'featurePath' WHEN jsonb_typeof(i.target->'featurePath') <> 'null' THEN '""' END,
-               'runId', CASE WHEN jsonb_typeof(i.target->'runId') = 'string' AND i.target->>'runId' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN to_jsonb(lower(i.target->>'runId'))
-                    WHEN jsonb_typeof(i.target->'runId') <> 'null' THEN '"00000000-0000-0000-0000-000000000000"' END,
-               'scenario', CASE WHEN jsonb_typeof(i.target->'scenario') = 'string' THEN i.target->'scenario' WHEN jsonb_typeof(i.target->'scenario') <> 'null' THEN '""' END,
-               'scenarioName', CASE WHEN jsonb_typeof(i.target->'scenarioName') = 'string' THEN i.target->'scenarioName' WHEN jsonb_typeof(i.target->'scenarioName') <> 'null' THEN '""' END))::text
-             ELSE '{}' END
-        || ',"title":' || to_json(i.title)::text || ',"updatedAt":' || left(to_json(i.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
+SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id, u.email AS decider_email, u.display_name AS decider_name
 FROM inbox_visual_checks i LEFT JOIN users u ON u.id = i.decided_by
 WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR i.project_slug = $3::text)
@@ -829,14 +820,30 @@ type ListInboxVisualChecksParams struct {
 }
 
 type ListInboxVisualChecksRow struct {
-	CreatedAt time.Time
-	ID        uuid.UUID
-	Item      string
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	JobID        uuid.NullUUID
+	Kind         string
+	Status       string
+	Title        string
+	Target       json.RawMessage
+	Diff         *string
+	Evidence     json.RawMessage
+	Confidence   float32
+	DecidedBy    uuid.NullUUID
+	DecidedAt    *time.Time
+	Reason       *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ProjectSlug  string
+	WorkspaceID  uuid.UUID
+	DeciderEmail *string
+	DeciderName  *string
 }
 
 // The review inbox's visual checks (baseline updates), newest first, read from
 // visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
-// can match one. Each item built as in ListInboxProposals.
+// can match one. The decider read with it, as in ListInboxProposals.
 func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]ListInboxVisualChecksRow, error) {
 	rows, err := q.db.Query(ctx, listInboxVisualChecks,
 		arg.AllWorkspaces,
@@ -855,7 +862,27 @@ func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisual
 	items := []ListInboxVisualChecksRow{}
 	for rows.Next() {
 		var i ListInboxVisualChecksRow
-		if err := rows.Scan(&i.CreatedAt, &i.ID, &i.Item); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.JobID,
+			&i.Kind,
+			&i.Status,
+			&i.Title,
+			&i.Target,
+			&i.Diff,
+			&i.Evidence,
+			&i.Confidence,
+			&i.DecidedBy,
+			&i.DecidedAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ProjectSlug,
+			&i.WorkspaceID,
+			&i.DeciderEmail,
+			&i.DeciderName,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -182,17 +182,12 @@ type Querier interface {
 	// The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
 	// as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
 	// status; 000025) is read in order and stopped at the page. The service merges it with
-	// ListInboxVisualChecks. Each item is built here as the API's Proposal document (issue 31 item 3,
-	// as in ListAgentJobs): the fields of proposalOut (impl/server/httpapi/agents.go) in its order, an
-	// optional field left out when null, the evidence as json.Unmarshal into a map leaves it, the
-	// target as it does into ProposalTarget (its six fields: a string as it is, any other value
-	// but null an empty string, runId a uuid in its canonical form or the zero uuid; keys matched as
-	// written, where json.Unmarshal ignores their case), the decider from users.
-	// TestProposalListItemsMatchTheirDetail compares each item with GET /api/proposals/{id}.
+	// ListInboxVisualChecks. The decider's email and name read with it (null when none or gone): no
+	// statement per item.
 	ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]ListInboxProposalsRow, error)
 	// The review inbox's visual checks (baseline updates), newest first, read from
 	// visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
-	// can match one. Each item built as in ListInboxProposals.
+	// can match one. The decider read with it, as in ListInboxProposals.
 	ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]ListInboxVisualChecksRow, error)
 	ListIntegrations(ctx context.Context, arg ListIntegrationsParams) ([]Integration, error)
 	ListOrgMembers(ctx context.Context, arg ListOrgMembersParams) ([]ListOrgMembersRow, error)
@@ -221,16 +216,9 @@ type Querier interface {
 	// The columns of a run's summary only: not its variables, datasets, error or worker state, which
 	// the list does not show and which cost a third of the request's decoding (issue 31 item 3).
 	ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error)
-	// A page of schedules (oldest first), each one built here as the API's Schedule document (issue 31
-	// item 3: the server splices the items into the page without decoding them): the fields
-	// toSchedule (impl/server/httpapi/schedules.go) writes for a schedule read without its firings
-	// and last run, in its order, an optional field left out when null, times through api_time
-	// (000029), the creator and pauser from users (no statement per row), the run template as
-	// json.Unmarshal into schedules.Template leaves it (a string field's value as it is, any other
-	// value but null an empty string; an integer's as it is, any other 0; paths and variables when
-	// an array and an object, an element or value that is not a string an empty string). With a project, its id as a value (an
-	// InitPlan, as in ListAgentJobs). TestScheduleListItemsMatchTheirDetail compares each item with
-	// the schedule's detail.
+	// A page of schedules (oldest first) with their creator's and pauser's email and name (null when
+	// none or when the user is gone), so that no statement is sent per schedule. With a project, its
+	// id as a value (an InitPlan, as in ListAgentJobs).
 	ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]ListSchedulesRow, error)
 	ListTokens(ctx context.Context, arg ListTokensParams) ([]ApiToken, error)
 	ListUserSessions(ctx context.Context, userID uuid.UUID) ([]Session, error)

@@ -389,34 +389,8 @@ func (q *Queries) LastScheduleRun(ctx context.Context, scheduleID uuid.NullUUID)
 }
 
 const listSchedules = `-- name: ListSchedules :many
-SELECT s.created_at, s.id,
-       ('{"catchUpMax":' || s.catch_up_max::text || ',"catchUpWindowSeconds":' || s.catch_up_window_seconds::text
-        || ',"consecutiveFailures":0,"createdAt":' || left(to_json(s.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
-        || coalesce(',"createdBy":{"displayName":' || to_json(cu.display_name)::text || ',"email":' || to_json(cu.email)::text || ',"id":"' || cu.id::text || '"}', '')
-        || ',"cron":' || to_json(s.cron)::text
-        || coalesce(',"endAt":' || left(to_json(s.end_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || ',"id":"' || s.id::text || '","jitterSeconds":' || s.jitter_seconds::text || ',"name":' || to_json(s.name)::text
-        || CASE WHEN s.status = 'active' THEN coalesce(',"nextRunAt":' || left(to_json(s.next_fire_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '') ELSE '' END
-        || ',"overlap":' || to_json(s.overlap)::text
-        || coalesce(',"pauseAfterFailures":' || s.pause_after_failures::text, '')
-        || CASE WHEN s.status = 'paused' THEN coalesce(',"paused":{"at":' || left(to_json(s.paused_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
-               || coalesce(',"by":{"displayName":' || to_json(pu.display_name)::text || ',"email":' || to_json(pu.email)::text || ',"id":"' || pu.id::text || '"}', '')
-               || coalesce(',"note":' || to_json(s.pause_note)::text, '') || '}', '') ELSE '' END
-        || ',"project":' || to_json(p.slug)::text || ',"recentFirings":[],"run":'
-        || CASE WHEN jsonb_typeof(s.template) = 'object' THEN json_strip_nulls(json_build_object(
-               'environment', CASE WHEN jsonb_typeof(s.template->'environment') = 'string' THEN s.template->'environment' WHEN jsonb_typeof(s.template->'environment') <> 'null' THEN '""' END,
-               'label', CASE WHEN jsonb_typeof(s.template->'label') = 'string' THEN s.template->'label' WHEN jsonb_typeof(s.template->'label') <> 'null' THEN '""' END,
-               'paths', CASE WHEN jsonb_typeof(s.template->'paths') = 'array' THEN (SELECT coalesce(jsonb_agg(CASE WHEN jsonb_typeof(e.v) = 'string' THEN e.v ELSE '""' END ORDER BY e.n), '[]')
-                   FROM jsonb_array_elements(s.template->'paths') WITH ORDINALITY e(v, n)) END,
-               'retries', CASE WHEN jsonb_typeof(s.template->'retries') = 'number' AND s.template->>'retries' ~ '^-?[0-9]+$' THEN s.template->'retries' WHEN jsonb_typeof(s.template->'retries') <> 'null' THEN '0' END,
-               'tags', CASE WHEN jsonb_typeof(s.template->'tags') = 'string' THEN s.template->'tags' WHEN jsonb_typeof(s.template->'tags') <> 'null' THEN '""' END,
-               'timeoutSeconds', CASE WHEN jsonb_typeof(s.template->'timeoutSeconds') = 'number' AND s.template->>'timeoutSeconds' ~ '^-?[0-9]+$' THEN s.template->'timeoutSeconds' WHEN jsonb_typeof(s.template->'timeoutSeconds') <> 'null' THEN '0' END,
-               'variables', CASE WHEN jsonb_typeof(s.template->'variables') = 'object' THEN (SELECT coalesce(jsonb_object_agg(e.k, CASE WHEN jsonb_typeof(e.v) = 'string' THEN e.v ELSE '""' END), '{}')
-                   FROM jsonb_each(s.template->'variables') e(k, v)) END))::text
-             ELSE '{}' END
-        || coalesce(',"startAt":' || left(to_json(s.start_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || ',"status":' || to_json(s.status)::text || ',"timezone":' || to_json(s.timezone)::text
-        || ',"updatedAt":' || left(to_json(s.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
+SELECT s.id, s.project_id, s.name, s.cron, s.timezone, s.template, s.overlap, s.catch_up_window_seconds, s.catch_up_max, s.jitter_seconds, s.start_at, s.end_at, s.status, s.paused_at, s.paused_by, s.pause_note, s.pause_after_failures, s.failures_since, s.next_fire_at, s.next_due_at, s.created_by, s.created_at, s.updated_at, p.slug AS project_slug, p.workspace_id,
+       cu.email AS creator_email, cu.display_name AS creator_name, pu.email AS pauser_email, pu.display_name AS pauser_name
 FROM schedules s JOIN projects p ON p.id = s.project_id
      LEFT JOIN users cu ON cu.id = s.created_by LEFT JOIN users pu ON pu.id = s.paused_by
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
@@ -440,21 +414,18 @@ type ListSchedulesParams struct {
 }
 
 type ListSchedulesRow struct {
-	CreatedAt time.Time
-	ID        uuid.UUID
-	Item      string
+	Schedule     Schedule
+	ProjectSlug  string
+	WorkspaceID  uuid.UUID
+	CreatorEmail *string
+	CreatorName  *string
+	PauserEmail  *string
+	PauserName   *string
 }
 
-// A page of schedules (oldest first), each one built here as the API's Schedule document (issue 31
-// item 3: the server splices the items into the page without decoding them): the fields
-// toSchedule (impl/server/httpapi/schedules.go) writes for a schedule read without its firings
-// and last run, in its order, an optional field left out when null, times through api_time
-// (000029), the creator and pauser from users (no statement per row), the run template as
-// json.Unmarshal into schedules.Template leaves it (a string field's value as it is, any other
-// value but null an empty string; an integer's as it is, any other 0; paths and variables when
-// an array and an object, an element or value that is not a string an empty string). With a project, its id as a value (an
-// InitPlan, as in ListAgentJobs). TestScheduleListItemsMatchTheirDetail compares each item with
-// the schedule's detail.
+// A page of schedules (oldest first) with their creator's and pauser's email and name (null when
+// none or when the user is gone), so that no statement is sent per schedule. With a project, its
+// id as a value (an InitPlan, as in ListAgentJobs).
 func (q *Queries) ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]ListSchedulesRow, error) {
 	rows, err := q.db.Query(ctx, listSchedules,
 		arg.AllWorkspaces,
@@ -472,7 +443,37 @@ func (q *Queries) ListSchedules(ctx context.Context, arg ListSchedulesParams) ([
 	items := []ListSchedulesRow{}
 	for rows.Next() {
 		var i ListSchedulesRow
-		if err := rows.Scan(&i.CreatedAt, &i.ID, &i.Item); err != nil {
+		if err := rows.Scan(
+			&i.Schedule.ID,
+			&i.Schedule.ProjectID,
+			&i.Schedule.Name,
+			&i.Schedule.Cron,
+			&i.Schedule.Timezone,
+			&i.Schedule.Template,
+			&i.Schedule.Overlap,
+			&i.Schedule.CatchUpWindowSeconds,
+			&i.Schedule.CatchUpMax,
+			&i.Schedule.JitterSeconds,
+			&i.Schedule.StartAt,
+			&i.Schedule.EndAt,
+			&i.Schedule.Status,
+			&i.Schedule.PausedAt,
+			&i.Schedule.PausedBy,
+			&i.Schedule.PauseNote,
+			&i.Schedule.PauseAfterFailures,
+			&i.Schedule.FailuresSince,
+			&i.Schedule.NextFireAt,
+			&i.Schedule.NextDueAt,
+			&i.Schedule.CreatedBy,
+			&i.Schedule.CreatedAt,
+			&i.Schedule.UpdatedAt,
+			&i.ProjectSlug,
+			&i.WorkspaceID,
+			&i.CreatorEmail,
+			&i.CreatorName,
+			&i.PauserEmail,
+			&i.PauserName,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -61,21 +61,12 @@ func TestAmbiguousHealIsNotVerified(t *testing.T) {
 		t.Fatalf("summary %q", j.summary)
 	}
 	props, _ := st.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: true, WorkspaceIds: nil, RowLimit: 10})
-	var prop struct {
-		Status     string
-		Confidence float64
-		Evidence   map[string]any
-	}
-	if len(props) == 1 {
-		if err := json.Unmarshal([]byte(props[0].Item), &prop); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// 0.9 × gap 0.05 / margin 0.1
-	if len(props) != 1 || prop.Status != "pending" || math.Abs(prop.Confidence-0.45) > 0.001 {
+	if len(props) != 1 || props[0].Status != "pending" || math.Abs(float64(props[0].Confidence)-0.45) > 0.001 {
 		t.Fatalf("proposals %+v", props)
 	}
-	ev := prop.Evidence
+	var ev map[string]any
+	_ = json.Unmarshal(props[0].Evidence, &ev)
 	ru, _ := ev["runnerUp"].(map[string]any)
 	if ev["ambiguous"] != true || ev["newSelector"] != "#x" || ru["selector"] != "#y" || ru["score"] != 0.85 || ev["gap"] != 0.05 || ev["score"] != 0.9 {
 		t.Fatalf("evidence %v", ev)

@@ -67,6 +67,10 @@ type ProposalView struct {
 	db.Proposal
 	ProjectSlug string
 	WorkspaceID uuid.UUID
+	// Decider is the user who decided (nil when none or gone), when DeciderRead: read with the
+	// list, where the single item's view looks it up.
+	Decider     *Creator
+	DeciderRead bool
 }
 
 // ScopeOf is the scope of a caller: every workspace for an instance admin, else the user's.
@@ -132,51 +136,50 @@ type ProposalFilter struct {
 	Limit                 int
 }
 
-// ListProposals lists a page of f.Limit items of the review inbox in scope, newest first
-// (created_at, then id, both descending), each one the API's Proposal document: agent proposals
-// and visual checks, read as two lists in that order, each stopped at f.Limit + 1, and merged.
-// Visual checks are read only when the kind and job filters can match one.
-func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) (Page, error) {
+// ListProposals lists the review inbox in scope, newest first (created_at, then id, both
+// descending): agent proposals and visual checks, read as two lists in that order, each stopped at
+// f.Limit, and merged; each item with its decider. Visual checks are read only when the kind and
+// job filters can match one.
+func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) ([]ProposalView, error) {
 	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
 	props, err := s.st.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
 		Project: f.Project, Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before,
-		RowLimit: int32(f.Limit + 1)})
+		RowLimit: int32(f.Limit)})
 	if err != nil {
-		return Page{}, err
+		return nil, err
 	}
 	var checks []db.ListInboxVisualChecksRow
 	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid {
 		checks, err = s.st.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
-			Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit + 1)})
+			Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
 		if err != nil {
-			return Page{}, err
+			return nil, err
 		}
 	}
 	return mergeInbox(props, checks, f.Limit), nil
 }
 
 // mergeInbox merges two lists ordered newest first (created_at, then id, descending, as
-// PostgreSQL orders them) into a page of at most limit items in the same order.
-func mergeInbox(props []db.ListInboxProposalsRow, checks []db.ListInboxVisualChecksRow, limit int) Page {
-	page := Page{Items: make([]string, 0, min(limit, len(props)+len(checks)))}
+// PostgreSQL orders them) into at most limit items in the same order.
+func mergeInbox(props []db.ListInboxProposalsRow, checks []db.ListInboxVisualChecksRow, limit int) []ProposalView {
+	view := func(r db.ListInboxProposalsRow) ProposalView {
+		return ProposalView{Proposal: db.Proposal{ID: r.ID, ProjectID: r.ProjectID, JobID: r.JobID, Kind: r.Kind, Status: r.Status, Title: r.Title,
+			Target: r.Target, Diff: r.Diff, Evidence: r.Evidence, Confidence: r.Confidence, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt, Reason: r.Reason,
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug, WorkspaceID: r.WorkspaceID,
+			Decider: creatorOf(r.DecidedBy, r.DeciderEmail, r.DeciderName), DeciderRead: true}
+	}
+	out := make([]ProposalView, 0, min(limit, len(props)+len(checks)))
 	i, j := 0, 0
-	for i < len(props) || j < len(checks) {
-		var r db.ListInboxProposalsRow
+	for len(out) < limit && (i < len(props) || j < len(checks)) {
 		if j == len(checks) || (i < len(props) && newerFirst(props[i].CreatedAt, props[i].ID, checks[j].CreatedAt, checks[j].ID)) {
-			r = props[i]
+			out = append(out, view(props[i]))
 			i++
 		} else {
-			r = db.ListInboxProposalsRow(checks[j])
+			out = append(out, view(db.ListInboxProposalsRow(checks[j])))
 			j++
 		}
-		if len(page.Items) == limit {
-			page.More = true
-			break
-		}
-		page.Items = append(page.Items, r.Item)
-		page.LastAt, page.LastID = r.CreatedAt, r.ID
 	}
-	return page
+	return out
 }
 
 // newerFirst reports whether (at, id) comes before (at2, id2) newest first; uuids compare as bytes.

@@ -16,13 +16,14 @@ import (
 	"github.com/sdods/sdods/impl/server/app/apptest"
 )
 
-// TestListItemsMatchTheirDetail: the agent job list, the review inbox and the schedule list are built as JSON by
-// their statements (queries/agents.sql, issue 31 item 3) and spliced into the page; each item
-// must decode to what the item's detail (GET /api/agents/jobs/{id}, GET /api/proposals/{id},
-// GET /api/schedules/{id} of a schedule that never fired, encoded in Go from the same row, as the list items were before) decodes to — with every
-// optional field null and set, unicode and HTML characters, times with and without a fraction,
-// stored documents of each JSON type — and the pages, followed by nextCursor, must concatenate
-// to the whole list.
+// TestListItemsMatchTheirDetail: the agent job list is built as JSON by its statement
+// (queries/agents.sql, issue 31 item 3) and spliced into the page; the review inbox and the
+// schedule list read their items' users (creator, pauser, decider) with the page instead of one
+// statement per item. Each item must decode to what the item's detail (GET /api/agents/jobs/{id},
+// GET /api/proposals/{id}, GET /api/schedules/{id} of a schedule that never fired: encoded in Go,
+// its users looked up, as the list items were before) decodes to — with every optional field null
+// and set, unicode and HTML characters, times with and without a fraction, stored documents of
+// each JSON type — and the pages, followed by nextCursor, must concatenate to the whole list.
 func TestListItemsMatchTheirDetail(t *testing.T) {
 	s := apptest.Start(t)
 	ctx := context.Background()

@@ -209,7 +209,8 @@ func (s *Server) ListProposals(ctx context.Context, req serverapi.ListProposalsR
 	if err := decodeCursor(q.Cursor, &cur); err != nil {
 		return nil, err
 	}
-	f := agents.ProposalFilter{Project: q.Project, Limit: pageLimit(q.Limit)}
+	limit := pageLimit(q.Limit)
+	f := agents.ProposalFilter{Project: q.Project, Limit: limit + 1}
 	if q.Status != nil {
 		f.Status = ptr(string(*q.Status))
 	}
@@ -225,13 +226,17 @@ func (s *Server) ListProposals(ctx context.Context, req serverapi.ListProposalsR
 	if cur != nil {
 		f.BeforeAt, f.BeforeID = &cur.At, cur.ID
 	}
-	page, err := s.Agents.ListProposals(ctx, sc, f)
+	rows, err := s.Agents.ListProposals(ctx, sc, f)
 	if err != nil {
 		return nil, err
 	}
-	out := proposalsPage{Items: page.Items}
-	if page.More {
-		out.NextCursor = encodeCursor(proposalCursor{At: page.LastAt, ID: page.LastID})
+	out := serverapi.ListProposals200JSONResponse{Items: []serverapi.Proposal{}}
+	for i, r := range rows {
+		if i == limit {
+			out.NextCursor = encodeCursor(proposalCursor{At: rows[i-1].CreatedAt, ID: rows[i-1].ID})
+			break
+		}
+		out.Items = append(out.Items, s.proposalOut(ctx, r))
 	}
 	return out, nil
 }
@@ -318,7 +323,12 @@ func (s *Server) proposalOut(ctx context.Context, p agents.ProposalView) servera
 	}
 	_ = json.Unmarshal(p.Evidence, &out.Evidence)
 	_ = json.Unmarshal(p.Target, &out.Target)
-	if p.DecidedBy.Valid {
+	switch {
+	case p.DeciderRead:
+		if c := p.Decider; c != nil {
+			out.DecidedBy = &serverapi.UserSummary{Id: c.ID, Email: openapi_types.Email(c.Email), DisplayName: c.DisplayName}
+		}
+	case p.DecidedBy.Valid:
 		if u, err := s.Identity.User(ctx, p.DecidedBy.UUID); err == nil {
 			out.DecidedBy = ptr(toUserSummary(u))
 		}

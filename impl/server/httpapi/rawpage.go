@@ -5,7 +5,7 @@ import "net/http"
 // rawPage is a list page whose items are JSON documents built before the answer (by the statement
 // that read them, issue 31 item 3): {"items":[…],"nextCursor":…} as encoding/json writes a list
 // page, with the items spliced in as they are, never decoded. A list's 200 answer is a named
-// rawPage type with the operation's Visit method (agentJobsPage, proposalsPage, schedulesPage).
+// rawPage type with the operation's Visit method (agentJobsPage).
 type rawPage struct {
 	Items      []string
 	NextCursor *string
@@ -33,19 +33,5 @@ func (p rawPage) write(w http.ResponseWriter) error {
 type agentJobsPage rawPage
 
 func (p agentJobsPage) VisitListAgentJobsResponse(w http.ResponseWriter) error {
-	return rawPage(p).write(w)
-}
-
-// proposalsPage is GET /api/proposals' 200 answer.
-type proposalsPage rawPage
-
-func (p proposalsPage) VisitListProposalsResponse(w http.ResponseWriter) error {
-	return rawPage(p).write(w)
-}
-
-// schedulesPage is GET /api/schedules' 200 answer.
-type schedulesPage rawPage
-
-func (p schedulesPage) VisitListSchedulesResponse(w http.ResponseWriter) error {
 	return rawPage(p).write(w)
 }

@@ -115,13 +115,17 @@ func (s *Server) ListSchedules(ctx context.Context, req serverapi.ListSchedulesR
 	if cur != nil {
 		f.AfterAt, f.AfterID = &cur.At, cur.ID
 	}
-	page, err := s.Schedules.List(ctx, f)
+	items, more, err := s.Schedules.List(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	out := schedulesPage{Items: page.Items}
-	if page.More {
-		out.NextCursor = encodeCursor(scheduleCursor{At: page.LastAt, ID: page.LastID})
+	out := serverapi.ListSchedules200JSONResponse{Items: []serverapi.Schedule{}}
+	for _, sc := range items {
+		out.Items = append(out.Items, toSchedule(sc))
+	}
+	if more {
+		last := items[len(items)-1]
+		out.NextCursor = encodeCursor(scheduleCursor{At: last.CreatedAt, ID: last.ID})
 	}
 	return out, nil
 }

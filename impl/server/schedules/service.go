@@ -589,18 +589,22 @@ func int32p(p *int32) *int {
 	return &v
 }
 
-// view is a stored schedule as shown, without the parts that take further queries.
+// view is a stored schedule as shown, without the parts that take further queries; its creator
+// and pauser looked up.
 func (s *Service) view(ctx context.Context, sc db.Schedule, project string, workspace uuid.UUID) Schedule {
+	return s.viewWith(sc, project, workspace, s.user(ctx, sc.CreatedBy), s.user(ctx, sc.PausedBy))
+}
+
+// viewWith is view with the creator and pauser given.
+func (s *Service) viewWith(sc db.Schedule, project string, workspace uuid.UUID, createdBy, pausedBy *User) Schedule {
 	out := Schedule{ID: sc.ID, Project: project, WorkspaceID: workspace, Name: sc.Name, Cron: sc.Cron, Timezone: sc.Timezone,
 		Overlap: sc.Overlap, CatchUpWindowSeconds: int(sc.CatchUpWindowSeconds), CatchUpMax: int(sc.CatchUpMax), JitterSeconds: int(sc.JitterSeconds),
 		StartAt: sc.StartAt, EndAt: sc.EndAt, PauseAfterFailures: int32p(sc.PauseAfterFailures), Status: sc.Status, PausedAt: sc.PausedAt,
-		PauseNote: sc.PauseNote, CreatedAt: sc.CreatedAt, UpdatedAt: sc.UpdatedAt, RecentFirings: []FiringRecord{}}
+		PauseNote: sc.PauseNote, CreatedAt: sc.CreatedAt, UpdatedAt: sc.UpdatedAt, RecentFirings: []FiringRecord{}, PausedBy: pausedBy, CreatedBy: createdBy}
 	_ = json.Unmarshal(sc.Template, &out.Template)
 	if sc.Status == "active" {
 		out.NextRunAt = sc.NextFireAt
 	}
-	out.PausedBy = s.user(ctx, sc.PausedBy)
-	out.CreatedBy = s.user(ctx, sc.CreatedBy)
 	return out
 }
 
@@ -627,21 +631,12 @@ type ListFilter struct {
 	Limit         int
 }
 
-// Page is a page of schedules as the API's JSON: each item the Schedule document the statement
-// that read it built (issue 31 item 3), and whether another page follows, with the sort key
-// (created_at, id) of the page's last item, which the next page's cursor names.
-type Page struct {
-	Items  []string
-	More   bool
-	LastAt time.Time
-	LastID uuid.UUID
-}
-
-// List returns a page of schedules (oldest first), each one without its firings and last run.
-func (s *Service) List(ctx context.Context, f ListFilter) (Page, error) {
+// List returns a page of schedules (oldest first) and whether another page follows; each one
+// without its firings and last run, its creator and pauser read with it.
+func (s *Service) List(ctx context.Context, f ListFilter) ([]Schedule, bool, error) {
 	ws, err := s.workspaces(ctx, f.UserID, f.AllWorkspaces)
 	if err != nil {
-		return Page{}, err
+		return nil, false, err
 	}
 	p := db.ListSchedulesParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: ws, Project: f.Project, Status: f.Status, RowLimit: int32(f.Limit + 1)}
 	if f.AfterAt != nil {
@@ -649,18 +644,26 @@ func (s *Service) List(ctx context.Context, f ListFilter) (Page, error) {
 	}
 	rows, err := s.st.ListSchedules(ctx, p)
 	if err != nil {
-		return Page{}, err
+		return nil, false, err
 	}
-	page := Page{Items: make([]string, 0, min(len(rows), f.Limit))}
-	for i, r := range rows {
-		if i == f.Limit {
-			page.More = true
-			break
-		}
-		page.Items = append(page.Items, r.Item)
-		page.LastAt, page.LastID = r.CreatedAt, r.ID
+	more := len(rows) > f.Limit
+	if more {
+		rows = rows[:f.Limit]
 	}
-	return page, nil
+	out := make([]Schedule, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, s.viewWith(r.Schedule, r.ProjectSlug, r.WorkspaceID, userOf(r.Schedule.CreatedBy, r.CreatorEmail, r.CreatorName),
+			userOf(r.Schedule.PausedBy, r.PauserEmail, r.PauserName)))
+	}
+	return out, more, nil
+}
+
+// userOf is a user read with a schedule (email and name null when the user is gone).
+func userOf(id uuid.NullUUID, email, name *string) *User {
+	if !id.Valid || email == nil || name == nil {
+		return nil
+	}
+	return &User{ID: id.UUID, Email: *email, DisplayName: *name}
 }
 
 func (s *Service) workspaces(ctx context.Context, user uuid.UUID, all bool) ([]uuid.UUID, error) {
