@@ -654,12 +654,16 @@ type ListAgentJobsRow struct {
 }
 
 // A page of jobs (newest first), each one built here as the API's AgentJob document (issue 31 item
-// 3: the server splices the items into the page without decoding them): the fields of
-// agentJobOut (impl/server/httpapi/agents.go) in its order, an optional field left out when null,
-// times through api_time (000029), the input as json.Unmarshal into a map leaves it (an object as
-// stored, null as null, anything else {}), the creator from users and the proposals' ids read by
-// proposals_job_idx per job of the page only. TestAgentJobListItemsMatchTheirDetail compares each
-// item with the job's detail (GET /api/agents/jobs/{id}, encoded in Go).
+// 3: the server splices the items into the page without decoding them, and pgx no longer decodes
+// the input and the uuid[] of proposals): the fields of agentJobOut (impl/server/httpapi/agents.go)
+// in its order, an optional field left out when null, the input as json.Unmarshal into a map
+// leaves it (an object as stored, null as null, anything else {}), the creator from users and the
+// proposals' ids read by proposals_job_idx per job of the page only. A time is to_json of its UTC
+// timestamp with a Z: api_time's bytes (000029), which the planner would inline, parsing its body,
+// at every custom plan; every concatenation is text || text for the same reason (text || integer
+// is anytextcat, an SQL function too): about 1 ms of planning per page measured with them
+// (docs/benchmarks.md, read paths round 5). TestListItemsMatchTheirDetail compares each item with
+// the job's detail (GET /api/agents/jobs/{id}, encoded in Go).
 func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error) {
 	rows, err := q.db.Query(ctx, listAgentJobs,
 		arg.AllWorkspaces,
