@@ -230,13 +230,10 @@ func (s *Server) ListProposals(ctx context.Context, req serverapi.ListProposalsR
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListProposals200JSONResponse{Items: []serverapi.Proposal{}}
-	for i, r := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(proposalCursor{At: rows[i-1].CreatedAt, ID: rows[i-1].ID})
-			break
-		}
-		out.Items = append(out.Items, s.proposalOut(ctx, r))
+	out := proposalsPage{Items: rows}
+	if len(rows) > limit {
+		out.Items = rows[:limit]
+		out.NextCursor = encodeCursor(proposalCursor{At: rows[limit-1].CreatedAt, ID: rows[limit-1].ID})
 	}
 	return out, nil
 }
