@@ -11,10 +11,32 @@ FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.
 WHERE j.id = $1;
 
 -- name: ListAgentJobs :many
--- A page of jobs with each one's creator and proposals (oldest first): one statement per page, the
--- proposals read by proposals_job_idx per job of the page only.
-SELECT j.*, p.slug AS project_slug, u.email AS creator_email, u.display_name AS creator_name,
-       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+-- A page of jobs (newest first), each one built here as the API's AgentJob document (issue 31 item
+-- 3: the server splices the items into the page without decoding them, and pgx no longer decodes
+-- the input and the uuid[] of proposals): the fields of agentJobOut (impl/server/httpapi/agents.go)
+-- in its order, an optional field left out when null, the input as json.Unmarshal into a map
+-- leaves it (an object as stored, null as null, anything else {}), the creator from users and the
+-- proposals' ids read by proposals_job_idx per job of the page only. A time is to_json of its UTC
+-- timestamp with a Z: api_time's bytes (000029), which the planner would inline, parsing its body,
+-- at every custom plan; every concatenation is text || text for the same reason (text || integer
+-- is anytextcat, an SQL function too): about 1 ms of planning per page measured with them
+-- (docs/benchmarks.md, read paths round 5). TestListItemsMatchTheirDetail compares each item with
+-- the job's detail (GET /api/agents/jobs/{id}, encoded in Go).
+SELECT j.created_at, j.id,
+       ('{"createdAt":' || left(to_json(j.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
+        || coalesce(',"createdBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
+        || coalesce(',"error":' || to_json(j.error)::text, '')
+        || coalesce(',"finishedAt":' || left(to_json(j.finished_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"id":"' || j.id::text || '","input":'
+        || CASE jsonb_typeof(j.input) WHEN 'object' THEN j.input::text WHEN 'null' THEN 'null' ELSE '{}' END
+        || ',"kind":' || to_json(j.kind)::text || ',"maxSeconds":' || j.max_seconds::text
+        || coalesce(',"maxTokens":' || j.max_tokens::text, '')
+        || ',"progress":' || j.progress::text || ',"project":' || to_json(p.slug)::text
+        || ',"proposalIds":' || array_to_json(ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id))::text
+        || coalesce(',"startedAt":' || left(to_json(j.started_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"status":' || to_json(j.status)::text
+        || coalesce(',"summary":' || to_json(j.summary)::text, '')
+        || ',"tokensUsed":' || j.tokens_used::text || ',"updatedAt":' || left(to_json(j.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
 FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
@@ -89,8 +111,10 @@ SELECT * FROM proposals WHERE id = $1 FOR UPDATE;
 -- The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
 -- as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
 -- status; 000025) is read in order and stopped at the page. The service merges it with
--- ListInboxVisualChecks.
-SELECT i.* FROM inbox_proposals i
+-- ListInboxVisualChecks. The decider's email and name read with it (null when none or gone): no
+-- statement per item.
+SELECT i.*, u.email AS decider_email, u.display_name AS decider_name
+FROM inbox_proposals i LEFT JOIN users u ON u.id = i.decided_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR i.project_slug = sqlc.narg('project')::text)
   AND (sqlc.narg('project')::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))
@@ -105,8 +129,9 @@ LIMIT sqlc.arg('row_limit');
 -- name: ListInboxVisualChecks :many
 -- The review inbox's visual checks (baseline updates), newest first, read from
 -- visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
--- can match one.
-SELECT i.* FROM inbox_visual_checks i
+-- can match one. The decider read with it, as in ListInboxProposals.
+SELECT i.*, u.email AS decider_email, u.display_name AS decider_name
+FROM inbox_visual_checks i LEFT JOIN users u ON u.id = i.decided_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR i.project_slug = sqlc.narg('project')::text)
   AND (sqlc.narg('project')::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))

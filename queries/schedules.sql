@@ -11,10 +11,16 @@ FROM schedules s JOIN projects p ON p.id = s.project_id
 WHERE s.id = $1;
 
 -- name: ListSchedules :many
-SELECT sqlc.embed(s), p.slug AS project_slug, p.workspace_id
+-- A page of schedules (oldest first) with their creator's and pauser's email and name (null when
+-- none or when the user is gone), so that no statement is sent per schedule. With a project, its
+-- id as a value (an InitPlan, as in ListAgentJobs).
+SELECT sqlc.embed(s), p.slug AS project_slug, p.workspace_id,
+       cu.email AS creator_email, cu.display_name AS creator_name, pu.email AS pauser_email, pu.display_name AS pauser_name
 FROM schedules s JOIN projects p ON p.id = s.project_id
+     LEFT JOIN users cu ON cu.id = s.created_by LEFT JOIN users pu ON pu.id = s.paused_by
 WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
   AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
+  AND (sqlc.narg('project')::text IS NULL OR s.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))
   AND (sqlc.narg('status')::text IS NULL OR s.status = sqlc.narg('status')::text)
   AND (sqlc.narg('after_at')::timestamptz IS NULL
        OR (s.created_at, s.id) > (sqlc.narg('after_at')::timestamptz, sqlc.narg('after_id')::uuid))

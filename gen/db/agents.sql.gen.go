@@ -608,8 +608,21 @@ func (q *Queries) ListAgentJobEvents(ctx context.Context, arg ListAgentJobEvents
 }
 
 const listAgentJobs = `-- name: ListAgentJobs :many
-SELECT j.id, j.project_id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.tokens_used, j.progress, j.summary, j.error, j.cancel_requested, j.worker_id, j.heartbeat_at, j.last_seq, j.actor_kind, j.actor_id, j.actor_name, j.created_by, j.created_at, j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.email AS creator_email, u.display_name AS creator_name,
-       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+SELECT j.created_at, j.id,
+       ('{"createdAt":' || left(to_json(j.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
+        || coalesce(',"createdBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
+        || coalesce(',"error":' || to_json(j.error)::text, '')
+        || coalesce(',"finishedAt":' || left(to_json(j.finished_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"id":"' || j.id::text || '","input":'
+        || CASE jsonb_typeof(j.input) WHEN 'object' THEN j.input::text WHEN 'null' THEN 'null' ELSE '{}' END
+        || ',"kind":' || to_json(j.kind)::text || ',"maxSeconds":' || j.max_seconds::text
+        || coalesce(',"maxTokens":' || j.max_tokens::text, '')
+        || ',"progress":' || j.progress::text || ',"project":' || to_json(p.slug)::text
+        || ',"proposalIds":' || array_to_json(ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id))::text
+        || coalesce(',"startedAt":' || left(to_json(j.started_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"status":' || to_json(j.status)::text
+        || coalesce(',"summary":' || to_json(j.summary)::text, '')
+        || ',"tokensUsed":' || j.tokens_used::text || ',"updatedAt":' || left(to_json(j.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
 FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
@@ -635,37 +648,22 @@ type ListAgentJobsParams struct {
 }
 
 type ListAgentJobsRow struct {
-	ID              uuid.UUID
-	ProjectID       uuid.UUID
-	Kind            string
-	Status          string
-	Input           json.RawMessage
-	MaxSeconds      int32
-	MaxTokens       *int32
-	TokensUsed      int32
-	Progress        int32
-	Summary         *string
-	Error           *string
-	CancelRequested bool
-	WorkerID        *string
-	HeartbeatAt     *time.Time
-	LastSeq         int64
-	ActorKind       string
-	ActorID         uuid.NullUUID
-	ActorName       string
-	CreatedBy       uuid.NullUUID
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	StartedAt       *time.Time
-	FinishedAt      *time.Time
-	ProjectSlug     string
-	CreatorEmail    *string
-	CreatorName     *string
-	ProposalIds     []uuid.UUID
+	CreatedAt time.Time
+	ID        uuid.UUID
+	Item      string
 }
 
-// A page of jobs with each one's creator and proposals (oldest first): one statement per page, the
-// proposals read by proposals_job_idx per job of the page only.
+// A page of jobs (newest first), each one built here as the API's AgentJob document (issue 31 item
+// 3: the server splices the items into the page without decoding them, and pgx no longer decodes
+// the input and the uuid[] of proposals): the fields of agentJobOut (impl/server/httpapi/agents.go)
+// in its order, an optional field left out when null, the input as json.Unmarshal into a map
+// leaves it (an object as stored, null as null, anything else {}), the creator from users and the
+// proposals' ids read by proposals_job_idx per job of the page only. A time is to_json of its UTC
+// timestamp with a Z: api_time's bytes (000029), which the planner would inline, parsing its body,
+// at every custom plan; every concatenation is text || text for the same reason (text || integer
+// is anytextcat, an SQL function too): about 1 ms of planning per page measured with them
+// (docs/benchmarks.md, read paths round 5). TestListItemsMatchTheirDetail compares each item with
+// the job's detail (GET /api/agents/jobs/{id}, encoded in Go).
 func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error) {
 	rows, err := q.db.Query(ctx, listAgentJobs,
 		arg.AllWorkspaces,
@@ -684,35 +682,7 @@ func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([
 	items := []ListAgentJobsRow{}
 	for rows.Next() {
 		var i ListAgentJobsRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.ProjectID,
-			&i.Kind,
-			&i.Status,
-			&i.Input,
-			&i.MaxSeconds,
-			&i.MaxTokens,
-			&i.TokensUsed,
-			&i.Progress,
-			&i.Summary,
-			&i.Error,
-			&i.CancelRequested,
-			&i.WorkerID,
-			&i.HeartbeatAt,
-			&i.LastSeq,
-			&i.ActorKind,
-			&i.ActorID,
-			&i.ActorName,
-			&i.CreatedBy,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.StartedAt,
-			&i.FinishedAt,
-			&i.ProjectSlug,
-			&i.CreatorEmail,
-			&i.CreatorName,
-			&i.ProposalIds,
-		); err != nil {
+		if err := rows.Scan(&i.CreatedAt, &i.ID, &i.Item); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -724,7 +694,8 @@ func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([
 }
 
 const listInboxProposals = `-- name: ListInboxProposals :many
-SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id FROM inbox_proposals i
+SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id, u.email AS decider_email, u.display_name AS decider_name
+FROM inbox_proposals i LEFT JOIN users u ON u.id = i.decided_by
 WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR i.project_slug = $3::text)
   AND ($3::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
@@ -750,11 +721,34 @@ type ListInboxProposalsParams struct {
 	RowLimit      int32
 }
 
+type ListInboxProposalsRow struct {
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	JobID        uuid.NullUUID
+	Kind         string
+	Status       string
+	Title        string
+	Target       json.RawMessage
+	Diff         *string
+	Evidence     json.RawMessage
+	Confidence   float32
+	DecidedBy    uuid.NullUUID
+	DecidedAt    *time.Time
+	Reason       *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ProjectSlug  string
+	WorkspaceID  uuid.UUID
+	DeciderEmail *string
+	DeciderName  *string
+}
+
 // The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
 // as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
 // status; 000025) is read in order and stopped at the page. The service merges it with
-// ListInboxVisualChecks.
-func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]InboxProposal, error) {
+// ListInboxVisualChecks. The decider's email and name read with it (null when none or gone): no
+// statement per item.
+func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]ListInboxProposalsRow, error) {
 	rows, err := q.db.Query(ctx, listInboxProposals,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
@@ -771,9 +765,9 @@ func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposals
 		return nil, err
 	}
 	defer rows.Close()
-	items := []InboxProposal{}
+	items := []ListInboxProposalsRow{}
 	for rows.Next() {
-		var i InboxProposal
+		var i ListInboxProposalsRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.ProjectID,
@@ -792,6 +786,8 @@ func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposals
 			&i.UpdatedAt,
 			&i.ProjectSlug,
 			&i.WorkspaceID,
+			&i.DeciderEmail,
+			&i.DeciderName,
 		); err != nil {
 			return nil, err
 		}
@@ -804,7 +800,8 @@ func (q *Queries) ListInboxProposals(ctx context.Context, arg ListInboxProposals
 }
 
 const listInboxVisualChecks = `-- name: ListInboxVisualChecks :many
-SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id FROM inbox_visual_checks i
+SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id, u.email AS decider_email, u.display_name AS decider_name
+FROM inbox_visual_checks i LEFT JOIN users u ON u.id = i.decided_by
 WHERE ($1::boolean OR i.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR i.project_slug = $3::text)
   AND ($3::text IS NULL OR i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
@@ -826,10 +823,32 @@ type ListInboxVisualChecksParams struct {
 	RowLimit      int32
 }
 
+type ListInboxVisualChecksRow struct {
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	JobID        uuid.NullUUID
+	Kind         string
+	Status       string
+	Title        string
+	Target       json.RawMessage
+	Diff         *string
+	Evidence     json.RawMessage
+	Confidence   float32
+	DecidedBy    uuid.NullUUID
+	DecidedAt    *time.Time
+	Reason       *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ProjectSlug  string
+	WorkspaceID  uuid.UUID
+	DeciderEmail *string
+	DeciderName  *string
+}
+
 // The review inbox's visual checks (baseline updates), newest first, read from
 // visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
-// can match one.
-func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]InboxVisualCheck, error) {
+// can match one. The decider read with it, as in ListInboxProposals.
+func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]ListInboxVisualChecksRow, error) {
 	rows, err := q.db.Query(ctx, listInboxVisualChecks,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
@@ -844,9 +863,9 @@ func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisual
 		return nil, err
 	}
 	defer rows.Close()
-	items := []InboxVisualCheck{}
+	items := []ListInboxVisualChecksRow{}
 	for rows.Next() {
-		var i InboxVisualCheck
+		var i ListInboxVisualChecksRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.ProjectID,
@@ -865,6 +884,8 @@ func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisual
 			&i.UpdatedAt,
 			&i.ProjectSlug,
 			&i.WorkspaceID,
+			&i.DeciderEmail,
+			&i.DeciderName,
 		); err != nil {
 			return nil, err
 		}

@@ -163,8 +163,17 @@ type Querier interface {
 	// The scenarios of a project's quarantines in force at now, newest first: the list's export.
 	ListActiveQuarantines(ctx context.Context, arg ListActiveQuarantinesParams) ([]ListActiveQuarantinesRow, error)
 	ListAgentJobEvents(ctx context.Context, arg ListAgentJobEventsParams) ([]AgentJobEvent, error)
-	// A page of jobs with each one's creator and proposals (oldest first): one statement per page, the
-	// proposals read by proposals_job_idx per job of the page only.
+	// A page of jobs (newest first), each one built here as the API's AgentJob document (issue 31 item
+	// 3: the server splices the items into the page without decoding them, and pgx no longer decodes
+	// the input and the uuid[] of proposals): the fields of agentJobOut (impl/server/httpapi/agents.go)
+	// in its order, an optional field left out when null, the input as json.Unmarshal into a map
+	// leaves it (an object as stored, null as null, anything else {}), the creator from users and the
+	// proposals' ids read by proposals_job_idx per job of the page only. A time is to_json of its UTC
+	// timestamp with a Z: api_time's bytes (000029), which the planner would inline, parsing its body,
+	// at every custom plan; every concatenation is text || text for the same reason (text || integer
+	// is anytextcat, an SQL function too): about 1 ms of planning per page measured with them
+	// (docs/benchmarks.md, read paths round 5). TestListItemsMatchTheirDetail compares each item with
+	// the job's detail (GET /api/agents/jobs/{id}, encoded in Go).
 	ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error)
 	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.
@@ -177,12 +186,13 @@ type Querier interface {
 	// The review inbox's agent proposals, newest first: with a project, its id as a value (an InitPlan,
 	// as in ListAgentJobs), so that proposals_project_status_idx (or proposals_project_idx without a
 	// status; 000025) is read in order and stopped at the page. The service merges it with
-	// ListInboxVisualChecks.
-	ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]InboxProposal, error)
+	// ListInboxVisualChecks. The decider's email and name read with it (null when none or gone): no
+	// statement per item.
+	ListInboxProposals(ctx context.Context, arg ListInboxProposalsParams) ([]ListInboxProposalsRow, error)
 	// The review inbox's visual checks (baseline updates), newest first, read from
 	// visual_checks_inbox_idx (000025) in order; the service asks only when the kind and job filters
-	// can match one.
-	ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]InboxVisualCheck, error)
+	// can match one. The decider read with it, as in ListInboxProposals.
+	ListInboxVisualChecks(ctx context.Context, arg ListInboxVisualChecksParams) ([]ListInboxVisualChecksRow, error)
 	ListIntegrations(ctx context.Context, arg ListIntegrationsParams) ([]Integration, error)
 	ListOrgMembers(ctx context.Context, arg ListOrgMembersParams) ([]ListOrgMembersRow, error)
 	ListOrgWorkspaces(ctx context.Context, orgID uuid.UUID) ([]Workspace, error)
@@ -215,6 +225,9 @@ type Querier interface {
 	// The columns of a run's summary only: not its variables, datasets, error or worker state, which
 	// the list does not show and which cost a third of the request's decoding (issue 31 item 3).
 	ListRuns(ctx context.Context, arg ListRunsParams) ([]ListRunsRow, error)
+	// A page of schedules (oldest first) with their creator's and pauser's email and name (null when
+	// none or when the user is gone), so that no statement is sent per schedule. With a project, its
+	// id as a value (an InitPlan, as in ListAgentJobs).
 	ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]ListSchedulesRow, error)
 	ListTokens(ctx context.Context, arg ListTokensParams) ([]ApiToken, error)
 	ListUserSessions(ctx context.Context, userID uuid.UUID) ([]Session, error)

@@ -389,10 +389,13 @@ func (q *Queries) LastScheduleRun(ctx context.Context, scheduleID uuid.NullUUID)
 }
 
 const listSchedules = `-- name: ListSchedules :many
-SELECT s.id, s.project_id, s.name, s.cron, s.timezone, s.template, s.overlap, s.catch_up_window_seconds, s.catch_up_max, s.jitter_seconds, s.start_at, s.end_at, s.status, s.paused_at, s.paused_by, s.pause_note, s.pause_after_failures, s.failures_since, s.next_fire_at, s.next_due_at, s.created_by, s.created_at, s.updated_at, p.slug AS project_slug, p.workspace_id
+SELECT s.id, s.project_id, s.name, s.cron, s.timezone, s.template, s.overlap, s.catch_up_window_seconds, s.catch_up_max, s.jitter_seconds, s.start_at, s.end_at, s.status, s.paused_at, s.paused_by, s.pause_note, s.pause_after_failures, s.failures_since, s.next_fire_at, s.next_due_at, s.created_by, s.created_at, s.updated_at, p.slug AS project_slug, p.workspace_id,
+       cu.email AS creator_email, cu.display_name AS creator_name, pu.email AS pauser_email, pu.display_name AS pauser_name
 FROM schedules s JOIN projects p ON p.id = s.project_id
+     LEFT JOIN users cu ON cu.id = s.created_by LEFT JOIN users pu ON pu.id = s.paused_by
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
+  AND ($3::text IS NULL OR s.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
   AND ($4::text IS NULL OR s.status = $4::text)
   AND ($5::timestamptz IS NULL
        OR (s.created_at, s.id) > ($5::timestamptz, $6::uuid))
@@ -411,11 +414,18 @@ type ListSchedulesParams struct {
 }
 
 type ListSchedulesRow struct {
-	Schedule    Schedule
-	ProjectSlug string
-	WorkspaceID uuid.UUID
+	Schedule     Schedule
+	ProjectSlug  string
+	WorkspaceID  uuid.UUID
+	CreatorEmail *string
+	CreatorName  *string
+	PauserEmail  *string
+	PauserName   *string
 }
 
+// A page of schedules (oldest first) with their creator's and pauser's email and name (null when
+// none or when the user is gone), so that no statement is sent per schedule. With a project, its
+// id as a value (an InitPlan, as in ListAgentJobs).
 func (q *Queries) ListSchedules(ctx context.Context, arg ListSchedulesParams) ([]ListSchedulesRow, error) {
 	rows, err := q.db.Query(ctx, listSchedules,
 		arg.AllWorkspaces,
@@ -459,6 +469,10 @@ func (q *Queries) ListSchedules(ctx context.Context, arg ListSchedulesParams) ([
 			&i.Schedule.UpdatedAt,
 			&i.ProjectSlug,
 			&i.WorkspaceID,
+			&i.CreatorEmail,
+			&i.CreatorName,
+			&i.PauserEmail,
+			&i.PauserName,
 		); err != nil {
 			return nil, err
 		}

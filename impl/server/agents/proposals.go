@@ -67,6 +67,10 @@ type ProposalView struct {
 	db.Proposal
 	ProjectSlug string
 	WorkspaceID uuid.UUID
+	// Decider is the user who decided (nil when none or gone), when DeciderRead: read with the
+	// list, where the single item's view looks it up.
+	Decider     *Creator
+	DeciderRead bool
 }
 
 // ScopeOf is the scope of a caller: every workspace for an instance admin, else the user's.
@@ -92,19 +96,34 @@ func (s *Service) GetJob(ctx context.Context, id uuid.UUID) (JobView, error) {
 		ProposalIDs: nonNilUUIDs(r.ProposalIds)}, err
 }
 
-// ListJobs lists jobs in scope, newest first.
-func (s *Service) ListJobs(ctx context.Context, sc Scope, f JobFilter) ([]JobView, error) {
+// Page is a page of a list as the API's JSON: each item a document the statement that read it
+// built (issue 31 item 3), in the list's order, and whether another page follows, with the sort
+// key (created_at, id) of the page's last item, which the next page's cursor names.
+type Page struct {
+	Items  []string
+	More   bool
+	LastAt time.Time
+	LastID uuid.UUID
+}
+
+// ListJobs lists a page of f.Limit jobs in scope, newest first, each one the API's AgentJob
+// document.
+func (s *Service) ListJobs(ctx context.Context, sc Scope, f JobFilter) (Page, error) {
 	rows, err := s.st.ListAgentJobs(ctx, db.ListAgentJobsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Project: f.Project,
-		Status: f.Status, Kind: f.Kind, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit)})
-	out := make([]JobView, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, JobView{AgentJob: db.AgentJob{ID: r.ID, ProjectID: r.ProjectID, Kind: r.Kind, Status: r.Status, Input: r.Input, MaxSeconds: r.MaxSeconds,
-			MaxTokens: r.MaxTokens, TokensUsed: r.TokensUsed, Progress: r.Progress, Summary: r.Summary, Error: r.Error, CancelRequested: r.CancelRequested,
-			WorkerID: r.WorkerID, HeartbeatAt: r.HeartbeatAt, LastSeq: r.LastSeq, ActorKind: r.ActorKind, ActorID: r.ActorID, ActorName: r.ActorName,
-			CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}, ProjectSlug: r.ProjectSlug,
-			Creator: creatorOf(r.CreatedBy, r.CreatorEmail, r.CreatorName), ProposalIDs: nonNilUUIDs(r.ProposalIds)})
+		Status: f.Status, Kind: f.Kind, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit + 1)})
+	if err != nil {
+		return Page{}, err
 	}
-	return out, err
+	page := Page{Items: make([]string, 0, min(len(rows), f.Limit))}
+	for i, r := range rows {
+		if i == f.Limit {
+			page.More = true
+			break
+		}
+		page.Items = append(page.Items, r.Item)
+		page.LastAt, page.LastID = r.CreatedAt, r.ID
+	}
+	return page, nil
 }
 
 // ProposalFilter selects proposals.
@@ -119,7 +138,8 @@ type ProposalFilter struct {
 
 // ListProposals lists the review inbox in scope, newest first (created_at, then id, both
 // descending): agent proposals and visual checks, read as two lists in that order, each stopped at
-// f.Limit, and merged. Visual checks are read only when the kind and job filters can match one.
+// f.Limit, and merged; each item with its decider. Visual checks are read only when the kind and
+// job filters can match one.
 func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) ([]ProposalView, error) {
 	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
 	props, err := s.st.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
@@ -128,7 +148,7 @@ func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter)
 	if err != nil {
 		return nil, err
 	}
-	var checks []db.InboxVisualCheck
+	var checks []db.ListInboxVisualChecksRow
 	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid {
 		checks, err = s.st.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
 			Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
@@ -141,20 +161,21 @@ func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter)
 
 // mergeInbox merges two lists ordered newest first (created_at, then id, descending, as
 // PostgreSQL orders them) into at most limit items in the same order.
-func mergeInbox(props []db.InboxProposal, checks []db.InboxVisualCheck, limit int) []ProposalView {
-	view := func(r db.InboxItem) ProposalView {
+func mergeInbox(props []db.ListInboxProposalsRow, checks []db.ListInboxVisualChecksRow, limit int) []ProposalView {
+	view := func(r db.ListInboxProposalsRow) ProposalView {
 		return ProposalView{Proposal: db.Proposal{ID: r.ID, ProjectID: r.ProjectID, JobID: r.JobID, Kind: r.Kind, Status: r.Status, Title: r.Title,
 			Target: r.Target, Diff: r.Diff, Evidence: r.Evidence, Confidence: r.Confidence, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt, Reason: r.Reason,
-			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug}
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug, WorkspaceID: r.WorkspaceID,
+			Decider: creatorOf(r.DecidedBy, r.DeciderEmail, r.DeciderName), DeciderRead: true}
 	}
 	out := make([]ProposalView, 0, min(limit, len(props)+len(checks)))
 	i, j := 0, 0
 	for len(out) < limit && (i < len(props) || j < len(checks)) {
 		if j == len(checks) || (i < len(props) && newerFirst(props[i].CreatedAt, props[i].ID, checks[j].CreatedAt, checks[j].ID)) {
-			out = append(out, view(db.InboxItem(props[i])))
+			out = append(out, view(props[i]))
 			i++
 		} else {
-			out = append(out, view(db.InboxItem(checks[j])))
+			out = append(out, view(db.ListInboxProposalsRow(checks[j])))
 			j++
 		}
 	}

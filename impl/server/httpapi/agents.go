@@ -121,8 +121,7 @@ func (s *Server) ListAgentJobs(ctx context.Context, req serverapi.ListAgentJobsR
 	if err := decodeCursor(q.Cursor, &cur); err != nil {
 		return nil, err
 	}
-	limit := pageLimit(q.Limit)
-	f := agents.JobFilter{Project: q.Project, Limit: limit + 1}
+	f := agents.JobFilter{Project: q.Project, Limit: pageLimit(q.Limit)}
 	if q.Status != nil {
 		f.Status = ptr(string(*q.Status))
 	}
@@ -132,17 +131,13 @@ func (s *Server) ListAgentJobs(ctx context.Context, req serverapi.ListAgentJobsR
 	if cur != nil {
 		f.BeforeAt, f.BeforeID = &cur.At, cur.ID
 	}
-	rows, err := s.Agents.ListJobs(ctx, sc, f)
+	page, err := s.Agents.ListJobs(ctx, sc, f)
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListAgentJobs200JSONResponse{Items: []serverapi.AgentJob{}}
-	for i, r := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(jobCursor{At: rows[i-1].CreatedAt, ID: rows[i-1].ID})
-			break
-		}
-		out.Items = append(out.Items, agentJobOut(r))
+	out := agentJobsPage{Items: page.Items}
+	if page.More {
+		out.NextCursor = encodeCursor(jobCursor{At: page.LastAt, ID: page.LastID})
 	}
 	return out, nil
 }
@@ -235,13 +230,10 @@ func (s *Server) ListProposals(ctx context.Context, req serverapi.ListProposalsR
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListProposals200JSONResponse{Items: []serverapi.Proposal{}}
-	for i, r := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(proposalCursor{At: rows[i-1].CreatedAt, ID: rows[i-1].ID})
-			break
-		}
-		out.Items = append(out.Items, s.proposalOut(ctx, r))
+	out := proposalsPage{Items: rows}
+	if len(rows) > limit {
+		out.Items = rows[:limit]
+		out.NextCursor = encodeCursor(proposalCursor{At: rows[limit-1].CreatedAt, ID: rows[limit-1].ID})
 	}
 	return out, nil
 }
@@ -328,7 +320,12 @@ func (s *Server) proposalOut(ctx context.Context, p agents.ProposalView) servera
 	}
 	_ = json.Unmarshal(p.Evidence, &out.Evidence)
 	_ = json.Unmarshal(p.Target, &out.Target)
-	if p.DecidedBy.Valid {
+	switch {
+	case p.DeciderRead:
+		if c := p.Decider; c != nil {
+			out.DecidedBy = &serverapi.UserSummary{Id: c.ID, Email: openapi_types.Email(c.Email), DisplayName: c.DisplayName}
+		}
+	case p.DecidedBy.Valid:
 		if u, err := s.Identity.User(ctx, p.DecidedBy.UUID); err == nil {
 			out.DecidedBy = ptr(toUserSummary(u))
 		}

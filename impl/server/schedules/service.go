@@ -1,6 +1,7 @@
 package schedules
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -513,11 +515,28 @@ func compile(sc db.Schedule) (compiled, error) {
 	if err != nil {
 		return compiled{}, fmt.Errorf("schedule %s: stored cron %q: %w", sc.ID, sc.Cron, err)
 	}
-	loc, err := time.LoadLocation(sc.Timezone)
+	loc, err := storedZone(sc.Timezone)
 	if err != nil {
 		return compiled{}, fmt.Errorf("schedule %s: stored zone %q: %w", sc.ID, sc.Timezone, err)
 	}
 	return compiled{spec: spec, loc: loc}, nil
+}
+
+// zones holds the stored schedules' zones by name: time.LoadLocation reads and parses the zone's
+// file on every call (but for UTC), and the upcoming list and the firing loop compile every
+// schedule they read. Only zones that loaded are kept (a few hundred names exist).
+var zones sync.Map // string → *time.Location
+
+func storedZone(name string) (*time.Location, error) {
+	if l, ok := zones.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(name, l)
+	return l, nil
 }
 
 // recentFirings is how many firings a schedule shows.
@@ -570,18 +589,22 @@ func int32p(p *int32) *int {
 	return &v
 }
 
-// view is a stored schedule as shown, without the parts that take further queries.
+// view is a stored schedule as shown, without the parts that take further queries; its creator
+// and pauser looked up.
 func (s *Service) view(ctx context.Context, sc db.Schedule, project string, workspace uuid.UUID) Schedule {
+	return s.viewWith(sc, project, workspace, s.user(ctx, sc.CreatedBy), s.user(ctx, sc.PausedBy))
+}
+
+// viewWith is view with the creator and pauser given.
+func (s *Service) viewWith(sc db.Schedule, project string, workspace uuid.UUID, createdBy, pausedBy *User) Schedule {
 	out := Schedule{ID: sc.ID, Project: project, WorkspaceID: workspace, Name: sc.Name, Cron: sc.Cron, Timezone: sc.Timezone,
 		Overlap: sc.Overlap, CatchUpWindowSeconds: int(sc.CatchUpWindowSeconds), CatchUpMax: int(sc.CatchUpMax), JitterSeconds: int(sc.JitterSeconds),
 		StartAt: sc.StartAt, EndAt: sc.EndAt, PauseAfterFailures: int32p(sc.PauseAfterFailures), Status: sc.Status, PausedAt: sc.PausedAt,
-		PauseNote: sc.PauseNote, CreatedAt: sc.CreatedAt, UpdatedAt: sc.UpdatedAt, RecentFirings: []FiringRecord{}}
+		PauseNote: sc.PauseNote, CreatedAt: sc.CreatedAt, UpdatedAt: sc.UpdatedAt, RecentFirings: []FiringRecord{}, PausedBy: pausedBy, CreatedBy: createdBy}
 	_ = json.Unmarshal(sc.Template, &out.Template)
 	if sc.Status == "active" {
 		out.NextRunAt = sc.NextFireAt
 	}
-	out.PausedBy = s.user(ctx, sc.PausedBy)
-	out.CreatedBy = s.user(ctx, sc.CreatedBy)
 	return out
 }
 
@@ -608,7 +631,8 @@ type ListFilter struct {
 	Limit         int
 }
 
-// List returns a page of schedules (oldest first) and whether another page follows.
+// List returns a page of schedules (oldest first) and whether another page follows; each one
+// without its firings and last run, its creator and pauser read with it.
 func (s *Service) List(ctx context.Context, f ListFilter) ([]Schedule, bool, error) {
 	ws, err := s.workspaces(ctx, f.UserID, f.AllWorkspaces)
 	if err != nil {
@@ -628,9 +652,18 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Schedule, bool, err
 	}
 	out := make([]Schedule, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, s.view(ctx, r.Schedule, r.ProjectSlug, r.WorkspaceID))
+		out = append(out, s.viewWith(r.Schedule, r.ProjectSlug, r.WorkspaceID, userOf(r.Schedule.CreatedBy, r.CreatorEmail, r.CreatorName),
+			userOf(r.Schedule.PausedBy, r.PauserEmail, r.PauserName)))
 	}
 	return out, more, nil
+}
+
+// userOf is a user read with a schedule (email and name null when the user is gone).
+func userOf(id uuid.NullUUID, email, name *string) *User {
+	if !id.Valid || email == nil || name == nil {
+		return nil
+	}
+	return &User{ID: id.UUID, Email: *email, DisplayName: *name}
 }
 
 func (s *Service) workspaces(ctx context.Context, user uuid.UUID, all bool) ([]uuid.UUID, error) {
@@ -785,7 +818,8 @@ func (s *Service) addUpcoming(page *upcomingPage, sc db.Schedule, project string
 	}
 }
 
-func afterID(a, b uuid.UUID) bool { return strings.Compare(a.String(), b.String()) > 0 }
+// afterID reports whether a sorts after b as their text does (lowercase hex: the bytes' order).
+func afterID(a, b uuid.UUID) bool { return bytes.Compare(a[:], b[:]) > 0 }
 
 // resolveInstant is the firing of a stored scheduled time, with the DST decision that produced it.
 func resolveInstant(c compiled, at time.Time) Firing {

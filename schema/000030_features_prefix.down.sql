@@ -1,0 +1,1 @@
+DROP INDEX features_project_path_c_idx;
