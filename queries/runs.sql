@@ -83,7 +83,7 @@ WHERE EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = w.id AND 
    OR EXISTS (SELECT 1 FROM org_members o WHERE o.org_id = w.org_id AND o.user_id = $1 AND o.role = 'admin');
 
 -- name: ListRunEvents :many
--- A run's first row_limit events after seq, in order (schema 000031). A batch holds one event at
+-- A run's first row_limit events after seq, in order (schema 000030). A batch holds one event at
 -- least, so they are in the first row_limit batches after seq (by their key), and, sequence numbers
 -- having no gaps, in those that hold one of the row_limit numbers from the first after seq: only
 -- those are unpacked. That first number is the next batch's first when it is later, so that a gap,
@@ -232,7 +232,7 @@ WITH progress AS (
 ), ins AS (
   -- Only with the run's row updated (run_events has no foreign key: schema 000021), so never for
   -- a run that is gone, and a delete of the run waits for this batch's commit.
-  -- One row for the batch's events (schema 000031): their sequence numbers are consecutive, from the
+  -- One row for the batch's events (schema 000030): their sequence numbers are consecutive, from the
   -- first to the last (the table's check counts them).
   INSERT INTO run_event_batches (run_id, last_seq, first_seq, ats, types, datas)
   SELECT sqlc.arg('run_id')::uuid, (sqlc.arg('seqs')::bigint[])[cardinality(sqlc.arg('seqs')::bigint[])], (sqlc.arg('seqs')::bigint[])[1],

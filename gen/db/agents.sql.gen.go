@@ -659,7 +659,7 @@ type ListAgentJobsRow struct {
 // in its order, an optional field left out when null, the input as json.Unmarshal into a map
 // leaves it (an object as stored, null as null, anything else {}), the creator from users and the
 // proposals' ids read by proposals_job_idx per job of the page only. A time is to_json of its UTC
-// timestamp with a Z: api_time's bytes (000029), which the planner would inline, parsing its body,
+// timestamp with a Z: the bytes of Go's RFC3339Nano in UTC; an SQL function for it would be inlined by the planner, parsing its body,
 // at every custom plan; every concatenation is text || text for the same reason (text || integer
 // is anytextcat, an SQL function too): about 1 ms of planning per page measured with them
 // (docs/benchmarks.md, read paths round 5). TestListItemsMatchTheirDetail compares each item with

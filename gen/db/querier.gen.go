@@ -169,7 +169,7 @@ type Querier interface {
 	// in its order, an optional field left out when null, the input as json.Unmarshal into a map
 	// leaves it (an object as stored, null as null, anything else {}), the creator from users and the
 	// proposals' ids read by proposals_job_idx per job of the page only. A time is to_json of its UTC
-	// timestamp with a Z: api_time's bytes (000029), which the planner would inline, parsing its body,
+	// timestamp with a Z: the bytes of Go's RFC3339Nano in UTC; an SQL function for it would be inlined by the planner, parsing its body,
 	// at every custom plan; every concatenation is text || text for the same reason (text || integer
 	// is anytextcat, an SQL function too): about 1 ms of planning per page measured with them
 	// (docs/benchmarks.md, read paths round 5). TestListItemsMatchTheirDetail compares each item with
@@ -209,7 +209,7 @@ type Querier interface {
 	ListRunArtifacts(ctx context.Context, runID uuid.NullUUID) ([]Artifact, error)
 	// A page of a run's checks needing (or having had) review, oldest first.
 	ListRunBaselineChecks(ctx context.Context, arg ListRunBaselineChecksParams) ([]VisualCheck, error)
-	// A run's first row_limit events after seq, in order (schema 000031). A batch holds one event at
+	// A run's first row_limit events after seq, in order (schema 000030). A batch holds one event at
 	// least, so they are in the first row_limit batches after seq (by their key), and, sequence numbers
 	// having no gaps, in those that hold one of the row_limit numbers from the first after seq: only
 	// those are unpacked. That first number is the next batch's first when it is later, so that a gap,

@@ -222,7 +222,7 @@ func TestBatchPlanCacheModeTransactionLocal(t *testing.T) {
 	}
 }
 
-// A run's events are stored one row per batch (schema 000031) and read back one by one, in order,
+// A run's events are stored one row per batch (schema 000030) and read back one by one, in order,
 // from any position — the start, inside a batch (a Last-Event-ID), a batch's last event — a page
 // at a time, across batches; a log read lists the log events of every batch.
 func TestEventsReadAcrossBatches(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/sdods/sdods/schema"
 )
 
-// Schema 000031 moves a run's stored events from one row each (run_events) into one row per batch
+// Schema 000030 moves a run's stored events from one row each (run_events) into one row per batch
 // (run_event_batches), and back on the way down: every event keeps its run, number, time, type and
 // document; runs of consecutive numbers become batches of at most 1,000 events, never across a gap.
 func TestRunEventBatchesMigration(t *testing.T) {
@@ -53,8 +53,8 @@ func TestRunEventBatchesMigration(t *testing.T) {
 	if err := conn.QueryRow(ctx, all).Scan(&before); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Migrate(31); err != nil {
-		t.Fatalf("up to 31: %v", err)
+	if err := m.Migrate(30); err != nil {
+		t.Fatalf("up to 30: %v", err)
 	}
 	var after, batches string
 	if err := conn.QueryRow(ctx, all).Scan(&after); err != nil {

@@ -1,1 +1,0 @@
-DROP FUNCTION api_time(timestamptz);
