@@ -162,3 +162,17 @@ func BenchmarkFindRoute(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkNewRouteFinder(b *testing.B) {
+	spec, err := serverapi.GetSpec()
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc := *spec
+	doc.Servers = nil
+	for b.Loop() {
+		if _, err := newRouteFinder(&doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
