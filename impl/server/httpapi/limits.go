@@ -111,6 +111,17 @@ func (s *depthScanner) scan(b []byte) bool {
 // characters, '%' and bytes outside that percent-encoded, so that the record is unambiguous and
 // PostgreSQL accepts it (it refuses NUL and invalid UTF-8 in text).
 func escapePath(p string) string {
+	// The usual path has nothing to escape: returned as it is, without a copy.
+	clean := true
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c >= 0x7f || c == '%' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return p
+	}
 	var b strings.Builder
 	for i := 0; i < len(p); {
 		r, size := utf8.DecodeRuneInString(p[i:])

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/sdods/sdods/impl/httpkit"
 	"github.com/sdods/sdods/impl/server/apierr"
@@ -70,11 +69,14 @@ func (p Pipeline) Handler(api http.Handler) (http.Handler, error) {
 	registerBodyDecoders()
 	doc := *p.Doc
 	doc.Servers = nil // route on paths alone, whatever host the server is reached by
-	router, err := gorillamux.NewRouter(&doc)
+	router, err := newRouteFinder(&doc)
 	if err != nil {
-		return nil, fmt.Errorf("build OpenAPI router: %w", err)
+		return nil, err
 	}
-	v := &validator{router: router}
+	v, err := newValidator(&doc)
+	if err != nil {
+		return nil, err
+	}
 	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route, params, err := router.FindRoute(r)
 		if err != nil {

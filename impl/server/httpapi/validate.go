@@ -306,25 +306,101 @@ var stringFormats = map[string]openapi3.StringFormatValidator{
 }
 
 // validator checks a request against the OpenAPI document before any handler sees it.
+//
+// Its options are built once. The request's security requirements are not given to kin-openapi:
+// with an authentication function that accepts everything, all it checked was that each scheme a
+// requirement names is declared, which depends on the document alone and is checked once by
+// newValidator (the pipeline authenticates the request itself); and to give that function a
+// fresh copy of the body, it read every request's body whole into memory, a streamed ingest's
+// included.
 type validator struct {
-	router routers.Router
+	// opts validates parameters and body; binary without the body (binaryBody).
+	opts, binary *openapi3filter.Options
+	// spec is the document without its security requirements, and ops the operations that have
+	// their own, each copied without them: what kin-openapi is given in place of the route's.
+	spec *openapi3.T
+	ops  map[*openapi3.Operation]*openapi3.Operation
 }
 
-func (v *validator) validate(ctx context.Context, r *http.Request, route *routers.Route, params map[string]string) error {
-	in := &openapi3filter.RequestValidationInput{
-		Request:    r,
-		PathParams: params,
-		Route:      route,
-		Options: &openapi3filter.Options{
+func newValidator(doc *openapi3.T) (*validator, error) {
+	if err := securitySchemesDeclared(doc); err != nil {
+		return nil, err
+	}
+	opts := func(excludeBody bool) *openapi3filter.Options {
+		return &openapi3filter.Options{
 			MultiError:              true,
 			AuthenticationFunc:      openapi3filter.NoopAuthenticationFunc,
 			SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.WithStringFormatValidators(stringFormats)},
 			// A binary body has nothing to validate but its media type, checked here: kin-openapi
 			// would read it whole into memory, and ingest streams documents of any size (issue 31).
-			ExcludeRequestBody: binaryBody(route, r),
-		},
+			ExcludeRequestBody: excludeBody,
+		}
 	}
-	return openapi3filter.ValidateRequest(ctx, in)
+	v := &validator{opts: opts(false), binary: opts(true), ops: map[*openapi3.Operation]*openapi3.Operation{}}
+	spec := *doc
+	spec.Security = nil
+	v.spec = &spec
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.Security != nil {
+				bare := *op
+				bare.Security = nil
+				v.ops[op] = &bare
+			}
+		}
+	}
+	return v, nil
+}
+
+// securitySchemesDeclared fails unless every security scheme that the document's or an
+// operation's requirements name is declared in its components (what kin-openapi's request
+// validation refused, per request, with an authentication function that accepts anything).
+func securitySchemesDeclared(doc *openapi3.T) error {
+	var declared openapi3.SecuritySchemes
+	if doc.Components != nil {
+		declared = doc.Components.SecuritySchemes
+	}
+	check := func(where string, reqs openapi3.SecurityRequirements) error {
+		for _, req := range reqs {
+			for name := range req {
+				if ref := declared[name]; ref == nil || ref.Value == nil {
+					return fmt.Errorf("%s: security scheme %q is not declared", where, name)
+				}
+			}
+		}
+		return nil
+	}
+	if err := check("document", doc.Security); err != nil {
+		return err
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.Security != nil {
+				if err := check(method+" "+path, *op.Security); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (v *validator) validate(ctx context.Context, r *http.Request, route *routers.Route, params map[string]string) error {
+	opts := v.opts
+	if binaryBody(route, r) {
+		opts = v.binary
+	}
+	bare := *route
+	bare.Spec = v.spec
+	if op, ok := v.ops[route.Operation]; ok {
+		bare.Operation = op
+	}
+	return openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
+		Request:    r,
+		PathParams: params,
+		Route:      &bare,
+		Options:    opts,
+	})
 }
 
 // binaryBody reports whether the request's body is of a media type the operation takes as

@@ -33,6 +33,16 @@ type Metrics struct {
 	latency   *prometheus.HistogramVec
 	errors    *prometheus.CounterVec
 	throttled prometheus.Counter
+
+	// series caches each operation's latency histogram and counters by status, so that a request
+	// hashes no labels (the vectors are never reset: a series, once made, stays the same).
+	series sync.Map // operation → *opSeries
+}
+
+// opSeries are one operation's series.
+type opSeries struct {
+	latency  prometheus.Observer
+	byStatus sync.Map // int → prometheus.Counter
 }
 
 // New registers every series; pool and streams may be nil (a process without them).
@@ -69,8 +79,17 @@ func (m *Metrics) ObserveRequest(operation string, status int, code string, d ti
 	if operation == "" {
 		operation = "none"
 	}
-	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(operation).Observe(d.Seconds())
+	s, ok := m.series.Load(operation)
+	if !ok {
+		s, _ = m.series.LoadOrStore(operation, &opSeries{latency: m.latency.WithLabelValues(operation)})
+	}
+	ops := s.(*opSeries)
+	c, ok := ops.byStatus.Load(status)
+	if !ok {
+		c, _ = ops.byStatus.LoadOrStore(status, m.requests.WithLabelValues(operation, strconv.Itoa(status)))
+	}
+	c.(prometheus.Counter).Inc()
+	ops.latency.Observe(d.Seconds())
 	if code != "" {
 		m.errors.WithLabelValues(code).Inc()
 	}

@@ -155,5 +155,9 @@ func normalizeID(id string) string {
 	if r == utf8.RuneError {
 		return id
 	}
-	return string(unicode.ToLower(r)) + id[size:]
+	lower := unicode.ToLower(r)
+	if lower == r {
+		return id // the usual case: no copy
+	}
+	return string(lower) + id[size:]
 }
