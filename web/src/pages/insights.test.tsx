@@ -284,9 +284,9 @@ describe("schedules", () => {
     const tz = screen.getByLabelText("Time zone");
     await u.clear(tz);
     await u.type(tz, "America/New_York");
-    await waitFor(() => expect(screen.getByRole("alert")).toHaveTextContent(/column 3 \(hour\): 25 is out of range/), { timeout: 3000 });
+    await waitFor(() => expect(screen.getByRole("alert")).toHaveTextContent(/column 3 \(hour\): 25 is out of range/), { timeout: 15_000 });
     await u.click(screen.getByRole("button", { name: "Every day at 02:30" }));
-    const table = await screen.findByRole("table", { name: /Next firings of 30 2 \* \* \* in America\/New_York/ }, { timeout: 5000 });
+    const table = await screen.findByRole("table", { name: /Next firings of 30 2 \* \* \* in America\/New_York/ }, { timeout: 15_000 });
     expect(within(table).getAllByRole("row")).toHaveLength(11);
     expect(within(table).getAllByRole("row")[1]).toHaveTextContent("2027-03-14 02:30:00 does not exist");
     const last = previews.at(-1)!;
