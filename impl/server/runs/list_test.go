@@ -45,13 +45,14 @@ func TestListDecodesBinaryRows(t *testing.T) {
 	slug := p.Slug
 	before := time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC)
 	for name, f := range map[string]runs.ListFilter{
-		"all":          {AllWorkspaces: true, Limit: 51},
-		"project":      {AllWorkspaces: true, Project: &slug, Limit: 51},
-		"page of 2":    {AllWorkspaces: true, Project: &slug, Limit: 2},
-		"before":       {AllWorkspaces: true, Project: &slug, BeforeAt: &before, BeforeID: uuid.Max, Limit: 51},
-		"schedule":     {AllWorkspaces: true, ScheduleID: &sched, Limit: 51},
-		"none":         {AllWorkspaces: true, Statuses: []string{"cancelled"}, Limit: 51},
-		"not a member": {UserID: uuid.New(), Limit: 51},
+		"all":              {AllWorkspaces: true, Limit: 51},
+		"project":          {AllWorkspaces: true, Project: &slug, Limit: 51},
+		"page of 2":        {AllWorkspaces: true, Project: &slug, Limit: 2},
+		"before":           {AllWorkspaces: true, Project: &slug, BeforeAt: &before, BeforeID: uuid.Max, Limit: 51},
+		"schedule":         {AllWorkspaces: true, ScheduleID: &sched, Limit: 51},
+		"none":             {AllWorkspaces: true, Statuses: []string{"cancelled"}, Limit: 51},
+		"only empty paths": {AllWorkspaces: true, Statuses: []string{"queued", "failed"}, Limit: 51}, // no path in the page
+		"not a member":     {UserID: uuid.New(), Limit: 51},
 	} {
 		got, err := svc.List(ctx, f)
 		if err != nil {
