@@ -88,8 +88,18 @@ type ListFilter struct {
 	Limit                 int
 }
 
-// List lists runs by f: each run's summary (no variables, error or creator: the list shows none).
+// List lists runs by f: each run's summary (no variables, error or creator: the list shows none),
+// decoded from ListRuns's binary rows (list.go).
 func (s *Service) List(ctx context.Context, f ListFilter) ([]ProjectRun, error) {
+	params, err := s.listParams(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return s.listRuns(ctx, params)
+}
+
+// listParams are ListRuns's arguments for f.
+func (s *Service) listParams(ctx context.Context, f ListFilter) (db.ListRunsParams, error) {
 	params := db.ListRunsParams{AllWorkspaces: f.AllWorkspaces, WorkspaceIds: []uuid.UUID{}, Project: f.Project, Statuses: f.Statuses,
 		Branches: orEmpty(f.Branches), NotBranches: orEmpty(f.NotBranches), Triggers: orEmpty(f.Triggers), NotTriggers: orEmpty(f.NotTriggers),
 		TagPatterns: tagPatterns(f.Tags), NotTagPatterns: tagPatterns(f.NotTags), Since: f.Since, Until: f.Until, RowLimit: int32(f.Limit)}
@@ -99,7 +109,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]ProjectRun, error) 
 	if !f.AllWorkspaces {
 		var err error
 		if params.WorkspaceIds, err = s.st.UserWorkspaceIDs(ctx, f.UserID); err != nil {
-			return nil, err
+			return params, err
 		}
 	}
 	if f.ScheduleID != nil {
@@ -108,18 +118,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]ProjectRun, error) 
 	if f.BeforeAt != nil {
 		params.BeforeAt, params.BeforeID = f.BeforeAt, uuid.NullUUID{UUID: f.BeforeID, Valid: true}
 	}
-	rows, err := s.st.ListRuns(ctx, params)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ProjectRun, len(rows))
-	for i, r := range rows {
-		out[i] = ProjectRun{ProjectSlug: r.ProjectSlug, Run: Run{ID: r.ID, ProjectID: r.ProjectID, Status: r.Status, Trigger: r.Trigger,
-			Source: r.Source, Label: r.Label, Paths: r.Paths, Tags: r.Tags, Environment: r.Environment, Branch: r.Branch,
-			CommitSha: r.CommitSha, ProcessName: r.ProcessName, ScheduleID: nullable(r.ScheduleID), CreatedAt: r.CreatedAt,
-			UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Counts: r.Counts}}
-	}
-	return out, nil
+	return params, nil
 }
 
 // CheckInputs refuses a run whose tag expression does not compile, or whose environment,

@@ -1,0 +1,273 @@
+package runs
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// The run list reads gen/db's ListRuns statement (its text and its arguments, as the generated
+// code builds them) but decodes the rows from PostgreSQL's binary format itself: pgx's generic
+// scan of the 19 columns into sqlc's rows and the garbage it left were half of the list's Go CPU
+// (docs/benchmarks.md, read paths round 7).
+
+// errRecorded stops a generated query at its Query call, once statementRecorder has kept it.
+var errRecorded = errors.New("statement recorded, not run")
+
+// statementRecorder is a db.DBTX that keeps the statement and arguments of the one query it is
+// asked to run instead of running it.
+type statementRecorder struct {
+	sql  string
+	args []any
+}
+
+func (r *statementRecorder) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return pgconn.CommandTag{}, errRecorded
+}
+
+func (r *statementRecorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.sql, r.args = sql, args
+	return nil, errRecorded
+}
+
+func (r *statementRecorder) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
+
+type errRow struct{}
+
+func (errRow) Scan(...any) error { return errRecorded }
+
+// listRunsOIDs are the types of ListRuns's columns, checked before decoding them.
+var listRunsOIDs = [...]uint32{pgtype.UUIDOID, pgtype.UUIDOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID,
+	pgtype.TextArrayOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID,
+	pgtype.TimestamptzOID, pgtype.TimestamptzOID, pgtype.TimestamptzOID, pgtype.TimestamptzOID, pgtype.JSONBOID, pgtype.TextOID}
+
+// listRow is one decoded row of ListRuns: strings as spans of the request's text buffer (no
+// span: NULL), paths as a range of the request's path spans.
+type listRow struct {
+	id, projectID, scheduleID                   uuid.UUID
+	hasSchedule, hasPaths                       bool
+	status, trigger, source, slug, counts       span
+	label, tags, env, branch, commit, process   span
+	pathsFrom, pathsTo                          int32
+	createdAt, updatedAt, startedAt, finishedAt time.Time
+	hasStarted, hasFinished                     bool
+}
+
+// nullSpan marks a NULL text column.
+var nullSpan = span{-1, -1}
+
+// listDecoder decodes ListRuns's binary rows into buffers shared by the request's runs.
+type listDecoder struct {
+	text  []byte
+	paths []span
+	rows  []listRow
+}
+
+// add decodes one row's raw values; malformed values (a wrong length, a short array) are an error.
+func (d *listDecoder) add(v [][]byte) error {
+	if len(v) != len(listRunsOIDs) {
+		return fmt.Errorf("run list: %d values, want %d", len(v), len(listRunsOIDs))
+	}
+	var r listRow
+	var err error
+	if r.id, err = uuidOf(v[0]); err != nil {
+		return err
+	}
+	if r.projectID, err = uuidOf(v[1]); err != nil {
+		return err
+	}
+	for _, c := range [...]struct {
+		dst  *span
+		v    []byte
+		null bool
+	}{{&r.status, v[2], false}, {&r.trigger, v[3], false}, {&r.source, v[4], false}, {&r.label, v[5], true}, {&r.tags, v[7], true},
+		{&r.env, v[8], true}, {&r.branch, v[9], true}, {&r.commit, v[10], true}, {&r.process, v[11], true}, {&r.slug, v[18], false}} {
+		if c.v == nil {
+			if !c.null {
+				return errors.New("run list: NULL in a NOT NULL text column")
+			}
+			*c.dst = nullSpan
+			continue
+		}
+		*c.dst, d.text = addText(d.text, c.v)
+	}
+	r.pathsFrom = int32(len(d.paths))
+	if v[6] != nil {
+		r.hasPaths = true
+		if d.paths, d.text, err = addTextArray(d.paths, d.text, v[6]); err != nil {
+			return fmt.Errorf("run list: paths: %w", err)
+		}
+	}
+	r.pathsTo = int32(len(d.paths))
+	if v[12] != nil {
+		r.hasSchedule = true
+		if r.scheduleID, err = uuidOf(v[12]); err != nil {
+			return err
+		}
+	}
+	if v[13] == nil || v[14] == nil {
+		return errors.New("run list: NULL created_at or updated_at")
+	}
+	if r.createdAt, err = timestamptz(v[13]); err != nil {
+		return err
+	}
+	if r.updatedAt, err = timestamptz(v[14]); err != nil {
+		return err
+	}
+	if v[15] != nil {
+		r.hasStarted = true
+		if r.startedAt, err = timestamptz(v[15]); err != nil {
+			return err
+		}
+	}
+	if v[16] != nil {
+		r.hasFinished = true
+		if r.finishedAt, err = timestamptz(v[16]); err != nil {
+			return err
+		}
+	}
+	// jsonb's binary format is a version byte (1) and the text.
+	if c := v[17]; len(c) < 1 || c[0] != 1 {
+		return errors.New("run list: counts: not jsonb version 1")
+	}
+	r.counts, d.text = addText(d.text, v[17][1:])
+	d.rows = append(d.rows, r)
+	return nil
+}
+
+// runs builds the decoded rows' runs: their strings are slices of one string, their counts of
+// one byte slice, their optional values elements of one array per type.
+func (d *listDecoder) runs() []ProjectRun {
+	all := string(d.text)
+	str := func(s span) string { return all[s.from:s.to] }
+	pathStrs := make([]string, len(d.paths)) // never nil: an empty array is an empty, not a nil, slice
+	for i, p := range d.paths {
+		pathStrs[i] = str(p)
+	}
+	var nStr, nTime, nSched int
+	for i := range d.rows {
+		r := &d.rows[i]
+		for _, s := range [...]span{r.label, r.tags, r.env, r.branch, r.commit, r.process} {
+			if s != nullSpan {
+				nStr++
+			}
+		}
+		if r.hasStarted {
+			nTime++
+		}
+		if r.hasFinished {
+			nTime++
+		}
+		if r.hasSchedule {
+			nSched++
+		}
+	}
+	strs, times, scheds := make([]string, 0, nStr), make([]time.Time, 0, nTime), make([]uuid.UUID, 0, nSched)
+	opt := func(s span) *string {
+		if s == nullSpan {
+			return nil
+		}
+		strs = append(strs, str(s))
+		return &strs[len(strs)-1]
+	}
+	out := make([]ProjectRun, len(d.rows))
+	for i := range d.rows {
+		r := &d.rows[i]
+		run := &out[i].Run
+		out[i].ProjectSlug = str(r.slug)
+		*run = Run{ID: r.id, ProjectID: r.projectID, Status: str(r.status), Trigger: str(r.trigger), Source: str(r.source),
+			Label: opt(r.label), Tags: opt(r.tags), Environment: opt(r.env), Branch: opt(r.branch), CommitSha: opt(r.commit),
+			ProcessName: opt(r.process), CreatedAt: r.createdAt, UpdatedAt: r.updatedAt,
+			Counts: d.text[r.counts.from:r.counts.to:r.counts.to]}
+		if r.hasPaths {
+			run.Paths = pathStrs[r.pathsFrom:r.pathsTo:r.pathsTo]
+		}
+		if r.hasSchedule {
+			scheds = append(scheds, r.scheduleID)
+			run.ScheduleID = &scheds[len(scheds)-1]
+		}
+		if r.hasStarted {
+			times = append(times, r.startedAt)
+			run.StartedAt = &times[len(times)-1]
+		}
+		if r.hasFinished {
+			times = append(times, r.finishedAt)
+			run.FinishedAt = &times[len(times)-1]
+		}
+	}
+	return out
+}
+
+// listRuns runs ListRuns with binary results and decodes its rows.
+func (s *Service) listRuns(ctx context.Context, params db.ListRunsParams) ([]ProjectRun, error) {
+	var rec statementRecorder
+	if _, err := db.New(&rec).ListRuns(ctx, params); !errors.Is(err, errRecorded) {
+		return nil, fmt.Errorf("run list: recording the statement: %v", err)
+	}
+	args := make([]any, 0, 1+len(rec.args))
+	args = append(append(args, pgx.QueryResultFormats{pgx.BinaryFormatCode}), rec.args...)
+	rows, err := s.st.Pool.Query(ctx, rec.sql, args...)
+	if err != nil {
+		return nil, store.Translate(err)
+	}
+	defer rows.Close()
+	fds := rows.FieldDescriptions()
+	if len(fds) != len(listRunsOIDs) {
+		return nil, fmt.Errorf("run list: %d columns, want %d", len(fds), len(listRunsOIDs))
+	}
+	for i, fd := range fds {
+		if fd.DataTypeOID != listRunsOIDs[i] || fd.Format != pgx.BinaryFormatCode {
+			return nil, fmt.Errorf("run list: column %s has type %d format %d, want type %d binary", fd.Name, fd.DataTypeOID, fd.Format, listRunsOIDs[i])
+		}
+	}
+	d := listDecoder{text: make([]byte, 0, 8<<10), rows: make([]listRow, 0, max(params.RowLimit, 0))}
+	for rows.Next() {
+		if err := d.add(rows.RawValues()); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, store.Translate(err)
+	}
+	return d.runs(), nil
+}
+
+func uuidOf(b []byte) (uuid.UUID, error) {
+	var u uuid.UUID
+	if len(b) != 16 {
+		return u, fmt.Errorf("run list: uuid of %d bytes", len(b))
+	}
+	copy(u[:], b)
+	return u, nil
+}
+
+// usecPerSec and y2kUnixSec convert PostgreSQL's timestamptz (microseconds since 2000-01-01 UTC)
+// as pgx does (time.Unix: in time.Local).
+const (
+	usecPerSec = 1_000_000
+	y2kUnixSec = 946_684_800
+)
+
+func timestamptz(b []byte) (time.Time, error) {
+	if len(b) != 8 {
+		return time.Time{}, fmt.Errorf("run list: timestamptz of %d bytes", len(b))
+	}
+	us := int64(binary.BigEndian.Uint64(b))
+	if us == pgInfinity || us == -pgInfinity-1 {
+		return time.Time{}, errors.New("run list: infinite timestamptz")
+	}
+	return time.Unix(y2kUnixSec+us/usecPerSec, us%usecPerSec*1000), nil
+}
+
+// pgInfinity is timestamptz 'infinity' in the binary format ('-infinity' is its negation minus one).
+const pgInfinity = 1<<63 - 1
