@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -273,7 +272,7 @@ func appendRunHead(b []byte, r *runHead) ([]byte, error) {
 	}
 	if r.Variables != nil {
 		key("variables")
-		b = appendStringMap(b, *r.Variables)
+		b = jsonappend.StringMap(b, *r.Variables)
 	}
 	return append(b, '}'), nil
 }
@@ -576,26 +575,4 @@ func appendStringPtrOrNull(b []byte, s *string) []byte {
 		return append(b, "null"...)
 	}
 	return jsonappend.String(b, *s)
-}
-
-// appendStringMap appends m with its keys sorted, as encoding/json does.
-func appendStringMap(b []byte, m map[string]string) []byte {
-	if m == nil {
-		return append(b, "null"...)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonappend.String(b, k)
-		b = append(b, ':')
-		b = jsonappend.String(b, m[k])
-	}
-	return append(b, '}')
 }

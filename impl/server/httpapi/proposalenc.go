@@ -3,9 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"net/http"
-	"strconv"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
@@ -138,23 +136,8 @@ func appendProposalTarget(b []byte, t *serverapi.ProposalTarget) []byte {
 // appendFloat32 appends f as encoding/json writes a float32 (shortest form; exponent form below
 // 1e-6 and from 1e21, with a two-digit negative exponent cleaned to one).
 func appendFloat32(b []byte, f float32) []byte {
-	v := float64(f)
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return append(b, "null"...) // encoding/json refuses them; a stored real is neither
+	if out, ok := jsonappend.Float(b, float64(f), 32); ok {
+		return out
 	}
-	abs := math.Abs(v)
-	format := byte('f')
-	if abs != 0 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-		format = 'e'
-	}
-	start := len(b)
-	b = strconv.AppendFloat(b, v, format, -1, 32)
-	if format == 'e' {
-		n := len(b) - start
-		if n >= 4 && b[len(b)-4] == 'e' && b[len(b)-3] == '-' && b[len(b)-2] == '0' {
-			b[len(b)-2] = b[len(b)-1]
-			b = b[:len(b)-1]
-		}
-	}
-	return b
+	return append(b, "null"...) // encoding/json refuses NaN and the infinities; a stored real is neither
 }

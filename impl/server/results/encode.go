@@ -2,7 +2,6 @@ package results
 
 import (
 	"errors"
-	"math"
 	"strconv"
 	"time"
 
@@ -146,43 +145,20 @@ func (v *VisualCheck) appendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendTime is time.Time's MarshalJSON: RFC 3339 with nanoseconds, quoted, refusing what it
-// refuses (a year outside 0–9999, a zone hour outside 0–23).
+// appendTime is time.Time's MarshalJSON, refusing what it refuses.
 func appendTime(b []byte, t time.Time) ([]byte, error) {
-	b = append(b, '"')
-	n0 := len(b)
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	if b[n0+len("9999")] != '-' {
+	b, ok := jsonappend.Time(b, t)
+	if !ok {
 		return b, errUnsupported
 	}
-	if b[len(b)-1] != 'Z' {
-		c := b[len(b)-len("Z07:00")]
-		z := b[len(b)-len("07:00"):]
-		if ('0' <= c && c <= '9') || 10*(z[0]-'0')+(z[1]-'0') >= 24 {
-			return b, errUnsupported
-		}
-	}
-	return append(b, '"'), nil
+	return b, nil
 }
 
-// appendFloat32 is encoding/json's float32: ES6 number formatting.
-func appendFloat32(b []byte, f32 float32) ([]byte, error) {
-	f := float64(f32)
-	if math.IsInf(f, 0) || math.IsNaN(f) {
+// appendFloat32 is encoding/json's float32, refusing what it refuses.
+func appendFloat32(b []byte, f float32) ([]byte, error) {
+	b, ok := jsonappend.Float(b, float64(f), 32)
+	if !ok {
 		return b, errUnsupported
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 32)
-	if format == 'e' {
-		// e-09 becomes e-9.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
 	}
 	return b, nil
 }

@@ -2,8 +2,6 @@ package steplib
 
 import (
 	"errors"
-	"math"
-	"slices"
 	"strconv"
 	"time"
 
@@ -141,35 +139,16 @@ func (h *TraceHTTP) appendJSON(b []byte) []byte {
 	b = jsonappend.String(append(b, `{"method":`...), h.Method)
 	b = jsonappend.String(append(b, `,"url":`...), h.URL)
 	if len(h.RequestHeaders) > 0 {
-		b = appendStringMap(append(b, `,"requestHeaders":`...), h.RequestHeaders)
+		b = jsonappend.StringMap(append(b, `,"requestHeaders":`...), h.RequestHeaders)
 	}
 	b = optString(b, `,"requestBody":`, h.RequestBody)
 	b = optInt(b, `,"status":`, h.Status)
 	if len(h.ResponseHeaders) > 0 {
-		b = appendStringMap(append(b, `,"responseHeaders":`...), h.ResponseHeaders)
+		b = jsonappend.StringMap(append(b, `,"responseHeaders":`...), h.ResponseHeaders)
 	}
 	b = optString(b, `,"responseBody":`, h.ResponseBody)
 	b = strconv.AppendInt(append(b, `,"durationMs":`...), h.DurationMs, 10)
 	b = optString(b, `,"error":`, h.Error)
-	return append(b, '}')
-}
-
-// appendStringMap writes a map as encoding/json does: its keys sorted.
-func appendStringMap(b []byte, m map[string]string) []byte {
-	var buf [16]string
-	keys := buf[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonappend.String(b, k)
-		b = jsonappend.String(append(b, ':'), m[k])
-	}
 	return append(b, '}')
 }
 
@@ -187,42 +166,20 @@ func optInt(b []byte, key string, v int) []byte {
 	return strconv.AppendInt(append(b, key...), int64(v), 10)
 }
 
-// appendTraceTime is time.Time's MarshalJSON: RFC 3339 with nanoseconds, quoted, refusing what it
-// refuses (a year outside 0–9999, a zone hour outside 0–23).
+// appendTraceTime is time.Time's MarshalJSON, refusing what it refuses.
 func appendTraceTime(b []byte, t time.Time) ([]byte, error) {
-	b = append(b, '"')
-	n0 := len(b)
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	if b[n0+len("9999")] != '-' {
+	b, ok := jsonappend.Time(b, t)
+	if !ok {
 		return b, errTraceJSON
 	}
-	if b[len(b)-1] != 'Z' {
-		c := b[len(b)-len("Z07:00")]
-		z := b[len(b)-len("07:00"):]
-		if ('0' <= c && c <= '9') || 10*(z[0]-'0')+(z[1]-'0') >= 24 {
-			return b, errTraceJSON
-		}
-	}
-	return append(b, '"'), nil
+	return b, nil
 }
 
-// appendTraceFloat is encoding/json's float64: ES6 number formatting.
+// appendTraceFloat is encoding/json's float64, refusing what it refuses.
 func appendTraceFloat(b []byte, f float64) ([]byte, error) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
+	b, ok := jsonappend.Float(b, f, 64)
+	if !ok {
 		return b, errTraceJSON
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 becomes e-9.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
 	}
 	return b, nil
 }
