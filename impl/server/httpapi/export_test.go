@@ -14,6 +14,8 @@ var (
 	ScenarioTree    = scenarioTree
 	AppendFeatures  = appendFeatureList
 	RunCounts       = runCounts
+	AppendRunPage   = appendRunPage
+	RunSummary      = runSummary
 )
 
 // ReportLists returns a report whose failures, flaky and slowest lists are empty, or nil.
