@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -758,6 +759,7 @@ func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcomin
 				return nil, false, err
 			}
 			next, ended = 0, len(rows) < int(p.RowLimit)
+			m.srcs = slices.Grow(m.srcs, len(rows))
 			if len(rows) > 0 {
 				last := rows[len(rows)-1]
 				p.AfterAt, p.AfterID = last.NextFireAt, uuid.NullUUID{UUID: last.ID, Valid: true}
