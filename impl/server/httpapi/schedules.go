@@ -119,7 +119,7 @@ func (s *Server) ListSchedules(ctx context.Context, req serverapi.ListSchedulesR
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListSchedules200JSONResponse{Items: []serverapi.Schedule{}}
+	out := serverapi.ListSchedules200JSONResponse{Items: make([]serverapi.Schedule, 0, len(items))}
 	for _, sc := range items {
 		out.Items = append(out.Items, toSchedule(sc))
 	}
