@@ -46,6 +46,8 @@ func BenchmarkReadStack(b *testing.B) {
 		{"runs-tag", "/api/runs?project=shop&tag=nightly&limit=50"},
 		{"features-tag", "/api/projects/shop/features?tag=%40smoke&limit=50"},
 		{"audit-target", "/api/audit?targetKind=run&targetId=c4ca4238a0b923820dcc509a6f75849b&limit=50"},
+		{"schedules", "/api/schedules?project=shop&status=paused&limit=50"},
+		{"upcoming", "/api/schedules/next?project=shop&limit=50"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
