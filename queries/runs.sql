@@ -60,8 +60,16 @@ WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('wor
   -- the project's runs in the order of runs_project_idx and stops at the page, instead of joining
   -- all runs of the status to projects and sorting them (issue 31 item 3).
   AND (sqlc.narg('project')::text IS NULL OR r.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.narg('project')::text))
-  AND (cardinality(sqlc.arg('statuses')::text[]) = 0 OR r.status = ANY(sqlc.arg('statuses')::text[]))
-  AND (cardinality(sqlc.arg('branches')::text[]) = 0 OR r.branch = ANY(sqlc.arg('branches')::text[]))
+  -- One status or branch is compared with "=", not "= ANY": the custom plan's constant folding
+  -- leaves "r.status = 'failed'", which runs_project_status_idx answers in the list's order (the
+  -- page's rows and no more), where "= ANY" read the project's runs newest first and filtered
+  -- them (read paths round 8).
+  AND (cardinality(sqlc.arg('statuses')::text[]) = 0
+       OR (cardinality(sqlc.arg('statuses')::text[]) = 1 AND r.status = (sqlc.arg('statuses')::text[])[1])
+       OR (cardinality(sqlc.arg('statuses')::text[]) > 1 AND r.status = ANY(sqlc.arg('statuses')::text[])))
+  AND (cardinality(sqlc.arg('branches')::text[]) = 0
+       OR (cardinality(sqlc.arg('branches')::text[]) = 1 AND r.branch = (sqlc.arg('branches')::text[])[1])
+       OR (cardinality(sqlc.arg('branches')::text[]) > 1 AND r.branch = ANY(sqlc.arg('branches')::text[])))
   AND (cardinality(sqlc.arg('not_branches')::text[]) = 0 OR r.branch IS NULL OR r.branch <> ALL(sqlc.arg('not_branches')::text[]))
   AND (cardinality(sqlc.arg('triggers')::text[]) = 0 OR r.trigger = ANY(sqlc.arg('triggers')::text[]))
   AND (cardinality(sqlc.arg('not_triggers')::text[]) = 0 OR r.trigger <> ALL(sqlc.arg('not_triggers')::text[]))

@@ -685,8 +685,16 @@ WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   -- the project's runs in the order of runs_project_idx and stops at the page, instead of joining
   -- all runs of the status to projects and sorting them (issue 31 item 3).
   AND ($3::text IS NULL OR r.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $3::text))
-  AND (cardinality($4::text[]) = 0 OR r.status = ANY($4::text[]))
-  AND (cardinality($5::text[]) = 0 OR r.branch = ANY($5::text[]))
+  -- One status or branch is compared with "=", not "= ANY": the custom plan's constant folding
+  -- leaves "r.status = 'failed'", which runs_project_status_idx answers in the list's order (the
+  -- page's rows and no more), where "= ANY" read the project's runs newest first and filtered
+  -- them (read paths round 8).
+  AND (cardinality($4::text[]) = 0
+       OR (cardinality($4::text[]) = 1 AND r.status = ($4::text[])[1])
+       OR (cardinality($4::text[]) > 1 AND r.status = ANY($4::text[])))
+  AND (cardinality($5::text[]) = 0
+       OR (cardinality($5::text[]) = 1 AND r.branch = ($5::text[])[1])
+       OR (cardinality($5::text[]) > 1 AND r.branch = ANY($5::text[])))
   AND (cardinality($6::text[]) = 0 OR r.branch IS NULL OR r.branch <> ALL($6::text[]))
   AND (cardinality($7::text[]) = 0 OR r.trigger = ANY($7::text[]))
   AND (cardinality($8::text[]) = 0 OR r.trigger <> ALL($8::text[]))

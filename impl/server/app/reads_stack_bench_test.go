@@ -42,6 +42,8 @@ func BenchmarkReadStack(b *testing.B) {
 	for _, c := range []struct{ name, path string }{
 		{"runs", "/api/runs?project=shop&limit=50"},
 		{"runs-all", "/api/runs?limit=50"},
+		{"runs-status", "/api/runs?project=shop&status=failed&limit=50"},
+		{"runs-tag", "/api/runs?project=shop&tag=nightly&limit=50"},
 		{"features-tag", "/api/projects/shop/features?tag=%40smoke&limit=50"},
 		{"audit-target", "/api/audit?targetKind=run&targetId=c4ca4238a0b923820dcc509a6f75849b&limit=50"},
 		{"schedules", "/api/schedules?project=shop&status=paused&limit=50"},

@@ -32,18 +32,18 @@ func TestListRunsFilters(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	// label names each run; branch NULL for "none", tags NULL for "".
-	seed := []struct{ label, branch, trigger, tags string }{
-		{"a", "main", "api", "@smoke"},
-		{"b", "main", "schedule", "@smoke and not @wip"},
-		{"c", "release", "ui", "@slow"},
-		{"d", "feature/x", "api", ""},
-		{"e", "none", "schedule", "@a_b"},
-		{"f", "release", "api", "@axb"},
+	seed := []struct{ label, branch, trigger, tags, status string }{
+		{"a", "main", "api", "@smoke", "passed"},
+		{"b", "main", "schedule", "@smoke and not @wip", "failed"},
+		{"c", "release", "ui", "@slow", "failed"},
+		{"d", "feature/x", "api", "", "errored"},
+		{"e", "none", "schedule", "@a_b", "passed"},
+		{"f", "release", "api", "@axb", "failed"},
 	}
 	for i, r := range seed {
 		if _, err := conn.Exec(ctx, `INSERT INTO runs (project_id, status, trigger, source, label, branch, tags, created_at)
-			SELECT id, 'passed', $1, 'ingest', $2, NULLIF($3, 'none'), NULLIF($4, ''), now() - $5 * interval '1 minute'
-			FROM projects WHERE slug = 'shop'`, r.trigger, r.label, r.branch, r.tags, i); err != nil {
+			SELECT id, $6, $1, 'ingest', $2, NULLIF($3, 'none'), NULLIF($4, ''), now() - $5 * interval '1 minute'
+			FROM projects WHERE slug = 'shop'`, r.trigger, r.label, r.branch, r.tags, i, r.status); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,6 +87,21 @@ func TestListRunsFilters(t *testing.T) {
 		"tag=a_b":                               {"e"}, // _ is no wildcard
 		"tag=@smoke&notTag=@wip&trigger=api":    {"a"},
 		"notBranch=main&notTag=@slow&notTag=@a": {"d"}, // @axb mentions @a
+		// One status or branch is compared with "=", several with "= ANY" (queries/runs.sql).
+		"status=failed":                              {"b", "c", "f"},
+		"status=failed&status=errored":               {"b", "c", "d", "f"},
+		"status=cancelled":                           nil,
+		"project=shop&status=errored":                {"d"},
+		"branch=release":                             {"c", "f"},
+		"branch=feature%2Fx":                         {"d"},
+		"branch=nope":                                nil,
+		"branch=main&status=failed":                  {"b"},
+		"branch=main&branch=release&status=failed":   {"b", "c", "f"},
+		"branch=release&status=failed&status=passed": {"c", "f"},
+		"status=failed&branch=release&notTrigger=ui": {"f"},
+		"project=shop&status=failed&tag=@smoke":      {"b"},
+		"status=passed&notBranch=main":               {"e"},
+		"project=shop&branch=main&status=failed&status=errored&status=passed": {"a", "b"},
 	} {
 		if got := list(q); !slices.Equal(got, want) {
 			t.Errorf("?%s: %v, want %v", q, got, want)

@@ -15,6 +15,8 @@ var (
 	AppendFeatures  = appendFeatureList
 	AppendUpcoming  = appendUpcomingRuns
 	RunCounts       = runCounts
+	AppendRunPage   = appendRunPage
+	RunSummary      = runSummary
 )
 
 // ReportLists returns a report whose failures, flaky and slowest lists are empty, or nil.

@@ -59,6 +59,51 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestRunPageMatchesRunList: the run list page written from the service's runs is, byte for byte,
+// what encoding/json writes for the page of their summaries (runSummary), as the handler answered
+// before: random runs (nulls, empty and nil paths, durations, unicode and invalid UTF-8, counts
+// PostgreSQL's way, with quarantined, empty, and ones left to encoding/json), nil and empty pages.
+func TestRunPageMatchesRunList(t *testing.T) {
+	counts := []string{`{"total": 50, "failed": 1}`, `{"failed": 2, "flaky": 1, "passed": 40, "pending": 0, "quarantined": 1, "skipped": 3, "total": 47, "undefined": 0}`,
+		`{}`, `{"quarantined": 0}`, `{"total": 3.0}`, `{"t\u006ftal": 3}`, `{"other": 1, "total": 2}`, `null`, ``}
+	for seed := uint64(0); seed < 300; seed++ {
+		g := gen{rand.New(rand.NewPCG(seed, seed*5+3))}
+		var rows []runs.ProjectRun
+		switch g.r.IntN(5) {
+		case 0:
+		case 1:
+			rows = []runs.ProjectRun{}
+		default:
+			for n := 1 + g.r.IntN(6); n > 0; n-- {
+				rows = append(rows, runs.ProjectRun{ProjectSlug: g.str(), Run: runs.Run{ID: uuid.New(), ProjectID: uuid.New(),
+					Status: g.str(), Trigger: g.str(), Source: g.str(), Label: g.strp(), Paths: g.strs(), Tags: g.strp(),
+					Environment: g.strp(), Branch: g.strp(), CommitSha: g.strp(), ProcessName: g.strp(), ScheduleID: g.uuidp(),
+					CreatedAt: g.time(), UpdatedAt: g.time(), StartedAt: g.timep(), FinishedAt: g.timep(),
+					Counts: []byte(counts[g.r.IntN(len(counts))])}})
+			}
+		}
+		next := g.strp()
+		want := serverapi.RunList{NextCursor: next}
+		if rows != nil {
+			want.Items = []serverapi.RunSummary{}
+		}
+		for _, r := range rows {
+			want.Items = append(want.Items, httpapi.RunSummary(r.Run, r.ProjectSlug))
+		}
+		wantJSON, err := json.Marshal(want)
+		if err != nil {
+			t.Fatalf("seed %d: encoding/json: %v", seed, err)
+		}
+		got, err := httpapi.AppendRunPage([]byte("prefix"), rows, next)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if !bytes.Equal(got, append([]byte("prefix"), wantJSON...)) {
+			t.Fatalf("seed %d: differs from encoding/json\n got: %s\nwant: prefix%s", seed, got, wantJSON)
+		}
+	}
+}
+
 // TestEncodersRefuseWhatEncodingJSONRefuses: a time encoding/json cannot write is an error.
 func TestEncodersRefuseWhatEncodingJSONRefuses(t *testing.T) {
 	l := serverapi.RunList{Items: []serverapi.RunSummary{{CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}}

@@ -116,11 +116,17 @@ func (s *Server) authorizeRun(ctx context.Context, id, workspaceID uuid.UUID) er
 
 func runCounts(raw []byte) serverapi.Counts {
 	var c results.Counts
-	if !decodeCounts(raw, &c) {
-		c = results.Counts{}
-		_ = json.Unmarshal(raw, &c)
-	}
+	readCounts(raw, &c)
 	return resultsapi.Counts(c)
+}
+
+// readCounts sets *c to the counts raw holds (zero when it holds none encoding/json reads).
+func readCounts(raw []byte, c *results.Counts) {
+	*c = results.Counts{}
+	if !decodeCounts(raw, c) {
+		*c = results.Counts{}
+		_ = json.Unmarshal(raw, c)
+	}
 }
 
 // decodeCounts reads a run's counts as PostgreSQL writes the jsonb object ({"total": 3,
@@ -269,15 +275,15 @@ func (s *Server) ListRuns(ctx context.Context, req serverapi.ListRunsRequestObje
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListRuns200JSONResponse{Items: make([]serverapi.RunSummary, 0, min(len(rows), limit))}
-	for i, r := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor(runCursor{At: rows[i-1].Run.CreatedAt, ID: rows[i-1].Run.ID})
-			break
-		}
-		out.Items = append(out.Items, runSummary(r.Run, r.ProjectSlug))
+	page := runPageJSON{rows: rows}
+	if page.rows == nil {
+		page.rows = []runs.ProjectRun{} // "items": [], never null
 	}
-	return runListJSON(out), nil
+	if len(rows) > limit {
+		page.rows = rows[:limit]
+		page.next = encodeCursor(runCursor{At: rows[limit-1].Run.CreatedAt, ID: rows[limit-1].Run.ID})
+	}
+	return page, nil
 }
 
 // GetRun returns a run with its scenario tree: module (feature folder) → feature → scenario.

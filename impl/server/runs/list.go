@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -173,6 +174,12 @@ func (d *listDecoder) runs() []ProjectRun {
 		}
 	}
 	strs, times, scheds := make([]string, 0, nStr), make([]time.Time, 0, nTime), make([]uuid.UUID, 0, nSched)
+	// The counts are copied out of the text buffer, which goes back to listDecoders.
+	var nCounts int
+	for i := range d.rows {
+		nCounts += int(d.rows[i].counts.to - d.rows[i].counts.from)
+	}
+	counts := make([]byte, 0, nCounts)
 	opt := func(s span) *string {
 		if s == nullSpan {
 			return nil
@@ -187,8 +194,10 @@ func (d *listDecoder) runs() []ProjectRun {
 		out[i].ProjectSlug = str(r.slug)
 		*run = Run{ID: r.id, ProjectID: r.projectID, Status: str(r.status), Trigger: str(r.trigger), Source: str(r.source),
 			Label: opt(r.label), Tags: opt(r.tags), Environment: opt(r.env), Branch: opt(r.branch), CommitSha: opt(r.commit),
-			ProcessName: opt(r.process), CreatedAt: r.createdAt, UpdatedAt: r.updatedAt,
-			Counts: d.text[r.counts.from:r.counts.to:r.counts.to]}
+			ProcessName: opt(r.process), CreatedAt: r.createdAt, UpdatedAt: r.updatedAt}
+		from := len(counts)
+		counts = append(counts, d.text[r.counts.from:r.counts.to]...)
+		run.Counts = counts[from:len(counts):len(counts)]
 		if r.hasPaths {
 			run.Paths = pathStrs[r.pathsFrom:r.pathsTo:r.pathsTo]
 		}
@@ -230,7 +239,8 @@ func (s *Service) listRuns(ctx context.Context, params db.ListRunsParams) ([]Pro
 			return nil, fmt.Errorf("run list: column %s has type %d format %d, want type %d binary", fd.Name, fd.DataTypeOID, fd.Format, listRunsOIDs[i])
 		}
 	}
-	d := listDecoder{text: make([]byte, 0, 8<<10), rows: make([]listRow, 0, max(params.RowLimit, 0))}
+	d := listDecoders.Get().(*listDecoder)
+	defer d.release()
 	for rows.Next() {
 		if err := d.add(rows.RawValues()); err != nil {
 			return nil, err
@@ -240,6 +250,25 @@ func (s *Service) listRuns(ctx context.Context, params db.ListRunsParams) ([]Pro
 		return nil, store.Translate(err)
 	}
 	return d.runs(), nil
+}
+
+// listDecoders keeps decoders' buffers between requests: what runs builds shares none of them
+// (its strings and counts are copies), and a page's text and rows were a fifth of the bytes a
+// run list request allocated (docs/benchmarks.md, read paths round 8).
+var listDecoders = sync.Pool{New: func() any {
+	return &listDecoder{text: make([]byte, 0, 16<<10), paths: make([]span, 0, 64), rows: make([]listRow, 0, 64)}
+}}
+
+// maxPooledList is the largest text buffer kept for the next request (a page of 1,000 runs with
+// long paths is dropped, not kept).
+const maxPooledList = 256 << 10
+
+func (d *listDecoder) release() {
+	if cap(d.text) > maxPooledList || cap(d.rows) > 1024 || cap(d.paths) > 4096 {
+		return
+	}
+	d.text, d.paths, d.rows = d.text[:0], d.paths[:0], d.rows[:0]
+	listDecoders.Put(d)
 }
 
 func uuidOf(b []byte) (uuid.UUID, error) {

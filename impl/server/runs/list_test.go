@@ -44,6 +44,9 @@ func TestListDecodesBinaryRows(t *testing.T) {
 	svc := runs.New(st, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), runs.Config{})
 	slug := p.Slug
 	before := time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC)
+	// Every list is compared again once all were decoded: the decoders' buffers are reused
+	// between requests, and a run may keep none of them.
+	kept, wanted := map[string][]runs.ProjectRun{}, map[string][]runs.ProjectRun{}
 	for name, f := range map[string]runs.ListFilter{
 		"all":              {AllWorkspaces: true, Limit: 51},
 		"project":          {AllWorkspaces: true, Project: &slug, Limit: 51},
@@ -75,6 +78,12 @@ func TestListDecodesBinaryRows(t *testing.T) {
 			if !reflect.DeepEqual(got[i], want[i]) {
 				t.Fatalf("%s: run %d\n got %+v\nwant %+v", name, i, got[i], want[i])
 			}
+		}
+		kept[name], wanted[name] = got, want
+	}
+	for name, got := range kept {
+		if !reflect.DeepEqual(got, wanted[name]) {
+			t.Fatalf("%s: changed by the lists decoded after it\n got %+v\nwant %+v", name, got, wanted[name])
 		}
 	}
 }
