@@ -96,11 +96,12 @@ func (s *Service) GetJob(ctx context.Context, id uuid.UUID) (JobView, error) {
 		ProposalIDs: nonNilUUIDs(r.ProposalIds)}, err
 }
 
-// Page is a page of a list as the API's JSON: each item a document the statement that read it
-// built (issue 31 item 3), in the list's order, and whether another page follows, with the sort
-// key (created_at, id) of the page's last item, which the next page's cursor names.
+// Page is a page of a list as the API's JSON: N items, each the API's document, in the list's
+// order, comma-separated in Items; whether another page follows, with the sort key (created_at,
+// id) of the page's last item, which the next page's cursor names.
 type Page struct {
-	Items  []string
+	Items  []byte
+	N      int
 	More   bool
 	LastAt time.Time
 	LastID uuid.UUID
@@ -109,21 +110,8 @@ type Page struct {
 // ListJobs lists a page of f.Limit jobs in scope, newest first, each one the API's AgentJob
 // document.
 func (s *Service) ListJobs(ctx context.Context, sc Scope, f JobFilter) (Page, error) {
-	rows, err := s.st.ListAgentJobs(ctx, db.ListAgentJobsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Project: f.Project,
-		Status: f.Status, Kind: f.Kind, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit + 1)})
-	if err != nil {
-		return Page{}, err
-	}
-	page := Page{Items: make([]string, 0, min(len(rows), f.Limit))}
-	for i, r := range rows {
-		if i == f.Limit {
-			page.More = true
-			break
-		}
-		page.Items = append(page.Items, r.Item)
-		page.LastAt, page.LastID = r.CreatedAt, r.ID
-	}
-	return page, nil
+	return s.listJobs(ctx, db.ListAgentJobsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Project: f.Project,
+		Status: f.Status, Kind: f.Kind, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit + 1)}, f.Limit)
 }
 
 // ProposalFilter selects proposals.
