@@ -130,40 +130,41 @@ type ProposalFilter struct {
 // job filters can match one.
 func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) ([]ProposalView, error) {
 	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
-	props, err := s.st.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
-		Project: f.Project, Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before,
-		RowLimit: int32(f.Limit)})
+	d := inboxDecoder{text: make([]byte, 0, 8<<10)}
+	props, err := s.inboxQuery(ctx, &d, func(q *db.Queries) error {
+		_, err := q.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
+			Project: f.Project, Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before,
+			RowLimit: int32(f.Limit)})
+		return err
+	}, int32(f.Limit))
 	if err != nil {
 		return nil, err
 	}
-	var checks []db.ListInboxVisualChecksRow
+	var checks []inboxRow
 	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid {
-		checks, err = s.st.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
-			Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
+		checks, err = s.inboxQuery(ctx, &d, func(q *db.Queries) error {
+			_, err := q.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
+				Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
+			return err
+		}, int32(f.Limit))
 		if err != nil {
 			return nil, err
 		}
 	}
-	return mergeInbox(props, checks, f.Limit), nil
+	return d.views(mergeInbox(props, checks, f.Limit)), nil
 }
 
 // mergeInbox merges two lists ordered newest first (created_at, then id, descending, as
-// PostgreSQL orders them) into at most limit items in the same order.
-func mergeInbox(props []db.ListInboxProposalsRow, checks []db.ListInboxVisualChecksRow, limit int) []ProposalView {
-	view := func(r db.ListInboxProposalsRow) ProposalView {
-		return ProposalView{Proposal: db.Proposal{ID: r.ID, ProjectID: r.ProjectID, JobID: r.JobID, Kind: r.Kind, Status: r.Status, Title: r.Title,
-			Target: r.Target, Diff: r.Diff, Evidence: r.Evidence, Confidence: r.Confidence, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt, Reason: r.Reason,
-			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug, WorkspaceID: r.WorkspaceID,
-			Decider: creatorOf(r.DecidedBy, r.DeciderEmail, r.DeciderName), DeciderRead: true}
-	}
-	out := make([]ProposalView, 0, min(limit, len(props)+len(checks)))
+// PostgreSQL orders them) into at most limit rows in the same order.
+func mergeInbox(props, checks []inboxRow, limit int) []inboxRow {
+	out := make([]inboxRow, 0, min(limit, len(props)+len(checks)))
 	i, j := 0, 0
 	for len(out) < limit && (i < len(props) || j < len(checks)) {
-		if j == len(checks) || (i < len(props) && newerFirst(props[i].CreatedAt, props[i].ID, checks[j].CreatedAt, checks[j].ID)) {
-			out = append(out, view(props[i]))
+		if j == len(checks) || (i < len(props) && newerFirst(props[i].createdAt, props[i].id, checks[j].createdAt, checks[j].id)) {
+			out = append(out, props[i])
 			i++
 		} else {
-			out = append(out, view(db.ListInboxProposalsRow(checks[j])))
+			out = append(out, checks[j])
 			j++
 		}
 	}
