@@ -69,6 +69,7 @@ func TestInboxDecodesBinaryRows(t *testing.T) {
 			project, set, "p é "+string(rune('a'+i)), target, targets[(i+1)%len(targets)], []float32{0, 0.55, 1, 0.333333, 1e-7, 0.1}[i], decider, i, job)
 	}
 	exec(`DELETE FROM users WHERE id = $1`, gone) // a decider whose user is gone
+	exec(`INSERT INTO proposals (project_id, kind, status, title, confidence, created_at) VALUES ($1, 'quarantine', 'stale', 'old', 0.9, '2026-11-20 10:00:00+00')`, project)
 	for i, status := range []string{"pending", "failed", "accepted", "pending"} {
 		var id uuid.UUID
 		if err := st.Pool.QueryRow(ctx, `INSERT INTO visual_checks (run_id, project_id, scenario_id, step_index, name, browser, viewport, status,
@@ -83,7 +84,7 @@ func TestInboxDecodesBinaryRows(t *testing.T) {
 		}
 	}
 	svc := New(st, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Config{})
-	slug, pending, baseline, feature := "inboxbin", "pending", "baseline_update", "feature_patch"
+	slug, pending, baseline, feature, stale, verified := "inboxbin", "pending", "baseline_update", "feature_patch", "stale", "verified"
 	before := time.Date(2026, 11, 20, 10, 0, 1, 0, time.UTC)
 	for name, c := range map[string]struct {
 		sc Scope
@@ -97,6 +98,8 @@ func TestInboxDecodesBinaryRows(t *testing.T) {
 		"page of 3":       {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Limit: 3}},
 		"before":          {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, BeforeAt: &before, BeforeID: uuid.Max, Limit: 50}},
 		"visual checks":   {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Kind: &baseline, Limit: 50}},
+		"stale":           {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &stale, Limit: 50}},
+		"verified":        {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &verified, Limit: 50}},
 		"feature patches": {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Kind: &feature, MinConfidence: 0.2, Limit: 50}},
 	} {
 		got, err := svc.ListProposals(ctx, c.sc, c.f)
@@ -107,7 +110,7 @@ func TestInboxDecodesBinaryRows(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: scanned: %v", name, err)
 		}
-		if len(want) == 0 && name != "not a member" {
+		if len(want) == 0 && name != "not a member" && name != "verified" {
 			t.Fatalf("%s: nothing listed", name)
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -116,8 +119,8 @@ func TestInboxDecodesBinaryRows(t *testing.T) {
 	}
 }
 
-// scannedInbox is ListProposals as it read the inbox before: pgx's scan of both statements and the
-// merge of their rows.
+// scannedInbox is ListProposals as it read the inbox before: pgx's scan of both statements (the
+// visual checks' whatever the status filter) and the merge of their rows.
 func scannedInbox(ctx context.Context, s *Service, sc Scope, f ProposalFilter) ([]ProposalView, error) {
 	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
 	props, err := s.st.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),

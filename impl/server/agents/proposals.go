@@ -126,8 +126,8 @@ type ProposalFilter struct {
 
 // ListProposals lists the review inbox in scope, newest first (created_at, then id, both
 // descending): agent proposals and visual checks, read as two lists in that order, each stopped at
-// f.Limit, and merged; each item with its decider. Visual checks are read only when the kind and
-// job filters can match one.
+// f.Limit, and merged; each item with its decider. Visual checks are read only when the kind, job
+// and status filters can match one.
 func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) ([]ProposalView, error) {
 	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
 	d := inboxDecoder{text: make([]byte, 0, 8<<10)}
@@ -141,7 +141,7 @@ func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter)
 		return nil, err
 	}
 	var checks []inboxRow
-	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid {
+	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid && (f.Status == nil || visualCheckStatus(*f.Status)) {
 		checks, err = s.inboxQuery(ctx, &d, func(q *db.Queries) error {
 			_, err := q.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
 				Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
@@ -152,6 +152,13 @@ func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter)
 		}
 	}
 	return d.views(mergeInbox(props, checks, f.Limit)), nil
+}
+
+// visualCheckStatus reports whether a visual check can have the inbox status st: the view
+// inbox_visual_checks (schema 000025) gives each one accepted, rejected or pending, never stale
+// or verified, so a list of those statuses does not ask for visual checks.
+func visualCheckStatus(st string) bool {
+	return st == "pending" || st == "accepted" || st == "rejected"
 }
 
 // mergeInbox merges two lists ordered newest first (created_at, then id, descending, as
