@@ -12,7 +12,7 @@ WHERE j.id = $1;
 
 -- name: ListAgentJobs :many
 -- A page of jobs (newest first) with their project's slug, their creator (null when none or gone)
--- and the proposals' ids (read by proposals_job_idx for the page's jobs only, oldest first).
+-- and the proposals' ids (read in order from proposals_job_idx, 000032, for the page's jobs only, oldest first).
 -- agents.(*Service).ListJobs sends this statement with binary results and writes each row as the
 -- API's AgentJob document itself (impl/server/agents/joblist.go): the statement used to build
 -- the document (round 5), which cost PostgreSQL more in planning and execution than the Go
