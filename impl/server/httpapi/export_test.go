@@ -13,6 +13,7 @@ var (
 	AppendRunReport = appendRunReport
 	ScenarioTree    = scenarioTree
 	AppendFeatures  = appendFeatureList
+	AppendUpcoming  = appendUpcomingRuns
 	RunCounts       = runCounts
 )
 

@@ -576,3 +576,53 @@ func appendStringPtrOrNull(b []byte, s *string) []byte {
 	}
 	return jsonappend.String(b, *s)
 }
+
+// upcomingRunsJSON is the upcoming firings' 200 answer, encoded by appendUpcomingRuns.
+type upcomingRunsJSON serverapi.UpcomingRunList
+
+func (l upcomingRunsJSON) VisitListUpcomingRunsResponse(w http.ResponseWriter) error {
+	return writeJSON(w, http.StatusOK, func(b []byte) ([]byte, error) { return appendUpcomingRuns(b, (*serverapi.UpcomingRunList)(&l)) })
+}
+
+func appendUpcomingRuns(b []byte, l *serverapi.UpcomingRunList) ([]byte, error) {
+	return appendPage(b, l.Items, l.NextCursor, appendUpcomingRun)
+}
+
+func appendUpcomingRun(b []byte, u *serverapi.UpcomingRun) ([]byte, error) {
+	var err error
+	b = append(b, `{"at":`...)
+	if b, err = appendTime(b, u.At); err != nil {
+		return nil, err
+	}
+	if u.Dst != nil {
+		b = append(b, `,"dst":`...)
+		b = jsonappend.String(b, string(*u.Dst))
+	}
+	b = append(b, `,"local":`...)
+	b = jsonappend.String(b, u.Local)
+	if u.Project != nil {
+		b = append(b, `,"project":`...)
+		b = jsonappend.String(b, *u.Project)
+	}
+	if u.ScheduleId != nil {
+		b = append(b, `,"scheduleId":`...)
+		b = jsonappend.UUID(b, *u.ScheduleId)
+	}
+	if u.ScheduleName != nil {
+		b = append(b, `,"scheduleName":`...)
+		b = jsonappend.String(b, *u.ScheduleName)
+	}
+	if u.StartsBy != nil {
+		b = append(b, `,"startsBy":`...)
+		if b, err = appendTime(b, *u.StartsBy); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `,"timezone":`...)
+	b = jsonappend.String(b, u.Timezone)
+	if u.WallTime != nil {
+		b = append(b, `,"wallTime":`...)
+		b = jsonappend.String(b, *u.WallTime)
+	}
+	return append(b, '}'), nil
+}

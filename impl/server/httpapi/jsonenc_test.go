@@ -28,6 +28,7 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 		run := g.run()
 		report := g.report()
 		features := g.featureList()
+		upcoming := g.upcomingRuns()
 		for _, c := range []struct {
 			name string
 			v    any
@@ -37,6 +38,7 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 			{"run", run, func(b []byte) ([]byte, error) { return httpapi.AppendRun(b, &run) }},
 			{"report", report, func(b []byte) ([]byte, error) { return httpapi.AppendRunReport(b, &report) }},
 			{"feature list", features, func(b []byte) ([]byte, error) { return httpapi.AppendFeatures(b, &features) }},
+			{"upcoming runs", upcoming, func(b []byte) ([]byte, error) { return httpapi.AppendUpcoming(b, &upcoming) }},
 		} {
 			var want bytes.Buffer
 			if err := json.NewEncoder(&want).Encode(c.v); err != nil {
@@ -224,6 +226,27 @@ func (g gen) featureList() serverapi.FeatureList {
 		for n := 1 + g.r.IntN(5); n > 0; n-- {
 			l.Items = append(l.Items, serverapi.FeatureSummary{CreatedAt: g.time(), Etag: g.str(), Module: g.str(), Name: g.strp(), Path: g.str(),
 				ScenarioCount: g.r.IntN(200), SizeBytes: g.r.IntN(1 << 20), Tags: g.strs(), UpdatedAt: g.time()})
+		}
+	}
+	l.NextCursor = g.strp()
+	return l
+}
+
+func (g gen) upcomingRuns() serverapi.UpcomingRunList {
+	var l serverapi.UpcomingRunList
+	switch g.r.IntN(5) {
+	case 0:
+	case 1:
+		l.Items = []serverapi.UpcomingRun{}
+	default:
+		for n := 1 + g.r.IntN(5); n > 0; n-- {
+			u := serverapi.UpcomingRun{At: g.time(), Local: g.str(), Project: g.strp(), ScheduleId: g.uuidp(), ScheduleName: g.strp(),
+				StartsBy: g.timep(), Timezone: g.str(), WallTime: g.strp()}
+			if g.maybe() {
+				d := serverapi.DstDecision(g.str())
+				u.Dst = &d
+			}
+			l.Items = append(l.Items, u)
 		}
 	}
 	l.NextCursor = g.strp()

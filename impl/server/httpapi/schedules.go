@@ -119,7 +119,7 @@ func (s *Server) ListSchedules(ctx context.Context, req serverapi.ListSchedulesR
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListSchedules200JSONResponse{Items: []serverapi.Schedule{}}
+	out := serverapi.ListSchedules200JSONResponse{Items: make([]serverapi.Schedule, 0, len(items))}
 	for _, sc := range items {
 		out.Items = append(out.Items, toSchedule(sc))
 	}
@@ -281,7 +281,7 @@ func (s *Server) ListUpcomingRuns(ctx context.Context, req serverapi.ListUpcomin
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListUpcomingRuns200JSONResponse{Items: []serverapi.UpcomingRun{}}
+	out := upcomingRunsJSON{Items: make([]serverapi.UpcomingRun, 0, len(items))}
 	for _, u := range items {
 		item := serverapi.UpcomingRun{At: u.Firing.At, Local: u.Local.Format(time.RFC3339), Timezone: u.Timezone, StartsBy: u.StartsBy}
 		if req.Params.Cron == nil {

@@ -270,47 +270,142 @@ const searchYears = 30
 // represented in UTC, where every day has 24 hours, so the search never meets a DST transition.
 // Within a day, the next matching hour, minute and second are found from the fields' bit sets
 // rather than step by step (TestNextWallMatchesStepping compares it with the stepping search).
+// The date is carried as numbers (civil-calendar arithmetic on days since 1970) rather than
+// broken down from a time.Time at every step.
 func (s *Spec) nextWall(c time.Time) (time.Time, bool) {
-	t := c.Truncate(time.Second).Add(time.Second)
-	limit := t.Year() + searchYears
-wrap:
-	if t.Year() > limit {
-		return time.Time{}, false
-	}
-	for s.mon&(1<<uint(t.Month())) == 0 {
-		t = time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, time.UTC)
-		if t.Month() == time.January {
-			goto wrap
+	u := c.Unix() + 1 // c truncated to the second, plus one
+	days := floorDiv(u, 86400)
+	sod := int(u - days*86400)
+	y, mo, d := civil(days)
+	h, mi, sec := sod/3600, sod/60%60, sod%60
+	limit := y + searchYears
+	// nextDay moves to the start of the following day.
+	nextDay := func() {
+		days++
+		h, mi, sec = 0, 0, 0
+		if d++; d > monthDays(y, mo) {
+			d = 1
+			if mo++; mo > 12 {
+				mo, y = 1, y+1
+			}
 		}
 	}
-	for !s.dayMatches(t) {
-		t = time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, time.UTC)
-		if t.Day() == 1 {
-			goto wrap
+	for {
+		if y > limit {
+			return time.Time{}, false
 		}
+		if s.mon&(1<<uint(mo)) == 0 {
+			d, h, mi, sec = 1, 0, 0, 0
+			if mo++; mo > 12 {
+				mo, y = 1, y+1
+			}
+			days = daysFromCivil(y, mo, 1)
+			continue
+		}
+		if !s.dayMatchesAt(d, int(floorMod(days+4, 7))) { // 1970-01-01 was a Thursday
+			nextDay()
+			continue
+		}
+		if k, ok := nextBit(s.hour, h, 24); !ok {
+			nextDay()
+			continue
+		} else if k != h {
+			h, mi, sec = k, 0, 0
+		}
+		if k, ok := nextBit(s.min, mi, 60); !ok {
+			if mi, sec = 0, 0; h+1 == 24 {
+				nextDay()
+			} else {
+				h++
+			}
+			continue
+		} else if k != mi {
+			mi, sec = k, 0
+		}
+		if k, ok := nextBit(s.sec, sec, 60); !ok {
+			sec = 0
+			if mi+1 < 60 {
+				mi++
+			} else if mi = 0; h+1 < 24 {
+				h++
+			} else {
+				nextDay()
+			}
+			continue
+		} else {
+			sec = k
+		}
+		return time.Unix(days*86400+int64(h*3600+mi*60+sec), 0).UTC(), true
 	}
-	y, mo, d := t.Date()
-	h, mi, sec := t.Clock()
-	if k, ok := nextBit(s.hour, h, 24); !ok {
-		t = time.Date(y, mo, d+1, 0, 0, 0, 0, time.UTC)
-		goto wrap
-	} else if k != h {
-		h, mi, sec = k, 0, 0
-	}
-	if k, ok := nextBit(s.min, mi, 60); !ok {
-		t = time.Date(y, mo, d, h+1, 0, 0, 0, time.UTC)
-		goto wrap
-	} else if k != mi {
-		mi, sec = k, 0
-	}
-	if k, ok := nextBit(s.sec, sec, 60); !ok {
-		t = time.Date(y, mo, d, h, mi+1, 0, 0, time.UTC)
-		goto wrap
-	} else {
-		sec = k
-	}
-	return time.Date(y, mo, d, h, mi, sec, 0, time.UTC), true
 }
+
+// dayMatchesAt is dayMatches for day of the month dom and weekday dow (0 = Sunday).
+func (s *Spec) dayMatchesAt(dom, dow int) bool {
+	a := s.dom&(1<<uint(dom)) != 0
+	b := s.dow&(1<<uint(dow)) != 0
+	if s.domStar || s.dowStar {
+		return a && b
+	}
+	return a || b
+}
+
+// monthDays is the number of days of month mo of year y (proleptic Gregorian).
+func monthDays(y int64, mo int) int {
+	if mo == 2 {
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return daysIn(mo)
+}
+
+// civil is the date of the day days after 1970-01-01 (H. Hinnant's civil_from_days).
+func civil(days int64) (y int64, mo, d int) {
+	z := days + 719468
+	era := floorDiv(z, 146097)
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = int(doy - (153*mp+2)/5 + 1)
+	if mp < 10 {
+		mo = int(mp + 3)
+	} else {
+		mo = int(mp - 9)
+	}
+	y = yoe + era*400
+	if mo <= 2 {
+		y++
+	}
+	return y, mo, d
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to the date (H. Hinnant's days_from_civil).
+func daysFromCivil(y int64, mo, d int) int64 {
+	if mo <= 2 {
+		y--
+	}
+	era := floorDiv(y, 400)
+	yoe := y - era*400
+	mp := int64(mo + 9)
+	if mo > 2 {
+		mp = int64(mo - 3)
+	}
+	doy := (153*mp+2)/5 + int64(d) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
 
 // nextBit is the first bit set in set at from or after it and below n.
 func nextBit(set uint64, from, n int) (int, bool) {

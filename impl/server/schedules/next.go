@@ -36,6 +36,11 @@ func offsetAt(u int64, loc *time.Location) int64 {
 // wall time; in a fold the earlier of the two; in a gap the instant the gap ends.
 func resolve(wall time.Time, loc *time.Location) Firing {
 	w := wall.Unix()
+	// Away from a transition (the same offset a day before and a day after, and at the instant
+	// that offset gives), the wall time exists once: what the search below finds, without its map.
+	if before := offsetAt(w-86400, loc); before == offsetAt(w+86400, loc) && offsetAt(w-before, loc) == before {
+		return Firing{At: time.Unix(w-before, 0).UTC(), Wall: wall}
+	}
 	offs := map[int64]bool{}
 	for _, u := range []int64{w - 86400, w + 86400} {
 		o := offsetAt(u, loc)
@@ -72,9 +77,13 @@ func resolve(wall time.Time, loc *time.Location) Firing {
 
 // wallOf is the wall-clock time of the instant t in loc, represented in UTC.
 func wallOf(t time.Time, loc *time.Location) time.Time {
-	l := t.In(loc)
-	return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), 0, time.UTC)
+	u := t.Unix()
+	return wallAt(u, offsetAt(u, loc))
 }
+
+// wallAt is the wall-clock time of the Unix time u at the UTC offset off (seconds), represented
+// in UTC: t.In(loc)'s date and clock, whole seconds, without breaking the date down.
+func wallAt(u, off int64) time.Time { return time.Unix(u+off, 0).UTC() }
 
 // maxSteps bounds the wall times examined by one Next call (an every-second expression walks back
 // three hours of wall time near a transition).
@@ -88,9 +97,10 @@ const maxSteps = 200000
 // time earlier, because a wall time before after's own can map after it (a gap) and wall times of a
 // fold's second pass map to their first occurrence, before it.
 func (s *Spec) Next(after time.Time, loc *time.Location) (Firing, bool) {
-	start := wallOf(after, loc)
 	u := after.Unix()
-	if offsetAt(u-3*86400, loc) != offsetAt(u+3*86400, loc) || offsetAt(u, loc) != offsetAt(u+3*86400, loc) {
+	off, later := offsetAt(u, loc), offsetAt(u+3*86400, loc)
+	start := wallAt(u, off)
+	if offsetAt(u-3*86400, loc) != later || off != later {
 		start = start.Add(-3 * time.Hour)
 	}
 	c := start.Add(-time.Second)

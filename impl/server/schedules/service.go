@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -511,6 +511,13 @@ func deref(p *string) string {
 }
 
 func compile(sc db.Schedule) (compiled, error) {
+	k := compiledKey{cron: sc.Cron, zone: sc.Timezone}
+	compiledCache.RLock()
+	c, ok := compiledCache.m[k]
+	compiledCache.RUnlock()
+	if ok {
+		return c, nil
+	}
 	spec, err := Parse(sc.Cron)
 	if err != nil {
 		return compiled{}, fmt.Errorf("schedule %s: stored cron %q: %w", sc.ID, sc.Cron, err)
@@ -519,8 +526,28 @@ func compile(sc db.Schedule) (compiled, error) {
 	if err != nil {
 		return compiled{}, fmt.Errorf("schedule %s: stored zone %q: %w", sc.ID, sc.Timezone, err)
 	}
-	return compiled{spec: spec, loc: loc}, nil
+	c = compiled{spec: spec, loc: loc}
+	compiledCache.Lock()
+	if len(compiledCache.m) >= maxCompiled {
+		clear(compiledCache.m)
+	}
+	compiledCache.m[k] = c
+	compiledCache.Unlock()
+	return c, nil
 }
+
+// compiledCache holds the stored schedules' compiled expressions and zones by their text: the
+// upcoming list and the firing loop compile every schedule they read, and a Spec is never
+// changed once parsed. Only what compiled is kept, at most maxCompiled of them (emptied when full:
+// the schedules of a page share few expressions, and parsing one again is cheap).
+var compiledCache = struct {
+	sync.RWMutex
+	m map[compiledKey]compiled
+}{m: map[compiledKey]compiled{}}
+
+type compiledKey struct{ cron, zone string }
+
+const maxCompiled = 4096
 
 // zones holds the stored schedules' zones by name: time.LoadLocation reads and parses the zone's
 // file on every call (but for UTC), and the upcoming list and the firing loop compile every
@@ -701,10 +728,11 @@ type UpcomingFilter struct {
 // id), as FireDue will fire them: from each schedule's cursor, with the DST decisions, start and end.
 //
 // No firing of a schedule comes before its cursor (next_fire_at), so the schedules are read in
-// batches in the cursor's order and the walk stops at the first schedule whose cursor is later
-// than the page's last firing found so far: a page reads the schedules that fire before its end,
-// not every schedule. Each schedule's firings are computed one at a time, until one no longer
-// enters the page.
+// batches in the cursor's order and their firings merged (a heap of each schedule read's next
+// firing): the soonest firing is given once no schedule not yet read can fire before it, and the
+// walk ends when the page (and the one firing that tells whether more follow) is full. A page
+// reads the schedules that fire before its end, not every schedule, and computes a schedule's
+// following firing only when it may still enter the page.
 func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcoming, bool, error) {
 	ws, err := s.workspaces(ctx, f.UserID, f.AllWorkspaces)
 	if err != nil {
@@ -714,26 +742,65 @@ func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcomin
 	if f.Schedule != nil {
 		p.Schedule = uuid.NullUUID{UUID: *f.Schedule, Valid: true}
 	}
-	page := upcomingPage{keep: f.Limit + 1}
-	for {
-		rows, err := s.st.UpcomingSchedules(ctx, p)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, r := range rows {
-			sc := db.Schedule{ID: r.ID, Name: r.Name, Cron: r.Cron, Timezone: r.Timezone, JitterSeconds: r.JitterSeconds, EndAt: r.EndAt, NextFireAt: r.NextFireAt}
-			// No firing of this schedule, nor of a later one in the cursor's order, can come before
-			// (cursor, id): past the full page's last firing, the walk ends.
-			if last, full := page.last(); full && upcomingBefore(last, &Upcoming{ScheduleID: sc.ID, Firing: Firing{At: *sc.NextFireAt}}) {
-				return page.result(f.Limit)
+	keep := f.Limit + 1
+	out := make([]Upcoming, 0, min(keep, 256))
+	var (
+		m     upcomingMerge
+		rows  []db.UpcomingSchedulesRow
+		next  int  // the first row not yet read into the merge
+		ended bool // no schedule after the last row read
+	)
+	for len(out) < keep {
+		soonest, any := m.soonest()
+		// Every schedule not yet read sorts after the last one read, (p.AfterAt, p.AfterID), and
+		// none of its firings comes before its cursor: read more unless the soonest comes first.
+		if next == len(rows) && !ended && (!any || !soonest.before(*p.AfterAt, p.AfterID.UUID)) {
+			if rows, err = s.st.UpcomingSchedules(ctx, p); err != nil {
+				return nil, false, err
 			}
-			s.addUpcoming(&page, sc, r.ProjectSlug, f)
-			p.AfterAt, p.AfterID = sc.NextFireAt, uuid.NullUUID{UUID: sc.ID, Valid: true}
+			next, ended = 0, len(rows) < int(p.RowLimit)
+			m.srcs = slices.Grow(m.srcs, len(rows))
+			if len(rows) > 0 {
+				last := rows[len(rows)-1]
+				p.AfterAt, p.AfterID = last.NextFireAt, uuid.NullUUID{UUID: last.ID, Valid: true}
+			}
+			continue
 		}
-		if len(rows) < int(p.RowLimit) {
-			return page.result(f.Limit)
+		if next < len(rows) && (!any || !soonest.before(*rows[next].NextFireAt, rows[next].ID)) {
+			s.startUpcoming(&m, rows[next], f)
+			next++
+			continue
 		}
+		if !any {
+			break
+		}
+		src := &m.srcs[m.heap[0]]
+		if src.pending {
+			// Its firing after the one given: the soonest once known, or gone past the window.
+			src.pending = false
+			fi, ok := src.c.spec.Next(src.given, src.c.loc)
+			if !src.settle(fi, ok, f) {
+				m.pop()
+			} else {
+				m.down(0)
+			}
+			continue
+		}
+		u := Upcoming{ScheduleID: src.id, ScheduleName: src.name, Project: src.project, Timezone: src.zone, Firing: src.fi, Local: src.fi.At.In(src.c.loc)}
+		if src.jitter > 0 {
+			u.StartsBy = dueAt(src.id, &src.fi.At, int(src.jitter))
+		}
+		out = append(out, u)
+		// Its next firing is strictly later: keep the schedule with that bound as its key, and
+		// compute the firing only if the bound becomes the soonest.
+		src.pending, src.given = true, src.fi.At
+		src.fi.At = src.fi.At.Add(time.Nanosecond)
+		m.down(0)
 	}
+	if len(out) > f.Limit {
+		return out[:f.Limit], true, nil
+	}
+	return out, false, nil
 }
 
 // upcomingBatch is how many schedules ListUpcoming reads per statement for a page of limit
@@ -741,80 +808,118 @@ func (s *Service) ListUpcoming(ctx context.Context, f UpcomingFilter) ([]Upcomin
 // so a page whose schedules each fire in it takes one statement.
 func upcomingBatch(limit int) int { return max(limit+2, 32) }
 
-// upcomingPage keeps the soonest keep firings added to it, soonest first (ties by schedule id).
-type upcomingPage struct {
-	items []Upcoming
-	keep  int
+// upcomingSource is a schedule read by ListUpcoming and its next firing for the page (pending:
+// fi.At is only a bound, just after given, the firing last given).
+type upcomingSource struct {
+	id            uuid.UUID
+	name, project string
+	zone          string
+	jitter        int32
+	endAt         *time.Time
+	c             compiled
+	fi            Firing
+	given         time.Time
+	pending       bool
 }
 
-func upcomingBefore(a, b *Upcoming) bool {
-	if !a.Firing.At.Equal(b.Firing.At) {
-		return a.Firing.At.Before(b.Firing.At)
+// before reports whether the source's next firing sorts before (at, id).
+func (u *upcomingSource) before(at time.Time, id uuid.UUID) bool {
+	if !u.fi.At.Equal(at) {
+		return u.fi.At.Before(at)
 	}
-	return afterID(b.ScheduleID, a.ScheduleID)
+	return afterID(id, u.id)
 }
 
-// add inserts u in order; false when the page is full and u comes after its last firing (nor
-// can any later firing of the same schedule enter it).
-func (p *upcomingPage) add(u Upcoming) bool {
-	n := len(p.items)
-	if n == p.keep && !upcomingBefore(&u, &p.items[n-1]) {
-		return false
-	}
-	i := sort.Search(n, func(i int) bool { return upcomingBefore(&u, &p.items[i]) })
-	if n < p.keep {
-		p.items = append(p.items, Upcoming{})
-	}
-	copy(p.items[i+1:], p.items[i:])
-	p.items[i] = u
-	return true
-}
-
-// last is the page's last firing once it is full.
-func (p *upcomingPage) last() (*Upcoming, bool) {
-	if len(p.items) < p.keep {
-		return nil, false
-	}
-	return &p.items[len(p.items)-1], true
-}
-
-// result is the first limit firings and whether more follow.
-func (p *upcomingPage) result(limit int) ([]Upcoming, bool, error) {
-	if len(p.items) > limit {
-		return p.items[:limit], true, nil
-	}
-	return p.items, false, nil
-}
-
-// addUpcoming adds the firings of one schedule within the filter's window to page, from its
-// cursor (or from the page's start), none after until or the schedule's end, until one does not
-// enter the page.
-func (s *Service) addUpcoming(page *upcomingPage, sc db.Schedule, project string, f UpcomingFilter) {
-	c, err := compile(sc)
-	if err != nil {
-		s.log.Error("schedule does not compile", "schedule", sc.ID, "err", err)
-		return
-	}
-	// The cursor's own firing, then the following ones; on a later page, from the page's
-	// start (a firing at that very instant stays, for the schedules that sort after it).
-	fi, ok := resolveInstant(c, *sc.NextFireAt), true
-	if f.AfterAt != nil && f.AfterAt.After(*sc.NextFireAt) {
-		fi, ok = c.spec.Next(f.AfterAt.Add(-time.Nanosecond), c.loc)
-	}
-	for ; ok; fi, ok = c.spec.Next(fi.At, c.loc) {
-		if fi.At.After(f.Until) || (sc.EndAt != nil && fi.At.After(*sc.EndAt)) {
-			return
+// settle makes fi, or the first firing after it that the page may show, the source's next
+// firing; false when there is none within the window (until, the schedule's end).
+func (u *upcomingSource) settle(fi Firing, ok bool, f UpcomingFilter) bool {
+	for ; ok; fi, ok = u.c.spec.Next(fi.At, u.c.loc) {
+		if fi.At.After(f.Until) || (u.endAt != nil && fi.At.After(*u.endAt)) {
+			return false
 		}
-		if f.AfterAt != nil && (fi.At.Before(*f.AfterAt) || (fi.At.Equal(*f.AfterAt) && !afterID(sc.ID, f.AfterID))) {
+		if f.AfterAt != nil && (fi.At.Before(*f.AfterAt) || (fi.At.Equal(*f.AfterAt) && !afterID(u.id, f.AfterID))) {
 			continue
 		}
-		u := Upcoming{ScheduleID: sc.ID, ScheduleName: sc.Name, Project: project, Timezone: sc.Timezone, Firing: fi, Local: fi.At.In(c.loc)}
-		if sc.JitterSeconds > 0 {
-			u.StartsBy = dueAt(sc.ID, &fi.At, int(sc.JitterSeconds))
+		u.fi = fi
+		return true
+	}
+	return false
+}
+
+// startUpcoming adds a schedule to the merge with its first firing for the page: its cursor's own,
+// or on a later page the first from the page's start (a firing at that very instant stays, for the
+// schedules that sort after it); not at all when it has none in the window.
+func (s *Service) startUpcoming(m *upcomingMerge, r db.UpcomingSchedulesRow, f UpcomingFilter) {
+	c, err := compile(db.Schedule{ID: r.ID, Cron: r.Cron, Timezone: r.Timezone})
+	if err != nil {
+		s.log.Error("schedule does not compile", "schedule", r.ID, "err", err)
+		return
+	}
+	src := upcomingSource{id: r.ID, name: r.Name, project: r.ProjectSlug, zone: r.Timezone, jitter: r.JitterSeconds, endAt: r.EndAt, c: c}
+	fi, ok := resolveInstant(c, *r.NextFireAt), true
+	if f.AfterAt != nil && f.AfterAt.After(*r.NextFireAt) {
+		fi, ok = c.spec.Next(f.AfterAt.Add(-time.Nanosecond), c.loc)
+	}
+	if src.settle(fi, ok, f) {
+		m.push(src)
+	}
+}
+
+// upcomingMerge is a min-heap of the schedules read (indexes into srcs), by next firing then id.
+type upcomingMerge struct {
+	srcs []upcomingSource
+	heap []int32
+}
+
+func (m *upcomingMerge) soonest() (*upcomingSource, bool) {
+	if len(m.heap) == 0 {
+		return nil, false
+	}
+	return &m.srcs[m.heap[0]], true
+}
+
+func (m *upcomingMerge) less(i, j int) bool {
+	b := &m.srcs[m.heap[j]]
+	return m.srcs[m.heap[i]].before(b.fi.At, b.id)
+}
+
+func (m *upcomingMerge) push(src upcomingSource) {
+	m.srcs = append(m.srcs, src)
+	m.heap = append(m.heap, int32(len(m.srcs)-1))
+	for i := len(m.heap) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !m.less(i, parent) {
+			break
 		}
-		if !page.add(u) {
+		m.heap[i], m.heap[parent] = m.heap[parent], m.heap[i]
+		i = parent
+	}
+}
+
+func (m *upcomingMerge) pop() {
+	n := len(m.heap) - 1
+	m.heap[0] = m.heap[n]
+	m.heap = m.heap[:n]
+	if n > 0 {
+		m.down(0)
+	}
+}
+
+func (m *upcomingMerge) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(m.heap) {
 			return
 		}
+		k := l
+		if r := l + 1; r < len(m.heap) && m.less(r, l) {
+			k = r
+		}
+		if !m.less(k, i) {
+			return
+		}
+		m.heap[i], m.heap[k] = m.heap[k], m.heap[i]
+		i = k
 	}
 }
 
