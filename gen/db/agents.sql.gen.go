@@ -608,21 +608,10 @@ func (q *Queries) ListAgentJobEvents(ctx context.Context, arg ListAgentJobEvents
 }
 
 const listAgentJobs = `-- name: ListAgentJobs :many
-SELECT j.created_at, j.id,
-       ('{"createdAt":' || left(to_json(j.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
-        || coalesce(',"createdBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
-        || coalesce(',"error":' || to_json(j.error)::text, '')
-        || coalesce(',"finishedAt":' || left(to_json(j.finished_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || ',"id":"' || j.id::text || '","input":'
-        || CASE jsonb_typeof(j.input) WHEN 'object' THEN j.input::text WHEN 'null' THEN 'null' ELSE '{}' END
-        || ',"kind":' || to_json(j.kind)::text || ',"maxSeconds":' || j.max_seconds::text
-        || coalesce(',"maxTokens":' || j.max_tokens::text, '')
-        || ',"progress":' || j.progress::text || ',"project":' || to_json(p.slug)::text
-        || ',"proposalIds":' || array_to_json(ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id))::text
-        || coalesce(',"startedAt":' || left(to_json(j.started_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
-        || ',"status":' || to_json(j.status)::text
-        || coalesce(',"summary":' || to_json(j.summary)::text, '')
-        || ',"tokensUsed":' || j.tokens_used::text || ',"updatedAt":' || left(to_json(j.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text AS item
+SELECT j.created_at, j.id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.progress, j.tokens_used, j.summary, j.error,
+       j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.id AS creator_id, u.email AS creator_email,
+       u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
 FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
 WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
   AND ($3::text IS NULL OR p.slug = $3::text)
@@ -648,22 +637,34 @@ type ListAgentJobsParams struct {
 }
 
 type ListAgentJobsRow struct {
-	CreatedAt time.Time
-	ID        uuid.UUID
-	Item      string
+	CreatedAt    time.Time
+	ID           uuid.UUID
+	Kind         string
+	Status       string
+	Input        json.RawMessage
+	MaxSeconds   int32
+	MaxTokens    *int32
+	Progress     int32
+	TokensUsed   int32
+	Summary      *string
+	Error        *string
+	UpdatedAt    time.Time
+	StartedAt    *time.Time
+	FinishedAt   *time.Time
+	ProjectSlug  string
+	CreatorID    uuid.NullUUID
+	CreatorEmail *string
+	CreatorName  *string
+	ProposalIds  []uuid.UUID
 }
 
-// A page of jobs (newest first), each one built here as the API's AgentJob document (issue 31 item
-// 3: the server splices the items into the page without decoding them, and pgx no longer decodes
-// the input and the uuid[] of proposals): the fields of agentJobOut (impl/server/httpapi/agents.go)
-// in its order, an optional field left out when null, the input as json.Unmarshal into a map
-// leaves it (an object as stored, null as null, anything else {}), the creator from users and the
-// proposals' ids read by proposals_job_idx per job of the page only. A time is to_json of its UTC
-// timestamp with a Z: the bytes of Go's RFC3339Nano in UTC; an SQL function for it would be inlined by the planner, parsing its body,
-// at every custom plan; every concatenation is text || text for the same reason (text || integer
-// is anytextcat, an SQL function too): about 1 ms of planning per page measured with them
-// (docs/benchmarks.md, read paths round 5). TestListItemsMatchTheirDetail compares each item with
-// the job's detail (GET /api/agents/jobs/{id}, encoded in Go).
+// A page of jobs (newest first) with their project's slug, their creator (null when none or gone)
+// and the proposals' ids (read in order from proposals_job_idx, 000032, for the page's jobs only, oldest first).
+// agents.(*Service).ListJobs sends this statement with binary results and writes each row as the
+// API's AgentJob document itself (impl/server/agents/joblist.go): the statement used to build
+// the document (round 5), which cost PostgreSQL more in planning and execution than the Go
+// encoder costs the server (docs/benchmarks.md, read paths round 8). The columns' order and
+// types are checked by the decoder.
 func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error) {
 	rows, err := q.db.Query(ctx, listAgentJobs,
 		arg.AllWorkspaces,
@@ -682,7 +683,27 @@ func (q *Queries) ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([
 	items := []ListAgentJobsRow{}
 	for rows.Next() {
 		var i ListAgentJobsRow
-		if err := rows.Scan(&i.CreatedAt, &i.ID, &i.Item); err != nil {
+		if err := rows.Scan(
+			&i.CreatedAt,
+			&i.ID,
+			&i.Kind,
+			&i.Status,
+			&i.Input,
+			&i.MaxSeconds,
+			&i.MaxTokens,
+			&i.Progress,
+			&i.TokensUsed,
+			&i.Summary,
+			&i.Error,
+			&i.UpdatedAt,
+			&i.StartedAt,
+			&i.FinishedAt,
+			&i.ProjectSlug,
+			&i.CreatorID,
+			&i.CreatorEmail,
+			&i.CreatorName,
+			&i.ProposalIds,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

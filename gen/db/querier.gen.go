@@ -163,17 +163,13 @@ type Querier interface {
 	// The scenarios of a project's quarantines in force at now, newest first: the list's export.
 	ListActiveQuarantines(ctx context.Context, arg ListActiveQuarantinesParams) ([]ListActiveQuarantinesRow, error)
 	ListAgentJobEvents(ctx context.Context, arg ListAgentJobEventsParams) ([]AgentJobEvent, error)
-	// A page of jobs (newest first), each one built here as the API's AgentJob document (issue 31 item
-	// 3: the server splices the items into the page without decoding them, and pgx no longer decodes
-	// the input and the uuid[] of proposals): the fields of agentJobOut (impl/server/httpapi/agents.go)
-	// in its order, an optional field left out when null, the input as json.Unmarshal into a map
-	// leaves it (an object as stored, null as null, anything else {}), the creator from users and the
-	// proposals' ids read by proposals_job_idx per job of the page only. A time is to_json of its UTC
-	// timestamp with a Z: the bytes of Go's RFC3339Nano in UTC; an SQL function for it would be inlined by the planner, parsing its body,
-	// at every custom plan; every concatenation is text || text for the same reason (text || integer
-	// is anytextcat, an SQL function too): about 1 ms of planning per page measured with them
-	// (docs/benchmarks.md, read paths round 5). TestListItemsMatchTheirDetail compares each item with
-	// the job's detail (GET /api/agents/jobs/{id}, encoded in Go).
+	// A page of jobs (newest first) with their project's slug, their creator (null when none or gone)
+	// and the proposals' ids (read in order from proposals_job_idx, 000032, for the page's jobs only, oldest first).
+	// agents.(*Service).ListJobs sends this statement with binary results and writes each row as the
+	// API's AgentJob document itself (impl/server/agents/joblist.go): the statement used to build
+	// the document (round 5), which cost PostgreSQL more in planning and execution than the Go
+	// encoder costs the server (docs/benchmarks.md, read paths round 8). The columns' order and
+	// types are checked by the decoder.
 	ListAgentJobs(ctx context.Context, arg ListAgentJobsParams) ([]ListAgentJobsRow, error)
 	ListAllOrgs(ctx context.Context) ([]Org, error)
 	// Keyset pagination, newest first: the cursor is the (at, id) of the last entry of the previous page.

@@ -96,11 +96,12 @@ func (s *Service) GetJob(ctx context.Context, id uuid.UUID) (JobView, error) {
 		ProposalIDs: nonNilUUIDs(r.ProposalIds)}, err
 }
 
-// Page is a page of a list as the API's JSON: each item a document the statement that read it
-// built (issue 31 item 3), in the list's order, and whether another page follows, with the sort
-// key (created_at, id) of the page's last item, which the next page's cursor names.
+// Page is a page of a list as the API's JSON: N items, each the API's document, in the list's
+// order, comma-separated in Items; whether another page follows, with the sort key (created_at,
+// id) of the page's last item, which the next page's cursor names.
 type Page struct {
-	Items  []string
+	Items  []byte
+	N      int
 	More   bool
 	LastAt time.Time
 	LastID uuid.UUID
@@ -109,21 +110,8 @@ type Page struct {
 // ListJobs lists a page of f.Limit jobs in scope, newest first, each one the API's AgentJob
 // document.
 func (s *Service) ListJobs(ctx context.Context, sc Scope, f JobFilter) (Page, error) {
-	rows, err := s.st.ListAgentJobs(ctx, db.ListAgentJobsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Project: f.Project,
-		Status: f.Status, Kind: f.Kind, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit + 1)})
-	if err != nil {
-		return Page{}, err
-	}
-	page := Page{Items: make([]string, 0, min(len(rows), f.Limit))}
-	for i, r := range rows {
-		if i == f.Limit {
-			page.More = true
-			break
-		}
-		page.Items = append(page.Items, r.Item)
-		page.LastAt, page.LastID = r.CreatedAt, r.ID
-	}
-	return page, nil
+	return s.listJobs(ctx, db.ListAgentJobsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Project: f.Project,
+		Status: f.Status, Kind: f.Kind, BeforeAt: f.BeforeAt, BeforeID: uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}, RowLimit: int32(f.Limit + 1)}, f.Limit)
 }
 
 // ProposalFilter selects proposals.
@@ -138,44 +126,52 @@ type ProposalFilter struct {
 
 // ListProposals lists the review inbox in scope, newest first (created_at, then id, both
 // descending): agent proposals and visual checks, read as two lists in that order, each stopped at
-// f.Limit, and merged; each item with its decider. Visual checks are read only when the kind and
-// job filters can match one.
+// f.Limit, and merged; each item with its decider. Visual checks are read only when the kind, job
+// and status filters can match one.
 func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) ([]ProposalView, error) {
 	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
-	props, err := s.st.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
-		Project: f.Project, Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before,
-		RowLimit: int32(f.Limit)})
+	d := inboxDecoder{text: make([]byte, 0, 8<<10)}
+	props, err := s.inboxQuery(ctx, &d, func(q *db.Queries) error {
+		_, err := q.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
+			Project: f.Project, Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before,
+			RowLimit: int32(f.Limit)})
+		return err
+	}, int32(f.Limit))
 	if err != nil {
 		return nil, err
 	}
-	var checks []db.ListInboxVisualChecksRow
-	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid {
-		checks, err = s.st.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
-			Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
+	var checks []inboxRow
+	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid && (f.Status == nil || visualCheckStatus(*f.Status)) {
+		checks, err = s.inboxQuery(ctx, &d, func(q *db.Queries) error {
+			_, err := q.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
+				Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
+			return err
+		}, int32(f.Limit))
 		if err != nil {
 			return nil, err
 		}
 	}
-	return mergeInbox(props, checks, f.Limit), nil
+	return d.views(mergeInbox(props, checks, f.Limit)), nil
+}
+
+// visualCheckStatus reports whether a visual check can have the inbox status st: the view
+// inbox_visual_checks (schema 000025) gives each one accepted, rejected or pending, never stale
+// or verified, so a list of those statuses does not ask for visual checks.
+func visualCheckStatus(st string) bool {
+	return st == "pending" || st == "accepted" || st == "rejected"
 }
 
 // mergeInbox merges two lists ordered newest first (created_at, then id, descending, as
-// PostgreSQL orders them) into at most limit items in the same order.
-func mergeInbox(props []db.ListInboxProposalsRow, checks []db.ListInboxVisualChecksRow, limit int) []ProposalView {
-	view := func(r db.ListInboxProposalsRow) ProposalView {
-		return ProposalView{Proposal: db.Proposal{ID: r.ID, ProjectID: r.ProjectID, JobID: r.JobID, Kind: r.Kind, Status: r.Status, Title: r.Title,
-			Target: r.Target, Diff: r.Diff, Evidence: r.Evidence, Confidence: r.Confidence, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt, Reason: r.Reason,
-			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, ProjectSlug: r.ProjectSlug, WorkspaceID: r.WorkspaceID,
-			Decider: creatorOf(r.DecidedBy, r.DeciderEmail, r.DeciderName), DeciderRead: true}
-	}
-	out := make([]ProposalView, 0, min(limit, len(props)+len(checks)))
+// PostgreSQL orders them) into at most limit rows in the same order.
+func mergeInbox(props, checks []inboxRow, limit int) []inboxRow {
+	out := make([]inboxRow, 0, min(limit, len(props)+len(checks)))
 	i, j := 0, 0
 	for len(out) < limit && (i < len(props) || j < len(checks)) {
-		if j == len(checks) || (i < len(props) && newerFirst(props[i].CreatedAt, props[i].ID, checks[j].CreatedAt, checks[j].ID)) {
-			out = append(out, view(props[i]))
+		if j == len(checks) || (i < len(props) && newerFirst(props[i].createdAt, props[i].id, checks[j].createdAt, checks[j].id)) {
+			out = append(out, props[i])
 			i++
 		} else {
-			out = append(out, view(db.ListInboxProposalsRow(checks[j])))
+			out = append(out, checks[j])
 			j++
 		}
 	}

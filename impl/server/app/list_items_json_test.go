@@ -16,8 +16,9 @@ import (
 	"github.com/sdods/sdods/impl/server/app/apptest"
 )
 
-// TestListItemsMatchTheirDetail: the agent job list is built as JSON by its statement
-// (queries/agents.sql, issue 31 item 3) and spliced into the page; the review inbox and the
+// TestListItemsMatchTheirDetail: the agent job list is written as JSON from its binary rows by the
+// service (impl/server/agents/joblist.go, issue 31 item 3; byte for byte what the statement that
+// built it in session 11 wrote) and spliced into the page; the review inbox and the
 // schedule list read their items' users (creator, pauser, decider) with the page instead of one
 // statement per item. Each item must decode to what the item's detail (GET /api/agents/jobs/{id},
 // GET /api/proposals/{id}, GET /api/schedules/{id} of a schedule that never fired: encoded in Go,
@@ -170,6 +171,26 @@ func TestListItemsMatchTheirDetail(t *testing.T) {
 					t.Errorf("item %s:\nlist   %s\ndetail %s", head.ID, it, get(c.detail+head.ID))
 				}
 			}
+			if c.name == "jobs" {
+				// Byte for byte what the statement that built the items wrote (session 11's
+				// ListAgentJobs, oldStatementJobItems): the list's answer did not change.
+				rows, err := conn.Query(ctx, oldStatementJobItems)
+				if err != nil {
+					t.Fatal(err)
+				}
+				old, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(old) != len(all.Items) {
+					t.Fatalf("%d items, the old statement %d", len(all.Items), len(old))
+				}
+				for i, it := range all.Items {
+					if string(it) != old[i] {
+						t.Errorf("item %d:\nnow %s\nwas %s", i, it, old[i])
+					}
+				}
+			}
 			// Pages of 2, followed by their cursor, concatenate to the list.
 			var paged []string
 			path := c.list + "&limit=2"
@@ -198,3 +219,23 @@ func TestListItemsMatchTheirDetail(t *testing.T) {
 		t.Fatalf("empty page: %s", body)
 	}
 }
+
+// oldStatementJobItems is the item column of ListAgentJobs when the statement built the job
+// list's documents (read paths round 5), for the project shop, newest first.
+const oldStatementJobItems = `SELECT ('{"createdAt":' || left(to_json(j.created_at AT TIME ZONE 'UTC')::text, -1) || 'Z"'
+        || coalesce(',"createdBy":{"displayName":' || to_json(u.display_name)::text || ',"email":' || to_json(u.email)::text || ',"id":"' || u.id::text || '"}', '')
+        || coalesce(',"error":' || to_json(j.error)::text, '')
+        || coalesce(',"finishedAt":' || left(to_json(j.finished_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"id":"' || j.id::text || '","input":'
+        || CASE jsonb_typeof(j.input) WHEN 'object' THEN j.input::text WHEN 'null' THEN 'null' ELSE '{}' END
+        || ',"kind":' || to_json(j.kind)::text || ',"maxSeconds":' || j.max_seconds::text
+        || coalesce(',"maxTokens":' || j.max_tokens::text, '')
+        || ',"progress":' || j.progress::text || ',"project":' || to_json(p.slug)::text
+        || ',"proposalIds":' || array_to_json(ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id))::text
+        || coalesce(',"startedAt":' || left(to_json(j.started_at AT TIME ZONE 'UTC')::text, -1) || 'Z"', '')
+        || ',"status":' || to_json(j.status)::text
+        || coalesce(',"summary":' || to_json(j.summary)::text, '')
+        || ',"tokensUsed":' || j.tokens_used::text || ',"updatedAt":' || left(to_json(j.updated_at AT TIME ZONE 'UTC')::text, -1) || 'Z"}')::text
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
+WHERE p.slug = 'shop'
+ORDER BY j.created_at DESC, j.id DESC`

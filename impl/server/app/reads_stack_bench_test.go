@@ -48,6 +48,9 @@ func BenchmarkReadStack(b *testing.B) {
 		{"audit-target", "/api/audit?targetKind=run&targetId=c4ca4238a0b923820dcc509a6f75849b&limit=50"},
 		{"schedules", "/api/schedules?project=shop&status=paused&limit=50"},
 		{"upcoming", "/api/schedules/next?project=shop&limit=50"},
+		{"agent-jobs", "/api/agents/jobs?project=shop&status=failed&limit=50"},
+		{"agent-jobs-kind", "/api/agents/jobs?project=shop&kind=llm&limit=50"},
+		{"proposals", "/api/proposals?project=shop&status=pending&limit=50"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

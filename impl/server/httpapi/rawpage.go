@@ -2,24 +2,19 @@ package httpapi
 
 import "net/http"
 
-// rawPage is a list page whose items are JSON documents built before the answer (by the statement
+// rawPage is a list page whose items are JSON documents built before the answer (by the service
 // that read them, issue 31 item 3): {"items":[…],"nextCursor":…} as encoding/json writes a list
-// page, with the items spliced in as they are, never decoded. A list's 200 answer is a named
-// rawPage type with the operation's Visit method (agentJobsPage).
+// page, with the items (comma-separated) spliced in as they are, never decoded. A list's 200
+// answer is a named rawPage type with the operation's Visit method (agentJobsPage).
 type rawPage struct {
-	Items      []string
+	Items      []byte
 	NextCursor *string
 }
 
 // appendRawPage appends the page; no items is an empty list.
-func appendRawPage(b []byte, items []string, next *string) []byte {
+func appendRawPage(b []byte, items []byte, next *string) []byte {
 	b = append(b, `{"items":[`...)
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
-	}
+	b = append(b, items...)
 	b = append(b, `],"nextCursor":`...)
 	b = appendStringPtrOrNull(b, next)
 	return append(b, '}')

@@ -1,0 +1,362 @@
+package agents
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sdods/sdods/gen/db"
+	"github.com/sdods/sdods/impl/server/store"
+)
+
+// The job list reads gen/db's ListAgentJobs statement (its text and arguments, as the generated
+// code builds them) with binary results and writes each row as the API's AgentJob document
+// itself, without pgx's generic scan (as runs.(*Service).listRuns does for the run list): the
+// statement used to build the documents, which cost PostgreSQL more than this costs the server
+// (docs/benchmarks.md, read paths round 8).
+//
+// The document is byte for byte what that statement wrote (so what the list answered before):
+// the fields of agentJobOut (impl/server/httpapi/agents.go) in its order, an optional field left
+// out when null, strings escaped as PostgreSQL's to_json escapes them, times as RFC 3339 in UTC
+// with the fraction's trailing zeros dropped, the input as json.Unmarshal into a map leaves it (an
+// object as stored, null as null, anything else {}). TestListItemsMatchTheirDetail compares each
+// item with the job's detail (GET /api/agents/jobs/{id}, encoded by encoding/json).
+
+// errRecorded stops a generated query at its Query call, once statementRecorder has kept it.
+var errRecorded = errors.New("statement recorded, not run")
+
+// statementRecorder is a db.DBTX that keeps the statement and arguments of the one query it is
+// asked to run instead of running it.
+type statementRecorder struct {
+	sql  string
+	args []any
+}
+
+func (r *statementRecorder) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return pgconn.CommandTag{}, errRecorded
+}
+
+func (r *statementRecorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.sql, r.args = sql, args
+	return nil, errRecorded
+}
+
+func (r *statementRecorder) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
+
+type errRow struct{}
+
+func (errRow) Scan(...any) error { return errRecorded }
+
+// jobListOIDs are the types of ListAgentJobs's columns, checked before any row is decoded.
+var jobListOIDs = [...]uint32{
+	pgtype.TimestamptzOID, pgtype.UUIDOID, pgtype.TextOID, pgtype.TextOID, pgtype.JSONBOID, // created_at, id, kind, status, input
+	pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID, // max_seconds, max_tokens, progress, tokens_used
+	pgtype.TextOID, pgtype.TextOID, // summary, error
+	pgtype.TimestamptzOID, pgtype.TimestamptzOID, pgtype.TimestamptzOID, // updated_at, started_at, finished_at
+	pgtype.TextOID, pgtype.UUIDOID, pgtype.TextOID, pgtype.TextOID, // project_slug, creator_id, creator_email, creator_name
+	pgtype.UUIDArrayOID, // proposal_ids
+}
+
+const (
+	jcCreatedAt = iota
+	jcID
+	jcKind
+	jcStatus
+	jcInput
+	jcMaxSeconds
+	jcMaxTokens
+	jcProgress
+	jcTokensUsed
+	jcSummary
+	jcError
+	jcUpdatedAt
+	jcStartedAt
+	jcFinishedAt
+	jcSlug
+	jcCreatorID
+	jcCreatorEmail
+	jcCreatorName
+	jcProposalIDs
+)
+
+// listJobs runs ListAgentJobs with binary results and writes at most limit rows as AgentJob
+// documents, comma-separated, into page.Items.
+func (s *Service) listJobs(ctx context.Context, params db.ListAgentJobsParams, limit int) (Page, error) {
+	var rec statementRecorder
+	if _, err := db.New(&rec).ListAgentJobs(ctx, params); !errors.Is(err, errRecorded) {
+		return Page{}, fmt.Errorf("job list: recording the statement: %v", err)
+	}
+	args := make([]any, 0, 1+len(rec.args))
+	args = append(append(args, pgx.QueryResultFormats{pgx.BinaryFormatCode}), rec.args...)
+	rows, err := s.st.Pool.Query(ctx, rec.sql, args...)
+	if err != nil {
+		return Page{}, store.Translate(err)
+	}
+	defer rows.Close()
+	fds := rows.FieldDescriptions()
+	if len(fds) != len(jobListOIDs) {
+		return Page{}, fmt.Errorf("job list: %d columns, want %d", len(fds), len(jobListOIDs))
+	}
+	for i, fd := range fds {
+		if fd.DataTypeOID != jobListOIDs[i] || fd.Format != pgx.BinaryFormatCode {
+			return Page{}, fmt.Errorf("job list: column %s has type %d format %d, want type %d binary", fd.Name, fd.DataTypeOID, fd.Format, jobListOIDs[i])
+		}
+	}
+	page := Page{Items: make([]byte, 0, 16<<10)}
+	var lastAt time.Time
+	var lastID [16]byte
+	for rows.Next() {
+		v := rows.RawValues()
+		if page.N == limit {
+			page.More = true
+			break
+		}
+		if page.N > 0 {
+			page.Items = append(page.Items, ',')
+		}
+		if page.Items, err = appendJobRow(page.Items, v); err != nil {
+			return Page{}, err
+		}
+		page.N++
+		lastAt, _ = timestamptz(v[jcCreatedAt])
+		copy(lastID[:], v[jcID])
+	}
+	if err := rows.Err(); err != nil {
+		return Page{}, store.Translate(err)
+	}
+	page.LastAt, page.LastID = lastAt, lastID
+	return page, nil
+}
+
+// appendJobRow appends one row of ListAgentJobs as the API's AgentJob document.
+func appendJobRow(b []byte, v [][]byte) ([]byte, error) {
+	if len(v) != len(jobListOIDs) {
+		return b, fmt.Errorf("job list: %d values, want %d", len(v), len(jobListOIDs))
+	}
+	for _, c := range [...]int{jcCreatedAt, jcID, jcKind, jcStatus, jcInput, jcMaxSeconds, jcProgress, jcTokensUsed, jcUpdatedAt, jcSlug, jcProposalIDs} {
+		if v[c] == nil {
+			return b, fmt.Errorf("job list: NULL in NOT NULL column %d", c)
+		}
+	}
+	var err error
+	b = append(b, `{"createdAt":`...)
+	if b, err = appendPGTime(b, v[jcCreatedAt]); err != nil {
+		return b, err
+	}
+	// The creator: all three of the user's columns, as the statement's concatenation needed.
+	if v[jcCreatorID] != nil && v[jcCreatorEmail] != nil && v[jcCreatorName] != nil {
+		b = append(b, `,"createdBy":{"displayName":`...)
+		b = appendPGString(b, v[jcCreatorName])
+		b = append(b, `,"email":`...)
+		b = appendPGString(b, v[jcCreatorEmail])
+		b = append(b, `,"id":`...)
+		if b, err = appendUUID(b, v[jcCreatorID]); err != nil {
+			return b, err
+		}
+		b = append(b, '}')
+	}
+	if v[jcError] != nil {
+		b = append(b, `,"error":`...)
+		b = appendPGString(b, v[jcError])
+	}
+	if v[jcFinishedAt] != nil {
+		b = append(b, `,"finishedAt":`...)
+		if b, err = appendPGTime(b, v[jcFinishedAt]); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, `,"id":`...)
+	if b, err = appendUUID(b, v[jcID]); err != nil {
+		return b, err
+	}
+	b = append(b, `,"input":`...)
+	// jsonb's binary format is a version byte (1) and the text; an object's text starts with {.
+	in := v[jcInput]
+	if len(in) < 2 || in[0] != 1 {
+		return b, errors.New("job list: input: not jsonb version 1")
+	}
+	switch {
+	case in[1] == '{':
+		b = append(b, in[1:]...)
+	case string(in[1:]) == "null":
+		b = append(b, "null"...)
+	default:
+		b = append(b, "{}"...)
+	}
+	b = append(b, `,"kind":`...)
+	b = appendPGString(b, v[jcKind])
+	b = append(b, `,"maxSeconds":`...)
+	if b, err = appendInt4(b, v[jcMaxSeconds]); err != nil {
+		return b, err
+	}
+	if v[jcMaxTokens] != nil {
+		b = append(b, `,"maxTokens":`...)
+		if b, err = appendInt4(b, v[jcMaxTokens]); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, `,"progress":`...)
+	if b, err = appendInt4(b, v[jcProgress]); err != nil {
+		return b, err
+	}
+	b = append(b, `,"project":`...)
+	b = appendPGString(b, v[jcSlug])
+	b = append(b, `,"proposalIds":`...)
+	if b, err = appendUUIDArray(b, v[jcProposalIDs]); err != nil {
+		return b, err
+	}
+	if v[jcStartedAt] != nil {
+		b = append(b, `,"startedAt":`...)
+		if b, err = appendPGTime(b, v[jcStartedAt]); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, `,"status":`...)
+	b = appendPGString(b, v[jcStatus])
+	if v[jcSummary] != nil {
+		b = append(b, `,"summary":`...)
+		b = appendPGString(b, v[jcSummary])
+	}
+	b = append(b, `,"tokensUsed":`...)
+	if b, err = appendInt4(b, v[jcTokensUsed]); err != nil {
+		return b, err
+	}
+	b = append(b, `,"updatedAt":`...)
+	if b, err = appendPGTime(b, v[jcUpdatedAt]); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendPGString appends s quoted as PostgreSQL's to_json(text) writes it (escape_json): ", \
+// and the control characters escaped (\b \f \n \r \t by name, the others \u00XX), every other
+// byte as it is.
+func appendPGString(b, s []byte) []byte {
+	b = append(b, '"')
+	start := 0
+	for i, c := range s {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendPGTime appends a binary timestamptz as the statement wrote it
+// (left(to_json(t AT TIME ZONE 'UTC')::text, -1) || 'Z"'): RFC 3339 in UTC, the fraction's
+// trailing zeros dropped, as time.RFC3339Nano writes it for the years 1 to 9999.
+func appendPGTime(b, v []byte) ([]byte, error) {
+	t, err := timestamptz(v)
+	if err != nil {
+		return b, err
+	}
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return b, fmt.Errorf("job list: time %v outside the years 1-9999", t.UTC())
+	}
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), nil
+}
+
+// usecPerSec and y2kUnixSec convert PostgreSQL's timestamptz (microseconds since 2000-01-01 UTC).
+const (
+	usecPerSec = 1_000_000
+	y2kUnixSec = 946_684_800
+	pgInfinity = 1<<63 - 1
+)
+
+func timestamptz(v []byte) (time.Time, error) {
+	if len(v) != 8 {
+		return time.Time{}, fmt.Errorf("job list: timestamptz of %d bytes", len(v))
+	}
+	us := int64(binary.BigEndian.Uint64(v))
+	if us == pgInfinity || us == -pgInfinity-1 {
+		return time.Time{}, errors.New("job list: infinite timestamptz")
+	}
+	return time.Unix(y2kUnixSec+us/usecPerSec, us%usecPerSec*1000), nil
+}
+
+func appendInt4(b, v []byte) ([]byte, error) {
+	if len(v) != 4 {
+		return b, fmt.Errorf("job list: integer of %d bytes", len(v))
+	}
+	return strconv.AppendInt(b, int64(int32(binary.BigEndian.Uint32(v))), 10), nil
+}
+
+// appendUUID appends a binary uuid quoted in its lowercase hyphenated form.
+func appendUUID(b, v []byte) ([]byte, error) {
+	if len(v) != 16 {
+		return b, fmt.Errorf("job list: uuid of %d bytes", len(v))
+	}
+	b = append(b, '"')
+	for i, c := range v {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xF])
+	}
+	return append(b, '"'), nil
+}
+
+// appendUUIDArray appends a binary one-dimensional uuid[] (no NULLs) as a JSON array of strings,
+// as array_to_json wrote it: [] when empty, no spaces.
+func appendUUIDArray(b, v []byte) ([]byte, error) {
+	if len(v) < 12 {
+		return b, errors.New("job list: short array")
+	}
+	ndim, hasNull := binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[4:])
+	if hasNull != 0 {
+		return b, errors.New("job list: NULL in the proposals' ids")
+	}
+	b = append(b, '[')
+	if ndim == 0 {
+		return append(b, ']'), nil
+	}
+	if ndim != 1 || len(v) < 20 {
+		return b, fmt.Errorf("job list: array of %d dimensions", ndim)
+	}
+	n := int(int32(binary.BigEndian.Uint32(v[12:])))
+	rest := v[20:]
+	if n < 0 || len(rest) != n*20 {
+		return b, errors.New("job list: malformed uuid array")
+	}
+	for i := 0; i < n; i++ {
+		if binary.BigEndian.Uint32(rest) != 16 {
+			return b, errors.New("job list: malformed uuid array")
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b, _ = appendUUID(b, rest[4:20])
+		rest = rest[20:]
+	}
+	return append(b, ']'), nil
+}

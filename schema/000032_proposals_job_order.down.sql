@@ -1,0 +1,2 @@
+DROP INDEX proposals_job_idx;
+CREATE INDEX proposals_job_idx ON proposals (job_id);
