@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sdods/sdods/gen/db"
@@ -171,26 +170,11 @@ func (d *inboxDecoder) views(rows []inboxRow) []ProposalView {
 
 // inboxQuery runs one recorded inbox statement with binary results and decodes its rows.
 func (s *Service) inboxQuery(ctx context.Context, d *inboxDecoder, record func(*db.Queries) error, limit int32) ([]inboxRow, error) {
-	var rec statementRecorder
-	if err := record(db.New(&rec)); !errors.Is(err, errRecorded) {
-		return nil, fmt.Errorf("inbox: recording the statement: %v", err)
-	}
-	args := make([]any, 0, 1+len(rec.args))
-	args = append(append(args, pgx.QueryResultFormats{pgx.BinaryFormatCode}), rec.args...)
-	rows, err := s.st.Pool.Query(ctx, rec.sql, args...)
+	rows, err := s.st.QueryBinary(ctx, "inbox", inboxOIDs[:], record)
 	if err != nil {
-		return nil, store.Translate(err)
+		return nil, err
 	}
 	defer rows.Close()
-	fds := rows.FieldDescriptions()
-	if len(fds) != len(inboxOIDs) {
-		return nil, fmt.Errorf("inbox: %d columns, want %d", len(fds), len(inboxOIDs))
-	}
-	for i, fd := range fds {
-		if fd.DataTypeOID != inboxOIDs[i] || fd.Format != pgx.BinaryFormatCode {
-			return nil, fmt.Errorf("inbox: column %s has type %d format %d, want type %d binary", fd.Name, fd.DataTypeOID, fd.Format, inboxOIDs[i])
-		}
-	}
 	out := make([]inboxRow, 0, max(limit, 0))
 	for rows.Next() {
 		r, err := d.row(rows.RawValues())

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sdods/sdods/gen/db"
@@ -28,31 +26,6 @@ import (
 // with the fraction's trailing zeros dropped, the input as json.Unmarshal into a map leaves it (an
 // object as stored, null as null, anything else {}). TestListItemsMatchTheirDetail compares each
 // item with the job's detail (GET /api/agents/jobs/{id}, encoded by encoding/json).
-
-// errRecorded stops a generated query at its Query call, once statementRecorder has kept it.
-var errRecorded = errors.New("statement recorded, not run")
-
-// statementRecorder is a db.DBTX that keeps the statement and arguments of the one query it is
-// asked to run instead of running it.
-type statementRecorder struct {
-	sql  string
-	args []any
-}
-
-func (r *statementRecorder) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
-	return pgconn.CommandTag{}, errRecorded
-}
-
-func (r *statementRecorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
-	r.sql, r.args = sql, args
-	return nil, errRecorded
-}
-
-func (r *statementRecorder) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
-
-type errRow struct{}
-
-func (errRow) Scan(...any) error { return errRecorded }
 
 // jobListOIDs are the types of ListAgentJobs's columns, checked before any row is decoded.
 var jobListOIDs = [...]uint32{
@@ -89,26 +62,14 @@ const (
 // listJobs runs ListAgentJobs with binary results and writes at most limit rows as AgentJob
 // documents, comma-separated, into page.Items.
 func (s *Service) listJobs(ctx context.Context, params db.ListAgentJobsParams, limit int) (Page, error) {
-	var rec statementRecorder
-	if _, err := db.New(&rec).ListAgentJobs(ctx, params); !errors.Is(err, errRecorded) {
-		return Page{}, fmt.Errorf("job list: recording the statement: %v", err)
-	}
-	args := make([]any, 0, 1+len(rec.args))
-	args = append(append(args, pgx.QueryResultFormats{pgx.BinaryFormatCode}), rec.args...)
-	rows, err := s.st.Pool.Query(ctx, rec.sql, args...)
+	rows, err := s.st.QueryBinary(ctx, "job list", jobListOIDs[:], func(q *db.Queries) error {
+		_, err := q.ListAgentJobs(ctx, params)
+		return err
+	})
 	if err != nil {
-		return Page{}, store.Translate(err)
+		return Page{}, err
 	}
 	defer rows.Close()
-	fds := rows.FieldDescriptions()
-	if len(fds) != len(jobListOIDs) {
-		return Page{}, fmt.Errorf("job list: %d columns, want %d", len(fds), len(jobListOIDs))
-	}
-	for i, fd := range fds {
-		if fd.DataTypeOID != jobListOIDs[i] || fd.Format != pgx.BinaryFormatCode {
-			return Page{}, fmt.Errorf("job list: column %s has type %d format %d, want type %d binary", fd.Name, fd.DataTypeOID, fd.Format, jobListOIDs[i])
-		}
-	}
 	page := Page{Items: make([]byte, 0, 16<<10)}
 	var lastAt time.Time
 	var lastID [16]byte
@@ -286,22 +247,12 @@ func appendPGTime(b, v []byte) ([]byte, error) {
 	return append(b, '"'), nil
 }
 
-// usecPerSec and y2kUnixSec convert PostgreSQL's timestamptz (microseconds since 2000-01-01 UTC).
-const (
-	usecPerSec = 1_000_000
-	y2kUnixSec = 946_684_800
-	pgInfinity = 1<<63 - 1
-)
-
 func timestamptz(v []byte) (time.Time, error) {
-	if len(v) != 8 {
-		return time.Time{}, fmt.Errorf("job list: timestamptz of %d bytes", len(v))
+	t, err := store.DecodeTimestamptz(v)
+	if err != nil {
+		return t, fmt.Errorf("agents: %w", err)
 	}
-	us := int64(binary.BigEndian.Uint64(v))
-	if us == pgInfinity || us == -pgInfinity-1 {
-		return time.Time{}, errors.New("job list: infinite timestamptz")
-	}
-	return time.Unix(y2kUnixSec+us/usecPerSec, us%usecPerSec*1000), nil
+	return t, nil
 }
 
 func appendInt4(b, v []byte) ([]byte, error) {

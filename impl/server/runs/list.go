@@ -2,15 +2,12 @@ package runs
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sdods/sdods/gen/db"
@@ -21,31 +18,6 @@ import (
 // code builds them) but decodes the rows from PostgreSQL's binary format itself: pgx's generic
 // scan of the 19 columns into sqlc's rows and the garbage it left were half of the list's Go CPU
 // (docs/benchmarks.md, read paths round 7).
-
-// errRecorded stops a generated query at its Query call, once statementRecorder has kept it.
-var errRecorded = errors.New("statement recorded, not run")
-
-// statementRecorder is a db.DBTX that keeps the statement and arguments of the one query it is
-// asked to run instead of running it.
-type statementRecorder struct {
-	sql  string
-	args []any
-}
-
-func (r *statementRecorder) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
-	return pgconn.CommandTag{}, errRecorded
-}
-
-func (r *statementRecorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
-	r.sql, r.args = sql, args
-	return nil, errRecorded
-}
-
-func (r *statementRecorder) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
-
-type errRow struct{}
-
-func (errRow) Scan(...any) error { return errRecorded }
 
 // listRunsOIDs are the types of ListRuns's columns, checked before decoding them.
 var listRunsOIDs = [...]uint32{pgtype.UUIDOID, pgtype.UUIDOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID,
@@ -219,26 +191,14 @@ func (d *listDecoder) runs() []ProjectRun {
 
 // listRuns runs ListRuns with binary results and decodes its rows.
 func (s *Service) listRuns(ctx context.Context, params db.ListRunsParams) ([]ProjectRun, error) {
-	var rec statementRecorder
-	if _, err := db.New(&rec).ListRuns(ctx, params); !errors.Is(err, errRecorded) {
-		return nil, fmt.Errorf("run list: recording the statement: %v", err)
-	}
-	args := make([]any, 0, 1+len(rec.args))
-	args = append(append(args, pgx.QueryResultFormats{pgx.BinaryFormatCode}), rec.args...)
-	rows, err := s.st.Pool.Query(ctx, rec.sql, args...)
+	rows, err := s.st.QueryBinary(ctx, "run list", listRunsOIDs[:], func(q *db.Queries) error {
+		_, err := q.ListRuns(ctx, params)
+		return err
+	})
 	if err != nil {
-		return nil, store.Translate(err)
+		return nil, err
 	}
 	defer rows.Close()
-	fds := rows.FieldDescriptions()
-	if len(fds) != len(listRunsOIDs) {
-		return nil, fmt.Errorf("run list: %d columns, want %d", len(fds), len(listRunsOIDs))
-	}
-	for i, fd := range fds {
-		if fd.DataTypeOID != listRunsOIDs[i] || fd.Format != pgx.BinaryFormatCode {
-			return nil, fmt.Errorf("run list: column %s has type %d format %d, want type %d binary", fd.Name, fd.DataTypeOID, fd.Format, listRunsOIDs[i])
-		}
-	}
 	d := listDecoders.Get().(*listDecoder)
 	defer d.release()
 	for rows.Next() {
@@ -271,32 +231,19 @@ func (d *listDecoder) release() {
 	listDecoders.Put(d)
 }
 
+// uuidOf and timestamptz are store's decoders with the list named in their errors.
 func uuidOf(b []byte) (uuid.UUID, error) {
-	var u uuid.UUID
-	if len(b) != 16 {
-		return u, fmt.Errorf("run list: uuid of %d bytes", len(b))
+	u, err := store.DecodeUUID(b)
+	if err != nil {
+		return u, fmt.Errorf("run list: %w", err)
 	}
-	copy(u[:], b)
 	return u, nil
 }
 
-// usecPerSec and y2kUnixSec convert PostgreSQL's timestamptz (microseconds since 2000-01-01 UTC)
-// as pgx does (time.Unix: in time.Local).
-const (
-	usecPerSec = 1_000_000
-	y2kUnixSec = 946_684_800
-)
-
 func timestamptz(b []byte) (time.Time, error) {
-	if len(b) != 8 {
-		return time.Time{}, fmt.Errorf("run list: timestamptz of %d bytes", len(b))
+	t, err := store.DecodeTimestamptz(b)
+	if err != nil {
+		return t, fmt.Errorf("run list: %w", err)
 	}
-	us := int64(binary.BigEndian.Uint64(b))
-	if us == pgInfinity || us == -pgInfinity-1 {
-		return time.Time{}, errors.New("run list: infinite timestamptz")
-	}
-	return time.Unix(y2kUnixSec+us/usecPerSec, us%usecPerSec*1000), nil
+	return t, nil
 }
-
-// pgInfinity is timestamptz 'infinity' in the binary format ('-infinity' is its negation minus one).
-const pgInfinity = 1<<63 - 1
