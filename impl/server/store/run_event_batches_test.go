@@ -2,41 +2,17 @@ package store_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
-	"github.com/golang-migrate/migrate/v4"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5"
-	"github.com/golang-migrate/migrate/v4/source/iofs"
-	"github.com/jackc/pgx/v5"
-
-	"github.com/sdods/sdods/impl/server/store/storetest"
-	"github.com/sdods/sdods/schema"
 )
 
 // Schema 000030 moves a run's stored events from one row each (run_events) into one row per batch
 // (run_event_batches), and back on the way down: every event keeps its run, number, time, type and
 // document; runs of consecutive numbers become batches of at most 1,000 events, never across a gap.
 func TestRunEventBatchesMigration(t *testing.T) {
-	dbURL := storetest.NewDatabase(t)
-	src, err := iofs.New(schema.Migrations, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := migrate.NewWithSourceInstance("iofs", src, "pgx5://"+strings.TrimPrefix(dbURL, "postgres://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if err := m.Migrate(29); err != nil {
-		t.Fatalf("down to 29: %v", err)
-	}
+	m, conn := migratedTo(t, 29)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	// Run a: 2,500 events (three batches: 1,000, 1,000, 500); run b: 1–3 and 7–8 (a gap: two batches);
 	// run c: one event holding an escaped NUL, which json keeps.
 	const a, b, c = "00000000-0000-0000-0000-00000000000a", "00000000-0000-0000-0000-00000000000b", "00000000-0000-0000-0000-00000000000c"

@@ -5,38 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/golang-migrate/migrate/v4"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5"
-	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/sdods/sdods/impl/server/store/storetest"
-	"github.com/sdods/sdods/schema"
 )
 
 // Schema 000031 adds the schedule list's indexes (a project's schedules of one status, a
 // project's, every project's, each in the list's order), and takes them away on the way down;
 // the schedules stored stay as they were both ways.
 func TestSchedulesListMigration(t *testing.T) {
-	dbURL := storetest.NewDatabase(t)
-	src, err := iofs.New(schema.Migrations, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := migrate.NewWithSourceInstance("iofs", src, "pgx5://"+strings.TrimPrefix(dbURL, "postgres://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if err := m.Migrate(30); err != nil {
-		t.Fatalf("down to 30: %v", err)
-	}
+	m, conn := migratedTo(t, 30)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, `
 		INSERT INTO orgs (slug, name) VALUES ('o31', 'o31');
 		INSERT INTO workspaces (org_id, slug, name) SELECT id, 'w31', 'w31' FROM orgs WHERE slug = 'o31';
