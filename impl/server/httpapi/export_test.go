@@ -17,6 +17,8 @@ var (
 	RunCounts       = runCounts
 	AppendRunPage   = appendRunPage
 	RunSummary      = runSummary
+	AppendSchedules = appendSchedulePage
+	ToSchedule      = toSchedule
 )
 
 // ReportLists returns a report whose failures, flaky and slowest lists are empty, or nil.
