@@ -45,7 +45,7 @@ func TestSchedulePageMatchesEncodingJSON(t *testing.T) {
 				status := []string{"active", "paused", g.str()}[g.r.IntN(3)]
 				sc := schedules.Schedule{ID: uuid.New(), Project: g.str(), WorkspaceID: uuid.New(), Name: g.str(), Cron: g.str(), Timezone: g.str(),
 					Template: schedules.Template{Paths: g.strs(), Tags: g.strp(), Environment: g.strp(), Label: g.strp(), TimeoutSeconds: g.intp(), Retries: g.intp()},
-					Overlap: g.str(), CatchUpWindowSeconds: g.r.IntN(5000) - 5, CatchUpMax: g.r.IntN(20), JitterSeconds: g.r.IntN(100),
+					Overlap:  g.str(), CatchUpWindowSeconds: g.r.IntN(5000) - 5, CatchUpMax: g.r.IntN(20), JitterSeconds: g.r.IntN(100),
 					StartAt: g.timep(), EndAt: g.timep(), PauseAfterFailures: g.intp(), Status: status, PausedAt: g.timep(), PausedBy: user(),
 					PauseNote: g.strp(), NextRunAt: g.timep(), LastRunAt: g.timep(), LastRunID: g.uuidp(), LastRunStatus: g.strp(),
 					ConsecutiveFailures: g.r.IntN(9), RecentFirings: []schedules.FiringRecord{}, CreatedBy: user(), CreatedAt: g.time(), UpdatedAt: g.time()}
