@@ -233,11 +233,12 @@ func (d *listDecoder) schedules() []Schedule {
 // templateOf is a stored template as viewWith reads it (json.Unmarshal, errors ignored); the
 // empty one without it.
 func templateOf(text []byte) Template {
-	var t Template
-	if string(text) != "{}" {
-		_ = json.Unmarshal(text, &t)
+	if string(text) == "{}" {
+		return Template{}
 	}
-	return t
+	t := new(Template)
+	_ = json.Unmarshal(text, t)
+	return *t
 }
 
 // list runs ListSchedules with binary results and returns at most limit schedules and whether
