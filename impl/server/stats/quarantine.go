@@ -82,20 +82,11 @@ func (qs *Quarantines) List(ctx context.Context, projectID uuid.UUID, project st
 	if c := f.After; c != nil {
 		p.AfterOpen, p.AfterAt, p.AfterID = &c.Open, &c.At, uuid.NullUUID{UUID: c.ID, Valid: true}
 	}
-	rows, err := qs.st.ListQuarantines(ctx, p)
+	items, next, err := qs.listQuarantines(ctx, p, project, f.Limit)
 	if err != nil {
 		return serverapi.QuarantineList{}, nil, err
 	}
-	var next *QuarantineCursor
-	if len(rows) > f.Limit {
-		rows = rows[:f.Limit]
-		last := rows[len(rows)-1]
-		next = &QuarantineCursor{Open: last.ReleasedAt == nil, At: last.CreatedAt, ID: last.ID}
-	}
-	out := serverapi.QuarantineList{Items: make([]serverapi.Quarantine, 0, len(rows)), Export: serverapi.QuarantineExport{List: []string{}}}
-	for _, r := range rows {
-		out.Items = append(out.Items, qs.toAPI(r, project))
-	}
+	out := serverapi.QuarantineList{Items: items, Export: serverapi.QuarantineExport{List: []string{}}}
 	active, err := qs.st.ListActiveQuarantines(ctx, db.ListActiveQuarantinesParams{ProjectID: projectID, Now: qs.now()})
 	if err != nil {
 		return serverapi.QuarantineList{}, nil, err
