@@ -2,8 +2,6 @@ package stats
 
 import (
 	"context"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,7 +10,6 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
-	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -87,22 +84,8 @@ func (qs *Quarantines) List(ctx context.Context, projectID uuid.UUID, project st
 		return serverapi.QuarantineList{}, nil, err
 	}
 	out := serverapi.QuarantineList{Items: items, Export: serverapi.QuarantineExport{List: []string{}}}
-	active, err := qs.st.ListActiveQuarantines(ctx, db.ListActiveQuarantinesParams{ProjectID: projectID, Now: qs.now()})
-	if err != nil {
+	if out.Export, err = qs.export(ctx, projectID); err != nil {
 		return serverapi.QuarantineList{}, nil, err
-	}
-	var names []string
-	seen := map[string]bool{}
-	for _, r := range active {
-		out.Export.List = append(out.Export.List, r.FeaturePath+" › "+r.Name)
-		if !seen[r.Name] {
-			seen[r.Name] = true
-			names = append(names, regexp.QuoteMeta(r.Name))
-		}
-	}
-	if len(names) > 0 {
-		out.Export.NamePattern = "^(?:" + strings.Join(names, "|") + ")$"
-		out.Export.TagExpression = "not " + runner.QuarantinedTag
 	}
 	return out, next, nil
 }

@@ -3,13 +3,18 @@ package stats
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -167,4 +172,56 @@ func (qs *Quarantines) listQuarantines(ctx context.Context, p db.ListQuarantines
 		next = &QuarantineCursor{Open: last.ReleasedAt == nil, At: last.CreatedAt, ID: last.Id}
 	}
 	return out, next, nil
+}
+
+// exportOIDs are the types of ListActiveQuarantines's columns (feature_path, name).
+var exportOIDs = [...]uint32{pgtype.TextOID, pgtype.TextOID}
+
+// export is the export of every quarantine of the project active now, from ListActiveQuarantines's
+// binary rows: each "path › name" a slice of one string, the names' pattern (each name once)
+// matching exactly them, the tag expression that leaves out the quarantined tag; an empty list
+// and pattern when none is active.
+func (qs *Quarantines) export(ctx context.Context, projectID uuid.UUID) (serverapi.QuarantineExport, error) {
+	out := serverapi.QuarantineExport{List: []string{}}
+	rows, err := qs.st.QueryBinary(ctx, "quarantine export", exportOIDs[:], func(q *db.Queries) error {
+		_, err := q.ListActiveQuarantines(ctx, db.ListActiveQuarantinesParams{ProjectID: projectID, Now: qs.now()})
+		return err
+	})
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	var text []byte
+	var items []struct{ from, name, to int32 }
+	for rows.Next() {
+		v := rows.RawValues()
+		if len(v) != 2 || v[0] == nil || v[1] == nil {
+			return out, errors.New("quarantine export: NULL or missing feature_path or name")
+		}
+		from := int32(len(text))
+		text = append(append(text, v[0]...), " › "...)
+		name := int32(len(text))
+		text = append(text, v[1]...)
+		items = append(items, struct{ from, name, to int32 }{from, name, int32(len(text))})
+	}
+	if err := rows.Err(); err != nil {
+		return out, store.Translate(err)
+	}
+	if len(items) == 0 {
+		return out, nil
+	}
+	all := string(text)
+	out.List = make([]string, len(items))
+	names := make([]string, 0, len(items))
+	seen := make(map[string]bool, len(items))
+	for i, it := range items {
+		out.List[i] = all[it.from:it.to]
+		if name := all[it.name:it.to]; !seen[name] {
+			seen[name] = true
+			names = append(names, regexp.QuoteMeta(name))
+		}
+	}
+	out.NamePattern = "^(?:" + strings.Join(names, "|") + ")$"
+	out.TagExpression = "not " + runner.QuarantinedTag
+	return out, nil
 }

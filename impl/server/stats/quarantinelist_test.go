@@ -3,6 +3,8 @@ package stats
 import (
 	"context"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,13 +12,15 @@ import (
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/gen/serverapi"
+	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
 // TestQuarantineListMatchesScan: the quarantine list decoded from binary rows (quarantinelist.go)
-// is what toAPI made of pgx's scan of the same statement (the list before): every optional column
-// null and set, open, expired and released ones, unicode and odd characters, times with and
-// without a fraction, pages and their cursors.
+// is what toAPI made of pgx's scan of the same statement (the list before), and its export what
+// List built of ListActiveQuarantines's scan: every optional column null and set, open, expired
+// and released ones, names repeated and with regular expression characters, unicode and odd
+// characters, times with and without a fraction, pages and their cursors.
 func TestQuarantineListMatchesScan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -41,7 +45,7 @@ func TestQuarantineListMatchesScan(t *testing.T) {
 			VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN $6::int END, $7, $8, CASE WHEN $6::int % 3 = 1 THEN now() - interval '1 hour' WHEN $5 THEN now() + interval '1 day' END,
 				CASE WHEN $5 THEN 3 END, $6::int, '2026-11-20 10:00:00+00'::timestamptz + $6::int * interval '0.123457 second',
 				CASE WHEN $6::int % 4 = 2 THEN '2026-11-21 10:00:00.5+00'::timestamptz END, CASE WHEN $6::int = 2 THEN $8 END)`,
-			p.ID, "id"+odd+string(rune('a'+i)), "f/"+odd+".feature", "s "+odd, set, i, "owner "+odd, "why "+odd); err != nil {
+			p.ID, "id"+odd+string(rune('a'+i)), "f/"+odd+".feature", "s (x.*) "+odd+string(rune('a'+i%3)), set, i, "owner "+odd, "why "+odd); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,6 +82,33 @@ func TestQuarantineListMatchesScan(t *testing.T) {
 			}
 			if !reflect.DeepEqual(next, wantNext) {
 				t.Fatalf("%+v page %d: next %+v, want %+v", f, page, next, wantNext)
+			}
+			if page == 0 {
+				// The export, as List built it before.
+				active, err := st.ListActiveQuarantines(ctx, db.ListActiveQuarantinesParams{ProjectID: p.ID, Now: fixed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := serverapi.QuarantineExport{List: []string{}}
+				var names []string
+				seen := map[string]bool{}
+				for _, r := range active {
+					want.List = append(want.List, r.FeaturePath+" › "+r.Name)
+					if !seen[r.Name] {
+						seen[r.Name] = true
+						names = append(names, regexp.QuoteMeta(r.Name))
+					}
+				}
+				if len(names) > 0 {
+					want.NamePattern = "^(?:" + strings.Join(names, "|") + ")$"
+					want.TagExpression = "not " + runner.QuarantinedTag
+				}
+				if len(active) < 2 || len(names) < 2 || len(names) == len(active) {
+					t.Fatalf("%d active quarantines, %d names: the case tests too little", len(active), len(names))
+				}
+				if !reflect.DeepEqual(l.Export, want) {
+					t.Errorf("%+v: export\n got %+v\nwant %+v", f, l.Export, want)
+				}
 			}
 			if next == nil {
 				break
