@@ -20,8 +20,8 @@ import (
 // run list does (runs.(*Service).listRuns): pgx's generic scan of the 29 columns into sqlc's rows
 // (its uuids through database/sql's Scanner, as text) and the garbage it left were most of the
 // list's Go CPU (docs/benchmarks.md, read paths round 8, session 12). The schedules are those
-// viewWith built from sqlc's rows (TestListItemsMatchTheirDetail, impl/server/app, compares each
-// item with the schedule's detail).
+// viewWith built from sqlc's rows (TestListMatchesScan; TestListItemsMatchTheirDetail in
+// impl/server/app compares each item with the schedule's detail).
 
 // listOIDs are the types of ListSchedules's columns, checked before any row is decoded.
 var listOIDs = [...]uint32{
