@@ -126,16 +126,7 @@ func (s *Service) List(ctx context.Context, projectID uuid.UUID, f ListFilter) (
 		}
 		params.Tag = &tag
 	}
-	rows, err := s.st.ListFeatures(ctx, params)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Stored, len(rows))
-	for i, f := range rows {
-		out[i] = Stored{ID: f.ID, Path: f.Path, Module: f.Module, Name: f.Name, Tags: f.Tags, Etag: f.Etag, ScenarioCount: int(f.ScenarioCount),
-			SizeBytes: int(f.SizeBytes), CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
-	}
-	return out, nil
+	return s.list(ctx, params)
 }
 
 // All returns every feature of a project with its content, by path.

@@ -8,15 +8,18 @@ import (
 
 // The append encoders, for TestEncodersMatchEncodingJSON.
 var (
-	AppendRunList   = appendRunList
-	AppendRun       = appendRun
-	AppendRunReport = appendRunReport
-	ScenarioTree    = scenarioTree
-	AppendFeatures  = appendFeatureList
-	AppendUpcoming  = appendUpcomingRuns
-	RunCounts       = runCounts
-	AppendRunPage   = appendRunPage
-	RunSummary      = runSummary
+	AppendRunList     = appendRunList
+	AppendRun         = appendRun
+	AppendRunReport   = appendRunReport
+	ScenarioTree      = scenarioTree
+	AppendFeatures    = appendFeatureList
+	AppendUpcoming    = appendUpcomingRuns
+	RunCounts         = runCounts
+	AppendRunPage     = appendRunPage
+	RunSummary        = runSummary
+	AppendSchedules   = appendSchedulePage
+	AppendQuarantines = appendQuarantineList
+	ToSchedule        = toSchedule
 )
 
 // ReportLists returns a report whose failures, flaky and slowest lists are empty, or nil.

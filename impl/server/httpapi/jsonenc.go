@@ -140,25 +140,32 @@ func appendFeatureSummary(b []byte, f *serverapi.FeatureSummary) ([]byte, error)
 // appendPage writes a list page as encoding/json does: {"items":[…],"nextCursor":…}, items null
 // when nil.
 func appendPage[T any](b []byte, items []T, next *string, appendItem func([]byte, *T) ([]byte, error)) ([]byte, error) {
-	var err error
 	b = append(b, `{"items":`...)
-	if items == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range items {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendItem(b, &items[i]); err != nil {
-				return nil, err
-			}
-		}
-		b = append(b, ']')
+	b, err := appendList(b, items, appendItem)
+	if err != nil {
+		return nil, err
 	}
 	b = append(b, `,"nextCursor":`...)
 	b = appendStringPtrOrNull(b, next)
 	return append(b, '}'), nil
+}
+
+// appendList writes items as encoding/json writes a slice: [a,b,…], null when nil.
+func appendList[T any](b []byte, items []T, appendItem func([]byte, *T) ([]byte, error)) ([]byte, error) {
+	if items == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	b = append(b, '[')
+	for i := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = appendItem(b, &items[i]); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // runJSON is a run's detail, encoded by appendRun.

@@ -29,6 +29,7 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 		report := g.report()
 		features := g.featureList()
 		upcoming := g.upcomingRuns()
+		quarantines := g.quarantines()
 		for _, c := range []struct {
 			name string
 			v    any
@@ -39,6 +40,7 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 			{"report", report, func(b []byte) ([]byte, error) { return httpapi.AppendRunReport(b, &report) }},
 			{"feature list", features, func(b []byte) ([]byte, error) { return httpapi.AppendFeatures(b, &features) }},
 			{"upcoming runs", upcoming, func(b []byte) ([]byte, error) { return httpapi.AppendUpcoming(b, &upcoming) }},
+			{"quarantines", quarantines, func(b []byte) ([]byte, error) { return httpapi.AppendQuarantines(b, &quarantines) }},
 		} {
 			var want bytes.Buffer
 			if err := json.NewEncoder(&want).Encode(c.v); err != nil {
@@ -294,6 +296,24 @@ func (g gen) upcomingRuns() serverapi.UpcomingRunList {
 			l.Items = append(l.Items, u)
 		}
 	}
+	l.NextCursor = g.strp()
+	return l
+}
+
+func (g gen) quarantines() serverapi.QuarantineList {
+	var l serverapi.QuarantineList
+	switch g.r.IntN(5) {
+	case 0:
+	case 1:
+		l.Items = []serverapi.Quarantine{}
+	default:
+		for n := 1 + g.r.IntN(5); n > 0; n-- {
+			l.Items = append(l.Items, serverapi.Quarantine{Active: g.maybe(), CleanStreak: g.r.IntN(100), CreatedAt: g.time(), ExampleRow: g.intp(),
+				ExpiresAt: g.timep(), FeaturePath: g.str(), Id: uuid.New(), Identity: g.str(), Owner: g.str(), Project: g.str(), Reason: g.str(),
+				ReleaseAfter: g.intp(), ReleaseReason: g.strp(), ReleasedAt: g.timep(), Scenario: g.str()})
+		}
+	}
+	l.Export = serverapi.QuarantineExport{List: g.strs(), NamePattern: g.str(), TagExpression: g.str()}
 	l.NextCursor = g.strp()
 	return l
 }

@@ -119,13 +119,13 @@ func (s *Server) ListSchedules(ctx context.Context, req serverapi.ListSchedulesR
 	if err != nil {
 		return nil, err
 	}
-	out := serverapi.ListSchedules200JSONResponse{Items: make([]serverapi.Schedule, 0, len(items))}
-	for _, sc := range items {
-		out.Items = append(out.Items, toSchedule(sc))
+	out := schedulePageJSON{items: items}
+	if out.items == nil {
+		out.items = []schedules.Schedule{}
 	}
 	if more {
 		last := items[len(items)-1]
-		out.NextCursor = encodeCursor(scheduleCursor{At: last.CreatedAt, ID: last.ID})
+		out.next = encodeCursor(scheduleCursor{At: last.CreatedAt, ID: last.ID})
 	}
 	return out, nil
 }

@@ -163,7 +163,7 @@ func (s *Server) ListQuarantines(ctx context.Context, req serverapi.ListQuaranti
 	if next != nil {
 		out.NextCursor = encodeCursor(next)
 	}
-	return serverapi.ListQuarantines200JSONResponse(out), nil
+	return quarantineListJSON(out), nil
 }
 
 // CreateQuarantine quarantines a scenario identity of a project.

@@ -669,28 +669,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Schedule, bool, err
 	if f.AfterAt != nil {
 		p.AfterAt, p.AfterID = f.AfterAt, uuid.NullUUID{UUID: f.AfterID, Valid: true}
 	}
-	rows, err := s.st.ListSchedules(ctx, p)
-	if err != nil {
-		return nil, false, err
-	}
-	more := len(rows) > f.Limit
-	if more {
-		rows = rows[:f.Limit]
-	}
-	out := make([]Schedule, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, s.viewWith(r.Schedule, r.ProjectSlug, r.WorkspaceID, userOf(r.Schedule.CreatedBy, r.CreatorEmail, r.CreatorName),
-			userOf(r.Schedule.PausedBy, r.PauserEmail, r.PauserName)))
-	}
-	return out, more, nil
-}
-
-// userOf is a user read with a schedule (email and name null when the user is gone).
-func userOf(id uuid.NullUUID, email, name *string) *User {
-	if !id.Valid || email == nil || name == nil {
-		return nil
-	}
-	return &User{ID: id.UUID, Email: *email, DisplayName: *name}
+	return s.list(ctx, p, f.Limit)
 }
 
 func (s *Service) workspaces(ctx context.Context, user uuid.UUID, all bool) ([]uuid.UUID, error) {

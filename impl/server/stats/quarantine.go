@@ -2,8 +2,6 @@ package stats
 
 import (
 	"context"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,7 +10,6 @@ import (
 	"github.com/sdods/sdods/gen/serverapi"
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
-	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -82,36 +79,13 @@ func (qs *Quarantines) List(ctx context.Context, projectID uuid.UUID, project st
 	if c := f.After; c != nil {
 		p.AfterOpen, p.AfterAt, p.AfterID = &c.Open, &c.At, uuid.NullUUID{UUID: c.ID, Valid: true}
 	}
-	rows, err := qs.st.ListQuarantines(ctx, p)
+	items, next, err := qs.listQuarantines(ctx, p, project, f.Limit)
 	if err != nil {
 		return serverapi.QuarantineList{}, nil, err
 	}
-	var next *QuarantineCursor
-	if len(rows) > f.Limit {
-		rows = rows[:f.Limit]
-		last := rows[len(rows)-1]
-		next = &QuarantineCursor{Open: last.ReleasedAt == nil, At: last.CreatedAt, ID: last.ID}
-	}
-	out := serverapi.QuarantineList{Items: make([]serverapi.Quarantine, 0, len(rows)), Export: serverapi.QuarantineExport{List: []string{}}}
-	for _, r := range rows {
-		out.Items = append(out.Items, qs.toAPI(r, project))
-	}
-	active, err := qs.st.ListActiveQuarantines(ctx, db.ListActiveQuarantinesParams{ProjectID: projectID, Now: qs.now()})
-	if err != nil {
+	out := serverapi.QuarantineList{Items: items, Export: serverapi.QuarantineExport{List: []string{}}}
+	if out.Export, err = qs.export(ctx, projectID); err != nil {
 		return serverapi.QuarantineList{}, nil, err
-	}
-	var names []string
-	seen := map[string]bool{}
-	for _, r := range active {
-		out.Export.List = append(out.Export.List, r.FeaturePath+" › "+r.Name)
-		if !seen[r.Name] {
-			seen[r.Name] = true
-			names = append(names, regexp.QuoteMeta(r.Name))
-		}
-	}
-	if len(names) > 0 {
-		out.Export.NamePattern = "^(?:" + strings.Join(names, "|") + ")$"
-		out.Export.TagExpression = "not " + runner.QuarantinedTag
 	}
 	return out, next, nil
 }
