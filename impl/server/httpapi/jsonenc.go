@@ -230,100 +230,91 @@ func appendRun(b []byte, r *serverapi.Run) ([]byte, error) {
 func appendRunHead(b []byte, r *runHead) ([]byte, error) {
 	var err error
 	b = append(b, '{')
-	first := true
-	key := func(k string) {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, '"', ':')
-	}
+	var m members
 	if r.Branch != nil {
-		key("branch")
+		b = m.key(b, "branch")
 		b = jsonappend.String(b, *r.Branch)
 	}
 	if r.Commit != nil {
-		key("commit")
+		b = m.key(b, "commit")
 		b = jsonappend.String(b, *r.Commit)
 	}
-	key("counts")
+	b = m.key(b, "counts")
 	b = appendCounts(b, r.Counts)
-	key("createdAt")
+	b = m.key(b, "createdAt")
 	if b, err = appendTime(b, r.CreatedAt); err != nil {
 		return nil, err
 	}
 	if r.CreatedBy != nil {
-		key("createdBy")
+		b = m.key(b, "createdBy")
 		if b, err = appendMarshal(b, r.CreatedBy); err != nil {
 			return nil, err
 		}
 	}
 	if r.DurationMs != nil {
-		key("durationMs")
+		b = m.key(b, "durationMs")
 		b = strconv.AppendInt(b, *r.DurationMs, 10)
 	}
 	if r.Environment != nil {
-		key("environment")
+		b = m.key(b, "environment")
 		b = jsonappend.String(b, *r.Environment)
 	}
 	if r.Error != nil {
-		key("error")
+		b = m.key(b, "error")
 		b = jsonappend.String(b, *r.Error)
 	}
 	if r.FinishedAt != nil {
-		key("finishedAt")
+		b = m.key(b, "finishedAt")
 		if b, err = appendTime(b, *r.FinishedAt); err != nil {
 			return nil, err
 		}
 	}
-	key("id")
+	b = m.key(b, "id")
 	b = jsonappend.UUID(b, r.ID)
 	if r.Label != nil {
-		key("label")
+		b = m.key(b, "label")
 		b = jsonappend.String(b, *r.Label)
 	}
 	if r.isRun {
-		key("modules")
+		b = m.key(b, "modules")
 		if b, err = appendModules(b, r.Modules); err != nil {
 			return nil, err
 		}
 	}
-	key("paths")
+	b = m.key(b, "paths")
 	b = appendStrings(b, r.Paths)
 	if r.ProcessName != nil {
-		key("processName")
+		b = m.key(b, "processName")
 		b = jsonappend.String(b, *r.ProcessName)
 	}
-	key("project")
+	b = m.key(b, "project")
 	b = jsonappend.String(b, r.Project)
 	if r.ScheduleID != nil {
-		key("scheduleId")
+		b = m.key(b, "scheduleId")
 		b = jsonappend.UUID(b, *r.ScheduleID)
 	}
-	key("source")
+	b = m.key(b, "source")
 	b = jsonappend.String(b, r.Source)
 	if r.StartedAt != nil {
-		key("startedAt")
+		b = m.key(b, "startedAt")
 		if b, err = appendTime(b, *r.StartedAt); err != nil {
 			return nil, err
 		}
 	}
-	key("status")
+	b = m.key(b, "status")
 	b = jsonappend.String(b, r.Status)
 	if r.Tags != nil {
-		key("tags")
+		b = m.key(b, "tags")
 		b = jsonappend.String(b, *r.Tags)
 	}
-	key("trigger")
+	b = m.key(b, "trigger")
 	b = jsonappend.String(b, r.Trigger)
-	key("updatedAt")
+	b = m.key(b, "updatedAt")
 	if b, err = appendTime(b, r.UpdatedAt); err != nil {
 		return nil, err
 	}
 	if r.Variables != nil {
-		key("variables")
+		b = m.key(b, "variables")
 		b = jsonappend.StringMap(b, *r.Variables)
 	}
 	return append(b, '}'), nil
@@ -677,4 +668,18 @@ func appendUpcomingRun(b []byte, u *serverapi.UpcomingRun) ([]byte, error) {
 		b = jsonappend.String(b, *u.WallTime)
 	}
 	return append(b, '}'), nil
+}
+
+// members writes an object's keys: the comma before every member but the first, the key quoted
+// (a Go identifier-like name: nothing to escape) and the colon.
+type members struct{ n int }
+
+func (m *members) key(b []byte, k string) []byte {
+	if m.n > 0 {
+		b = append(b, ',')
+	}
+	m.n++
+	b = append(b, '"')
+	b = append(b, k...)
+	return append(b, '"', ':')
 }

@@ -136,42 +136,33 @@ func appendSchedule(b []byte, sc *schedules.Schedule) ([]byte, error) {
 // appendRunTemplate writes toTemplate(*t) (serverapi.RunTemplate) as encoding/json does.
 func appendRunTemplate(b []byte, t *schedules.Template) []byte {
 	b = append(b, '{')
-	first := true
-	key := func(k string) {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, '"', ':')
-	}
+	var m members
 	if t.Environment != nil {
-		key("environment")
+		b = m.key(b, "environment")
 		b = jsonappend.String(b, *t.Environment)
 	}
 	if t.Label != nil {
-		key("label")
+		b = m.key(b, "label")
 		b = jsonappend.String(b, *t.Label)
 	}
 	if t.Paths != nil {
-		key("paths")
+		b = m.key(b, "paths")
 		b = appendStrings(b, t.Paths)
 	}
 	if t.Retries != nil {
-		key("retries")
+		b = m.key(b, "retries")
 		b = strconv.AppendInt(b, int64(*t.Retries), 10)
 	}
 	if t.Tags != nil {
-		key("tags")
+		b = m.key(b, "tags")
 		b = jsonappend.String(b, *t.Tags)
 	}
 	if t.TimeoutSeconds != nil {
-		key("timeoutSeconds")
+		b = m.key(b, "timeoutSeconds")
 		b = strconv.AppendInt(b, int64(*t.TimeoutSeconds), 10)
 	}
 	if t.Variables != nil {
-		key("variables")
+		b = m.key(b, "variables")
 		b = jsonappend.StringMap(b, t.Variables)
 	}
 	return append(b, '}')
