@@ -15,20 +15,7 @@ import (
 
 func mustProject(t *testing.T) (*store.Store, features.Project) {
 	t.Helper()
-	ctx := context.Background()
-	st, _ := storetest.Open(t)
-	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "acme", Name: "Acme"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "shop", Name: "Shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.CreateProject(ctx, db.CreateProjectParams{WorkspaceID: w.ID, Slug: "web", Name: "Web", Settings: []byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, p := storetest.OpenWithProject(t)
 	return st, features.Project{ID: p.ID, Slug: p.Slug}
 }
 

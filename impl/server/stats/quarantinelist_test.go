@@ -24,19 +24,7 @@ import (
 func TestQuarantineListMatchesScan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, _ := storetest.Open(t)
-	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "acme", Name: "Acme"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "shop", Name: "Shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.CreateProject(ctx, db.CreateProjectParams{WorkspaceID: w.ID, Slug: "web", Name: "Web", Settings: []byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, p := storetest.OpenWithProject(t)
 	const odd = `<b>Zoë & "Ann"</b> \ 日本 ` + "\u2028\t\x01 😀"
 	for i := range 9 {
 		set := i%2 == 1

@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/store"
 	"github.com/sdods/sdods/schema"
 )
@@ -206,4 +207,25 @@ func migrationsHash() [32]byte {
 	var sum [32]byte
 	h.Sum(sum[:0])
 	return sum
+}
+
+// OpenWithProject is Open with one project in it: organisation acme, workspace shop, project web
+// (no settings), what most services' tests start from.
+func OpenWithProject(tb testing.TB) (*store.Store, db.Project) {
+	tb.Helper()
+	ctx := context.Background()
+	st, _ := Open(tb)
+	o, err := st.CreateOrg(ctx, db.CreateOrgParams{Slug: "acme", Name: "Acme"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w, err := st.CreateWorkspace(ctx, db.CreateWorkspaceParams{OrgID: o.ID, Slug: "shop", Name: "Shop"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := st.CreateProject(ctx, db.CreateProjectParams{WorkspaceID: w.ID, Slug: "web", Name: "Web", Settings: []byte(`{}`)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st, p
 }
