@@ -68,32 +68,8 @@ func int4(v []byte) (int, error) {
 
 // addTags decodes a binary one-dimensional text[] (no NULL elements, as a scan into []string).
 func (d *listDecoder) addTags(v []byte) error {
-	bad := func(why string) error { return fmt.Errorf("feature list: tags: %s", why) }
-	if len(v) < 12 {
-		return bad("short array header")
-	}
-	switch ndim := int32(binary.BigEndian.Uint32(v)); ndim {
-	case 0:
-		return nil
-	case 1:
-	default:
-		return bad(fmt.Sprintf("%d dimensions", ndim))
-	}
-	if len(v) < 20 {
-		return bad("short array header")
-	}
-	n := int(int32(binary.BigEndian.Uint32(v[12:])))
-	p := v[20:]
-	for range n {
-		if len(p) < 4 {
-			return bad("short element")
-		}
-		l := int(int32(binary.BigEndian.Uint32(p)))
-		if l < 0 || len(p) < 4+l {
-			return bad("NULL or short element")
-		}
-		d.tags = append(d.tags, d.str(p[4:4+l]))
-		p = p[4+l:]
+	if err := store.DecodeTextArray(v, func(e []byte) { d.tags = append(d.tags, d.str(e)) }); err != nil {
+		return fmt.Errorf("feature list: tags: %w", err)
 	}
 	return nil
 }

@@ -169,40 +169,16 @@ func addText(text, v []byte) (span, []byte) {
 	return span{from, int32(len(text))}, text
 }
 
-// addTextArray appends the elements of a one-dimensional text[] in PostgreSQL's binary format
-// (dimensions, has-null flag, element type, then per dimension its length and lower bound, then
-// each element as a length and its bytes). A NULL element is refused: tags are never NULL.
+// addTextArray appends the elements of a binary one-dimensional text[] (store.DecodeTextArray)
+// as spans of text. A NULL element is refused: tags are never NULL.
 func addTextArray(tags []span, text, v []byte) ([]span, []byte, error) {
-	bad := func(why string) ([]span, []byte, error) {
-		return nil, nil, fmt.Errorf("scenario tree: tags: %s", why)
-	}
-	if len(v) < 12 {
-		return bad("short array header")
-	}
-	ndim := int32(binary.BigEndian.Uint32(v))
-	if ndim == 0 {
-		return tags, text, nil
-	}
-	if ndim != 1 {
-		return bad(fmt.Sprintf("%d dimensions", ndim))
-	}
-	if len(v) < 20 {
-		return bad("short array header")
-	}
-	n := int(int32(binary.BigEndian.Uint32(v[12:])))
-	p := v[20:]
-	for i := 0; i < n; i++ {
-		if len(p) < 4 {
-			return bad("short element")
-		}
-		l := int(int32(binary.BigEndian.Uint32(p)))
-		if l < 0 || len(p) < 4+l {
-			return bad("NULL or short element")
-		}
+	err := store.DecodeTextArray(v, func(e []byte) {
 		var s span
-		s, text = addText(text, p[4:4+l])
+		s, text = addText(text, e)
 		tags = append(tags, s)
-		p = p[4+l:]
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("scenario tree: tags: %w", err)
 	}
 	return tags, text, nil
 }

@@ -104,3 +104,37 @@ func DecodeTimestamptz(b []byte) (time.Time, error) {
 	}
 	return time.Unix(y2kUnixSec+us/usecPerSec, us%usecPerSec*1000), nil
 }
+
+// DecodeTextArray calls each with the bytes of every element of a binary one-dimensional text[]
+// (dimensions, has-null flag, element type, then per dimension its length and lower bound, then
+// each element as a length and its bytes), in order; an empty array calls it never. A NULL
+// element is an error, as a scan into []string makes it.
+func DecodeTextArray(v []byte, each func(elem []byte)) error {
+	if len(v) < 12 {
+		return errors.New("short array header")
+	}
+	switch ndim := int32(binary.BigEndian.Uint32(v)); ndim {
+	case 0:
+		return nil
+	case 1:
+	default:
+		return fmt.Errorf("%d dimensions", ndim)
+	}
+	if len(v) < 20 {
+		return errors.New("short array header")
+	}
+	n := int(int32(binary.BigEndian.Uint32(v[12:])))
+	p := v[20:]
+	for range n {
+		if len(p) < 4 {
+			return errors.New("short element")
+		}
+		l := int(int32(binary.BigEndian.Uint32(p)))
+		if l < 0 || len(p) < 4+l {
+			return errors.New("NULL or short element")
+		}
+		each(p[4 : 4+l])
+		p = p[4+l:]
+	}
+	return nil
+}
