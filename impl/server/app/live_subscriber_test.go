@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,8 +93,20 @@ func TestLiveSubscriberProcess(t *testing.T) {
 	}
 	open.Wait()
 	readyCPU := cpuNow()
+	if file := os.Getenv("SDODS_LIVE_CLIENT_PROFILE"); file != "" {
+		// The reading's CPU profile (the benchmark's -cpuprofile is the API process's).
+		f, err := os.Create(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	fmt.Println("ready")
 	done.Wait()
+	pprof.StopCPUProfile()
 	res := liveResult{Subscribers: n, ReadyCPU: readyCPU, CPU: cpuNow()}
 	stopListening()
 	<-listened
