@@ -7,15 +7,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,11 +33,12 @@ import (
 // It is a load generator on the server's machine, so it must cost far less per delivered event
 // than the server's fan-out (one write per subscriber per batch), or what the benchmark measures is
 // this process (docs/benchmarks.md, "Live events", session 13). Each stream is a raw HTTP/1.1
-// connection (the stream is unchunked and ends with the connection) read in 32 KB reads into a
-// buffer of its own: per read one clock reading and one mark (the last event the read completed),
-// per event a scan of its lines for its id and type, and nothing allocated. The lag of each event
-// is computed after the run from those marks, from the commits heard on a LISTEN connection and
-// from one copy of the run's events (their at), read once over the API when the run is over.
+// connection (the stream is unchunked and ends with the connection), read by an epoll loop per
+// processor with one read system call of up to 32 KB per stream that has bytes; per read one clock
+// reading and, when it completed events, one mark (the last event it completed); per event a scan
+// of its lines for its id and type; nothing allocated. Each event's lag is computed after the run
+// from those marks, from the commits heard on a LISTEN connection and from one copy of the run's
+// events (their at), read once over the API when the run is over.
 func TestLiveSubscriberProcess(t *testing.T) {
 	streamURL := os.Getenv("SDODS_LIVE_CLIENT_URL")
 	if streamURL == "" {
@@ -79,19 +83,31 @@ func TestLiveSubscriberProcess(t *testing.T) {
 		}
 	}()
 
-	streams := make([]*liveStream, n)
-	var open, done sync.WaitGroup
-	open.Add(n)
-	done.Add(n)
-	for i := range streams {
-		s := &liveStream{addr: u.Host, path: u.RequestURI(), token: token, start: start, buf: make([]byte, liveReadSize)}
-		streams[i] = s
-		go func() {
-			defer done.Done()
-			s.follow(open.Done)
-		}()
+	addr, err := net.ResolveTCPAddr("tcp4", u.Host)
+	if err != nil {
+		t.Fatal(err)
 	}
-	open.Wait()
+	// The streams are opened one after the other (each connection, request and response head
+	// with blocking system calls), then read by one loop per processor of this process.
+	loops := make([]*liveLoop, runtime.GOMAXPROCS(0))
+	for i := range loops {
+		if loops[i], err = newLiveLoop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	streams := make([]*liveStream, n)
+	for i := range streams {
+		s := &liveStream{addr: addr, host: u.Host, path: u.RequestURI(), token: token, start: start, buf: make([]byte, liveReadSize)}
+		streams[i] = s
+		l := loops[i%len(loops)]
+		if err := l.open(s); err != nil {
+			t.Fatalf("subscriber %d: %v", i, err)
+		}
+	}
+	var done sync.WaitGroup
+	for _, l := range loops {
+		done.Go(l.run)
+	}
 	readyCPU := cpuNow()
 	if file := os.Getenv("SDODS_LIVE_CLIENT_PROFILE"); file != "" {
 		// The reading's CPU profile (the benchmark's -cpuprofile is the API process's).
@@ -174,14 +190,24 @@ type commit struct {
 	at   time.Duration
 }
 
+// liveGather is how long a read loop waits when fewer than liveGatherBelow streams had bytes: a
+// millisecond at most added to a lag, against a wake-up per stream per batch.
+const (
+	liveGather      = time.Millisecond
+	liveGatherBelow = 64
+)
+
 // liveReadSize is a stream's buffer, the most one read takes: about a hundred events.
 const liveReadSize = 32 << 10
 
 // liveStream is one subscriber of TestLiveSubscriberProcess.
 type liveStream struct {
-	addr, path, token string
+	addr              *net.TCPAddr
+	host, path, token string
 	start             time.Time
 	buf               []byte
+	fd                int
+	fill              int // s.buf[:fill] is read and not parsed: the start of a line
 
 	// The event being read: its id (-1: none yet) and whether it is an end event.
 	id  int64
@@ -205,73 +231,163 @@ type readMark struct {
 	at   time.Duration
 }
 
-// follow reads the stream to its end event, resuming after the last event read (Last-Event-ID)
-// when the server drops it; opened is called once the first response's head has arrived.
-func (s *liveStream) follow(opened func()) {
-	defer func() {
-		if opened != nil {
-			opened()
-		}
-	}()
-	for try := 0; try < 20 && !s.ended && s.err == nil; try++ {
-		if try > 0 {
-			s.resumes++
-		}
-		conn, fill, err := s.connect()
-		if opened != nil {
-			opened()
-			opened = nil
+// liveLoop reads its streams as their bytes arrive: one epoll set, one thread, one read system
+// call per stream that has bytes (level-triggered: what a read leaves is reported again), none
+// of Go's netpoller and goroutine wake-ups in between.
+type liveLoop struct {
+	epfd    int
+	streams map[int]*liveStream // by descriptor
+}
+
+func newLiveLoop() (*liveLoop, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	return &liveLoop{epfd: epfd, streams: map[int]*liveStream{}}, err
+}
+
+// open connects s (or reconnects it after the last event it read) and adds it to the loop.
+func (l *liveLoop) open(s *liveStream) error {
+	if err := s.connect(); err != nil {
+		return err
+	}
+	l.streams[s.fd] = s
+	return syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, s.fd, &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(s.fd)})
+}
+
+// run reads the loop's streams until each has read its end event (or failed).
+func (l *liveLoop) run() {
+	runtime.LockOSThread()
+	defer syscall.Close(l.epfd)
+	ready := make([]syscall.EpollEvent, 256)
+	for len(l.streams) > 0 {
+		k, err := syscall.EpollWait(l.epfd, ready, -1)
+		if err == syscall.EINTR {
+			continue
 		}
 		if err != nil {
-			s.err = err
+			for _, s := range l.streams {
+				s.err = fmt.Errorf("epoll: %w", err)
+			}
 			return
 		}
-		s.read(conn, fill)
-		conn.Close()
-	}
-	if !s.ended && s.err == nil {
-		s.err = fmt.Errorf("no end event after 20 connections (last event %d)", s.last)
+		if k < liveGatherBelow {
+			// Few streams had bytes: the feed is writing a batch to them one after the other.
+			// Waiting a moment lets the rest of its writes arrive, to be read after one wake-up
+			// instead of one each (a third of this process's CPU without it).
+			time.Sleep(liveGather)
+		}
+		for _, e := range ready[:k] {
+			s := l.streams[int(e.Fd)]
+			if s == nil || s.receive() {
+				continue
+			}
+			// Over: ended, failed or dropped by the server (resumed after its last event).
+			delete(l.streams, s.fd)
+			syscall.Close(s.fd)
+			if !s.ended && s.err == nil {
+				if s.resumes++; s.resumes > 20 {
+					s.err = fmt.Errorf("no end event after %d connections (last event %d)", s.resumes, s.last)
+				} else if err := l.open(s); err != nil {
+					s.err = err
+				}
+			}
+		}
 	}
 }
 
-// connect sends the request and reads the response's head; the body's first bytes, if they came
-// with it, are left at the start of s.buf (fill of them).
-func (s *liveStream) connect() (net.Conn, int, error) {
-	conn, err := net.Dial("tcp", s.addr)
+// connect opens a connection, sends the request (after s.last, if any) and reads the response's
+// head with blocking system calls, then makes the connection non-blocking; the body's first bytes,
+// if they came with the head, are left in s.buf[:s.fill].
+func (s *liveStream) connect() error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
-	req := fmt.Appendf(nil, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n", s.path, s.addr, s.token)
+	fail := func(err error) error { syscall.Close(fd); return err }
+	sa := &syscall.SockaddrInet4{Port: s.addr.Port}
+	copy(sa.Addr[:], s.addr.IP.To4())
+	if err := syscall.Connect(fd, sa); err != nil {
+		return fail(err)
+	}
+	req := fmt.Appendf(nil, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n", s.path, s.host, s.token)
 	if s.last > 0 {
 		req = fmt.Appendf(req, "Last-Event-ID: %d\r\n", s.last)
 	}
 	req = append(req, "\r\n"...)
-	if _, err := conn.Write(req); err != nil {
-		conn.Close()
-		return nil, 0, err
+	for len(req) > 0 {
+		k, err := syscall.Write(fd, req)
+		if err != nil {
+			return fail(err)
+		}
+		req = req[k:]
 	}
 	fill := 0
 	for {
 		if i := bytes.Index(s.buf[:fill], []byte("\r\n\r\n")); i >= 0 {
-			head := string(s.buf[:i])
-			fill = copy(s.buf, s.buf[i+4:fill])
-			if err := checkStreamHead(head); err != nil {
-				conn.Close()
-				return nil, 0, err
+			if err := checkStreamHead(string(s.buf[:i])); err != nil {
+				return fail(err)
 			}
-			return conn, fill, nil
+			s.fill = copy(s.buf, s.buf[i+4:fill])
+			break
 		}
 		if fill == len(s.buf) {
-			conn.Close()
-			return nil, 0, fmt.Errorf("response head over %d bytes", len(s.buf))
+			return fail(fmt.Errorf("response head over %d bytes", len(s.buf)))
 		}
-		k, err := conn.Read(s.buf[fill:])
+		k, err := syscall.Read(fd, s.buf[fill:])
+		if err != nil || k == 0 {
+			return fail(fmt.Errorf("response head: %v", cmp.Or[error](err, io.ErrUnexpectedEOF)))
+		}
 		fill += k
-		if err != nil && k == 0 {
-			conn.Close()
-			return nil, 0, fmt.Errorf("response head: %w", err)
-		}
 	}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return fail(err)
+	}
+	s.fd, s.id, s.end = fd, -1, false
+	if s.fill > 0 {
+		s.parse(time.Since(s.start))
+	}
+	return nil
+}
+
+// receive reads what has arrived, once, and takes its lines; false: the stream is over (ended,
+// failed, or the connection's end: the server dropped it).
+func (s *liveStream) receive() bool {
+	if s.ended || s.err != nil {
+		return false
+	}
+	if s.fill == len(s.buf) {
+		s.buf = slices.Grow(s.buf, len(s.buf))[:2*len(s.buf)] // a line longer than the buffer
+	}
+	k, err := syscall.Read(s.fd, s.buf[s.fill:])
+	at := time.Since(s.start)
+	switch {
+	case err == syscall.EAGAIN || err == syscall.EINTR:
+		return true
+	case err != nil || k == 0:
+		return false
+	}
+	s.reads++
+	s.fill += k
+	s.parse(at)
+	return !s.ended && s.err == nil
+}
+
+// parse takes the complete lines of s.buf[:s.fill], which a read returned at at, and keeps the
+// incomplete last one for the next read.
+func (s *liveStream) parse(at time.Duration) {
+	completed := false
+	pos := 0
+	for !s.ended && s.err == nil {
+		nl := bytes.IndexByte(s.buf[pos:s.fill], '\n')
+		if nl < 0 {
+			break
+		}
+		completed = s.line(s.buf[pos:pos+nl]) || completed
+		pos += nl + 1
+	}
+	if completed {
+		s.marks = append(s.marks, readMark{s.last, at})
+	}
+	s.fill = copy(s.buf, s.buf[pos:s.fill])
 }
 
 // checkStreamHead accepts what this reader can read: a 200 event stream over HTTP/1.1 whose body
@@ -296,42 +412,6 @@ func checkStreamHead(head string) error {
 		return fmt.Errorf("not an event stream: %q", head)
 	}
 	return nil
-}
-
-// read reads events from conn until the end event, an error or the connection's end (the server
-// dropped the stream); s.buf[:fill] holds what came with the response's head.
-func (s *liveStream) read(conn net.Conn, fill int) {
-	s.id, s.end = -1, false
-	at := time.Since(s.start)
-	for {
-		completed := false
-		pos := 0
-		for !s.ended && s.err == nil {
-			nl := bytes.IndexByte(s.buf[pos:fill], '\n')
-			if nl < 0 {
-				break
-			}
-			completed = s.line(s.buf[pos:pos+nl]) || completed
-			pos += nl + 1
-		}
-		if completed {
-			s.marks = append(s.marks, readMark{s.last, at})
-		}
-		if s.ended || s.err != nil {
-			return
-		}
-		fill = copy(s.buf, s.buf[pos:fill])
-		if fill == len(s.buf) {
-			s.buf = slices.Grow(s.buf, len(s.buf))[:2*len(s.buf)] // a line longer than the buffer
-		}
-		k, err := conn.Read(s.buf[fill:])
-		at = time.Since(s.start)
-		s.reads++
-		fill += k
-		if err != nil && k == 0 {
-			return // dropped (or failed): follow resumes after s.last
-		}
-	}
 }
 
 // line takes one line of the stream, reporting whether it completed an event (its data line).
@@ -414,4 +494,54 @@ func quantiles(d []time.Duration) (p50, p99, top time.Duration) {
 	}
 	slices.Sort(d)
 	return d[len(d)/2], d[len(d)*99/100], d[len(d)-1]
+}
+
+// TestLiveStreamParse: the benchmark's subscribers tell every stored event in order and the
+// stored end from a gap, an event out of order and an end the server made up, however the
+// stream's bytes are split into reads.
+func TestLiveStreamParse(t *testing.T) {
+	event := func(seq int, typ, data string) string {
+		return fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", seq, typ, data)
+	}
+	stored := func(seq int, typ string) string {
+		return event(seq, typ, fmt.Sprintf(`{"type":%q,"at":"2026-11-27T10:00:00.123456Z","sequence":%d}`, typ, seq))
+	}
+	tests := []struct {
+		name             string
+		stream           string
+		last, events     int64
+		ended, storedEnd bool
+		err              string
+	}{
+		{"every event and the stored end", "retry: 2000\n\n" + stored(1, "run") + ": heartbeat\n\n" + stored(2, "step") + stored(3, "end"), 3, 3, true, true, ""},
+		{"an end the server made up", stored(1, "run") + "event: end\ndata: {\"type\":\"end\",\"status\":\"passed\",\"sequence\":2}\n\n", 1, 1, true, false, ""},
+		{"a gap", stored(1, "run") + stored(3, "step") + stored(4, "end"), 1, 1, false, false, "event 3 after event 1"},
+		{"the first event missing", stored(2, "run"), 0, 0, false, false, "event 2 after event 0"},
+		{"a bad id", "id: x1\nevent: run\ndata: {}\n\n", 0, 0, false, false, "id line"},
+		{"no end yet", stored(1, "run") + stored(2, "step") + "id: 3\nevent: end\nda", 2, 2, false, false, ""},
+	}
+	for _, tc := range tests {
+		for _, size := range []int{1, 7, 64, len(tc.stream)} {
+			t.Run(fmt.Sprintf("%s/reads of %d", tc.name, size), func(t *testing.T) {
+				s := &liveStream{buf: make([]byte, 32), id: -1}
+				for rest, reads := tc.stream, 0; len(rest) > 0 && !s.ended && s.err == nil; reads++ {
+					if s.fill == len(s.buf) {
+						s.buf = slices.Grow(s.buf, len(s.buf))[:2*len(s.buf)]
+					}
+					k := copy(s.buf[s.fill:], rest[:min(size, len(rest))])
+					rest, s.fill = rest[k:], s.fill+k
+					s.parse(time.Duration(reads))
+				}
+				if s.last != tc.last || s.events != tc.events || s.ended != tc.ended || s.storedEnd != tc.storedEnd {
+					t.Errorf("last %d, %d events, ended %v, stored end %v; want %d, %d, %v, %v", s.last, s.events, s.ended, s.storedEnd, tc.last, tc.events, tc.ended, tc.storedEnd)
+				}
+				if got := fmt.Sprint(s.err); (tc.err == "") != (s.err == nil) || !strings.Contains(got, tc.err) {
+					t.Errorf("error %v, want %q", s.err, tc.err)
+				}
+				if n := len(s.marks); n > 0 && s.marks[n-1].last != s.last {
+					t.Errorf("last mark at event %d, the last event read is %d", s.marks[n-1].last, s.last)
+				}
+			})
+		}
+	}
 }
