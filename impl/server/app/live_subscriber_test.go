@@ -108,7 +108,7 @@ func TestLiveSubscriberProcess(t *testing.T) {
 	for _, l := range loops {
 		done.Go(l.run)
 	}
-	readyCPU := cpuNow()
+	readyUser, readySystem := cpuSplit()
 	if file := os.Getenv("SDODS_LIVE_CLIENT_PROFILE"); file != "" {
 		// The reading's CPU profile (the benchmark's -cpuprofile is the API process's).
 		f, err := os.Create(file)
@@ -123,7 +123,8 @@ func TestLiveSubscriberProcess(t *testing.T) {
 	fmt.Println("ready")
 	done.Wait()
 	pprof.StopCPUProfile()
-	res := liveResult{Subscribers: n, ReadyCPU: readyCPU, CPU: cpuNow()}
+	user, system := cpuSplit()
+	res := liveResult{Subscribers: n, ReadyCPU: readyUser + readySystem, CPU: user + system, ReadingSystem: system - readySystem}
 	stopListening()
 	<-listened
 
