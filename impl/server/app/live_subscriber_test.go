@@ -191,8 +191,9 @@ type commit struct {
 	at   time.Duration
 }
 
-// liveGather is how long a read loop waits when fewer than liveGatherBelow streams had bytes: a
-// millisecond at most added to a lag, against a wake-up per stream per batch.
+// liveGather is how long a read loop waits when fewer than liveGatherBelow of its streams (and
+// fewer than half) had bytes: a millisecond at most added to a lag, against a wake-up per stream
+// per batch.
 const (
 	liveGather      = time.Millisecond
 	liveGatherBelow = 64
@@ -270,10 +271,10 @@ func (l *liveLoop) run() {
 			}
 			return
 		}
-		if k < liveGatherBelow {
-			// Few streams had bytes: the feed is writing a batch to them one after the other.
-			// Waiting a moment lets the rest of its writes arrive, to be read after one wake-up
-			// instead of one each (a third of this process's CPU without it).
+		if k < min(liveGatherBelow, len(l.streams)/2) {
+			// Few of many streams had bytes: the feed is writing a batch to them one after the
+			// other. Waiting a moment lets the rest of its writes arrive, to be read after one
+			// wake-up instead of one each (a third of this process's CPU without it).
 			time.Sleep(liveGather)
 		}
 		for _, e := range ready[:k] {
