@@ -161,7 +161,7 @@ func TestLiveSubscriberProcess(t *testing.T) {
 			res.StoredEnds++
 		}
 		if s.last == storedLast && s.err == nil {
-			res.Complete++ // in order with no gap (follow checks each), so every stored event
+			res.Complete++ // in order with no gap (line checks each), so every stored event
 		}
 		res.Events += s.events
 		res.Reads += s.reads
