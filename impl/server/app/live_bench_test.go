@@ -91,7 +91,10 @@ func BenchmarkLiveEvents(b *testing.B) {
 		}
 	}
 	feature := manyScenarios(scenarios)
-	if wait := cmp.Or(os.Getenv("SDODS_LIVE_WAIT"), "0.05"); wait != "0" {
+	wait := cmp.Or(os.Getenv("SDODS_LIVE_WAIT"), "0.05")
+	if w, err := strconv.ParseFloat(wait, 64); err != nil || w < 0 {
+		b.Fatalf("SDODS_LIVE_WAIT: %q, seconds", wait)
+	} else if w > 0 {
 		// Paced scenarios: each also waits, as the steps of a real application's tests do.
 		feature = strings.ReplaceAll(feature, "    Then the response status is 200\n", "    Then the response status is 200\n    And I wait "+wait+" seconds\n")
 	}
