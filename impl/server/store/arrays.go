@@ -7,14 +7,13 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// registerArrays makes []string (text[]), []time.Time (timestamptz[]) and [][]byte (bytea[])
-// parameters encode in PostgreSQL's binary array format directly. pgx's array codec boxes each
-// element in an interface and encodes it through the element's plan, growing the buffer element by
-// element: a runner batch's arrays hold about 4,000 strings, 2,500 times and 200 trace manifests a
-// run (docs/benchmarks.md, runner rounds 5 and 7). Other values, and the text format, go to pgx's
-// codec.
+// registerArrays makes []string (text[]) and []time.Time (timestamptz[]) parameters encode in
+// PostgreSQL's binary array format directly. pgx's array codec boxes each element in an interface
+// and encodes it through the element's plan: a runner batch's arrays hold about 4,000 strings and
+// 2,500 times a run, two allocations each (docs/benchmarks.md, runner round 5). Other values, and
+// the text format, go to pgx's codec.
 func registerArrays(m *pgtype.Map) {
-	for _, oid := range []uint32{pgtype.TextArrayOID, pgtype.TimestamptzArrayOID, pgtype.ByteaArrayOID} {
+	for _, oid := range []uint32{pgtype.TextArrayOID, pgtype.TimestamptzArrayOID} {
 		t, ok := m.TypeForOID(oid)
 		if !ok {
 			continue
@@ -35,10 +34,6 @@ func (c *flatArrayCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, val
 		case []time.Time:
 			if oid == pgtype.TimestamptzArrayOID {
 				return timeArrayPlan{}
-			}
-		case [][]byte:
-			if oid == pgtype.ByteaArrayOID {
-				return bytesArrayPlan{}
 			}
 		}
 	}
@@ -71,39 +66,6 @@ func (stringArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
 	for _, s := range a {
 		buf = binary.BigEndian.AppendUint32(buf, uint32(len(s)))
 		buf = append(buf, s...)
-	}
-	return buf, nil
-}
-
-// bytesArrayPlan encodes a [][]byte as bytea[] in one growth of the buffer; a nil element is NULL,
-// as pgx's codec writes it.
-type bytesArrayPlan struct{}
-
-func (bytesArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
-	a := value.([][]byte)
-	if a == nil {
-		return nil, nil // NULL
-	}
-	size, hasNull := 20, uint32(0)
-	for _, b := range a {
-		size += 4 + len(b)
-		if b == nil {
-			hasNull = 1
-		}
-	}
-	buf = grow(buf, size)
-	buf = binary.BigEndian.AppendUint32(buf, 1) // dimensions
-	buf = binary.BigEndian.AppendUint32(buf, hasNull)
-	buf = binary.BigEndian.AppendUint32(buf, pgtype.ByteaOID)
-	buf = binary.BigEndian.AppendUint32(buf, uint32(len(a)))
-	buf = binary.BigEndian.AppendUint32(buf, 1) // lower bound
-	for _, b := range a {
-		if b == nil {
-			buf = binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF) // -1: NULL
-			continue
-		}
-		buf = binary.BigEndian.AppendUint32(buf, uint32(len(b)))
-		buf = append(buf, b...)
 	}
 	return buf, nil
 }

@@ -199,8 +199,8 @@ func TestUUIDParametersEncodedAsBytes(t *testing.T) {
 	}
 }
 
-// A batch's []string, []time.Time and [][]byte parameters are encoded without pgx's per-element
-// boxing, to the same bytes as pgx's own codec, and read back the same.
+// A batch's []string and []time.Time parameters are encoded without pgx's per-element boxing, to
+// the same bytes as pgx's own codec, and read back the same.
 func TestArrayParametersEncodedFlat(t *testing.T) {
 	s, _ := storetest.Open(t)
 	ctx := context.Background()
@@ -217,20 +217,12 @@ func TestArrayParametersEncodedFlat(t *testing.T) {
 		oid   uint32
 		value any
 	}{{pgtype.TextArrayOID, strs}, {pgtype.TextArrayOID, []string{}}, {pgtype.TextArrayOID, []string(nil)},
-		{pgtype.TimestamptzArrayOID, times}, {pgtype.TimestamptzArrayOID, []time.Time{}}, {pgtype.TimestamptzArrayOID, []time.Time(nil)},
-		{pgtype.ByteaArrayOID, [][]byte{[]byte("a"), {}, {0, 0xff, '"'}}}, {pgtype.ByteaArrayOID, [][]byte{nil, []byte("b"), nil}},
-		{pgtype.ByteaArrayOID, [][]byte{}}, {pgtype.ByteaArrayOID, [][]byte(nil)}} {
+		{pgtype.TimestamptzArrayOID, times}, {pgtype.TimestamptzArrayOID, []time.Time{}}, {pgtype.TimestamptzArrayOID, []time.Time(nil)}} {
 		got, err := m.Encode(tc.oid, pgtype.BinaryFormatCode, tc.value, []byte{1, 2})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []byte{1, 2}
-		if b, ok := tc.value.([][]byte); ok {
-			// pgx's codec takes a [][]byte only through the store's wrapper (by reflection otherwise).
-			want, err = plain.Encode(tc.oid, pgtype.BinaryFormatCode, pgtype.FlatArray[[]byte](b), want)
-		} else {
-			want, err = plain.Encode(tc.oid, pgtype.BinaryFormatCode, tc.value, want)
-		}
+		want, err := plain.Encode(tc.oid, pgtype.BinaryFormatCode, tc.value, []byte{1, 2})
 		if err != nil {
 			t.Fatal(err)
 		}
