@@ -274,6 +274,23 @@ SELECT set_config('synchronous_commit', CASE WHEN sqlc.arg('async')::bool THEN '
        (SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text) WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0) IS NULL,
        (SELECT count(*) FROM blob_locks);
 
+-- name: WriteRunEvents :exec
+-- A batch of events alone, with no scenario row, result or attachment (the run's end event, written
+-- in its final transaction after its status): WriteRunBatch's events, last sequence number,
+-- notification and settings, without the CTEs that statement would plan and run for nothing.
+WITH upd AS (
+  UPDATE runs SET last_seq = sqlc.arg('last_seq')::bigint WHERE id = sqlc.arg('run_id')::uuid AND last_seq < sqlc.arg('last_seq')::bigint
+  RETURNING id
+), ins AS (
+  INSERT INTO run_event_batches (run_id, last_seq, first_seq, ats, types, datas)
+  SELECT sqlc.arg('run_id')::uuid, (sqlc.arg('seqs')::bigint[])[cardinality(sqlc.arg('seqs')::bigint[])], (sqlc.arg('seqs')::bigint[])[1],
+         sqlc.arg('ats')::timestamptz[], sqlc.arg('types')::text[], sqlc.arg('datas')::text[]::json[]
+  WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0 AND EXISTS (SELECT 1 FROM upd)
+)
+SELECT set_config('synchronous_commit', CASE WHEN sqlc.arg('async')::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+       set_config('plan_cache_mode', 'auto', true),
+       (SELECT pg_notify('sdods_run_events', sqlc.arg('payload')::text) WHERE cardinality(sqlc.arg('seqs')::bigint[]) > 0) IS NULL;
+
 -- name: ArtifactContent :one
 -- The content of an artifact kept in the database (its blob_key is empty).
 SELECT content FROM artifact_contents WHERE artifact_id = $1;

@@ -456,6 +456,10 @@ type Querier interface {
 	// commits without waiting for its WAL flush when async (docs/runs.md): the setting is read when the
 	// statement's transaction commits.
 	WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) error
+	// A batch of events alone, with no scenario row, result or attachment (the run's end event, written
+	// in its final transaction after its status): WriteRunBatch's events, last sequence number,
+	// notification and settings, without the CTEs that statement would plan and run for nothing.
+	WriteRunEvents(ctx context.Context, arg WriteRunEventsParams) error
 }
 
 var _ Querier = (*Queries)(nil)

@@ -1206,3 +1206,46 @@ func (q *Queries) WriteRunBatch(ctx context.Context, arg WriteRunBatchParams) er
 	)
 	return err
 }
+
+const writeRunEvents = `-- name: WriteRunEvents :exec
+WITH upd AS (
+  UPDATE runs SET last_seq = $4::bigint WHERE id = $5::uuid AND last_seq < $4::bigint
+  RETURNING id
+), ins AS (
+  INSERT INTO run_event_batches (run_id, last_seq, first_seq, ats, types, datas)
+  SELECT $5::uuid, ($3::bigint[])[cardinality($3::bigint[])], ($3::bigint[])[1],
+         $6::timestamptz[], $7::text[], $8::text[]::json[]
+  WHERE cardinality($3::bigint[]) > 0 AND EXISTS (SELECT 1 FROM upd)
+)
+SELECT set_config('synchronous_commit', CASE WHEN $1::bool THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+       set_config('plan_cache_mode', 'auto', true),
+       (SELECT pg_notify('sdods_run_events', $2::text) WHERE cardinality($3::bigint[]) > 0) IS NULL
+`
+
+type WriteRunEventsParams struct {
+	Async   bool
+	Payload string
+	Seqs    []int64
+	LastSeq int64
+	RunID   uuid.UUID
+	Ats     []time.Time
+	Types   []string
+	Datas   []string
+}
+
+// A batch of events alone, with no scenario row, result or attachment (the run's end event, written
+// in its final transaction after its status): WriteRunBatch's events, last sequence number,
+// notification and settings, without the CTEs that statement would plan and run for nothing.
+func (q *Queries) WriteRunEvents(ctx context.Context, arg WriteRunEventsParams) error {
+	_, err := q.db.Exec(ctx, writeRunEvents,
+		arg.Async,
+		arg.Payload,
+		arg.Seqs,
+		arg.LastSeq,
+		arg.RunID,
+		arg.Ats,
+		arg.Types,
+		arg.Datas,
+	)
+	return err
+}

@@ -85,7 +85,9 @@ func (k *sink) attachLater(e runner.Event, sc *scenarioState) {
 		go k.put(p)
 	}
 	if st := step(sc, e.Step); st != nil {
+		k.stepsMu.Lock()
 		st.Attachments = append(st.Attachments, results.Attachment{ArtifactID: p.row.ID, Kind: kind, MediaType: mediaType, Name: a.Name, SizeBytes: p.row.SizeBytes})
+		k.stepsMu.Unlock()
 	}
 	if sc != nil {
 		p.scenario = &sc.id

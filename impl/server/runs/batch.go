@@ -49,7 +49,10 @@ type rowChange struct {
 	startedAt time.Time
 	// steps of the scenario in progress (a copy), nil: unchanged. Encoded when the batch is
 	// written, so a scenario that ends before its batch never encodes them.
-	steps  []results.Step
+	steps []results.Step
+	// live is the scenario whose steps changed since the last batch: they are copied into steps
+	// when a batch takes the buffer (takeLocked), under the sink's stepsMu.
+	live   *scenarioState
 	finish *scenariowrite.Result
 }
 
@@ -86,8 +89,11 @@ func (b *eventBuffer) then(next eventBuffer) {
 		if n.steps != nil {
 			c.steps = n.steps
 		}
+		if n.live != nil {
+			c.live = n.live
+		}
 		if n.finish != nil {
-			c.finish, c.steps = n.finish, nil
+			c.finish, c.steps, c.live = n.finish, nil, nil
 		}
 	}
 }
@@ -212,16 +218,41 @@ func (k *sink) write(ctx context.Context, q *db.Queries, b *eventBuffer, async b
 	return nil
 }
 
-// takeLocked empties the buffer and returns what it held; called with mu held.
+// takeLocked empties the buffer and returns what it held, with a copy of the steps of each
+// scenario that changed them and has no result yet; called with mu held.
 func (k *sink) takeLocked() eventBuffer {
 	buf := k.b.buf
 	k.b.buf = eventBuffer{}
+	k.copyLiveSteps(&buf)
 	k.b.due = false
 	if k.b.timer != nil {
 		k.b.timer.Stop()
 		k.b.timer = nil
 	}
 	return buf
+}
+
+// copyLiveSteps copies the steps of the scenarios whose steps changed in b (rowChange.live): the
+// sink goes on changing them while the batch is written. A step's own lists are only appended to
+// (under stepsMu), so the copy keeps what they held.
+func (k *sink) copyLiveSteps(b *eventBuffer) {
+	locked := false
+	for _, id := range b.order {
+		c := b.rows[id]
+		if c.live == nil {
+			continue
+		}
+		if !locked {
+			k.stepsMu.Lock()
+			defer k.stepsMu.Unlock()
+			locked = true
+		}
+		c.steps = copySteps(c.live.steps)
+		if c.steps == nil {
+			c.steps = []results.Step{} // nil in a row change means "unchanged"
+		}
+		c.live = nil
+	}
 }
 
 // The run's final transaction (worker.go) writes the run's last batch, its final status and its end

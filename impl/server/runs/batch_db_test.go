@@ -311,3 +311,91 @@ func TestEventsReadAcrossBatches(t *testing.T) {
 		t.Errorf("log events %v, want 2 4 6", got)
 	}
 }
+
+// A batch of events alone goes through a statement of its own (WriteRunEvents, the run's end event
+// in its final transaction): it stores the same event row, moves last_seq and sends the same
+// notification as the whole batch statement does with the same events, commits asynchronously
+// or not as asked, and a later batch's lower last sequence number leaves last_seq alone.
+func TestEventsOnlyBatchSameAsWholeBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.Open(t)
+	p := runs.TestProject(t, st, "evonly")
+	svc := runs.New(st, nil, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), runs.Config{})
+	listener, err := st.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Release()
+	if _, err := listener.Exec(ctx, "LISTEN sdods_run_events"); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 27, 11, 0, 0, 123456000, time.UTC)
+	events := func(first int64, n int) scenariowrite.Events {
+		ev := scenariowrite.Events{ProjectID: p.ID}
+		for i := range int64(n) {
+			ev.Seqs, ev.Ats = append(ev.Seqs, first+i), append(ev.Ats, at.Add(time.Duration(i)*time.Millisecond))
+			ev.Types, ev.Datas = append(ev.Types, "log"), append(ev.Datas, `{"type":"log","n":`+strconv.FormatInt(first+i, 10)+`}`)
+		}
+		return ev
+	}
+	type stored struct {
+		rows, lastSeq        string
+		notified, commitMode string
+	}
+	write := func(whole, async bool) (uuid.UUID, stored) {
+		t.Helper()
+		r, err := svc.Queue(ctx, runs.CreateParams{ProjectID: p.ID, Trigger: "api"}, p.Slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var changes []scenariowrite.Change
+		if whole {
+			// A change of a scenario the run does not have: no row changes, but the whole statement.
+			changes = []scenariowrite.Change{{ID: uuid.New(), Started: true, StartedAt: at}}
+		}
+		var got stored
+		// Event 2 again after 4: last_seq stays 4 and no row is stored, but it is still notified.
+		for _, b := range []scenariowrite.Events{events(1, 3), events(4, 1), events(2, 1)} {
+			b.Notify = r.ID.String() + ":" + strconv.FormatInt(b.Seqs[len(b.Seqs)-1], 10)
+			err := st.WithTx(ctx, func(q *db.Queries) error {
+				if err := scenariowrite.Batch(ctx, q, r.ID, async, b, changes); err != nil {
+					return err
+				}
+				tx, _ := store.TxOf(q)
+				return tx.QueryRow(ctx, "SELECT current_setting('synchronous_commit') || ' ' || current_setting('plan_cache_mode')").Scan(&got.commitMode)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			n, err := listener.Conn().WaitForNotification(wctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("notification: %v", err)
+			}
+			got.notified += strings.TrimPrefix(n.Payload, r.ID.String()) + " "
+		}
+		if err := st.Pool.QueryRow(ctx, `SELECT string_agg(format('%s-%s %s %s %s', first_seq, last_seq, ats, types, datas), ' | ' ORDER BY last_seq)
+			FROM run_event_batches WHERE run_id = $1`, r.ID).Scan(&got.rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Pool.QueryRow(ctx, `SELECT last_seq::text FROM runs WHERE id = $1`, r.ID).Scan(&got.lastSeq); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID, got
+	}
+	for _, async := range []bool{true, false} {
+		_, whole := write(true, async)
+		_, alone := write(false, async)
+		if alone != whole {
+			t.Errorf("async %v: events alone stored %+v, the whole statement %+v", async, alone, whole)
+		}
+		if async && alone.commitMode != "off auto" {
+			t.Errorf("an asynchronous batch's transaction: synchronous_commit and plan_cache_mode %q", alone.commitMode)
+		}
+		if !strings.HasSuffix(alone.commitMode, " auto") || alone.lastSeq != "4" || alone.notified != ":3 :4 :2 " || strings.Count(alone.rows, "|") != 1 {
+			t.Errorf("async %v: %+v", async, alone)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,7 +53,11 @@ type sink struct {
 	run       db.Run
 	seq       int64 // under b.mu
 	scenarios map[string]*scenarioState
-	b         batcher
+	// stepsMu guards the scenarios' steps: the sink changes them as events come (Emit, attachments,
+	// visual checks), a batch copies those of the scenarios still running when it takes the buffer
+	// (takeLocked). Taken after b.mu, never before: no change of the steps holds it while buffering.
+	stepsMu sync.Mutex
+	b       batcher
 	// putSlots bounds the attachments' blobs stored at once (attach.go).
 	putSlots chan struct{}
 }
@@ -131,7 +136,9 @@ func (k *sink) Emit(e runner.Event) {
 		k.flushSoon()
 	case runner.EventScenarioStarted:
 		if sc != nil {
+			k.stepsMu.Lock()
 			sc.steps = sc.steps[:0] // a retry starts the steps afresh
+			k.stepsMu.Unlock()
 			k.queue(func(b *eventBuffer) {
 				c := b.row(sc.id)
 				c.started, c.startedAt = true, e.Time
@@ -144,11 +151,13 @@ func (k *sink) Emit(e runner.Event) {
 		k.appendEvent(ev)
 	case runner.EventStepStarted:
 		if sc != nil && e.Step != nil && e.StepStart != nil {
+			k.stepsMu.Lock()
 			for len(sc.steps) <= *e.Step {
 				sc.steps = append(sc.steps, results.NewStep(len(sc.steps)))
 			}
 			st := &sc.steps[*e.Step]
 			st.Keyword, st.Text, st.Line, st.StartedAt = e.StepStart.Keyword, e.StepStart.Text, ptr(e.StepStart.Line), ptr(e.Time)
+			k.stepsMu.Unlock()
 			k.saveSteps(sc)
 		}
 		k.appendEvent(apiEvent{Type: "step.started", ScenarioID: scID, StepIndex: e.Step})
@@ -162,7 +171,9 @@ func (k *sink) Emit(e runner.Event) {
 			h.RunnerUp = &results.HealCandidate{Selector: ru.Selector, Score: float32(ru.Score)}
 		}
 		if st := step(sc, e.Step); st != nil {
+			k.stepsMu.Lock()
 			st.Heals = append(st.Heals, h)
+			k.stepsMu.Unlock()
 		}
 		k.appendEvent(apiEvent{Type: "heal", ScenarioID: scID, StepIndex: e.Step, Heal: &h})
 	case runner.EventVisualCheck:
@@ -171,12 +182,14 @@ func (k *sink) Emit(e runner.Event) {
 		k.visualCheck(ctx, e, sc)
 	case runner.EventStepFinished:
 		if st := step(sc, e.Step); st != nil && e.StepEnd != nil {
+			k.stepsMu.Lock()
 			st.Status = string(e.StepEnd.Status)
 			st.DurationMs = ptr(e.StepEnd.Duration.Milliseconds())
 			st.FinishedAt = ptr(e.Time)
 			if e.StepEnd.Error != "" {
 				st.Error = &results.StepError{Message: e.StepEnd.Error}
 			}
+			k.stepsMu.Unlock()
 			k.saveSteps(sc)
 		}
 		var status *string
@@ -195,7 +208,7 @@ func (k *sink) Emit(e runner.Event) {
 			}
 			k.queue(func(b *eventBuffer) {
 				c := b.row(sc.id)
-				c.finish, c.steps = &p, nil
+				c.finish, c.steps, c.live = &p, nil, nil
 			})
 			k.appendEvent(apiEvent{Type: "scenario.finished", ScenarioID: scID, Status: ptr(string(e.ScenarioEnd.Status)), Message: nonEmpty(e.ScenarioEnd.Error),
 				Dataset: sc.dataset, Row: sc.row})
@@ -209,15 +222,17 @@ func (k *sink) Emit(e runner.Event) {
 }
 
 // saveSteps keeps the steps of a scenario in progress, so that a run whose worker dies shows
-// what ran (reconcile); written with the next batch.
+// what ran (reconcile); written with the next batch. They are copied when that batch takes the
+// buffer (takeLocked), not at every step's start and end: a scenario that ends before its batch
+// (at concurrency 1, almost every one) is never copied but for its result.
 func (k *sink) saveSteps(sc *scenarioState) {
-	// A copy of the steps (the sink goes on changing sc.steps while a batch is written); a step's
-	// own lists are only appended to, so the copy keeps what they held.
-	steps := copySteps(sc.steps)
-	if steps == nil {
-		steps = []results.Step{} // nil in a row change means "unchanged"
+	// What queue does, without a closure to allocate for each of a run's step starts and ends.
+	k.b.mu.Lock()
+	k.b.buf.row(sc.id).live = sc
+	if k.b.timer == nil {
+		k.b.timer = time.AfterFunc(FlushEvery, k.flushSoon)
 	}
-	k.queue(func(b *eventBuffer) { b.row(sc.id).steps = steps })
+	k.b.mu.Unlock()
 }
 
 // planScenarios gives the run's scenarios their ids and returns their rows, which the first batch
@@ -280,7 +295,9 @@ func (k *sink) attachment(ctx context.Context, e runner.Event, sc *scenarioState
 	}
 	att := results.Attachment{ArtifactID: art.ID, Kind: kind, MediaType: mediaType, Name: a.Name, SizeBytes: art.SizeBytes}
 	if st := step(sc, e.Step); st != nil {
+		k.stepsMu.Lock()
 		st.Attachments = append(st.Attachments, att)
+		k.stepsMu.Unlock()
 	}
 	var scID *uuid.UUID
 	if sc != nil {

@@ -119,7 +119,9 @@ func (k *sink) visualCheck(ctx context.Context, e runner.Event, sc *scenarioStat
 		v.DiffArtifactID = save("-diff.png", "image/png", res.Diff)
 	}
 	if st := step(sc, e.Step); st != nil {
+		k.stepsMu.Lock()
 		st.VisualCheck = &v
+		k.stepsMu.Unlock()
 	}
 	if sc != nil && e.Step != nil && res != nil {
 		row := db.InsertVisualCheckParams{RunID: k.run.ID, ProjectID: k.run.ProjectID, ScenarioID: sc.id, StepIndex: int32(*e.Step),
