@@ -54,6 +54,22 @@ WHERE j.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('pr
 ORDER BY j.created_at DESC, j.id DESC
 LIMIT sqlc.arg('row_limit');
 
+-- name: ListProjectAgentJobsByKind :many
+-- ListProjectAgentJobsByStatus for one kind (any status): agent_jobs_project_kind_idx read in
+-- order from the cursor under one generic plan.
+SELECT j.created_at, j.id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.progress, j.tokens_used, j.summary, j.error,
+       j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.id AS creator_id, u.email AS creator_email,
+       u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
+WHERE j.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND j.kind = sqlc.arg('kind')::text
+  AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (j.created_at, j.id) < (coalesce(sqlc.narg('before_at')::timestamptz, 'infinity'),
+                              coalesce(sqlc.narg('before_id')::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY j.created_at DESC, j.id DESC
+LIMIT sqlc.arg('row_limit');
+
 -- name: ClaimAgentJob :one
 -- A queued job starts on this worker; nothing when it was cancelled (or already taken).
 UPDATE agent_jobs SET status = 'running', worker_id = $2, heartbeat_at = now(), started_at = now(), updated_at = now()

@@ -918,6 +918,103 @@ func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisual
 	return items, nil
 }
 
+const listProjectAgentJobsByKind = `-- name: ListProjectAgentJobsByKind :many
+SELECT j.created_at, j.id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.progress, j.tokens_used, j.summary, j.error,
+       j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.id AS creator_id, u.email AS creator_email,
+       u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
+WHERE j.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $1::text)
+  AND j.kind = $2::text
+  AND ($3::boolean OR p.workspace_id = ANY($4::uuid[]))
+  AND (j.created_at, j.id) < (coalesce($5::timestamptz, 'infinity'),
+                              coalesce($6::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY j.created_at DESC, j.id DESC
+LIMIT $7
+`
+
+type ListProjectAgentJobsByKindParams struct {
+	Project       string
+	Kind          string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	BeforeAt      *time.Time
+	BeforeID      uuid.NullUUID
+	RowLimit      int32
+}
+
+type ListProjectAgentJobsByKindRow struct {
+	CreatedAt    time.Time
+	ID           uuid.UUID
+	Kind         string
+	Status       string
+	Input        json.RawMessage
+	MaxSeconds   int32
+	MaxTokens    *int32
+	Progress     int32
+	TokensUsed   int32
+	Summary      *string
+	Error        *string
+	UpdatedAt    time.Time
+	StartedAt    *time.Time
+	FinishedAt   *time.Time
+	ProjectSlug  string
+	CreatorID    uuid.NullUUID
+	CreatorEmail *string
+	CreatorName  *string
+	ProposalIds  []uuid.UUID
+}
+
+// ListProjectAgentJobsByStatus for one kind (any status): agent_jobs_project_kind_idx read in
+// order from the cursor under one generic plan.
+func (q *Queries) ListProjectAgentJobsByKind(ctx context.Context, arg ListProjectAgentJobsByKindParams) ([]ListProjectAgentJobsByKindRow, error) {
+	rows, err := q.db.Query(ctx, listProjectAgentJobsByKind,
+		arg.Project,
+		arg.Kind,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListProjectAgentJobsByKindRow{}
+	for rows.Next() {
+		var i ListProjectAgentJobsByKindRow
+		if err := rows.Scan(
+			&i.CreatedAt,
+			&i.ID,
+			&i.Kind,
+			&i.Status,
+			&i.Input,
+			&i.MaxSeconds,
+			&i.MaxTokens,
+			&i.Progress,
+			&i.TokensUsed,
+			&i.Summary,
+			&i.Error,
+			&i.UpdatedAt,
+			&i.StartedAt,
+			&i.FinishedAt,
+			&i.ProjectSlug,
+			&i.CreatorID,
+			&i.CreatorEmail,
+			&i.CreatorName,
+			&i.ProposalIds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listProjectAgentJobsByStatus = `-- name: ListProjectAgentJobsByStatus :many
 SELECT j.created_at, j.id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.progress, j.tokens_used, j.summary, j.error,
        j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.id AS creator_id, u.email AS creator_email,

@@ -196,6 +196,9 @@ type Querier interface {
 	ListOrgs(ctx context.Context, arg ListOrgsParams) ([]ListOrgsRow, error)
 	ListPoolAccounts(ctx context.Context, arg ListPoolAccountsParams) ([]PoolAccount, error)
 	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
+	// ListProjectAgentJobsByStatus for one kind (any status): agent_jobs_project_kind_idx read in
+	// order from the cursor under one generic plan.
+	ListProjectAgentJobsByKind(ctx context.Context, arg ListProjectAgentJobsByKindParams) ([]ListProjectAgentJobsByKindRow, error)
 	// ListAgentJobs for one project and status (its columns, order and answer), written without the
 	// optional filters so that one generic plan serves every value: agent_jobs_project_status_idx read
 	// in order from the cursor and stopped at the page. agents.(*Service).ListJobs sends it planned

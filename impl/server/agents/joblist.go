@@ -61,9 +61,9 @@ const (
 )
 
 // listJobs runs ListAgentJobs with binary results and writes at most limit rows as AgentJob
-// documents, comma-separated, into page.Items. A project's jobs of one status (and any kind) are
-// read by ListProjectAgentJobsByStatus under its generic plan (store.QueryGeneric): the same
-// rows, without planning them per request.
+// documents, comma-separated, into page.Items. A project's jobs of one status or of one kind are
+// read by ListProjectAgentJobsByStatus or ListProjectAgentJobsByKind under their generic plans
+// (store.QueryGeneric): the same rows, without planning them per request.
 func (s *Service) listJobs(ctx context.Context, params db.ListAgentJobsParams, limit int) (Page, error) {
 	page := Page{Items: make([]byte, 0, 16<<10)}
 	var lastAt time.Time
@@ -89,14 +89,27 @@ func (s *Service) listJobs(ctx context.Context, params db.ListAgentJobsParams, l
 		}
 		return nil
 	}
-	if params.Project != nil && params.Status != nil && params.Kind == nil {
-		err := s.st.QueryGeneric(ctx, "job list", store.GenericStatement{OIDs: jobListOIDs[:], Read: read, Call: func(q *db.Queries) error {
+	// A project's jobs of one status, or of one kind, under their generic plans; any other
+	// filters through the general statement.
+	var generic func(*db.Queries) error
+	switch {
+	case params.Project != nil && params.Status != nil && params.Kind == nil:
+		generic = func(q *db.Queries) error {
 			_, err := q.ListProjectAgentJobsByStatus(ctx, db.ListProjectAgentJobsByStatusParams{Project: *params.Project, Status: *params.Status,
 				AllWorkspaces: params.AllWorkspaces, WorkspaceIds: params.WorkspaceIds, BeforeAt: params.BeforeAt, BeforeID: params.BeforeID,
 				RowLimit: params.RowLimit})
 			return err
-		}})
-		if err != nil {
+		}
+	case params.Project != nil && params.Kind != nil && params.Status == nil:
+		generic = func(q *db.Queries) error {
+			_, err := q.ListProjectAgentJobsByKind(ctx, db.ListProjectAgentJobsByKindParams{Project: *params.Project, Kind: *params.Kind,
+				AllWorkspaces: params.AllWorkspaces, WorkspaceIds: params.WorkspaceIds, BeforeAt: params.BeforeAt, BeforeID: params.BeforeID,
+				RowLimit: params.RowLimit})
+			return err
+		}
+	}
+	if generic != nil {
+		if err := s.st.QueryGeneric(ctx, "job list", store.GenericStatement{OIDs: jobListOIDs[:], Read: read, Call: generic}); err != nil {
 			return Page{}, err
 		}
 	} else {

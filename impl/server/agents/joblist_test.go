@@ -14,8 +14,9 @@ import (
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
-// TestJobListOfAStatusMatchesTheGeneralStatement: a project's jobs of one status, read through
-// ListProjectAgentJobsByStatus's generic plan (text jsonb), are byte for byte the page
+// TestJobListOfAStatusMatchesTheGeneralStatement: a project's jobs of one status or one kind, read
+// through ListProjectAgentJobsByStatus's or ListProjectAgentJobsByKind's generic plan (text
+// jsonb), are byte for byte the page
 // ListAgentJobs gives (binary jsonb), for pages, cursors (ties on the creation time included) and
 // scopes; jobs with every optional column NULL and set, inputs of each JSON type, a creator that
 // is gone and proposals.
@@ -94,7 +95,7 @@ func TestJobListOfAStatusMatchesTheGeneralStatement(t *testing.T) {
 		}
 		return page
 	}
-	slug, nowhere, failed, succeeded, queued := p.Slug, "nowhere", "failed", "succeeded", "queued"
+	slug, nowhere, failed, succeeded, queued, llm, heal := p.Slug, "nowhere", "failed", "succeeded", "queued", "llm", "heal"
 	tie := time.Date(2026, 11, 20, 10, 0, 1, 0, time.UTC)
 	for name, c := range map[string]struct {
 		params db.ListAgentJobsParams
@@ -108,6 +109,11 @@ func TestJobListOfAStatusMatchesTheGeneralStatement(t *testing.T) {
 		"member":            {db.ListAgentJobsParams{WorkspaceIds: []uuid.UUID{p.WorkspaceID}, Project: &slug, Status: &failed}, 50},
 		"not a member":      {db.ListAgentJobsParams{WorkspaceIds: []uuid.UUID{uuid.New()}, Project: &slug, Status: &failed}, 50},
 		"no such project":   {db.ListAgentJobsParams{AllWorkspaces: true, Project: &nowhere, Status: &failed}, 50},
+		"llm":               {db.ListAgentJobsParams{AllWorkspaces: true, Project: &slug, Kind: &llm}, 50},
+		"heal page of 3":    {db.ListAgentJobsParams{AllWorkspaces: true, Project: &slug, Kind: &heal}, 3},
+		"heal before a tie": {db.ListAgentJobsParams{AllWorkspaces: true, Project: &slug, Kind: &heal, BeforeAt: &tie, BeforeID: uuid.NullUUID{UUID: uuid.Max, Valid: true}}, 50},
+		"llm, member":       {db.ListAgentJobsParams{WorkspaceIds: []uuid.UUID{p.WorkspaceID}, Project: &slug, Kind: &llm}, 50},
+		"llm, not a member": {db.ListAgentJobsParams{WorkspaceIds: []uuid.UUID{uuid.New()}, Project: &slug, Kind: &llm}, 50},
 	} {
 		c.params.RowLimit = int32(c.limit + 1)
 		if c.params.WorkspaceIds == nil {
@@ -118,7 +124,7 @@ func TestJobListOfAStatusMatchesTheGeneralStatement(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		want := general(c.params, c.limit)
-		if want.N == 0 && name != "not a member" && name != "no such project" {
+		if want.N == 0 && name != "not a member" && name != "no such project" && name != "llm, not a member" {
 			t.Fatalf("%s: nothing listed", name)
 		}
 		if string(got.Items) != string(want.Items) || got.N != want.N || got.More != want.More || !got.LastAt.Equal(want.LastAt) || got.LastID != want.LastID {
