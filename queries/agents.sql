@@ -34,6 +34,42 @@ WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('wor
 ORDER BY j.created_at DESC, j.id DESC
 LIMIT sqlc.arg('row_limit');
 
+-- name: ListProjectAgentJobsByStatus :many
+-- ListAgentJobs for one project and status (its columns, order and answer), written without the
+-- optional filters so that one generic plan serves every value: agent_jobs_project_status_idx read
+-- in order from the cursor and stopped at the page. agents.(*Service).ListJobs sends it planned
+-- once per connection (store.QueryGeneric): planning the general statement for every request cost
+-- PostgreSQL more than running it (docs/benchmarks.md, read paths round 9). Without a cursor the
+-- bound is (infinity, the largest uuid), which no row has: ids are random (version 4) uuids.
+SELECT j.created_at, j.id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.progress, j.tokens_used, j.summary, j.error,
+       j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.id AS creator_id, u.email AS creator_email,
+       u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
+WHERE j.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND j.status = sqlc.arg('status')::text
+  AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (j.created_at, j.id) < (coalesce(sqlc.narg('before_at')::timestamptz, 'infinity'),
+                              coalesce(sqlc.narg('before_id')::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY j.created_at DESC, j.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: ListProjectAgentJobsByKind :many
+-- ListProjectAgentJobsByStatus for one kind (any status): agent_jobs_project_kind_idx read in
+-- order from the cursor under one generic plan.
+SELECT j.created_at, j.id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.progress, j.tokens_used, j.summary, j.error,
+       j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.id AS creator_id, u.email AS creator_email,
+       u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
+WHERE j.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND j.kind = sqlc.arg('kind')::text
+  AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (j.created_at, j.id) < (coalesce(sqlc.narg('before_at')::timestamptz, 'infinity'),
+                              coalesce(sqlc.narg('before_id')::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY j.created_at DESC, j.id DESC
+LIMIT sqlc.arg('row_limit');
+
 -- name: ClaimAgentJob :one
 -- A queued job starts on this worker; nothing when it was cancelled (or already taken).
 UPDATE agent_jobs SET status = 'running', worker_id = $2, heartbeat_at = now(), started_at = now(), updated_at = now()
@@ -123,6 +159,43 @@ WHERE (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('wor
   AND (sqlc.narg('status')::text IS NULL OR i.status = sqlc.narg('status')::text)
   AND i.confidence >= sqlc.arg('min_confidence')::real
   AND (sqlc.narg('before_at')::timestamptz IS NULL OR (i.created_at, i.id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
+ORDER BY i.created_at DESC, i.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: ListProjectInboxProposalsByStatus :many
+-- ListInboxProposals for one project and status without a job (its columns, order and answer),
+-- written without the optional index filters so that one generic plan serves every value:
+-- proposals_project_status_idx read in order from the cursor and stopped at the page (the kind and
+-- the confidence are filters in either plan). Sent planned once per connection with
+-- ListProjectInboxVisualChecks in one round trip (agents.(*Service).ListProposals). The bound
+-- without a cursor is (infinity, the largest uuid), which no row has (ids are version 4 uuids).
+SELECT pr.id, pr.project_id, pr.job_id, pr.kind, pr.status, pr.title, pr.target, pr.diff, pr.evidence, pr.confidence,
+       pr.decided_by, pr.decided_at, pr.reason, pr.created_at, pr.updated_at, p.slug AS project_slug, p.workspace_id,
+       u.email AS decider_email, u.display_name AS decider_name
+FROM proposals pr JOIN projects p ON p.id = pr.project_id LEFT JOIN users u ON u.id = pr.decided_by
+WHERE pr.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND pr.status = sqlc.arg('status')::text
+  AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('kind')::text IS NULL OR pr.kind = sqlc.narg('kind')::text)
+  AND pr.confidence >= sqlc.arg('min_confidence')::real
+  AND (pr.created_at, pr.id) < (coalesce(sqlc.narg('before_at')::timestamptz, 'infinity'),
+                                coalesce(sqlc.narg('before_id')::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY pr.created_at DESC, pr.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: ListProjectInboxVisualChecks :many
+-- ListInboxVisualChecks for one project (its columns, order and answer), written without the
+-- optional index filters so that one generic plan serves every value: visual_checks_inbox_idx read
+-- in order from the cursor and stopped at the page (the status, computed by the view, is a filter
+-- in either plan). The bound without a cursor as in ListProjectInboxProposalsByStatus.
+SELECT i.*, u.email AS decider_email, u.display_name AS decider_name
+FROM inbox_visual_checks i LEFT JOIN users u ON u.id = i.decided_by
+WHERE i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND (sqlc.arg('all_workspaces')::boolean OR i.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (sqlc.narg('status')::text IS NULL OR i.status = sqlc.narg('status')::text)
+  AND i.confidence >= sqlc.arg('min_confidence')::real
+  AND (i.created_at, i.id) < (coalesce(sqlc.narg('before_at')::timestamptz, 'infinity'),
+                              coalesce(sqlc.narg('before_id')::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
 ORDER BY i.created_at DESC, i.id DESC
 LIMIT sqlc.arg('row_limit');
 

@@ -27,6 +27,24 @@ WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('wor
 ORDER BY s.created_at, s.id
 LIMIT sqlc.arg('row_limit');
 
+-- name: ListProjectSchedulesByStatus :many
+-- ListSchedules for one project and status (its columns, order and answer), written without the
+-- optional filters so that one generic plan serves every value: schedules_project_status_list_idx
+-- read in order from the cursor and stopped at the page. schedules.(*Service).List sends it
+-- planned once per connection (store.QueryGeneric). Without a cursor the bound is (-infinity, the
+-- nil uuid), which no row has: ids are random (version 4) uuids.
+SELECT sqlc.embed(s), p.slug AS project_slug, p.workspace_id,
+       cu.email AS creator_email, cu.display_name AS creator_name, pu.email AS pauser_email, pu.display_name AS pauser_name
+FROM schedules s JOIN projects p ON p.id = s.project_id
+     LEFT JOIN users cu ON cu.id = s.created_by LEFT JOIN users pu ON pu.id = s.paused_by
+WHERE s.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND s.status = sqlc.arg('status')::text
+  AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (s.created_at, s.id) > (coalesce(sqlc.narg('after_at')::timestamptz, '-infinity'),
+                              coalesce(sqlc.narg('after_id')::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY s.created_at, s.id
+LIMIT sqlc.arg('row_limit');
+
 -- name: UpdateSchedule :one
 UPDATE schedules SET name = $2, cron = $3, timezone = $4, template = $5, overlap = $6, catch_up_window_seconds = $7,
     catch_up_max = $8, jitter_seconds = $9, start_at = $10, end_at = $11, pause_after_failures = $12,

@@ -918,6 +918,409 @@ func (q *Queries) ListInboxVisualChecks(ctx context.Context, arg ListInboxVisual
 	return items, nil
 }
 
+const listProjectAgentJobsByKind = `-- name: ListProjectAgentJobsByKind :many
+SELECT j.created_at, j.id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.progress, j.tokens_used, j.summary, j.error,
+       j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.id AS creator_id, u.email AS creator_email,
+       u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
+WHERE j.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $1::text)
+  AND j.kind = $2::text
+  AND ($3::boolean OR p.workspace_id = ANY($4::uuid[]))
+  AND (j.created_at, j.id) < (coalesce($5::timestamptz, 'infinity'),
+                              coalesce($6::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY j.created_at DESC, j.id DESC
+LIMIT $7
+`
+
+type ListProjectAgentJobsByKindParams struct {
+	Project       string
+	Kind          string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	BeforeAt      *time.Time
+	BeforeID      uuid.NullUUID
+	RowLimit      int32
+}
+
+type ListProjectAgentJobsByKindRow struct {
+	CreatedAt    time.Time
+	ID           uuid.UUID
+	Kind         string
+	Status       string
+	Input        json.RawMessage
+	MaxSeconds   int32
+	MaxTokens    *int32
+	Progress     int32
+	TokensUsed   int32
+	Summary      *string
+	Error        *string
+	UpdatedAt    time.Time
+	StartedAt    *time.Time
+	FinishedAt   *time.Time
+	ProjectSlug  string
+	CreatorID    uuid.NullUUID
+	CreatorEmail *string
+	CreatorName  *string
+	ProposalIds  []uuid.UUID
+}
+
+// ListProjectAgentJobsByStatus for one kind (any status): agent_jobs_project_kind_idx read in
+// order from the cursor under one generic plan.
+func (q *Queries) ListProjectAgentJobsByKind(ctx context.Context, arg ListProjectAgentJobsByKindParams) ([]ListProjectAgentJobsByKindRow, error) {
+	rows, err := q.db.Query(ctx, listProjectAgentJobsByKind,
+		arg.Project,
+		arg.Kind,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListProjectAgentJobsByKindRow{}
+	for rows.Next() {
+		var i ListProjectAgentJobsByKindRow
+		if err := rows.Scan(
+			&i.CreatedAt,
+			&i.ID,
+			&i.Kind,
+			&i.Status,
+			&i.Input,
+			&i.MaxSeconds,
+			&i.MaxTokens,
+			&i.Progress,
+			&i.TokensUsed,
+			&i.Summary,
+			&i.Error,
+			&i.UpdatedAt,
+			&i.StartedAt,
+			&i.FinishedAt,
+			&i.ProjectSlug,
+			&i.CreatorID,
+			&i.CreatorEmail,
+			&i.CreatorName,
+			&i.ProposalIds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listProjectAgentJobsByStatus = `-- name: ListProjectAgentJobsByStatus :many
+SELECT j.created_at, j.id, j.kind, j.status, j.input, j.max_seconds, j.max_tokens, j.progress, j.tokens_used, j.summary, j.error,
+       j.updated_at, j.started_at, j.finished_at, p.slug AS project_slug, u.id AS creator_id, u.email AS creator_email,
+       u.display_name AS creator_name,
+       ARRAY(SELECT pr.id FROM proposals pr WHERE pr.job_id = j.id ORDER BY pr.created_at, pr.id)::uuid[] AS proposal_ids
+FROM agent_jobs j JOIN projects p ON p.id = j.project_id LEFT JOIN users u ON u.id = j.created_by
+WHERE j.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $1::text)
+  AND j.status = $2::text
+  AND ($3::boolean OR p.workspace_id = ANY($4::uuid[]))
+  AND (j.created_at, j.id) < (coalesce($5::timestamptz, 'infinity'),
+                              coalesce($6::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY j.created_at DESC, j.id DESC
+LIMIT $7
+`
+
+type ListProjectAgentJobsByStatusParams struct {
+	Project       string
+	Status        string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	BeforeAt      *time.Time
+	BeforeID      uuid.NullUUID
+	RowLimit      int32
+}
+
+type ListProjectAgentJobsByStatusRow struct {
+	CreatedAt    time.Time
+	ID           uuid.UUID
+	Kind         string
+	Status       string
+	Input        json.RawMessage
+	MaxSeconds   int32
+	MaxTokens    *int32
+	Progress     int32
+	TokensUsed   int32
+	Summary      *string
+	Error        *string
+	UpdatedAt    time.Time
+	StartedAt    *time.Time
+	FinishedAt   *time.Time
+	ProjectSlug  string
+	CreatorID    uuid.NullUUID
+	CreatorEmail *string
+	CreatorName  *string
+	ProposalIds  []uuid.UUID
+}
+
+// ListAgentJobs for one project and status (its columns, order and answer), written without the
+// optional filters so that one generic plan serves every value: agent_jobs_project_status_idx read
+// in order from the cursor and stopped at the page. agents.(*Service).ListJobs sends it planned
+// once per connection (store.QueryGeneric): planning the general statement for every request cost
+// PostgreSQL more than running it (docs/benchmarks.md, read paths round 9). Without a cursor the
+// bound is (infinity, the largest uuid), which no row has: ids are random (version 4) uuids.
+func (q *Queries) ListProjectAgentJobsByStatus(ctx context.Context, arg ListProjectAgentJobsByStatusParams) ([]ListProjectAgentJobsByStatusRow, error) {
+	rows, err := q.db.Query(ctx, listProjectAgentJobsByStatus,
+		arg.Project,
+		arg.Status,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListProjectAgentJobsByStatusRow{}
+	for rows.Next() {
+		var i ListProjectAgentJobsByStatusRow
+		if err := rows.Scan(
+			&i.CreatedAt,
+			&i.ID,
+			&i.Kind,
+			&i.Status,
+			&i.Input,
+			&i.MaxSeconds,
+			&i.MaxTokens,
+			&i.Progress,
+			&i.TokensUsed,
+			&i.Summary,
+			&i.Error,
+			&i.UpdatedAt,
+			&i.StartedAt,
+			&i.FinishedAt,
+			&i.ProjectSlug,
+			&i.CreatorID,
+			&i.CreatorEmail,
+			&i.CreatorName,
+			&i.ProposalIds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listProjectInboxProposalsByStatus = `-- name: ListProjectInboxProposalsByStatus :many
+SELECT pr.id, pr.project_id, pr.job_id, pr.kind, pr.status, pr.title, pr.target, pr.diff, pr.evidence, pr.confidence,
+       pr.decided_by, pr.decided_at, pr.reason, pr.created_at, pr.updated_at, p.slug AS project_slug, p.workspace_id,
+       u.email AS decider_email, u.display_name AS decider_name
+FROM proposals pr JOIN projects p ON p.id = pr.project_id LEFT JOIN users u ON u.id = pr.decided_by
+WHERE pr.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $1::text)
+  AND pr.status = $2::text
+  AND ($3::boolean OR p.workspace_id = ANY($4::uuid[]))
+  AND ($5::text IS NULL OR pr.kind = $5::text)
+  AND pr.confidence >= $6::real
+  AND (pr.created_at, pr.id) < (coalesce($7::timestamptz, 'infinity'),
+                                coalesce($8::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY pr.created_at DESC, pr.id DESC
+LIMIT $9
+`
+
+type ListProjectInboxProposalsByStatusParams struct {
+	Project       string
+	Status        string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Kind          *string
+	MinConfidence float32
+	BeforeAt      *time.Time
+	BeforeID      uuid.NullUUID
+	RowLimit      int32
+}
+
+type ListProjectInboxProposalsByStatusRow struct {
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	JobID        uuid.NullUUID
+	Kind         string
+	Status       string
+	Title        string
+	Target       json.RawMessage
+	Diff         *string
+	Evidence     json.RawMessage
+	Confidence   float32
+	DecidedBy    uuid.NullUUID
+	DecidedAt    *time.Time
+	Reason       *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ProjectSlug  string
+	WorkspaceID  uuid.UUID
+	DeciderEmail *string
+	DeciderName  *string
+}
+
+// ListInboxProposals for one project and status without a job (its columns, order and answer),
+// written without the optional index filters so that one generic plan serves every value:
+// proposals_project_status_idx read in order from the cursor and stopped at the page (the kind and
+// the confidence are filters in either plan). Sent planned once per connection with
+// ListProjectInboxVisualChecks in one round trip (agents.(*Service).ListProposals). The bound
+// without a cursor is (infinity, the largest uuid), which no row has (ids are version 4 uuids).
+func (q *Queries) ListProjectInboxProposalsByStatus(ctx context.Context, arg ListProjectInboxProposalsByStatusParams) ([]ListProjectInboxProposalsByStatusRow, error) {
+	rows, err := q.db.Query(ctx, listProjectInboxProposalsByStatus,
+		arg.Project,
+		arg.Status,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Kind,
+		arg.MinConfidence,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListProjectInboxProposalsByStatusRow{}
+	for rows.Next() {
+		var i ListProjectInboxProposalsByStatusRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.JobID,
+			&i.Kind,
+			&i.Status,
+			&i.Title,
+			&i.Target,
+			&i.Diff,
+			&i.Evidence,
+			&i.Confidence,
+			&i.DecidedBy,
+			&i.DecidedAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ProjectSlug,
+			&i.WorkspaceID,
+			&i.DeciderEmail,
+			&i.DeciderName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listProjectInboxVisualChecks = `-- name: ListProjectInboxVisualChecks :many
+SELECT i.id, i.project_id, i.job_id, i.kind, i.status, i.title, i.target, i.diff, i.evidence, i.confidence, i.decided_by, i.decided_at, i.reason, i.created_at, i.updated_at, i.project_slug, i.workspace_id, u.email AS decider_email, u.display_name AS decider_name
+FROM inbox_visual_checks i LEFT JOIN users u ON u.id = i.decided_by
+WHERE i.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = $1::text)
+  AND ($2::boolean OR i.workspace_id = ANY($3::uuid[]))
+  AND ($4::text IS NULL OR i.status = $4::text)
+  AND i.confidence >= $5::real
+  AND (i.created_at, i.id) < (coalesce($6::timestamptz, 'infinity'),
+                              coalesce($7::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY i.created_at DESC, i.id DESC
+LIMIT $8
+`
+
+type ListProjectInboxVisualChecksParams struct {
+	Project       string
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Status        *string
+	MinConfidence float32
+	BeforeAt      *time.Time
+	BeforeID      uuid.NullUUID
+	RowLimit      int32
+}
+
+type ListProjectInboxVisualChecksRow struct {
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	JobID        uuid.NullUUID
+	Kind         string
+	Status       string
+	Title        string
+	Target       json.RawMessage
+	Diff         *string
+	Evidence     json.RawMessage
+	Confidence   float32
+	DecidedBy    uuid.NullUUID
+	DecidedAt    *time.Time
+	Reason       *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ProjectSlug  string
+	WorkspaceID  uuid.UUID
+	DeciderEmail *string
+	DeciderName  *string
+}
+
+// ListInboxVisualChecks for one project (its columns, order and answer), written without the
+// optional index filters so that one generic plan serves every value: visual_checks_inbox_idx read
+// in order from the cursor and stopped at the page (the status, computed by the view, is a filter
+// in either plan). The bound without a cursor as in ListProjectInboxProposalsByStatus.
+func (q *Queries) ListProjectInboxVisualChecks(ctx context.Context, arg ListProjectInboxVisualChecksParams) ([]ListProjectInboxVisualChecksRow, error) {
+	rows, err := q.db.Query(ctx, listProjectInboxVisualChecks,
+		arg.Project,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Status,
+		arg.MinConfidence,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListProjectInboxVisualChecksRow{}
+	for rows.Next() {
+		var i ListProjectInboxVisualChecksRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.JobID,
+			&i.Kind,
+			&i.Status,
+			&i.Title,
+			&i.Target,
+			&i.Diff,
+			&i.Evidence,
+			&i.Confidence,
+			&i.DecidedBy,
+			&i.DecidedAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ProjectSlug,
+			&i.WorkspaceID,
+			&i.DeciderEmail,
+			&i.DeciderName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listRunFeatureOverrides = `-- name: ListRunFeatureOverrides :many
 SELECT path, content FROM run_feature_overrides WHERE run_id = $1
 `

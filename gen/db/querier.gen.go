@@ -196,6 +196,34 @@ type Querier interface {
 	ListOrgs(ctx context.Context, arg ListOrgsParams) ([]ListOrgsRow, error)
 	ListPoolAccounts(ctx context.Context, arg ListPoolAccountsParams) ([]PoolAccount, error)
 	ListProcesses(ctx context.Context, arg ListProcessesParams) ([]Process, error)
+	// ListProjectAgentJobsByStatus for one kind (any status): agent_jobs_project_kind_idx read in
+	// order from the cursor under one generic plan.
+	ListProjectAgentJobsByKind(ctx context.Context, arg ListProjectAgentJobsByKindParams) ([]ListProjectAgentJobsByKindRow, error)
+	// ListAgentJobs for one project and status (its columns, order and answer), written without the
+	// optional filters so that one generic plan serves every value: agent_jobs_project_status_idx read
+	// in order from the cursor and stopped at the page. agents.(*Service).ListJobs sends it planned
+	// once per connection (store.QueryGeneric): planning the general statement for every request cost
+	// PostgreSQL more than running it (docs/benchmarks.md, read paths round 9). Without a cursor the
+	// bound is (infinity, the largest uuid), which no row has: ids are random (version 4) uuids.
+	ListProjectAgentJobsByStatus(ctx context.Context, arg ListProjectAgentJobsByStatusParams) ([]ListProjectAgentJobsByStatusRow, error)
+	// ListInboxProposals for one project and status without a job (its columns, order and answer),
+	// written without the optional index filters so that one generic plan serves every value:
+	// proposals_project_status_idx read in order from the cursor and stopped at the page (the kind and
+	// the confidence are filters in either plan). Sent planned once per connection with
+	// ListProjectInboxVisualChecks in one round trip (agents.(*Service).ListProposals). The bound
+	// without a cursor is (infinity, the largest uuid), which no row has (ids are version 4 uuids).
+	ListProjectInboxProposalsByStatus(ctx context.Context, arg ListProjectInboxProposalsByStatusParams) ([]ListProjectInboxProposalsByStatusRow, error)
+	// ListInboxVisualChecks for one project (its columns, order and answer), written without the
+	// optional index filters so that one generic plan serves every value: visual_checks_inbox_idx read
+	// in order from the cursor and stopped at the page (the status, computed by the view, is a filter
+	// in either plan). The bound without a cursor as in ListProjectInboxProposalsByStatus.
+	ListProjectInboxVisualChecks(ctx context.Context, arg ListProjectInboxVisualChecksParams) ([]ListProjectInboxVisualChecksRow, error)
+	// ListSchedules for one project and status (its columns, order and answer), written without the
+	// optional filters so that one generic plan serves every value: schedules_project_status_list_idx
+	// read in order from the cursor and stopped at the page. schedules.(*Service).List sends it
+	// planned once per connection (store.QueryGeneric). Without a cursor the bound is (-infinity, the
+	// nil uuid), which no row has: ids are random (version 4) uuids.
+	ListProjectSchedulesByStatus(ctx context.Context, arg ListProjectSchedulesByStatusParams) ([]ListProjectSchedulesByStatusRow, error)
 	// The projects of the workspaces where the user has a role (all of them for an instance admin).
 	ListProjectsForUser(ctx context.Context, arg ListProjectsForUserParams) ([]ListProjectsForUserRow, error)
 	// A page of a project's quarantines, open ones first, newest first, after the cursor (open, created

@@ -3,12 +3,12 @@ package agents
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sdods/sdods/gen/db"
@@ -49,6 +49,9 @@ type inboxRow struct {
 // inboxDecoder decodes the rows of both statements into one text buffer.
 type inboxDecoder struct {
 	text []byte
+	// jsonbFormat is the format of target and evidence: binary from QueryBinary, text from
+	// QueryGeneric.
+	jsonbFormat int16
 }
 
 func (d *inboxDecoder) addText(v []byte) span {
@@ -96,15 +99,15 @@ func (d *inboxDecoder) row(v [][]byte) (inboxRow, error) {
 		}
 		*t.dst = d.addText(t.v)
 	}
-	// jsonb's binary format is a version byte (1) and the text.
 	for _, j := range [...]struct {
 		dst *span
 		v   []byte
 	}{{&r.target, v[6]}, {&r.evidence, v[8]}} {
-		if len(j.v) < 1 || j.v[0] != 1 {
-			return r, errors.New("inbox: not jsonb version 1")
+		text, err := store.JSONBText(j.v, d.jsonbFormat)
+		if err != nil {
+			return r, fmt.Errorf("inbox: %w", err)
 		}
-		*j.dst = d.addText(j.v[1:])
+		*j.dst = d.addText(text)
 	}
 	if len(v[9]) != 4 {
 		return r, fmt.Errorf("inbox: real of %d bytes", len(v[9]))
@@ -176,15 +179,55 @@ func (s *Service) inboxQuery(ctx context.Context, d *inboxDecoder, record func(*
 	}
 	defer rows.Close()
 	out := make([]inboxRow, 0, max(limit, 0))
-	for rows.Next() {
-		r, err := d.row(rows.RawValues())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	if err := d.read(rows, &out); err != nil {
+		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, store.Translate(err)
 	}
 	return out, nil
+}
+
+// read decodes rows into out.
+func (d *inboxDecoder) read(rows pgx.Rows, out *[]inboxRow) error {
+	d.jsonbFormat = rows.FieldDescriptions()[6].Format
+	if f := rows.FieldDescriptions()[8].Format; f != d.jsonbFormat {
+		return fmt.Errorf("inbox: target and evidence in formats %d and %d", d.jsonbFormat, f)
+	}
+	for rows.Next() {
+		r, err := d.row(rows.RawValues())
+		if err != nil {
+			return err
+		}
+		*out = append(*out, r)
+	}
+	return nil
+}
+
+// projectInbox reads a project's inbox of one status without a job filter: its proposals
+// (ListProjectInboxProposalsByStatus) and, when withChecks, its visual checks
+// (ListProjectInboxVisualChecks), in one round trip and under their generic plans
+// (store.QueryGeneric): the rows ListInboxProposals and ListInboxVisualChecks give, without
+// planning two statements per request.
+func (s *Service) projectInbox(ctx context.Context, d *inboxDecoder, sc Scope, f ProposalFilter, withChecks bool) (props, checks []inboxRow, err error) {
+	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
+	props, checks = make([]inboxRow, 0, max(f.Limit, 0)), make([]inboxRow, 0, max(f.Limit, 0))
+	stmts := []store.GenericStatement{{OIDs: inboxOIDs[:], Read: func(rows pgx.Rows) error { return d.read(rows, &props) }, Call: func(q *db.Queries) error {
+		_, err := q.ListProjectInboxProposalsByStatus(ctx, db.ListProjectInboxProposalsByStatusParams{Project: *f.Project, Status: *f.Status,
+			AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Kind: f.Kind, MinConfidence: f.MinConfidence,
+			BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})
+		return err
+	}}}
+	if withChecks {
+		stmts = append(stmts, store.GenericStatement{OIDs: inboxOIDs[:], Read: func(rows pgx.Rows) error { return d.read(rows, &checks) }, Call: func(q *db.Queries) error {
+			_, err := q.ListProjectInboxVisualChecks(ctx, db.ListProjectInboxVisualChecksParams{Project: *f.Project, AllWorkspaces: sc.AllWorkspaces,
+				WorkspaceIds: nonNilIDs(sc.WorkspaceIDs), Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before,
+				RowLimit: int32(f.Limit)})
+			return err
+		}})
+	}
+	if err := s.st.QueryGeneric(ctx, "inbox", stmts...); err != nil {
+		return nil, nil, err
+	}
+	return props, checks, nil
 }

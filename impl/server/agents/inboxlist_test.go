@@ -85,6 +85,7 @@ func TestInboxDecodesBinaryRows(t *testing.T) {
 	}
 	svc := New(st, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Config{})
 	slug, pending, baseline, feature, stale, verified := "inboxbin", "pending", "baseline_update", "feature_patch", "stale", "verified"
+	rejected, accepted, nowhere := "rejected", "accepted", "nowhere"
 	before := time.Date(2026, 11, 20, 10, 0, 1, 0, time.UTC)
 	for name, c := range map[string]struct {
 		sc Scope
@@ -101,6 +102,18 @@ func TestInboxDecodesBinaryRows(t *testing.T) {
 		"stale":           {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &stale, Limit: 50}},
 		"verified":        {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &verified, Limit: 50}},
 		"feature patches": {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Kind: &feature, MinConfidence: 0.2, Limit: 50}},
+		// A project and a status without a job: both statements' generic plans in one round trip.
+		"pending page of 1":       {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &pending, Limit: 1}},
+		"pending before":          {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &pending, BeforeAt: &before, BeforeID: uuid.Max, Limit: 50}},
+		"pending before nil":      {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &pending, BeforeAt: &before, Limit: 50}},
+		"rejected":                {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &rejected, Limit: 50}},
+		"accepted":                {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &accepted, Limit: 50}},
+		"pending visual checks":   {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &pending, Kind: &baseline, Limit: 50}},
+		"pending feature patches": {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &pending, Kind: &feature, MinConfidence: 0.2, Limit: 50}},
+		"pending member":          {Scope{WorkspaceIDs: []uuid.UUID{ws}}, ProposalFilter{Project: &slug, Status: &pending, Limit: 50}},
+		"pending not a member":    {Scope{WorkspaceIDs: []uuid.UUID{uuid.New()}}, ProposalFilter{Project: &slug, Status: &pending, Limit: 50}},
+		"pending no project":      {Scope{AllWorkspaces: true}, ProposalFilter{Project: &nowhere, Status: &pending, Limit: 50}},
+		"rejected of the job":     {Scope{AllWorkspaces: true}, ProposalFilter{Project: &slug, Status: &rejected, JobID: uuid.NullUUID{UUID: job, Valid: true}, Limit: 50}},
 	} {
 		got, err := svc.ListProposals(ctx, c.sc, c.f)
 		if err != nil {
@@ -110,7 +123,7 @@ func TestInboxDecodesBinaryRows(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: scanned: %v", name, err)
 		}
-		if len(want) == 0 && name != "not a member" && name != "verified" {
+		if len(want) == 0 && name != "not a member" && name != "verified" && name != "pending not a member" && name != "pending no project" {
 			t.Fatalf("%s: nothing listed", name)
 		}
 		if !reflect.DeepEqual(got, want) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sdods/sdods/gen/db"
@@ -60,44 +61,80 @@ const (
 )
 
 // listJobs runs ListAgentJobs with binary results and writes at most limit rows as AgentJob
-// documents, comma-separated, into page.Items.
+// documents, comma-separated, into page.Items. A project's jobs of one status or of one kind are
+// read by ListProjectAgentJobsByStatus or ListProjectAgentJobsByKind under their generic plans
+// (store.QueryGeneric): the same rows, without planning them per request.
 func (s *Service) listJobs(ctx context.Context, params db.ListAgentJobsParams, limit int) (Page, error) {
-	rows, err := s.st.QueryBinary(ctx, "job list", jobListOIDs[:], func(q *db.Queries) error {
-		_, err := q.ListAgentJobs(ctx, params)
-		return err
-	})
-	if err != nil {
-		return Page{}, err
-	}
-	defer rows.Close()
 	page := Page{Items: make([]byte, 0, 16<<10)}
 	var lastAt time.Time
 	var lastID [16]byte
-	for rows.Next() {
-		v := rows.RawValues()
-		if page.N == limit {
-			page.More = true
-			break
+	read := func(rows pgx.Rows) error {
+		inputFormat := rows.FieldDescriptions()[jcInput].Format
+		for rows.Next() {
+			v := rows.RawValues()
+			if page.N == limit {
+				page.More = true
+				break
+			}
+			if page.N > 0 {
+				page.Items = append(page.Items, ',')
+			}
+			var err error
+			if page.Items, err = appendJobRow(page.Items, v, inputFormat); err != nil {
+				return err
+			}
+			page.N++
+			lastAt, _ = timestamptz(v[jcCreatedAt])
+			copy(lastID[:], v[jcID])
 		}
-		if page.N > 0 {
-			page.Items = append(page.Items, ',')
+		return nil
+	}
+	// A project's jobs of one status, or of one kind, under their generic plans; any other
+	// filters through the general statement.
+	var generic func(*db.Queries) error
+	switch {
+	case params.Project != nil && params.Status != nil && params.Kind == nil:
+		generic = func(q *db.Queries) error {
+			_, err := q.ListProjectAgentJobsByStatus(ctx, db.ListProjectAgentJobsByStatusParams{Project: *params.Project, Status: *params.Status,
+				AllWorkspaces: params.AllWorkspaces, WorkspaceIds: params.WorkspaceIds, BeforeAt: params.BeforeAt, BeforeID: params.BeforeID,
+				RowLimit: params.RowLimit})
+			return err
 		}
-		if page.Items, err = appendJobRow(page.Items, v); err != nil {
+	case params.Project != nil && params.Kind != nil && params.Status == nil:
+		generic = func(q *db.Queries) error {
+			_, err := q.ListProjectAgentJobsByKind(ctx, db.ListProjectAgentJobsByKindParams{Project: *params.Project, Kind: *params.Kind,
+				AllWorkspaces: params.AllWorkspaces, WorkspaceIds: params.WorkspaceIds, BeforeAt: params.BeforeAt, BeforeID: params.BeforeID,
+				RowLimit: params.RowLimit})
+			return err
+		}
+	}
+	if generic != nil {
+		if err := s.st.QueryGeneric(ctx, "job list", store.GenericStatement{OIDs: jobListOIDs[:], Read: read, Call: generic}); err != nil {
 			return Page{}, err
 		}
-		page.N++
-		lastAt, _ = timestamptz(v[jcCreatedAt])
-		copy(lastID[:], v[jcID])
-	}
-	if err := rows.Err(); err != nil {
-		return Page{}, store.Translate(err)
+	} else {
+		rows, err := s.st.QueryBinary(ctx, "job list", jobListOIDs[:], func(q *db.Queries) error {
+			_, err := q.ListAgentJobs(ctx, params)
+			return err
+		})
+		if err != nil {
+			return Page{}, err
+		}
+		defer rows.Close()
+		if err := read(rows); err != nil {
+			return Page{}, err
+		}
+		if err := rows.Err(); err != nil {
+			return Page{}, store.Translate(err)
+		}
 	}
 	page.LastAt, page.LastID = lastAt, lastID
 	return page, nil
 }
 
-// appendJobRow appends one row of ListAgentJobs as the API's AgentJob document.
-func appendJobRow(b []byte, v [][]byte) ([]byte, error) {
+// appendJobRow appends one row of ListAgentJobs as the API's AgentJob document; inputFormat is
+// the input's (jsonb) format.
+func appendJobRow(b []byte, v [][]byte, inputFormat int16) ([]byte, error) {
 	if len(v) != len(jobListOIDs) {
 		return b, fmt.Errorf("job list: %d values, want %d", len(v), len(jobListOIDs))
 	}
@@ -138,15 +175,15 @@ func appendJobRow(b []byte, v [][]byte) ([]byte, error) {
 		return b, err
 	}
 	b = append(b, `,"input":`...)
-	// jsonb's binary format is a version byte (1) and the text; an object's text starts with {.
-	in := v[jcInput]
-	if len(in) < 2 || in[0] != 1 {
-		return b, errors.New("job list: input: not jsonb version 1")
+	// An object's text starts with {.
+	in, err := store.JSONBText(v[jcInput], inputFormat)
+	if err != nil || len(in) < 1 {
+		return b, fmt.Errorf("job list: input: %v", err)
 	}
 	switch {
-	case in[1] == '{':
-		b = append(b, in[1:]...)
-	case string(in[1:]) == "null":
+	case in[0] == '{':
+		b = append(b, in...)
+	case string(in) == "null":
 		b = append(b, "null"...)
 	default:
 		b = append(b, "{}"...)

@@ -131,6 +131,14 @@ type ProposalFilter struct {
 func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter) ([]ProposalView, error) {
 	before := uuid.NullUUID{UUID: f.BeforeID, Valid: f.BeforeAt != nil}
 	d := inboxDecoder{text: make([]byte, 0, 8<<10)}
+	withChecks := (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid && (f.Status == nil || visualCheckStatus(*f.Status))
+	if f.Project != nil && f.Status != nil && !f.JobID.Valid {
+		props, checks, err := s.projectInbox(ctx, &d, sc, f, withChecks)
+		if err != nil {
+			return nil, err
+		}
+		return d.views(mergeInbox(props, checks, f.Limit)), nil
+	}
 	props, err := s.inboxQuery(ctx, &d, func(q *db.Queries) error {
 		_, err := q.ListInboxProposals(ctx, db.ListInboxProposalsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
 			Project: f.Project, Status: f.Status, Kind: f.Kind, JobID: f.JobID, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before,
@@ -141,7 +149,7 @@ func (s *Service) ListProposals(ctx context.Context, sc Scope, f ProposalFilter)
 		return nil, err
 	}
 	var checks []inboxRow
-	if (f.Kind == nil || *f.Kind == "baseline_update") && !f.JobID.Valid && (f.Status == nil || visualCheckStatus(*f.Status)) {
+	if withChecks {
 		checks, err = s.inboxQuery(ctx, &d, func(q *db.Queries) error {
 			_, err := q.ListInboxVisualChecks(ctx, db.ListInboxVisualChecksParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: nonNilIDs(sc.WorkspaceIDs),
 				Project: f.Project, Status: f.Status, MinConfidence: f.MinConfidence, BeforeAt: f.BeforeAt, BeforeID: before, RowLimit: int32(f.Limit)})

@@ -206,7 +206,15 @@ func explain(b *testing.B, conn *pgx.Conn, name string, stmts []recorded) {
 		if !strings.HasPrefix(strings.ToUpper(q), "SELECT") && !strings.HasPrefix(strings.ToUpper(q), "WITH") {
 			continue
 		}
-		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q, st.args...)
+		var rows pgx.Rows
+		var err error
+		if st.batch != 0 {
+			// Sent under its generic plan (store.QueryGeneric): that plan, explained as a prepared
+			// statement's with the values written in.
+			rows, err = explainGeneric(ctx, b, conn, q, st.args)
+		} else {
+			rows, err = conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q, st.args...)
+		}
 		if err != nil {
 			b.Logf("explain %s #%d: %v", name, i, err)
 			continue
@@ -220,8 +228,46 @@ func explain(b *testing.B, conn *pgx.Conn, name string, stmts []recorded) {
 			plan = append(plan, line)
 		}
 		rows.Close()
+		if st.batch != 0 {
+			if _, err := conn.Exec(ctx, "DEALLOCATE explained; SET plan_cache_mode = force_custom_plan"); err != nil {
+				b.Fatal(err)
+			}
+		}
 		b.Logf("EXPLAIN %s #%d:\n%s", name, i, strings.Join(plan, "\n"))
 	}
+}
+
+// explainGeneric explains q's generic plan with args: prepared under force_generic_plan and
+// executed with its values as literals.
+func explainGeneric(ctx context.Context, b *testing.B, conn *pgx.Conn, q string, args []any) (pgx.Rows, error) {
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "PREPARE explained AS "+q); err != nil {
+		return nil, err
+	}
+	lits := make([]string, len(args))
+	for i, a := range args {
+		v, null := pgText(b, a)
+		if null {
+			lits[i] = "NULL"
+		} else {
+			lits[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		}
+	}
+	call := "EXECUTE explained"
+	if len(lits) > 0 {
+		call += "(" + strings.Join(lits, ", ") + ")"
+	}
+	rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+call, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+call, pgx.QueryExecModeSimpleProtocol)
 }
 
 func median(v []float64) float64 {
@@ -271,12 +317,13 @@ func getOK(b *testing.B, u, token string) []byte {
 	return body
 }
 
-// recorder is a pgx tracer that keeps the statements sent while it is on.
+// recorder is a pgx tracer that keeps the statements sent while it is on, and those of batches.
 type recorder struct {
-	mu     sync.Mutex
-	on     bool
-	stmts  []recorded
-	params map[string]string // the server's connection settings (jit, plan_cache_mode)
+	mu      sync.Mutex
+	on      bool
+	stmts   []recorded
+	params  map[string]string // the server's connection settings (jit, plan_cache_mode)
+	batches int
 }
 
 // pgOptions is PGOPTIONS for pgbench: the settings the server's connections run with.
@@ -295,6 +342,9 @@ func (r *recorder) pgOptions() string {
 type recorded struct {
 	sql  string
 	args []any
+	// batch numbers the statements sent in one round trip (a pgx batch: store.QueryGeneric's,
+	// under their generic plans), 0 for a statement sent on its own.
+	batch int
 }
 
 func (r *recorder) start() {
@@ -329,6 +379,33 @@ func (r *recorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx
 
 func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+type batchNumber struct{}
+
+// TraceBatchStart numbers a request's batch: its statements are one pipeline of the floor.
+func (r *recorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	if httpkit.RequestID(ctx) == "" {
+		return ctx
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.batches++
+	return context.WithValue(ctx, batchNumber{}, r.batches)
+}
+
+func (r *recorder) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	n, ok := ctx.Value(batchNumber{}).(int)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	if r.on {
+		r.stmts = append(r.stmts, recorded{sql: data.SQL, args: append([]any(nil), data.Args...), batch: n})
+	}
+	r.mu.Unlock()
+}
+
+func (r *recorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 // pgbenchScript is a request's statements as a pgbench script: each parameter a pgbench variable
 // (-D), sent as a parameter of the prepared statement as the server sends it; a NULL parameter
 // written into the statement as NULL (pgbench has no NULL variable).
@@ -342,7 +419,19 @@ var paramRE = regexp.MustCompile(`\$(\d+)`)
 func newPgbenchScript(b *testing.B, stmts []recorded) pgbenchScript {
 	var out pgbenchScript
 	var sb strings.Builder
+	batch := 0
 	for i, st := range stmts {
+		// A batch's statements are one pipeline, one round trip (and one implicit transaction:
+		// its set_config holds until the pipeline's end), as pgx sends them.
+		if st.batch != batch {
+			if batch != 0 {
+				sb.WriteString("\\endpipeline\n")
+			}
+			if st.batch != 0 {
+				sb.WriteString("\\startpipeline\n")
+			}
+			batch = st.batch
+		}
 		// pgx's query options (a result format) come before the arguments: they are not sent.
 		for len(st.args) > 0 {
 			switch st.args[0].(type) {
@@ -377,6 +466,9 @@ func newPgbenchScript(b *testing.B, stmts []recorded) pgbenchScript {
 		}
 		sb.WriteString(strings.TrimSuffix(strings.Join(lines, " "), ";"))
 		sb.WriteString(";\n")
+	}
+	if batch != 0 {
+		sb.WriteString("\\endpipeline\n")
 	}
 	out.text = sb.String()
 	return out

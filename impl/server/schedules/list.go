@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sdods/sdods/gen/db"
@@ -84,6 +84,8 @@ type listDecoder struct {
 	text  []byte
 	times []time.Time // the rows' optional times (never grown past its capacity: pointers into it stay valid)
 	rows  []listRow
+	// templateFormat is the template's format: binary from QueryBinary, text from QueryGeneric.
+	templateFormat int16
 }
 
 func (d *listDecoder) str(v []byte) span {
@@ -148,11 +150,11 @@ func (d *listDecoder) add(v [][]byte) error {
 			return err
 		}
 	}
-	// jsonb's binary format is a version byte (1) and the text.
-	if t := v[lcTemplate]; len(t) < 1 || t[0] != 1 {
-		return errors.New("schedule list: template: not jsonb version 1")
+	template, err := store.JSONBText(v[lcTemplate], d.templateFormat)
+	if err != nil {
+		return fmt.Errorf("schedule list: template: %w", err)
 	}
-	r.name, r.cron, r.zone, r.template = d.str(v[lcName]), d.str(v[lcCron]), d.str(v[lcTimezone]), d.str(v[lcTemplate][1:])
+	r.name, r.cron, r.zone, r.template = d.str(v[lcName]), d.str(v[lcCron]), d.str(v[lcTimezone]), d.str(template)
 	r.overlap, r.status, r.note, r.slug = d.str(v[lcOverlap]), d.str(v[lcStatus]), d.str(v[lcPauseNote]), d.str(v[lcSlug])
 	r.cEmail, r.cName, r.pEmail, r.pName = d.str(v[lcCreatorEmail]), d.str(v[lcCreatorName]), d.str(v[lcPauserEmail]), d.str(v[lcPauserName])
 	if r.catchUpWindow, err = int4(v[lcCatchUpWindow]); err != nil {
@@ -243,8 +245,35 @@ func templateOf(text []byte) Template {
 }
 
 // list runs ListSchedules with binary results and returns at most limit schedules and whether
-// more follow.
+// more follow. A project's schedules of one status are read by ListProjectSchedulesByStatus
+// under its generic plan (store.QueryGeneric): the same rows, without planning them per request.
 func (s *Service) list(ctx context.Context, p db.ListSchedulesParams, limit int) ([]Schedule, bool, error) {
+	d := listDecoder{text: make([]byte, 0, 8<<10), times: make([]time.Time, 0, 4*limit+4), rows: make([]listRow, 0, limit)}
+	more := false
+	read := func(rows pgx.Rows) error {
+		d.templateFormat = rows.FieldDescriptions()[lcTemplate].Format
+		for rows.Next() {
+			if len(d.rows) == limit {
+				more = true
+				break
+			}
+			if err := d.add(rows.RawValues()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if p.Project != nil && p.Status != nil {
+		err := s.st.QueryGeneric(ctx, "schedule list", store.GenericStatement{OIDs: listOIDs[:], Read: read, Call: func(q *db.Queries) error {
+			_, err := q.ListProjectSchedulesByStatus(ctx, db.ListProjectSchedulesByStatusParams{Project: *p.Project, Status: *p.Status,
+				AllWorkspaces: p.AllWorkspaces, WorkspaceIds: p.WorkspaceIds, AfterAt: p.AfterAt, AfterID: p.AfterID, RowLimit: p.RowLimit})
+			return err
+		}})
+		if err != nil {
+			return nil, false, err
+		}
+		return d.schedules(), more, nil
+	}
 	rows, err := s.st.QueryBinary(ctx, "schedule list", listOIDs[:], func(q *db.Queries) error {
 		_, err := q.ListSchedules(ctx, p)
 		return err
@@ -253,16 +282,8 @@ func (s *Service) list(ctx context.Context, p db.ListSchedulesParams, limit int)
 		return nil, false, err
 	}
 	defer rows.Close()
-	d := listDecoder{text: make([]byte, 0, 8<<10), times: make([]time.Time, 0, 4*limit+4), rows: make([]listRow, 0, limit)}
-	more := false
-	for rows.Next() {
-		if len(d.rows) == limit {
-			more = true
-			break
-		}
-		if err := d.add(rows.RawValues()); err != nil {
-			return nil, false, err
-		}
+	if err := read(rows); err != nil {
+		return nil, false, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, store.Translate(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -53,8 +54,28 @@ func TestListMatchesScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Service{st: st}
-	for _, limit := range []int{50, 3} {
-		params := db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}, RowLimit: int32(limit + 1)}
+	// A project and a status read through ListProjectSchedulesByStatus's generic plan; the rest,
+	// and the reference below, through ListSchedules.
+	paused, active, slug, other := "paused", "active", p.Slug, "nope"
+	after := time.Date(2026, 11, 20, 10, 0, 1, 0, time.UTC)
+	for i, c := range []struct {
+		params db.ListSchedulesParams
+		limit  int
+	}{
+		{db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}}, 50},
+		{db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}}, 3},
+		{db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}, Project: &slug, Status: &paused}, 50},
+		{db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}, Project: &slug, Status: &active}, 50},
+		{db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}, Project: &slug, Status: &active}, 2},
+		{db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}, Project: &slug, Status: &active, AfterAt: &after, AfterID: uuid.NullUUID{UUID: uuid.Max, Valid: true}}, 50},
+		{db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}, Project: &slug, Status: &paused, AfterAt: &after, AfterID: uuid.NullUUID{Valid: true}}, 50},
+		{db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}, Project: &slug, Status: &paused, AfterAt: &after, AfterID: uuid.NullUUID{UUID: uuid.Max, Valid: true}}, 50},
+		{db.ListSchedulesParams{WorkspaceIds: []uuid.UUID{p.WorkspaceID}, Project: &slug, Status: &active}, 50},
+		{db.ListSchedulesParams{WorkspaceIds: []uuid.UUID{uuid.New()}, Project: &slug, Status: &active}, 50},
+		{db.ListSchedulesParams{AllWorkspaces: true, WorkspaceIds: []uuid.UUID{}, Project: &other, Status: &active}, 50},
+	} {
+		limit, params := c.limit, c.params
+		params.RowLimit = int32(limit + 1)
 		got, more, err := s.list(ctx, params, limit)
 		if err != nil {
 			t.Fatal(err)
@@ -78,11 +99,11 @@ func TestListMatchesScan(t *testing.T) {
 			want = append(want, s.viewWith(r.Schedule, r.ProjectSlug, r.WorkspaceID, user(r.Schedule.CreatedBy, r.CreatorEmail, r.CreatorName),
 				user(r.Schedule.PausedBy, r.PauserEmail, r.PauserName)))
 		}
-		if more != wantMore || len(want) == 0 {
-			t.Fatalf("limit %d: more %v, want %v (%d schedules)", limit, more, wantMore, len(want))
+		if more != wantMore || (len(want) == 0) != (i >= 9) {
+			t.Fatalf("case %d: more %v, want %v (%d schedules)", i, more, wantMore, len(want))
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("limit %d:\n got %+v\nwant %+v", limit, got, want)
+			t.Errorf("case %d:\n got %+v\nwant %+v", i, got, want)
 		}
 	}
 }
