@@ -3,7 +3,7 @@
 -- projects and 40 users may never have statistics for them (pg_class.reltuples -1): the planner
 -- then assumes ten pages of rows and, for a member's schedule list without a project, read every
 -- schedule and sorted them instead of reading schedules_list_idx in order (docs/benchmarks.md,
--- read paths round 10). Analysing one of them samples at most a few thousand rows, so they are
+-- "the small tables analysed"). Analysing a table of a few pages costs milliseconds, so these are
 -- analysed after 5 changes plus 5 % of their rows, and once here.
 ALTER TABLE orgs SET (autovacuum_analyze_threshold = 5, autovacuum_analyze_scale_factor = 0.05);
 ALTER TABLE org_members SET (autovacuum_analyze_threshold = 5, autovacuum_analyze_scale_factor = 0.05);
