@@ -98,7 +98,7 @@ check-webui: web/node_modules ## fail when impl/server/webui/dist is not the bui
 	 diff -r "$$out" impl/server/webui/dist >/dev/null || { echo "impl/server/webui/dist is out of date: run make webui and commit it"; exit 1; }
 
 test-web: web/node_modules check-webui ## type-check the web UI, its component tests (Vitest), the build drift check
-	cd web && npm run --silent typecheck && npx vitest run
+	cd web && npm run --silent typecheck && NODE_OPTIONS="--require ./scripts/node20.cjs" npx vitest run
 
 ui-screenshots: web/node_modules ## refresh docs/ui/*.png from the end-to-end test's walk through the UI
 	@admin="$$(bash scripts/devdb.sh | sed -E 's#/sdods\?#/postgres?#')"; \

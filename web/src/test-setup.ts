@@ -1,6 +1,6 @@
 import "@testing-library/jest-dom/vitest";
 import { afterEach, vi } from "vitest";
-import { cleanup } from "@testing-library/react";
+import { cleanup, configure } from "@testing-library/react";
 
 // The API client captures fetch when it is created: every test answers through this one, which
 // calls the handler a test installs with answer().
@@ -15,6 +15,11 @@ vi.stubGlobal("fetch", (input: RequestInfo | URL, init?: RequestInit) => {
 });
 
 afterEach(() => cleanup());
+
+// findBy… and waitFor wait 1 s by default: on a busy machine a page's fetches and re-renders can
+// take longer (CI failed at load 14 waiting for a created schedule's page), and a timeout there
+// says nothing about the UI. A test still fails when what it waits for never comes.
+configure({ asyncUtilTimeout: 10_000 });
 
 // jsdom lays nothing out; CodeMirror measures text ranges. Empty rectangles are enough here.
 if (typeof Range !== "undefined" && !Range.prototype.getClientRects) {
