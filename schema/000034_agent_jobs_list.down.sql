@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS agent_jobs_list_idx;
