@@ -84,6 +84,67 @@ WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('wor
 ORDER BY r.created_at DESC, r.id DESC
 LIMIT sqlc.arg('row_limit');
 
+-- name: ListProjectRuns :many
+-- ListRuns for one project and no other filter (its columns, order and answer), written without
+-- the optional filters so that one generic plan serves every value: runs_project_idx read in order
+-- from the cursor and stopped at the page. runs.(*Service).List sends it and the three below planned
+-- once per connection (store.QueryGeneric): planning ListRuns for every request cost PostgreSQL
+-- about as much as running it (docs/benchmarks.md, read paths round 10). Without a cursor the
+-- bound is (infinity, the largest uuid), which no row has: ids are random (version 4) uuids.
+SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch,
+       r.commit_sha, r.process_name, r.schedule_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
+       r.counts, p.slug AS project_slug
+FROM runs r JOIN projects p ON p.id = r.project_id
+WHERE r.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (r.created_at, r.id) < (coalesce(sqlc.narg('before_at')::timestamptz, 'infinity'),
+                              coalesce(sqlc.narg('before_id')::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: ListProjectRunsByStatus :many
+-- ListProjectRuns of one status: runs_project_status_idx read in order from the cursor.
+SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch,
+       r.commit_sha, r.process_name, r.schedule_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
+       r.counts, p.slug AS project_slug
+FROM runs r JOIN projects p ON p.id = r.project_id
+WHERE r.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND r.status = sqlc.arg('status')::text
+  AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (r.created_at, r.id) < (coalesce(sqlc.narg('before_at')::timestamptz, 'infinity'),
+                              coalesce(sqlc.narg('before_id')::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: ListProjectRunsByBranch :many
+-- ListProjectRuns of one branch: runs_project_branch_idx read in order from the cursor.
+SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch,
+       r.commit_sha, r.process_name, r.schedule_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
+       r.counts, p.slug AS project_slug
+FROM runs r JOIN projects p ON p.id = r.project_id
+WHERE r.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND r.branch = sqlc.arg('branch')::text
+  AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (r.created_at, r.id) < (coalesce(sqlc.narg('before_at')::timestamptz, 'infinity'),
+                              coalesce(sqlc.narg('before_id')::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT sqlc.arg('row_limit');
+
+-- name: ListProjectRunsByTags :many
+-- ListProjectRuns whose tags match one of the patterns (escaped by the service, as ListRuns's):
+-- runs_project_idx read in order from the cursor, the patterns a filter, as in ListRuns's plan.
+SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch,
+       r.commit_sha, r.process_name, r.schedule_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
+       r.counts, p.slug AS project_slug
+FROM runs r JOIN projects p ON p.id = r.project_id
+WHERE r.project_id = (SELECT pp.id FROM projects pp WHERE pp.slug = sqlc.arg('project')::text)
+  AND r.tags ILIKE ANY(sqlc.arg('tag_patterns')::text[])
+  AND (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
+  AND (r.created_at, r.id) < (coalesce(sqlc.narg('before_at')::timestamptz, 'infinity'),
+                              coalesce(sqlc.narg('before_id')::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT sqlc.arg('row_limit');
+
 -- name: UserWorkspaceIDs :many
 -- The workspaces a user holds a role in, explicitly or as an organisation admin.
 SELECT w.id FROM workspaces w

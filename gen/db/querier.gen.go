@@ -218,6 +218,20 @@ type Querier interface {
 	// in order from the cursor and stopped at the page (the status, computed by the view, is a filter
 	// in either plan). The bound without a cursor as in ListProjectInboxProposalsByStatus.
 	ListProjectInboxVisualChecks(ctx context.Context, arg ListProjectInboxVisualChecksParams) ([]ListProjectInboxVisualChecksRow, error)
+	// ListRuns for one project and no other filter (its columns, order and answer), written without
+	// the optional filters so that one generic plan serves every value: runs_project_idx read in order
+	// from the cursor and stopped at the page. runs.(*Service).List sends it and the three below planned
+	// once per connection (store.QueryGeneric): planning ListRuns for every request cost PostgreSQL
+	// about as much as running it (docs/benchmarks.md, read paths round 10). Without a cursor the
+	// bound is (infinity, the largest uuid), which no row has: ids are random (version 4) uuids.
+	ListProjectRuns(ctx context.Context, arg ListProjectRunsParams) ([]ListProjectRunsRow, error)
+	// ListProjectRuns of one branch: runs_project_branch_idx read in order from the cursor.
+	ListProjectRunsByBranch(ctx context.Context, arg ListProjectRunsByBranchParams) ([]ListProjectRunsByBranchRow, error)
+	// ListProjectRuns of one status: runs_project_status_idx read in order from the cursor.
+	ListProjectRunsByStatus(ctx context.Context, arg ListProjectRunsByStatusParams) ([]ListProjectRunsByStatusRow, error)
+	// ListProjectRuns whose tags match one of the patterns (escaped by the service, as ListRuns's):
+	// runs_project_idx read in order from the cursor, the patterns a filter, as in ListRuns's plan.
+	ListProjectRunsByTags(ctx context.Context, arg ListProjectRunsByTagsParams) ([]ListProjectRunsByTagsRow, error)
 	// ListSchedules for one project and status (its columns, order and answer), written without the
 	// optional filters so that one generic plan serves every value: schedules_project_status_list_idx
 	// read in order from the cursor and stopped at the page. schedules.(*Service).List sends it

@@ -44,7 +44,7 @@ func validListRow() [][]byte {
 // the columns are NOT NULL and truncated arrays: each is an error, none a panic.
 func TestListDecoderRefusesMalformedValues(t *testing.T) {
 	var d listDecoder
-	if err := d.add(validListRow()); err != nil {
+	if err := d.add(validListRow(), 1); err != nil {
 		t.Fatalf("valid row: %v", err)
 	}
 	runs := d.runs()
@@ -76,7 +76,7 @@ func TestListDecoderRefusesMalformedValues(t *testing.T) {
 			v = v[:18]
 		}
 		var d listDecoder
-		if err := d.add(v); err == nil {
+		if err := d.add(v, 1); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -97,7 +97,7 @@ func FuzzListDecoder(f *testing.F) {
 			v[i] = nil
 		}
 		var d listDecoder
-		if d.add(v) == nil {
+		if d.add(v, 1) == nil {
 			_ = d.runs()
 		}
 	})
