@@ -2,15 +2,19 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/projects"
@@ -196,3 +200,106 @@ func TestGenericListCoversListRunsParams(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// sqlRecorder is a db.DBTX that keeps the statement it is asked to run.
+type sqlRecorder struct{ sql string }
+
+var errSQLRecorded = errors.New("recorded")
+
+func (r *sqlRecorder) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return pgconn.CommandTag{}, errSQLRecorded
+}
+
+func (r *sqlRecorder) Query(_ context.Context, sql string, _ ...any) (pgx.Rows, error) {
+	r.sql = sql
+	return nil, errSQLRecorded
+}
+
+func (r *sqlRecorder) QueryRow(context.Context, string, ...any) pgx.Row { return nil }
+
+// TestGenericListPlansReadTheProjectsIndex explains each statement's generic plan for a project
+// of two runs next to nine that share 20,000 (analysed): each reads the project's runs only, from
+// an index that starts with the project. With "r.project_id = (SELECT …)" the list and the tags
+// read runs_created_idx, everyone's runs, to find the small project's two (docs/benchmarks.md,
+// read paths round 10). At this size the planner may read the project's runs with a bitmap and
+// sort them (the average project has 2,000); at 200,000 runs it reads the index in order.
+func TestGenericListPlansReadTheProjectsIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.Open(t)
+	big := testProject(t, st, "genplan")
+	small, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: big.WorkspaceID, Slug: "genplan", Name: "genplan"}, "small", "Small", "", projects.DefaultSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := st.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	// The rollup triggers are not what is measured: off for this session's inserts.
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	// Nine more projects share the 20,000 runs in turn (as a busy installation's runs interleave).
+	if _, err := conn.Exec(ctx, `INSERT INTO projects (workspace_id, slug, name) SELECT $1, 'busy-' || i, 'Busy' FROM generate_series(1, 9) i`, big.WorkspaceID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO runs (project_id, status, trigger, source, paths, tags, branch, created_at, updated_at, counts)
+SELECT CASE WHEN g % 7000 = 0 THEN $1::uuid ELSE (SELECT id FROM projects WHERE slug = 'busy-' || (1 + g % 9)) END,
+       CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'passed' END, 'api', 'execute', '{}',
+       CASE WHEN g % 3 = 0 THEN '@nightly' ELSE '@smoke' END, CASE WHEN g % 2 = 0 THEN 'main' ELSE 'feature/' || (g % 100) END,
+       now() - make_interval(secs => g), now(), '{}'
+FROM generate_series(1, 20000) g`, small.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `RESET session_replication_role; ANALYZE runs; ANALYZE projects; SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	slug := small.Slug
+	for _, c := range []struct {
+		f     ListFilter
+		index string
+		args  string
+	}{
+		{ListFilter{Project: &slug}, "runs_project_idx", `'small', true, '{}', NULL, NULL, 51`},
+		{ListFilter{Project: &slug, Statuses: []string{"failed"}}, "runs_project_status_idx", `'small', 'failed', true, '{}', NULL, NULL, 51`},
+		{ListFilter{Project: &slug, Branches: []string{"main"}}, "runs_project_branch_idx", `'small', 'main', true, '{}', NULL, NULL, 51`},
+		{ListFilter{Project: &slug, Tags: []string{"nightly"}}, "runs_project_idx", `'small', '{%nightly%}', true, '{}', NULL, NULL, 51`},
+	} {
+		c.f.AllWorkspaces, c.f.Limit = true, 51
+		params, err := (&Service{st: st}).listParams(ctx, c.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, call := genericList(ctx, params)
+		var rec sqlRecorder
+		if err := call(db.New(&rec)); !errors.Is(err, errSQLRecorded) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := conn.Exec(ctx, "PREPARE explained AS "+rec.sql); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rows, err := conn.Query(ctx, "EXPLAIN (COSTS OFF) EXECUTE explained("+c.args+")", pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for rows.Next() {
+			var l string
+			if err := rows.Scan(&l); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, l)
+		}
+		rows.Close()
+		if _, err := conn.Exec(ctx, "DEALLOCATE explained"); err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(lines, "\n")
+		if !strings.Contains(text, "Scan using "+c.index+" on runs") && !strings.Contains(text, "Bitmap Index Scan on "+c.index) ||
+			strings.Contains(text, "runs_created_idx") || strings.Contains(text, "Seq Scan on runs") {
+			t.Errorf("%s: the generic plan does not read the project's runs from %s:\n%s", name, c.index, text)
+		}
+	}
+}
