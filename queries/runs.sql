@@ -97,7 +97,8 @@ LIMIT sqlc.arg('row_limit');
 -- custom plan does the same —, which for a project with fewer runs than a page next to a large
 -- history reads every run (25 ms for 10 of 200,000 runs). The array's one element still bounds
 -- runs_project_idx, whose order (the project, then created_at, id descending) only that index
--- gives without a sort: it is read from the cursor and stopped at the page, for any project.
+-- gives without a sort: it is read from the cursor and stopped at the page, for any project (on a
+-- small database the planner may rather read the project's runs and sort them: still only its own).
 SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch,
        r.commit_sha, r.process_name, r.schedule_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
        r.counts, p.slug AS project_slug

@@ -230,7 +230,8 @@ type Querier interface {
 	// custom plan does the same —, which for a project with fewer runs than a page next to a large
 	// history reads every run (25 ms for 10 of 200,000 runs). The array's one element still bounds
 	// runs_project_idx, whose order (the project, then created_at, id descending) only that index
-	// gives without a sort: it is read from the cursor and stopped at the page, for any project.
+	// gives without a sort: it is read from the cursor and stopped at the page, for any project (on a
+	// small database the planner may rather read the project's runs and sort them: still only its own).
 	ListProjectRuns(ctx context.Context, arg ListProjectRunsParams) ([]ListProjectRunsRow, error)
 	// ListProjectRuns of one branch: runs_project_branch_idx read in order from the cursor.
 	ListProjectRunsByBranch(ctx context.Context, arg ListProjectRunsByBranchParams) ([]ListProjectRunsByBranchRow, error)
