@@ -44,6 +44,7 @@ func BenchmarkReadStack(b *testing.B) {
 		{"runs-all", "/api/runs?limit=50"},
 		{"runs-status", "/api/runs?project=shop&status=failed&limit=50"},
 		{"runs-tag", "/api/runs?project=shop&tag=nightly&limit=50"},
+		{"runs-branch", "/api/runs?project=shop&branch=feature%2Ff-17&limit=50"},
 		{"features", "/api/projects/shop/features?limit=50"},
 		{"features-tag", "/api/projects/shop/features?tag=%40smoke&limit=50"},
 		{"audit-target", "/api/audit?targetKind=run&targetId=c4ca4238a0b923820dcc509a6f75849b&limit=50"},

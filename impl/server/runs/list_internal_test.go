@@ -44,7 +44,7 @@ func validListRow() [][]byte {
 // the columns are NOT NULL and truncated arrays: each is an error, none a panic.
 func TestListDecoderRefusesMalformedValues(t *testing.T) {
 	var d listDecoder
-	if err := d.add(validListRow()); err != nil {
+	if err := d.add(validListRow(), 1); err != nil {
 		t.Fatalf("valid row: %v", err)
 	}
 	runs := d.runs()
@@ -52,7 +52,15 @@ func TestListDecoderRefusesMalformedValues(t *testing.T) {
 		r.FinishedAt == nil || r.StartedAt != nil || !r.CreatedAt.Equal(time.Date(2000, 1, 2, 10, 17, 36, 789_012_000, time.UTC)) {
 		t.Fatalf("decoded %+v", r)
 	}
+	// From QueryGeneric the counts (jsonb) come in the text format: the same counts.
+	text := validListRow()
+	text[17] = []byte(`{"total": 1}`)
+	var dt listDecoder
+	if err := dt.add(text, 0); err != nil || string(dt.runs()[0].Run.Counts) != `{"total": 1}` {
+		t.Fatalf("counts as text: %v", err)
+	}
 	bad := map[string]func(v [][]byte){
+		"NULL counts":       func(v [][]byte) { v[17] = nil },
 		"short uuid":        func(v [][]byte) { v[0] = v[0][:15] },
 		"long project uuid": func(v [][]byte) { v[1] = append(v[1], 0) },
 		"NULL status":       func(v [][]byte) { v[2] = nil },
@@ -76,7 +84,7 @@ func TestListDecoderRefusesMalformedValues(t *testing.T) {
 			v = v[:18]
 		}
 		var d listDecoder
-		if err := d.add(v); err == nil {
+		if err := d.add(v, 1); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -97,7 +105,7 @@ func FuzzListDecoder(f *testing.F) {
 			v[i] = nil
 		}
 		var d listDecoder
-		if d.add(v) == nil {
+		if d.add(v, 1) == nil {
 			_ = d.runs()
 		}
 	})

@@ -89,11 +89,15 @@ type ListFilter struct {
 }
 
 // List lists runs by f: each run's summary (no variables, error or creator: the list shows none),
-// decoded from ListRuns's binary rows (list.go).
+// decoded from ListRuns's binary rows (list.go), or from those of a statement that gives the
+// same rows under one generic plan for a project's hottest filters (genericList).
 func (s *Service) List(ctx context.Context, f ListFilter) ([]ProjectRun, error) {
 	params, err := s.listParams(ctx, f)
 	if err != nil {
 		return nil, err
+	}
+	if _, call := genericList(ctx, params); call != nil {
+		return s.listGeneric(ctx, call)
 	}
 	return s.listRuns(ctx, params)
 }
