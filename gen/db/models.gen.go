@@ -520,6 +520,12 @@ type StatsHealDay struct {
 	LastAt      time.Time
 }
 
+type StatsRollupPending struct {
+	RunID     uuid.UUID
+	ProjectID uuid.UUID
+	QueuedAt  time.Time
+}
+
 type StatsRunDay struct {
 	ProjectID  uuid.UUID
 	Day        pgtype.Date

@@ -436,6 +436,15 @@ type Querier interface {
 	// the window. Each step is an index look-up: the last passed run per project (runs_stats_idx read
 	// backwards), its passed scenarios, the project's later runs of the window and their failures.
 	StatsNewFailures(ctx context.Context, arg StatsNewFailuresParams) ([]StatsNewFailuresRow, error)
+	// Applies up to row_limit of a project's pending runs to the daily rollup (schema 000035) in this
+	// statement's transaction; the number applied.
+	StatsRollupDrain(ctx context.Context, arg StatsRollupDrainParams) (int32, error)
+	// The projects with runs not yet in the rollup.
+	StatsRollupPendingProjects(ctx context.Context) ([]uuid.UUID, error)
+	// Applies every pending run of the projects a scope covers (StatsVersions' scope), before a read of
+	// the rollup: a read after a run's finish sees it. Nothing pending (the usual case): one probe of
+	// an empty table. The projects are locked in id order, as every writer of several locks them.
+	StatsRollupSettle(ctx context.Context, arg StatsRollupSettleParams) (int32, error)
 	StatsSlowestScenarios(ctx context.Context, arg StatsSlowestScenariosParams) ([]StatsSlowestScenariosRow, error)
 	StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsParams) ([]StatsSlowestStepsRow, error)
 	// Counts are summed as float8 (exact below 2^53; a bigint sum is a numeric), the bands read straight

@@ -1994,6 +1994,80 @@ func (q *Queries) StatsNewFailures(ctx context.Context, arg StatsNewFailuresPara
 	return items, nil
 }
 
+const statsRollupDrain = `-- name: StatsRollupDrain :one
+SELECT stats_rollup_drain($1::uuid, $2::int)::int AS applied
+`
+
+type StatsRollupDrainParams struct {
+	ProjectID uuid.UUID
+	RowLimit  int32
+}
+
+// Applies up to row_limit of a project's pending runs to the daily rollup (schema 000035) in this
+// statement's transaction; the number applied.
+func (q *Queries) StatsRollupDrain(ctx context.Context, arg StatsRollupDrainParams) (int32, error) {
+	row := q.db.QueryRow(ctx, statsRollupDrain, arg.ProjectID, arg.RowLimit)
+	var applied int32
+	err := row.Scan(&applied)
+	return applied, err
+}
+
+const statsRollupPendingProjects = `-- name: StatsRollupPendingProjects :many
+SELECT DISTINCT project_id FROM stats_rollup_pending ORDER BY 1
+`
+
+// The projects with runs not yet in the rollup.
+func (q *Queries) StatsRollupPendingProjects(ctx context.Context) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, statsRollupPendingProjects)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var project_id uuid.UUID
+		if err := rows.Scan(&project_id); err != nil {
+			return nil, err
+		}
+		items = append(items, project_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const statsRollupSettle = `-- name: StatsRollupSettle :one
+SELECT coalesce(sum(stats_rollup_drain(x.project_id, NULL)), 0)::int AS applied
+FROM (SELECT DISTINCT q.project_id FROM stats_rollup_pending q JOIN projects p ON p.id = q.project_id
+      WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
+        AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
+        AND ($4::text IS NULL OR p.slug = $4::text)
+      ORDER BY 1) x
+`
+
+type StatsRollupSettleParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []uuid.UUID
+	Workspace     uuid.NullUUID
+	Project       *string
+}
+
+// Applies every pending run of the projects a scope covers (StatsVersions' scope), before a read of
+// the rollup: a read after a run's finish sees it. Nothing pending (the usual case): one probe of
+// an empty table. The projects are locked in id order, as every writer of several locks them.
+func (q *Queries) StatsRollupSettle(ctx context.Context, arg StatsRollupSettleParams) (int32, error) {
+	row := q.db.QueryRow(ctx, statsRollupSettle,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.Workspace,
+		arg.Project,
+	)
+	var applied int32
+	err := row.Scan(&applied)
+	return applied, err
+}
+
 const statsSlowestScenarios = `-- name: StatsSlowestScenarios :many
 SELECT rs.identity::text AS identity, p.slug::text AS project, max(rs.feature_path)::text AS feature_path, max(rs.name)::text AS scenario,
        coalesce(max(rs.example_row), -1)::int AS example_row, count(*)::bigint AS results,

@@ -14,6 +14,7 @@ import (
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/features"
 	"github.com/sdods/sdods/impl/server/runs"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/steplib"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -144,7 +145,10 @@ func (j *Job) verify(ctx context.Context, proposal uuid.UUID, path, content stri
 			// The run must not outlive the job.
 			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			_ = j.s.st.WithTx(c, func(q *db.Queries) error {
-				_, err := q.RequestCancel(c, run.ID)
+				r, err := q.RequestCancel(c, run.ID)
+				if err == nil && r.Status == "cancelled" { // it was still queued: it ends now
+					err = stats.QueueRollup(c, q, r.ProjectID)
+				}
 				if err == nil {
 					err = q.NotifyRunEvent(c, "cancel:"+run.ID.String())
 				}

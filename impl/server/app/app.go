@@ -33,6 +33,7 @@ import (
 	"github.com/sdods/sdods/impl/server/runs"
 	"github.com/sdods/sdods/impl/server/schedules"
 	"github.com/sdods/sdods/impl/server/secrets"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/store"
 	"github.com/sdods/sdods/impl/server/webui"
 )
@@ -184,6 +185,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Webhook: integrations.Webhook{AllowPrivate: cfg.WebhookAllowPrivate}})
 	sched := schedules.New(st, rs, log, schedules.Config{ProcessID: rs.WorkerID()})
 	sched.Register(reg)
+	stats.RegisterRollup(reg, st)
 	m := metrics.New(st.Pool, rs)
 	ag := newAgents(st, box, log, rs.WorkerID(), reg, pol)
 	if !cfg.NoAutoHeal {

@@ -23,6 +23,7 @@ import (
 	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/safecontent"
 	"github.com/sdods/sdods/impl/server/scenariowrite"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -403,6 +404,10 @@ func (s *Service) finish(ctx context.Context, q *db.Queries, r Target, locked db
 	countsJSON, _ := json.Marshal(counts)
 	after, err := q.FinishIngestRun(ctx, db.FinishIngestRunParams{ID: r.RunID, Status: status, Counts: countsJSON, Error: runErr, StartedAt: started, FinishedAt: finished})
 	if err != nil {
+		return err
+	}
+	// The statistics rollup of the run is applied after this transaction (stats/rollup.go).
+	if err := stats.QueueRollup(ctx, q, after.ProjectID); err != nil {
 		return err
 	}
 	art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.RunID, Valid: true}, ProjectID: after.ProjectID,

@@ -31,6 +31,7 @@ import (
 	"github.com/sdods/sdods/impl/server/livefeed"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/secrets"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/store"
 )
 
@@ -166,6 +167,9 @@ func (s *Service) Cancel(ctx context.Context, q *db.Queries, id uuid.UUID) (db.R
 	}
 	if r.Status == "cancelled" { // it was queued: it ends now, with its deliveries
 		if err := s.queueDeliveries(ctx, q, r.ProjectID, r.ID, r.Status); err != nil {
+			return r, err
+		}
+		if err := stats.QueueRollup(ctx, q, r.ProjectID); err != nil {
 			return r, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/sdods/sdods/impl/server/apierr"
 	"github.com/sdods/sdods/impl/server/audit"
 	"github.com/sdods/sdods/impl/server/runner"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/store"
 	"github.com/sdods/sdods/impl/textclip"
 )
@@ -209,6 +210,9 @@ func (s *Service) Stop(ctx context.Context, r ProjectRun) (Run, error) {
 			after, err = q.CancelIngestRun(ctx, r.Run.ID)
 			if store.IsNotFound(err) {
 				return apierr.New(apierr.Conflict, "the run already ended", "only queued and running runs can be cancelled")
+			}
+			if err == nil {
+				err = stats.QueueRollup(ctx, q, after.ProjectID)
 			}
 		} else {
 			after, err = s.Cancel(ctx, q, r.Run.ID)

@@ -18,6 +18,7 @@ import (
 	"github.com/sdods/sdods/impl/server/results"
 	"github.com/sdods/sdods/impl/server/runner"
 	"github.com/sdods/sdods/impl/server/scenariowrite"
+	"github.com/sdods/sdods/impl/server/stats"
 	"github.com/sdods/sdods/impl/server/steplib"
 	"github.com/sdods/sdods/impl/server/store"
 )
@@ -95,6 +96,9 @@ func (s *Service) reconcile(ctx context.Context) {
 				return err
 			}
 			if err := s.queueDeliveries(ctx, q, r.Run.ProjectID, id, r.Run.Status); err != nil {
+				return err
+			}
+			if err := stats.QueueRollup(ctx, q, r.Run.ProjectID); err != nil {
 				return err
 			}
 		}
@@ -213,6 +217,9 @@ func (s *Service) execute(ctx context.Context, r db.Run) {
 			return err
 		}
 		if err := s.queueDeliveries(bg, q, fin.ProjectID, fin.ID, fin.Status); err != nil {
+			return err
+		}
+		if err := stats.QueueRollup(bg, q, fin.ProjectID); err != nil {
 			return err
 		}
 		if s.onFinish != nil {

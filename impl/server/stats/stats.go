@@ -34,6 +34,7 @@ type Querier interface {
 	StatsFlaky(ctx context.Context, arg db.StatsFlakyParams) ([]db.StatsFlakyRow, error)
 	StatsFlakyRollup(ctx context.Context, arg db.StatsFlakyRollupParams) ([]db.StatsFlakyRollupRow, error)
 	StatsVersions(ctx context.Context, arg db.StatsVersionsParams) (string, error)
+	StatsRollupSettle(ctx context.Context, arg db.StatsRollupSettleParams) (int32, error)
 	StatsHealByStrategy(ctx context.Context, arg db.StatsHealByStrategyParams) ([]db.StatsHealByStrategyRow, error)
 	StatsHealBySelector(ctx context.Context, arg db.StatsHealBySelectorParams) ([]db.StatsHealBySelectorRow, error)
 	StatsHealByScenario(ctx context.Context, arg db.StatsHealByScenarioParams) ([]db.StatsHealByScenarioRow, error)
@@ -121,6 +122,14 @@ func (sc Scope) rollup(since, until time.Time) bool {
 	return whole(since) && whole(until) && sc.Branch == nil && sc.Environment == nil && sc.Trigger == nil && sc.Tag == nil
 }
 
+// settle applies the runs of the scope still pending in the rollup (rollup.go) before the rollup
+// answers: a read after a run's finish sees it, whether or not its job has run yet.
+func (s *Service) settle(ctx context.Context, sc Scope) error {
+	_, err := s.q.StatsRollupSettle(ctx, db.StatsRollupSettleParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
+		Workspace: sc.workspace(), Project: sc.Project})
+	return err
+}
+
 // day is the UTC date of a UTC midnight.
 func day(t time.Time) pgtype.Date { return pgtype.Date{Time: t.UTC(), Valid: true} }
 
@@ -177,6 +186,11 @@ func (s *Service) Trends(ctx context.Context, sc Scope, bucket, tz string) (serv
 	}
 	// Day and week buckets in UTC over whole days come from the daily rollup (docs/stats.md).
 	roll := sc.rollup(since.Add(-until.Sub(since)), until) && tz == "UTC" && (bucket == "day" || bucket == "week")
+	if roll {
+		if err := s.settle(ctx, sc); err != nil {
+			return out, err
+		}
+	}
 	var runs []db.StatsTrendRunsRow
 	if roll {
 		rows, err := s.q.StatsTrendRunsRollup(ctx, db.StatsTrendRunsRollupParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(), Workspace: sc.workspace(),
@@ -311,6 +325,9 @@ func (s *Service) FlakyPage(ctx context.Context, sc Scope, fq FlakyQuery) (Flaky
 		// Read the versions before the answer: a change committed in between leaves the entry
 		// with the older versions, so it is recomputed on the next request, never kept stale.
 		key = flakyKey(sc, since, until, fq)
+		if err := s.settle(ctx, sc); err != nil {
+			return FlakyPage{}, err
+		}
 		if versions, err = s.q.StatsVersions(ctx, db.StatsVersionsParams{AllWorkspaces: sc.AllWorkspaces, WorkspaceIds: sc.ids(),
 			Workspace: sc.workspace(), Project: sc.Project}); err != nil {
 			return FlakyPage{}, err
@@ -403,6 +420,11 @@ func (s *Service) Heal(ctx context.Context, sc Scope) (serverapi.HealStats, erro
 		return out, err
 	}
 	roll := sc.rollup(since, until) // whole UTC days: the daily rollup answers (docs/stats.md)
+	if roll {
+		if err := s.settle(ctx, sc); err != nil {
+			return out, err
+		}
+	}
 	out = serverapi.HealStats{Window: serverapi.StatsWindow{Since: since, Until: until}, ByStrategy: []serverapi.HealStrategyCount{},
 		BySelector: []serverapi.HealSelectorCount{}, ByScenario: []serverapi.HealScenarioCount{}, Top: []serverapi.HealReplacement{}}
 	var strategies []db.StatsHealByStrategyRow
@@ -503,6 +525,11 @@ func (s *Service) Insights(ctx context.Context, sc Scope) (serverapi.Insights, e
 	}
 	prev := since.Add(-until.Sub(since))
 	roll := sc.rollup(prev, until) // whole UTC days: the daily rollup answers (docs/stats.md)
+	if roll {
+		if err := s.settle(ctx, sc); err != nil {
+			return out, err
+		}
+	}
 	out = serverapi.Insights{GeneratedAt: s.now().UTC(), Window: serverapi.StatsWindow{Since: since, Until: until},
 		SlowestScenarios: []serverapi.ScenarioDuration{}, SlowestSteps: []serverapi.StepDuration{}, DurationRegressions: []serverapi.DurationRegression{},
 		MostFailingSteps: []serverapi.StepCount{}, FailureClusters: []serverapi.FailureCluster{}, NewFailures: []serverapi.NewFailure{},
