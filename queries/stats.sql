@@ -904,12 +904,7 @@ SELECT stats_rollup_drain(sqlc.arg('project_id')::uuid, sqlc.arg('row_limit')::i
 SELECT DISTINCT project_id FROM stats_rollup_pending ORDER BY 1;
 
 -- name: StatsRollupSettle :one
--- Applies every pending run of the projects a scope covers (StatsVersions' scope), before a read of
--- the rollup: a read after a run's finish sees it. Nothing pending (the usual case): one probe of
--- an empty table. The projects are locked in id order, as every writer of several locks them.
-SELECT coalesce(sum(stats_rollup_drain(x.project_id, NULL)), 0)::int AS applied
-FROM (SELECT DISTINCT q.project_id FROM stats_rollup_pending q JOIN projects p ON p.id = q.project_id
-      WHERE (sqlc.arg('all_workspaces')::boolean OR p.workspace_id = ANY(sqlc.arg('workspace_ids')::uuid[]))
-        AND (sqlc.narg('workspace')::uuid IS NULL OR p.workspace_id = sqlc.narg('workspace')::uuid)
-        AND (sqlc.narg('project')::text IS NULL OR p.slug = sqlc.narg('project')::text)
-      ORDER BY 1) x;
+-- Applies every pending run of the projects a scope covers (StatsVersions' scope) before a read of
+-- the rollup, so that a read after a run's finish sees it (stats_rollup_settle, schema 000035).
+SELECT stats_rollup_settle(sqlc.arg('all_workspaces')::boolean, sqlc.arg('workspace_ids')::uuid[],
+                           sqlc.narg('workspace')::uuid, sqlc.narg('project')::text)::int AS applied;

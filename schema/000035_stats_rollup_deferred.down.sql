@@ -297,6 +297,7 @@ RETURNS SETOF stats_step_days LANGUAGE sql STABLE AS $$
     FROM hb GROUP BY day, keyword, text
 $$;
 
+DROP FUNCTION stats_rollup_settle(boolean, uuid[], uuid, text);
 DROP FUNCTION stats_rollup_drain(uuid, int);
 DROP FUNCTION stats_rollup_apply(runs);
 DROP FUNCTION stats_rollup_lock(uuid);

@@ -366,3 +366,23 @@ BEGIN
     RETURN NULL;
 END
 $$;
+
+-- stats_rollup_settle applies every pending run of the projects a scope covers (the statistics
+-- reads' scope: every workspace, or those of p_workspaces; one workspace; one project by slug),
+-- locking them in id order, before a read of the rollup. With nothing pending anywhere (the usual
+-- case) it is one probe of an empty table, planned once per connection (no parameter), where the
+-- statement that finds the scope's projects would be planned on every read.
+CREATE FUNCTION stats_rollup_settle(p_all boolean, p_workspaces uuid[], p_workspace uuid, p_project text) RETURNS int
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM stats_rollup_pending) THEN
+        RETURN 0;
+    END IF;
+    RETURN (SELECT coalesce(sum(stats_rollup_drain(x.project_id, NULL)), 0)::int
+            FROM (SELECT DISTINCT q.project_id FROM stats_rollup_pending q JOIN projects p ON p.id = q.project_id
+                  WHERE (p_all OR p.workspace_id = ANY(p_workspaces))
+                    AND (p_workspace IS NULL OR p.workspace_id = p_workspace)
+                    AND (p_project IS NULL OR p.slug = p_project)
+                  ORDER BY 1) x);
+END
+$$;

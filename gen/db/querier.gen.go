@@ -441,9 +441,8 @@ type Querier interface {
 	StatsRollupDrain(ctx context.Context, arg StatsRollupDrainParams) (int32, error)
 	// The projects with runs not yet in the rollup.
 	StatsRollupPendingProjects(ctx context.Context) ([]uuid.UUID, error)
-	// Applies every pending run of the projects a scope covers (StatsVersions' scope), before a read of
-	// the rollup: a read after a run's finish sees it. Nothing pending (the usual case): one probe of
-	// an empty table. The projects are locked in id order, as every writer of several locks them.
+	// Applies every pending run of the projects a scope covers (StatsVersions' scope) before a read of
+	// the rollup, so that a read after a run's finish sees it (stats_rollup_settle, schema 000035).
 	StatsRollupSettle(ctx context.Context, arg StatsRollupSettleParams) (int32, error)
 	StatsSlowestScenarios(ctx context.Context, arg StatsSlowestScenariosParams) ([]StatsSlowestScenariosRow, error)
 	StatsSlowestSteps(ctx context.Context, arg StatsSlowestStepsParams) ([]StatsSlowestStepsRow, error)

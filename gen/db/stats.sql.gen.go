@@ -2038,12 +2038,8 @@ func (q *Queries) StatsRollupPendingProjects(ctx context.Context) ([]uuid.UUID, 
 }
 
 const statsRollupSettle = `-- name: StatsRollupSettle :one
-SELECT coalesce(sum(stats_rollup_drain(x.project_id, NULL)), 0)::int AS applied
-FROM (SELECT DISTINCT q.project_id FROM stats_rollup_pending q JOIN projects p ON p.id = q.project_id
-      WHERE ($1::boolean OR p.workspace_id = ANY($2::uuid[]))
-        AND ($3::uuid IS NULL OR p.workspace_id = $3::uuid)
-        AND ($4::text IS NULL OR p.slug = $4::text)
-      ORDER BY 1) x
+SELECT stats_rollup_settle($1::boolean, $2::uuid[],
+                           $3::uuid, $4::text)::int AS applied
 `
 
 type StatsRollupSettleParams struct {
@@ -2053,9 +2049,8 @@ type StatsRollupSettleParams struct {
 	Project       *string
 }
 
-// Applies every pending run of the projects a scope covers (StatsVersions' scope), before a read of
-// the rollup: a read after a run's finish sees it. Nothing pending (the usual case): one probe of
-// an empty table. The projects are locked in id order, as every writer of several locks them.
+// Applies every pending run of the projects a scope covers (StatsVersions' scope) before a read of
+// the rollup, so that a read after a run's finish sees it (stats_rollup_settle, schema 000035).
 func (q *Queries) StatsRollupSettle(ctx context.Context, arg StatsRollupSettleParams) (int32, error) {
 	row := q.db.QueryRow(ctx, statsRollupSettle,
 		arg.AllWorkspaces,
