@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app"
 	"github.com/sdods/sdods/impl/server/app/apptest"
 )
 
@@ -86,6 +89,7 @@ func plainLoop(base string) error {
 // (sdods-ms/op at 1, sdods2-ms/op at 2, loop-ms/op) and the ratios sdods/loop (goal ≤ 5) and
 // speedup (concurrency 1 over 2, goal ≥ 1.8). docs/benchmarks.md has the figures and the command.
 func BenchmarkRunner200x3(b *testing.B) {
+	servedGC(b)
 	s := apptest.Start(b)
 	admin := s.Setup(b)
 	target := benchTarget(b)
@@ -152,6 +156,7 @@ func BenchmarkRunner200x3(b *testing.B) {
 	// CPU time of this process (the server, the target and the client; PostgreSQL's is not in it)
 	// beside the wall time: on a machine shared with other work, the wall time also counts the
 	// waits for a core.
+	var oneGC time.Duration
 	var one, two, loop, oneCPU, twoCPU, loopCPU, onePG, rollup, rollupCPU, rollupPG time.Duration
 	rollupConn, err := pgx.Connect(ctx, s.DatabaseURL)
 	if err != nil {
@@ -160,9 +165,10 @@ func BenchmarkRunner200x3(b *testing.B) {
 	defer rollupConn.Close(ctx)
 	b.ResetTimer()
 	for b.Loop() {
-		c, pg := processCPU(), backendCPU(b, s.App.Store.Pool)
+		c, pg, gc := processCPU(), backendCPU(b, s.App.Store.Pool), gcCPU()
 		one += run(1)
 		oneCPU += processCPU() - c
+		oneGC += gcCPU() - gc
 		onePG += backendCPUSince(b, s.App.Store.Pool, pg)
 		// The run's statistics rollup, applied by its job once the run has ended: waited for and
 		// measured apart, so that it runs neither during the loop nor during the next run.
@@ -192,6 +198,7 @@ func BenchmarkRunner200x3(b *testing.B) {
 	b.ReportMetric(float64(twoCPU.Microseconds())/1000/n, "sdods2-cpu-ms/op")
 	b.ReportMetric(float64(loopCPU.Microseconds())/1000/n, "loop-cpu-ms/op")
 	b.ReportMetric(float64(onePG.Microseconds())/1000/n, "sdods-pg-cpu-ms/op")
+	b.ReportMetric(float64(oneGC.Microseconds())/1000/n, "sdods-gc-cpu-ms/op")
 	b.ReportMetric(float64(rollup.Microseconds())/1000/n, "rollup-ms/op")
 	b.ReportMetric(float64(rollupCPU.Microseconds())/1000/n, "rollup-cpu-ms/op")
 	b.ReportMetric(float64(rollupPG.Microseconds())/1000/n, "rollup-pg-cpu-ms/op")
@@ -205,6 +212,24 @@ func BenchmarkRunner200x3(b *testing.B) {
 	}
 	b.ReportMetric(float64(one)/float64(loop), "sdods/loop")
 	b.ReportMetric(float64(one)/float64(two), "speedup")
+}
+
+// servedGC sets the collector's target sdods serve runs with (app.DefaultGCPercent, unless GOGC is
+// set): the benchmarks measure the server as it is served, not at a test process's default.
+func servedGC(tb testing.TB) {
+	if os.Getenv("GOGC") != "" {
+		return
+	}
+	old := debug.SetGCPercent(app.DefaultGCPercent)
+	tb.Cleanup(func() { debug.SetGCPercent(old) })
+}
+
+// gcCPU returns the CPU time this process's collector has used so far (the runtime's estimate:
+// its mark workers and assists, and the pauses).
+func gcCPU() time.Duration {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return time.Duration(s[0].Value.Float64() * float64(time.Second))
 }
 
 // processCPU returns the CPU time (user and system) this process has used.
