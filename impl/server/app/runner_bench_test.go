@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -57,9 +58,22 @@ func benchFeature() string {
 
 // plainLoop makes the same requests and assertions as benchFeature's scenarios with net/http and
 // encoding/json, one after the other: the floor the runner is compared with.
-func plainLoop(base string) error {
+func plainLoop(base string) error { return plainLoopPart(base, 0, 1) }
+
+// plainLoop2 is plainLoop on two goroutines, each making every other scenario's requests: what the
+// floor itself gains from a second worker on this machine, the bound for any runner's speedup.
+func plainLoop2(base string) error {
+	errs := make(chan error, 2)
+	for part := range 2 {
+		go func() { errs <- plainLoopPart(base, part, 2) }()
+	}
+	return errors.Join(<-errs, <-errs)
+}
+
+// plainLoopPart makes the requests of the scenarios i with i % parts == part.
+func plainLoopPart(base string, part, parts int) error {
 	c := &http.Client{}
-	for i := range benchScenarios {
+	for i := part; i < benchScenarios; i += parts {
 		resp, err := c.Get(fmt.Sprintf("%s/items/%d", base, i))
 		if err != nil {
 			return err
@@ -87,7 +101,8 @@ func plainLoop(base string) error {
 // at 1 (from the run's creation in POST /api/runs to its final status, as the database timed them), the plain Go loop making the same
 // requests and assertions (the floor), and sdods again at concurrency 2. It reports the times
 // (sdods-ms/op at 1, sdods2-ms/op at 2, loop-ms/op) and the ratios sdods/loop (goal ≤ 5) and
-// speedup (concurrency 1 over 2, goal ≥ 1.8). docs/benchmarks.md has the figures and the command.
+// speedup (concurrency 1 over 2, goal ≥ 1.8), and the plain loop's own speedup on two goroutines
+// (loop2-ms/op, loop-speedup). docs/benchmarks.md has the figures and the command.
 func BenchmarkRunner200x3(b *testing.B) {
 	servedGC(b)
 	s := apptest.Start(b)
@@ -157,7 +172,7 @@ func BenchmarkRunner200x3(b *testing.B) {
 	// beside the wall time: on a machine shared with other work, the wall time also counts the
 	// waits for a core.
 	var oneGC time.Duration
-	var one, two, loop, oneCPU, twoCPU, loopCPU, onePG, rollup, rollupCPU, rollupPG time.Duration
+	var one, two, loop, loop2, oneCPU, twoCPU, loopCPU, onePG, rollup, rollupCPU, rollupPG time.Duration
 	rollupConn, err := pgx.Connect(ctx, s.DatabaseURL)
 	if err != nil {
 		b.Fatal(err)
@@ -185,6 +200,11 @@ func BenchmarkRunner200x3(b *testing.B) {
 		}
 		loop += time.Since(start)
 		loopCPU += processCPU() - c
+		start = time.Now()
+		if err := plainLoop2(target.URL); err != nil {
+			b.Fatal(err)
+		}
+		loop2 += time.Since(start)
 		c = processCPU()
 		two += run(2)
 		twoCPU += processCPU() - c
@@ -194,6 +214,10 @@ func BenchmarkRunner200x3(b *testing.B) {
 	b.ReportMetric(float64(one.Microseconds())/1000/n, "sdods-ms/op")
 	b.ReportMetric(float64(two.Microseconds())/1000/n, "sdods2-ms/op")
 	b.ReportMetric(float64(loop.Microseconds())/1000/n, "loop-ms/op")
+	b.ReportMetric(float64(loop2.Microseconds())/1000/n, "loop2-ms/op")
+	// The floor's own speedup with two workers: on a machine where the plain loop (its client and the
+	// target together) already keeps more than one core busy, no runner can reach more than this.
+	b.ReportMetric(float64(loop)/float64(loop2), "loop-speedup")
 	b.ReportMetric(float64(oneCPU.Microseconds())/1000/n, "sdods-cpu-ms/op")
 	b.ReportMetric(float64(twoCPU.Microseconds())/1000/n, "sdods2-cpu-ms/op")
 	b.ReportMetric(float64(loopCPU.Microseconds())/1000/n, "loop-cpu-ms/op")
