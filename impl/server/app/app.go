@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -307,12 +309,24 @@ func (a *App) MetricsServer() *http.Server {
 // Close releases the database pool.
 func (a *App) Close() { a.Store.Close() }
 
+// gogc is the collector's target Serve runs with, for its start-up line: the configuration's, or
+// the GOGC the runtime read.
+func gogc(cfg Config) string {
+	if cfg.GCPercent > 0 {
+		return strconv.Itoa(cfg.GCPercent)
+	}
+	return os.Getenv("GOGC")
+}
+
 // Serve runs the server until ctx ends, then drains in-flight requests for up to 30 seconds.
 func Serve(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	log := cfg.Logger()
+	if cfg.GCPercent > 0 {
+		debug.SetGCPercent(cfg.GCPercent)
+	}
 	a, err := New(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -329,7 +343,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	srv := &http.Server{Handler: roleHandler(cfg.Role, a.Handler, log), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("sdods serving", "url", cfg.BaseURL, "addr", ln.Addr().String(), "version", Version, "role", cfg.Role)
+	log.Info("sdods serving", "url", cfg.BaseURL, "addr", ln.Addr().String(), "version", Version, "role", cfg.Role, "gogc", gogc(cfg))
 	a.Startup.Print(os.Stdout, cfg.BaseURL)
 	if cfg.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", cfg.MetricsAddr)

@@ -33,6 +33,14 @@ const (
 	RoleWorker = "worker"
 )
 
+// DefaultGCPercent is the collector's target of sdods serve when GOGC is not set: the heap may grow
+// to five times what is live after a collection, instead of Go's two. A request or a run allocates
+// much and keeps little (rows decoded, pages encoded, events buffered), so with Go's default the
+// collector ran every few requests and took a sixth to a quarter of the server's CPU
+// (docs/benchmarks.md, "Collector target (session 15)"). Memory stays bounded by GOMEMLIMIT,
+// which the Kubernetes manifests set from the container's limit; GOGC=100 restores Go's default.
+const DefaultGCPercent = 400
+
 // Config is the server's configuration, from flags with environment fallbacks.
 type Config struct {
 	Addr string
@@ -83,6 +91,9 @@ type Config struct {
 	// MCPAllowedOrigins are the browser origins (scheme://host[:port]) allowed to call /mcp besides
 	// the server's own (BaseURL); docs/mcp.md.
 	MCPAllowedOrigins []string
+	// GCPercent, when above 0, is set as the collector's target (runtime/debug.SetGCPercent) when
+	// Serve starts: DefaultGCPercent unless GOGC is set, which the runtime then reads itself.
+	GCPercent int
 	// Throttle replaces identity.DefaultThrottle (tests tune it; there is no flag).
 	Throttle          *identity.Throttle
 	trustedProxiesErr error
@@ -167,6 +178,10 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Role, "role", env("SDODS_ROLE", RoleAll), "what this process does: all (serve the API and work jobs), api (serve the API, work no job) or worker (work jobs, serve only /api/health) (SDODS_ROLE)")
 	fs.StringVar(&c.Chromium, "chromium", env("SDODS_CHROMIUM", "chromium"), "browser for browser steps: path or name in PATH (SDODS_CHROMIUM)")
 	fs.StringVar(&c.LogFormat, "log-format", env("SDODS_LOG_FORMAT", "text"), "text or json (SDODS_LOG_FORMAT)")
+	c.GCPercent = 0
+	if os.Getenv("GOGC") == "" {
+		c.GCPercent = DefaultGCPercent
+	}
 }
 
 // listFlag appends comma-separated values; the flag may be repeated. A flag given on the command

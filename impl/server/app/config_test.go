@@ -44,3 +44,25 @@ func TestEgressConfiguration(t *testing.T) {
 		})
 	}
 }
+
+func TestGCPercentConfiguration(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gogc string
+		want int
+	}{
+		{"GOGC unset: the server's default", "", app.DefaultGCPercent},
+		{"GOGC set: the runtime reads it, the server leaves it", "100", 0},
+		{"GOGC=off is the operator's choice too", "off", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOGC", tc.gogc)
+			var c app.Config
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			c.Flags(fs)
+			if c.GCPercent != tc.want {
+				t.Fatalf("GCPercent %d, want %d", c.GCPercent, tc.want)
+			}
+		})
+	}
+}

@@ -44,6 +44,7 @@ func benchJUnitDoc(n int, at time.Time) []byte {
 // times per document and their ratio, and apart from them the statistics rollup its job applies
 // after the ingest's transaction (waited for before the floor); docs/benchmarks.md has the figures.
 func BenchmarkIngestJUnit(b *testing.B) {
+	servedGC(b)
 	n := envInt("SDODS_INGEST_BENCH_CASES", 10000)
 	// Each ingest is a later CI run of the same suite (one hour apart), as history arrives.
 	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)

@@ -70,6 +70,7 @@ type liveResult struct {
 // SDODS_LIVE_CLIENT_PROFILE names a file for the subscriber process's CPU profile. Command and
 // figures in docs/benchmarks.md.
 func BenchmarkLiveEvents(b *testing.B) {
+	servedGC(b)
 	scenarios, rounds := envInt("SDODS_LIVE_SCENARIOS", 40), envInt("SDODS_LIVE_ROUNDS", 3)
 	// setting is one configuration of the subscribed rounds: how many streams, which window.
 	type setting struct {

@@ -48,6 +48,7 @@ import (
 // name (comma-separated); SDODS_READS_BENCH_PROFILE=dir writes a CPU profile of the server per
 // case while wrk runs. docs/benchmarks.md has the figures and the commands.
 func BenchmarkReadPaths(b *testing.B) {
+	servedGC(b)
 	wrkBin, err := exec.LookPath("wrk")
 	if err != nil {
 		b.Skip("wrk is not installed (make deps installs it: apt-get install wrk)")

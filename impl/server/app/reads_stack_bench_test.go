@@ -26,8 +26,10 @@ import (
 // 5 results and the read-path extras; SDODS_READ_STACK_DATABASE keeps it between runs). ns/op
 // includes PostgreSQL's time for the statements; allocs/op and a CPU profile
 // (-cpuprofile) are the server's alone; cpu-µs/op is the process's CPU per request and
-// pg-cpu-µs/op its database backends'.
+// pg-cpu-µs/op its database backends', gc-cpu-µs/op the collector's part of cpu-µs/op. The collector
+// runs at the target sdods serve sets (servedGC).
 func BenchmarkReadStack(b *testing.B) {
+	servedGC(b)
 	slow := &slowStatements{}
 	s, conn, browser := statsBenchServer(b, os.Getenv("SDODS_READ_STACK_DATABASE"), 2000, 5, func(c *app.Config) { c.QueryTracer = slow })
 	var audits int
@@ -96,7 +98,7 @@ func BenchmarkReadStack(b *testing.B) {
 			}
 			req := httptest.NewRequest(http.MethodGet, c.path, nil)
 			req.Header.Set("Authorization", "Bearer "+token)
-			cpu, pg := processCPU(), backendCPU(b, s.App.Store.Pool)
+			cpu, pg, gc := processCPU(), backendCPU(b, s.App.Store.Pool), gcCPU()
 			for b.Loop() {
 				w := httptest.NewRecorder()
 				s.App.Handler.ServeHTTP(w, req)
@@ -107,6 +109,7 @@ func BenchmarkReadStack(b *testing.B) {
 			// The server's CPU per request (this process: PostgreSQL's is not counted),
 			// garbage collection included.
 			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((gcCPU()-gc).Microseconds())/float64(b.N), "gc-cpu-µs/op")
 			// And the database's backends' (schedstat: this database's connections, the
 			// statements' work; a statement that writes its answer's JSON moves CPU here).
 			b.ReportMetric(float64(backendCPUSince(b, s.App.Store.Pool, pg).Microseconds())/float64(b.N), "pg-cpu-µs/op")

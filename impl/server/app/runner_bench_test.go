@@ -3,12 +3,15 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sdods/sdods/gen/serverclient"
+	"github.com/sdods/sdods/impl/server/app"
 	"github.com/sdods/sdods/impl/server/app/apptest"
 )
 
@@ -54,9 +58,22 @@ func benchFeature() string {
 
 // plainLoop makes the same requests and assertions as benchFeature's scenarios with net/http and
 // encoding/json, one after the other: the floor the runner is compared with.
-func plainLoop(base string) error {
+func plainLoop(base string) error { return plainLoopPart(base, 0, 1) }
+
+// plainLoop2 is plainLoop on two goroutines, each making every other scenario's requests: what the
+// floor itself gains from a second worker on this machine, the bound for any runner's speedup.
+func plainLoop2(base string) error {
+	errs := make(chan error, 2)
+	for part := range 2 {
+		go func() { errs <- plainLoopPart(base, part, 2) }()
+	}
+	return errors.Join(<-errs, <-errs)
+}
+
+// plainLoopPart makes the requests of the scenarios i with i % parts == part.
+func plainLoopPart(base string, part, parts int) error {
 	c := &http.Client{}
-	for i := range benchScenarios {
+	for i := part; i < benchScenarios; i += parts {
 		resp, err := c.Get(fmt.Sprintf("%s/items/%d", base, i))
 		if err != nil {
 			return err
@@ -84,8 +101,10 @@ func plainLoop(base string) error {
 // at 1 (from the run's creation in POST /api/runs to its final status, as the database timed them), the plain Go loop making the same
 // requests and assertions (the floor), and sdods again at concurrency 2. It reports the times
 // (sdods-ms/op at 1, sdods2-ms/op at 2, loop-ms/op) and the ratios sdods/loop (goal ≤ 5) and
-// speedup (concurrency 1 over 2, goal ≥ 1.8). docs/benchmarks.md has the figures and the command.
+// speedup (concurrency 1 over 2, goal ≥ 1.8), and the plain loop's own speedup on two goroutines
+// (loop2-ms/op, loop-speedup). docs/benchmarks.md has the figures and the command.
 func BenchmarkRunner200x3(b *testing.B) {
+	servedGC(b)
 	s := apptest.Start(b)
 	admin := s.Setup(b)
 	target := benchTarget(b)
@@ -152,7 +171,8 @@ func BenchmarkRunner200x3(b *testing.B) {
 	// CPU time of this process (the server, the target and the client; PostgreSQL's is not in it)
 	// beside the wall time: on a machine shared with other work, the wall time also counts the
 	// waits for a core.
-	var one, two, loop, oneCPU, twoCPU, loopCPU, onePG, rollup, rollupCPU, rollupPG time.Duration
+	var oneGC time.Duration
+	var one, two, loop, loop2, oneCPU, twoCPU, loopCPU, onePG, rollup, rollupCPU, rollupPG time.Duration
 	rollupConn, err := pgx.Connect(ctx, s.DatabaseURL)
 	if err != nil {
 		b.Fatal(err)
@@ -160,9 +180,10 @@ func BenchmarkRunner200x3(b *testing.B) {
 	defer rollupConn.Close(ctx)
 	b.ResetTimer()
 	for b.Loop() {
-		c, pg := processCPU(), backendCPU(b, s.App.Store.Pool)
+		c, pg, gc := processCPU(), backendCPU(b, s.App.Store.Pool), gcCPU()
 		one += run(1)
 		oneCPU += processCPU() - c
+		oneGC += gcCPU() - gc
 		onePG += backendCPUSince(b, s.App.Store.Pool, pg)
 		// The run's statistics rollup, applied by its job once the run has ended: waited for and
 		// measured apart, so that it runs neither during the loop nor during the next run.
@@ -179,6 +200,11 @@ func BenchmarkRunner200x3(b *testing.B) {
 		}
 		loop += time.Since(start)
 		loopCPU += processCPU() - c
+		start = time.Now()
+		if err := plainLoop2(target.URL); err != nil {
+			b.Fatal(err)
+		}
+		loop2 += time.Since(start)
 		c = processCPU()
 		two += run(2)
 		twoCPU += processCPU() - c
@@ -188,10 +214,15 @@ func BenchmarkRunner200x3(b *testing.B) {
 	b.ReportMetric(float64(one.Microseconds())/1000/n, "sdods-ms/op")
 	b.ReportMetric(float64(two.Microseconds())/1000/n, "sdods2-ms/op")
 	b.ReportMetric(float64(loop.Microseconds())/1000/n, "loop-ms/op")
+	b.ReportMetric(float64(loop2.Microseconds())/1000/n, "loop2-ms/op")
+	// The floor's own speedup with two workers: on a machine where the plain loop (its client and the
+	// target together) already keeps more than one core busy, no runner can reach more than this.
+	b.ReportMetric(float64(loop)/float64(loop2), "loop-speedup")
 	b.ReportMetric(float64(oneCPU.Microseconds())/1000/n, "sdods-cpu-ms/op")
 	b.ReportMetric(float64(twoCPU.Microseconds())/1000/n, "sdods2-cpu-ms/op")
 	b.ReportMetric(float64(loopCPU.Microseconds())/1000/n, "loop-cpu-ms/op")
 	b.ReportMetric(float64(onePG.Microseconds())/1000/n, "sdods-pg-cpu-ms/op")
+	b.ReportMetric(float64(oneGC.Microseconds())/1000/n, "sdods-gc-cpu-ms/op")
 	b.ReportMetric(float64(rollup.Microseconds())/1000/n, "rollup-ms/op")
 	b.ReportMetric(float64(rollupCPU.Microseconds())/1000/n, "rollup-cpu-ms/op")
 	b.ReportMetric(float64(rollupPG.Microseconds())/1000/n, "rollup-pg-cpu-ms/op")
@@ -205,6 +236,24 @@ func BenchmarkRunner200x3(b *testing.B) {
 	}
 	b.ReportMetric(float64(one)/float64(loop), "sdods/loop")
 	b.ReportMetric(float64(one)/float64(two), "speedup")
+}
+
+// servedGC sets the collector's target sdods serve runs with (app.DefaultGCPercent, unless GOGC is
+// set): the benchmarks measure the server as it is served, not at a test process's default.
+func servedGC(tb testing.TB) {
+	if os.Getenv("GOGC") != "" {
+		return
+	}
+	old := debug.SetGCPercent(app.DefaultGCPercent)
+	tb.Cleanup(func() { debug.SetGCPercent(old) })
+}
+
+// gcCPU returns the CPU time this process's collector has used so far (the runtime's estimate:
+// its mark workers and assists, and the pauses).
+func gcCPU() time.Duration {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return time.Duration(s[0].Value.Float64() * float64(time.Second))
 }
 
 // processCPU returns the CPU time (user and system) this process has used.
