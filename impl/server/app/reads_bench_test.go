@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -25,6 +26,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sdods/sdods/impl/httpkit"
 	"github.com/sdods/sdods/impl/server/app"
@@ -40,7 +42,8 @@ import (
 // round after round and in alternating order, wrk (16 connections) requests the endpoint and
 // pgbench (16 connections) runs its script, each for SDODS_READS_BENCH_SECONDS (default 3); the
 // latency percentiles of both and the load average are logged per round, and the medians over
-// the rounds reported (p99-ms, floor-p99-ms, ratio-p99).
+// the rounds reported (p99-ms, floor-p99-ms, ratio-p99). A second floor, the Go floor (goFloor),
+// is measured in the same rounds with wrk too: the least a Go HTTP server adds to the same SQL.
 //
 // The database is the statistics benchmark's (scripts/stats-bench-seed.sql: 100,000 runs × 50
 // results by default here, and the read-path extras at its end), kept between runs in
@@ -124,9 +127,10 @@ func BenchmarkReadPaths(b *testing.B) {
 	profDir := os.Getenv("SDODS_READS_BENCH_PROFILE")
 	u, _ := url.Parse(s.DatabaseURL)
 
-	type result struct{ p50, p99, f50, f99 []float64 }
+	type result struct{ p50, p99, f50, f99, g50, g99 []float64 }
 	results := make([]result, len(cases))
 	scripts := make([]pgbenchScript, len(cases))
+	goFloors := make([]*httptest.Server, len(cases))
 	for i, c := range cases {
 		// One request with the statements recorded (after one that is not: the token's first use
 		// is written once, not on every request): its body must be a non-empty answer.
@@ -138,6 +142,8 @@ func BenchmarkReadPaths(b *testing.B) {
 			b.Fatalf("%s: answer too small to measure: %s", c.name, body)
 		}
 		scripts[i] = newPgbenchScript(b, stmts)
+		goFloors[i] = goFloor(b, s.App.Store.Pool, stmts, body)
+		getOK(b, goFloors[i].URL, token) // the floor's statements answer as the server's did
 		if os.Getenv("SDODS_READS_BENCH_EXPLAIN") != "" {
 			explain(b, conn, c.name, stmts)
 		}
@@ -169,24 +175,93 @@ func BenchmarkReadPaths(b *testing.B) {
 				results[i].p50, results[i].p99 = append(results[i].p50, p50), append(results[i].p99, p99)
 				b.Logf("round %d %-16s server p50 %7.2f ms p99 %7.2f ms (%d requests) load %s", round, c.name, p50, p99, n, loadAvg())
 			}
+			goFloorRound := func() {
+				p50, p99, n := runWrk(b, wrkBin, goFloors[i].URL, token, dir, secs)
+				results[i].g50, results[i].g99 = append(results[i].g50, p50), append(results[i].g99, p99)
+				b.Logf("round %d %-16s go     p50 %7.2f ms p99 %7.2f ms (%d requests) load %s", round, c.name, p50, p99, n, loadAvg())
+			}
 			if (round+i)%2 == 0 {
 				floor()
+				goFloorRound()
 				server()
 			} else {
 				server()
+				goFloorRound()
 				floor()
 			}
 		}
 	}
 	for i, c := range cases {
 		r := results[i]
-		ratios := make([]float64, len(r.p99))
+		ratios, goRatios, goFloorRatios := make([]float64, len(r.p99)), make([]float64, len(r.p99)), make([]float64, len(r.p99))
 		for k := range r.p99 {
-			ratios[k] = r.p99[k] / r.f99[k]
+			ratios[k], goRatios[k], goFloorRatios[k] = r.p99[k]/r.f99[k], r.p99[k]/r.g99[k], r.g99[k]/r.f99[k]
 		}
 		b.Logf("%-16s p99 %7.2f ms, floor %7.2f ms, ratio %.2f (median of %d rounds; per round %s)", c.name, median(r.p99), median(r.f99), median(ratios), rounds, fmtRatios(ratios))
+		b.Logf("%-16s go floor p99 %7.2f ms: server / go floor %.2f (per round %s), go floor / floor %.2f (per round %s)", c.name, median(r.g99),
+			median(goRatios), fmtRatios(goRatios), median(goFloorRatios), fmtRatios(goFloorRatios))
 	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// goFloor is the least a Go HTTP server adds to a request's SQL, measured with wrk as the server is:
+// a net/http handler that sends the request's recorded statements on the server's own pool (its
+// settings and statement cache; a recorded batch as one pipeline, as the server sent it), reads
+// their rows without decoding them, and writes the answer the server gave. No routing,
+// authentication, validation, decoding or encoding: what the server's p99 adds beyond this floor's
+// is its own work, what this floor's adds beyond pgbench's is net/http's, pgx's and the
+// runtime's on a machine where wrk, the server and PostgreSQL share the cores.
+func goFloor(b *testing.B, pool *pgxpool.Pool, stmts []recorded, body []byte) *httptest.Server {
+	drain := func(rows pgx.Rows, err error) error {
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			_ = rows.RawValues()
+		}
+		rows.Close()
+		return rows.Err()
+	}
+	run := func(ctx context.Context) error {
+		for i := 0; i < len(stmts); {
+			if stmts[i].batch == 0 {
+				if err := drain(pool.Query(ctx, stmts[i].sql, stmts[i].args...)); err != nil {
+					return err
+				}
+				i++
+				continue
+			}
+			var batch pgx.Batch
+			j := i
+			for ; j < len(stmts) && stmts[j].batch == stmts[i].batch; j++ {
+				batch.Queue(stmts[j].sql, stmts[j].args...)
+			}
+			br := pool.SendBatch(ctx, &batch)
+			for k := i; k < j; k++ {
+				if err := drain(br.Query()); err != nil {
+					br.Close()
+					return err
+				}
+			}
+			if err := br.Close(); err != nil {
+				return err
+			}
+			i = j
+		}
+		return nil
+	}
+	length := strconv.Itoa(len(body))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := run(r.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", length)
+		w.Write(body)
+	}))
+	b.Cleanup(srv.Close)
+	return srv
 }
 
 // explain logs the plan of each of a request's statements with its values (EXPLAIN ANALYZE,
