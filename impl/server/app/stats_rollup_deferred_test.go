@@ -78,12 +78,19 @@ func TestStatsRollupDeferred(t *testing.T) {
 	if n := count(`SELECT count(*) FROM river_job WHERE kind = 'stats_rollup' AND state = 'available'`); n != 1 {
 		t.Fatalf("%d rollup jobs inserted with the finish, want 1", n)
 	}
-	// Another document into the pending run: its results are read when it is applied.
+	// Another document into the pending run: its results are read when it is applied, by the job
+	// its first finish inserted.
 	ingest(api, first, doc(1, 2))
+	if n := count(`SELECT count(*) FROM river_job WHERE kind = 'stats_rollup'`); n != 1 {
+		t.Fatalf("%d rollup jobs after a second document into the pending run, want still 1", n)
+	}
 	second := ingestRun(t, bearer)
 	ingest(api, second, doc(2, 3))
 	if n := count(`SELECT count(*) FROM stats_rollup_pending`); n != 2 {
 		t.Fatalf("%d pending runs, want 2", n)
+	}
+	if n := count(`SELECT count(*) FROM river_job WHERE kind = 'stats_rollup'`); n != 2 {
+		t.Fatalf("%d rollup jobs after a second run's finish, want 2", n)
 	}
 	if n := count(`SELECT count(*) FROM stats_scenario_days`); n != 0 {
 		t.Fatalf("%d scenario days before any read, want 0", n)
@@ -102,6 +109,9 @@ func TestStatsRollupDeferred(t *testing.T) {
 	ingest(api, second, doc(2, 4))
 	if n := count(`SELECT count(*) FROM stats_rollup_pending`); n != 0 {
 		t.Fatalf("%d pending runs after a document into an applied run, want 0", n)
+	}
+	if n := count(`SELECT count(*) FROM river_job WHERE kind = 'stats_rollup'`); n != 2 {
+		t.Fatalf("%d rollup jobs after a document into an applied run, want still 2: nothing is pending", n)
 	}
 
 	// A process that works jobs applies a finish with no read.

@@ -406,9 +406,13 @@ func (s *Service) finish(ctx context.Context, q *db.Queries, r Target, locked db
 	if err != nil {
 		return err
 	}
-	// The statistics rollup of the run is applied after this transaction (stats/rollup.go).
-	if err := stats.QueueRollup(ctx, q, after.ProjectID); err != nil {
-		return err
+	// The statistics rollup of the run is applied after this transaction (stats/rollup.go), by a
+	// job inserted with its first finish only: a later document into a run still pending is
+	// applied by that job, and one into an applied run was recomputed by the finish itself.
+	if locked.Status == "queued" || locked.Status == "running" {
+		if err := stats.QueueRollup(ctx, q, after.ProjectID); err != nil {
+			return err
+		}
 	}
 	art, err := q.CreateArtifact(ctx, db.CreateArtifactParams{RunID: uuid.NullUUID{UUID: r.RunID, Valid: true}, ProjectID: after.ProjectID,
 		Name: "ingest-" + f.digest[:12] + documentExt(f.sum.Format), Kind: results.KindOther, MediaType: safecontent.MediaType(documentType(f.sum.Format)),
