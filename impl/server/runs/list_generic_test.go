@@ -29,8 +29,11 @@ import (
 // time (the cursor's id decides), NULL and empty tags and branches, and tags with the characters
 // LIKE and the escaping treat specially; the callers are an administrator, a member of the first
 // workspace only (the second project invisible) and a user of no workspace.
+//
+// Tags are listed with the walk's limit as the server has it (the data is far smaller: the walk
+// reaches the project's end) and with a limit of a few runs (tagWalk), so that pages come from
+// the trigram index too. Not parallel: it sets tagWalk, which parallel tests then read.
 func TestGenericListMatchesListRuns(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
 	web := testProject(t, st, "genlist")
@@ -109,6 +112,10 @@ VALUES ($1, $2, 'api', 'execute', $3, $4, $5, $6, $6, '{"total": 1}')`, p, statu
 		"tag empty":               {ListFilter{Project: &slug, Tags: []string{""}}, "ListProjectRunsByTags", true},
 		"tags nightly or smoke":   {ListFilter{Project: &slug, Tags: []string{"nightly", "smoke"}}, "ListProjectRunsByTags", true},
 		"tag, other project":      {ListFilter{Project: &otherSlug, Tags: []string{"nightly"}}, "ListProjectRunsByTags", true},
+		"no such tag":             {ListFilter{Project: &slug, Tags: []string{"no-such-tag"}}, "ListProjectRunsByTags", false},
+		"tag smoke or none":       {ListFilter{Project: &slug, Tags: []string{"no-such-tag", "smoke"}}, "ListProjectRunsByTags", true},
+		"tag not, of a tag expr.": {ListFilter{Project: &slug, Tags: []string{"not @slow"}}, "ListProjectRunsByTags", true},
+		"tag, unknown project":    {ListFilter{Project: &unknown, Tags: []string{"nightly"}}, "ListProjectRunsByTags", false},
 		// Every other shape keeps ListRuns.
 		"two statuses":      {ListFilter{Project: &slug, Statuses: []string{"failed", "passed"}}, "", true},
 		"two branches":      {ListFilter{Project: &slug, Branches: []string{"main", ""}}, "", true},
@@ -135,8 +142,24 @@ VALUES ($1, $2, 'api', 'execute', $3, $4, $5, $6, $6, '{"total": 1}')`, p, statu
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		sh := shapes[name]
+	// The shapes as the server lists them, then the tags again with a walk of a few runs.
+	type run struct {
+		name string
+		walk struct{ min, perRow int32 }
+	}
+	var passes []run
+	for _, n := range names {
+		passes = append(passes, run{n, tagWalk})
+	}
+	for _, n := range names {
+		if shapes[n].stmt == "ListProjectRunsByTags" {
+			passes = append(passes, run{n, struct{ min, perRow int32 }{1, 2}}, run{n, struct{ min, perRow int32 }{5, 1}})
+		}
+	}
+	defer func(w struct{ min, perRow int32 }) { tagWalk = w }(tagWalk)
+	for _, r := range passes {
+		name, sh := fmt.Sprintf("%s (walk %d, %d a row)", r.name, r.walk.min, r.walk.perRow), shapes[r.name]
+		tagWalk = r.walk
 		for who, as := range callers {
 			for _, size := range []int{3, 51} {
 				f := sh.f
@@ -265,7 +288,7 @@ FROM generate_series(1, 20000) g`, small.ID); err != nil {
 		{ListFilter{Project: &slug}, "runs_project_idx", `'small', true, '{}', NULL, NULL, 51`},
 		{ListFilter{Project: &slug, Statuses: []string{"failed"}}, "runs_project_status_idx", `'small', 'failed', true, '{}', NULL, NULL, 51`},
 		{ListFilter{Project: &slug, Branches: []string{"main"}}, "runs_project_branch_idx", `'small', 'main', true, '{}', NULL, NULL, 51`},
-		{ListFilter{Project: &slug, Tags: []string{"nightly"}}, "runs_project_idx", `'small', '{%nightly%}', true, '{}', NULL, NULL, 51`},
+		{ListFilter{Project: &slug, Tags: []string{"nightly"}}, "runs_project_idx", `'small', true, '{}', '{%nightly%}', NULL, NULL, 51, 2040`},
 	} {
 		c.f.AllWorkspaces, c.f.Limit = true, 51
 		params, err := (&Service{st: st}).listParams(ctx, c.f)
