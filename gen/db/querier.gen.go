@@ -245,7 +245,7 @@ type Querier interface {
 	//   page within a few hundred runs (1 in 7 runs: 400 for 51).
 	// * sparse: the page is not full and the walk stopped at walk_limit runs, not at the project's
 	//   end: the tag is rarer than row_limit in walk_limit, and its runs come instead from
-	//   runs_project_tags_idx (the project and the pattern's trigrams, 000036), sorted: a few
+	//   runs_project_tags_idx (the project as text and the pattern's trigrams, 000036), sorted: a few
 	//   thousand at most at 100,000 runs, none for a tag no run has. Walking on would read every run
 	//   of the project for an absent tag (51 ms at 100,000 runs).
 	// Only one of the two branches returns rows (one-time filters: the other is not executed). The

@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -325,4 +327,128 @@ FROM generate_series(1, 20000) g`, small.ID); err != nil {
 			t.Errorf("%s: the generic plan does not read the project's runs from %s:\n%s", name, c.index, text)
 		}
 	}
+}
+
+// TestTagListReadsAboutThePage explains ListProjectRunsByTags's generic plan, executed (EXPLAIN
+// ANALYZE), for a project of 20,000 runs next to one of 5,000 tagged "@elsewhere": a tag on a
+// third of its runs, on 5 of them, on none of them, and one only the other project's runs have.
+// Each reads (rows out of runs, by any scan, and rows its filters removed) at most the walk's
+// limit and the tag's own runs, never the project's 20,000: the walk stops at its limit and
+// the trigram index gives the rare tag's runs. Before schema 000036 an absent tag read every run
+// of the project (docs/benchmarks.md, read paths round 11).
+func TestTagListReadsAboutThePage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.Open(t)
+	wide := testProject(t, st, "tagplan")
+	other, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: wide.WorkspaceID, Slug: "tagplan", Name: "tagplan"}, "other", "Other", "", projects.DefaultSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := st.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO runs (project_id, status, trigger, source, tags, created_at, updated_at, counts)
+SELECT CASE WHEN g % 5 = 0 THEN $2::uuid ELSE $1::uuid END, 'passed', 'api', 'execute',
+       CASE WHEN g % 5 = 0 THEN '@elsewhere' WHEN g % 5000 = 1 THEN '@rare and @smoke' WHEN g % 3 = 0 THEN '@nightly' ELSE '@smoke' END,
+       now() - make_interval(secs => g), now(), '{}'
+FROM generate_series(1, 25000) g`, wide.ID, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `RESET session_replication_role; ANALYZE runs; ANALYZE projects; SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	slug := wide.Slug
+	for _, c := range []struct {
+		tag  string
+		want int // runs on the page
+		max  int // rows read: the walk's limit (2,040 for 51), the tag's runs, a few more
+	}{
+		{"nightly", 51, 200},
+		{"rare", 5, 2040 + 5 + 10},
+		{"no-such-tag", 0, 2040 + 10},
+		{"elsewhere", 0, 2040 + 10},
+	} {
+		f := ListFilter{Project: &slug, Tags: []string{c.tag}, AllWorkspaces: true, Limit: 51}
+		params, err := (&Service{st: st}).listParams(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, call := genericList(ctx, params)
+		if name != "ListProjectRunsByTags" {
+			t.Fatalf("%s: statement %s", c.tag, name)
+		}
+		var rec sqlRecorder
+		if err := call(db.New(&rec)); !errors.Is(err, errSQLRecorded) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := conn.Exec(ctx, "PREPARE explained AS "+rec.sql); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rows, err := conn.Query(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE explained('%s', true, '{}', '{%%%s%%}', NULL, NULL, 51, %d)",
+			slug, c.tag, tagWalkLimit(51)), pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for rows.Next() {
+			var l string
+			if err := rows.Scan(&l); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, l)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "DEALLOCATE explained"); err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(lines, "\n")
+		read, got := rowsReadFromRuns(lines), rowsOut(lines[0])
+		if got != c.want || read > c.max || strings.Contains(text, "Seq Scan on runs") || strings.Contains(text, "runs_created_idx") {
+			t.Errorf("tag %s: %d runs (want %d), %d rows read from runs (at most %d):\n%s", c.tag, got, c.want, read, c.max, text)
+		}
+	}
+}
+
+var actualRows = regexp.MustCompile(`actual rows=(\d+) loops=(\d+)`)
+
+// rowsReadFromRuns adds up, in an EXPLAIN ANALYZE plan, the rows that scans of runs returned and
+// those their filters and rechecks removed.
+func rowsReadFromRuns(lines []string) int {
+	var n int
+	onRuns := false
+	for _, l := range lines {
+		if strings.Contains(l, "->") || !strings.HasPrefix(l, " ") {
+			onRuns = strings.Contains(l, " on runs ")
+			if m := actualRows.FindStringSubmatch(l); onRuns && m != nil {
+				rows, _ := strconv.Atoi(m[1])
+				loops, _ := strconv.Atoi(m[2])
+				n += rows * loops
+			}
+			continue
+		}
+		if i := strings.Index(l, "Rows Removed by "); onRuns && i >= 0 {
+			v, _ := strconv.Atoi(strings.TrimSpace(l[strings.LastIndex(l, ":")+1:]))
+			n += v
+		}
+	}
+	return n
+}
+
+// rowsOut is the rows a plan's top node returned.
+func rowsOut(line string) int {
+	m := actualRows.FindStringSubmatch(line)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
