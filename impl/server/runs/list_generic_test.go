@@ -418,6 +418,64 @@ FROM generate_series(1, 25000) g`, wide.ID, other.ID); err != nil {
 	}
 }
 
+// TestListRunsReadsAboutThePage explains ListRuns's custom plan (the server plans it with its
+// values), executed, for filters that no run of a 20,000-run project matches: a trigger, and a
+// tag beside a status. Each reads a few rows, from runs_project_trigger_idx and the tags'
+// trigram index (schema 000036), where they read every run of the project before.
+func TestListRunsReadsAboutThePage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.Open(t)
+	wide := testProject(t, st, "listplan")
+	conn, err := st.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO runs (project_id, status, trigger, source, tags, branch, created_at, updated_at, counts)
+SELECT $1::uuid, CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'passed' END, CASE WHEN g % 3 = 0 THEN 'schedule' ELSE 'api' END, 'execute',
+       CASE WHEN g % 7 = 0 THEN '@nightly' END, CASE WHEN g % 2 = 0 THEN 'main' ELSE 'feature/' || (g % 100) END,
+       now() - make_interval(secs => g), now(), '{}'
+FROM generate_series(1, 20000) g`, wide.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `RESET session_replication_role; ANALYZE runs; ANALYZE projects; SET plan_cache_mode = force_custom_plan`); err != nil {
+		t.Fatal(err)
+	}
+	slug := wide.Slug
+	var rec sqlRecorder
+	if _, err := db.New(&rec).ListRuns(ctx, db.ListRunsParams{}); !errors.Is(err, errSQLRecorded) {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "PREPARE explained AS "+rec.sql); err != nil {
+		t.Fatal(err)
+	}
+	// ListRuns's arguments: all_workspaces, workspace_ids, project, statuses, branches,
+	// not_branches, triggers, not_triggers, schedule_id, tag_patterns, not_tag_patterns, since,
+	// until, before_at, before_id, row_limit.
+	for _, c := range []struct{ name, args string }{
+		{"trigger ui", `true, '{}', '` + slug + `', '{}', '{}', '{}', '{ui}', '{}', NULL, '{}', '{}', NULL, NULL, NULL, NULL, 51`},
+		{"failed, no such tag", `true, '{}', '` + slug + `', '{failed}', '{}', '{}', '{}', '{}', NULL, '{%no-such-tag%}', '{}', NULL, NULL, NULL, NULL, 51`},
+		{"main, no such tag", `true, '{}', '` + slug + `', '{}', '{main}', '{}', '{}', '{}', NULL, '{%no-such-tag%}', '{}', NULL, NULL, NULL, NULL, 51`},
+		{"schedule, no such tag", `true, '{}', '` + slug + `', '{}', '{}', '{}', '{schedule}', '{}', NULL, '{%no-such-tag%}', '{}', NULL, NULL, NULL, NULL, 51`},
+	} {
+		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE explained("+c.args+")", pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read, got := rowsReadFromRuns(lines), rowsOut(lines[0]); got != 0 || read > 10 {
+			t.Errorf("%s: %d runs, %d rows read from runs (at most 10):\n%s", c.name, got, read, strings.Join(lines, "\n"))
+		}
+	}
+}
+
 var actualRows = regexp.MustCompile(`actual rows=(\d+) loops=(\d+)`)
 
 // rowsReadFromRuns adds up, in an EXPLAIN ANALYZE plan, the rows that scans of runs returned and

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// Schema 000036 adds pg_trgm, btree_gin and the runs' tags trigram index (keyed by the project
-// as text), and takes all three away on the way down; the runs stay as they were both ways.
-func TestRunsTagsTrgmMigration(t *testing.T) {
+// Schema 000036 adds pg_trgm, btree_gin, the runs' tags trigram index (keyed by the project as
+// text) and the index of a project's runs by trigger, and takes them away on the way down; the
+// runs stay as they were both ways.
+func TestRunListFiltersMigration(t *testing.T) {
 	m, conn := migratedTo(t, 35)
 	ctx := context.Background()
 	if _, err := conn.Exec(ctx, `
@@ -24,14 +25,15 @@ func TestRunsTagsTrgmMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	const rows = `SELECT string_agg(id || ' ' || coalesce(tags, '-') || ' ' || created_at, ', ' ORDER BY created_at, id) FROM runs`
-	const index = `SELECT coalesce(string_agg(indexdef, ''), '') FROM pg_indexes WHERE tablename = 'runs' AND indexname = 'runs_project_tags_idx'`
+	const index = `SELECT coalesce(string_agg(indexdef, E'\n' ORDER BY indexname), '') FROM pg_indexes
+		WHERE tablename = 'runs' AND indexname IN ('runs_project_tags_idx', 'runs_project_trigger_idx')`
 	const extensions = `SELECT coalesce(string_agg(extname, ',' ORDER BY extname), '') FROM pg_extension WHERE extname IN ('pg_trgm', 'btree_gin')`
 	var before, idx, exts string
 	if err := conn.QueryRow(ctx, rows).Scan(&before); err != nil {
 		t.Fatal(err)
 	}
 	if err := conn.QueryRow(ctx, index).Scan(&idx); err != nil || idx != "" {
-		t.Fatalf("at 35: tags index %q, %v; want none", idx, err)
+		t.Fatalf("at 35: indexes %q, %v; want none", idx, err)
 	}
 	if err := conn.QueryRow(ctx, extensions).Scan(&exts); err != nil || exts != "" {
 		t.Fatalf("at 35: extensions %q, %v; want none", exts, err)
@@ -42,8 +44,11 @@ func TestRunsTagsTrgmMigration(t *testing.T) {
 	if err := conn.QueryRow(ctx, index).Scan(&idx); err != nil {
 		t.Fatal(err)
 	}
-	if want := "runs_project_tags_idx ON public.runs USING gin (((project_id)::text), tags gin_trgm_ops) WITH (fastupdate=off)"; !strings.Contains(idx, want) {
-		t.Errorf("at 36: %q, want %s", idx, want)
+	for _, want := range []string{"runs_project_tags_idx ON public.runs USING gin (((project_id)::text), tags gin_trgm_ops) WITH (fastupdate=off)",
+		"runs_project_trigger_idx ON public.runs USING btree (project_id, trigger, created_at DESC, id DESC)"} {
+		if !strings.Contains(idx, want) {
+			t.Errorf("at 36: %q, want %s", idx, want)
+		}
 	}
 	if err := conn.QueryRow(ctx, extensions).Scan(&exts); err != nil || exts != "btree_gin,pg_trgm" {
 		t.Fatalf("at 36: extensions %q, %v", exts, err)
@@ -89,7 +94,7 @@ func TestRunsTagsTrgmMigration(t *testing.T) {
 	}
 	var after string
 	if err := conn.QueryRow(ctx, index).Scan(&idx); err != nil || idx != "" {
-		t.Fatalf("after the down migration: tags index %q, %v; want none", idx, err)
+		t.Fatalf("after the down migration: indexes %q, %v; want none", idx, err)
 	}
 	if err := conn.QueryRow(ctx, extensions).Scan(&exts); err != nil || exts != "" {
 		t.Fatalf("after the down migration: extensions %q, %v; want none", exts, err)
