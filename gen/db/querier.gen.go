@@ -244,7 +244,9 @@ type Querier interface {
 	//   cursor, at most walk_limit of them, those that match kept to the page. A common tag fills the
 	//   page within a few hundred runs (1 in 7 runs: 400 for 51).
 	// * sparse: the page is not full and the walk stopped at walk_limit runs, not at the project's
-	//   end: the tag is rarer than row_limit in walk_limit, and its runs come instead from
+	//   end (counted again from runs_project_idx, only when the page is not full: counting in the
+	//   walk, a window function, cost the common tag's page a third more CPU): the tag is rarer
+	//   than row_limit in walk_limit, and its runs come instead from
 	//   runs_project_tags_idx (the project as text and the pattern's trigrams, 000036), sorted: a few
 	//   thousand at most at 100,000 runs, none for a tag no run has. Walking on would read every run
 	//   of the project for an absent tag (51 ms at 100,000 runs).

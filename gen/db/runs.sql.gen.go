@@ -767,12 +767,10 @@ func (q *Queries) ListProjectRunsByStatus(ctx context.Context, arg ListProjectRu
 const listProjectRunsByTags = `-- name: ListProjectRunsByTags :many
 WITH found AS MATERIALIZED (
     SELECT w.id, w.project_id, w.status, w.trigger, w.source, w.label, w.paths, w.tags, w.environment, w.branch,
-           w.commit_sha, w.process_name, w.schedule_id, w.created_at, w.updated_at, w.started_at, w.finished_at, w.counts,
-           w.hit, w.pos
+           w.commit_sha, w.process_name, w.schedule_id, w.created_at, w.updated_at, w.started_at, w.finished_at, w.counts
     FROM (SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch,
                  r.commit_sha, r.process_name, r.schedule_id, r.created_at, r.updated_at, r.started_at, r.finished_at, r.counts,
-                 coalesce(r.tags ILIKE ANY($4::text[]), false) AS hit,
-                 row_number() OVER (ORDER BY r.project_id, r.created_at DESC, r.id DESC) AS pos
+                 coalesce(r.tags ILIKE ANY($4::text[]), false) AS hit
           FROM runs r
           WHERE r.project_id = ANY(ARRAY[(SELECT pp.id FROM projects pp WHERE pp.slug = $1::text
                                             AND ($2::boolean OR pp.workspace_id = ANY($3::uuid[])))])
@@ -780,13 +778,18 @@ WITH found AS MATERIALIZED (
                                         coalesce($6::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
           ORDER BY r.project_id, r.created_at DESC, r.id DESC
           LIMIT $8::int) w
-    -- The matching runs and the walk's last run if it is the walk_limit-th: the walk stopped
-    -- at its limit (after the page's runs: it is never read when they are found before it).
-    WHERE w.hit OR w.pos = $8::int
-    LIMIT $7::int + 1
+    WHERE w.hit
+    LIMIT $7::int
 ), sparse AS MATERIALIZED (
-    SELECT coalesce(count(*) FILTER (WHERE f.hit) < $7::int AND bool_or(f.pos = $8::int), false) AS yes
-    FROM found f
+    SELECT (SELECT count(*) FROM found) < $7::int
+       AND (SELECT count(*) FROM (
+              SELECT 1 FROM runs r
+              WHERE r.project_id = ANY(ARRAY[(SELECT pp.id FROM projects pp WHERE pp.slug = $1::text
+                                                AND ($2::boolean OR pp.workspace_id = ANY($3::uuid[])))])
+                AND (r.created_at, r.id) < (coalesce($5::timestamptz, 'infinity'),
+                                            coalesce($6::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+              ORDER BY r.project_id, r.created_at DESC, r.id DESC
+              LIMIT $8::int) x) = $8::int AS yes
 )
 SELECT u.id, u.project_id, u.status, u.trigger, u.source, u.label, u.paths, u.tags, u.environment, u.branch,
        u.commit_sha, u.process_name, u.schedule_id, u.created_at, u.updated_at, u.started_at, u.finished_at,
@@ -796,7 +799,7 @@ FROM (
            f.commit_sha, f.process_name, f.schedule_id, f.created_at, f.updated_at, f.started_at, f.finished_at,
            f.counts, $1::text AS project_slug
     FROM found f
-    WHERE f.hit AND NOT (SELECT s.yes FROM sparse s)
+    WHERE NOT (SELECT s.yes FROM sparse s)
     UNION ALL
     (SELECT m.id, m.project_id, m.status, m.trigger, m.source, m.label, m.paths, m.tags, m.environment, m.branch,
             m.commit_sha, m.process_name, m.schedule_id, m.created_at, m.updated_at, m.started_at, m.finished_at,
@@ -857,7 +860,9 @@ type ListProjectRunsByTagsRow struct {
 //     cursor, at most walk_limit of them, those that match kept to the page. A common tag fills the
 //     page within a few hundred runs (1 in 7 runs: 400 for 51).
 //   - sparse: the page is not full and the walk stopped at walk_limit runs, not at the project's
-//     end: the tag is rarer than row_limit in walk_limit, and its runs come instead from
+//     end (counted again from runs_project_idx, only when the page is not full: counting in the
+//     walk, a window function, cost the common tag's page a third more CPU): the tag is rarer
+//     than row_limit in walk_limit, and its runs come instead from
 //     runs_project_tags_idx (the project as text and the pattern's trigrams, 000036), sorted: a few
 //     thousand at most at 100,000 runs, none for a tag no run has. Walking on would read every run
 //     of the project for an absent tag (51 ms at 100,000 runs).
