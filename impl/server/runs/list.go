@@ -269,10 +269,10 @@ func genericList(ctx context.Context, params db.ListRunsParams) (string, func(*d
 
 // tagWalkLimit is how many of the project's runs ListProjectRunsByTags reads in order, from the
 // cursor, looking for a page of limit runs with the tags, before it reads them from the tags'
-// trigram index instead: 40 runs per run of the page, 2,000 at least. A tag rarer than that has
-// fewer than 1 in 40 of the project's runs, which the index finds and sorts (2,500 at most at
-// 100,000 runs); a commoner one fills the page within the walk (docs/benchmarks.md, read paths
-// round 11).
+// trigram index instead: 40 runs per run of the page, 2,000 at least. A tag on fewer than 1 in 40
+// of the walked runs is read from the index, all its runs before the cursor, sorted (2,500 at 100,000
+// runs if it is as rare in the rest of the project's history); a commoner one fills the page within
+// the walk (docs/benchmarks.md, read paths round 11).
 func tagWalkLimit(limit int32) int32 {
 	return max(tagWalk.min, tagWalk.perRow*limit)
 }
