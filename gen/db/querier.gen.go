@@ -239,12 +239,21 @@ type Querier interface {
 	// project and the status leading the index, the planner picks it with "=").
 	ListProjectRunsByStatus(ctx context.Context, arg ListProjectRunsByStatusParams) ([]ListProjectRunsByStatusRow, error)
 	// ListProjectRuns whose tags match one of the patterns (escaped by the service, as ListRuns's),
-	// read from runs_project_idx as ListProjectRuns reads it, the patterns a filter. The match is
-	// wrapped in coalesce(…, false) (the same rows: NULL is no match in either) because the planner
-	// guesses a fraction of a percent for "ILIKE ANY" with unknown patterns, and with that guess read
-	// all the project's runs and sorted them; wrapped, it guesses half, and reads the index in order
-	// to the page. ListRuns' custom plan reads runs_created_idx instead, filtering the project and the
-	// patterns out of everyone's runs: 62 ms for a 420-run project of 200,000 runs (round 10).
+	// bounded by the page for a common tag and for a rare or absent one alike (read paths round 11):
+	// * found: the project's runs read from runs_project_idx as ListProjectRuns reads them, from the
+	//   cursor, at most walk_limit of them, those that match kept to the page. A common tag fills the
+	//   page within a few hundred runs (1 in 7 runs: 400 for 51).
+	// * sparse: the page is not full and the walk stopped at walk_limit runs, not at the project's
+	//   end (counted again from runs_project_idx, only when the page is not full: counting in the
+	//   walk, a window function, cost the common tag's page a third more CPU): the tag is rarer
+	//   than row_limit in walk_limit, and its runs come instead from
+	//   runs_project_tags_idx (the project as text and the pattern's trigrams, 000036), sorted: a few
+	//   thousand at most at 100,000 runs, none for a tag no run has. Walking on would read every run
+	//   of the project for an absent tag (51 ms at 100,000 runs).
+	// Only one of the two branches returns rows (one-time filters: the other is not executed). The
+	// project's visibility is checked on the project, which is the same as checking its runs. The
+	// bitmap branch's subquery (OFFSET 0: planned alone, the cursor and the order outside it) reads
+	// the index rather than walking runs_project_idx or runs_created_idx for the cursor and the order.
 	ListProjectRunsByTags(ctx context.Context, arg ListProjectRunsByTagsParams) ([]ListProjectRunsByTagsRow, error)
 	// ListSchedules for one project and status (its columns, order and answer), written without the
 	// optional filters so that one generic plan serves every value: schedules_project_status_list_idx

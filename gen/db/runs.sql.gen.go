@@ -765,27 +765,71 @@ func (q *Queries) ListProjectRunsByStatus(ctx context.Context, arg ListProjectRu
 }
 
 const listProjectRunsByTags = `-- name: ListProjectRunsByTags :many
-SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch,
-       r.commit_sha, r.process_name, r.schedule_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
-       r.counts, p.slug AS project_slug
-FROM runs r JOIN projects p ON p.id = r.project_id
-WHERE r.project_id = ANY(ARRAY[(SELECT pp.id FROM projects pp WHERE pp.slug = $1::text)])
-  AND coalesce(r.tags ILIKE ANY($2::text[]), false)
-  AND ($3::boolean OR p.workspace_id = ANY($4::uuid[]))
-  AND (r.created_at, r.id) < (coalesce($5::timestamptz, 'infinity'),
-                              coalesce($6::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
-ORDER BY r.project_id, r.created_at DESC, r.id DESC
-LIMIT $7
+WITH found AS MATERIALIZED (
+    SELECT w.id, w.project_id, w.status, w.trigger, w.source, w.label, w.paths, w.tags, w.environment, w.branch,
+           w.commit_sha, w.process_name, w.schedule_id, w.created_at, w.updated_at, w.started_at, w.finished_at, w.counts
+    FROM (SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch,
+                 r.commit_sha, r.process_name, r.schedule_id, r.created_at, r.updated_at, r.started_at, r.finished_at, r.counts,
+                 coalesce(r.tags ILIKE ANY($4::text[]), false) AS hit
+          FROM runs r
+          WHERE r.project_id = ANY(ARRAY[(SELECT pp.id FROM projects pp WHERE pp.slug = $1::text
+                                            AND ($2::boolean OR pp.workspace_id = ANY($3::uuid[])))])
+            AND (r.created_at, r.id) < (coalesce($5::timestamptz, 'infinity'),
+                                        coalesce($6::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+          ORDER BY r.project_id, r.created_at DESC, r.id DESC
+          LIMIT $8::int) w
+    WHERE w.hit
+    LIMIT $7::int
+), sparse AS MATERIALIZED (
+    SELECT (SELECT count(*) FROM found) < $7::int
+       AND (SELECT count(*) FROM (
+              SELECT 1 FROM runs r
+              WHERE r.project_id = ANY(ARRAY[(SELECT pp.id FROM projects pp WHERE pp.slug = $1::text
+                                                AND ($2::boolean OR pp.workspace_id = ANY($3::uuid[])))])
+                AND (r.created_at, r.id) < (coalesce($5::timestamptz, 'infinity'),
+                                            coalesce($6::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+              ORDER BY r.project_id, r.created_at DESC, r.id DESC
+              LIMIT $8::int) x) = $8::int AS yes
+)
+SELECT u.id, u.project_id, u.status, u.trigger, u.source, u.label, u.paths, u.tags, u.environment, u.branch,
+       u.commit_sha, u.process_name, u.schedule_id, u.created_at, u.updated_at, u.started_at, u.finished_at,
+       u.counts, u.project_slug
+FROM (
+    SELECT f.id, f.project_id, f.status, f.trigger, f.source, f.label, f.paths, f.tags, f.environment, f.branch,
+           f.commit_sha, f.process_name, f.schedule_id, f.created_at, f.updated_at, f.started_at, f.finished_at,
+           f.counts, $1::text AS project_slug
+    FROM found f
+    WHERE NOT (SELECT s.yes FROM sparse s)
+    UNION ALL
+    (SELECT m.id, m.project_id, m.status, m.trigger, m.source, m.label, m.paths, m.tags, m.environment, m.branch,
+            m.commit_sha, m.process_name, m.schedule_id, m.created_at, m.updated_at, m.started_at, m.finished_at,
+            m.counts, $1::text AS project_slug
+     FROM (SELECT r.id, r.project_id, r.status, r.trigger, r.source, r.label, r.paths, r.tags, r.environment, r.branch,
+                  r.commit_sha, r.process_name, r.schedule_id, r.created_at, r.updated_at, r.started_at, r.finished_at, r.counts
+           FROM runs r
+           WHERE r.project_id::text = (SELECT pp.id::text FROM projects pp WHERE pp.slug = $1::text
+                                         AND ($2::boolean OR pp.workspace_id = ANY($3::uuid[])))
+             AND r.tags ILIKE ANY($4::text[])
+             AND (SELECT s.yes FROM sparse s)
+           OFFSET 0) m
+     WHERE (m.created_at, m.id) < (coalesce($5::timestamptz, 'infinity'),
+                                   coalesce($6::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+     ORDER BY m.created_at DESC, m.id DESC
+     LIMIT $7::int)
+) u
+ORDER BY u.created_at DESC, u.id DESC
+LIMIT $7::int
 `
 
 type ListProjectRunsByTagsParams struct {
 	Project       string
-	TagPatterns   []string
 	AllWorkspaces bool
 	WorkspaceIds  []uuid.UUID
+	TagPatterns   []string
 	BeforeAt      *time.Time
 	BeforeID      uuid.NullUUID
 	RowLimit      int32
+	WalkLimit     int32
 }
 
 type ListProjectRunsByTagsRow struct {
@@ -811,21 +855,32 @@ type ListProjectRunsByTagsRow struct {
 }
 
 // ListProjectRuns whose tags match one of the patterns (escaped by the service, as ListRuns's),
-// read from runs_project_idx as ListProjectRuns reads it, the patterns a filter. The match is
-// wrapped in coalesce(…, false) (the same rows: NULL is no match in either) because the planner
-// guesses a fraction of a percent for "ILIKE ANY" with unknown patterns, and with that guess read
-// all the project's runs and sorted them; wrapped, it guesses half, and reads the index in order
-// to the page. ListRuns' custom plan reads runs_created_idx instead, filtering the project and the
-// patterns out of everyone's runs: 62 ms for a 420-run project of 200,000 runs (round 10).
+// bounded by the page for a common tag and for a rare or absent one alike (read paths round 11):
+//   - found: the project's runs read from runs_project_idx as ListProjectRuns reads them, from the
+//     cursor, at most walk_limit of them, those that match kept to the page. A common tag fills the
+//     page within a few hundred runs (1 in 7 runs: 400 for 51).
+//   - sparse: the page is not full and the walk stopped at walk_limit runs, not at the project's
+//     end (counted again from runs_project_idx, only when the page is not full: counting in the
+//     walk, a window function, cost the common tag's page a third more CPU): the tag is rarer
+//     than row_limit in walk_limit, and its runs come instead from
+//     runs_project_tags_idx (the project as text and the pattern's trigrams, 000036), sorted: a few
+//     thousand at most at 100,000 runs, none for a tag no run has. Walking on would read every run
+//     of the project for an absent tag (51 ms at 100,000 runs).
+//
+// Only one of the two branches returns rows (one-time filters: the other is not executed). The
+// project's visibility is checked on the project, which is the same as checking its runs. The
+// bitmap branch's subquery (OFFSET 0: planned alone, the cursor and the order outside it) reads
+// the index rather than walking runs_project_idx or runs_created_idx for the cursor and the order.
 func (q *Queries) ListProjectRunsByTags(ctx context.Context, arg ListProjectRunsByTagsParams) ([]ListProjectRunsByTagsRow, error) {
 	rows, err := q.db.Query(ctx, listProjectRunsByTags,
 		arg.Project,
-		arg.TagPatterns,
 		arg.AllWorkspaces,
 		arg.WorkspaceIds,
+		arg.TagPatterns,
 		arg.BeforeAt,
 		arg.BeforeID,
 		arg.RowLimit,
+		arg.WalkLimit,
 	)
 	if err != nil {
 		return nil, err

@@ -91,6 +91,10 @@ func BenchmarkReadPaths(b *testing.B) {
 		{"runs-trigger", "/api/runs?project=shop&trigger=schedule&limit=50"},
 		{"runs-schedule", "/api/runs?scheduleId=" + schedule.String() + "&limit=50"},
 		{"runs-tag", "/api/runs?project=shop&tag=nightly&limit=50"},
+		// A tag, a trigger and a tag beside a status that no run has: read paths round 11.
+		{"runs-tag-none", "/api/runs?project=shop&tag=no-such-tag&limit=50"},
+		{"runs-trigger-none", "/api/runs?project=shop&trigger=ui&limit=50"},
+		{"runs-status-tag-none", "/api/runs?project=shop&status=failed&tag=no-such-tag&limit=50"},
 		{"runs-window", "/api/runs?project=shop&since=" + url.QueryEscape(day.Format(time.RFC3339)) + "&until=" + url.QueryEscape(day.Add(time.Hour).Format(time.RFC3339)) + "&limit=50"},
 		{"run-detail", "/api/runs/" + big.String()},
 		{"run-report", "/api/runs/" + big.String() + "/report"},
@@ -138,7 +142,9 @@ func BenchmarkReadPaths(b *testing.B) {
 		rec.start()
 		body := getOK(b, s.URL+c.path, token)
 		stmts := rec.stop()
-		if len(body) < 20 {
+		// A "-none" case asks for what no run has: its answer is an empty page, the point being
+		// what finding nothing costs.
+		if len(body) < 20 && !(strings.HasSuffix(c.name, "-none") && strings.HasPrefix(string(body), `{"items":[]`)) {
 			b.Fatalf("%s: answer too small to measure: %s", c.name, body)
 		}
 		scripts[i] = newPgbenchScript(b, stmts)

@@ -260,12 +260,26 @@ func genericList(ctx context.Context, params db.ListRunsParams) (string, func(*d
 		patterns := params.TagPatterns
 		return "ListProjectRunsByTags", func(q *db.Queries) error {
 			_, err := q.ListProjectRunsByTags(ctx, db.ListProjectRunsByTagsParams{Project: project, TagPatterns: patterns, AllWorkspaces: all,
-				WorkspaceIds: ws, BeforeAt: at, BeforeID: id, RowLimit: limit})
+				WorkspaceIds: ws, BeforeAt: at, BeforeID: id, RowLimit: limit, WalkLimit: tagWalkLimit(limit)})
 			return err
 		}
 	}
 	return "", nil
 }
+
+// tagWalkLimit is how many of the project's runs ListProjectRunsByTags reads in order, from the
+// cursor, looking for a page of limit runs with the tags, before it reads them from the tags'
+// trigram index instead: 40 runs per run of the page, 2,000 at least. A tag on fewer than 1 in 40
+// of the walked runs is read from the index, all its runs before the cursor, sorted (2,500 at 100,000
+// runs if it is as rare in the rest of the project's history); a commoner one fills the page within
+// the walk (docs/benchmarks.md, read paths round 11).
+func tagWalkLimit(limit int32) int32 {
+	return max(tagWalk.min, tagWalk.perRow*limit)
+}
+
+// tagWalk is tagWalkLimit's minimum and runs per page row; tests make them small so that a few
+// dozen runs take both of ListProjectRunsByTags's ways.
+var tagWalk = struct{ min, perRow int32 }{2000, 40}
 
 // listGeneric runs call's statement under its generic plan (store.QueryGeneric) and decodes its
 // rows: text and jsonb columns come as text there, which is the same bytes for text.

@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +31,11 @@ import (
 // time (the cursor's id decides), NULL and empty tags and branches, and tags with the characters
 // LIKE and the escaping treat specially; the callers are an administrator, a member of the first
 // workspace only (the second project invisible) and a user of no workspace.
+//
+// Tags are listed with the walk's limit as the server has it (the data is far smaller: the walk
+// reaches the project's end) and with a limit of a few runs (tagWalk), so that pages come from
+// the trigram index too. Not parallel: it sets tagWalk, which parallel tests then read.
 func TestGenericListMatchesListRuns(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
 	web := testProject(t, st, "genlist")
@@ -109,6 +114,10 @@ VALUES ($1, $2, 'api', 'execute', $3, $4, $5, $6, $6, '{"total": 1}')`, p, statu
 		"tag empty":               {ListFilter{Project: &slug, Tags: []string{""}}, "ListProjectRunsByTags", true},
 		"tags nightly or smoke":   {ListFilter{Project: &slug, Tags: []string{"nightly", "smoke"}}, "ListProjectRunsByTags", true},
 		"tag, other project":      {ListFilter{Project: &otherSlug, Tags: []string{"nightly"}}, "ListProjectRunsByTags", true},
+		"no such tag":             {ListFilter{Project: &slug, Tags: []string{"no-such-tag"}}, "ListProjectRunsByTags", false},
+		"tag smoke or none":       {ListFilter{Project: &slug, Tags: []string{"no-such-tag", "smoke"}}, "ListProjectRunsByTags", true},
+		"tag not, of a tag expr.": {ListFilter{Project: &slug, Tags: []string{"not @slow"}}, "ListProjectRunsByTags", true},
+		"tag, unknown project":    {ListFilter{Project: &unknown, Tags: []string{"nightly"}}, "ListProjectRunsByTags", false},
 		// Every other shape keeps ListRuns.
 		"two statuses":      {ListFilter{Project: &slug, Statuses: []string{"failed", "passed"}}, "", true},
 		"two branches":      {ListFilter{Project: &slug, Branches: []string{"main", ""}}, "", true},
@@ -135,8 +144,24 @@ VALUES ($1, $2, 'api', 'execute', $3, $4, $5, $6, $6, '{"total": 1}')`, p, statu
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		sh := shapes[name]
+	// The shapes as the server lists them, then the tags again with a walk of a few runs.
+	type run struct {
+		name string
+		walk struct{ min, perRow int32 }
+	}
+	var passes []run
+	for _, n := range names {
+		passes = append(passes, run{n, tagWalk})
+	}
+	for _, n := range names {
+		if shapes[n].stmt == "ListProjectRunsByTags" {
+			passes = append(passes, run{n, struct{ min, perRow int32 }{1, 2}}, run{n, struct{ min, perRow int32 }{5, 1}})
+		}
+	}
+	defer func(w struct{ min, perRow int32 }) { tagWalk = w }(tagWalk)
+	for _, r := range passes {
+		name, sh := fmt.Sprintf("%s (walk %d, %d a row)", r.name, r.walk.min, r.walk.perRow), shapes[r.name]
+		tagWalk = r.walk
 		for who, as := range callers {
 			for _, size := range []int{3, 51} {
 				f := sh.f
@@ -265,7 +290,7 @@ FROM generate_series(1, 20000) g`, small.ID); err != nil {
 		{ListFilter{Project: &slug}, "runs_project_idx", `'small', true, '{}', NULL, NULL, 51`},
 		{ListFilter{Project: &slug, Statuses: []string{"failed"}}, "runs_project_status_idx", `'small', 'failed', true, '{}', NULL, NULL, 51`},
 		{ListFilter{Project: &slug, Branches: []string{"main"}}, "runs_project_branch_idx", `'small', 'main', true, '{}', NULL, NULL, 51`},
-		{ListFilter{Project: &slug, Tags: []string{"nightly"}}, "runs_project_idx", `'small', '{%nightly%}', true, '{}', NULL, NULL, 51`},
+		{ListFilter{Project: &slug, Tags: []string{"nightly"}}, "runs_project_idx", `'small', true, '{}', '{%nightly%}', NULL, NULL, 51, 2040`},
 	} {
 		c.f.AllWorkspaces, c.f.Limit = true, 51
 		params, err := (&Service{st: st}).listParams(ctx, c.f)
@@ -302,4 +327,186 @@ FROM generate_series(1, 20000) g`, small.ID); err != nil {
 			t.Errorf("%s: the generic plan does not read the project's runs from %s:\n%s", name, c.index, text)
 		}
 	}
+}
+
+// TestTagListReadsAboutThePage explains ListProjectRunsByTags's generic plan, executed (EXPLAIN
+// ANALYZE), for a project of 20,000 runs next to one of 5,000 tagged "@elsewhere": a tag on a
+// third of its runs, on 5 of them, on none of them, and one only the other project's runs have.
+// Each reads (rows out of runs, by any scan, and rows its filters removed) at most twice the
+// walk's limit and the tag's own runs, never the project's 20,000: the walk stops at its limit and
+// the trigram index gives the rare tag's runs. Before schema 000036 an absent tag read every run
+// of the project (docs/benchmarks.md, read paths round 11).
+func TestTagListReadsAboutThePage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.Open(t)
+	wide := testProject(t, st, "tagplan")
+	other, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: wide.WorkspaceID, Slug: "tagplan", Name: "tagplan"}, "other", "Other", "", projects.DefaultSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := st.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO runs (project_id, status, trigger, source, tags, created_at, updated_at, counts)
+SELECT CASE WHEN g % 5 = 0 THEN $2::uuid ELSE $1::uuid END, 'passed', 'api', 'execute',
+       CASE WHEN g % 5 = 0 THEN '@elsewhere' WHEN g % 5000 = 1 THEN '@rare and @smoke' WHEN g % 3 = 0 THEN '@nightly' ELSE '@smoke' END,
+       now() - make_interval(secs => g), now(), '{}'
+FROM generate_series(1, 25000) g`, wide.ID, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `RESET session_replication_role; ANALYZE runs; ANALYZE projects; SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	slug := wide.Slug
+	for _, c := range []struct {
+		tag  string
+		want int // runs on the page
+		max  int // rows read: the walk's limit (2,040 for 51) twice (the walk, its count), the tag's runs, a few more
+	}{
+		{"nightly", 51, 200},
+		{"rare", 5, 2*2040 + 5 + 10},
+		{"no-such-tag", 0, 2*2040 + 10},
+		{"elsewhere", 0, 2*2040 + 10},
+	} {
+		f := ListFilter{Project: &slug, Tags: []string{c.tag}, AllWorkspaces: true, Limit: 51}
+		params, err := (&Service{st: st}).listParams(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, call := genericList(ctx, params)
+		if name != "ListProjectRunsByTags" {
+			t.Fatalf("%s: statement %s", c.tag, name)
+		}
+		var rec sqlRecorder
+		if err := call(db.New(&rec)); !errors.Is(err, errSQLRecorded) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := conn.Exec(ctx, "PREPARE explained AS "+rec.sql); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rows, err := conn.Query(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE explained('%s', true, '{}', '{%%%s%%}', NULL, NULL, 51, %d)",
+			slug, c.tag, tagWalkLimit(51)), pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for rows.Next() {
+			var l string
+			if err := rows.Scan(&l); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, l)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "DEALLOCATE explained"); err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(lines, "\n")
+		read, got := rowsReadFromRuns(lines), rowsOut(lines[0])
+		if got != c.want || read > c.max || strings.Contains(text, "Seq Scan on runs") || strings.Contains(text, "runs_created_idx") {
+			t.Errorf("tag %s: %d runs (want %d), %d rows read from runs (at most %d):\n%s", c.tag, got, c.want, read, c.max, text)
+		}
+	}
+}
+
+// TestListRunsReadsAboutThePage explains ListRuns's custom plan (the server plans it with its
+// values), executed, for filters that no run of a 20,000-run project matches: a trigger, and a
+// tag beside a status. Each reads a few rows, from runs_project_trigger_idx and the tags'
+// trigram index (schema 000036), where they read every run of the project before.
+func TestListRunsReadsAboutThePage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.Open(t)
+	wide := testProject(t, st, "listplan")
+	conn, err := st.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO runs (project_id, status, trigger, source, tags, branch, created_at, updated_at, counts)
+SELECT $1::uuid, CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'passed' END, CASE WHEN g % 3 = 0 THEN 'schedule' ELSE 'api' END, 'execute',
+       CASE WHEN g % 7 = 0 THEN '@nightly' END, CASE WHEN g % 2 = 0 THEN 'main' ELSE 'feature/' || (g % 100) END,
+       now() - make_interval(secs => g), now(), '{}'
+FROM generate_series(1, 20000) g`, wide.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `RESET session_replication_role; ANALYZE runs; ANALYZE projects; SET plan_cache_mode = force_custom_plan`); err != nil {
+		t.Fatal(err)
+	}
+	slug := wide.Slug
+	var rec sqlRecorder
+	if _, err := db.New(&rec).ListRuns(ctx, db.ListRunsParams{}); !errors.Is(err, errSQLRecorded) {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "PREPARE explained AS "+rec.sql); err != nil {
+		t.Fatal(err)
+	}
+	// ListRuns's arguments: all_workspaces, workspace_ids, project, statuses, branches,
+	// not_branches, triggers, not_triggers, schedule_id, tag_patterns, not_tag_patterns, since,
+	// until, before_at, before_id, row_limit.
+	for _, c := range []struct{ name, args string }{
+		{"trigger ui", `true, '{}', '` + slug + `', '{}', '{}', '{}', '{ui}', '{}', NULL, '{}', '{}', NULL, NULL, NULL, NULL, 51`},
+		{"failed, no such tag", `true, '{}', '` + slug + `', '{failed}', '{}', '{}', '{}', '{}', NULL, '{%no-such-tag%}', '{}', NULL, NULL, NULL, NULL, 51`},
+		{"main, no such tag", `true, '{}', '` + slug + `', '{}', '{main}', '{}', '{}', '{}', NULL, '{%no-such-tag%}', '{}', NULL, NULL, NULL, NULL, 51`},
+		{"schedule, no such tag", `true, '{}', '` + slug + `', '{}', '{}', '{}', '{schedule}', '{}', NULL, '{%no-such-tag%}', '{}', NULL, NULL, NULL, NULL, 51`},
+	} {
+		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE explained("+c.args+")", pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read, got := rowsReadFromRuns(lines), rowsOut(lines[0]); got != 0 || read > 10 {
+			t.Errorf("%s: %d runs, %d rows read from runs (at most 10):\n%s", c.name, got, read, strings.Join(lines, "\n"))
+		}
+	}
+}
+
+var actualRows = regexp.MustCompile(`actual rows=(\d+) loops=(\d+)`)
+
+// rowsReadFromRuns adds up, in an EXPLAIN ANALYZE plan, the rows that scans of runs returned and
+// those their filters and rechecks removed.
+func rowsReadFromRuns(lines []string) int {
+	var n int
+	onRuns := false
+	for _, l := range lines {
+		if strings.Contains(l, "->") || !strings.HasPrefix(l, " ") {
+			onRuns = strings.Contains(l, " on runs ")
+			if m := actualRows.FindStringSubmatch(l); onRuns && m != nil {
+				rows, _ := strconv.Atoi(m[1])
+				loops, _ := strconv.Atoi(m[2])
+				n += rows * loops
+			}
+			continue
+		}
+		if i := strings.Index(l, "Rows Removed by "); onRuns && i >= 0 {
+			v, _ := strconv.Atoi(strings.TrimSpace(l[strings.LastIndex(l, ":")+1:]))
+			n += v
+		}
+	}
+	return n
+}
+
+// rowsOut is the rows a plan's top node returned.
+func rowsOut(line string) int {
+	m := actualRows.FindStringSubmatch(line)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
