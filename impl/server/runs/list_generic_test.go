@@ -17,9 +17,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sdods/sdods/gen/db"
 	"github.com/sdods/sdods/impl/server/projects"
+	"github.com/sdods/sdods/impl/server/store"
 	"github.com/sdods/sdods/impl/server/store/storetest"
 )
 
@@ -253,34 +255,16 @@ func TestGenericListPlansReadTheProjectsIndex(t *testing.T) {
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
 	big := testProject(t, st, "genplan")
-	small, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: big.WorkspaceID, Slug: "genplan", Name: "genplan"}, "small", "Small", "", projects.DefaultSettings())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := st.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	// The rollup triggers are not what is measured: off for this session's inserts.
-	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
-		t.Fatal(err)
-	}
+	small := secondProject(t, st, big, "small")
 	// Nine more projects share the 20,000 runs in turn (as a busy installation's runs interleave).
-	if _, err := conn.Exec(ctx, `INSERT INTO projects (workspace_id, slug, name) SELECT $1, 'busy-' || i, 'Busy' FROM generate_series(1, 9) i`, big.WorkspaceID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO runs (project_id, status, trigger, source, paths, tags, branch, created_at, updated_at, counts)
+	conn := seededConn(t, st, "force_generic_plan",
+		seed{`INSERT INTO projects (workspace_id, slug, name) SELECT $1, 'busy-' || i, 'Busy' FROM generate_series(1, 9) i`, []any{big.WorkspaceID}},
+		seed{`INSERT INTO runs (project_id, status, trigger, source, paths, tags, branch, created_at, updated_at, counts)
 SELECT CASE WHEN g % 7000 = 0 THEN $1::uuid ELSE (SELECT id FROM projects WHERE slug = 'busy-' || (1 + g % 9)) END,
        CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'passed' END, 'api', 'execute', '{}',
        CASE WHEN g % 3 = 0 THEN '@nightly' ELSE '@smoke' END, CASE WHEN g % 2 = 0 THEN 'main' ELSE 'feature/' || (g % 100) END,
        now() - make_interval(secs => g), now(), '{}'
-FROM generate_series(1, 20000) g`, small.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `RESET session_replication_role; ANALYZE runs; ANALYZE projects; SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
+FROM generate_series(1, 20000) g`, []any{small.ID}})
 	slug := small.Slug
 	for _, c := range []struct {
 		f     ListFilter
@@ -341,28 +325,12 @@ func TestTagListReadsAboutThePage(t *testing.T) {
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
 	wide := testProject(t, st, "tagplan")
-	other, err := projects.NewService(st).Create(ctx, projects.Workspace{ID: wide.WorkspaceID, Slug: "tagplan", Name: "tagplan"}, "other", "Other", "", projects.DefaultSettings())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := st.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO runs (project_id, status, trigger, source, tags, created_at, updated_at, counts)
+	other := secondProject(t, st, wide, "other")
+	conn := seededConn(t, st, "force_generic_plan", seed{`INSERT INTO runs (project_id, status, trigger, source, tags, created_at, updated_at, counts)
 SELECT CASE WHEN g % 5 = 0 THEN $2::uuid ELSE $1::uuid END, 'passed', 'api', 'execute',
        CASE WHEN g % 5 = 0 THEN '@elsewhere' WHEN g % 5000 = 1 THEN '@rare and @smoke' WHEN g % 3 = 0 THEN '@nightly' ELSE '@smoke' END,
        now() - make_interval(secs => g), now(), '{}'
-FROM generate_series(1, 25000) g`, wide.ID, other.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `RESET session_replication_role; ANALYZE runs; ANALYZE projects; SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
+FROM generate_series(1, 25000) g`, []any{wide.ID, other.ID}})
 	slug := wide.Slug
 	for _, c := range []struct {
 		tag  string
@@ -427,24 +395,11 @@ func TestListRunsReadsAboutThePage(t *testing.T) {
 	ctx := context.Background()
 	st, _ := storetest.Open(t)
 	wide := testProject(t, st, "listplan")
-	conn, err := st.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO runs (project_id, status, trigger, source, tags, branch, created_at, updated_at, counts)
+	conn := seededConn(t, st, "force_custom_plan", seed{`INSERT INTO runs (project_id, status, trigger, source, tags, branch, created_at, updated_at, counts)
 SELECT $1::uuid, CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'passed' END, CASE WHEN g % 3 = 0 THEN 'schedule' ELSE 'api' END, 'execute',
        CASE WHEN g % 7 = 0 THEN '@nightly' END, CASE WHEN g % 2 = 0 THEN 'main' ELSE 'feature/' || (g % 100) END,
        now() - make_interval(secs => g), now(), '{}'
-FROM generate_series(1, 20000) g`, wide.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `RESET session_replication_role; ANALYZE runs; ANALYZE projects; SET plan_cache_mode = force_custom_plan`); err != nil {
-		t.Fatal(err)
-	}
+FROM generate_series(1, 20000) g`, []any{wide.ID}})
 	slug := wide.Slug
 	var rec sqlRecorder
 	if _, err := db.New(&rec).ListRuns(ctx, db.ListRunsParams{}); !errors.Is(err, errSQLRecorded) {
@@ -509,4 +464,46 @@ func rowsOut(line string) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
+}
+
+// secondProject creates another project, slug, in first's workspace.
+func secondProject(t *testing.T, st *store.Store, first projects.Project, slug string) projects.Project {
+	t.Helper()
+	p, err := projects.NewService(st).Create(context.Background(), projects.Workspace{ID: first.WorkspaceID, Slug: first.WorkspaceSlug, Name: first.WorkspaceName},
+		slug, slug, "", projects.DefaultSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// seed is one statement of seededConn, with its arguments.
+type seed struct {
+	sql  string
+	args []any
+}
+
+// seededConn runs the seeds on a connection of st with the triggers off (the rollup's and the
+// quarantine's are not what the plan tests measure), analyses the tables and sets plan_cache_mode
+// to mode for what the test explains on the connection, which it returns (released at the end).
+func seededConn(t *testing.T, st *store.Store, mode string, seeds ...seed) *pgxpool.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := st.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Release)
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	for _, sd := range seeds {
+		if _, err := conn.Exec(ctx, sd.sql, sd.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(ctx, `RESET session_replication_role; ANALYZE runs; ANALYZE projects; SET plan_cache_mode = `+mode); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
